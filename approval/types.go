@@ -1,0 +1,95 @@
+// Package approval holds custos' pure approval policy: the request and decision
+// types, the rule parser and engine, shell-command analysis, presets, permission
+// modes, the pure layers of the pipeline and settings loading.
+//
+// Everything here except settings loading is deterministic and safe to call from
+// workflow code.
+package approval
+
+import (
+	"encoding/json"
+
+	"github.com/custos-dev/custos/hooks"
+)
+
+// Mode is a job's permission mode (layer 3).
+type Mode string
+
+const (
+	ModeDefault     Mode = "default"
+	ModeAcceptEdits Mode = "acceptEdits"
+	ModeDontAsk     Mode = "dontAsk"
+	ModePlan        Mode = "plan"
+	ModeBypass      Mode = "bypass"
+)
+
+// Decision is what a layer says about a tool call.
+type Decision string
+
+const (
+	Allow    Decision = "allow"
+	Deny     Decision = "deny"
+	Ask      Decision = "ask"
+	Modified Decision = "modified"
+	Continue Decision = "continue"
+)
+
+// Layer names the pipeline layer that made a decision; the audit records it.
+type Layer string
+
+const (
+	LayerRules    Layer = "rules"    // 1: system and user rules
+	LayerReadOnly Layer = "readonly" // 2: read-only tools
+	LayerMode     Layer = "mode"     // 3: permission mode
+	LayerHook     Layer = "hook"     // 4: PreToolUse (tool.approval.pre) hooks
+	LayerHuman    Layer = "human"    // 5: human confirmation (including its timeout)
+)
+
+// Call is one tool call as the model asked for it.
+type Call struct {
+	Tool  string          `json:"tool"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Verdict is the outcome of a layer (or of layers 1-3 together).
+type Verdict struct {
+	Decision Decision `json:"decision"`
+	Layer    Layer    `json:"layer,omitempty"`
+	// Rule is the rule text that matched, e.g. "Bash(rm -rf /)" or a preset name.
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// System is true when a system (non-overridable) rule decided.
+	System bool `json:"system,omitempty"`
+}
+
+// Settings is the merged configuration of a job, in the shape Claude Code users
+// already write in settings.json.
+type Settings struct {
+	Permissions Permissions     `json:"permissions"`
+	Hooks       hooks.Config    `json:"hooks,omitempty"`
+	Sandbox     SandboxSettings `json:"sandbox,omitempty"`
+}
+
+// Permissions are the user's rule lists and default mode.
+type Permissions struct {
+	Allow       []string `json:"allow,omitempty"`
+	Ask         []string `json:"ask,omitempty"`
+	Deny        []string `json:"deny,omitempty"`
+	DefaultMode Mode     `json:"defaultMode,omitempty"`
+}
+
+// SandboxSettings configure the OS sandbox Bash runs in.
+type SandboxSettings struct {
+	// FailIfUnavailable turns the application-level fallback into an error.
+	FailIfUnavailable bool            `json:"failIfUnavailable,omitempty"`
+	Network           NetworkSettings `json:"network,omitempty"`
+	// Env names extra environment variables passed from the worker into commands.
+	Env []string `json:"env,omitempty"`
+}
+
+// NetworkSettings is the network allowlist for sandboxed commands.
+type NetworkSettings struct {
+	AllowedDomains    []string `json:"allowedDomains,omitempty"`
+	DeniedDomains     []string `json:"deniedDomains,omitempty"`
+	AllowLocalBinding bool     `json:"allowLocalBinding,omitempty"`
+}

@@ -1,0 +1,54 @@
+// Package sandbox runs commands in OS isolation (bubblewrap on Linux, an
+// application-level fallback elsewhere), hosts the network allowlist proxy and
+// guards workspace paths for the file tools.
+package sandbox
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Network is the network policy of one command.
+type Network struct {
+	AllowedDomains    []string `json:"allowedDomains,omitempty"`
+	DeniedDomains     []string `json:"deniedDomains,omitempty"`
+	AllowLocalBinding bool     `json:"allowLocalBinding,omitempty"`
+}
+
+// Request is one command to run for a workspace.
+type Request struct {
+	Workspace string
+	// Argv is the command; Bash passes []string{"bash", "-c", command}.
+	Argv    []string
+	Timeout time.Duration
+	Network Network
+	// Env names extra worker environment variables to pass through (settings).
+	Env []string
+	// MaxOutput caps each of stdout and stderr kept in Result (bytes); 0 = default.
+	MaxOutput int
+	// Stdout and Stderr, when set, also receive the output as it is produced.
+	Stdout, Stderr io.Writer
+}
+
+// Result is what a command did.
+type Result struct {
+	ExitCode  int           `json:"exitCode"`
+	Stdout    string        `json:"stdout"`
+	Stderr    string        `json:"stderr"`
+	Truncated bool          `json:"truncated,omitempty"`
+	Duration  time.Duration `json:"duration"`
+	Killed    bool          `json:"killed,omitempty"`
+	// KillReason says why: "timeout", "output limit", "cpu limit", "memory limit", ...
+	KillReason string `json:"killReason,omitempty"`
+	Backend    string `json:"backend"`
+	// Note is shown to the model with the result, e.g. the fallback warning.
+	Note string `json:"note,omitempty"`
+}
+
+// Sandbox runs commands for a workspace.
+type Sandbox interface {
+	Run(ctx context.Context, req Request) (Result, error)
+	// Backend names the active backend ("bwrap" or "fallback") and why.
+	Backend() (name string, why string)
+}
