@@ -1,0 +1,231 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Sentinel errors of the path guard. Callers test them with errors.Is; the
+// returned errors wrap them together with the offending path.
+var (
+	// ErrOutsideWorkspace means the path, lexically or after resolving
+	// symlinks, leaves the workspace.
+	ErrOutsideWorkspace = errors.New("path is outside the workspace")
+	// ErrProtectedPath means the path may be read but not written by the
+	// file tools (git hooks and config, custos' own settings).
+	ErrProtectedPath = errors.New("path is protected and read-only")
+)
+
+// maxSymlinkHops bounds symlink resolution, like the kernel's ELOOP limit,
+// so a symlink cycle inside the workspace ends with an error, not a hang.
+const maxSymlinkHops = 40
+
+// ResolvePath is the one guard every file tool goes through. p is taken
+// relative to the workspace; an absolute p is accepted only when it lies
+// inside the workspace. It returns the canonical absolute path of the target:
+// every symlink in it resolved, so the returned path contains no symlink at
+// the time of the call.
+//
+// The checks, in order:
+//  1. lexical: after cleaning, p must not climb out with "..";
+//  2. canonical: the target is resolved component by component (symlinks
+//     followed, including dangling ones and ones whose target does not exist
+//     yet), and the result must lie inside the canonical workspace, so a
+//     symlink inside the workspace cannot point out of it;
+//  3. with write set, protected paths are refused, both as named and as
+//     resolved (a symlink "x" -> ".git/hooks" does not make hooks writable).
+//
+// Remaining TOCTOU window: between this call returning and the caller
+// opening the path, another process could replace a directory on the path
+// with a symlink pointing out. Callers narrow that window by opening the
+// final component with O_NOFOLLOW, and close it for intermediate directories
+// by doing the I/O through an os.Root opened on the canonical workspace
+// (openat-based, refuses to traverse out) — see activities' file tools.
+func ResolvePath(workspace, p string, write bool) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("path %q contains a NUL byte", p)
+	}
+	absWS, canonWS, err := canonicalWorkspace(workspace)
+	if err != nil {
+		return "", err
+	}
+
+	// Lexical check. An absolute path may name the workspace through either
+	// its given or its canonical spelling (e.g. /tmp vs /private/tmp).
+	var rel string
+	if filepath.IsAbs(p) {
+		cp := filepath.Clean(p)
+		r, ok := within(absWS, cp)
+		if !ok {
+			r, ok = within(canonWS, cp)
+		}
+		if !ok {
+			return "", fmt.Errorf("%s: %w", p, ErrOutsideWorkspace)
+		}
+		rel = r
+	} else {
+		rel = filepath.Clean(p)
+		if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%s: %w", p, ErrOutsideWorkspace)
+		}
+	}
+	if write && ProtectedPath(rel) {
+		return "", fmt.Errorf("%s: %w", p, ErrProtectedPath)
+	}
+
+	// Canonical check: start from the canonical workspace, which is
+	// symlink-free, and walk the remaining components ourselves.
+	canon, err := canonicalize(canonWS, rel)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", p, err)
+	}
+	crel, ok := within(canonWS, canon)
+	if !ok {
+		return "", fmt.Errorf("%s (resolves to %s): %w", p, canon, ErrOutsideWorkspace)
+	}
+	if write && ProtectedPath(crel) {
+		return "", fmt.Errorf("%s (resolves to %s): %w", p, crel, ErrProtectedPath)
+	}
+	return canon, nil
+}
+
+// CanonicalWorkspace returns the workspace with every symlink resolved: the
+// root that paths returned by ResolvePath lie under. The workspace must exist
+// and be a directory.
+func CanonicalWorkspace(workspace string) (string, error) {
+	_, c, err := canonicalWorkspace(workspace)
+	return c, err
+}
+
+func canonicalWorkspace(workspace string) (abs, canon string, err error) {
+	if workspace == "" {
+		return "", "", errors.New("no workspace configured")
+	}
+	abs, err = filepath.Abs(workspace)
+	if err != nil {
+		return "", "", fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	canon, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", "", fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	fi, err := os.Stat(canon)
+	if err != nil {
+		return "", "", fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	if !fi.IsDir() {
+		return "", "", fmt.Errorf("workspace %s is not a directory", workspace)
+	}
+	return abs, canon, nil
+}
+
+// within reports whether path lies in (or is) root, both absolute and
+// clean, and returns path relative to root.
+func within(root, path string) (string, bool) {
+	r, err := filepath.Rel(root, path)
+	if err != nil {
+		return "", false
+	}
+	if r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+		return "", false
+	}
+	return r, true
+}
+
+// canonicalize resolves rel under base (canonical, symlink-free) the way the
+// kernel would, except that it keeps going past components that do not exist
+// yet: those are appended lexically. Unlike filepath.EvalSymlinks it also
+// resolves a dangling symlink to where it points, which is where a write
+// through it would land.
+func canonicalize(base, rel string) (string, error) {
+	resolved := base
+	rest := splitPath(rel)
+	hops := 0
+	missing := false // once a component is missing, the rest cannot be symlinks
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			// resolved never contains a symlink, so its lexical parent is
+			// its real parent.
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		if missing {
+			resolved = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				missing = true
+				resolved = next
+				continue
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if len(rest) > 0 && !fi.IsDir() {
+				return "", fmt.Errorf("%s: %w", next, errNotDir)
+			}
+			resolved = next
+			continue
+		}
+		hops++
+		if hops > maxSymlinkHops {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", next)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+			if v := filepath.VolumeName(target); v != "" {
+				resolved = v + string(filepath.Separator)
+			}
+		}
+		rest = append(splitPath(target), rest...)
+	}
+	return resolved, nil
+}
+
+var errNotDir = errors.New("not a directory")
+
+func splitPath(p string) []string {
+	p = strings.TrimPrefix(p, filepath.VolumeName(p))
+	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// ProtectedPath reports whether rel (relative to the workspace) is read-only
+// for the file tools: .git/hooks/** (code git runs on the user's behalf),
+// .git/config (can set core.hooksPath, core.fsmonitor, aliases: code
+// execution by another name) and .custos/** (the agent's own permission
+// settings — the agent must not widen its own rights). A file named .git
+// itself is protected too: a "gitdir:" pointer file would redirect git to a
+// directory with attacker-chosen hooks. Matching ignores
+// case, because on case-insensitive file systems .GIT/config is .git/config.
+func ProtectedPath(rel string) bool {
+	r := strings.ToLower(filepath.ToSlash(filepath.Clean(rel)))
+	r = strings.TrimPrefix(r, "./")
+	switch {
+	case r == ".git" || r == ".git/config":
+		return true
+	case r == ".git/hooks" || strings.HasPrefix(r, ".git/hooks/"):
+		return true
+	case r == ".custos" || strings.HasPrefix(r, ".custos/"):
+		return true
+	}
+	return false
+}

@@ -1,0 +1,262 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// guardFixture builds a workspace with the symlinks the guard must see
+// through, next to an "outside" directory it must never resolve into.
+func guardFixture(t *testing.T) (ws, canonWS, outside string) {
+	t.Helper()
+	ws = t.TempDir()
+	outside = t.TempDir()
+	var err error
+	canonWS, err = filepath.EvalSymlinks(ws)
+	require.NoError(t, err)
+
+	mk := func(rel string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, rel), 0o755))
+	}
+	write := func(rel string) {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte("x"), 0o644))
+	}
+	link := func(target, rel string) {
+		require.NoError(t, os.Symlink(target, filepath.Join(ws, rel)))
+	}
+	mk("sub")
+	mk(".git/hooks")
+	mk(".custos")
+	write("sub/f.txt")
+	write("README.md")
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644))
+
+	link("/etc", "etc")                                 // symlink to a system dir
+	link(outside, "outdir")                             // symlinked parent dir pointing out
+	link(filepath.Join(outside, "nothing-yet"), "dang") // dangling, pointing out
+	link("sub", "insub")                                // relative, stays inside
+	link("../"+filepath.Base(outside), "relout")        // relative, climbs out
+	link("sub/missing.txt", "danginside")               // dangling, stays inside
+	link(".git/hooks", "hooks")                         // inside, but into a protected dir
+	link("loop2", "loop1")                              // cycle
+	link("loop1", "loop2")
+	return ws, canonWS, outside
+}
+
+func TestResolvePath(t *testing.T) {
+	ws, canonWS, outside := guardFixture(t)
+	// relout only points out when outside is a sibling of ws; t.TempDir
+	// gives both the same parent.
+	require.Equal(t, filepath.Dir(ws), filepath.Dir(outside))
+
+	tests := []struct {
+		name    string
+		p       string
+		write   bool
+		want    string // relative to canonWS; "" when an error is expected
+		wantErr error  // sentinel, or nil with wantAnyErr for other failures
+		anyErr  bool
+	}{
+		{name: "plain file", p: "README.md", want: "README.md"},
+		{name: "nested file", p: "sub/f.txt", want: "sub/f.txt"},
+		{name: "workspace itself", p: ".", want: "."},
+		{name: "new file in new dirs", p: "new/dir/file.go", write: true, want: "new/dir/file.go"},
+		{name: "dot dot that stays inside", p: "sub/../README.md", want: "README.md"},
+		{name: "dot dot escape", p: "../x", wantErr: ErrOutsideWorkspace},
+		{name: "nested dot dot escape", p: "a/../../x", wantErr: ErrOutsideWorkspace},
+		{name: "bare dot dot", p: "..", wantErr: ErrOutsideWorkspace},
+		{name: "absolute inside", p: filepath.Join(ws, "sub", "f.txt"), want: "sub/f.txt"},
+		{name: "absolute inside canonical spelling", p: filepath.Join(canonWS, "README.md"), want: "README.md"},
+		{name: "absolute outside", p: "/etc/passwd", wantErr: ErrOutsideWorkspace},
+		{name: "absolute sibling with common prefix", p: ws + "-evil/x", wantErr: ErrOutsideWorkspace},
+		{name: "symlink to /etc", p: "etc/passwd", wantErr: ErrOutsideWorkspace},
+		{name: "symlink to /etc itself", p: "etc", wantErr: ErrOutsideWorkspace},
+		{name: "symlinked parent dir out", p: "outdir/secret", wantErr: ErrOutsideWorkspace},
+		{name: "symlinked parent dir out, new file", p: "outdir/new.txt", write: true, wantErr: ErrOutsideWorkspace},
+		{name: "dangling symlink out, read", p: "dang", wantErr: ErrOutsideWorkspace},
+		{name: "dangling symlink out, write", p: "dang", write: true, wantErr: ErrOutsideWorkspace},
+		{name: "relative symlink climbing out", p: "relout/secret", wantErr: ErrOutsideWorkspace},
+		{name: "symlink inside resolves", p: "insub/f.txt", want: "sub/f.txt"},
+		{name: "dangling symlink inside resolves to its target", p: "danginside", write: true, want: "sub/missing.txt"},
+		{name: "symlink cycle", p: "loop1/x", anyErr: true},
+		{name: "file used as dir", p: "README.md/x", anyErr: true},
+		{name: "empty path", p: "", anyErr: true},
+		{name: "NUL byte", p: "a\x00b", anyErr: true},
+
+		{name: "hook readable", p: ".git/hooks/pre-commit", want: ".git/hooks/pre-commit"},
+		{name: "hook not writable", p: ".git/hooks/pre-commit", write: true, wantErr: ErrProtectedPath},
+		{name: "hooks dir not writable", p: ".git/hooks", write: true, wantErr: ErrProtectedPath},
+		{name: "git config not writable", p: ".git/config", write: true, wantErr: ErrProtectedPath},
+		{name: "git config any case", p: ".GIT/Config", write: true, wantErr: ErrProtectedPath},
+		{name: "git config via absolute path", p: filepath.Join(ws, ".git/config"), write: true, wantErr: ErrProtectedPath},
+		{name: "git config via dot dot", p: "sub/../.git/config", write: true, wantErr: ErrProtectedPath},
+		{name: "custos settings not writable", p: ".custos/settings.json", write: true, wantErr: ErrProtectedPath},
+		{name: "custos settings readable", p: ".custos/settings.json", want: ".custos/settings.json"},
+		{name: "hook via symlinked dir", p: "hooks/pre-commit", write: true, wantErr: ErrProtectedPath},
+		{name: "git HEAD writable", p: ".git/HEAD", write: true, want: ".git/HEAD"},
+		{name: "gitignore writable", p: ".gitignore", write: true, want: ".gitignore"},
+		{name: "custos-like name writable", p: ".custosrc", write: true, want: ".custosrc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ResolvePath(ws, tc.p, tc.write)
+			switch {
+			case tc.wantErr != nil:
+				require.ErrorIs(t, err, tc.wantErr)
+				require.Empty(t, got)
+			case tc.anyErr:
+				require.Error(t, err)
+				require.NotErrorIs(t, err, ErrOutsideWorkspace)
+				require.Empty(t, got)
+			default:
+				require.NoError(t, err)
+				require.Equal(t, filepath.Join(canonWS, tc.want), got)
+			}
+		})
+	}
+}
+
+// The error names the path the model asked for, so the model can correct it.
+func TestResolvePathErrorNamesPath(t *testing.T) {
+	ws, _, _ := guardFixture(t)
+	_, err := ResolvePath(ws, "outdir/secret", false)
+	require.ErrorIs(t, err, ErrOutsideWorkspace)
+	require.Contains(t, err.Error(), "outdir/secret")
+}
+
+func TestResolvePathWorkspaceThroughSymlink(t *testing.T) {
+	ws, canonWS, _ := guardFixture(t)
+	alias := filepath.Join(t.TempDir(), "alias")
+	require.NoError(t, os.Symlink(ws, alias))
+
+	got, err := ResolvePath(alias, "sub/f.txt", false)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(canonWS, "sub/f.txt"), got)
+
+	// An absolute path spelled through the alias is inside too.
+	got, err = ResolvePath(alias, filepath.Join(alias, "README.md"), true)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(canonWS, "README.md"), got)
+
+	c, err := CanonicalWorkspace(alias)
+	require.NoError(t, err)
+	require.Equal(t, canonWS, c)
+}
+
+func TestResolvePathBadWorkspace(t *testing.T) {
+	tests := []struct{ name, ws string }{
+		{"empty", ""},
+		{"missing", filepath.Join(t.TempDir(), "nope")},
+		{"file", func() string {
+			f := filepath.Join(t.TempDir(), "f")
+			require.NoError(t, os.WriteFile(f, nil, 0o644))
+			return f
+		}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ResolvePath(tc.ws, "x", false)
+			require.Error(t, err)
+		})
+	}
+}
+
+func TestProtectedPath(t *testing.T) {
+	tests := []struct {
+		rel  string
+		want bool
+	}{
+		{".git/hooks/pre-commit", true},
+		{".git/hooks", true},
+		{"./.git/hooks/x/y", true},
+		{".git/config", true},
+		{".git", true},
+		{".Git/CONFIG", true},
+		{".custos", true},
+		{".custos/settings.local.json", true},
+		{".git/HEAD", false},
+		{".git/hooksx", false},
+		{".git/config.bak", false},
+		{"sub/.git/config", false}, // a nested repo is ordinary workspace content
+		{".custosx/a", false},
+		{"src/main.go", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.rel, func(t *testing.T) {
+			require.Equal(t, tc.want, ProtectedPath(tc.rel))
+		})
+	}
+}
+
+// TestResolvePathSymlinkRace flips a directory between a real directory and a
+// symlink pointing out of the workspace while ResolvePath runs, and checks
+// that no answer ever lies outside. Whatever ResolvePath returns is free of
+// symlinks as of the moment it looked, so "inside" is checked lexically on
+// the answer. (The window after it returns is the caller's to close; see the
+// ResolvePath doc comment.)
+func TestResolvePathSymlinkRace(t *testing.T) {
+	ws, canonWS, outside := guardFixture(t)
+	real := filepath.Join(ws, "d-real")
+	link := filepath.Join(ws, "d-link")
+	d := filepath.Join(ws, "d")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "secret"), []byte("in"), 0o644))
+	require.NoError(t, os.Symlink(outside, link))
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var flips atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Each rename is atomic: d is, at any instant, missing, the real
+			// dir, or the symlink out.
+			for _, step := range [][2]string{{real, d}, {d, real}, {link, d}, {d, link}} {
+				if err := os.Rename(step[0], step[1]); err != nil {
+					t.Errorf("flip %v: %v", step, err)
+					return
+				}
+			}
+			flips.Add(1)
+		}
+	}()
+
+	var inside, refused, otherErr int
+	for i := 0; i < 5000; i++ {
+		for _, write := range []bool{false, true} {
+			got, err := ResolvePath(ws, "d/secret", write)
+			if err != nil {
+				if !errors.Is(err, ErrOutsideWorkspace) {
+					// A component may vanish mid-walk (readlink of a name
+					// just renamed away); any error is a refusal too.
+					otherErr++
+				}
+				refused++
+				continue
+			}
+			inside++
+			if _, ok := within(canonWS, got); !ok || strings.Contains(got, outside) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("ResolvePath returned %s, outside %s", got, canonWS)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("flips=%d inside=%d refused=%d (of which other errors %d)", flips.Load(), inside, refused, otherErr)
+	require.Positive(t, flips.Load(), "the flipper never ran; the race was not exercised")
+}
