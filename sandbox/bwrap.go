@@ -1,0 +1,274 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Paths inside the sandbox.
+const (
+	sbTmp       = "/tmp"
+	sbHome      = "/tmp/home"
+	sbRunDir    = "/run/custos"
+	sbProxySock = "/run/custos/proxy.sock"
+	sbHelper    = "/run/custos/" + helperInitName
+	// sbProxyAddr is the in-sandbox bridge; the sandbox has its own network
+	// namespace, so a fixed port cannot collide with anything.
+	sbProxyAddr = "127.0.0.1:3128"
+)
+
+// etcAllow are the /etc entries programs need; everything else in /etc
+// (shadow, ssh keys, the worker's configs) is absent. passwd and group are
+// generated (see identityFiles), not bound.
+var etcAllow = []string{
+	"ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies",
+	"resolv.conf", "hosts", "host.conf", "nsswitch.conf", "gai.conf", "protocols", "services", "networks",
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
+	"localtime", "timezone", "locale.alias", "locale.conf", "os-release", "debian_version",
+	"profile", "bash.bashrc", "inputrc", "mime.types", "magic", "gitconfig",
+	"java-17-openjdk", "python3", "perl",
+}
+
+// rootEntries are the top-level system directories: bound read-only when they
+// are directories, recreated as symlinks when the host has them as symlinks
+// (merged-/usr systems).
+var rootEntries = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+type bwrapSandbox struct {
+	cfg     Config
+	bwrap   string
+	prlimit string
+}
+
+func (b *bwrapSandbox) Backend() (string, string) {
+	return BackendBwrap, "bubblewrap " + b.bwrap + ": user/pid/net/ipc/uts namespaces, read-only system, workspace read-write"
+}
+
+func (b *bwrapSandbox) Run(ctx context.Context, req Request) (Result, error) {
+	res, err := b.run(ctx, req)
+	res.Backend = BackendBwrap
+	return res, err
+}
+
+// identityFiles returns minimal passwd/group files naming the sandbox user, so
+// tools that look the user up work, and the host's user list stays hidden.
+func identityFiles() (passwd, group string) {
+	passwd = fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\ncustos:x:%d:%d:custos sandbox:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", SandboxUID, SandboxUID, sbHome)
+	group = fmt.Sprintf("root:x:0:\ncustos:x:%d:\nnogroup:x:65534:\n", SandboxUID)
+	return passwd, group
+}
+
+// profileArgs builds the bubblewrap arguments for one command. fdPasswd and
+// fdGroup are the child's fds carrying the generated identity files.
+func (b *bwrapSandbox) profileArgs(ws string, withProxy bool, proxySock string, helper string, fdStatus, fdPasswd, fdGroup int) []string {
+	a := []string{
+		"--die-with-parent", "--new-session",
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		// Even with the allowlist proxy the command has no direct network: it
+		// only reaches the bridge on its own loopback.
+		"--unshare-net",
+		"--uid", fmt.Sprint(SandboxUID), "--gid", fmt.Sprint(SandboxUID),
+		"--hostname", "custos-sandbox",
+		"--disable-userns", "--cap-drop", "ALL",
+		"--json-status-fd", fmt.Sprint(fdStatus),
+	}
+	for _, p := range rootEntries {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := os.Readlink(p); err == nil {
+				a = append(a, "--symlink", t, p)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", p, p)
+		}
+	}
+	for _, e := range etcAllow {
+		p := "/etc/" + e
+		if _, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
+			a = append(a, "--ro-bind", p, p)
+		}
+	}
+	a = append(a,
+		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdPasswd), "/etc/passwd",
+		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdGroup), "/etc/group",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--size", fmt.Sprint(b.cfg.TmpSizeBytes), "--tmpfs", sbTmp,
+		"--dir", sbHome,
+		"--dir", sbTmp+"/go",
+	)
+	if withProxy {
+		a = append(a,
+			"--ro-bind", helper, sbHelper,
+			"--bind", proxySock, sbProxySock,
+		)
+	}
+	// The workspace comes after /tmp so a workspace under /tmp is visible on
+	// top of the fresh tmpfs, at its own path.
+	a = append(a, "--bind", ws, ws)
+	a = append(a, protectedInWorkspace(ws)...)
+	a = append(a, "--chdir", ws)
+	return a
+}
+
+// protectedInWorkspace re-binds read-only what a command must not change even
+// in the workspace: git hooks and config (they run on the host later) and
+// custos' own settings. Only real directories/files are re-bound; a symlink
+// there (planted by an earlier command) is never followed, because binding it
+// would expose its target inside the sandbox.
+func protectedInWorkspace(ws string) []string {
+	var a []string
+	gitDir := filepath.Join(ws, ".git")
+	gi, gerr := os.Lstat(gitDir)
+	isGitDir := gerr == nil && gi.IsDir()
+	for _, rel := range []string{".git/hooks", ".git/config", ".custos"} {
+		p := filepath.Join(ws, rel)
+		fi, err := os.Lstat(p)
+		switch {
+		case err == nil && (fi.Mode().IsRegular() || fi.IsDir()):
+			a = append(a, "--ro-bind", p, p)
+		case err == nil:
+			// A symlink or special file where we expect hooks/config: hide it
+			// behind an empty read-only tmpfs only if it is a directory slot;
+			// otherwise bind /dev/null over it so nothing behind it is reachable.
+			a = append(a, "--ro-bind", "/dev/null", p)
+		case rel == ".git/hooks" && isGitDir:
+			// A repository without hooks: keep the command from adding one.
+			a = append(a, "--tmpfs", p, "--remount-ro", p)
+		}
+	}
+	return a
+}
+
+// run is Run without the backend name, shared with the probe.
+func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
+	ws, err := checkRequest(req)
+	if err != nil {
+		return Result{}, err
+	}
+	var (
+		proxySock string
+		helper    string
+		cleanup   []func()
+	)
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	withProxy := len(req.Network.AllowedDomains) > 0
+	if withProxy {
+		helper, err = helperExecutable()
+		if err != nil {
+			return Result{}, err
+		}
+		p, err := startProxy(b.cfg, req.Network, "unix", "")
+		if err != nil {
+			return Result{}, err
+		}
+		cleanup = append(cleanup, func() { p.Close() })
+		proxySock = p.SocketPath()
+	}
+
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	cleanup = append(cleanup, func() { statusR.Close() })
+	passwd, group := identityFiles()
+	pwR, err := dataPipe(passwd)
+	if err != nil {
+		statusW.Close()
+		return Result{}, err
+	}
+	grR, err := dataPipe(group)
+	if err != nil {
+		statusW.Close()
+		pwR.Close()
+		return Result{}, err
+	}
+
+	args := b.profileArgs(ws, withProxy, proxySock, helper, 3, 4, 5)
+	inner := prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
+	if withProxy {
+		inner = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, inner...)
+	}
+	args = append(args, "--")
+	args = append(args, inner...)
+
+	proxyAddr := ""
+	if withProxy {
+		proxyAddr = sbProxyAddr
+	}
+	env, err := buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, nil)
+	if err != nil {
+		statusW.Close()
+		pwR.Close()
+		grR.Close()
+		return Result{}, err
+	}
+	cmd := exec.Command(b.bwrap, args...)
+	cmd.Env = env // bwrap hands its environment to the command unchanged
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{statusW, pwR, grR}
+
+	// Read bwrap's JSON status concurrently: it tells a setup failure (no
+	// child-pid) apart from the command exiting 1.
+	var (
+		statusWG sync.WaitGroup
+		started  bool
+	)
+	statusWG.Add(1)
+	go func() {
+		defer statusWG.Done()
+		dec := json.NewDecoder(statusR)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				_, _ = io.Copy(io.Discard, statusR)
+				return
+			}
+			if _, ok := m["child-pid"]; ok {
+				started = true
+			}
+		}
+	}()
+	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req, afterStart: func() {
+		statusW.Close()
+		pwR.Close()
+		grR.Close()
+	}})
+	if err != nil {
+		return res, err
+	}
+	statusWG.Wait()
+	if !started && !res.Killed {
+		return res, fmt.Errorf("sandbox: bubblewrap could not set up the sandbox: %s", strings.TrimSpace(trimForLog(res.Stderr)))
+	}
+	return res, nil
+}
+
+// dataPipe returns the read end of a pipe already holding data (small enough
+// for the pipe buffer), for bwrap's --ro-bind-data.
+func dataPipe(data string) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: data pipe: %w", err)
+	}
+	defer w.Close()
+	if _, err := io.WriteString(w, data); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("sandbox: data pipe: %w", err)
+	}
+	return r, nil
+}

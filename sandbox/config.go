@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Backend names.
+const (
+	BackendBwrap    = "bwrap"
+	BackendFallback = "fallback"
+)
+
+// FallbackNote is attached to every Result of the fallback backend so the model
+// (and the human reading the audit) knows the command was not isolated.
+const FallbackNote = "command ran WITHOUT OS isolation (bubblewrap unavailable): only application-level restrictions applied (scrubbed env, cwd = workspace, own process group, timeout, rlimits)"
+
+// Defaults for the zero values of Config. They are sized so that a normal
+// build/test run (go build, npm test, make) fits comfortably, while a runaway
+// command is stopped long before it hurts the worker.
+const (
+	DefaultTimeout         = 2 * time.Minute
+	DefaultMaxTimeout      = 10 * time.Minute
+	DefaultCPUSeconds      = 600
+	DefaultMemoryBytes     = 4 << 30 // RLIMIT_AS; Go and JVM reserve a lot of address space
+	DefaultFileSizeBytes   = 1 << 30
+	DefaultNProc           = 512
+	DefaultMaxOutput       = 1 << 20
+	DefaultOutputKillBytes = 32 << 20
+	DefaultTmpSizeBytes    = 1 << 30
+	DefaultKillGrace       = 2 * time.Second
+	// SandboxUID is the unprivileged uid/gid the command runs as inside the
+	// bubblewrap user namespace, whatever uid the worker has.
+	SandboxUID = 1000
+)
+
+// Config configures New. The zero value is usable: it looks up bwrap in PATH,
+// falls back when bubblewrap cannot run, and applies the default limits.
+type Config struct {
+	// BwrapPath is the bubblewrap binary; "" looks up "bwrap" in PATH.
+	BwrapPath string
+	// FailIfUnavailable makes New return an error instead of the fallback
+	// backend when bubblewrap cannot run here.
+	FailIfUnavailable bool
+	Logger            *slog.Logger
+
+	// DefaultTimeout applies when Request.Timeout is 0; MaxTimeout caps it.
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL on timeout.
+	KillGrace time.Duration
+
+	// Limits: 0 means the default, a negative value means "no limit".
+	CPUSeconds    int64 // RLIMIT_CPU
+	MemoryBytes   int64 // RLIMIT_AS
+	FileSizeBytes int64 // RLIMIT_FSIZE
+	NProc         int64 // RLIMIT_NPROC (counted per sandbox user namespace under bwrap)
+	// MaxOutput is how much of each of stdout/stderr is kept when
+	// Request.MaxOutput is 0.
+	MaxOutput int
+	// OutputKillBytes: once a stream produced this much, the command is killed
+	// ("output limit"), so `yes` cannot spin forever.
+	OutputKillBytes int64
+	// TmpSizeBytes sizes the sandbox's private tmpfs /tmp.
+	TmpSizeBytes int64
+
+	// Resolver, when set, replaces DNS in the network allowlist proxy. It exists
+	// for tests (map a name to an httptest server on 127.0.0.1).
+	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = DefaultTimeout
+	}
+	if c.MaxTimeout <= 0 {
+		c.MaxTimeout = DefaultMaxTimeout
+	}
+	if c.KillGrace <= 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	def := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.CPUSeconds, DefaultCPUSeconds)
+	def(&c.MemoryBytes, DefaultMemoryBytes)
+	def(&c.FileSizeBytes, DefaultFileSizeBytes)
+	def(&c.NProc, DefaultNProc)
+	def(&c.OutputKillBytes, DefaultOutputKillBytes)
+	def(&c.TmpSizeBytes, DefaultTmpSizeBytes)
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = DefaultMaxOutput
+	}
+	return c
+}
+
+// ErrUnavailable is returned (wrapped) by New when FailIfUnavailable is set and
+// bubblewrap cannot run.
+var ErrUnavailable = errors.New("sandbox: bubblewrap unavailable")
+
+// New probes bubblewrap once, by really running `true` in the same profile a
+// command gets, and returns the bwrap backend when that works. Otherwise it
+// logs why once and returns the fallback backend (every Result.Note then says
+// the command ran without OS isolation), or an error wrapping ErrUnavailable
+// when cfg.FailIfUnavailable is set.
+func New(cfg Config) (Sandbox, error) {
+	cfg = cfg.withDefaults()
+	prlimit, _ := exec.LookPath("prlimit")
+
+	bw, why := probeBwrap(cfg, prlimit)
+	if bw != nil {
+		cfg.Logger.Info("sandbox: using bubblewrap", "bwrap", bw.bwrap, "why", why)
+		return bw, nil
+	}
+	if cfg.FailIfUnavailable {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, why)
+	}
+	cfg.Logger.Warn("sandbox: bubblewrap unavailable, commands run WITHOUT OS isolation", "why", why)
+	return &fallback{cfg: cfg, prlimit: prlimit, why: why}, nil
+}
+
+func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
+	path := cfg.BwrapPath
+	if path == "" {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			return nil, "bwrap not found in PATH (install bubblewrap)"
+		}
+		path = p
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Sprintf("bwrap at %q: %v", path, err)
+	}
+	if prlimit == "" {
+		// Without prlimit the command would run without rlimits; fail closed on
+		// the isolated backend rather than pretend.
+		return nil, "prlimit (util-linux) not found: resource limits cannot be applied"
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
+	}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit}
+	ws, err := os.MkdirTemp("", "custos-sandbox-probe-")
+	if err != nil {
+		return nil, fmt.Sprintf("probe workspace: %v", err)
+	}
+	defer os.RemoveAll(ws)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	res, err := b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, fmt.Sprintf("probe `bwrap ... true` failed: %v", err)
+	}
+	if res.ExitCode != 0 || res.Killed {
+		return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
+	}
+	return b, fmt.Sprintf("probe ok (user, pid, net, ipc, uts namespaces; %s)", abs)
+}
+
+func trimForLog(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}

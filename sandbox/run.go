@@ -1,0 +1,266 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// capture keeps the first max bytes of one output stream, forwards everything
+// it reads (up to the kill threshold) to an optional live writer, and reports a
+// flood once the stream passed killAt bytes.
+type capture struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	max       int
+	total     int64
+	truncated bool
+	live      io.Writer
+	killAt    int64
+	flood     func()
+}
+
+func (c *capture) readFrom(r io.Reader) {
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			c.mu.Lock()
+			c.total += int64(n)
+			data := chunk[:n]
+			if room := c.max - c.buf.Len(); room > 0 {
+				if len(data) > room {
+					c.buf.Write(data[:room])
+					c.truncated = true
+				} else {
+					c.buf.Write(data)
+				}
+			} else {
+				c.truncated = true
+			}
+			over := c.total > c.killAt
+			c.mu.Unlock()
+			if c.live != nil {
+				// A failing live writer (client went away) must not stop the
+				// capture, so its error is ignored.
+				_, _ = c.live.Write(data)
+			}
+			if over {
+				// Stop reading: the writer blocks or gets EPIPE once we close
+				// the pipe, and the flood callback kills the command.
+				c.flood()
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *capture) result() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String(), c.truncated
+}
+
+// limits are the rlimits applied to one command.
+type limits struct {
+	cpu, as, fsize, nproc int64
+}
+
+func (c Config) limits() limits {
+	return limits{cpu: c.CPUSeconds, as: c.MemoryBytes, fsize: c.FileSizeBytes, nproc: c.NProc}
+}
+
+// prlimitArgv wraps argv in util-linux prlimit, which sets the limits on itself
+// and then execs the command. We use prlimit rather than setrlimit in the
+// worker because rlimits are per process on Linux (setting them in a locked OS
+// thread would limit the whole worker), and rather than a re-exec of our own
+// binary because prlimit works whatever main() the caller has.
+func prlimitArgv(prlimit string, l limits, argv []string) []string {
+	out := []string{prlimit, "--core=0"}
+	add := func(name string, v int64) {
+		if v > 0 {
+			out = append(out, fmt.Sprintf("--%s=%d", name, v))
+		}
+	}
+	add("cpu", l.cpu)
+	add("as", l.as)
+	add("fsize", l.fsize)
+	add("nproc", l.nproc)
+	out = append(out, "--")
+	return append(out, argv...)
+}
+
+func (c Config) timeout(req Request) time.Duration {
+	t := req.Timeout
+	if t <= 0 {
+		t = c.DefaultTimeout
+	}
+	if t > c.MaxTimeout {
+		t = c.MaxTimeout
+	}
+	return t
+}
+
+// runSpec is what a backend hands to runProcess.
+type runSpec struct {
+	cmd *exec.Cmd
+	req Request
+	// afterStart runs right after Start, successful or not, to close the
+	// parent's copies of fds handed to the child.
+	afterStart func()
+	// afterExit runs once the main process is gone, to kill what it left behind.
+	afterExit func()
+}
+
+// runProcess starts spec.cmd in its own process group, captures its output,
+// enforces timeout/context/output-flood by killing the whole group (SIGTERM,
+// grace, SIGKILL), and reports what happened.
+func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
+	req := spec.req
+	cmd := spec.cmd
+	maxOut := req.MaxOutput
+	if maxOut <= 0 {
+		maxOut = cfg.MaxOutput
+	}
+	killAt := cfg.OutputKillBytes
+	if killAt < int64(maxOut) {
+		killAt = int64(maxOut)
+	}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.Stdin = nil // /dev/null: commands must not wait for a terminal
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// Own process group so a kill reaches every process of the command; and if
+	// the worker dies, the child (bwrap, which takes the sandbox with it) dies too.
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+
+	floodCh := make(chan struct{})
+	var floodOnce sync.Once
+	flood := func() { floodOnce.Do(func() { close(floodCh) }) }
+	stdout := &capture{max: maxOut, live: req.Stdout, killAt: killAt, flood: flood}
+	stderr := &capture{max: maxOut, live: req.Stderr, killAt: killAt, flood: flood}
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		if spec.afterStart != nil {
+			spec.afterStart()
+		}
+		return Result{}, fmt.Errorf("sandbox: start %s: %w", cmd.Path, err)
+	}
+	outW.Close()
+	errW.Close()
+	if spec.afterStart != nil {
+		spec.afterStart()
+	}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); stdout.readFrom(outR) }()
+	go func() { defer readers.Done(); stderr.readFrom(errR) }()
+
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+
+	pgid := cmd.Process.Pid
+	timer := time.NewTimer(cfg.timeout(req))
+	defer timer.Stop()
+
+	var res Result
+	var werr error
+	kill := func(reason string) {
+		res.Killed, res.KillReason = true, reason
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case werr = <-waitErr:
+		case <-time.After(cfg.KillGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			werr = <-waitErr
+		}
+	}
+	select {
+	case werr = <-waitErr:
+	case <-timer.C:
+		kill("timeout")
+	case <-floodCh:
+		kill("output limit")
+	case <-ctx.Done():
+		kill("canceled: " + context.Cause(ctx).Error())
+	}
+	res.Duration = time.Since(start)
+
+	// Whatever the main process left in its group (background jobs) goes now.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if spec.afterExit != nil {
+		spec.afterExit()
+	}
+	// Readers end when every writer is gone; a writer that escaped all of the
+	// above must not hang us, so close the read ends after a short wait.
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	outR.Close()
+	errR.Close()
+
+	res.Stdout, res.Truncated = stdout.result()
+	var t2 bool
+	res.Stderr, t2 = stderr.result()
+	res.Truncated = res.Truncated || t2
+
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+		res.ExitCode = 0
+	case errors.As(werr, &ee):
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal())
+		} else {
+			res.ExitCode = ws.ExitStatus()
+		}
+	default:
+		return res, fmt.Errorf("sandbox: wait: %w", werr)
+	}
+	if !res.Killed {
+		// A command killed by its own rlimit shows up as 128+signal (bwrap
+		// reports the inner signal this way too).
+		switch res.ExitCode {
+		case 128 + int(syscall.SIGXCPU):
+			res.Killed, res.KillReason = true, "cpu limit"
+		case 128 + int(syscall.SIGXFSZ):
+			res.Killed, res.KillReason = true, "file size limit"
+		}
+	}
+	return res, nil
+}
