@@ -1,0 +1,571 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Env is what the policy needs to know about where a job runs. Both paths
+// should be absolute and clean; they come from the worker, not the model.
+type Env struct {
+	Workspace string `json:"workspace"`
+	Home      string `json:"home,omitempty"`
+}
+
+// List names of permission rules.
+const (
+	ListAllow = "allow"
+	ListAsk   = "ask"
+	ListDeny  = "deny"
+)
+
+// Policy is a compiled set of system presets and user rules. It is immutable
+// and safe for concurrent use; WithRule returns a new Policy.
+type Policy struct {
+	env   Env
+	deny  ruleSet
+	ask   ruleSet
+	allow ruleSet
+}
+
+// ruleSet is one list of rules, indexed so that a Bash command only meets the
+// rules that can match its name. idx preserves list order for reporting.
+type ruleSet struct {
+	rules []*rule
+	// byTool holds every non-Bash rule by the tool it applies to.
+	byTool map[string][]int
+	// bashByName holds Bash rules whose first word is fixed, by that word;
+	// bashAny the rest (Bash, Bash(*), regexps, globs in the first word).
+	bashByName map[string][]int
+	bashAny    []int
+	// bashText are the whole-command-text rules.
+	bashText []int
+}
+
+func (s *ruleSet) add(r *rule) {
+	i := len(s.rules)
+	s.rules = append(s.rules, r)
+	if s.byTool == nil {
+		s.byTool = map[string][]int{}
+		s.bashByName = map[string][]int{}
+	}
+	if r.tool != "Bash" {
+		for _, t := range []string{r.tool, "Glob", "Grep", "Write"} {
+			if r.appliesTo(t) {
+				s.byTool[t] = append(s.byTool[t], i)
+			}
+		}
+		return
+	}
+	switch r.kind {
+	case kindText:
+		s.bashText = append(s.bashText, i)
+		return
+	case kindExact, kindPrefix, kindGlob:
+		first, _, _ := strings.Cut(r.value, " ")
+		if first != "" && !hasGlobMeta(first) && !strings.HasPrefix(first, "'") {
+			s.bashByName[first] = append(s.bashByName[first], i)
+			return
+		}
+	}
+	s.bashAny = append(s.bashAny, i)
+}
+
+// Compile builds a policy from settings. Every rule is parsed and compiled
+// once; a malformed rule is an error naming its list and position.
+func Compile(s Settings, env Env) (*Policy, error) {
+	if presetErr != nil {
+		return nil, fmt.Errorf("approval: system presets failed verification: %w", presetErr)
+	}
+	if s.Permissions.DefaultMode != "" {
+		if _, err := ParseMode(string(s.Permissions.DefaultMode)); err != nil {
+			return nil, fmt.Errorf("approval: permissions.defaultMode: %w", err)
+		}
+	}
+	p := &Policy{env: env}
+	lists := []struct {
+		name  string
+		rules []string
+		set   *ruleSet
+	}{
+		{ListDeny, s.Permissions.Deny, &p.deny},
+		{ListAsk, s.Permissions.Ask, &p.ask},
+		{ListAllow, s.Permissions.Allow, &p.allow},
+	}
+	for _, l := range lists {
+		for i, text := range l.rules {
+			r, err := parseRule(text, env)
+			if err != nil {
+				return nil, fmt.Errorf("approval: permissions.%s[%d]: %w", l.name, i, err)
+			}
+			l.set.add(r)
+		}
+	}
+	return p, nil
+}
+
+// WithRule returns a copy of the policy with one more rule in list ("allow",
+// "ask" or "deny"), as learned from an Always or Never answer.
+func (p *Policy) WithRule(list, ruleText string) (*Policy, error) {
+	if list != ListAllow && list != ListAsk && list != ListDeny {
+		return nil, fmt.Errorf("approval: unknown rule list %q (want allow, ask or deny)", list)
+	}
+	r, err := parseRule(ruleText, p.env)
+	if err != nil {
+		return nil, fmt.Errorf("approval: learned %s rule: %w", list, err)
+	}
+	np := &Policy{env: p.env}
+	for _, l := range []struct {
+		name     string
+		from, to *ruleSet
+	}{{ListDeny, &p.deny, &np.deny}, {ListAsk, &p.ask, &np.ask}, {ListAllow, &p.allow, &np.allow}} {
+		for _, old := range l.from.rules {
+			l.to.add(old)
+		}
+		if l.name == list {
+			l.to.add(r)
+		}
+	}
+	return np, nil
+}
+
+// Env returns the environment the policy was compiled for.
+func (p *Policy) Env() Env { return p.env }
+
+// readOnlyTools never change anything.
+var readOnlyTools = map[string]bool{"Read": true, "Glob": true, "Grep": true}
+
+// IsReadOnly reports whether tool is one of the read-only tools.
+func IsReadOnly(tool string) bool { return readOnlyTools[tool] }
+
+// Rules is layer 1: system presets, then user deny, ask and allow rules.
+func (p *Policy) Rules(c Call) Verdict {
+	in, err := parseInput(c, p.env)
+	if err != nil {
+		return Verdict{Decision: Deny, Layer: LayerRules, Reason: "malformed tool input (fail closed): " + err.Error()}
+	}
+	if c.Tool == "Bash" {
+		return p.bash(in.command)
+	}
+	return p.other(c.Tool, in)
+}
+
+func (p *Policy) bash(command string) Verdict {
+	a := Analyze(command, p.env)
+	for i := range presets {
+		if presets[i].Match(a, p.env) {
+			return Verdict{Decision: Deny, Layer: LayerRules, Rule: presets[i].Name, System: true,
+				Reason: "system rule: " + presets[i].Description}
+		}
+	}
+	text := strings.Join(strings.Fields(command), " ")
+	if r := p.deny.matchBashAny(a, text); r != nil {
+		return Verdict{Decision: Deny, Layer: LayerRules, Rule: r.text, Reason: "denied by rule " + r.text}
+	}
+	if r := p.ask.matchBashAny(a, text); r != nil {
+		return Verdict{Decision: Ask, Layer: LayerRules, Rule: r.text, Reason: "ask rule " + r.text + " requires confirmation"}
+	}
+	if len(a.Undecidable) > 0 {
+		return Verdict{Decision: Ask, Layer: LayerRules,
+			Reason: "command cannot be fully analysed (" + strings.Join(a.Undecidable, "; ") + "): needs confirmation"}
+	}
+	if len(a.Commands) == 0 {
+		return Verdict{Decision: Continue}
+	}
+	for _, i := range p.allow.bashText {
+		if p.allow.rules[i].value == text {
+			r := p.allow.rules[i]
+			return Verdict{Decision: Allow, Layer: LayerRules, Rule: r.text, Reason: "allowed by rule " + r.text}
+		}
+	}
+	var matched []string
+	for ci := range a.Commands {
+		r := p.allow.matchBashCommand(&a.Commands[ci], true)
+		if r == nil {
+			return Verdict{Decision: Continue}
+		}
+		if !contains(matched, r.text) {
+			matched = append(matched, r.text)
+		}
+	}
+	rules := strings.Join(matched, ", ")
+	return Verdict{Decision: Allow, Layer: LayerRules, Rule: rules, Reason: "allowed by rule " + rules}
+}
+
+// matchBashAny returns the first rule (in list order) matching the command
+// text or any of its simple commands.
+func (s *ruleSet) matchBashAny(a *Analysis, text string) *rule {
+	best := -1
+	for _, i := range s.bashText {
+		if s.rules[i].value == text {
+			best = i
+			break
+		}
+	}
+	for ci := range a.Commands {
+		if i := s.matchBashIndex(&a.Commands[ci], false); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return s.rules[best]
+}
+
+func (s *ruleSet) matchBashCommand(c *SimpleCommand, allow bool) *rule {
+	if i := s.matchBashIndex(c, allow); i >= 0 {
+		return s.rules[i]
+	}
+	return nil
+}
+
+// matchBashIndex returns the index of the first rule matching c, or -1.
+// Deny and ask rules match the unwrapped command or the full command line
+// with its wrappers; allow rules match the unwrapped command, and the full
+// line only when they name it exactly.
+func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
+	best := -1
+	try := func(idx []int) {
+		for _, i := range idx {
+			if best >= 0 && i >= best {
+				return
+			}
+			r := s.rules[i]
+			ok := r.matchCommandLine(c.Text)
+			if !ok && c.Raw != c.Text {
+				ok = (!allow || r.kind == kindExact) && r.matchCommandLine(c.Raw)
+			}
+			if ok {
+				best = i
+				return
+			}
+		}
+	}
+	try(s.bashByName[c.Name])
+	if len(c.Wrappers) > 0 && c.Wrappers[0] != c.Name {
+		try(s.bashByName[c.Wrappers[0]])
+	}
+	try(s.bashAny)
+	return best
+}
+
+func (p *Policy) other(tool string, in input) Verdict {
+	match := func(s *ruleSet, allow bool) *rule {
+		for _, i := range s.byTool[tool] {
+			r := s.rules[i]
+			if ok := r.matchTool(in, allow); ok {
+				return r
+			}
+		}
+		return nil
+	}
+	if r := match(&p.deny, false); r != nil {
+		return Verdict{Decision: Deny, Layer: LayerRules, Rule: r.text, Reason: "denied by rule " + r.text}
+	}
+	if r := match(&p.ask, false); r != nil {
+		return Verdict{Decision: Ask, Layer: LayerRules, Rule: r.text, Reason: "ask rule " + r.text + " requires confirmation"}
+	}
+	if r := match(&p.allow, true); r != nil {
+		return Verdict{Decision: Allow, Layer: LayerRules, Rule: r.text, Reason: "allowed by rule " + r.text}
+	}
+	return Verdict{Decision: Continue}
+}
+
+// matchTool matches a non-Bash call. Specifiers this engine cannot interpret
+// for a tool (unknown tools) match every call in deny and ask lists and none
+// in the allow list: fail closed.
+func (r *rule) matchTool(in input, allow bool) bool {
+	if r.kind == kindAny {
+		// Even a blanket allow never reaches outside the workspace for
+		// path tools.
+		return !allow || !in.hasPath || in.rel != ""
+	}
+	if !in.hasPath {
+		return !allow && (r.kind == kindLiteral || r.kind == kindRegexp)
+	}
+	if allow && in.rel == "" {
+		return false // a path escaping the workspace never matches an allow rule
+	}
+	return r.matchPath(in.abs, in.rel)
+}
+
+// input is a decoded tool input.
+type input struct {
+	command string
+	hasPath bool
+	abs     string // absolute, clean
+	rel     string // workspace-relative, or "" when outside the workspace
+}
+
+// parseInput decodes and checks a call's input. Anything not of the expected
+// shape is an error (and so a denial).
+func parseInput(c Call, env Env) (input, error) {
+	raw := bytes.TrimSpace(c.Input)
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	if c.Tool == "" {
+		return input{}, errors.New("missing tool name")
+	}
+	var m map[string]json.RawMessage
+	if raw[0] != '{' {
+		return input{}, errors.New("input is not a JSON object")
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return input{}, fmt.Errorf("input is not a JSON object: %w", err)
+	}
+	str := func(key string) (string, bool, error) {
+		v, ok := m[key]
+		if !ok || string(v) == "null" {
+			return "", false, nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", true, fmt.Errorf("field %q must be a string", key)
+		}
+		return s, true, nil
+	}
+	var in input
+	switch c.Tool {
+	case "Bash":
+		s, ok, err := str("command")
+		if err != nil {
+			return in, err
+		}
+		if !ok || strings.TrimSpace(s) == "" {
+			return in, errors.New(`Bash needs a non-empty "command" string`)
+		}
+		in.command = s
+	case "Read", "Write", "Edit":
+		fp, okF, err := str("file_path")
+		if err != nil {
+			return in, err
+		}
+		pp, okP, err := str("path")
+		if err != nil {
+			return in, err
+		}
+		if okF && okP && fp != pp {
+			return in, errors.New(`"file_path" and "path" disagree`)
+		}
+		if !okF {
+			fp = pp
+		}
+		if strings.TrimSpace(fp) == "" {
+			return in, fmt.Errorf("%s needs a non-empty \"file_path\" string", c.Tool)
+		}
+		in.hasPath = true
+		in.abs, in.rel = resolvePath(fp, env)
+	case "Glob", "Grep":
+		pp, _, err := str("path")
+		if err != nil {
+			return in, err
+		}
+		if _, _, err := str("pattern"); err != nil {
+			return in, err
+		}
+		if pp == "" {
+			pp = "."
+		}
+		in.hasPath = true
+		in.abs, in.rel = resolvePath(pp, env)
+	}
+	if strings.ContainsRune(in.abs, 0) {
+		return in, errors.New("path contains a NUL byte")
+	}
+	return in, nil
+}
+
+// resolvePath makes p absolute (relative to the workspace, ~ to home) and
+// lexically clean, and returns it with its workspace-relative form ("" when
+// it is outside the workspace, or "." for the workspace itself).
+func resolvePath(p string, env Env) (abs, rel string) {
+	if (p == "~" || strings.HasPrefix(p, "~/")) && env.Home != "" {
+		p = env.Home + p[1:]
+	}
+	if !strings.HasPrefix(p, "/") {
+		if env.Workspace == "" {
+			return path.Clean("/" + p), "" // no workspace: nothing is inside it
+		}
+		p = env.Workspace + "/" + p
+	}
+	abs = path.Clean(p)
+	if env.Workspace == "" {
+		return abs, ""
+	}
+	ws := path.Clean(env.Workspace)
+	switch {
+	case abs == ws:
+		return abs, "."
+	case ws == "/":
+		return abs, strings.TrimPrefix(abs, "/")
+	case strings.HasPrefix(abs, ws+"/"):
+		return abs, abs[len(ws)+1:]
+	}
+	return abs, ""
+}
+
+// InWorkspace reports whether p (absolute, or relative to the workspace)
+// lies inside the workspace after lexical cleaning.
+func InWorkspace(p string, env Env) bool {
+	_, rel := resolvePath(p, env)
+	return rel != ""
+}
+
+// ReadOnly is layer 2: the read-only tools are allowed.
+func ReadOnly(c Call) Verdict {
+	if readOnlyTools[c.Tool] {
+		return Verdict{Decision: Allow, Layer: LayerReadOnly, Reason: c.Tool + " is read-only"}
+	}
+	return Verdict{Decision: Continue}
+}
+
+// ParseMode parses a permission mode; "" is the default mode and
+// "bypassPermissions" (Claude Code's name) is an alias of bypass.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "default":
+		return ModeDefault, nil
+	case "acceptedits":
+		return ModeAcceptEdits, nil
+	case "dontask":
+		return ModeDontAsk, nil
+	case "plan":
+		return ModePlan, nil
+	case "bypass", "bypasspermissions":
+		return ModeBypass, nil
+	}
+	return "", fmt.Errorf("unknown permission mode %q (want default, acceptEdits, dontAsk, plan or bypass)", s)
+}
+
+// Valid reports whether m is one of the known modes ("" counts as default).
+func (m Mode) Valid() bool {
+	switch m {
+	case "", ModeDefault, ModeAcceptEdits, ModeDontAsk, ModePlan, ModeBypass:
+		return true
+	}
+	return false
+}
+
+// DeniesAsk reports whether the mode turns a would-be question to the human
+// into a denial (dontAsk). The workflow applies it after the hooks had their
+// say, since a hook may still allow.
+func (m Mode) DeniesAsk() bool { return m == ModeDontAsk }
+
+// ModeLayer is layer 3: the permission mode's short-circuits.
+func ModeLayer(m Mode, c Call, env Env) Verdict {
+	switch m {
+	case ModePlan:
+		if readOnlyTools[c.Tool] {
+			return Verdict{Decision: Continue}
+		}
+		return Verdict{Decision: Deny, Layer: LayerMode, Reason: "plan mode: only read-only tools may run"}
+	case ModeBypass:
+		return Verdict{Decision: Allow, Layer: LayerMode, Reason: "bypass mode"}
+	case ModeAcceptEdits:
+		if c.Tool == "Write" || c.Tool == "Edit" {
+			in, err := parseInput(c, env)
+			if err == nil && in.rel != "" {
+				return Verdict{Decision: Allow, Layer: LayerMode, Reason: "acceptEdits mode: edit inside the workspace"}
+			}
+		}
+		return Verdict{Decision: Continue}
+	case "", ModeDefault, ModeDontAsk:
+		return Verdict{Decision: Continue}
+	}
+	return Verdict{Decision: Deny, Layer: LayerMode, Reason: fmt.Sprintf("unknown permission mode %q (fail closed)", m)}
+}
+
+// Evaluate runs layers 1-3 and returns the first deciding verdict, or
+// Continue. A Deny or Ask from the rules is final here (an ask rule or an
+// undecidable command is never turned into an allow by later layers), except
+// that plan mode denies every non-read-only call, even one the rules allow
+// or ask about.
+func (p *Policy) Evaluate(c Call, m Mode) Verdict {
+	v := p.Rules(c)
+	if v.Decision == Deny {
+		return v
+	}
+	if !m.Valid() {
+		return Verdict{Decision: Deny, Layer: LayerMode, Reason: fmt.Sprintf("unknown permission mode %q (fail closed)", m)}
+	}
+	if v.Decision == Ask || v.Decision == Allow {
+		if m == ModePlan && !readOnlyTools[c.Tool] {
+			return Verdict{Decision: Deny, Layer: LayerMode, Rule: v.Rule,
+				Reason: "plan mode: only read-only tools may run"}
+		}
+		return v
+	}
+	if v := ReadOnly(c); v.Decision != Continue {
+		return v
+	}
+	return ModeLayer(m, c, p.env)
+}
+
+// SuggestRule proposes the rule an Always or Never answer about c should add:
+// Bash(<normalised command>) for one simple command, Bash(<command text>) for
+// compound commands, Tool(<workspace-relative path>) for file tools, and the
+// bare tool name otherwise.
+func SuggestRule(c Call, env Env) string {
+	in, err := parseInput(c, env)
+	if err != nil {
+		return c.Tool
+	}
+	switch c.Tool {
+	case "Bash":
+		a := Analyze(in.command, env)
+		if len(a.Commands) == 1 && len(a.Undecidable) == 0 && len(a.WriteTargets) == 0 && !strings.ContainsAny(in.command, ";&|\n`$(<>") {
+			words := make([]string, len(a.Commands[0].Argv))
+			for i, w := range a.Commands[0].Argv {
+				words[i] = quoteSuggested(w)
+			}
+			return "Bash(" + strings.Join(words, " ") + ")"
+		}
+		return "Bash(" + strings.Join(strings.Fields(in.command), " ") + ")"
+	case "Read", "Write", "Edit":
+		if in.rel != "" && in.rel != "." {
+			return c.Tool + "(" + escapeGlob(in.rel) + ")"
+		}
+		return c.Tool + "(" + escapeGlob(in.abs) + ")"
+	}
+	return c.Tool
+}
+
+// quoteSuggested quotes a word of a suggested Bash rule so that the rule is
+// exact: glob characters and anything special to the shell end up quoted.
+func quoteSuggested(w string) string {
+	if w != "" && !strings.ContainsAny(w, " \t\n'\"\\*?[]{}()$`;&|<>#~!=") {
+		return w
+	}
+	if strings.Contains(w, "=") && !strings.ContainsAny(w, " \t\n'\"\\*?[]{}()$`;&|<>#~!") {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// escapeGlob quotes glob metacharacters so a suggested path rule matches
+// exactly that path.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,1001 @@
+package approval
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Limits that keep the analysis bounded on hostile input. Anything past them is
+// undecidable (and so never allowed by a rule).
+const (
+	maxShellDepth   = 6   // nested bash -c / eval / heredoc-to-shell re-parses
+	maxNodeDepth    = 200 // AST nesting (subshells in substitutions in ...)
+	maxBraceExpand  = 64  // words one brace expression may expand to
+	maxCommandBytes = 64 << 10
+)
+
+// SimpleCommand is one simple command found in a shell command line, after
+// quote removal, wrapper stripping and normalisation.
+type SimpleCommand struct {
+	// Name is the basename of argv[0] after wrappers (env, sudo, timeout …)
+	// were looked through.
+	Name string
+	// Args are the arguments after Name, quotes removed, paths cleaned, ~ and
+	// $HOME expanded. A dynamic word (a variable, a substitution) is kept as
+	// its source text.
+	Args []string
+	// Flags is the sorted set of flags for commands in the alias table
+	// (rm, chmod, cp …), normalised: "-rf", "-r -f", "--recursive --force"
+	// all become ["f", "r"]. Nil for other commands.
+	Flags []string
+	// Positionals are the non-flag arguments of alias-table commands, or all
+	// Args for other commands.
+	Positionals []string
+	// Wrappers are the basenames of the wrapper commands looked through,
+	// outermost first (e.g. ["sudo", "env"]).
+	Wrappers []string
+	// Text is the normalised command line rules match: Name, then (for
+	// alias-table commands) the sorted flags, then the positionals.
+	Text string
+	// Raw is the normalised command line including the wrappers.
+	Raw string
+	// Argv is the full argument vector including wrappers, quotes removed.
+	Argv []string
+}
+
+// Analysis is the static picture of a shell command line.
+type Analysis struct {
+	Commands []SimpleCommand
+	// Undecidable lists why parts of the command cannot be decided statically
+	// (dynamic command names, eval of variables, parse errors …). A command
+	// with any undecidable part is never allowed by a rule.
+	Undecidable []string
+	// WriteTargets are the (cleaned) files output redirections write to.
+	WriteTargets []string
+	// ForkBombs names functions that call themselves piped or backgrounded.
+	ForkBombs []string
+}
+
+// Analyze parses a shell command line and splits it into simple commands.
+// It is deterministic and never panics on any input.
+func Analyze(command string, env Env) *Analysis {
+	a := &analyzer{env: env, out: &Analysis{}}
+	if len(command) > maxCommandBytes {
+		a.undecidable("command is longer than the analysis limit")
+		return a.out
+	}
+	a.parse(command, 0)
+	return a.out
+}
+
+type analyzer struct {
+	env Env
+	out *Analysis
+}
+
+func (a *analyzer) undecidable(reason string) {
+	for _, r := range a.out.Undecidable {
+		if r == reason {
+			return
+		}
+	}
+	a.out.Undecidable = append(a.out.Undecidable, reason)
+}
+
+// parse parses src as a bash script and walks it. depth counts re-parses of
+// strings handed to a shell (bash -c, eval, heredocs).
+func (a *analyzer) parse(src string, depth int) {
+	if depth > maxShellDepth {
+		a.undecidable("shell nesting is too deep to analyse")
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		a.undecidable("shell parse error: " + err.Error())
+		// Deny rules still apply to whatever can be recovered.
+		f, err = syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.RecoverErrors(8)).Parse(strings.NewReader(src), "")
+		if err != nil || f == nil {
+			return
+		}
+	}
+	w := &walker{a: a, src: src, depth: depth}
+	w.stmts(f.Stmts, 0)
+}
+
+// walker walks one parsed source; src is needed to render dynamic words.
+type walker struct {
+	a     *analyzer
+	src   string
+	depth int
+}
+
+func (w *walker) source(n syntax.Node) string {
+	s, e := n.Pos(), n.End()
+	if !s.IsValid() || !e.IsValid() || s.IsRecovered() || e.IsRecovered() {
+		return "?"
+	}
+	so, eo := int(s.Offset()), int(e.Offset())
+	if so < 0 || eo > len(w.src) || so > eo {
+		return "?"
+	}
+	return w.src[so:eo]
+}
+
+func (w *walker) stmts(ss []*syntax.Stmt, nd int) {
+	for _, s := range ss {
+		w.stmt(s, nd)
+	}
+}
+
+func (w *walker) stmt(s *syntax.Stmt, nd int) {
+	if s == nil {
+		return
+	}
+	if nd > maxNodeDepth {
+		w.a.undecidable("command nesting is too deep to analyse")
+		return
+	}
+	var heredocShell []*syntax.Redirect
+	for _, r := range s.Redirs {
+		w.redirect(r, nd)
+		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc || r.Op == syntax.WordHdoc {
+			heredocShell = append(heredocShell, r)
+		}
+	}
+	switch c := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		w.call(c, heredocShell, s.Redirs, nd)
+	case *syntax.BinaryCmd:
+		w.stmt(c.X, nd+1)
+		w.stmt(c.Y, nd+1)
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, nd+1)
+	case *syntax.Block:
+		w.stmts(c.Stmts, nd+1)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			w.stmts(ic.Cond, nd+1)
+			w.stmts(ic.Then, nd+1)
+		}
+	case *syntax.WhileClause:
+		w.stmts(c.Cond, nd+1)
+		w.stmts(c.Do, nd+1)
+	case *syntax.ForClause:
+		w.nested(c.Loop, nd+1)
+		w.stmts(c.Do, nd+1)
+	case *syntax.CaseClause:
+		w.wordNested(c.Word, nd+1)
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				w.wordNested(p, nd+1)
+			}
+			w.stmts(it.Stmts, nd+1)
+		}
+	case *syntax.FuncDecl:
+		name := ""
+		if c.Name != nil {
+			name = c.Name.Value
+		}
+		if name != "" && selfCallsPipedOrBackground(name, c.Body) {
+			w.a.out.ForkBombs = append(w.a.out.ForkBombs, name)
+		}
+		w.stmt(c.Body, nd+1)
+	case *syntax.TimeClause:
+		w.stmt(c.Stmt, nd+1)
+	case *syntax.CoprocClause:
+		w.stmt(c.Stmt, nd+1)
+	case *syntax.DeclClause:
+		// declare/local/export/readonly: only assignments; look for
+		// substitutions in their values.
+		w.nested(c, nd+1)
+	default:
+		// Arithmetic, [[ ]], let, …: no command of their own, but they may
+		// hold command substitutions.
+		w.nested(c, nd+1)
+	}
+}
+
+// nested finds command and process substitutions anywhere below n and walks
+// their statements.
+func (w *walker) nested(n syntax.Node, nd int) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(node syntax.Node) bool {
+		switch x := node.(type) {
+		case *syntax.CmdSubst:
+			w.stmts(x.Stmts, nd+1)
+			return false
+		case *syntax.ProcSubst:
+			w.stmts(x.Stmts, nd+1)
+			return false
+		}
+		return true
+	})
+}
+
+func (w *walker) wordNested(word *syntax.Word, nd int) {
+	if word != nil {
+		w.nested(word, nd)
+	}
+}
+
+func (w *walker) redirect(r *syntax.Redirect, nd int) {
+	w.wordNested(r.Word, nd)
+	w.wordNested(r.Hdoc, nd)
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
+		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut, syntax.DplOut:
+		if r.Word == nil {
+			return
+		}
+		vals, static := w.word(r.Word)
+		if r.Op == syntax.DplOut && static && len(vals) == 1 && isFD(vals[0]) {
+			return // >&2 duplicates a descriptor, it names no file
+		}
+		for _, v := range vals {
+			w.a.out.WriteTargets = append(w.a.out.WriteTargets, v)
+		}
+	}
+}
+
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	for _, r := range strings.TrimSuffix(s, "-") {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// word is one evaluated shell word: its possible static values (several after
+// brace expansion) and whether it is fully static.
+func (w *walker) word(word *syntax.Word) ([]string, bool) {
+	if word == nil || len(word.Parts) == 0 {
+		return []string{""}, true
+	}
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), word.Parts...)}
+	syntax.SplitBraces(cp)
+	vals, static := w.parts(cp.Parts, true)
+	return vals, static
+}
+
+// parts evaluates word parts into their possible values. first marks the
+// start of a word, where an unquoted ~ expands.
+func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
+	vals := []string{""}
+	static := true
+	appendAll := func(alts []string) {
+		if len(vals)*len(alts) > maxBraceExpand {
+			static = false
+			alts = alts[:1]
+		}
+		next := make([]string, 0, len(vals)*len(alts))
+		for _, v := range vals {
+			for _, s := range alts {
+				next = append(next, v+s)
+			}
+		}
+		vals = next
+	}
+	for i, p := range parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			s := unescapeUnquoted(x.Value)
+			if i == 0 && first && strings.HasPrefix(x.Value, "~") {
+				if x.Value == "~" || strings.HasPrefix(x.Value, "~/") {
+					if w.a.env.Home != "" {
+						s = w.a.env.Home + s[1:]
+					} else {
+						static = false
+					}
+				} else {
+					static = false // ~user: another user's home, unknown here
+				}
+			}
+			appendAll([]string{s})
+		case *syntax.SglQuoted:
+			if x.Dollar && strings.Contains(x.Value, `\`) {
+				static = false // $'\x72m': ANSI-C escapes are not decoded here
+				appendAll([]string{w.source(x)})
+				continue
+			}
+			appendAll([]string{x.Value})
+		case *syntax.DblQuoted:
+			var b strings.Builder
+			for _, q := range x.Parts {
+				switch y := q.(type) {
+				case *syntax.Lit:
+					b.WriteString(unescapeDouble(y.Value))
+				case *syntax.ParamExp:
+					if h, ok := w.home(y); ok {
+						b.WriteString(h)
+					} else {
+						static = false
+						b.WriteString(w.source(y))
+					}
+				default:
+					w.nested(y, 0)
+					static = false
+					b.WriteString(w.source(y))
+				}
+			}
+			appendAll([]string{b.String()})
+		case *syntax.ParamExp:
+			if h, ok := w.home(x); ok {
+				appendAll([]string{h})
+				continue
+			}
+			w.nested(x, 0)
+			static = false
+			appendAll([]string{w.source(x)})
+		case *syntax.BraceExp:
+			if x.Sequence {
+				static = false
+				appendAll([]string{w.source(x)})
+				continue
+			}
+			var alts []string
+			for _, e := range x.Elems {
+				ev, st := w.parts(e.Parts, false)
+				static = static && st
+				alts = append(alts, ev...)
+				if len(alts) > maxBraceExpand {
+					static = false
+					break
+				}
+			}
+			if len(alts) == 0 {
+				alts = []string{""}
+			}
+			appendAll(alts)
+		default:
+			// Command/process substitution, arithmetic, extended globs:
+			// walk what runs inside, keep the source text as the value.
+			w.nested(x, 0)
+			if _, ok := x.(*syntax.ExtGlob); !ok {
+				static = false
+			}
+			appendAll([]string{w.source(x)})
+		}
+	}
+	return vals, static
+}
+
+// home reports whether a parameter expansion is plain $HOME / ${HOME}.
+func (w *walker) home(p *syntax.ParamExp) (string, bool) {
+	if p.Param == nil || p.Param.Value != "HOME" || w.a.env.Home == "" {
+		return "", false
+	}
+	if p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil ||
+		p.Repl != nil || p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil {
+		return "", false
+	}
+	return w.a.env.Home, true
+}
+
+// unescapeUnquoted removes backslash quoting outside quotes: \x → x, and a
+// backslash-newline disappears.
+func unescapeUnquoted(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDouble removes the backslashes that are special inside double quotes.
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// argWord is an evaluated argument: its text and whether it is static.
+type argWord struct {
+	s      string
+	static bool
+}
+
+// dangerousAssign are variables whose per-command assignment changes what a
+// command runs or loads; a command carrying one is never allowed by a rule.
+var dangerousAssign = map[string]bool{
+	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
+	"BASH_ENV": true, "ENV": true, "IFS": true, "PROMPT_COMMAND": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "GIT_EXEC_PATH": true,
+	"GIT_SSH_COMMAND": true, "GIT_CONFIG_GLOBAL": true, "PYTHONSTARTUP": true,
+	"NODE_OPTIONS": true, "PERL5OPT": true, "DYLD_INSERT_LIBRARIES": true,
+}
+
+func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, nd int) {
+	for _, as := range c.Assigns {
+		w.nested(as, nd)
+		if as.Name != nil && len(c.Args) > 0 && dangerousAssign[as.Name.Value] {
+			w.a.undecidable("assignment to " + as.Name.Value + " changes what the command runs")
+		}
+	}
+	var args []argWord
+	for _, word := range c.Args {
+		vals, static := w.word(word)
+		if !static && len(vals) == 1 && vals[0] == "" {
+			vals[0] = w.source(word)
+		}
+		for _, v := range vals {
+			args = append(args, argWord{s: v, static: static})
+		}
+	}
+	if len(args) == 0 {
+		return
+	}
+	w.command(args, wrapping{}, heredocs, redirs, nd)
+}
+
+// shells are the interpreters whose -c string (or heredoc on stdin) is
+// re-parsed as shell code.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
+	"ash": true, "busybox": false, "fish": true,
+}
+
+// privileged are wrappers that run their command as another user.
+var privileged = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "run0": true}
+
+// command interprets one argv (after wrappers before it were stripped).
+func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
+	if nd > maxNodeDepth {
+		w.a.undecidable("command nesting is too deep to analyse")
+		return
+	}
+	if !args[0].static {
+		w.a.undecidable("command name is not static: " + args[0].s)
+		return
+	}
+	name := path.Base(args[0].s)
+	if args[0].s == "" {
+		name = ""
+	}
+	rest := args[1:]
+
+	// Wrappers: record them and analyse the command they run.
+	if inner, ok := unwrap(name, rest); ok {
+		if inner < 0 {
+			if privileged[name] || name == "su" {
+				w.emit(args, wrappers) // e.g. bare "sudo -i": still a sudo
+			}
+			w.a.undecidable("cannot tell which command " + name + " runs")
+			return
+		}
+		if inner >= len(rest) {
+			w.emit(args, wrappers) // wrapper alone, e.g. "env" or "sudo -v"
+			return
+		}
+		if name == "env" {
+			for _, r := range rest[:inner] {
+				if k, _, ok := strings.Cut(r.s, "="); ok && dangerousAssign[k] {
+					w.a.undecidable("assignment to " + k + " changes what the command runs")
+				}
+			}
+		}
+		if privileged[name] {
+			// Record the privileged wrapper itself, so presets see it even
+			// when the wrapped command is harmless.
+			w.emit(args[:1], wrappers)
+		}
+		w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
+		if name == "xargs" {
+			w.a.undecidable("xargs appends arguments read at run time")
+		}
+		return
+	}
+
+	switch {
+	case shells[name]:
+		script, ok, reads := shellScript(rest)
+		switch {
+		case ok && script.static:
+			w.emit(args, wrappers)
+			w.a.parse(script.s, w.depth+1)
+			return
+		case ok:
+			w.emit(args, wrappers)
+			w.a.undecidable(name + " -c with a dynamic script")
+			return
+		case reads:
+			w.emit(args, wrappers)
+			if len(heredocs) == 0 {
+				w.a.undecidable(name + " reads its script from standard input")
+				return
+			}
+			for _, h := range heredocs {
+				body := h.Hdoc
+				if h.Op == syntax.WordHdoc {
+					body = h.Word
+				}
+				vals, static := w.word(body)
+				if !static || len(vals) != 1 {
+					w.a.undecidable("heredoc fed to " + name + " is not static")
+					continue
+				}
+				w.a.parse(vals[0], w.depth+1)
+			}
+			return
+		}
+		for _, r := range redirs {
+			if r.Op == syntax.RdrIn {
+				w.a.undecidable(name + " reads a script from a file")
+			}
+		}
+	case name == "eval":
+		var parts []string
+		for _, r := range rest {
+			if !r.static {
+				w.emit(args, wrappers)
+				w.a.undecidable("eval of a dynamic string")
+				return
+			}
+			parts = append(parts, r.s)
+		}
+		w.a.parse(strings.Join(parts, " "), w.depth+1)
+		return
+	case name == "find":
+		w.findExec(rest, wrappers, nd)
+	case name == "watch":
+		w.watch(rest, nd)
+	}
+	w.emit(args, wrappers)
+}
+
+// shellScript finds the script of a shell invocation: the argument after -c
+// (also in clusters such as -lc or -xec). reads is true when the shell would
+// read its script from standard input (no -c and no script file operand).
+func shellScript(rest []argWord) (script argWord, ok, reads bool) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.static {
+			return argWord{}, false, false
+		}
+		switch {
+		case a.s == "--" || a.s == "-":
+			if i+1 < len(rest) {
+				return argWord{}, false, false
+			}
+			return argWord{}, false, true
+		case a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file":
+			i++ // option with a value
+		case strings.HasPrefix(a.s, "--"):
+		case strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+"):
+			if strings.Contains(a.s[1:], "c") {
+				if i+1 < len(rest) {
+					return rest[i+1], true, false
+				}
+				return argWord{}, false, false
+			}
+			if strings.Contains(a.s[1:], "s") {
+				return argWord{}, false, true
+			}
+		default:
+			return argWord{}, false, false // a script file operand
+		}
+	}
+	return argWord{}, false, true
+}
+
+// findExec emits the commands find runs with -exec, -execdir, -ok, -okdir.
+func (w *walker) findExec(rest []argWord, wrappers wrapping, nd int) {
+	for i := 0; i < len(rest); i++ {
+		switch rest[i].s {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(rest) && rest[j].s != ";" && rest[j].s != "+" {
+				j++
+			}
+			if j > i+1 {
+				w.command(rest[i+1:j], wrappers, nil, nil, nd+1)
+			}
+			i = j
+		case "-delete":
+			// find … -delete removes what it finds; presets model it as rm -r.
+			var paths []argWord
+			for _, r := range rest {
+				if strings.HasPrefix(r.s, "-") || r.s == "!" || r.s == "(" {
+					break
+				}
+				paths = append(paths, r)
+			}
+			if len(paths) > 0 {
+				synthetic := append([]argWord{{s: "rm", static: true}, {s: "-r", static: true}}, paths...)
+				w.emit(synthetic, wrappers.add([]argWord{{s: "find", static: true}}))
+			}
+		}
+	}
+}
+
+// watch runs its arguments joined with spaces through sh -c.
+func (w *walker) watch(rest []argWord, nd int) {
+	i := 0
+	for i < len(rest) && strings.HasPrefix(rest[i].s, "-") {
+		switch rest[i].s {
+		case "-n", "--interval", "-d", "-q", "--equexit":
+			if rest[i].s == "-n" || rest[i].s == "--interval" || rest[i].s == "-q" {
+				i++
+			}
+		}
+		i++
+	}
+	var parts []string
+	for _, r := range rest[min(i, len(rest)):] {
+		if !r.static {
+			w.a.undecidable("watch of a dynamic command")
+			return
+		}
+		parts = append(parts, r.s)
+	}
+	if len(parts) > 0 {
+		w.a.parse(strings.Join(parts, " "), w.depth+1)
+	}
+}
+
+// wrapping is the chain of wrapper commands around a command.
+type wrapping struct {
+	words []argWord // their full argv, in order
+	names []string  // their basenames, outermost first
+}
+
+func (wr wrapping) add(args []argWord) wrapping {
+	return wrapping{
+		words: append(append([]argWord(nil), wr.words...), args...),
+		names: append(append([]string(nil), wr.names...), path.Base(args[0].s)),
+	}
+}
+
+// emit records a simple command.
+func (w *walker) emit(args []argWord, wr wrapping) {
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = a.s
+	}
+	sc := normaliseWords(words)
+	sc.Argv = words
+	if len(wr.names) > 0 {
+		sc.Wrappers = wr.names
+		full := make([]string, 0, len(wr.words)+len(args))
+		for _, x := range wr.words {
+			full = append(full, x.s)
+		}
+		full = append(full, words...)
+		sc.Raw = normaliseWords(full).Text
+		sc.Argv = full
+	}
+	w.a.out.Commands = append(w.a.out.Commands, sc)
+}
+
+// normaliseWords builds the normalised form of argv: basename of the name,
+// cleaned paths, and for alias-table commands sorted, de-aliased flags.
+func normaliseWords(words []string) SimpleCommand {
+	if len(words) == 0 {
+		return SimpleCommand{}
+	}
+	sc := SimpleCommand{Name: path.Base(words[0])}
+	if words[0] == "" {
+		sc.Name = ""
+	}
+	for _, a := range words[1:] {
+		sc.Args = append(sc.Args, cleanArg(a))
+	}
+	parts := []string{quoteWord(sc.Name)}
+	if spec, ok := flagTable[sc.Name]; ok {
+		set := map[string]bool{}
+		endOfFlags := false
+		for i := 0; i < len(sc.Args); i++ {
+			a := sc.Args[i]
+			switch {
+			case endOfFlags || a == "-" || !strings.HasPrefix(a, "-"):
+				sc.Positionals = append(sc.Positionals, a)
+			case a == "--":
+				endOfFlags = true
+			case strings.HasPrefix(a, "--"):
+				k, v, hasV := strings.Cut(a[2:], "=")
+				if alias, ok := spec.aliases[k]; ok {
+					k = alias
+				}
+				if hasV {
+					k += "=" + v
+				} else if spec.longValue[k] && i+1 < len(sc.Args) {
+					i++
+					k += "=" + sc.Args[i]
+				}
+				set[k] = true
+			default:
+				cluster := a[1:]
+				for j := 0; j < len(cluster); j++ {
+					f := string(cluster[j])
+					if alias, ok := spec.aliases[f]; ok {
+						f = alias
+					}
+					if spec.shortValue[cluster[j]] {
+						v := cluster[j+1:]
+						if v == "" && i+1 < len(sc.Args) {
+							i++
+							v = sc.Args[i]
+						}
+						set[f+"="+v] = true
+						break
+					}
+					set[f] = true
+				}
+			}
+		}
+		for f := range set {
+			sc.Flags = append(sc.Flags, f)
+		}
+		sort.Strings(sc.Flags)
+		for _, f := range sc.Flags {
+			if len(f) == 1 {
+				parts = append(parts, "-"+f)
+			} else {
+				parts = append(parts, quoteWord("--"+f))
+			}
+		}
+		for _, p := range sc.Positionals {
+			parts = append(parts, quoteWord(p))
+		}
+	} else {
+		sc.Positionals = sc.Args
+		for _, a := range sc.Args {
+			parts = append(parts, quoteWord(a))
+		}
+	}
+	sc.Text = strings.Join(parts, " ")
+	sc.Raw = sc.Text
+	return sc
+}
+
+// flagSpec describes how a command's flags normalise.
+type flagSpec struct {
+	aliases    map[string]string // long or short spelling → canonical name
+	shortValue map[byte]bool     // short flags that take a value
+	longValue  map[string]bool   // canonical long flags that take a value
+}
+
+// flagTable lists the commands whose flags may be permuted and combined freely
+// (GNU-style), so "-rf", "-fr", "-r -f" and "--recursive --force" compare equal.
+var flagTable = map[string]flagSpec{
+	"rm": {aliases: map[string]string{"R": "r", "recursive": "r", "force": "f", "dir": "d",
+		"verbose": "v", "interactive": "i"}},
+	"rmdir": {aliases: map[string]string{"parents": "p", "verbose": "v"}},
+	"chmod": {aliases: map[string]string{"recursive": "R", "verbose": "v", "changes": "c",
+		"silent": "f", "quiet": "f"}},
+	"chown": {aliases: map[string]string{"recursive": "R", "verbose": "v", "changes": "c",
+		"silent": "f", "quiet": "f", "no-dereference": "h", "dereference": "L"}},
+	"chgrp": {aliases: map[string]string{"recursive": "R", "verbose": "v", "changes": "c",
+		"silent": "f", "quiet": "f", "no-dereference": "h"}},
+	"cp": {aliases: map[string]string{"R": "r", "recursive": "r", "force": "f", "archive": "a",
+		"interactive": "i", "verbose": "v", "no-clobber": "n", "update": "u", "link": "l",
+		"symbolic-link": "s", "target-directory": "t", "suffix": "S", "preserve": "p"},
+		shortValue: map[byte]bool{'t': true, 'S': true}, longValue: map[string]bool{"t": true, "S": true}},
+	"mv": {aliases: map[string]string{"force": "f", "interactive": "i", "verbose": "v",
+		"no-clobber": "n", "update": "u", "target-directory": "t", "suffix": "S"},
+		shortValue: map[byte]bool{'t': true, 'S': true}, longValue: map[string]bool{"t": true, "S": true}},
+	"ln": {aliases: map[string]string{"symbolic": "s", "force": "f", "verbose": "v",
+		"no-dereference": "n", "target-directory": "t", "suffix": "S"},
+		shortValue: map[byte]bool{'t': true, 'S': true}, longValue: map[string]bool{"t": true, "S": true}},
+	"mkdir": {aliases: map[string]string{"parents": "p", "verbose": "v", "mode": "m"},
+		shortValue: map[byte]bool{'m': true}, longValue: map[string]bool{"m": true}},
+	"shred": {aliases: map[string]string{"remove": "u", "force": "f", "zero": "z", "verbose": "v",
+		"iterations": "n"}, shortValue: map[byte]bool{'n': true}, longValue: map[string]bool{"n": true}},
+}
+
+// cleanArg lexically cleans arguments that look like paths, so /home/./u/../
+// and /home compare equal. URLs and other words are left alone.
+func cleanArg(a string) string {
+	if a == "" || strings.Contains(a, "://") {
+		return a
+	}
+	if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && strings.HasPrefix(a, "-") == false && looksLikePath(v) {
+		return k + "=" + path.Clean(v) // dd of=/dev/sda/ and similar
+	}
+	if looksLikePath(a) {
+		return path.Clean(a)
+	}
+	return a
+}
+
+func looksLikePath(a string) bool {
+	return strings.HasPrefix(a, "/") || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") ||
+		a == "." || a == ".." || (strings.Contains(a, "/") && !strings.HasPrefix(a, "-"))
+}
+
+// quoteWord renders a word unambiguously in a normalised command line.
+func quoteWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func isDuration(s string) bool {
+	if s == "" {
+		return false
+	}
+	s = strings.TrimRight(s, "smhd")
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// unwrap reports whether name is a wrapper command and, if so, the index in
+// rest where the wrapped command starts (len(rest) if none; -1 if it cannot
+// be told statically).
+func unwrap(name string, rest []argWord) (int, bool) {
+	// valued lists the options of each wrapper that take a separate value.
+	type wrapper struct {
+		valued   string   // short options taking a value
+		longVal  []string // long options taking a separate value
+		posArgs  int      // positional arguments before the command (timeout DURATION)
+		dashNum  bool     // accepts -N (nice -10)
+		assigns  bool     // accepts NAME=value before the command (env)
+		optStops bool     // options end at the first non-option
+	}
+	ws := map[string]wrapper{
+		"env":     {valued: "uCS", longVal: []string{"--unset", "--chdir", "--split-string"}, assigns: true},
+		"sudo":    {valued: "ugpChDrtTUR", longVal: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--chroot", "--command-timeout"}},
+		"doas":    {valued: "uC"},
+		"pkexec":  {longVal: []string{"--user"}},
+		"run0":    {valued: "uD", longVal: []string{"--user", "--chdir", "--setenv", "--property", "--unit", "--description", "--slice", "--nice"}},
+		"timeout": {valued: "sk", longVal: []string{"--signal", "--kill-after"}, posArgs: 1},
+		"nice":    {valued: "n", longVal: []string{"--adjustment"}, dashNum: true},
+		"nohup":   {},
+		"time":    {valued: "fo", longVal: []string{"--format", "--output"}},
+		"xargs":   {valued: "aEeIiLlnPsd", longVal: []string{"--arg-file", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}},
+		"command": {},
+		"builtin": {},
+		"exec":    {valued: "a"},
+		"stdbuf":  {valued: "ioe", longVal: []string{"--input", "--output", "--error"}},
+		"ionice":  {valued: "cnp", longVal: []string{"--class", "--classdata", "--pid"}},
+		"chrt":    {posArgs: 1},
+		"setsid":  {},
+		"unbuffer": {},
+		"caffeinate": {},
+		"flock":   {valued: "wEc", posArgs: 1},
+		"taskset": {posArgs: 1},
+		"numactl": {},
+		"systemd-run": {valued: "pEuM", longVal: []string{"--unit", "--property", "--setenv", "--uid", "--gid", "--description", "--slice", "--working-directory"}},
+	}
+	wr, ok := ws[name]
+	if !ok {
+		return 0, false
+	}
+	i := 0
+	for i < len(rest) {
+		a := rest[i]
+		if !a.static {
+			return -1, true
+		}
+		s := a.s
+		switch {
+		case s == "--":
+			i++
+			goto positional
+		case wr.assigns && strings.Contains(s, "=") && !strings.HasPrefix(s, "-"):
+			i++
+		case strings.HasPrefix(s, "--"):
+			k, _, hasV := strings.Cut(s, "=")
+			i++
+			if !hasV {
+				for _, lv := range wr.longVal {
+					if lv == k {
+						i++
+					}
+				}
+			}
+			if name == "env" && (k == "--split-string") {
+				return -1, true
+			}
+		case strings.HasPrefix(s, "-") && len(s) > 1:
+			if name == "env" && strings.Contains(s, "S") {
+				return -1, true // env -S 'cmd args': a string split at run time
+			}
+			if name == "command" && strings.ContainsAny(s, "vV") {
+				return len(rest), true // command -v NAME only looks a name up
+			}
+			if wr.dashNum && isDuration(strings.TrimPrefix(s[1:], "-")) {
+				i++
+				continue
+			}
+			i++
+			for j := 1; j < len(s); j++ {
+				if strings.IndexByte(wr.valued, s[j]) >= 0 {
+					if j == len(s)-1 {
+						i++ // value is the next word
+					}
+					break
+				}
+			}
+		default:
+			goto positional
+		}
+	}
+positional:
+	// timeout DURATION COMMAND, chrt PRIORITY COMMAND, taskset MASK COMMAND …
+	i += wr.posArgs
+	if i > len(rest) {
+		return len(rest), true
+	}
+	return i, true
+}
+
+// selfCallsPipedOrBackground reports whether the function body calls name in
+// a pipeline or in the background: the shape of a fork bomb.
+func selfCallsPipedOrBackground(name string, body *syntax.Stmt) bool {
+	found := false
+	var visit func(s *syntax.Stmt, piped bool, depth int)
+	visit = func(s *syntax.Stmt, piped bool, depth int) {
+		if s == nil || found || depth > maxNodeDepth {
+			return
+		}
+		bg := piped || s.Background || s.Coprocess
+		switch c := s.Cmd.(type) {
+		case *syntax.CallExpr:
+			if bg && len(c.Args) > 0 && c.Args[0].Lit() == name {
+				found = true
+			}
+		case *syntax.BinaryCmd:
+			p := bg || c.Op == syntax.Pipe || c.Op == syntax.PipeAll
+			visit(c.X, p, depth+1)
+			visit(c.Y, p, depth+1)
+		case *syntax.Block:
+			for _, x := range c.Stmts {
+				visit(x, bg, depth+1)
+			}
+		case *syntax.Subshell:
+			for _, x := range c.Stmts {
+				visit(x, bg, depth+1)
+			}
+		case *syntax.IfClause:
+			for ic := c; ic != nil; ic = ic.Else {
+				for _, x := range ic.Then {
+					visit(x, bg, depth+1)
+				}
+			}
+		case *syntax.WhileClause:
+			for _, x := range c.Do {
+				visit(x, bg, depth+1)
+			}
+		}
+	}
+	visit(body, false, 0)
+	return found
+}
