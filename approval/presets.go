@@ -190,7 +190,7 @@ var presets = []Preset{
 			"bash -c ':(){ :|:& };:'",
 		},
 		MustNotMatch: []string{"f() { echo hi; }; f", "f() { g | h; }; f", "count() { count_lines | wc; }"},
-		analysis: func(a *Analysis, _ Env) bool { return len(a.ForkBombs) > 0 },
+		analysis:     func(a *Analysis, _ Env) bool { return len(a.ForkBombs) > 0 },
 	},
 	{
 		Name:        "shutdown",

@@ -18,14 +18,14 @@ var ErrMalformedRule = errors.New("malformed rule")
 type ruleKind int
 
 const (
-	kindAny    ruleKind = iota // "Tool" or "Tool(*)": every call of the tool
-	kindExact                  // Bash(npm test): the normalised command line, exactly
-	kindPrefix                 // Bash(npm run test:*): these words, then anything
-	kindGlob                   // Bash(git push *): a glob over the normalised command line
-	kindRegexp                 // Bash(re:^git (status|log)\b)
-	kindPath                   // Read(.env*), Edit(src/**): a glob over a path
-	kindText                   // Bash(a && b): the whole command text, exactly
-	kindLiteral                // Tool(x) for tools without known input: the specifier, exactly
+	kindAny     ruleKind = iota // "Tool" or "Tool(*)": every call of the tool
+	kindExact                   // Bash(npm test): the normalised command line, exactly
+	kindPrefix                  // Bash(npm run test:*): these words, then anything
+	kindGlob                    // Bash(git push *): a glob over the normalised command line
+	kindRegexp                  // Bash(re:^git (status|log)\b)
+	kindPath                    // Read(.env*), Edit(src/**): a glob over a path
+	kindText                    // Bash(a && b): the whole command text, exactly
+	kindLiteral                 // Tool(x) for tools without known input: the specifier, exactly
 )
 
 // pathTools are the tools whose specifier is a path pattern, and the input
