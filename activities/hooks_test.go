@@ -1,0 +1,172 @@
+package activities
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/hooks"
+)
+
+func TestRunHooksActivity(t *testing.T) {
+	dir := t.TempDir()
+	guard := filepath.Join(dir, "guard.sh")
+	require.NoError(t, os.WriteFile(guard, []byte(`#!/bin/sh
+# Deny rm, rewrite everything else to run in the workspace's build dir.
+if grep -q '"rm ' ; then echo "no rm, please" >&2; exit 2; fi
+echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"make -C build"}}}'
+`), 0o755))
+	hooksFor := []hooks.CommandHook{
+		{Name: "slow-observer", Command: "sleep 0.3", Timeout: 10 * time.Second, Point: hooks.ToolApprovalPre},
+		{Name: "guard", Command: guard, Timeout: 10 * time.Second, Point: hooks.ToolApprovalPre},
+	}
+	payload := func(cmd string) hooks.Payload {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		return hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "job-7", Tool: "Bash", Input: in}
+	}
+
+	tests := []struct {
+		name string
+		cmd  string
+		want hooks.Result
+	}{
+		{"deny", "rm -rf /tmp/x", hooks.Result{Decision: "deny", Reason: "no rm, please", Hook: "guard"}},
+		{"allow with rewrite", "make", hooks.Result{Decision: "allow", ModifiedInput: json.RawMessage(`{"command":"make -C build"}`), Hook: "guard"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			var beats atomic.Int32
+			env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+			env.RegisterActivityWithOptions((&Hooks{HeartbeatEvery: 50 * time.Millisecond}).RunHooks,
+				activity.RegisterOptions{Name: HooksActivity})
+
+			val, err := env.ExecuteActivity(HooksActivity, HookRequest{Hooks: hooksFor, Payload: payload(tt.cmd), Dir: dir})
+			require.NoError(t, err)
+			var resp HookResponse
+			require.NoError(t, val.Get(&resp))
+
+			assert.True(t, resp.Decided)
+			assert.Equal(t, tt.want, resp.Result)
+			require.Len(t, resp.Outcomes, 2)
+			assert.Equal(t, "slow-observer", resp.Outcomes[0].Hook)
+			assert.True(t, resp.Outcomes[0].Result.Empty())
+			assert.Empty(t, resp.Outcomes[1].Err)
+			// The SDK throttles heartbeats without a heartbeat timeout, so only
+			// the first reaches the listener here; TestRunHooksHeartbeats checks
+			// that heartbeats keep a slow hook alive.
+			assert.GreaterOrEqual(t, beats.Load(), int32(1))
+		})
+	}
+}
+
+// hookTestWorkflow runs RunHooks once with a short heartbeat timeout and no
+// retries, so a missing heartbeat fails it.
+func hookTestWorkflow(ctx workflow.Context, req HookRequest) (HookResponse, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		HeartbeatTimeout:    time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	var resp HookResponse
+	err := workflow.ExecuteActivity(ctx, HooksActivity, req).Get(ctx, &resp)
+	return resp, err
+}
+
+func TestRunHooksHeartbeats(t *testing.T) {
+	dir := t.TempDir()
+	// The hook outlives the 1 s heartbeat timeout more than twice over. (The SDK
+	// batches heartbeats to 80% of the timeout, so the margin is 200 ms.)
+	req := HookRequest{
+		Hooks:   []hooks.CommandHook{{Name: "slow", Command: `sleep 2.5; echo '{"decision":"ask"}'`, Timeout: 10 * time.Second}},
+		Payload: hooks.Payload{Point: hooks.ToolApprovalPre, Tool: "Bash"},
+		Dir:     dir,
+	}
+	tests := []struct {
+		name    string
+		every   time.Duration
+		wantErr bool
+	}{
+		{"heartbeating keeps the slow hook alive", 50 * time.Millisecond, false},
+		// Negative control: proves the timeout is real, so the case above
+		// passes because of the heartbeats.
+		{"without heartbeats it times out", time.Minute, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			env.SetTestTimeout(time.Minute) // the default 3 s is wall time, shorter than the hook
+			env.RegisterWorkflow(hookTestWorkflow)
+			env.RegisterActivityWithOptions((&Hooks{HeartbeatEvery: tt.every}).RunHooks,
+				activity.RegisterOptions{Name: HooksActivity})
+			env.ExecuteWorkflow(hookTestWorkflow, req)
+			require.True(t, env.IsWorkflowCompleted())
+			err := env.GetWorkflowError()
+			if tt.wantErr {
+				require.Error(t, err)
+				var timeoutErr *temporal.TimeoutError
+				require.True(t, errors.As(err, &timeoutErr), "want a heartbeat timeout, got %v", err)
+				return
+			}
+			require.NoError(t, err)
+			var resp HookResponse
+			require.NoError(t, env.GetWorkflowResult(&resp))
+			assert.Equal(t, hooks.Result{Decision: "ask", Hook: "slow"}, resp.Result)
+		})
+	}
+}
+
+func TestRunHooksActivityBadRequest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	tests := []struct {
+		name string
+		req  HookRequest
+		want string
+	}{
+		{"no dir", HookRequest{}, "dir (the workspace) is empty"},
+		{"missing dir", HookRequest{Dir: filepath.Join(dir, "gone")}, "workspace:"},
+		{"dir is a file", HookRequest{Dir: file}, "is not a directory"},
+		{"empty command", HookRequest{Dir: dir, Hooks: []hooks.CommandHook{{Name: "x"}}}, "hooks[0] (x): empty command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: HooksActivity})
+			_, err := env.ExecuteActivity(HooksActivity, tt.req)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			var appErr *temporal.ApplicationError
+			require.True(t, errors.As(err, &appErr), "want an ApplicationError, got %T", err)
+			assert.True(t, appErr.NonRetryable())
+		})
+	}
+}
+
+func TestRunHooksActivityNoHooks(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: HooksActivity})
+	val, err := env.ExecuteActivity(HooksActivity, HookRequest{Dir: t.TempDir()})
+	require.NoError(t, err)
+	var resp HookResponse
+	require.NoError(t, val.Get(&resp))
+	assert.False(t, resp.Decided)
+	assert.Empty(t, resp.Outcomes)
+}
