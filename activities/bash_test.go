@@ -1,0 +1,231 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/sandbox"
+)
+
+// realSandbox is the sandbox the worker would use. bwrap may be present but
+// unusable (no user namespaces); New then falls back, and the tests still
+// hold, since they only use what both backends promise.
+func realSandbox(t *testing.T) sandbox.Sandbox {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+		t.Skipf("skipping: /usr/bin/bwrap is missing (%v); install bubblewrap to run the Bash tests", err)
+	}
+	sb, err := sandbox.New(sandbox.Config{})
+	require.NoError(t, err)
+	name, why := sb.Backend()
+	t.Logf("sandbox backend %s (%s)", name, why)
+	return sb
+}
+
+func TestBash(t *testing.T) {
+	sb := realSandbox(t)
+	ws := t.TempDir()
+	mkfiles(t, ws, map[string]string{"in.txt": "from the workspace\n"})
+	tools := &Tools{Sandbox: sb}
+	exit := func(n int) *int { return &n }
+	tests := []struct {
+		name      string
+		input     string
+		maxOutput int
+		exit      *int
+		isErr     bool
+		truncated bool
+		contains  []string
+		excludes  []string
+	}{
+		{name: "stdout", input: `{"command":"echo hello","description":"say hello"}`, exit: exit(0),
+			contains: []string{"hello\n"}, excludes: []string{"[exit code"}},
+		{name: "runs in the workspace", input: `{"command":"cat in.txt && touch made.txt"}`, exit: exit(0),
+			contains: []string{"from the workspace"}},
+		{name: "stderr and exit code", input: `{"command":"echo out; sleep 0.1; echo err >&2; exit 3"}`, exit: exit(3), isErr: true,
+			contains: []string{"out\nerr\n[exit code 3]"}},
+		{name: "no output", input: `{"command":"true"}`, exit: exit(0), contains: []string{"(no output)"}},
+		{name: "bash syntax", input: `{"command":"for i in 1 2 3; do printf \"%s,\" $i; done"}`, exit: exit(0),
+			contains: []string{"1,2,3,"}},
+		{name: "timeout kills", input: `{"command":"echo started; sleep 30","timeout":500}`, isErr: true,
+			contains: []string{"started", "[command killed: timeout"}},
+		{name: "huge output capped", input: `{"command":"head -c 300000 /dev/zero | tr '\\0' 'x'; echo; echo THE-END"}`,
+			maxOutput: 3000, exit: exit(0), truncated: true,
+			contains: []string{"[output truncated: ", "THE-END"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := tools.Bash(t.Context(), ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input), MaxOutput: tc.maxOutput})
+			require.NoError(t, err)
+			require.Equal(t, tc.isErr, res.IsError, res.Output)
+			require.Equal(t, tc.truncated, res.Truncated, res.Output)
+			require.NotNil(t, res.ExitCode)
+			if tc.exit != nil {
+				require.Equal(t, *tc.exit, *res.ExitCode, res.Output)
+			}
+			for _, c := range tc.contains {
+				require.Contains(t, res.Output, c)
+			}
+			for _, c := range tc.excludes {
+				require.NotContains(t, res.Output, c)
+			}
+			if tc.maxOutput > 0 {
+				require.LessOrEqual(t, len(res.Output), tc.maxOutput)
+			}
+			require.Less(t, time.Since(start), 20*time.Second, "timeout not enforced")
+		})
+	}
+	_, err := os.Stat(filepath.Join(ws, "made.txt"))
+	require.NoError(t, err, "a command's writes to the workspace persist")
+}
+
+// Bash heartbeats while the command runs, through a real Temporal activity
+// environment.
+func TestBashHeartbeats(t *testing.T) {
+	sb := realSandbox(t)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	// Count heartbeats where the activity records them; the SDK throttles
+	// what it sends on to the server, which is not what is tested here.
+	var beats atomic.Int32
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&heartbeatCounter{n: &beats}}})
+	tools := &Tools{Sandbox: sb, HeartbeatInterval: 100 * time.Millisecond}
+	env.RegisterActivity(tools.Bash)
+	val, err := env.ExecuteActivity(tools.Bash, ToolRequest{
+		Workspace: t.TempDir(),
+		Input:     json.RawMessage(`{"command":"sleep 1.2; echo done"}`),
+		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
+	})
+	require.NoError(t, err)
+	var res ToolResult
+	require.NoError(t, val.Get(&res))
+	require.False(t, res.IsError, res.Output)
+	require.Contains(t, res.Output, "done")
+	require.GreaterOrEqual(t, beats.Load(), int32(5), "expected a heartbeat every 100ms during a 1.2s command")
+}
+
+// A cancelled activity is an activity error, not a result for the model.
+func TestBashCancelled(t *testing.T) {
+	sb := realSandbox(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := (&Tools{Sandbox: sb}).Bash(ctx, ToolRequest{Workspace: t.TempDir(), Input: json.RawMessage(`{"command":"sleep 30"}`)})
+	require.Less(t, time.Since(start), 15*time.Second)
+	if err == nil {
+		// The sandbox may report the kill as a result instead; it must
+		// then say it was killed.
+		require.True(t, res.IsError, res.Output)
+		require.Contains(t, res.Output, "killed")
+		return
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestFormatBashResult(t *testing.T) {
+	tests := []struct {
+		name  string
+		res   sandbox.Result
+		limit int
+		want  string
+		trunc bool
+	}{
+		{"plain", sandbox.Result{Stdout: "a\n"}, 1000, "a\n", false},
+		{"stderr only", sandbox.Result{Stderr: "boom\n", ExitCode: 1}, 1000, "boom\n[exit code 1]", false},
+		{"stdout without newline", sandbox.Result{Stdout: "a", Stderr: "b"}, 1000, "a\n[stderr]\nb", false},
+		{"killed with note", sandbox.Result{Stdout: "x\n", Killed: true, KillReason: "memory limit", ExitCode: 137, Duration: 1500 * time.Millisecond, Note: "no OS isolation"}, 1000,
+			"x\n[command killed: memory limit after 1.5s]\n[exit code 137]\n[note: no OS isolation]", false},
+		{"sandbox truncated", sandbox.Result{Stdout: "x", Truncated: true}, 1000, "x\n[the sandbox kept only part of the output]", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := formatBashResult(tc.res, nil, tc.limit)
+			require.Equal(t, tc.want, got.Output)
+			require.Equal(t, tc.trunc, got.Truncated)
+		})
+	}
+	// The status lines survive any amount of output.
+	big := formatBashResult(sandbox.Result{Stdout: strings.Repeat("y", 50000), ExitCode: 2, Note: "n"}, nil, 1000)
+	require.LessOrEqual(t, len(big.Output), 1000)
+	require.True(t, strings.HasSuffix(big.Output, "[exit code 2]\n[note: n]"), big.Output[len(big.Output)-80:])
+	require.True(t, big.Truncated)
+}
+
+// heartbeatCounter counts RecordHeartbeat calls of activities.
+type heartbeatCounter struct {
+	interceptor.WorkerInterceptorBase
+	n *atomic.Int32
+}
+
+func (h *heartbeatCounter) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	i := &heartbeatInbound{n: h.n}
+	i.Next = next
+	return i
+}
+
+type heartbeatInbound struct {
+	interceptor.ActivityInboundInterceptorBase
+	n *atomic.Int32
+}
+
+func (i *heartbeatInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
+	o := &heartbeatOutbound{n: i.n}
+	o.Next = outbound
+	return i.Next.Init(o)
+}
+
+type heartbeatOutbound struct {
+	interceptor.ActivityOutboundInterceptorBase
+	n *atomic.Int32
+}
+
+func (o *heartbeatOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
+	if len(details) == 1 {
+		if p, ok := details[0].(bashProgress); ok && p.Command != "" {
+			o.n.Add(1)
+		}
+	}
+	o.Next.RecordHeartbeat(ctx, details...)
+}
+
+// The live capture keeps head and tail under any volume, interleaves
+// writers in arrival order and reports the true total.
+func TestCombinedOutput(t *testing.T) {
+	c := &combinedOutput{keep: 100}
+	_, _ = c.Write([]byte("START\n"))
+	for i := 0; i < 1000; i++ {
+		_, _ = c.Write([]byte(strings.Repeat("é", 50)))
+	}
+	_, _ = c.Write([]byte("\nEND"))
+	require.Equal(t, int64(6+1000*100+4), c.Total())
+	require.LessOrEqual(t, len(c.tail), 200, "memory bounded")
+	text, trunc := c.Text(300)
+	require.True(t, trunc)
+	require.LessOrEqual(t, len(text), 300)
+	require.True(t, utf8.ValidString(text))
+	require.True(t, strings.HasPrefix(text, "START\n"))
+	require.True(t, strings.HasSuffix(text, "\nEND"))
+	require.Contains(t, text, fmt.Sprintf(" of %d bytes shown]", c.Total()))
+
+	small := &combinedOutput{keep: 100}
+	_, _ = small.Write([]byte("a\n"))
+	_, _ = small.Write([]byte("b\n"))
+	text, trunc = small.Text(300)
+	require.False(t, trunc)
+	require.Equal(t, "a\nb\n", text)
+}

@@ -1,0 +1,158 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+type editInput struct {
+	FilePath   string  `json:"file_path"`
+	OldString  *string `json:"old_string"`
+	NewString  *string `json:"new_string"`
+	ReplaceAll bool    `json:"replace_all,omitempty"`
+}
+
+// editSnippetContext is how many lines around an edit are shown back.
+const editSnippetContext = 3
+
+// Edit replaces an exact string in an existing file, atomically.
+//
+// Retries: Temporal may run an Edit again after it already changed the file
+// (the worker died before reporting). A second run must not fail or, worse,
+// apply twice. The rules, in order:
+//   - old_string no longer occurs but new_string does: report success,
+//     "already applied". Limitation: this is also what a model gets if it
+//     asks for an edit that someone else already made; the note says so.
+//   - on a retry (attempt > 1), when new_string contains old_string, every
+//     remaining occurrence of old_string lying inside an occurrence of
+//     new_string is taken as the edit already applied (otherwise "foo" →
+//     "foo()" would become "foo()()");
+//   - on a retry, a deletion (new_string "") whose old_string is gone is
+//     taken as applied: nothing is left to verify it by.
+//
+// On a first attempt, only the first rule applies.
+func (t *Tools) Edit(ctx context.Context, req ToolRequest) (ToolResult, error) {
+	var in editInput
+	if err := decodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
+		return errorResult("Edit: %v", err), nil
+	}
+	oldS, newS := *in.OldString, *in.NewString
+	if oldS == "" {
+		return errorResult("Edit: old_string must not be empty; to create a file or replace all of it, use Write"), nil
+	}
+	if oldS == newS {
+		return errorResult("Edit: old_string and new_string are identical; nothing to change"), nil
+	}
+	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
+	if err != nil {
+		return errorResult("Edit: %v", err), nil
+	}
+	defer tgt.Close()
+
+	data, _, err := readRegular(tgt.root, tgt.rel, maxEditFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errorResult("Edit: %s does not exist; use Write to create it", in.FilePath), nil
+	case err != nil:
+		return errorResult("Edit: %v", err), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return ToolResult{}, err
+	}
+	content := string(data)
+	retry := attempt(ctx) > 1
+
+	count := strings.Count(content, oldS)
+	if count == 0 {
+		switch {
+		case newS != "" && strings.Contains(content, newS):
+			return ToolResult{Output: fmt.Sprintf("%s: old_string not found, but new_string is already present: edit already applied, file unchanged", tgt.show)}, nil
+		case newS == "" && retry:
+			return ToolResult{Output: fmt.Sprintf("%s: old_string not found on retry; the deletion was already applied, file unchanged", tgt.show)}, nil
+		}
+		return errorResult("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation; Read the file to copy the exact text", in.FilePath), nil
+	}
+	if retry && strings.Contains(newS, oldS) && allCovered(content, oldS, newS) {
+		return ToolResult{Output: fmt.Sprintf("%s: every occurrence of old_string is already part of new_string on retry: edit already applied, file unchanged", tgt.show)}, nil
+	}
+	if count > 1 && !in.ReplaceAll {
+		return errorResult("Edit: old_string occurs %d times in %s; it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to replace every occurrence", count, in.FilePath), nil
+	}
+
+	var updated string
+	n := 1
+	if in.ReplaceAll {
+		updated = strings.ReplaceAll(content, oldS, newS)
+		n = count
+	} else {
+		updated = strings.Replace(content, oldS, newS, 1)
+	}
+	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(updated)); err != nil {
+		return errorResult("Edit: %s: %v", in.FilePath, err), nil
+	}
+	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.show, "replacements", n)
+
+	noun := "occurrence"
+	if n != 1 {
+		noun = "occurrences"
+	}
+	msg := fmt.Sprintf("Edited %s: replaced %d %s", tgt.show, n, noun)
+	if n == 1 {
+		msg += "\n" + editSnippet(updated, strings.Index(content, oldS), len(newS))
+	}
+	text, truncated := capHead(msg, maxOutput(req))
+	return ToolResult{Output: text, Truncated: truncated}, nil
+}
+
+// allCovered reports whether every occurrence of old in content lies inside
+// an occurrence of new (which contains old).
+func allCovered(content, old, new string) bool {
+	var spans [][2]int
+	for i := 0; ; {
+		j := strings.Index(content[i:], new)
+		if j < 0 {
+			break
+		}
+		spans = append(spans, [2]int{i + j, i + j + len(new)})
+		i += j + 1
+	}
+	for i := 0; ; {
+		j := strings.Index(content[i:], old)
+		if j < 0 {
+			return true
+		}
+		p := i + j
+		covered := false
+		for _, s := range spans {
+			if s[0] <= p && p+len(old) <= s[1] {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			return false
+		}
+		i = p + 1
+	}
+}
+
+// editSnippet shows the edited region of the new content with cat -n line
+// numbers, so the model can check the result without another Read.
+func editSnippet(content string, at, length int) string {
+	startLine := strings.Count(content[:at], "\n")
+	endLine := startLine + strings.Count(content[at:at+length], "\n")
+	lines := strings.Split(content, "\n")
+	from := max(startLine-editSnippetContext, 0)
+	to := min(endLine+editSnippetContext, len(lines)-1)
+	if to-from > 40 {
+		to = from + 40 // a huge replacement: its start is enough to check
+	}
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%6d\t%s\n", i+1, truncateLine(lines[i]))
+	}
+	return b.String()
+}

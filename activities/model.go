@@ -1,0 +1,108 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ModelRequestErrorType is the application error type of a model call that
+// must not be retried (a 4xx other than 408, 409 and 429: bad request, bad
+// key, unknown model, context too long).
+const ModelRequestErrorType = "ModelRequestError"
+
+// Model is the chat completion activity, for any OpenAI-compatible endpoint.
+type Model struct {
+	Client *openai.Client
+	// Model is the model name used when a request does not name one.
+	Model string
+}
+
+// NewModel builds the activity. baseURL "" means OpenAI's; httpClient nil
+// means http.DefaultClient's behaviour. go-openai v1.43 has no retry loop of
+// its own (its Client.sendRequest does one HTTP round trip), so every retry
+// is Temporal's, visible in history and governed by the activity's retry
+// policy. Do not pass an httpClient whose transport retries.
+func NewModel(baseURL, apiKey, model string, httpClient *http.Client) *Model {
+	cfg := openai.DefaultConfig(apiKey)
+	if baseURL != "" {
+		cfg.BaseURL = baseURL
+	}
+	if httpClient != nil {
+		cfg.HTTPClient = httpClient
+	}
+	return &Model{Client: openai.NewClientWithConfig(cfg), Model: model}
+}
+
+// Chat makes one chat completion call. Errors are classified for Temporal's
+// retry policy: 408, 409, 429, 5xx, network errors, unreadable responses and
+// empty answers are plain errors (retried with backoff); any other 4xx is a
+// non-retryable application error of type ModelRequestErrorType.
+func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, error) {
+	name := req.Model
+	if name == "" {
+		name = m.Model
+	}
+	creq := openai.ChatCompletionRequest{
+		Model:    name,
+		Messages: req.Messages,
+		Tools:    req.Tools,
+	}
+	if len(req.Tools) > 0 {
+		// The workflow runs independent calls in parallel; let the model
+		// ask for several at once.
+		creq.ParallelToolCalls = true
+	}
+	resp, err := m.Client.CreateChatCompletion(ctx, creq)
+	if err != nil {
+		return ModelResponse{}, classifyModelError(name, err)
+	}
+	if len(resp.Choices) == 0 {
+		return ModelResponse{}, fmt.Errorf("model %s: response has no choices (id %q)", name, resp.ID)
+	}
+	c := resp.Choices[0]
+	return ModelResponse{
+		Message:      c.Message,
+		Usage:        resp.Usage,
+		FinishReason: string(c.FinishReason),
+	}, nil
+}
+
+// classifyModelError turns a go-openai error into a retryable or a
+// non-retryable one.
+func classifyModelError(model string, err error) error {
+	status := 0
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+	}
+	wrapped := fmt.Errorf("model %s: %w", model, err)
+	if retryableStatus(status) {
+		return wrapped
+	}
+	return temporal.NewNonRetryableApplicationError(wrapped.Error(), ModelRequestErrorType, err)
+}
+
+// retryableStatus: 0 is "no HTTP answer" (network error, timeout, malformed
+// body), worth retrying like the transient statuses.
+func retryableStatus(status int) bool {
+	switch {
+	case status == 0:
+		return true
+	case status == http.StatusRequestTimeout, status == http.StatusConflict, status == http.StatusTooManyRequests:
+		return true
+	case status >= 500:
+		return true
+	case status >= 400:
+		return false
+	}
+	return true
+}

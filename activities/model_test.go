@@ -1,0 +1,168 @@
+package activities
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// fakeOpenAI is a real HTTP server speaking the chat completions protocol:
+// it answers every request with the given status and body and keeps the
+// last request body for inspection.
+type fakeOpenAI struct {
+	status int
+	body   string
+	calls  atomic.Int32
+	last   atomic.Value // []byte
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.calls.Add(1)
+	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
+		http.Error(w, `{"error":{"message":"wrong endpoint","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	f.last.Store(b)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(f.status)
+	_, _ = io.WriteString(w, f.body)
+}
+
+const toolCallResponse = `{
+  "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "test-model",
+  "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+    "role": "assistant", "content": "",
+    "tool_calls": [
+      {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": "{\"file_path\":\"README.md\"}"}},
+      {"id": "call_2", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\":\"go test ./...\"}"}}
+    ]}}],
+  "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+}`
+
+func TestModelChat(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		// wantErr: "" none, "retryable", "nonretryable"
+		wantErr string
+	}{
+		{name: "tool calls", status: 200, body: toolCallResponse},
+		{name: "429 rate limited", status: 429, body: `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, wantErr: "retryable"},
+		{name: "500 server error", status: 500, body: `{"error":{"message":"internal","type":"server_error"}}`, wantErr: "retryable"},
+		{name: "503 non-JSON body", status: 503, body: `<html>upstream down</html>`, wantErr: "retryable"},
+		{name: "408 timeout", status: 408, body: `{"error":{"message":"timeout","type":"timeout"}}`, wantErr: "retryable"},
+		{name: "400 bad request", status: 400, body: `{"error":{"message":"context length exceeded","type":"invalid_request_error","code":"context_length_exceeded"}}`, wantErr: "nonretryable"},
+		{name: "401 bad key", status: 401, body: `{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
+		{name: "404 unknown model", status: 404, body: `{"error":{"message":"model not found","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
+		{name: "no choices", status: 200, body: `{"id":"x","object":"chat.completion","choices":[],"usage":{}}`, wantErr: "retryable"},
+		{name: "malformed 200 body", status: 200, body: `{"id":`, wantErr: "retryable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeOpenAI{status: tc.status, body: tc.body}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			m := NewModel(srv.URL+"/v1", "test-key", "test-model", srv.Client())
+			env.RegisterActivity(m.Chat)
+
+			req := ModelRequest{
+				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "fix the test"}},
+				Tools:    ToolDefinitions(),
+			}
+			val, err := env.ExecuteActivity(m.Chat, req)
+			// Exactly one HTTP call: no retry loop below Temporal.
+			require.Equal(t, int32(1), fake.calls.Load(), "the client must not retry by itself")
+
+			switch tc.wantErr {
+			case "":
+				require.NoError(t, err)
+				var resp ModelResponse
+				require.NoError(t, val.Get(&resp))
+				require.Equal(t, "tool_calls", resp.FinishReason)
+				require.Len(t, resp.Message.ToolCalls, 2)
+				require.Equal(t, "Read", resp.Message.ToolCalls[0].Function.Name)
+				require.JSONEq(t, `{"file_path":"README.md"}`, resp.Message.ToolCalls[0].Function.Arguments)
+				require.Equal(t, "call_2", resp.Message.ToolCalls[1].ID)
+				require.Equal(t, 150, resp.Usage.TotalTokens)
+
+				// What went over the wire: model, tools, parallel tool calls.
+				var sent map[string]any
+				require.NoError(t, json.Unmarshal(fake.last.Load().([]byte), &sent))
+				require.Equal(t, "test-model", sent["model"])
+				require.Equal(t, true, sent["parallel_tool_calls"])
+				require.Len(t, sent["tools"], 6)
+			case "retryable":
+				require.Error(t, err)
+				var appErr *temporal.ApplicationError
+				if errors.As(err, &appErr) {
+					require.False(t, appErr.NonRetryable(), "must be retryable: %v", err)
+					require.NotEqual(t, ModelRequestErrorType, appErr.Type())
+				}
+			case "nonretryable":
+				require.Error(t, err)
+				var appErr *temporal.ApplicationError
+				require.True(t, errors.As(err, &appErr), "want an application error, got %T: %v", err, err)
+				require.True(t, appErr.NonRetryable())
+				require.Equal(t, ModelRequestErrorType, appErr.Type())
+				require.Contains(t, appErr.Error(), "test-model")
+			}
+		})
+	}
+}
+
+// A request naming a model overrides the worker's default, and a request
+// without tools does not send parallel_tool_calls (some servers reject it).
+func TestModelChatOverridesModelAndOmitsParallelWithoutTools(t *testing.T) {
+	fake := &fakeOpenAI{status: 200, body: `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"done"}}],"usage":{"total_tokens":3}}`}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	m := NewModel(srv.URL+"/v1", "k", "default-model", nil)
+	env.RegisterActivity(m.Chat)
+	val, err := env.ExecuteActivity(m.Chat, ModelRequest{
+		Model:    "other-model",
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},
+	})
+	require.NoError(t, err)
+	var resp ModelResponse
+	require.NoError(t, val.Get(&resp))
+	require.Equal(t, "done", resp.Message.Content)
+	require.Equal(t, "stop", resp.FinishReason)
+	var sent map[string]any
+	require.NoError(t, json.Unmarshal(fake.last.Load().([]byte), &sent))
+	require.Equal(t, "other-model", sent["model"])
+	require.NotContains(t, sent, "parallel_tool_calls")
+	require.NotContains(t, sent, "tools")
+}
+
+// A connection refused (no server) is a network error: retryable.
+func TestModelChatNetworkErrorIsRetryable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	m := NewModel(url+"/v1", "k", "m", nil)
+	env.RegisterActivity(m.Chat)
+	_, err := env.ExecuteActivity(m.Chat, ModelRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
+	require.Error(t, err)
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		require.False(t, appErr.NonRetryable(), "network errors must be retryable: %v", err)
+	}
+}

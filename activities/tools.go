@@ -1,0 +1,394 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/custos-dev/custos/sandbox"
+)
+
+// Tools implements the six tool activities. The worker registers a *Tools
+// value, so each exported method is an activity named after it ("Read",
+// "Glob", …, matching the *Activity constants). Every method turns bad input
+// and failed file operations into a ToolResult with IsError set; an activity
+// error is returned only when the activity itself cannot finish (its context
+// was cancelled), so Temporal never retries the model's mistakes.
+type Tools struct {
+	// Sandbox runs Bash commands; nil makes Bash answer with an error result.
+	Sandbox sandbox.Sandbox
+	// Logger receives one line per tool call; nil means slog.Default().
+	Logger *slog.Logger
+	// HeartbeatInterval is how often Bash heartbeats while its command
+	// runs; 0 means 5 seconds. The workflow's HeartbeatTimeout must be
+	// larger, so a crashed worker is noticed within that timeout.
+	HeartbeatInterval time.Duration
+}
+
+func (t *Tools) log() *slog.Logger {
+	if t.Logger != nil {
+		return t.Logger
+	}
+	return slog.Default()
+}
+
+// Limits shared by the file tools.
+const (
+	// maxLineRunes cuts long lines in Read and Grep output (minified files
+	// would otherwise fill the whole budget with one line).
+	maxLineRunes = 2000
+	// binarySniffLen is how much of a file is checked for NUL bytes, the
+	// same heuristic git and grep use to call a file binary.
+	binarySniffLen = 8000
+	// maxEditFileSize bounds the file Edit loads into memory.
+	maxEditFileSize = 64 << 20
+)
+
+// errorResult is a failed tool call as the model sees it.
+func errorResult(format string, args ...any) ToolResult {
+	return ToolResult{Output: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// decodeInput decodes the model's JSON arguments strictly into v: not JSON,
+// trailing data, unknown fields, wrong types and missing (or null) required
+// fields are all errors, phrased so the model can fix its call.
+func decodeInput(raw json.RawMessage, v any, required ...string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return errors.New("missing arguments: expected a JSON object")
+	}
+	// Presence is checked on the raw object: Go's decoder cannot tell a
+	// missing string from an empty one, and for Write's content or Edit's
+	// new_string "" is valid. Unknown fields are reported first: a
+	// misspelled name ("cmd") is the more useful message.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("invalid arguments: trailing data after the JSON object")
+	}
+	var missing []string
+	for _, name := range required {
+		if v, ok := fields[name]; !ok || string(v) == "null" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing required parameter(s): %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func maxOutput(req ToolRequest) int {
+	if req.MaxOutput > 0 {
+		return req.MaxOutput
+	}
+	return DefaultMaxOutput
+}
+
+// truncMarker is appended (or inserted) where output was cut.
+func truncMarker(shown, total int) string {
+	return fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", shown, total)
+}
+
+// capHead keeps the beginning of s so that the result, marker included, is
+// at most max bytes (for max large enough to hold the marker), cutting on a
+// UTF-8 boundary.
+func capHead(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max - len(truncMarker(max, len(s)))
+	if n < 0 {
+		n = 0
+	}
+	head := cutUTF8(s, n)
+	return head + truncMarker(len(head), len(s)), true
+}
+
+// capHeadTail keeps the beginning and the end of s, for command output where
+// the end (the failing test, the error summary) matters as much as the start.
+func capHeadTail(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max - len(truncMarker(max, len(s))) - 2
+	if n < 0 {
+		n = 0
+	}
+	head := cutUTF8(s, n/2)
+	tailStart := len(s) - (n - len(head))
+	for tailStart < len(s) && !utf8.RuneStart(s[tailStart]) {
+		tailStart++
+	}
+	tail := s[tailStart:]
+	return head + truncMarker(len(head)+len(tail), len(s)) + "\n\n" + tail, true
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not
+// split a rune.
+func cutUTF8(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// truncateLine cuts a display line at maxLineRunes runes.
+func truncateLine(line string) string {
+	if utf8.RuneCountInString(line) <= maxLineRunes {
+		return line
+	}
+	i, n := 0, 0
+	for i = range line {
+		if n == maxLineRunes {
+			break
+		}
+		n++
+	}
+	return line[:i] + fmt.Sprintf("… [line truncated, %d chars]", utf8.RuneCountInString(line))
+}
+
+func looksBinary(b []byte) bool {
+	if len(b) > binarySniffLen {
+		b = b[:binarySniffLen]
+	}
+	return bytes.IndexByte(b, 0) >= 0
+}
+
+// fileTarget is a path the guard accepted, with the handles every file tool
+// needs: an os.Root on the canonical workspace, so that the actual I/O goes
+// through openat and cannot be redirected out of the workspace by a symlink
+// swapped in after ResolvePath looked (the TOCTOU window it documents).
+type fileTarget struct {
+	root *os.Root
+	abs  string // canonical absolute path
+	rel  string // relative to the canonical workspace, OS separators
+	show string // relative, slash-separated: what the model is shown
+}
+
+func (f *fileTarget) Close() { _ = f.root.Close() }
+
+// resolveTarget runs the path guard and opens the workspace root.
+func resolveTarget(workspace, p string, write bool) (*fileTarget, error) {
+	abs, err := sandbox.ResolvePath(workspace, p, write)
+	if err != nil {
+		return nil, err
+	}
+	canonWS, err := sandbox.CanonicalWorkspace(workspace)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(canonWS, abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, sandbox.ErrOutsideWorkspace)
+	}
+	root, err := os.OpenRoot(canonWS)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	return &fileTarget{root: root, abs: abs, rel: rel, show: filepath.ToSlash(rel)}, nil
+}
+
+// writeAtomic replaces rel inside root with data: a temporary file in the
+// same directory, fsynced, then renamed over the target, so a reader (or a
+// crash) sees either the old or the new content, never half of it. The
+// target's permission bits are kept when it exists. Rename replaces the
+// final name itself and never follows a symlink there.
+func writeAtomic(root *os.Root, rel string, data []byte) (created bool, err error) {
+	mode := fs.FileMode(0o644)
+	fi, err := root.Lstat(rel)
+	switch {
+	case err == nil:
+		if fi.IsDir() {
+			return false, fmt.Errorf("%s is a directory", filepath.ToSlash(rel))
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// ResolvePath returned a symlink-free path, so this appeared
+			// after the check: refuse rather than guess.
+			return false, fmt.Errorf("%s became a symlink while being written; refusing", filepath.ToSlash(rel))
+		}
+		mode = fi.Mode().Perm()
+	case errors.Is(err, fs.ErrNotExist):
+		created = true
+	default:
+		return false, err
+	}
+	dir := filepath.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("create parent directories: %w", err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".custos-tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("create temporary file: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = f.Close()
+			_ = root.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return false, fmt.Errorf("write: %w", err)
+	}
+	// Chmod on the descriptor: not subject to the umask, and unaffected by
+	// anything done to the name in the meantime.
+	if err := f.Chmod(mode); err != nil {
+		return false, fmt.Errorf("chmod: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return false, fmt.Errorf("sync: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return false, fmt.Errorf("close: %w", err)
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		_ = root.Remove(tmp)
+		committed = true
+		return false, fmt.Errorf("rename into place: %w", err)
+	}
+	committed = true
+	return created, nil
+}
+
+// readRegular reads rel from root, refusing directories, non-regular files
+// (a FIFO would block the activity forever) and files over limit. The final
+// component is checked with Lstat and the opened descriptor compared with
+// it, the O_NOFOLLOW-style guarantee that what was checked is what is read.
+func readRegular(root *os.Root, rel string, limit int64) ([]byte, fs.FileInfo, error) {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.IsDir() {
+		return nil, nil, fmt.Errorf("%s is a directory", filepath.ToSlash(rel))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", filepath.ToSlash(rel), fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return nil, nil, fmt.Errorf("%s is too large (%d bytes, limit %d)", filepath.ToSlash(rel), fi.Size(), limit)
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !os.SameFile(fi, ofi) {
+		return nil, nil, fmt.Errorf("%s changed while being opened; try again", filepath.ToSlash(rel))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, fmt.Errorf("%s is too large (over %d bytes)", filepath.ToSlash(rel), limit)
+	}
+	return data, ofi, nil
+}
+
+// attempt is the activity's attempt number, 1 outside an activity (tools are
+// also called directly, e.g. by tests and the CLI).
+func attempt(ctx context.Context) int32 {
+	if activity.IsActivity(ctx) {
+		return activity.GetInfo(ctx).Attempt
+	}
+	return 1
+}
+
+// walkEntry is one file found by Glob or Grep.
+type walkEntry struct {
+	rel   string // slash-separated, relative to the workspace
+	mtime time.Time
+	size  int64
+}
+
+// walkFiles lists regular files and symlinks under dirRel (relative to the
+// canonical workspace) without following symlinked directories — a symlink
+// can never lead the walk out of the workspace — skipping .git directories
+// and unreadable subtrees. The order is lexical, hence deterministic.
+func walkFiles(ctx context.Context, canonWS, dirRel string, visit func(walkEntry) error) error {
+	start := filepath.Join(canonWS, dirRel)
+	return filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == start {
+				return err
+			}
+			// An unreadable subtree is skipped, not fatal: the rest of the
+			// workspace is still worth searching.
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && path != start {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, err := filepath.Rel(canonWS, path)
+		if err != nil {
+			return nil
+		}
+		return visit(walkEntry{rel: filepath.ToSlash(rel), mtime: info.ModTime(), size: info.Size()})
+	})
+}
+
+// globVariants expands each "**/" of a pattern into "with" and "without", so
+// "**/*.go" also matches "main.go" at the top and "a/**/b" matches "a/b", as
+// users of shell globstar and ripgrep expect (gobwas' ** alone needs at least
+// one separator around it). Only the first four "**/" are expanded, so at
+// most 16 variants are compiled.
+func globVariants(pattern string) []string {
+	return expandGlobstar(pattern, 0, 4)
+}
+
+func expandGlobstar(p string, from, budget int) []string {
+	j := strings.Index(p[from:], "**/")
+	if j < 0 || budget == 0 {
+		return []string{p}
+	}
+	j += from
+	keep := expandGlobstar(p, j+3, budget-1)
+	drop := expandGlobstar(p[:j]+p[j+3:], j, budget-1)
+	return append(keep, drop...)
+}

@@ -1,0 +1,55 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+)
+
+type writeInput struct {
+	FilePath string  `json:"file_path"`
+	Content  *string `json:"content"`
+}
+
+// Write creates or replaces a file with the given content, atomically.
+// Retrying it is harmless: the same content lands again (and an unchanged
+// file is not even rewritten).
+func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) {
+	var in writeInput
+	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
+		return errorResult("Write: %v", err), nil
+	}
+	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
+	if err != nil {
+		return errorResult("Write: %v", err), nil
+	}
+	defer tgt.Close()
+	if err := ctx.Err(); err != nil {
+		return ToolResult{}, err
+	}
+	data := []byte(*in.Content)
+
+	// Skip the rewrite when nothing would change: a retried Write then
+	// leaves mtime alone, and watchers see no spurious change.
+	old, _, err := readRegular(tgt.root, tgt.rel, math.MaxInt32)
+	if err == nil && bytes.Equal(old, data) {
+		return ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.show, len(data))}, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.log().Debug("Write: existing file not comparable", "path", tgt.show, "err", err)
+	}
+
+	created, err := writeAtomic(tgt.root, tgt.rel, data)
+	if err != nil {
+		return errorResult("Write: %s: %v", in.FilePath, err), nil
+	}
+	verb := "Updated"
+	if created {
+		verb = "Created"
+	}
+	t.log().Info("tool Write", "job", req.JobID, "path", tgt.show, "bytes", len(data), "created", created)
+	return ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.show, len(data))}, nil
+}
