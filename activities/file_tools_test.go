@@ -1,14 +1,22 @@
 package activities
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 // escapeFixture adds the classic ways out of a workspace.
@@ -424,5 +432,64 @@ func TestAllCovered(t *testing.T) {
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, allCovered(tc.content, tc.old, tc.new), tc.content)
+	}
+}
+
+// editRetryWorkflow runs Edit with one retry, the way a workflow would.
+func editRetryWorkflow(ctx workflow.Context, req ToolRequest) (ToolResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Millisecond, MaximumAttempts: 2},
+	})
+	var res ToolResult
+	err := workflow.ExecuteActivity(ctx, EditActivity, req).Get(ctx, &res)
+	return res, err
+}
+
+// A worker that dies after Edit wrote the file but before Temporal heard
+// back makes Temporal run Edit again. The real Edit runs on both attempts
+// here; the first attempt's result is then lost (as with a crash), so the
+// second attempt must find the file already edited and neither fail nor
+// apply the edit twice.
+func TestEditRetriedAfterLostCompletion(t *testing.T) {
+	tests := []struct {
+		name, file, input, want string
+	}{
+		{"new contains old", "x := foo\n", `{"file_path":"f","old_string":"foo","new_string":"foo()"}`, "x := foo()\n"},
+		{"replace all, new contains old", "a b a\n", `{"file_path":"f","old_string":"a","new_string":"[a]","replace_all":true}`, "[a] b [a]\n"},
+		{"deletion", "keep\ndrop me\nkeep\n", `{"file_path":"f","old_string":"drop me\n","new_string":""}`, "keep\nkeep\n"},
+		{"plain", "old\n", `{"file_path":"f","old_string":"old","new_string":"new"}`, "new\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			mkfiles(t, ws, map[string]string{"f": tc.file})
+			tools := &Tools{}
+			var attempts atomic.Int32
+			crashAfterFirst := func(ctx context.Context, req ToolRequest) (ToolResult, error) {
+				res, err := tools.Edit(ctx, req)
+				if activity.GetInfo(ctx).Attempt == 1 {
+					attempts.Add(1)
+					return ToolResult{}, errors.New("simulated worker crash after the write")
+				}
+				attempts.Add(1)
+				return res, err
+			}
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			env.RegisterWorkflow(editRetryWorkflow)
+			env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: EditActivity})
+			env.ExecuteWorkflow(editRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input)})
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var res ToolResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			require.Equal(t, int32(2), attempts.Load())
+			require.False(t, res.IsError, res.Output)
+			require.Contains(t, res.Output, "already applied")
+			got, err := os.ReadFile(filepath.Join(ws, "f"))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(got))
+		})
 	}
 }

@@ -107,11 +107,12 @@ func TestModelChat(t *testing.T) {
 				require.Len(t, sent["tools"], 6)
 			case "retryable":
 				require.Error(t, err)
+				// A plain error reaches Temporal as a retryable
+				// application error of the Go error's type.
 				var appErr *temporal.ApplicationError
-				if errors.As(err, &appErr) {
-					require.False(t, appErr.NonRetryable(), "must be retryable: %v", err)
-					require.NotEqual(t, ModelRequestErrorType, appErr.Type())
-				}
+				require.True(t, errors.As(err, &appErr), "got %T: %v", err, err)
+				require.False(t, appErr.NonRetryable(), "must be retryable: %v", err)
+				require.NotEqual(t, ModelRequestErrorType, appErr.Type())
 			case "nonretryable":
 				require.Error(t, err)
 				var appErr *temporal.ApplicationError
@@ -162,7 +163,7 @@ func TestModelChatNetworkErrorIsRetryable(t *testing.T) {
 	_, err := env.ExecuteActivity(m.Chat, ModelRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
 	require.Error(t, err)
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		require.False(t, appErr.NonRetryable(), "network errors must be retryable: %v", err)
-	}
+	require.True(t, errors.As(err, &appErr), "got %T: %v", err, err)
+	require.False(t, appErr.NonRetryable(), "network errors must be retryable: %v", err)
+	require.Contains(t, err.Error(), "connection refused")
 }
