@@ -3,13 +3,17 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 )
 
 // Paths inside the sandbox.
@@ -45,6 +49,8 @@ type bwrapSandbox struct {
 	cfg     Config
 	bwrap   string
 	prlimit string
+	// pids is set when the worker runs as root (see cgroup.go).
+	pids *pidsCgroup
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -117,7 +123,9 @@ func (b *bwrapSandbox) profileArgs(ws string, withProxy bool, proxySock string, 
 	// top of the fresh tmpfs, at its own path.
 	a = append(a, "--bind", ws, ws)
 	a = append(a, protectedInWorkspace(ws)...)
-	a = append(a, "--chdir", ws)
+	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
+	// workspace and /tmp is writable (mounts below it keep their own flags).
+	a = append(a, "--remount-ro", "/", "--chdir", ws)
 	return a
 }
 
@@ -222,11 +230,44 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{statusW, pwR, grR}
 
+	var cg *runCgroup
+	if b.pids != nil {
+		cg, err = b.pids.create(b.cfg.NProc)
+		if err != nil {
+			statusW.Close()
+			pwR.Close()
+			grR.Close()
+			return Result{}, err
+		}
+		defer cg.remove()
+		if !cg.v2 {
+			// cgroup v1 has no CLONE_INTO_CGROUP, and moving bwrap after Start
+			// races with its clone of the sandbox. So a tiny /bin/sh joins the
+			// cgroup first and then execs bwrap (arguments stay positional, no
+			// quoting involved).
+			cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(cg.dir, "cgroup.procs"), b.bwrap}, args...)...)
+			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR}
+		} else {
+			// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
+			d, err := os.Open(cg.dir)
+			if err != nil {
+				statusW.Close()
+				pwR.Close()
+				grR.Close()
+				return Result{}, fmt.Errorf("sandbox: pids cgroup: %w", err)
+			}
+			defer d.Close()
+			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(d.Fd())}
+		}
+	}
+	var escaped atomic.Bool
+
 	// Read bwrap's JSON status concurrently: it tells a setup failure (no
 	// child-pid) apart from the command exiting 1.
 	var (
 		statusWG sync.WaitGroup
 		started  bool
+		initPID  atomic.Int64
 	)
 	statusWG.Add(1)
 	go func() {
@@ -238,24 +279,108 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 				_, _ = io.Copy(io.Discard, statusR)
 				return
 			}
-			if _, ok := m["child-pid"]; ok {
+			if pid, ok := m["child-pid"].(float64); ok {
 				started = true
+				initPID.Store(int64(pid))
+				// Defence in depth: a sandbox outside its pids cgroup would
+				// run without a process limit; kill it rather than run.
+				if cg != nil && !cg.contains(int(pid)) {
+					escaped.Store(true)
+					_ = syscall.Kill(int(pid), syscall.SIGKILL)
+				}
 			}
 		}
 	}()
-	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req, afterStart: func() {
-		statusW.Close()
-		pwR.Close()
-		grR.Close()
-	}})
+	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req,
+		afterStart: func() {
+			statusW.Close()
+			pwR.Close()
+			grR.Close()
+		},
+		signal: func(sig syscall.Signal) { signalSandbox(int(initPID.Load()), cmd.Process.Pid, sig) },
+	})
 	if err != nil {
 		return res, err
 	}
 	statusWG.Wait()
+	if escaped.Load() {
+		return res, errors.New("sandbox: the sandbox started outside its pids cgroup and was stopped; retry")
+	}
+	if cg != nil && res.Killed && res.KillReason == "timeout" && cg.hitMax() {
+		res.KillReason = "timeout (process limit reached)"
+	}
 	if !started && !res.Killed {
 		return res, fmt.Errorf("sandbox: bubblewrap could not set up the sandbox: %s", strings.TrimSpace(trimForLog(res.Stderr)))
 	}
 	return res, nil
+}
+
+// signalSandbox delivers the kill sequence to a bwrap sandbox. bwrap's init
+// (PID 1 of the sandbox's PID namespace, host pid initPID) ignores SIGTERM,
+// and killing the outer bwrap would return before the namespace is torn down,
+// so: SIGTERM goes to every process inside (the init's descendants), giving
+// the command its grace period; SIGKILL goes to the init itself, which makes
+// the kernel kill everything in the namespace, and the outer bwrap exits only
+// after that, so "Run returned" means "nothing is left".
+func signalSandbox(initPID, outerPID int, sig syscall.Signal) {
+	if initPID <= 0 {
+		// bwrap has not reported the sandbox yet: it is still setting up,
+		// and killing its process group is all there is to do.
+		_ = syscall.Kill(-outerPID, syscall.SIGKILL)
+		return
+	}
+	if sig == syscall.SIGKILL {
+		_ = syscall.Kill(initPID, syscall.SIGKILL)
+		return
+	}
+	for _, pid := range descendants(initPID) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// descendants lists the processes below pid, from /proc (ppid links).
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name (field 2) may contain spaces and parens; ppid is
+		// the second field after the last ')'.
+		rest := string(b)
+		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			continue
+		}
+		pp, err := strconv.Atoi(f[1])
+		if err != nil {
+			continue
+		}
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 // dataPipe returns the read end of a pipe already holding data (small enough

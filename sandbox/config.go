@@ -154,6 +154,19 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
 	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit}
+	limitNote := "process limit: RLIMIT_NPROC"
+	if os.Geteuid() == 0 && cfg.NProc > 0 {
+		pc, err := findPidsCgroup()
+		if err != nil {
+			// Not fatal (everything else still holds), but loud: as root a
+			// fork bomb is only stopped by the timeout.
+			cfg.Logger.Warn("sandbox: worker runs as root and no pids cgroup is usable: the process limit is NOT enforced", "err", err)
+			limitNote = "process limit NOT enforced (root without a pids cgroup)"
+		} else {
+			b.pids = pc
+			limitNote = "process limit: pids cgroup " + pc.parent
+		}
+	}
 	ws, err := os.MkdirTemp("", "custos-sandbox-probe-")
 	if err != nil {
 		return nil, fmt.Sprintf("probe workspace: %v", err)
@@ -168,7 +181,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if res.ExitCode != 0 || res.Killed {
 		return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
 	}
-	return b, fmt.Sprintf("probe ok (user, pid, net, ipc, uts namespaces; %s)", abs)
+	return b, fmt.Sprintf("probe ok (user, pid, net, ipc, uts namespaces; %s; %s)", abs, limitNote)
 }
 
 func trimForLog(s string) string {

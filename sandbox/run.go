@@ -92,7 +92,11 @@ func prlimitArgv(prlimit string, l limits, argv []string) []string {
 			out = append(out, fmt.Sprintf("--%s=%d", name, v))
 		}
 	}
-	add("cpu", l.cpu)
+	if l.cpu > 0 {
+		// soft < hard so the command first gets SIGXCPU, which we can report
+		// as "cpu limit"; the hard limit (SIGKILL) is the backstop.
+		out = append(out, fmt.Sprintf("--cpu=%d:%d", l.cpu, l.cpu+1))
+	}
 	add("as", l.as)
 	add("fsize", l.fsize)
 	add("nproc", l.nproc)
@@ -118,6 +122,10 @@ type runSpec struct {
 	// afterStart runs right after Start, successful or not, to close the
 	// parent's copies of fds handed to the child.
 	afterStart func()
+	// signal, when set, replaces "signal the process group" in the kill
+	// sequence (SIGTERM, grace, SIGKILL). After SIGKILL the caller waits for
+	// the main process, so a backend must make that exit mean "all gone".
+	signal func(sig syscall.Signal)
 	// afterExit runs once the main process is gone, to kill what it left behind.
 	afterExit func()
 }
@@ -193,13 +201,17 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 
 	var res Result
 	var werr error
+	signal := spec.signal
+	if signal == nil {
+		signal = func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
+	}
 	kill := func(reason string) {
 		res.Killed, res.KillReason = true, reason
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		signal(syscall.SIGTERM)
 		select {
 		case werr = <-waitErr:
 		case <-time.After(cfg.KillGrace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signal(syscall.SIGKILL)
 			werr = <-waitErr
 		}
 	}
