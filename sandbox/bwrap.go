@@ -51,10 +51,11 @@ type bwrapSandbox struct {
 	prlimit string
 	// pids is set when the worker runs as root (see cgroup.go).
 	pids *pidsCgroup
+	why  string
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
-	return BackendBwrap, "bubblewrap " + b.bwrap + ": user/pid/net/ipc/uts namespaces, read-only system, workspace read-write"
+	return BackendBwrap, b.why
 }
 
 func (b *bwrapSandbox) Run(ctx context.Context, req Request) (Result, error) {

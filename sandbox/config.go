@@ -181,7 +181,8 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if res.ExitCode != 0 || res.Killed {
 		return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
 	}
-	return b, fmt.Sprintf("probe ok (user, pid, net, ipc, uts namespaces; %s; %s)", abs, limitNote)
+	b.why = fmt.Sprintf("bubblewrap %s: probe ok; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s", abs, limitNote)
+	return b, b.why
 }
 
 func trimForLog(s string) string {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/custos-dev/custos/sandbox"
+)
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// sandboxCmd implements `starter sandbox exec|check`. main() must have called
+// sandbox.MaybeRunHelper() first (the allowlist bridge re-executes this binary).
+func sandboxCmd(args []string) int {
+	return sandboxMain(args, os.Stdout, os.Stderr)
+}
+
+func sandboxMain(args []string, stdout, stderr io.Writer) int {
+	usage := func() int {
+		fmt.Fprintln(stderr, "usage: starter sandbox check\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] -- CMD ARGS...")
+		return 2
+	}
+	if len(args) == 0 {
+		return usage()
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	switch args[0] {
+	case "check":
+		sb, err := sandbox.New(sandbox.Config{Logger: logger})
+		if err != nil {
+			fmt.Fprintln(stderr, "sandbox:", err)
+			return 1
+		}
+		name, why := sb.Backend()
+		fmt.Fprintf(stdout, "backend: %s\nwhy: %s\n", name, why)
+		if name != sandbox.BackendBwrap {
+			fmt.Fprintln(stdout, "note:", sandbox.FallbackNote)
+		}
+		return 0
+	case "exec":
+		return sandboxExec(args[1:], logger, stdout, stderr)
+	default:
+		return usage()
+	}
+}
+
+func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("starter sandbox exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cwd, _ := os.Getwd()
+	ws := fs.String("workspace", cwd, "workspace directory (read-write inside the sandbox)")
+	timeout := fs.Duration("timeout", sandbox.DefaultTimeout, "kill the command after this long")
+	allowLocal := fs.Bool("allow-local", false, "let allowed domains resolve to local/private addresses")
+	var allow, deny, env multiFlag
+	fs.Var(&allow, "allow-domain", "domain the command may reach through the proxy (repeatable; *.example.com for subdomains)")
+	fs.Var(&deny, "deny-domain", "domain always refused (repeatable; beats --allow-domain)")
+	fs.Var(&env, "env", "worker environment variable to pass through (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "starter sandbox exec: no command (put it after --)")
+		return 2
+	}
+	sb, err := sandbox.New(sandbox.Config{Logger: logger})
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return 1
+	}
+	// Ctrl-C stops the command the same way a timeout does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := sb.Run(ctx, sandbox.Request{
+		Workspace: *ws,
+		Argv:      argv,
+		Timeout:   *timeout,
+		Env:       env,
+		Network:   sandbox.Network{AllowedDomains: allow, DeniedDomains: deny, AllowLocalBinding: *allowLocal},
+		Stdout:    stdout,
+		Stderr:    stderr,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		if errors.Is(err, context.Canceled) {
+			return 130
+		}
+		return 1
+	}
+	if res.Note != "" {
+		fmt.Fprintln(stderr, "sandbox note:", res.Note)
+	}
+	if res.Truncated {
+		fmt.Fprintln(stderr, "sandbox: output truncated")
+	}
+	if res.Killed {
+		fmt.Fprintf(stderr, "sandbox: killed (%s) after %s\n", res.KillReason, res.Duration.Round(time.Millisecond))
+	}
+	code := res.ExitCode
+	if code < 0 || code > 255 {
+		code = 255
+	}
+	return code
+}
