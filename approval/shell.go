@@ -110,6 +110,21 @@ type walker struct {
 	a     *analyzer
 	src   string
 	depth int
+	// seen holds the substitutions already walked: a word can be reached
+	// twice (a redirection target is also evaluated), and walking it again at
+	// every nesting level would be exponential.
+	seen map[syntax.Node]bool
+}
+
+func (w *walker) first(n syntax.Node) bool {
+	if w.seen == nil {
+		w.seen = map[syntax.Node]bool{}
+	}
+	if w.seen[n] {
+		return false
+	}
+	w.seen[n] = true
+	return true
 }
 
 func (w *walker) source(n syntax.Node) string {
@@ -208,10 +223,14 @@ func (w *walker) nested(n syntax.Node, nd int) {
 	syntax.Walk(n, func(node syntax.Node) bool {
 		switch x := node.(type) {
 		case *syntax.CmdSubst:
-			w.stmts(x.Stmts, nd+1)
+			if w.first(x) {
+				w.stmts(x.Stmts, nd+1)
+			}
 			return false
 		case *syntax.ProcSubst:
-			w.stmts(x.Stmts, nd+1)
+			if w.first(x) {
+				w.stmts(x.Stmts, nd+1)
+			}
 			return false
 		}
 		return true
