@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
@@ -228,4 +232,42 @@ func TestCombinedOutput(t *testing.T) {
 	text, trunc = small.Text(300)
 	require.False(t, trunc)
 	require.Equal(t, "a\nb\n", text)
+}
+
+// bashRetryWorkflow schedules Bash with a retry policy that (wrongly) allows
+// a second attempt, to check that Bash itself stays at-most-once.
+func bashRetryWorkflow(ctx workflow.Context, req ToolRequest) (ToolResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Millisecond, MaximumAttempts: 2},
+	})
+	var res ToolResult
+	err := workflow.ExecuteActivity(ctx, BashActivity, req).Get(ctx, &res)
+	return res, err
+}
+
+func TestBashNotRunTwice(t *testing.T) {
+	sb := realSandbox(t)
+	ws := t.TempDir()
+	tools := &Tools{Sandbox: sb}
+	crashAfterFirst := func(ctx context.Context, req ToolRequest) (ToolResult, error) {
+		res, err := tools.Bash(ctx, req)
+		if activity.GetInfo(ctx).Attempt == 1 {
+			return ToolResult{}, errors.New("simulated worker crash while the command ran")
+		}
+		return res, err
+	}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(bashRetryWorkflow)
+	env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: BashActivity})
+	env.ExecuteWorkflow(bashRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran >> count.txt"}`)})
+	require.NoError(t, env.GetWorkflowError())
+	var res ToolResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.True(t, res.IsError)
+	require.Contains(t, res.Output, "interrupted")
+	got, err := os.ReadFile(filepath.Join(ws, "count.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(got), "the command ran exactly once")
 }

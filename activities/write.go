@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 )
 
 type writeInput struct {
@@ -34,7 +33,9 @@ func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) 
 
 	// Skip the rewrite when nothing would change: a retried Write then
 	// leaves mtime alone, and watchers see no spurious change.
-	old, _, err := readRegular(tgt.root, tgt.rel, math.MaxInt32)
+	// Limiting the read to the new length keeps this cheap: a file of
+	// another size is "too large" or differs anyway.
+	old, _, err := readRegular(tgt.root, tgt.rel, int64(len(data)))
 	if err == nil && bytes.Equal(old, data) {
 		return ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.show, len(data))}, nil
 	}
