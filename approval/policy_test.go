@@ -547,3 +547,23 @@ func BenchmarkCompile1000Rules(b *testing.B) {
 		}
 	}
 }
+
+func TestRegexpRules(t *testing.T) {
+	p := mustCompile(t, Settings{Permissions: Permissions{
+		Allow: []string{`Bash(re:^git (status|log)\b)`, `Bash(re:^make test\b)`},
+		Deny:  []string{`Bash(re:^net5\b)`},
+	}})
+	tests := []struct {
+		cmd  string
+		want Decision
+	}{
+		{"git status", Allow}, {"git log --oneline", Allow}, {"git logs", Continue}, {"git push", Continue},
+		{"make test", Allow}, {"make test-all", Allow}, {"make tests", Continue}, {"make", Continue},
+		{"net5 x", Deny}, {"ls; net5", Deny}, {"net50", Continue}, {"xnet5", Continue},
+	}
+	for _, tt := range tests {
+		if v := p.Rules(bashCall(tt.cmd)); v.Decision != tt.want {
+			t.Errorf("Rules(%q) = %+v, want %s", tt.cmd, v, tt.want)
+		}
+	}
+}

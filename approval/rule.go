@@ -44,6 +44,9 @@ type rule struct {
 	// match ("git push *" matches "git push").
 	bare string
 	re   *regexp.Regexp
+	// rePrefix is a literal every match must start with (for regexps
+	// anchored with ^): a cheap filter before running the regexp.
+	rePrefix string
 	// Path rules: absolute patterns match the absolute path; relative ones the
 	// workspace-relative path; patterns without a slash also match the base
 	// name at any depth (gitignore style).
@@ -79,6 +82,12 @@ func parseRule(text string, env Env) (*rule, error) {
 			return nil, fmt.Errorf("%w %q: bad regular expression: %w", ErrMalformedRule, text, err)
 		}
 		r.kind, r.re = kindRegexp, rx
+		if strings.HasPrefix(re, "^") && !strings.Contains(re, "|") && !strings.Contains(re, "(?") {
+			// LiteralPrefix is empty for anchored programs; ask the rest.
+			if rest, err := regexp.Compile(re[1:]); err == nil {
+				r.rePrefix, _ = rest.LiteralPrefix()
+			}
+		}
 		return r, nil
 	}
 	switch {
@@ -269,7 +278,7 @@ func (r *rule) matchCommandLine(line string) bool {
 	case kindGlob:
 		return r.g.Match(line) || (r.bare != "" && line == r.bare)
 	case kindRegexp:
-		return r.re.MatchString(line)
+		return strings.HasPrefix(line, r.rePrefix) && r.re.MatchString(line)
 	}
 	return false
 }
