@@ -122,10 +122,10 @@ func (c *runCgroup) hitMax() bool {
 func (c *runCgroup) remove() {
 	// The cgroup can only go once its last process is reaped; give the kernel
 	// a moment after a mass kill.
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 200; i++ {
 		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
