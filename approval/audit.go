@@ -5,21 +5,35 @@ import (
 	"time"
 )
 
-// AuditRecord is one approval decision as the audit trail keeps it (layer 6).
-// Time comes from workflow.Now, never the wall clock.
+// AuditRecord is one approval decision (layer 6), or a notable event around
+// decisions. The workflow produces them (Time from workflow.Now), the session
+// activity appends them to .custos/audit/<job>.jsonl and the "audit" query
+// returns them.
 type AuditRecord struct {
-	Seq    int             `json:"seq"`
-	Time   time.Time       `json:"time"`
-	JobID  string          `json:"jobId,omitempty"`
-	Turn   int             `json:"turn,omitempty"`
-	CallID string          `json:"callId,omitempty"`
-	Tool   string          `json:"tool"`
-	Input  json.RawMessage `json:"input,omitempty"`
-	Mode   Mode            `json:"mode,omitempty"`
-	// Verdict is the deciding verdict (decision, layer, rule, reason, system).
-	Verdict
-	// By names the human or hook that decided at layers 4-5.
-	By string `json:"by,omitempty"`
-	// LearnedRule is the rule an Always/Never answer added, if any.
-	LearnedRule string `json:"learnedRule,omitempty"`
+	// Seq orders records within a job; the file sink uses it to stay
+	// idempotent when Temporal retries a save.
+	Seq      int             `json:"seq"`
+	Time     time.Time       `json:"time"`
+	JobID    string          `json:"jobId"`
+	CallID   string          `json:"callId,omitempty"`
+	Tool     string          `json:"tool,omitempty"`
+	Input    json.RawMessage `json:"input,omitempty"`
+	Decision Decision        `json:"decision,omitempty"`
+	Layer    Layer           `json:"layer,omitempty"`
+	// Rule is the matched rule (or the rule an Always/Never answer added).
+	Rule string `json:"rule,omitempty"`
+	// Hook names the hook that decided or rewrote the input.
+	Hook   string `json:"hook,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Modified is set when a hook rewrote the input; Input is then the new
+	// input and OriginalInput what the model asked for.
+	Modified      bool            `json:"modified,omitempty"`
+	OriginalInput json.RawMessage `json:"originalInput,omitempty"`
+	// Approver is who answered at layer 5 ("timeout" when nobody did).
+	Approver string `json:"approver,omitempty"`
+	// WaitMillis is how long the call waited for a person.
+	WaitMillis int64 `json:"waitMillis,omitempty"`
+	// Event marks records that are not decisions: "signal-ignored",
+	// "mode-changed", "rule-learned".
+	Event string `json:"event,omitempty"`
 }

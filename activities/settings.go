@@ -1,0 +1,96 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/approval"
+)
+
+// LoadSettingsRequest names the workspace whose settings a job uses.
+type LoadSettingsRequest struct {
+	Workspace string `json:"workspace"`
+}
+
+// LoadSettingsResult is the merged settings plus what layers 1-3 need to know
+// about the machine, recorded in history so the workflow stays deterministic.
+type LoadSettingsResult struct {
+	Settings approval.Settings `json:"settings"`
+	Env      approval.Env      `json:"env"`
+	Sources  []string          `json:"sources,omitempty"`
+}
+
+// Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
+// (tests point it at a temp dir).
+type Settings struct {
+	UserConfigDir string
+}
+
+// LoadSettings merges the user's and the workspace's settings. A broken file
+// is a non-retryable error: a job must not start with an empty policy.
+func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (LoadSettingsResult, error) {
+	ws, err := canonicalWorkspace(req.Workspace)
+	if err != nil {
+		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "WorkspaceError", err)
+	}
+	dir := s.UserConfigDir
+	if dir == "" {
+		if dir, err = os.UserConfigDir(); err != nil {
+			dir = ""
+		}
+	}
+	settings, sources, err := approval.LoadSettings(dir, ws)
+	if err != nil {
+		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
+	}
+	home, _ := os.UserHomeDir()
+	env := approval.Env{Workspace: ws, Home: home}
+	// Compile here too, so a malformed rule fails the job's first activity
+	// with the file's name rather than later inside the workflow.
+	if _, err := approval.Compile(settings, env); err != nil {
+		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
+	}
+	return LoadSettingsResult{Settings: settings, Env: env, Sources: sources}, nil
+}
+
+// PersistRuleRequest is an Always/Never answer to save.
+type PersistRuleRequest struct {
+	Workspace string `json:"workspace"`
+	List      string `json:"list"`
+	Rule      string `json:"rule"`
+}
+
+// PersistRule writes a learned rule to .custos/settings.local.json
+// (idempotent: a rule already there is not added twice).
+func (s *Settings) PersistRule(ctx context.Context, req PersistRuleRequest) error {
+	if err := approval.AddRule(req.Workspace, req.List, req.Rule); err != nil {
+		return fmt.Errorf("persist %s rule %q: %w", req.List, req.Rule, err)
+	}
+	return nil
+}
+
+func canonicalWorkspace(ws string) (string, error) {
+	if ws == "" {
+		return "", fmt.Errorf("no workspace given")
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", ws, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", ws, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", ws, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("workspace %q is not a directory", ws)
+	}
+	return real, nil
+}

@@ -1,0 +1,374 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/hooks"
+)
+
+// Agent is the workflow's host: it carries what the worker provides in Go
+// rather than in workflow input, the system hooks. Register Agent.Run under
+// WorkflowName.
+type Agent struct {
+	// Hooks holds system hooks (Go functions, run inside workflow code, so
+	// they must be deterministic). Nil means none.
+	Hooks *hooks.Registry
+}
+
+// job is the in-memory state of one workflow run.
+type job struct {
+	agent  *Agent
+	in     JobInput
+	st     *State
+	id     string
+	policy *approval.Policy
+	logger log.Logger
+
+	phase   string
+	pending map[string]*pendingCall
+	order   []string // pending call IDs in the order they were asked
+	// closed remembers how calls of this run left layer 5, so a late or
+	// duplicate signal is recorded as what it is.
+	closed   map[string]string
+	events   []Event
+	runTurns int
+}
+
+type pendingCall struct {
+	ask      PendingAsk
+	ch       workflow.Channel
+	answered bool
+}
+
+// Run is AgentWorkflow: the ReAct loop.
+func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
+	j := &job{
+		agent:   a,
+		in:      in,
+		id:      workflow.GetInfo(ctx).WorkflowExecution.ID,
+		logger:  workflow.GetLogger(ctx),
+		pending: map[string]*pendingCall{},
+		closed:  map[string]string{},
+		phase:   "starting",
+	}
+	if in.ApprovalTimeout <= 0 {
+		j.in.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if in.MaxTurns <= 0 {
+		j.in.MaxTurns = DefaultMaxTurns
+	}
+	if err := j.registerQueries(ctx); err != nil {
+		return JobResult{}, err
+	}
+	if err := j.start(ctx); err != nil {
+		return JobResult{}, err
+	}
+	j.startSignalRouter(ctx)
+	j.updateDetails(ctx)
+	return j.loop(ctx)
+}
+
+// start restores carried state or begins a fresh job: settings are read by an
+// activity (files and the home directory are not workflow business), then
+// compiled here, deterministically, together with the learned rules.
+func (j *job) start(ctx workflow.Context) error {
+	if j.in.State != nil {
+		j.st = j.in.State
+		j.in.State = nil
+		j.st.Runs++
+	} else {
+		var loaded activities.LoadSettingsResult
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+			Summary:             "load settings",
+		})
+		err := workflow.ExecuteActivity(actx, activities.LoadSettingsActivity,
+			activities.LoadSettingsRequest{Workspace: j.in.Workspace}).Get(ctx, &loaded)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("settings: %v", err), "SettingsError", err)
+		}
+		mode := j.in.Mode
+		if mode == "" {
+			mode = loaded.Settings.Permissions.DefaultMode
+		}
+		if mode == "" {
+			mode = approval.ModeDefault
+		}
+		if _, err := approval.ParseMode(string(mode)); err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
+		}
+		j.st = &State{
+			Mode:     mode,
+			Settings: loaded.Settings,
+			Env:      loaded.Env,
+			Sources:  loaded.Sources,
+			Messages: []openai.ChatCompletionMessage{
+				{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(j.in.Workspace)},
+				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
+			},
+		}
+	}
+	p, err := approval.Compile(j.st.Settings, j.st.Env)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("settings: %v", err), "SettingsError", err)
+	}
+	for _, l := range j.st.Learned {
+		if p, err = p.WithRule(l.List, l.Rule); err != nil {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("learned rule %q: %v", l.Rule, err), "SettingsError", err)
+		}
+	}
+	j.policy = p
+	return nil
+}
+
+func (j *job) loop(ctx workflow.Context) (JobResult, error) {
+	for {
+		if len(j.st.PendingCalls) == 0 {
+			if j.st.Turn >= j.in.MaxTurns {
+				return j.finish(ctx, "max turns")
+			}
+			if j.shouldContinueAsNew(ctx) {
+				return JobResult{}, j.continueAsNew(ctx)
+			}
+			j.st.Turn++
+			j.runTurns++
+			msg, err := j.callModel(ctx)
+			if err != nil {
+				j.emit(ctx, Event{Kind: "error", Text: "model: " + err.Error()})
+				_ = j.save(ctx)
+				return JobResult{}, fmt.Errorf("model call on turn %d: %w", j.st.Turn, err)
+			}
+			j.st.Messages = append(j.st.Messages, msg)
+			if len(msg.ToolCalls) == 0 {
+				j.st.LastAnswer = msg.Content
+				return j.finish(ctx, "done")
+			}
+			j.st.PendingCalls = msg.ToolCalls
+			// The model's answer is in history; if the server wants a fresh
+			// run, the calls travel with the state and run there.
+			if j.shouldContinueAsNew(ctx) {
+				return JobResult{}, j.continueAsNew(ctx)
+			}
+		}
+		results := j.runCalls(ctx, j.st.PendingCalls)
+		for i, tc := range j.st.PendingCalls {
+			j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{
+				Role:       openai.ChatMessageRoleTool,
+				ToolCallID: tc.ID,
+				Name:       tc.Function.Name,
+				Content:    results[i],
+			})
+		}
+		j.st.PendingCalls = nil
+		if ctx.Err() != nil {
+			return JobResult{}, ctx.Err()
+		}
+		if err := j.save(ctx); err != nil {
+			// The transcript is a copy for people; history is the record.
+			// A failed save is logged and retried with the next turn.
+			j.logger.Warn("saving session failed", "error", err)
+		}
+	}
+}
+
+func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
+	j.phase = "done"
+	j.emit(ctx, Event{Kind: "answer", Text: j.st.LastAnswer})
+	if err := j.save(ctx); err != nil {
+		j.logger.Warn("saving session failed", "error", err)
+	}
+	j.updateDetails(ctx)
+	return JobResult{Answer: j.st.LastAnswer, Turns: j.st.Turn, Usage: j.st.Usage, Reason: reason}, nil
+}
+
+func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
+	if j.in.ContinueAsNewEvery > 0 && j.runTurns >= j.in.ContinueAsNewEvery {
+		return true
+	}
+	return workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+}
+
+// continueAsNew drains signals (so none is lost with this run), saves the
+// session and hands conversation, pending calls and learned rules to a new run.
+func (j *job) continueAsNew(ctx workflow.Context) error {
+	j.drainSignals(ctx)
+	if err := j.save(ctx); err != nil {
+		j.logger.Warn("saving session before continue-as-new failed", "error", err)
+	}
+	next := j.in
+	next.State = j.st
+	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+}
+
+// callModel runs the model activity with the llm.* hooks around it.
+func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, error) {
+	j.phase = "thinking"
+	j.updateDetails(ctx)
+	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		// 429, 5xx and network errors come back retryable, other 4xx as
+		// non-retryable application errors: the model activity classifies.
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    10,
+		},
+		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
+	})
+	var resp activities.ModelResponse
+	err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
+		Messages: j.st.Messages,
+		Tools:    activities.ToolDefinitions(),
+		Model:    j.in.Model,
+	}).Get(ctx, &resp)
+	if err != nil {
+		j.runHooks(ctx, hooks.LLMResponseError, hooks.Payload{Error: err.Error()})
+		return openai.ChatCompletionMessage{}, err
+	}
+	j.st.Usage.ModelCalls++
+	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
+	j.st.Usage.CompletionTokens += resp.Usage.CompletionTokens
+	j.st.Usage.TotalTokens += resp.Usage.TotalTokens
+	j.runHooks(ctx, hooks.LLMResponseAfter, hooks.Payload{Output: resp.Message.Content})
+	msg := resp.Message
+	msg.Role = openai.ChatMessageRoleAssistant
+	text := strings.TrimSpace(msg.Content)
+	if len(msg.ToolCalls) > 0 {
+		names := make([]string, len(msg.ToolCalls))
+		for i, tc := range msg.ToolCalls {
+			names[i] = tc.Function.Name
+		}
+		if text == "" {
+			text = "calls " + strings.Join(names, ", ")
+		} else {
+			text += " (calls " + strings.Join(names, ", ") + ")"
+		}
+	}
+	j.emit(ctx, Event{Kind: "model", Text: text})
+	return msg, nil
+}
+
+// save writes new transcript messages and audit records to the workspace,
+// with the session.save.* hooks around it.
+func (j *job) save(ctx workflow.Context) error {
+	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{})
+	req := activities.SaveSessionRequest{
+		Workspace:    j.in.Workspace,
+		JobID:        j.id,
+		FirstMessage: j.st.SavedMessages,
+		Messages:     j.st.Messages[j.st.SavedMessages:],
+	}
+	for _, r := range j.st.Audit {
+		if r.Seq > j.st.AuditSaved {
+			req.Audit = append(req.Audit, r)
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+		Summary:             fmt.Sprintf("turn %d: save transcript and audit", j.st.Turn),
+	})
+	if err := workflow.ExecuteActivity(actx, activities.SaveSessionActivity, req).Get(ctx, nil); err != nil {
+		return err
+	}
+	j.st.SavedMessages = len(j.st.Messages)
+	j.st.AuditSaved = j.st.AuditSeq
+	// Only records already in the file may leave memory.
+	if extra := len(j.st.Audit) - maxAuditInMemory; extra > 0 {
+		j.st.Audit = append([]approval.AuditRecord(nil), j.st.Audit[extra:]...)
+	}
+	j.runHooks(ctx, hooks.SessionSaveAfter, hooks.Payload{})
+	return nil
+}
+
+// runHooks dispatches one hook point: system hooks inline (deterministic Go),
+// then the user's command hooks in an activity, so their answers are recorded
+// in history and never re-run on replay. For decision points the first
+// decision wins; at observer points every hook runs.
+func (j *job) runHooks(ctx workflow.Context, point hooks.Point, p hooks.Payload) (hooks.Result, bool) {
+	p.Point = point
+	p.JobID = j.id
+	p.Workspace = j.in.Workspace
+	p.Mode = string(j.st.Mode)
+	p.Turn = j.st.Turn
+	decisionPoint := point == hooks.ToolApprovalPre || point == hooks.ToolApprovalPost
+	if j.agent != nil && j.agent.Hooks != nil {
+		if r, ok := hooks.Dispatch(j.agent.Hooks.Handlers(point, p.Tool), p); ok && decisionPoint {
+			return r, true
+		}
+	}
+	cmds := j.st.Settings.Hooks.CommandHooks(point, p.Tool)
+	if len(cmds) == 0 {
+		return hooks.Result{}, false
+	}
+	timeout := time.Duration(0)
+	for _, c := range cmds {
+		timeout += c.Timeout
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + 30*time.Second,
+		HeartbeatTimeout:    30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+		Summary:             fmt.Sprintf("hooks %s %s", point, p.Tool),
+	})
+	var resp activities.HookResponse
+	err := workflow.ExecuteActivity(actx, activities.HooksActivity, activities.HookRequest{
+		Hooks: cmds, Payload: p, Dir: j.in.Workspace,
+	}).Get(ctx, &resp)
+	if err != nil {
+		j.emit(ctx, Event{Kind: "error", CallID: p.CallID, Tool: p.Tool, Text: fmt.Sprintf("hooks at %s failed, no decision: %v", point, err)})
+		return hooks.Result{}, false
+	}
+	for _, o := range resp.Outcomes {
+		if o.Err != "" || o.TimedOut {
+			j.emit(ctx, Event{Kind: "error", CallID: p.CallID, Tool: p.Tool, Text: fmt.Sprintf("hook at %s gave no decision: %s", point, hookFailure(o))})
+		}
+	}
+	if !decisionPoint {
+		return hooks.Result{}, false
+	}
+	return resp.Result, resp.Decided
+}
+
+func hookFailure(o hooks.Outcome) string {
+	if o.TimedOut {
+		return "timed out"
+	}
+	return o.Err
+}
+
+func (j *job) emit(ctx workflow.Context, e Event) {
+	j.st.EventSeq++
+	e.Seq = j.st.EventSeq
+	e.Time = workflow.Now(ctx)
+	if e.Turn == 0 {
+		e.Turn = j.st.Turn
+	}
+	j.events = append(j.events, e)
+	if extra := len(j.events) - maxEventsInMemory; extra > 0 {
+		j.events = append([]Event(nil), j.events[extra:]...)
+	}
+}
+
+func systemPrompt(workspace string) string {
+	return `You are custos, a careful coding agent. You work in the workspace ` + workspace + `; every path you give a tool is relative to it.
+Tools: Read, Glob and Grep look at files; Write and Edit change them; Bash runs one shell command in a sandbox with no network unless a domain is allowed.
+Every tool call passes an approval pipeline. A call that is refused comes back as JSON with "approved": false, the reason and the layer that decided: do not repeat a refused call unchanged; adapt or explain.
+Prefer small, verifiable steps. When the task is done, answer with a short summary and no tool calls.`
+}
+
+var errCanceled = errors.New("job canceled")

@@ -1,0 +1,336 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/hooks"
+)
+
+// runCalls decides and runs the tool calls of one model answer. Each call is
+// decided in its own coroutine, so approvals are independent; allowed calls
+// run as soon as they are decided, except Bash, which runs one at a time in
+// the order the model gave. Results come back in call order.
+func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall) []string {
+	j.phase = "deciding"
+	results := make([]string, len(calls))
+	wg := workflow.NewWaitGroup(ctx)
+	var prevBash workflow.Future
+	for i, tc := range calls {
+		var mine workflow.Settable
+		prev := prevBash
+		if tc.Function.Name == activities.BashActivity {
+			var f workflow.Future
+			f, mine = workflow.NewFuture(ctx)
+			prevBash = f
+		}
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			if mine != nil {
+				// Settled however the call ends, so the next Bash is never stuck.
+				defer mine.Set(nil, nil)
+			}
+			results[i] = j.handleCall(ctx, tc, prev)
+		})
+	}
+	wg.Wait(ctx)
+	j.phase = "running"
+	return results
+}
+
+// handleCall runs one call through the pipeline and, if allowed, the tool.
+func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash workflow.Future) string {
+	tool := tc.Function.Name
+	input := json.RawMessage(tc.Function.Arguments)
+	switch {
+	case len(strings.TrimSpace(tc.Function.Arguments)) == 0:
+		input = json.RawMessage(`{}`)
+	case !json.Valid(input):
+		// Keep the model's text, as a JSON string, so the audit and history
+		// can hold it; layer 1 denies any input that is not an object.
+		b, _ := json.Marshal(tc.Function.Arguments)
+		input = b
+	}
+	j.emit(ctx, Event{Kind: "call", CallID: tc.ID, Tool: tool, Text: activities.Summarize(tool, input)})
+
+	rec := j.decide(ctx, tc.ID, tool, input)
+	j.audit(ctx, rec)
+	j.emit(ctx, Event{Kind: "decision", CallID: tc.ID, Tool: tool, Decision: rec.Decision, Layer: rec.Layer,
+		Text: decisionText(rec)})
+	if rec.Decision != approval.Allow {
+		j.runHooks(ctx, hooks.ToolExecuteDenied, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input,
+			Decision: string(rec.Decision), Reason: rec.Reason})
+		return denialContent(rec)
+	}
+	if prevBash != nil {
+		_ = prevBash.Get(ctx, nil)
+	}
+	if ctx.Err() != nil {
+		return `{"approved":true,"error":"job canceled before the call ran"}`
+	}
+	j.runHooks(ctx, hooks.ToolExecuteBefore, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input})
+	out, err := j.executeTool(ctx, tc.ID, tool, rec.Input)
+	if err != nil {
+		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Error: err.Error()})
+		j.emit(ctx, Event{Kind: "result", CallID: tc.ID, Tool: tool, Text: "error: " + err.Error()})
+		return "Error: " + err.Error()
+	}
+	j.runHooks(ctx, hooks.ToolExecuteAfter, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out})
+	if r, ok := j.runHooks(ctx, hooks.ToolApprovalPost, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out}); ok && r.ModifiedOutput != nil {
+		out = *r.ModifiedOutput
+	}
+	j.emit(ctx, Event{Kind: "result", CallID: tc.ID, Tool: tool, Text: firstLine(out, 160)})
+	return out
+}
+
+// decide is the approval pipeline for one call: layers 1-3 (pure), layer 4
+// (hooks), layer 5 (a human, raced against a timer). Layer 6, the audit, is
+// the caller's. The returned record names the deciding layer and carries the
+// input the tool must run with.
+func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
+	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input}
+	if !activities.KnownTool(tool) {
+		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
+			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
+	}
+	pre := j.policy.Decide(approval.Call{Tool: tool, Input: input}, j.st.Mode, func(c approval.Call) (hooks.Result, bool) {
+		return j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: c.Tool, Input: c.Input})
+	})
+	rec.Hook = pre.Hook
+	if pre.Modified {
+		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
+	}
+	if !pre.NeedsHuman {
+		return verdictRecord(rec, pre.Verdict)
+	}
+	if ctx.Err() != nil {
+		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: "job canceled"})
+	}
+	askReason := pre.AskReason
+	return j.ask(ctx, rec, askReason)
+}
+
+// ask is layer 5: the call waits for an "approval" signal, raced against a
+// timer that denies.
+func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string) approval.AuditRecord {
+	now := workflow.Now(ctx)
+	p := &pendingCall{
+		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: activities.Summarize(rec.Tool, rec.Input),
+			Input: rec.Input, Reason: reason, AskedAt: now, Deadline: now.Add(j.in.ApprovalTimeout)},
+		// Buffered, so the router never blocks on a call that just timed out.
+		ch: workflow.NewBufferedChannel(ctx, 1),
+	}
+	j.pending[rec.CallID] = p
+	j.order = append(j.order, rec.CallID)
+	j.phase = "waiting"
+	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
+	j.updateDetails(ctx)
+
+	tctx, cancelTimer := workflow.WithCancel(ctx)
+	timer := workflow.NewTimerWithOptions(tctx, j.in.ApprovalTimeout,
+		workflow.TimerOptions{Summary: "approval deadline " + rec.CallID})
+	var answer ApprovalDecision
+	timedOut := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(p.ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &answer) })
+	sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+	sel.Select(ctx)
+	cancelTimer()
+
+	delete(j.pending, rec.CallID)
+	j.order = removeString(j.order, rec.CallID)
+	rec.WaitMillis = workflow.Now(ctx).Sub(now).Milliseconds()
+	if len(j.pending) == 0 {
+		j.phase = "deciding"
+	}
+	defer j.updateDetails(ctx)
+	if timedOut {
+		j.closed[rec.CallID] = "expired"
+		reason := fmt.Sprintf("no answer within %s", j.in.ApprovalTimeout)
+		if ctx.Err() != nil {
+			reason = "job canceled while waiting for approval"
+		}
+		rec.Approver = "timeout"
+		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason})
+	}
+	j.closed[rec.CallID] = "decided"
+	rec.Approver = answer.By
+	v := approval.Verdict{Layer: approval.LayerHuman, Reason: answer.Reason}
+	switch answer.Decision {
+	case "allow":
+		v.Decision = approval.Allow
+	case "deny":
+		v.Decision = approval.Deny
+		v.Reason = orDefault(answer.Reason, "denied by "+orDefault(answer.By, "a person"))
+	case "always", "never":
+		list := "allow"
+		v.Decision = approval.Allow
+		if answer.Decision == "never" {
+			list = "deny"
+			v.Decision = approval.Deny
+			v.Reason = orDefault(answer.Reason, "denied for good by "+orDefault(answer.By, "a person"))
+		}
+		rule := approval.SuggestRule(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)
+		v.Rule = rule
+		j.learn(ctx, list, rule, answer.By)
+	}
+	return verdictRecord(rec, v)
+}
+
+// learn adds an Always/Never rule to the job at once and persists it to
+// .custos/settings.local.json. A failed write is reported, not fatal: the
+// rule still holds for this job.
+func (j *job) learn(ctx workflow.Context, list, rule, by string) {
+	p, err := j.policy.WithRule(list, rule)
+	if err != nil {
+		j.emit(ctx, Event{Kind: "error", Text: fmt.Sprintf("could not learn rule %s: %v", rule, err)})
+		return
+	}
+	j.policy = p
+	j.st.Learned = append(j.st.Learned, LearnedRule{List: list, Rule: rule})
+	j.audit(ctx, approval.AuditRecord{JobID: j.id, Event: "rule-learned", Rule: rule, Decision: approval.Decision(list), Approver: by, Layer: approval.LayerHuman})
+	j.emit(ctx, Event{Kind: "rule", Text: fmt.Sprintf("learned %s rule %s", list, rule)})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:             fmt.Sprintf("persist %s rule %s", list, rule),
+	})
+	err = workflow.ExecuteActivity(actx, activities.PersistRuleActivity, activities.PersistRuleRequest{
+		Workspace: j.in.Workspace, List: list, Rule: rule}).Get(ctx, nil)
+	if err != nil {
+		j.emit(ctx, Event{Kind: "error", Text: fmt.Sprintf("could not save rule %s to settings.local.json: %v", rule, err)})
+	}
+}
+
+// executeTool runs the tool's activity. Bash goes to its own task queue and is
+// never retried: a command cut off by a crash comes back as interrupted.
+func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (string, error) {
+	req := activities.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input,
+		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput}
+	opts := workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+		Summary:             activities.Summarize(tool, input),
+	}
+	if tool == activities.BashActivity {
+		opts.TaskQueue = activities.BashTaskQueue
+		opts.StartToCloseTimeout = bashTimeout(input) + time.Minute
+		opts.HeartbeatTimeout = 20 * time.Second
+		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+	}
+	var res activities.ToolResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), tool, req).Get(ctx, &res)
+	if err != nil {
+		if tool == activities.BashActivity {
+			var te *temporal.TimeoutError
+			if errors.As(err, &te) {
+				return "", fmt.Errorf("interrupted: the worker running this command stopped (%s timeout); the command may have partially run", te.TimeoutType())
+			}
+		}
+		return "", fmt.Errorf("%s failed: %w", tool, err)
+	}
+	out := res.Output
+	if res.IsError && !strings.HasPrefix(out, "Error") {
+		out = "Error: " + out
+	}
+	return out, nil
+}
+
+// bashTimeout reads the command's own timeout (milliseconds) so the activity
+// deadline leaves it room; bad values fall back to the tool's default.
+func bashTimeout(input json.RawMessage) time.Duration {
+	var in struct {
+		Timeout float64 `json:"timeout"`
+	}
+	_ = json.Unmarshal(input, &in)
+	d := time.Duration(in.Timeout) * time.Millisecond
+	if d <= 0 {
+		return 2 * time.Minute
+	}
+	if d > 10*time.Minute {
+		return 10 * time.Minute
+	}
+	return d
+}
+
+// audit is layer 6: every decision and every notable event, numbered.
+func (j *job) audit(ctx workflow.Context, r approval.AuditRecord) {
+	j.st.AuditSeq++
+	r.Seq = j.st.AuditSeq
+	r.Time = workflow.Now(ctx)
+	r.JobID = j.id
+	j.st.Audit = append(j.st.Audit, r)
+}
+
+func verdictRecord(rec approval.AuditRecord, v approval.Verdict) approval.AuditRecord {
+	rec.Decision = v.Decision
+	rec.Layer = v.Layer
+	rec.Reason = v.Reason
+	if v.Rule != "" {
+		rec.Rule = v.Rule
+	}
+	return rec
+}
+
+// denialContent is the tool result the model gets for a refused call.
+func denialContent(rec approval.AuditRecord) string {
+	b, _ := json.Marshal(struct {
+		Approved bool              `json:"approved"`
+		Decision approval.Decision `json:"decision"`
+		Layer    approval.Layer    `json:"layer"`
+		Rule     string            `json:"rule,omitempty"`
+		Reason   string            `json:"reason"`
+	}{false, rec.Decision, rec.Layer, rec.Rule, rec.Reason})
+	return string(b)
+}
+
+func decisionText(rec approval.AuditRecord) string {
+	s := fmt.Sprintf("%s by %s", rec.Decision, rec.Layer)
+	if rec.Rule != "" {
+		s += " (" + rec.Rule + ")"
+	}
+	if rec.Reason != "" {
+		s += ": " + rec.Reason
+	}
+	if rec.Modified {
+		s += " [input rewritten by hook]"
+	}
+	return s
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func firstLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}

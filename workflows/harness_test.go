@@ -1,0 +1,170 @@
+package workflows
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/require"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/sandbox"
+)
+
+// harness runs AgentWorkflow in the test environment (time skipping) with the
+// real activities: real files in a temp workspace, the real sandbox, and the
+// model activity talking HTTP to a scripted OpenAI-compatible server.
+type harness struct {
+	t     *testing.T
+	suite testsuite.WorkflowTestSuite
+	env   *testsuite.TestWorkflowEnvironment
+	ws    string
+	oai   *oaifake.Server
+	input JobInput
+}
+
+type harnessOpt func(*harnessConfig)
+
+type harnessConfig struct {
+	hooks    *hooks.Registry
+	settings string // .custos/settings.json content
+}
+
+func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
+func withSettings(s string) harnessOpt             { return func(c *harnessConfig) { c.settings = s } }
+
+func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harness {
+	t.Helper()
+	var cfg harnessConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	if cfg.settings != "" {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(cfg.settings), 0o644))
+	}
+	srv := oaifake.New(handler)
+	base, err := srv.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+
+	h := &harness{t: t, ws: ws, oai: srv}
+	h.suite.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	h.env = h.suite.NewTestWorkflowEnvironment()
+	h.env.SetTestTimeout(2 * time.Minute)
+	agent := &Agent{Hooks: cfg.hooks}
+	h.env.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: WorkflowName})
+	sb, err := sandbox.New(sandbox.Config{})
+	require.NoError(t, err)
+	set := activities.Set{
+		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
+		Tools:    &activities.Tools{Sandbox: sb},
+		Settings: &activities.Settings{UserConfigDir: t.TempDir()},
+		Hooks:    &activities.Hooks{},
+	}
+	set.Register(h.env)
+	set.RegisterBash(h.env)
+	h.input = JobInput{Task: "test task", Workspace: ws}
+	return h
+}
+
+// run executes the workflow to completion and returns its result.
+func (h *harness) run() (JobResult, error) {
+	h.env.ExecuteWorkflow(WorkflowName, h.input)
+	require.True(h.t, h.env.IsWorkflowCompleted(), "workflow did not complete")
+	if err := h.env.GetWorkflowError(); err != nil {
+		return JobResult{}, err
+	}
+	var res JobResult
+	require.NoError(h.t, h.env.GetWorkflowResult(&res))
+	return res, nil
+}
+
+// signalAt sends an approval signal after d of workflow time.
+func (h *harness) signalAt(d time.Duration, callID, decision string) {
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: callID, Decision: decision, By: "test"})
+	}, d)
+}
+
+// audit returns the job's audit via the query, after the run.
+func (h *harness) audit() []approval.AuditRecord {
+	v, err := h.env.QueryWorkflow(AuditQuery)
+	require.NoError(h.t, err)
+	var recs []approval.AuditRecord
+	require.NoError(h.t, v.Get(&recs))
+	return recs
+}
+
+// decisions returns the decision records (not events) by call ID.
+func (h *harness) decisions() map[string]approval.AuditRecord {
+	out := map[string]approval.AuditRecord{}
+	for _, r := range h.audit() {
+		if r.Event == "" {
+			out[r.CallID] = r
+		}
+	}
+	return out
+}
+
+// toolResults returns what the model was sent as tool results, by call ID,
+// read from the requests the fake OpenAI server received.
+func (h *harness) toolResults() map[string]string {
+	out := map[string]string{}
+	for _, req := range h.oai.Requests() {
+		for _, m := range req.Messages {
+			if m.Role == openai.ChatMessageRoleTool {
+				out[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	return out
+}
+
+func (h *harness) file(rel string) string {
+	b, err := os.ReadFile(filepath.Join(h.ws, rel))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func (h *harness) writeFile(rel, content string) {
+	p := filepath.Join(h.ws, rel)
+	require.NoError(h.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(h.t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+func call(id, tool string, args any) openai.ToolCall { return oaifake.ToolCall(id, tool, args) }
+
+// rawCall is a tool call with arguments exactly as given, malformed or not.
+func rawCall(id, tool, args string) openai.ToolCall {
+	return openai.ToolCall{ID: id, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tool, Arguments: args}}
+}
+
+// denial decodes a structured denial; ok is false if content is not one.
+func denial(content string) (d struct {
+	Approved *bool  `json:"approved"`
+	Decision string `json:"decision"`
+	Layer    string `json:"layer"`
+	Rule     string `json:"rule"`
+	Reason   string `json:"reason"`
+}, ok bool) {
+	if !strings.HasPrefix(content, "{") || json.Unmarshal([]byte(content), &d) != nil || d.Approved == nil {
+		return d, false
+	}
+	return d, !*d.Approved
+}

@@ -1,0 +1,160 @@
+// Package workflows holds AgentWorkflow, custos' ReAct loop, and its
+// deterministic helpers: the approval orchestration, signals, queries and
+// continue-as-new.
+package workflows
+
+import (
+	"encoding/json"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/custos-dev/custos/approval"
+)
+
+// Names people and tools outside the worker use.
+const (
+	WorkflowName = "AgentWorkflow"
+	// ApprovalSignal carries an ApprovalDecision for one pending tool call.
+	ApprovalSignal = "approval"
+	// ModeSignal carries a ModeChange.
+	ModeSignal = "mode"
+	// StatusQuery returns Status; AuditQuery returns []approval.AuditRecord;
+	// EventsQuery takes a sequence number and returns the Events after it.
+	StatusQuery = "status"
+	AuditQuery  = "audit"
+	EventsQuery = "events"
+)
+
+// Defaults of a job.
+const (
+	DefaultApprovalTimeout = 60 * time.Second
+	DefaultMaxTurns        = 100
+	// maxAuditInMemory bounds the audit kept in workflow state; the full trail
+	// is in the workspace file.
+	maxAuditInMemory  = 1000
+	maxEventsInMemory = 2000
+)
+
+// JobInput starts (or continues) a job.
+type JobInput struct {
+	Task      string `json:"task"`
+	Workspace string `json:"workspace"`
+	// Mode overrides the settings' defaultMode when set.
+	Mode approval.Mode `json:"mode,omitempty"`
+	// ApprovalTimeout is how long layer 5 waits before denying (default 60 s).
+	ApprovalTimeout time.Duration `json:"approvalTimeout,omitempty"`
+	MaxTurns        int           `json:"maxTurns,omitempty"`
+	// Model overrides the worker's model name for this job.
+	Model string `json:"model,omitempty"`
+	// MaxOutput caps each tool output kept in history (bytes).
+	MaxOutput int `json:"maxOutput,omitempty"`
+	// ContinueAsNewEvery forces continue-as-new after that many turns in one
+	// run (0: only when the server suggests it). Tests and long jobs use it.
+	ContinueAsNewEvery int `json:"continueAsNewEvery,omitempty"`
+
+	// State is carried across continue-as-new; nil on a fresh job.
+	State *State `json:"state,omitempty"`
+}
+
+// State is everything a job carries into its next run.
+type State struct {
+	Messages []openai.ChatCompletionMessage `json:"messages"`
+	Turn     int                            `json:"turn"`
+	Mode     approval.Mode                  `json:"mode"`
+	Settings approval.Settings              `json:"settings"`
+	Env      approval.Env                   `json:"env"`
+	Sources  []string                       `json:"sources,omitempty"`
+	// Learned are Always/Never answers, in the order given.
+	Learned []LearnedRule `json:"learned,omitempty"`
+	// PendingCalls are tool calls of the last model answer not yet run.
+	PendingCalls []openai.ToolCall `json:"pendingCalls,omitempty"`
+	Usage        Usage             `json:"usage"`
+	LastAnswer   string            `json:"lastAnswer,omitempty"`
+	// SavedMessages is how many messages the transcript file already holds.
+	SavedMessages int `json:"savedMessages"`
+	// AuditSeq is the sequence number of the last audit record; AuditSaved the
+	// last one written to the file.
+	AuditSeq   int                    `json:"auditSeq"`
+	AuditSaved int                    `json:"auditSaved"`
+	Audit      []approval.AuditRecord `json:"audit,omitempty"`
+	EventSeq   int                    `json:"eventSeq"`
+	Runs       int                    `json:"runs"`
+}
+
+// LearnedRule is a rule added by an Always ("allow") or Never ("deny") answer.
+type LearnedRule struct {
+	List string `json:"list"`
+	Rule string `json:"rule"`
+}
+
+// Usage is the token usage of a job.
+type Usage struct {
+	ModelCalls       int `json:"modelCalls"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+}
+
+// JobResult is what a finished job returns.
+type JobResult struct {
+	Answer string `json:"answer"`
+	Turns  int    `json:"turns"`
+	Usage  Usage  `json:"usage"`
+	// Reason is "done" or "max turns".
+	Reason string `json:"reason"`
+}
+
+// ApprovalDecision is the payload of the "approval" signal.
+type ApprovalDecision struct {
+	CallID string `json:"callId"`
+	// Decision is allow, deny, always or never.
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+	By       string `json:"by,omitempty"`
+}
+
+// ModeChange is the payload of the "mode" signal.
+type ModeChange struct {
+	Mode string `json:"mode"`
+	By   string `json:"by,omitempty"`
+}
+
+// Status is what the "status" query returns.
+type Status struct {
+	JobID      string        `json:"jobId"`
+	Task       string        `json:"task"`
+	Workspace  string        `json:"workspace"`
+	Turn       int           `json:"turn"`
+	Mode       approval.Mode `json:"mode"`
+	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, done
+	Pending    []PendingAsk  `json:"pending"`
+	LastAnswer string        `json:"lastAnswer,omitempty"`
+	Usage      Usage         `json:"usage"`
+	Learned    []LearnedRule `json:"learned,omitempty"`
+	Sources    []string      `json:"settingsSources,omitempty"`
+}
+
+// PendingAsk is a tool call waiting for a human (layer 5).
+type PendingAsk struct {
+	CallID   string          `json:"callId"`
+	Tool     string          `json:"tool"`
+	Summary  string          `json:"summary"`
+	Input    json.RawMessage `json:"input"`
+	Reason   string          `json:"reason,omitempty"`
+	AskedAt  time.Time       `json:"askedAt"`
+	Deadline time.Time       `json:"deadline"`
+}
+
+// Event is one step of a job, for people following it (the "events" query).
+type Event struct {
+	Seq      int               `json:"seq"`
+	Time     time.Time         `json:"time"`
+	Kind     string            `json:"kind"` // model, call, decision, ask, result, answer, signal, mode, error
+	Turn     int               `json:"turn"`
+	CallID   string            `json:"callId,omitempty"`
+	Tool     string            `json:"tool,omitempty"`
+	Text     string            `json:"text"`
+	Decision approval.Decision `json:"decision,omitempty"`
+	Layer    approval.Layer    `json:"layer,omitempty"`
+}
