@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -57,7 +59,12 @@ func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, erro
 		// ask for several at once.
 		creq.ParallelToolCalls = true
 	}
+	// Heartbeat while the model thinks: a worker killed mid-call is then
+	// noticed within the heartbeat timeout, and the call is retried on
+	// another worker instead of waiting out the start-to-close timeout.
+	stop := heartbeatEvery(ctx, 5*time.Second, "waiting for the model")
 	resp, err := m.Client.CreateChatCompletion(ctx, creq)
+	stop()
 	if err != nil {
 		return ModelResponse{}, classifyModelError(name, err)
 	}
@@ -105,4 +112,29 @@ func retryableStatus(status int) bool {
 		return false
 	}
 	return true
+}
+
+// heartbeatEvery records a heartbeat at once and then every d until stop is
+// called. Outside an activity (plain unit tests) it does nothing.
+func heartbeatEvery(ctx context.Context, d time.Duration, what string) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	activity.RecordHeartbeat(ctx, what)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, what)
+			}
+		}
+	}()
+	return func() { close(done) }
 }

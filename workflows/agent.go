@@ -219,6 +219,9 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
+		// The activity heartbeats while it waits, so a dead worker is
+		// noticed in seconds, not after the start-to-close timeout.
+		HeartbeatTimeout: 30 * time.Second,
 		// 429, 5xx and network errors come back retryable, other 4xx as
 		// non-retryable application errors: the model activity classifies.
 		RetryPolicy: &temporal.RetryPolicy{
