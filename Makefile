@@ -1,0 +1,33 @@
+# The Temporal server and UI modules need Go >= 1.26.10; the module proxy
+# serves this toolchain, so older local Go versions fetch it.
+export GOTOOLCHAIN := go1.27.3
+
+GO ?= go
+TASK ?= summarise this repository and suggest one improvement
+
+.PHONY: run worker test vet bench deps
+
+## run: start a job on this directory (embedded Temporal server and, without
+## OPENAI_API_KEY, the offline demo model)
+run:
+	$(GO) run ./starter run "$(TASK)"
+
+## worker: serve the task queues (embedded server unless TEMPORAL_ADDRESS is set)
+worker:
+	$(GO) run ./worker
+
+## deps: what the tests need besides Go: bubblewrap
+deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  echo "installing bubblewrap (needs root and apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
+
+## test: vet, then every test (unit, workflow, sandbox, end to end)
+test: deps
+	gofmt -l . | tee /dev/stderr | (! read)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 40m ./...
+
+## bench: the benchmarks quoted in the closing notes
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...

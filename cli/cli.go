@@ -1,0 +1,246 @@
+// Package cli is custos' command line: start and follow jobs, approve or deny
+// their calls, read status and audit, check policy. starter/main.go is a thin
+// wrapper around Main.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/connect"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// App carries the streams and the environment of one invocation.
+type App struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Interactive is true when Stdin is a terminal: run then prompts.
+	Interactive bool
+	Logger      *slog.Logger
+
+	lastResult *workflows.JobResult
+}
+
+const usage = `custos — a durable coding agent on Temporal
+
+usage:
+  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--detach] "task"
+  starter follow JOB                 follow a running job (prompts on a terminal)
+  starter status JOB                 turn, mode, pending approvals, usage
+  starter approve JOB CALL [--always] [--reason R]
+  starter deny JOB CALL [--never] [--reason R]
+  starter mode JOB MODE              default, acceptEdits, dontAsk, plan, bypass
+  starter audit JOB [--json]         every decision, with the layer that made it
+  starter cancel JOB
+  starter policy check --tool T --input JSON [--mode M] [--workspace DIR]
+  starter sandbox exec|check ...
+
+Temporal: TEMPORAL_ADDRESS (unset: 127.0.0.1:7233, or an embedded server),
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/KEY/CA.
+Model: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL (no key: offline demo model).
+`
+
+// Main runs one command and returns the process exit code.
+func (a *App) Main(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(a.Stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = a.run(ctx, args[1:])
+	case "follow":
+		err = a.withJob(ctx, args[1:], "follow", func(c client.Client, id string, _ []string) error {
+			return a.follow(ctx, c, id, 0)
+		})
+	case "status":
+		err = a.withJob(ctx, args[1:], "status", a.status)
+	case "approve", "deny":
+		verb := args[0]
+		err = a.withJob(ctx, args[1:], verb, func(c client.Client, id string, rest []string) error {
+			return a.decide(ctx, c, id, verb, rest)
+		})
+	case "mode":
+		err = a.withJob(ctx, args[1:], "mode", func(c client.Client, id string, rest []string) error {
+			return a.setMode(ctx, c, id, rest)
+		})
+	case "audit":
+		err = a.withJob(ctx, args[1:], "audit", func(c client.Client, id string, rest []string) error {
+			return a.audit(ctx, c, id, rest)
+		})
+	case "cancel":
+		err = a.withJob(ctx, args[1:], "cancel", func(c client.Client, id string, _ []string) error {
+			if err := c.CancelWorkflow(ctx, id, ""); err != nil {
+				return fmt.Errorf("cancel %s: %w", id, err)
+			}
+			fmt.Fprintf(a.Stdout, "cancel requested for %s\n", id)
+			return nil
+		})
+	case "policy":
+		err = a.policy(ctx, args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprint(a.Stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(a.Stderr, "unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(a.Stderr, "custos: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(a.Stderr, "custos: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// withJob parses "JOB [args...]" and runs fn with a client on an existing server.
+func (a *App) withJob(ctx context.Context, args []string, verb string, fn func(client.Client, string, []string) error) error {
+	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
+		return usagef("%s: the job (workflow) ID comes first", verb)
+	}
+	c, err := a.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(c, args[0], args[1:])
+}
+
+// dial connects to the configured server without starting one.
+func (a *App) dial(ctx context.Context) (client.Client, error) {
+	opts, _, err := connect.FromEnv(a.quietLogger())
+	if err != nil {
+		return nil, err
+	}
+	c, err := connect.Dial(ctx, opts, 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("%w (is a worker running? start one with: go run ./worker)", err)
+	}
+	return c, nil
+}
+
+// session is a client plus, when no server was reachable, the embedded
+// server and in-process workers this command started.
+type session struct {
+	client   client.Client
+	embedded *connect.Embedded
+	workers  *workers.Workers
+	stopDemo func()
+	demo     bool
+}
+
+func (s *session) Close() {
+	if s.workers != nil {
+		s.workers.Stop()
+	}
+	if s.stopDemo != nil {
+		s.stopDemo()
+	}
+	if s.embedded != nil {
+		s.embedded.Close()
+	} else if s.client != nil {
+		s.client.Close()
+	}
+}
+
+// connectOrEmbed connects to TEMPORAL_ADDRESS, or to a server already on
+// 127.0.0.1:7233, or else starts the embedded server and a worker in-process
+// so that one command is the whole quick start.
+func (a *App) connectOrEmbed(ctx context.Context, wo workers.Options) (*session, error) {
+	logger := a.quietLogger()
+	opts, set, err := connect.FromEnv(logger)
+	if err != nil {
+		return nil, err
+	}
+	wait := 3 * time.Second
+	if set {
+		wait = 30 * time.Second
+	}
+	if c, err := connect.Dial(ctx, opts, wait); err == nil {
+		fmt.Fprintf(a.Stderr, "custos: using the Temporal server at %s (its workers run the job)\n", opts.HostPort)
+		return &session{client: c}, nil
+	} else if set {
+		return nil, err
+	}
+	fmt.Fprintln(a.Stderr, "custos: no Temporal server on 127.0.0.1:7233; starting an embedded one with a worker in this process")
+	emb, err := connect.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{client: emb.Client, embedded: emb}
+	fmt.Fprintf(a.Stderr, "custos: Temporal on %s, Web UI on %s\n", emb.Server.FrontendAddr(), emb.Server.UIAddr())
+	wo.Logger = logger
+	if s.stopDemo, s.demo, err = workers.UseDemoModel(&wo); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.demo {
+		fmt.Fprintln(a.Stderr, "custos: no OPENAI_API_KEY: using the built-in offline demo model")
+	}
+	if s.workers, err = workers.Start(emb.Client, wo); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (a *App) quietLogger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// parseInterleaved parses flags that may come before or after positional args.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}

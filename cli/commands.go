@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows"
+)
+
+func (a *App) status(c client.Client, id string, _ []string) error {
+	ctx := context.Background()
+	st, err := queryStatus(ctx, c, id)
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	fmt.Fprintf(a.Stdout, "job:       %s\ntask:      %s\nworkspace: %s\nstate:     %s\nturn:      %d\nmode:      %s\nusage:     %d model calls, %d tokens\n",
+		st.JobID, firstLineOf(st.Task, 100), st.Workspace, st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens)
+	if len(st.Pending) == 0 {
+		fmt.Fprintln(a.Stdout, "pending:   none")
+	}
+	for _, p := range st.Pending {
+		fmt.Fprintf(a.Stdout, "pending:   %s %s %s (denied in %s)\n           starter approve %s %s   |   starter deny %s %s\n",
+			p.CallID, p.Tool, p.Summary, time.Until(p.Deadline).Round(time.Second), id, p.CallID, id, p.CallID)
+	}
+	if st.LastAnswer != "" {
+		fmt.Fprintf(a.Stdout, "answer:    %s\n", st.LastAnswer)
+	}
+	return nil
+}
+
+func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args []string) error {
+	fs := newFlagSet(verb, a.Stderr)
+	always := fs.Bool("always", false, "allow, and add an allow rule for calls like this one")
+	never := fs.Bool("never", false, "deny, and add a deny rule for calls like this one")
+	reason := fs.String("reason", "", "why (shown to the model on a denial)")
+	by := fs.String("by", envOr("USER", "cli")+"@cli", "who decides (recorded in the audit)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("%s JOB CALL: name exactly one call ID (see: starter status %s)", verb, id)
+	}
+	decision := verb
+	if verb == "approve" {
+		decision = "allow"
+		if *always {
+			decision = "always"
+		}
+	} else if *never {
+		decision = "never"
+	}
+	st, err := queryStatus(ctx, c, id)
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", id, err)
+	}
+	if !hasPending(st, pos[0]) {
+		// Still sent and recorded, but say so: it will be ignored.
+		fmt.Fprintf(a.Stderr, "custos: %s is not pending in %s; the signal will be recorded and ignored\n", pos[0], id)
+	}
+	err = c.SignalWorkflow(ctx, id, "", workflows.ApprovalSignal,
+		workflows.ApprovalDecision{CallID: pos[0], Decision: decision, Reason: *reason, By: *by})
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", id, err)
+	}
+	fmt.Fprintf(a.Stdout, "%s: %s sent for %s\n", id, decision, pos[0])
+	return nil
+}
+
+func (a *App) setMode(ctx context.Context, c client.Client, id string, args []string) error {
+	if len(args) != 1 {
+		return usagef("mode JOB MODE")
+	}
+	m, err := approval.ParseMode(args[0])
+	if err != nil {
+		return usagef("mode: %v", err)
+	}
+	if err := c.SignalWorkflow(ctx, id, "", workflows.ModeSignal, workflows.ModeChange{Mode: string(m), By: envOr("USER", "cli") + "@cli"}); err != nil {
+		return fmt.Errorf("signal %s: %w", id, err)
+	}
+	fmt.Fprintf(a.Stdout, "%s: mode %s requested\n", id, m)
+	return nil
+}
+
+// audit prints the job's audit trail: from the workspace file when it is
+// there (the whole trail), else from the audit query (what the job holds).
+func (a *App) audit(ctx context.Context, c client.Client, id string, args []string) error {
+	fs := newFlagSet("audit", a.Stderr)
+	asJSON := fs.Bool("json", false, "print JSONL records")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	var recs []approval.AuditRecord
+	if st, err := queryStatus(ctx, c, id); err == nil && st.Workspace != "" {
+		if r, err := activities.ReadAudit(st.Workspace, id); err == nil {
+			recs = r
+		}
+	}
+	// The query also has records not yet saved to the file.
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.AuditQuery)
+	if err != nil && recs == nil {
+		return fmt.Errorf("audit of %s: %w", id, err)
+	}
+	if err == nil {
+		var q []approval.AuditRecord
+		if err := v.Get(&q); err != nil {
+			return fmt.Errorf("audit of %s: %w", id, err)
+		}
+		recs = mergeAudit(recs, q)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(a.Stdout)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tCALL\tTOOL\tDECISION\tLAYER\tRULE/HOOK\tBY\tWAIT\tREASON")
+	for _, r := range recs {
+		what := string(r.Decision)
+		if r.Event != "" {
+			what = r.Event
+		}
+		rule := r.Rule
+		if r.Hook != "" && rule == "" {
+			rule = r.Hook
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("15:04:05"), r.CallID, r.Tool,
+			what, r.Layer, rule, r.Approver, time.Duration(r.WaitMillis)*time.Millisecond, firstLineOf(r.Reason, 80))
+	}
+	return tw.Flush()
+}
+
+// mergeAudit joins file records and query records by sequence number.
+func mergeAudit(file, query []approval.AuditRecord) []approval.AuditRecord {
+	last := 0
+	if len(file) > 0 {
+		last = file[len(file)-1].Seq
+	}
+	for _, r := range query {
+		if r.Seq > last {
+			file = append(file, r)
+		}
+	}
+	return file
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "    ", "  ") != nil {
+		return "    " + string(raw)
+	}
+	return "    " + strings.TrimSpace(b.String())
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workers"
+)
+
+// PolicyResult is what `policy check` prints.
+type PolicyResult struct {
+	Decision approval.Decision `json:"decision"`
+	Layer    approval.Layer    `json:"layer"`
+	Rule     string            `json:"rule"`
+	Reason   string            `json:"reason"`
+	Hook     string            `json:"hook,omitempty"`
+	// Input is set when a hook rewrote the call's input.
+	Input json.RawMessage `json:"modifiedInput,omitempty"`
+}
+
+// policy runs layers 1-4 exactly as a job would, without Temporal.
+func (a *App) policy(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "check" {
+		return usagef("policy check --tool T --input JSON [--mode M] [--workspace DIR]")
+	}
+	fs := newFlagSet("policy check", a.Stderr)
+	tool := fs.String("tool", "", "tool name: Read, Glob, Grep, Write, Edit, Bash")
+	input := fs.String("input", "{}", "the tool input as JSON")
+	mode := fs.String("mode", "", "permission mode (default: the settings' defaultMode)")
+	workspace := fs.String("workspace", ".", "workspace whose settings apply")
+	configDir := fs.String("config-dir", "", "user config dir (default: the OS user config dir)")
+	if _, err := parseInterleaved(fs, args[1:]); err != nil {
+		return err
+	}
+	if *tool == "" {
+		return usagef("policy check: --tool is required")
+	}
+	ws, err := filepath.Abs(*workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	dir := *configDir
+	if dir == "" {
+		dir, _ = os.UserConfigDir()
+	}
+	settings, _, err := approval.LoadSettings(dir, ws)
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	pol, err := approval.Compile(settings, approval.Env{Workspace: ws, Home: home})
+	if err != nil {
+		return err
+	}
+	m := approval.Mode(*mode)
+	if m == "" {
+		m = settings.Permissions.DefaultMode
+	}
+	if m == "" {
+		m = approval.ModeDefault
+	}
+	if m, err = approval.ParseMode(string(m)); err != nil {
+		return usagef("policy check: %v", err)
+	}
+	res := a.checkCall(ctx, pol, settings, ws, m, *tool, json.RawMessage(*input))
+	return json.NewEncoder(a.Stdout).Encode(res)
+}
+
+// checkCall is layers 1-4 for one call: the same Policy.Decide the workflow
+// uses, with system hooks inline and the user's command hooks run directly.
+func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
+	if !activities.KnownTool(tool) {
+		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
+	}
+	system, err := workers.DefaultHooks()
+	if err != nil {
+		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerHook, Reason: err.Error()}
+	}
+	pre := pol.Decide(approval.Call{Tool: tool, Input: input}, m, func(c approval.Call) (hooks.Result, bool) {
+		p := hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "policy-check", CallID: "check", Tool: c.Tool,
+			Input: c.Input, Mode: string(m), Workspace: ws}
+		if r, ok := hooks.Dispatch(system.Handlers(hooks.ToolApprovalPre, c.Tool), p); ok {
+			return r, true
+		}
+		cmds := settings.Hooks.CommandHooks(hooks.ToolApprovalPre, c.Tool)
+		if len(cmds) == 0 {
+			return hooks.Result{}, false
+		}
+		r, outcomes := hooks.RunAll(ctx, cmds, p, ws)
+		for _, o := range outcomes {
+			if o.Err != "" || o.TimedOut {
+				fmt.Fprintf(a.Stderr, "custos: hook %s gave no decision: %s (timed out: %v)\n", o.Hook, o.Err, o.TimedOut)
+			}
+		}
+		return r, !r.Empty()
+	})
+	res := PolicyResult{Decision: pre.Verdict.Decision, Layer: pre.Verdict.Layer, Rule: pre.Verdict.Rule,
+		Reason: pre.Verdict.Reason, Hook: pre.Hook}
+	if pre.Modified {
+		res.Input = pre.Input
+	}
+	return res
+}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+func (a *App) run(ctx context.Context, args []string) error {
+	fs := newFlagSet("run", a.Stderr)
+	workspace := fs.String("workspace", ".", "the job's workspace")
+	mode := fs.String("mode", "", "permission mode: default, acceptEdits, dontAsk, plan, bypass (default: settings)")
+	timeout := fs.Duration("approval-timeout", workflows.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
+	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
+	detach := fs.Bool("detach", false, "start the job, print its ID and return")
+	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
+	model := fs.String("model", envOr("OPENAI_MODEL", "gpt-4.1"), "model name (OPENAI_MODEL)")
+	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	task := strings.TrimSpace(strings.Join(pos, " "))
+	if task == "" {
+		return usagef(`run: say what to do, e.g. starter run "fix the failing test"`)
+	}
+	if *mode != "" {
+		if _, err := approval.ParseMode(*mode); err != nil {
+			return usagef("run: %v", err)
+		}
+	}
+	ws, err := filepath.Abs(*workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if *id == "" {
+		*id = newJobID()
+	}
+	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns}
+	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: *id, TaskQueue: activities.TaskQueue, StaticSummary: firstLineOf(task, 200),
+	}, workflows.WorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("start job: %w", err)
+	}
+	fmt.Fprintf(a.Stderr, "custos: job %s started in %s\n", run.GetID(), ws)
+	if *detach {
+		if s.workers != nil {
+			fmt.Fprintln(a.Stderr, "custos: note: the worker runs in this process; the job continues when a worker is running (go run ./worker)")
+		}
+		fmt.Fprintln(a.Stdout, run.GetID())
+		return nil
+	}
+	return a.follow(ctx, s.client, run.GetID(), 0)
+}
+
+func newJobID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("custos-%s-%s", time.Now().UTC().Format("20060102-150405"), hex.EncodeToString(b))
+}
+
+// follow prints the job's events as they happen and, on a terminal, prompts
+// for each pending approval. It returns when the job ends.
+func (a *App) follow(ctx context.Context, c client.Client, id string, since int) error {
+	var lines chan string
+	if a.Interactive {
+		lines = make(chan string)
+		go func() {
+			sc := bufio.NewScanner(a.Stdin)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+	}
+	done := make(chan error, 1)
+	go func() {
+		// GetWorkflow follows continue-as-new to the final run.
+		var res workflows.JobResult
+		err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
+		if err == nil {
+			a.lastResult = &res
+		}
+		done <- err
+	}()
+	prompted := map[string]bool{}
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			since = a.printEvents(ctx, c, id, since)
+			if err != nil {
+				return fmt.Errorf("job %s: %w", id, err)
+			}
+			fmt.Fprintf(a.Stdout, "\n%s\n", a.lastResult.Answer)
+			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
+			return nil
+		case <-ctx.Done():
+			fmt.Fprintf(a.Stderr, "\ncustos: stopped following; the job goes on. Resume with: starter follow %s\n", id)
+			return nil
+		case <-tick.C:
+		}
+		since = a.printEvents(ctx, c, id, since)
+		if !a.Interactive {
+			continue
+		}
+		st, err := queryStatus(ctx, c, id)
+		if err != nil {
+			continue
+		}
+		for _, p := range st.Pending {
+			if prompted[p.CallID] {
+				continue
+			}
+			prompted[p.CallID] = true
+			if err := a.prompt(ctx, c, id, p, lines); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// printEvents prints events after since and returns the last one seen.
+func (a *App) printEvents(ctx context.Context, c client.Client, id string, since int) int {
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.EventsQuery, since)
+	if err != nil {
+		return since
+	}
+	var evs []workflows.Event
+	if v.Get(&evs) != nil {
+		return since
+	}
+	for _, e := range evs {
+		// Events restart from the carried sequence after continue-as-new;
+		// anything at or below since was printed already.
+		if e.Seq <= since {
+			continue
+		}
+		fmt.Fprintln(a.Stdout, formatEvent(e))
+		since = e.Seq
+	}
+	return since
+}
+
+func formatEvent(e workflows.Event) string {
+	switch e.Kind {
+	case "model":
+		return fmt.Sprintf("[turn %d] model: %s", e.Turn, e.Text)
+	case "call":
+		return fmt.Sprintf("  → %s %s", e.CallID, e.Text)
+	case "decision":
+		return fmt.Sprintf("    %s: %s", e.CallID, e.Text)
+	case "ask":
+		return fmt.Sprintf("    %s: waiting for approval: %s", e.CallID, e.Text)
+	case "result":
+		return fmt.Sprintf("    %s ← %s", e.CallID, e.Text)
+	case "answer":
+		return "[answer]"
+	default:
+		return fmt.Sprintf("  [%s] %s", e.Kind, e.Text)
+	}
+}
+
+// prompt asks the person at the terminal about one pending call.
+func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflows.PendingAsk, lines <-chan string) error {
+	for {
+		left := time.Until(p.Deadline).Round(time.Second)
+		if left <= 0 {
+			fmt.Fprintf(a.Stdout, "    %s: deadline passed; denied\n", p.CallID)
+			return nil
+		}
+		reason := ""
+		if p.Reason != "" {
+			reason = " (" + p.Reason + ")"
+		}
+		fmt.Fprintf(a.Stdout, "? %s %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
+			p.Tool, p.Summary, reason, left)
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-lines:
+			if !ok {
+				fmt.Fprintln(a.Stdout)
+				return nil // stdin closed: leave the call to other approvers
+			}
+		case <-time.After(time.Until(p.Deadline)):
+			fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", p.CallID)
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+		decision := ""
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			decision = "allow"
+		case "n", "no":
+			decision = "deny"
+		case "a", "always":
+			decision = "always"
+		case "never":
+			decision = "never"
+		case "v", "view":
+			fmt.Fprintf(a.Stdout, "%s\n", indentJSON(p.Input))
+			continue
+		default:
+			continue // empty or unknown: ask again, with the countdown updated
+		}
+		// The call may have been decided elsewhere meanwhile (Web UI, CLI, Slack).
+		if st, err := queryStatus(ctx, c, id); err == nil && !hasPending(st, p.CallID) {
+			fmt.Fprintf(a.Stdout, "    %s was already decided elsewhere\n", p.CallID)
+			return nil
+		}
+		user := os.Getenv("USER")
+		if user == "" {
+			user = "terminal"
+		}
+		err := c.SignalWorkflow(ctx, id, "", workflows.ApprovalSignal,
+			workflows.ApprovalDecision{CallID: p.CallID, Decision: decision, By: user + "@terminal"})
+		if err != nil {
+			return fmt.Errorf("send approval: %w", err)
+		}
+		return nil
+	}
+}
+
+func hasPending(st workflows.Status, callID string) bool {
+	for _, p := range st.Pending {
+		if p.CallID == callID {
+			return true
+		}
+	}
+	return false
+}
+
+func queryStatus(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
+	var st workflows.Status
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+func firstLineOf(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}

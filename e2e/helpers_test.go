@@ -1,0 +1,102 @@
+// Package e2e runs custos end to end: the real embedded Temporal server, real
+// workers (in-process or as a separate process), a real HTTP server speaking
+// the OpenAI protocol, real files and the real sandbox.
+package e2e
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/workflows"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.MaybeRunHelper()
+	os.Exit(m.Run())
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// startServer starts the embedded server on free ports with its SQLite file
+// in dbFile ("" = a new temp file).
+func startServer(t *testing.T, dbFile string, port int) *devserver.Server {
+	t.Helper()
+	if dbFile == "" {
+		dbFile = filepath.Join(t.TempDir(), "temporal.db")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := devserver.Start(ctx, devserver.Options{DBFile: dbFile, Port: port, UIPort: -1, Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Stop() })
+	return srv
+}
+
+func dial(t *testing.T, addr string) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: tlog.NewStructuredLogger(quietLogger())})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+func startModel(t *testing.T, h oaifake.Handler) (*oaifake.Server, string) {
+	t.Helper()
+	srv := oaifake.New(h)
+	base, err := srv.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	return srv, base
+}
+
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return ws
+}
+
+// waitPending polls the status query until callID is pending.
+func waitPending(t *testing.T, c client.Client, id, callID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v, err := c.QueryWorkflow(context.Background(), id, "", workflows.StatusQuery)
+		if err != nil {
+			return false
+		}
+		var st workflows.Status
+		if v.Get(&st) != nil {
+			return false
+		}
+		for _, p := range st.Pending {
+			if p.CallID == callID {
+				return true
+			}
+		}
+		return false
+	}, 90*time.Second, 200*time.Millisecond, "call %s never became pending", callID)
+}
+
+func decisionsByCall(recs []approval.AuditRecord) map[string]approval.AuditRecord {
+	out := map[string]approval.AuditRecord{}
+	for _, r := range recs {
+		if r.Event == "" {
+			out[r.CallID] = r
+		}
+	}
+	return out
+}

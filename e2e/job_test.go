@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// A job that reads, edits after an approval signal sent through the Temporal
+// client, runs Bash, and finishes with the file changed and the audit complete.
+func TestJobReadEditBash(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv.FrontendAddr())
+	model, base := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "greet.txt"})),
+		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
+		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "cat greet.txt"})),
+		oaifake.Say("changed hello to goodbye"),
+	))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+
+	ws := workspace(t)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("hello world\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
+		[]byte(`{"permissions":{"allow":["Bash(cat *)"]}}`), 0o644))
+
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "e2e-" + t.Name(), TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "say goodbye", Workspace: ws})
+	require.NoError(t, err)
+
+	waitPending(t, c, run.GetID(), "e1")
+	assert.Equal(t, "hello world\n", readFile(t, ws, "greet.txt"), "nothing changes before approval")
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
+		workflows.ApprovalDecision{CallID: "e1", Decision: "allow", By: "e2e"}))
+
+	var res workflows.JobResult
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, &res))
+	assert.Equal(t, "changed hello to goodbye", res.Answer)
+	assert.Equal(t, "goodbye world\n", readFile(t, ws, "greet.txt"))
+
+	// The Bash result the model saw is the command's output.
+	var bashOut string
+	for _, req := range model.Requests() {
+		for _, m := range req.Messages {
+			if m.ToolCallID == "b1" {
+				bashOut = m.Content
+			}
+		}
+	}
+	assert.Contains(t, bashOut, "goodbye world")
+
+	// The audit trail (file and query agree) names the layer of every decision.
+	recs, err := activities.ReadAudit(ws, run.GetID())
+	require.NoError(t, err)
+	dec := decisionsByCall(recs)
+	require.Len(t, dec, 3)
+	assert.Equal(t, approval.LayerReadOnly, dec["r1"].Layer)
+	assert.Equal(t, approval.LayerHuman, dec["e1"].Layer)
+	assert.Equal(t, "e2e", dec["e1"].Approver)
+	assert.Equal(t, approval.LayerRules, dec["b1"].Layer)
+	assert.Equal(t, "Bash(cat *)", dec["b1"].Rule)
+	for _, r := range dec {
+		assert.Equal(t, approval.Allow, r.Decision)
+	}
+	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.AuditQuery)
+	require.NoError(t, err)
+	var q []approval.AuditRecord
+	require.NoError(t, v.Get(&q))
+	assert.Equal(t, len(recs), len(q))
+
+	// The transcript is readable without Temporal.
+	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))
+	assert.Equal(t, 9, strings.Count(transcript, "\n"), "system, user, 4 answers, 3 tool results")
+}
+
+func readFile(t *testing.T, dir, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	return string(b)
+}

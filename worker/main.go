@@ -1,0 +1,91 @@
+// Command worker serves custos' task queues. With TEMPORAL_ADDRESS unset it
+// starts an embedded Temporal server (SQLite, loopback) and its Web UI.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/connect"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/workers"
+)
+
+func main() {
+	sandbox.MaybeRunHelper()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "custos worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		baseURL = flag.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
+		model   = flag.String("model", envOr("OPENAI_MODEL", "gpt-4.1"), "model name (OPENAI_MODEL)")
+		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
+		strict  = flag.Bool("require-sandbox", false, "fail instead of falling back when no OS sandbox is available")
+	)
+	flag.Parse()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	opts, set, err := connect.FromEnv(logger)
+	if err != nil {
+		return err
+	}
+	c := client.Client(nil)
+	if set {
+		if c, err = connect.Dial(ctx, opts, 30*time.Second); err != nil {
+			return err
+		}
+		defer c.Close()
+		logger.Info("connected to Temporal", "address", opts.HostPort, "namespace", opts.Namespace)
+	} else {
+		emb, err := connect.StartEmbedded(ctx, devserver.Options{DBFile: *dbFile, Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		c = emb.Client
+		fmt.Fprintf(os.Stderr, "custos: embedded Temporal server on %s, Web UI on %s\n", emb.Server.FrontendAddr(), emb.Server.UIAddr())
+	}
+	wo := workers.Options{
+		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
+		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
+		Logger:  logger,
+	}
+	stopDemo, demo, err := workers.UseDemoModel(&wo)
+	if err != nil {
+		return err
+	}
+	defer stopDemo()
+	if demo {
+		fmt.Fprintln(os.Stderr, "custos: no OPENAI_API_KEY or OPENAI_BASE_URL: using the offline demo model")
+	}
+	w, err := workers.Start(c, wo)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	logger.Info("custos worker ready", "queues", "custos, custos-bash")
+	<-ctx.Done()
+	return nil
+}
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
