@@ -1,0 +1,244 @@
+// Package devserver runs a real Temporal server (go.temporal.io/server) and
+// its Web UI inside the current process, backed by SQLite.
+//
+// It is the no-Docker default for custos: `worker` starts it when no
+// TEMPORAL_ADDRESS is given, and end-to-end tests start it on free ports.
+// It follows what `temporal server start-dev` does (temporalio/cli
+// internal/devserver), adapted to server v1.32.2: all four services in one
+// process with static membership (so no gossip ports), one history shard,
+// SQLite for both persistence and visibility, and the namespace pre-created
+// directly in the database before the server starts.
+//
+// The server has no authentication and no TLS, so it only binds loopback
+// addresses.
+package devserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/membership/static"
+	"go.temporal.io/server/common/primitives"
+	"go.temporal.io/server/temporal"
+)
+
+// The standard ports of `temporal server start-dev`. Options.Port and
+// Options.UIPort use 0 for "pick a free port" (what tests want), so a caller
+// that wants the well-known ports passes these explicitly.
+const (
+	DefaultPort   = 7233
+	DefaultUIPort = 8233
+)
+
+const (
+	defaultIP        = "127.0.0.1"
+	defaultNamespace = "default"
+	// clusterName is stored in the database on first start; it must stay the
+	// same across restarts on one DB file.
+	clusterName = "active"
+	// readyTimeout bounds how long Start waits for the frontend to serve the
+	// namespace when the caller's context has no deadline of its own.
+	readyTimeout = 60 * time.Second
+)
+
+// Options configures Start. The zero value is an in-memory server with its
+// UI, both on free loopback ports.
+type Options struct {
+	// DBFile is the SQLite database file. "" keeps everything in memory
+	// (lost on Stop). A file that does not exist yet is created with the
+	// schema; an existing file is reused as is, workflows and all.
+	DBFile string
+	// IP to bind; must be a loopback address. Default 127.0.0.1.
+	IP string
+	// Port is the frontend gRPC port (DefaultPort is 7233); 0 picks a free
+	// port.
+	Port int
+	// UIPort is the Web UI HTTP port (DefaultUIPort is 8233); 0 picks a
+	// free port; -1 disables the UI.
+	UIPort int
+	// Namespace is created if missing (retention 24h). Default "default".
+	Namespace string
+	// Logger receives the server's logs. nil logs to stderr. Either way only
+	// warnings and errors are passed through: the server is very chatty.
+	Logger *slog.Logger
+	// SearchAttributes are custom search attributes registered on the
+	// namespace when it is created (as `temporal server start-dev
+	// --search-attribute` does), so the UI and List filters can use them.
+	// They are not added to a namespace that already exists in DBFile.
+	SearchAttributes map[string]enumspb.IndexedValueType
+}
+
+// Server is a running embedded Temporal server. Stop it when done.
+type Server struct {
+	server       temporal.Server
+	ui           *uiserver.Server
+	uiDone       chan struct{} // closed when the UI's Start goroutine returns
+	logFloor     *slog.LevelVar
+	frontendAddr string
+	uiAddr       string
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// FrontendAddr is the frontend gRPC host:port, e.g. "127.0.0.1:7233".
+func (s *Server) FrontendAddr() string { return s.frontendAddr }
+
+// UIAddr is the Web UI base URL, e.g. "http://127.0.0.1:8233", or "" when
+// the UI is disabled.
+func (s *Server) UIAddr() string { return s.uiAddr }
+
+// DefaultDBFile returns the default database path,
+// $XDG_STATE_HOME/custos/temporal.db or ~/.local/state/custos/temporal.db,
+// creating its directory (0700: workflow histories hold prompts and code).
+func DefaultDBFile() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		// The XDG spec says relative values are invalid and must be ignored.
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("devserver: locating home directory: %w", err)
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	dir := filepath.Join(base, "custos")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("devserver: creating state directory: %w", err)
+	}
+	return filepath.Join(dir, "temporal.db"), nil
+}
+
+// Start starts the server and the UI and returns once the frontend serves
+// the namespace, so a client can connect immediately. ctx bounds startup
+// only; the server runs until Stop.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if err := o.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+
+	ports, err := allocatePorts(o.IP, o.Port, o.UIPort)
+	if err != nil {
+		return nil, err
+	}
+
+	sqlConf, err := prepareDatabase(o)
+	if err != nil {
+		return nil, err
+	}
+
+	logFloor := new(slog.LevelVar)
+	logFloor.Set(slog.LevelWarn)
+	logger := serverLogger{log: o.Logger, floor: logFloor}
+
+	conf := buildConfig(o.IP, ports, sqlConf)
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: creating authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: creating claim mapper: %w", err)
+	}
+	hostPort := func(port int) static.Hosts {
+		return static.SingleLocalHost(net.JoinHostPort(o.IP, strconv.Itoa(port)))
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		// Static membership: every service is on this host, so no ringpop
+		// gossip and no membership ports.
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: hostPort(ports.frontend),
+			primitives.HistoryService:  hostPort(ports.history),
+			primitives.MatchingService: hostPort(ports.matching),
+			primitives.WorkerService:   hostPort(ports.worker),
+		}),
+		temporal.WithLogger(logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: creating server: %w", err)
+	}
+
+	s := &Server{
+		server:       srv,
+		logFloor:     logFloor,
+		frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(ports.frontend)),
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("devserver: starting server: %w", err)
+	}
+	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+
+	if ports.ui > 0 {
+		if err := s.startUI(ctx, o, ports.ui); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Stop stops the UI and the server. It is safe to call more than once and
+// returns the first call's result every time.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		// The server logs a burst of warnings while its services wind down
+		// (lost shard ownership, canceled polls); they are expected here.
+		s.logFloor.Set(slog.LevelError)
+		if s.ui != nil {
+			s.ui.Stop()
+			<-s.uiDone
+		}
+		if err := s.server.Stop(); err != nil {
+			s.stopErr = fmt.Errorf("devserver: stopping server: %w", err)
+		}
+	})
+	return s.stopErr
+}
+
+func (o *Options) setDefaults() error {
+	if o.IP == "" || o.IP == "localhost" {
+		// The server needs an IP, not a name, for its bind and host info.
+		o.IP = defaultIP
+	}
+	ip := net.ParseIP(o.IP)
+	if ip == nil {
+		return fmt.Errorf("devserver: invalid IP %q", o.IP)
+	}
+	if !ip.IsLoopback() {
+		return fmt.Errorf("devserver: IP %s is not a loopback address; the embedded server has no authentication", o.IP)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("devserver: invalid port %d", o.Port)
+	}
+	if o.UIPort < -1 || o.UIPort > 65535 {
+		return fmt.Errorf("devserver: invalid UI port %d", o.UIPort)
+	}
+	if o.Namespace == "" {
+		o.Namespace = defaultNamespace
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return nil
+}
