@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// buildWorker compiles ./worker once per test binary run.
+func buildWorker(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "custos-worker")
+	cmd := exec.Command("go", "build", "-o", bin, "../worker")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Run(), "build worker")
+	return bin
+}
+
+type workerProc struct {
+	cmd *exec.Cmd
+	log *os.File
+}
+
+func startWorkerProc(t *testing.T, bin string, env []string) *workerProc {
+	t.Helper()
+	logf, err := os.CreateTemp(t.TempDir(), "worker-*.log")
+	require.NoError(t, err)
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	p := &workerProc{cmd: cmd, log: logf}
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// kill is kill -9 of the worker (its sandboxed children die with it).
+func (p *workerProc) kill() {
+	if p.cmd.Process == nil || p.cmd.ProcessState != nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_, _ = p.cmd.Process.Wait()
+}
+
+// A worker killed with SIGKILL mid-model-call, while a call waits for
+// approval, and mid-Bash, each time replaced by a new worker process: the job
+// finishes, every side effect happened once, and the cut-off command came back
+// to the model as interrupted.
+func TestWorkerKilledMidJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the worker binary and kills it three times")
+	}
+	bin := buildWorker(t)
+	srv := startServer(t, "", 0)
+	c := dial(t, srv.FrontendAddr())
+
+	ws := workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
+		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)"]}}`), 0o644))
+
+	// The first model request hangs until the worker that sent it is dead.
+	var requests atomic.Int32
+	release := make(chan struct{})
+	script := oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "a.txt", "content": "A"})),
+		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo ran >> bash.log; sleep 60"})),
+		oaifake.Say("finished"),
+	)
+	model, base := startModel(t, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+		if requests.Add(1) == 1 {
+			<-release
+			return oaifake.Fail(503, "the worker that asked is gone"), nil
+		}
+		return script(req)
+	})
+	env := []string{
+		"TEMPORAL_ADDRESS=" + srv.FrontendAddr(),
+		"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
+		"XDG_CONFIG_HOME=" + t.TempDir(),
+	}
+	w := startWorkerProc(t, bin, env)
+
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "restart-" + fmt.Sprint(time.Now().UnixNano()), TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "restart me", Workspace: ws})
+	require.NoError(t, err)
+
+	// 1. mid-model-call
+	require.Eventually(t, func() bool { return requests.Load() >= 1 }, 90*time.Second, 100*time.Millisecond)
+	w.kill()
+	close(release)
+	w = startWorkerProc(t, bin, env)
+
+	// 2. waiting for approval
+	waitPending(t, c, run.GetID(), "w1")
+	w.kill()
+	w = startWorkerProc(t, bin, env)
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
+		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
+
+	// 3. mid-Bash
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(ws, "bash.log"))
+		return len(b) > 0
+	}, 90*time.Second, 100*time.Millisecond, "bash never started")
+	w.kill()
+	startWorkerProc(t, bin, env)
+
+	var res workflows.JobResult
+	gctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, &res))
+	assert.Equal(t, "finished", res.Answer)
+
+	assert.Equal(t, "A", readFile(t, ws, "a.txt"))
+	assert.Equal(t, "ran\n", readFile(t, ws, "bash.log"), "Bash is at-most-once")
+	var bashResult string
+	for _, req := range model.Requests() {
+		for _, m := range req.Messages {
+			if m.ToolCallID == "b1" {
+				bashResult = m.Content
+			}
+		}
+	}
+	assert.Contains(t, bashResult, "interrupted")
+	assert.Contains(t, bashResult, "may have partially run")
+
+	recs, err := activities.ReadAudit(ws, run.GetID())
+	require.NoError(t, err)
+	n := 0
+	for _, r := range recs {
+		if r.CallID == "w1" && r.Event == "" {
+			n++
+			assert.Equal(t, approval.Allow, r.Decision)
+		}
+	}
+	assert.Equal(t, 1, n, "one decision for w1 in the audit")
+	assert.True(t, strings.HasPrefix(res.Answer, "finished"))
+}
