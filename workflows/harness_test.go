@@ -39,6 +39,7 @@ type harnessOpt func(*harnessConfig)
 type harnessConfig struct {
 	hooks    *hooks.Registry
 	settings string // .custos/settings.json content
+	sandbox  sandbox.Config
 }
 
 func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
@@ -67,7 +68,7 @@ func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harn
 	h.env.SetTestTimeout(2 * time.Minute)
 	agent := &Agent{Hooks: cfg.hooks}
 	h.env.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: WorkflowName})
-	sb, err := sandbox.New(sandbox.Config{})
+	sb, err := sandbox.New(cfg.sandbox)
 	require.NoError(t, err)
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
@@ -168,3 +169,5 @@ func denial(content string) (d struct {
 	}
 	return d, !*d.Approved
 }
+
+func withSandbox(sc sandbox.Config) harnessOpt { return func(c *harnessConfig) { c.sandbox = sc } }
