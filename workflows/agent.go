@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -145,6 +144,9 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 			j.st.Turn++
 			j.runTurns++
 			msg, err := j.callModel(ctx)
+			if ctx.Err() != nil {
+				return JobResult{}, j.canceled(ctx)
+			}
 			if err != nil {
 				j.emit(ctx, Event{Kind: "error", Text: "model: " + err.Error()})
 				_ = j.save(ctx)
@@ -173,7 +175,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 		}
 		j.st.PendingCalls = nil
 		if ctx.Err() != nil {
-			return JobResult{}, ctx.Err()
+			return JobResult{}, j.canceled(ctx)
 		}
 		if err := j.save(ctx); err != nil {
 			// The transcript is a copy for people; history is the record.
@@ -191,6 +193,20 @@ func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
 	}
 	j.updateDetails(ctx)
 	return JobResult{Answer: j.st.LastAnswer, Turns: j.st.Turn, Usage: j.st.Usage, Reason: reason}, nil
+}
+
+// canceled ends a canceled job: calls still waiting were denied ("job
+// canceled") and are in the audit; the transcript and audit are saved on a
+// context the cancellation does not reach.
+func (j *job) canceled(ctx workflow.Context) error {
+	j.phase = "canceled"
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	j.emit(dctx, Event{Kind: "error", Text: "job canceled"})
+	if err := j.save(dctx); err != nil {
+		j.logger.Warn("saving session of a canceled job failed", "error", err)
+	}
+	j.updateDetails(dctx)
+	return temporal.NewCanceledError("job canceled")
 }
 
 func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
@@ -373,5 +389,3 @@ Tools: Read, Glob and Grep look at files; Write and Edit change them; Bash runs 
 Every tool call passes an approval pipeline. A call that is refused comes back as JSON with "approved": false, the reason and the layer that decided: do not repeat a refused call unchanged; adapt or explain.
 Prefer small, verifiable steps. When the task is done, answer with a short summary and no tool calls.`
 }
-
-var errCanceled = errors.New("job canceled")

@@ -79,13 +79,22 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash work
 		return `{"approved":true,"error":"job canceled before the call ran"}`
 	}
 	j.runHooks(ctx, hooks.ToolExecuteBefore, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input})
-	out, err := j.executeTool(ctx, tc.ID, tool, rec.Input)
+	res, err := j.executeTool(ctx, tc.ID, tool, rec.Input)
 	if err != nil {
 		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Error: err.Error()})
 		j.emit(ctx, Event{Kind: "result", CallID: tc.ID, Tool: tool, Text: "error: " + err.Error()})
 		return "Error: " + err.Error()
 	}
-	j.runHooks(ctx, hooks.ToolExecuteAfter, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out})
+	out := res.Output
+	if res.IsError {
+		if !strings.HasPrefix(out, "Error") {
+			out = "Error: " + out
+		}
+		// The tool ran and failed on its input (missing file, non-zero exit…).
+		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out, Error: firstLine(out, 500)})
+	} else {
+		j.runHooks(ctx, hooks.ToolExecuteAfter, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out})
+	}
 	if r, ok := j.runHooks(ctx, hooks.ToolApprovalPost, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out}); ok && r.ModifiedOutput != nil {
 		out = *r.ModifiedOutput
 	}
@@ -214,7 +223,7 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 
 // executeTool runs the tool's activity. Bash goes to its own task queue and is
 // never retried: a command cut off by a crash comes back as interrupted.
-func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (string, error) {
+func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (activities.ToolResult, error) {
 	req := activities.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input,
 		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput}
 	opts := workflow.ActivityOptions{
@@ -234,16 +243,12 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		if tool == activities.BashActivity {
 			var te *temporal.TimeoutError
 			if errors.As(err, &te) {
-				return "", fmt.Errorf("interrupted: the worker running this command stopped (%s timeout); the command may have partially run", te.TimeoutType())
+				return res, fmt.Errorf("interrupted: the worker running this command stopped (%s timeout); the command may have partially run", te.TimeoutType())
 			}
 		}
-		return "", fmt.Errorf("%s failed: %w", tool, err)
+		return res, fmt.Errorf("%s failed: %w", tool, err)
 	}
-	out := res.Output
-	if res.IsError && !strings.HasPrefix(out, "Error") {
-		out = "Error: " + out
-	}
-	return out, nil
+	return res, nil
 }
 
 // bashTimeout reads the command's own timeout (milliseconds) so the activity

@@ -1,0 +1,112 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/oaifake"
+)
+
+// Every hook point is wired: a user command hook on each one records that it
+// ran, across a job that reads, fails a read, has a call denied, and ends on a
+// model error.
+func TestEveryHookPointIsWired(t *testing.T) {
+	points := []hooks.Point{
+		hooks.ToolExecuteBefore, hooks.ToolExecuteAfter, hooks.ToolExecuteError, hooks.ToolExecuteDenied,
+		hooks.ToolApprovalPre, hooks.ToolApprovalPost, hooks.LLMRequestBefore, hooks.LLMResponseAfter,
+		hooks.LLMResponseError, hooks.SessionSaveBefore, hooks.SessionSaveAfter,
+	}
+	var groups []string
+	for _, p := range points {
+		groups = append(groups, fmt.Sprintf(`%q:[{"hooks":[{"type":"command","command":"echo %s >> hook-points.txt"}]}]`, p, p))
+	}
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(
+			call("ok", "Read", map[string]any{"file_path": "a.txt"}),
+			call("missing", "Read", map[string]any{"file_path": "nope.txt"}),
+			call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
+		),
+		oaifake.Fail(400, "bad request"),
+	), withSettings(`{"hooks":{`+strings.Join(groups, ",")+`}}`))
+	h.writeFile("a.txt", "alpha")
+	h.signalAt(time.Second, "w", "deny")
+	_, err := h.run()
+	require.Error(t, err, "the job ends on the model's 400")
+	seen := map[string]bool{}
+	for _, l := range strings.Fields(h.file("hook-points.txt")) {
+		seen[l] = true
+	}
+	var missing []string
+	for _, p := range points {
+		if !seen[string(p)] {
+			missing = append(missing, string(p))
+		}
+	}
+	sort.Strings(missing)
+	assert.Empty(t, missing, "hook points that never ran")
+}
+
+// A tool.approval.post hook may rewrite what the model sees.
+func TestApprovalPostHookRewritesOutput(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(call("r", "Read", map[string]any{"file_path": "a.txt"})),
+		oaifake.Say("read"),
+	), withSettings(`{"hooks":{"tool.approval.post":[{"matcher":"Read","hooks":[{"type":"command","command":"cat >/dev/null; echo '{\"modifiedOutput\":\"[redacted]\"}'"}]}]}}`))
+	h.writeFile("a.txt", "token=hunter2")
+	_, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "[redacted]", h.toolResults()["r"])
+}
+
+// A hook that times out or crashes is "no decision", recorded, and the call
+// goes on to a person.
+func TestBrokenHookIsNoDecision(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		oaifake.Say("done"),
+	), withSettings(`{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"echo not-json; exit 1"}]}]}}`))
+	h.signalAt(time.Second, "w", "allow")
+	_, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, approval.LayerHuman, h.decisions()["w"].Layer)
+	v, err := h.env.QueryWorkflow(EventsQuery, 0)
+	require.NoError(t, err)
+	var evs []Event
+	require.NoError(t, v.Get(&evs))
+	found := false
+	for _, e := range evs {
+		if e.Kind == "error" && strings.Contains(e.Text, "gave no decision") {
+			found = true
+		}
+	}
+	assert.True(t, found, "the broken hook is recorded")
+}
+
+// Canceling a job while a call waits denies the call, saves the transcript
+// and audit, and ends the workflow as canceled.
+func TestCancelWhileWaiting(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		oaifake.Say("never"),
+	))
+	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, 5*time.Second)
+	_, err := h.run()
+	require.Error(t, err)
+	var canceled *temporal.CanceledError
+	assert.True(t, errors.As(err, &canceled), "%v", err)
+	d := h.decisions()["w"]
+	assert.Equal(t, approval.Deny, d.Decision)
+	assert.Contains(t, d.Reason, "canceled")
+	assert.Contains(t, h.file(".custos/audit/default-test-workflow-id.jsonl"), `"callId":"w"`)
+	assert.Empty(t, h.file("b.txt"))
+}
