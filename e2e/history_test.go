@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// A job with every kind of step (read-only allow, approval, denial, rule
+// allow, mode change, stray signal) replays deterministically from its real
+// server history. With CUSTOS_RECORD_HISTORY=path the history is also written
+// there; workflows/testdata/agent_history.json was recorded this way and
+// replay_test.go keeps replaying it against later code.
+func TestJobHistoryReplays(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv.FrontendAddr())
+	_, base := startModel(t, oaifake.Script(
+		oaifake.Calls(
+			oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}),
+			oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
+			oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo hi"}),
+		),
+		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "b.txt", "old_string": "b", "new_string": "c"})),
+		oaifake.Say("recorded"),
+	))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	ws := workspace(t)
+	require.NoError(t, os.WriteFile(ws+"/a.txt", []byte("alpha"), 0o644))
+
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "history-recording", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "record a history", Workspace: ws})
+	require.NoError(t, err)
+	waitPending(t, c, run.GetID(), "w1")
+	waitPending(t, c, run.GetID(), "b1")
+	signal := func(name string, v any) {
+		require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", name, v))
+	}
+	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "nobody", Decision: "allow", By: "e2e"})
+	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"})
+	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "b1", Decision: "deny", Reason: "no", By: "e2e"})
+	signal(workflows.ModeSignal, workflows.ModeChange{Mode: "acceptEdits", By: "e2e"})
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var res workflows.JobResult
+	require.NoError(t, run.Get(gctx, &res))
+	require.Equal(t, "recorded", res.Answer)
+
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	replayer := worker.NewWorkflowReplayer()
+	agent := &workflows.Agent{}
+	replayer.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist))
+
+	if path := os.Getenv("CUSTOS_RECORD_HISTORY"); path != "" {
+		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		t.Logf("history with %d events written to %s", len(hist.Events), path)
+	}
+}
