@@ -30,7 +30,6 @@ func (s Set) Register(r Registrar) {
 	reg(s.Hooks.RunHooks, HooksActivity)
 	reg(s.Settings.LoadSettings, LoadSettingsActivity)
 	reg(s.Settings.PersistRule, PersistRuleActivity)
-	reg(SaveSession, SaveSessionActivity)
 }
 
 // RegisterBash registers Bash, for the single-concurrency Bash task queue.

@@ -28,7 +28,6 @@ const (
 	HooksActivity        = "RunHooks"
 	LoadSettingsActivity = "LoadSettings"
 	PersistRuleActivity  = "PersistRule"
-	SaveSessionActivity  = "SaveSession"
 )
 
 // DefaultMaxOutput is how many bytes of one tool's output are kept in history.

@@ -100,3 +100,18 @@ func decisionsByCall(recs []approval.AuditRecord) map[string]approval.AuditRecor
 	}
 	return out
 }
+
+func quietTemporalLogger() tlog.Logger { return tlog.NewStructuredLogger(quietLogger()) }
+
+// startServerB starts an in-memory embedded server for a benchmark.
+func startServerB(b *testing.B) string {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Stop() })
+	return srv.FrontendAddr()
+}

@@ -296,12 +296,14 @@ func (j *job) save(ctx workflow.Context) error {
 			req.Audit = append(req.Audit, r)
 		}
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	// A local activity: the save is a short append on the worker that runs
+	// the workflow, so it need not pay a round trip through the server every
+	// turn; its result is still recorded in history.
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-		Summary:             fmt.Sprintf("turn %d: save transcript and audit", j.st.Turn),
 	})
-	if err := workflow.ExecuteActivity(actx, activities.SaveSessionActivity, req).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, activities.SaveSession, req).Get(ctx, nil); err != nil {
 		return err
 	}
 	j.st.SavedMessages = len(j.st.Messages)

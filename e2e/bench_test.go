@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+func noop(context.Context) error { return nil }
+
+// emptyActivities runs n empty activities one after another.
+func emptyActivities(ctx workflow.Context, n int) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	for i := 0; i < n; i++ {
+		if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkEmptyActivityRoundTrip is the baseline: one empty activity round
+// trip in a workflow on the embedded server. ns/op is per activity.
+func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
+	srv := startServerB(b)
+	c, err := client.Dial(client.Options{HostPort: srv, Logger: quietTemporalLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	w := worker.New(c, "bench-empty", worker.Options{})
+	w.RegisterWorkflow(emptyActivities)
+	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "noop"})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	b.ResetTimer()
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: "bench-empty"}, emptyActivities, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := run.Get(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkAllowedToolCallTurn is one turn of a job whose model asks for one
+// allowed tool call (a Read, allowed by layer 2): model activity, layers 1-3,
+// the Read activity, the session save, on the embedded server. ns/op is per
+// turn; compare with BenchmarkEmptyActivityRoundTrip.
+func BenchmarkAllowedToolCallTurn(b *testing.B) {
+	srv := startServerB(b)
+	c, err := client.Dial(client.Options{HostPort: srv, Logger: quietTemporalLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	turns := 0
+	model := oaifake.New(func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+		turns++
+		if turns > b.N {
+			return oaifake.Say("done"), nil
+		}
+		return oaifake.Calls(oaifake.ToolCall(fmt.Sprintf("r%d", turns), "Read", map[string]any{"file_path": "a.txt"})), nil
+	})
+	base, err := model.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer model.Close()
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	ws, _ := filepath.EvalSymlinks(b.TempDir())
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "bench", Workspace: ws, MaxTurns: b.N + 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := run.Get(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+}
