@@ -22,9 +22,16 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
+// binDirs are temp dirs of binaries built for the tests, removed at the end.
+var binDirs []string
+
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, d := range binDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
 }
 
 func quietLogger() *slog.Logger {

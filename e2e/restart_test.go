@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,14 +24,29 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
+var (
+	workerOnce sync.Once
+	workerBin  string
+	workerErr  error
+)
+
 // buildWorker compiles ./worker once per test binary run.
 func buildWorker(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "custos-worker")
-	cmd := exec.Command("go", "build", "-o", bin, "../worker")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	require.NoError(t, cmd.Run(), "build worker")
-	return bin
+	workerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "custos-e2e-")
+		if err != nil {
+			workerErr = err
+			return
+		}
+		binDirs = append(binDirs, dir)
+		workerBin = filepath.Join(dir, "custos-worker")
+		cmd := exec.Command("go", "build", "-o", workerBin, "../worker")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		workerErr = cmd.Run()
+	})
+	require.NoError(t, workerErr, "build worker")
+	return workerBin
 }
 
 type workerProc struct {
@@ -38,11 +54,11 @@ type workerProc struct {
 	log *os.File
 }
 
-func startWorkerProc(t *testing.T, bin string, env []string) *workerProc {
+func startWorkerProc(t *testing.T, bin string, env []string, args ...string) *workerProc {
 	t.Helper()
 	logf, err := os.CreateTemp(t.TempDir(), "worker-*.log")
 	require.NoError(t, err)
-	cmd := exec.Command(bin)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -33,6 +33,8 @@ func run() error {
 		baseURL = flag.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 		model   = flag.String("model", envOr("OPENAI_MODEL", "gpt-4.1"), "model name (OPENAI_MODEL)")
 		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
+		port    = flag.Int("port", devserver.DefaultPort, "frontend port of the embedded server (0: any free port)")
+		uiPort  = flag.Int("ui-port", devserver.DefaultUIPort, "Web UI port of the embedded server (0: any free port, -1: no UI)")
 		strict  = flag.Bool("require-sandbox", false, "fail instead of falling back when no OS sandbox is available")
 	)
 	flag.Parse()
@@ -52,7 +54,7 @@ func run() error {
 		defer c.Close()
 		logger.Info("connected to Temporal", "address", opts.HostPort, "namespace", opts.Namespace)
 	} else {
-		emb, err := connect.StartEmbedded(ctx, devserver.Options{DBFile: *dbFile, Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
+		emb, err := connect.StartEmbedded(ctx, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort}, logger)
 		if err != nil {
 			return err
 		}

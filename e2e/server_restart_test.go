@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workflows"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The worker process runs the embedded server (SQLite file); it is killed
+// with SIGKILL while a call waits for approval, server and all, and started
+// again on the same file: the job is still there, still waiting, and
+// finishes once approved.
+func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the worker binary and kills it")
+	}
+	bin := buildWorker(t)
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	_, base := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
+		oaifake.Say("done after a server restart"),
+	))
+	env := []string{"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + t.TempDir(), "TEMPORAL_ADDRESS="}
+	args := []string{"--db", db, "--port", fmt.Sprint(port), "--ui-port", "-1"}
+	w := startWorkerProc(t, bin, env, args...)
+
+	c := dialEventually(t, addr)
+	ws := workspace(t)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "server-restart", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "survive", Workspace: ws})
+	require.NoError(t, err)
+	waitPending(t, c, run.GetID(), "w1")
+
+	w.kill()
+	startWorkerProc(t, bin, env, args...)
+	// The client reconnects by itself; the job is read back from SQLite.
+	waitPending(t, c, run.GetID(), "w1")
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
+		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var res workflows.JobResult
+	require.NoError(t, c.GetWorkflow(gctx, run.GetID(), "").Get(gctx, &res))
+	assert.Equal(t, "done after a server restart", res.Answer)
+	assert.Equal(t, "survived", readFile(t, ws, "out.txt"))
+	recs, err := activities.ReadAudit(ws, run.GetID())
+	require.NoError(t, err)
+	assert.Equal(t, approval.LayerHuman, decisionsByCall(recs)["w1"].Layer)
+}
+
+// dialEventually connects once the server at addr answers.
+func dialEventually(t *testing.T, addr string) client.Client {
+	t.Helper()
+	var c client.Client
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		var err error
+		c, err = client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietTemporalLogger()})
+		return err == nil
+	}, 2*time.Minute, 500*time.Millisecond, "server at %s never answered", addr)
+	t.Cleanup(c.Close)
+	return c
+}
