@@ -58,6 +58,10 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	if t.Sandbox == nil {
 		return errorResult("Bash: no sandbox is configured on this worker; commands cannot run"), nil
 	}
+	if name, why := t.Sandbox.Backend(); req.Sandbox.FailIfUnavailable && name != sandbox.BackendBwrap {
+		// The job's settings ask for OS isolation or nothing.
+		return errorResult("Bash: the settings require the OS sandbox (sandbox.failIfUnavailable) and it is not available on this worker: %s", why), nil
+	}
 	if a := attempt(ctx); a > 1 {
 		return errorResult("Bash: the command was interrupted (the worker running it stopped) and may have partially run; it was not run again. Check its effects before retrying it."), nil
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -76,7 +77,20 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "starter sandbox exec: no command (put it after --)")
 		return 2
 	}
-	sb, err := sandbox.New(sandbox.Config{Logger: logger})
+	// The workspace's settings apply as they would to a job: their domains,
+	// environment names and failIfUnavailable join the flags.
+	configDir, _ := os.UserConfigDir()
+	settings, _, err := approval.LoadSettings(configDir, *ws)
+	if err != nil {
+		fmt.Fprintln(stderr, "settings:", err)
+		return 1
+	}
+	ss := settings.Sandbox
+	allow = append(allow, ss.Network.AllowedDomains...)
+	deny = append(deny, ss.Network.DeniedDomains...)
+	env = append(env, ss.Env...)
+	*allowLocal = *allowLocal || ss.Network.AllowLocalBinding
+	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1
