@@ -66,7 +66,9 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			return a.follow(ctx, c, id, 0)
 		})
 	case "status":
-		err = a.withJob(ctx, args[1:], "status", a.status)
+		err = a.withJob(ctx, args[1:], "status", func(c client.Client, id string, _ []string) error {
+			return a.status(ctx, c, id)
+		})
 	case "approve", "deny":
 		verb := args[0]
 		err = a.withJob(ctx, args[1:], verb, func(c client.Client, id string, rest []string) error {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
@@ -16,8 +17,7 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-func (a *App) status(c client.Client, id string, _ []string) error {
-	ctx := context.Background()
+func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	st, err := queryStatus(ctx, c, id)
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
@@ -28,8 +28,8 @@ func (a *App) status(c client.Client, id string, _ []string) error {
 		fmt.Fprintln(a.Stdout, "pending:   none")
 	}
 	for _, p := range st.Pending {
-		fmt.Fprintf(a.Stdout, "pending:   %s %s %s (denied in %s)\n           starter approve %s %s   |   starter deny %s %s\n",
-			p.CallID, p.Tool, p.Summary, time.Until(p.Deadline).Round(time.Second), id, p.CallID, id, p.CallID)
+		fmt.Fprintf(a.Stdout, "pending:   %s: %s (denied in %s)\n           starter approve %s %s   |   starter deny %s %s\n",
+			p.CallID, p.Summary, time.Until(p.Deadline).Round(time.Second), id, p.CallID, id, p.CallID)
 	}
 	if st.LastAnswer != "" {
 		fmt.Fprintf(a.Stdout, "answer:    %s\n", st.LastAnswer)
@@ -59,6 +59,9 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	} else if *never {
 		decision = "never"
 	}
+	if err := ensureRunning(ctx, c, id, verb); err != nil {
+		return err
+	}
 	st, err := queryStatus(ctx, c, id)
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
@@ -84,10 +87,27 @@ func (a *App) setMode(ctx context.Context, c client.Client, id string, args []st
 	if err != nil {
 		return usagef("mode: %v", err)
 	}
+	if err := ensureRunning(ctx, c, id, "change the mode of"); err != nil {
+		return err
+	}
 	if err := c.SignalWorkflow(ctx, id, "", workflows.ModeSignal, workflows.ModeChange{Mode: string(m), By: envOr("USER", "cli") + "@cli"}); err != nil {
 		return fmt.Errorf("signal %s: %w", id, err)
 	}
 	fmt.Fprintf(a.Stdout, "%s: mode %s requested\n", id, m)
+	return nil
+}
+
+// ensureRunning says clearly when a job can no longer take signals, instead
+// of the server's "workflow execution already completed".
+func ensureRunning(ctx context.Context, c client.Client, id, verb string) error {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", verb, id, err)
+	}
+	if s := d.GetWorkflowExecutionInfo().GetStatus(); s != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("cannot %s %s: the job has ended (%s); see: starter audit %s",
+			verb, id, strings.ToLower(s.String()), id)
+	}
 	return nil
 }
 

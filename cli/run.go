@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,18 +85,15 @@ func newJobID() string {
 // follow prints the job's events as they happen and, on a terminal, prompts
 // for each pending approval. It returns when the job ends.
 func (a *App) follow(ctx context.Context, c client.Client, id string, since int) error {
+	stop := make(chan struct{})
+	defer close(stop)
 	var lines chan string
 	if a.Interactive {
 		lines = make(chan string)
-		go func() {
-			sc := bufio.NewScanner(a.Stdin)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
+		go readLines(a.Stdin, lines, stop)
 	}
 	done := make(chan error, 1)
+	finished := make(chan struct{})
 	go func() {
 		// GetWorkflow follows continue-as-new to the final run.
 		var res workflows.JobResult
@@ -104,6 +102,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			a.lastResult = &res
 		}
 		done <- err
+		close(finished)
 	}()
 	prompted := map[string]bool{}
 	tick := time.NewTicker(300 * time.Millisecond)
@@ -136,11 +135,27 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 				continue
 			}
 			prompted[p.CallID] = true
-			if err := a.prompt(ctx, c, id, p, lines); err != nil {
+			if err := a.prompt(ctx, c, id, p, lines, finished); err != nil {
 				return err
 			}
+			// Show what happened meanwhile before the next prompt.
+			since = a.printEvents(ctx, c, id, since)
 		}
 	}
+}
+
+// readLines sends the lines of r to lines until r ends (then closes lines) or
+// stop is closed.
+func readLines(r io.Reader, lines chan<- string, stop <-chan struct{}) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		select {
+		case lines <- sc.Text():
+		case <-stop:
+			return
+		}
+	}
+	close(lines)
 }
 
 // printEvents prints events after since and returns the last one seen.
@@ -184,8 +199,19 @@ func formatEvent(e workflows.Event) string {
 	}
 }
 
-// prompt asks the person at the terminal about one pending call.
-func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflows.PendingAsk, lines <-chan string) error {
+// prompt asks the person at the terminal about one pending call. It gives up
+// when the call is decided elsewhere (Web UI, another CLI), when its deadline
+// passes, or when the job ends.
+func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflows.PendingAsk, lines <-chan string, finished <-chan struct{}) error {
+	// Lines typed before the question was asked answer nothing: a stray "y"
+	// must not approve a call its author has not seen.
+	if closed := drain(lines); closed {
+		return nil
+	}
+	deadline := time.NewTimer(time.Until(p.Deadline))
+	defer deadline.Stop()
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
 	for {
 		left := time.Until(p.Deadline).Round(time.Second)
 		if left <= 0 {
@@ -196,21 +222,34 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		if p.Reason != "" {
 			reason = " (" + p.Reason + ")"
 		}
-		fmt.Fprintf(a.Stdout, "? %s %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
-			p.Tool, p.Summary, reason, left)
+		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
+			p.Summary, reason, left)
 		var line string
-		var ok bool
-		select {
-		case line, ok = <-lines:
-			if !ok {
+	wait:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					fmt.Fprintln(a.Stdout)
+					return nil // stdin closed: leave the call to other approvers
+				}
+				line = l
+				break wait
+			case <-deadline.C:
+				fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", p.CallID)
+				return nil
+			case <-finished:
 				fmt.Fprintln(a.Stdout)
-				return nil // stdin closed: leave the call to other approvers
+				return nil
+			case <-ctx.Done():
+				fmt.Fprintln(a.Stdout)
+				return nil
+			case <-check.C:
+				if st, err := queryStatus(ctx, c, id); err == nil && !hasPending(st, p.CallID) {
+					fmt.Fprintf(a.Stdout, "\n    %s was decided elsewhere\n", p.CallID)
+					return nil
+				}
 			}
-		case <-time.After(time.Until(p.Deadline)):
-			fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", p.CallID)
-			return nil
-		case <-ctx.Done():
-			return nil
 		}
 		decision := ""
 		switch strings.ToLower(strings.TrimSpace(line)) {
@@ -243,6 +282,20 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 			return fmt.Errorf("send approval: %w", err)
 		}
 		return nil
+	}
+}
+
+// drain discards the lines already typed and reports whether input ended.
+func drain(lines <-chan string) (closed bool) {
+	for {
+		select {
+		case _, ok := <-lines:
+			if !ok {
+				return true
+			}
+		default:
+			return false
+		}
 	}
 }
 

@@ -1,0 +1,192 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/cli"
+	"github.com/custos-dev/custos/oaifake"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the App writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// terminal drives an interactive App the way a person does: it waits for a
+// prompt to appear, then types a line.
+type terminal struct {
+	t      *testing.T
+	out    *syncBuffer
+	stdin  *io.PipeWriter
+	seen   int // bytes of out already matched
+	code   chan int
+	errOut *syncBuffer
+}
+
+func startInteractive(t *testing.T, args ...string) *terminal {
+	t.Helper()
+	r, w := io.Pipe()
+	term := &terminal{t: t, out: &syncBuffer{}, errOut: &syncBuffer{}, stdin: w, code: make(chan int, 1)}
+	app := &cli.App{Stdin: r, Stdout: term.out, Stderr: term.errOut, Interactive: true, Logger: quietLogger()}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { term.code <- app.Main(ctx, args) }()
+	t.Cleanup(func() {
+		cancel()
+		_ = w.Close()
+	})
+	return term
+}
+
+// waitFor waits until the output after what was already matched contains s,
+// and returns that new output.
+func (term *terminal) waitFor(s string) string {
+	term.t.Helper()
+	var chunk string
+	require.Eventually(term.t, func() bool {
+		out := term.out.String()
+		i := strings.Index(out[term.seen:], s)
+		if i < 0 {
+			return false
+		}
+		chunk = out[term.seen : term.seen+i+len(s)]
+		term.seen += i + len(s)
+		return true
+	}, 30*time.Second, 50*time.Millisecond, "never printed %q; output so far:\n%s\nstderr:\n%s", s, term.out.String(), term.errOut.String())
+	return chunk
+}
+
+func (term *terminal) typeLine(s string) {
+	term.t.Helper()
+	_, err := io.WriteString(term.stdin, s+"\n")
+	require.NoError(term.t, err)
+}
+
+// `run` on a terminal prompts for each pending call with a countdown; v
+// shows the input, y allows, n denies; the final answer is printed.
+func TestInteractiveRun(t *testing.T) {
+	const task = "cli test: interactive write then bash"
+	c := jobEnv(t, task, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("i_w", "Write", map[string]any{"file_path": "notes.txt", "content": "line one\nline two\n"})),
+		oaifake.Calls(oaifake.ToolCall("i_b", "Bash", map[string]any{"command": "touch ran.txt"})),
+		oaifake.Say("FINAL: wrote notes.txt, Bash was refused"),
+	))
+	ws := workspace(t)
+	id := "custos-cli-test-interactive"
+	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+
+	first := term.waitFor("(denied in ")
+	assert.Contains(t, first, "? Write notes.txt — allow?")
+	assert.Contains(t, first, "allow? [y]es [n]o [a]lways [v]iew, or 'never'")
+	term.waitFor("): ")
+	term.typeLine("v")
+	viewed := term.waitFor("(denied in ")
+	assert.Contains(t, viewed, `"file_path": "notes.txt"`, "v shows the whole input, indented")
+	assert.Contains(t, viewed, `"content": "line one\nline two\n"`)
+	assert.Contains(t, viewed, "? Write notes.txt — allow?", "the prompt comes back after v")
+	term.waitFor("): ")
+	term.typeLine("y")
+
+	second := term.waitFor("(denied in ")
+	assert.Contains(t, second, "? Bash: touch ran.txt — allow?")
+	term.waitFor("): ")
+	term.typeLine("n")
+
+	var code int
+	select {
+	case code = <-term.code:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not return; output:\n%s", term.out.String())
+	}
+	out, errOut := term.out.String(), term.errOut.String()
+	assert.Equal(t, 0, code, "stderr: %s", errOut)
+	assert.Contains(t, out, "\nFINAL: wrote notes.txt, Bash was refused\n")
+	assert.Contains(t, errOut, "custos: done after 3 turns")
+
+	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "line one\nline two\n", string(b))
+	assert.NoFileExists(t, filepath.Join(ws, "ran.txt"))
+	dec := decisions(auditOf(t, c, id))
+	assert.Equal(t, approval.Allow, dec["i_w"].Decision)
+	assert.Equal(t, approval.LayerHuman, dec["i_w"].Layer)
+	assert.Equal(t, approval.Deny, dec["i_b"].Decision)
+	assert.Equal(t, approval.LayerHuman, dec["i_b"].Layer)
+	assert.True(t, strings.HasSuffix(dec["i_b"].Approver, "@terminal"), "approver %q", dec["i_b"].Approver)
+}
+
+// The prompt's races: a line typed before a question answers nothing, a call
+// decided elsewhere ends its prompt at once, and "a" learns a rule.
+func TestInteractiveRaces(t *testing.T) {
+	const task = "cli test: interactive races"
+	c := jobEnv(t, task, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("r_typeahead", "Write", map[string]any{"file_path": "typeahead.txt", "content": "x"})),
+		oaifake.Calls(oaifake.ToolCall("r_elsewhere", "Write", map[string]any{"file_path": "elsewhere.txt", "content": "y"})),
+		oaifake.Calls(oaifake.ToolCall("r_always", "Bash", map[string]any{"command": "echo learned"})),
+		oaifake.Say("FINAL: races done"),
+	))
+	ws := workspace(t)
+	id := "custos-cli-test-races"
+	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+
+	// Typed ahead, before any question: must not approve r_typeahead.
+	term.typeLine("y")
+	first := term.waitFor("): ")
+	require.Contains(t, first, "? Write typeahead.txt")
+	waitPending(t, c, id, "r_typeahead")
+	term.typeLine("n")
+
+	// Decided by someone else while the prompt waits.
+	second := term.waitFor("): ")
+	require.Contains(t, second, "? Write elsewhere.txt")
+	code, _, errOut := runApp(t, context.Background(), "approve", id, "r_elsewhere", "--by", "carol@cli")
+	require.Equal(t, 0, code, errOut)
+	term.waitFor("r_elsewhere was decided elsewhere")
+
+	third := term.waitFor("): ")
+	require.Contains(t, third, "? Bash: echo learned")
+	term.typeLine("a")
+
+	select {
+	case code = <-term.code:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not return; output:\n%s", term.out.String())
+	}
+	assert.Equal(t, 0, code, "stderr: %s", term.errOut.String())
+	assert.Contains(t, term.out.String(), "\nFINAL: races done\n")
+
+	dec := decisions(auditOf(t, c, id))
+	assert.Equal(t, approval.Deny, dec["r_typeahead"].Decision, "the typed-ahead y was discarded")
+	assert.NoFileExists(t, filepath.Join(ws, "typeahead.txt"))
+	assert.Equal(t, approval.Allow, dec["r_elsewhere"].Decision)
+	assert.Equal(t, "carol@cli", dec["r_elsewhere"].Approver)
+	assert.FileExists(t, filepath.Join(ws, "elsewhere.txt"))
+	assert.Equal(t, approval.Allow, dec["r_always"].Decision)
+	local, err := os.ReadFile(filepath.Join(ws, ".custos", "settings.local.json"))
+	require.NoError(t, err, "always saves a rule")
+	assert.Contains(t, string(local), "Bash(echo")
+}
