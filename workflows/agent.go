@@ -136,6 +136,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 	for {
 		if len(j.st.PendingCalls) == 0 {
 			if j.st.Turn >= j.in.MaxTurns {
+				j.st.LastAnswer = fmt.Sprintf("Stopped: the turn limit (%d) was reached before the model finished.", j.in.MaxTurns)
 				return j.finish(ctx, "max turns")
 			}
 			if j.shouldContinueAsNew(ctx) {

@@ -269,3 +269,18 @@ func TestContinueAsNewCarriesPendingState(t *testing.T) {
 	assert.Equal(t, "w1", last.ToolCallID)
 	assert.False(t, strings.HasPrefix(last.Content, "{\"approved\":false"), last.Content)
 }
+
+func TestTurnLimitStopsTheJob(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(call("r1", "Glob", map[string]any{"pattern": "*"})),
+		oaifake.Calls(call("r2", "Glob", map[string]any{"pattern": "*"})),
+		oaifake.Calls(call("r3", "Glob", map[string]any{"pattern": "*"})),
+	))
+	h.input.MaxTurns = 2
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "max turns", res.Reason)
+	assert.Equal(t, 2, res.Turns)
+	assert.Contains(t, res.Answer, "turn limit (2)")
+	assert.Len(t, h.oai.Requests(), 2)
+}
