@@ -154,6 +154,11 @@ func protectedInWorkspace(ws string) []string {
 		case rel == ".git/hooks" && isGitDir:
 			// A repository without hooks: keep the command from adding one.
 			a = append(a, "--tmpfs", p, "--remount-ro", p)
+		case rel == ".custos":
+			// No settings yet: a command must not create them either (they
+			// would widen the next job's rights). bwrap leaves an empty
+			// .custos directory behind as the mount point.
+			a = append(a, "--tmpfs", p, "--remount-ro", p)
 		}
 	}
 	return a

@@ -144,6 +144,10 @@ func TestBwrapDenies(t *testing.T) {
 		}, script: "echo '{}' > .custos/settings.json", check: func(t *testing.T, ws string, res Result) {
 			assert.NoFileExists(t, filepath.Join(ws, ".custos", "settings.json"))
 		}},
+		{name: "create .custos settings where none exist", script: "mkdir -p .custos && echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .custos/settings.local.json",
+			check: func(t *testing.T, ws string, res Result) {
+				assert.NoFileExists(t, filepath.Join(ws, ".custos", "settings.local.json"))
+			}},
 		{name: "planted .custos symlink is not followed", setup: func(t *testing.T, ws string) {
 			require.NoError(t, os.Symlink("/root", filepath.Join(ws, ".custos")))
 		}, script: "ls -a .custos/ | grep -v '^\\.\\.\\?$' | grep ."},
