@@ -30,6 +30,8 @@ type App struct {
 	Logger      *slog.Logger
 
 	lastResult *workflows.JobResult
+	// inProcess is set when this process runs the job's server and worker.
+	inProcess bool
 }
 
 const usage = `custos — a durable coding agent on Temporal

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -158,7 +159,7 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 			rule = r.Hook
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("15:04:05"), r.CallID, r.Tool,
-			what, r.Layer, rule, r.Approver, time.Duration(r.WaitMillis)*time.Millisecond, firstLineOf(r.Reason, 80))
+			what, r.Layer, rule, r.Approver, (time.Duration(r.WaitMillis) * time.Millisecond).Round(100*time.Millisecond), firstLineOf(r.Reason, 80))
 	}
 	return tw.Flush()
 }
@@ -175,6 +176,40 @@ func mergeAudit(file, query []approval.AuditRecord) []approval.AuditRecord {
 		}
 	}
 	return file
+}
+
+// viewInput shows a tool input for a person: one "key: value" line per
+// field, multi-line strings (a Write's content, an Edit's strings) as
+// indented blocks after the one-line fields. Anything that is not a JSON
+// object is shown as indented JSON.
+func viewInput(raw json.RawMessage) string {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return indentJSON(raw)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var short, long strings.Builder
+	for _, k := range keys {
+		switch v := obj[k].(type) {
+		case string:
+			if strings.Contains(v, "\n") {
+				fmt.Fprintf(&long, "    %s:\n", k)
+				for _, l := range strings.Split(strings.TrimSuffix(v, "\n"), "\n") {
+					fmt.Fprintf(&long, "      │ %s\n", l)
+				}
+				continue
+			}
+			fmt.Fprintf(&short, "    %s: %s\n", k, v)
+		default:
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(&short, "    %s: %s\n", k, b)
+		}
+	}
+	return strings.TrimSuffix(short.String()+long.String(), "\n")
 }
 
 func indentJSON(raw json.RawMessage) string {

@@ -46,6 +46,7 @@ type terminal struct {
 	seen   int // bytes of out already matched
 	code   chan int
 	errOut *syncBuffer
+	cancel context.CancelFunc // Ctrl-C
 }
 
 func startInteractive(t *testing.T, args ...string) *terminal {
@@ -54,6 +55,7 @@ func startInteractive(t *testing.T, args ...string) *terminal {
 	term := &terminal{t: t, out: &syncBuffer{}, errOut: &syncBuffer{}, stdin: w, code: make(chan int, 1)}
 	app := &cli.App{Stdin: r, Stdout: term.out, Stderr: term.errOut, Interactive: true, Logger: quietLogger()}
 	ctx, cancel := context.WithCancel(context.Background())
+	term.cancel = cancel
 	go func() { term.code <- app.Main(ctx, args) }()
 	t.Cleanup(func() {
 		cancel()
@@ -105,14 +107,15 @@ func TestInteractiveRun(t *testing.T) {
 	term.waitFor("): ")
 	term.typeLine("v")
 	viewed := term.waitFor("(denied in ")
-	assert.Contains(t, viewed, `"file_path": "notes.txt"`, "v shows the whole input, indented")
-	assert.Contains(t, viewed, `"content": "line one\nline two\n"`)
+	assert.Contains(t, viewed, "    file_path: notes.txt\n    content:\n      │ line one\n      │ line two\n",
+		"v shows the whole input, multi-line strings as blocks")
 	assert.Contains(t, viewed, "? Write notes.txt — allow?", "the prompt comes back after v")
 	term.waitFor("): ")
 	term.typeLine("y")
 
 	second := term.waitFor("(denied in ")
-	assert.Contains(t, second, "? Bash: touch ran.txt — allow?")
+	assert.Regexp(t, `(?s)\[turn 2\] model: calls Bash\n.*i_b: waiting for approval: Bash: touch ran.txt\n\? Bash: touch ran.txt — allow\?`, second,
+		"the turn that led to a call is shown before its prompt")
 	term.waitFor("): ")
 	term.typeLine("n")
 
@@ -125,6 +128,8 @@ func TestInteractiveRun(t *testing.T) {
 	out, errOut := term.out.String(), term.errOut.String()
 	assert.Equal(t, 0, code, "stderr: %s", errOut)
 	assert.Contains(t, out, "\nFINAL: wrote notes.txt, Bash was refused\n")
+	assert.Equal(t, 1, strings.Count(out, "FINAL:"), "the answer is printed once:\n%s", out)
+	assert.Contains(t, out, "[turn 3] model: final answer\n")
 	assert.Contains(t, errOut, "custos: done after 3 turns")
 
 	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
@@ -189,4 +194,67 @@ func TestInteractiveRaces(t *testing.T) {
 	local, err := os.ReadFile(filepath.Join(ws, ".custos", "settings.local.json"))
 	require.NoError(t, err, "always saves a rule")
 	assert.Contains(t, string(local), "Bash(echo")
+}
+
+// `run` without a terminal follows the job without prompting and says how
+// to decide each call from elsewhere.
+func TestFollowNotInteractive(t *testing.T) {
+	const task = "cli test: follow without a terminal"
+	c := jobEnv(t, task, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("f_w", "Write", map[string]any{"file_path": "f.txt", "content": "f"})),
+		oaifake.Say("FINAL: followed"),
+	))
+	ws := workspace(t)
+	id := "custos-cli-test-follow"
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	app := &cli.App{Stdin: strings.NewReader("y\n"), Stdout: out, Stderr: errOut, Logger: quietLogger()}
+	code := make(chan int, 1)
+	go func() { code <- app.Main(context.Background(), []string{"run", "--workspace", ws, "--id", id, task}) }()
+
+	hint := "decide with: starter approve " + id + " f_w   |   starter deny " + id + " f_w"
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), hint) },
+		30*time.Second, 50*time.Millisecond, "no hint; output:\n%s", out.String())
+	assert.NotContains(t, out.String(), "allow? [y]es", "no prompt without a terminal")
+	st, err := queryStatus(t, c, id)
+	require.NoError(t, err)
+	require.Len(t, st.Pending, 1, "stdin is not read without a terminal")
+
+	rc, _, stderr := runApp(t, context.Background(), "deny", id, "f_w", "--reason", "from another shell")
+	require.Equal(t, 0, rc, stderr)
+	select {
+	case rc = <-code:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not return; output:\n%s", out.String())
+	}
+	assert.Equal(t, 0, rc, errOut.String())
+	assert.Contains(t, out.String(), "f_w: deny by human")
+	assert.True(t, strings.HasSuffix(out.String(), "\nFINAL: followed\n"), "the answer comes last:\n%s", out.String())
+}
+
+// Ctrl-C at a prompt stops following; the job keeps waiting on the server.
+func TestInteractiveInterrupt(t *testing.T) {
+	const task = "cli test: interrupt at the prompt"
+	c := jobEnv(t, task, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("x_w", "Write", map[string]any{"file_path": "x.txt", "content": "x"})),
+		oaifake.Say("FINAL: resumed"),
+	))
+	ws := workspace(t)
+	id := "custos-cli-test-interrupt"
+	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+	term.waitFor("? Write x.txt")
+	term.cancel()
+	select {
+	case code := <-term.code:
+		assert.Equal(t, 0, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after the interrupt")
+	}
+	assert.Contains(t, term.errOut.String(), "custos: stopped following; the job goes on. Resume with: starter follow "+id)
+	waitPending(t, c, id, "x_w")
+
+	code, _, errOut := runApp(t, context.Background(), "approve", id, "x_w")
+	require.Equal(t, 0, code, errOut)
+	res, err := jobResult(t, c, id)
+	require.NoError(t, err)
+	assert.Equal(t, "FINAL: resumed", res.Answer)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -73,6 +74,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.Stdout, run.GetID())
 		return nil
 	}
+	a.inProcess = s.workers != nil
 	return a.follow(ctx, s.client, run.GetID(), 0)
 }
 
@@ -110,6 +112,11 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 	for {
 		select {
 		case err := <-done:
+			if ctx.Err() != nil {
+				// Get ended because we stopped, not because the job did.
+				a.stopped(id)
+				return nil
+			}
 			since = a.printEvents(ctx, c, id, since)
 			if err != nil {
 				return fmt.Errorf("job %s: %w", id, err)
@@ -118,7 +125,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 			return nil
 		case <-ctx.Done():
-			fmt.Fprintf(a.Stderr, "\ncustos: stopped following; the job goes on. Resume with: starter follow %s\n", id)
+			a.stopped(id)
 			return nil
 		case <-tick.C:
 		}
@@ -135,6 +142,9 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 				continue
 			}
 			prompted[p.CallID] = true
+			// The events that led to this call (the model's turn, the call,
+			// the ask) come before its prompt.
+			since = a.printEvents(ctx, c, id, since)
 			if err := a.prompt(ctx, c, id, p, lines, finished); err != nil {
 				return err
 			}
@@ -142,6 +152,16 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			since = a.printEvents(ctx, c, id, since)
 		}
 	}
+}
+
+func (a *App) stopped(id string) {
+	if a.inProcess {
+		// The server and worker stop with this process: the job is saved
+		// but does not go on by itself.
+		fmt.Fprintf(a.Stderr, "\ncustos: stopped; job %s is saved and paused until a worker runs: go run ./worker, then: starter follow %s\n", id, id)
+		return
+	}
+	fmt.Fprintf(a.Stderr, "\ncustos: stopped following; the job goes on. Resume with: starter follow %s\n", id)
 }
 
 // readLines sends the lines of r to lines until r ends (then closes lines) or
@@ -174,15 +194,29 @@ func (a *App) printEvents(ctx context.Context, c client.Client, id string, since
 		if e.Seq <= since {
 			continue
 		}
-		fmt.Fprintln(a.Stdout, formatEvent(e))
+		if line := formatEvent(e); line != "" {
+			fmt.Fprintln(a.Stdout, line)
+		}
+		if e.Kind == "ask" && !a.Interactive {
+			// No prompt here: say how to decide from elsewhere.
+			fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, e.CallID, id, e.CallID)
+		}
 		since = e.Seq
 	}
 	return since
 }
 
+// callsSuffix is how the workflow marks a model turn that calls tools.
+var callsSuffix = regexp.MustCompile(`(^|\s\()calls [\w, ]+\)?$`)
+
 func formatEvent(e workflows.Event) string {
 	switch e.Kind {
 	case "model":
+		if !callsSuffix.MatchString(e.Text) {
+			// A turn without tool calls is the final answer, printed in
+			// full when the job ends.
+			return fmt.Sprintf("[turn %d] model: final answer", e.Turn)
+		}
 		return fmt.Sprintf("[turn %d] model: %s", e.Turn, e.Text)
 	case "call":
 		return fmt.Sprintf("  → %s %s", e.CallID, e.Text)
@@ -191,9 +225,9 @@ func formatEvent(e workflows.Event) string {
 	case "ask":
 		return fmt.Sprintf("    %s: waiting for approval: %s", e.CallID, e.Text)
 	case "result":
-		return fmt.Sprintf("    %s ← %s", e.CallID, e.Text)
+		return fmt.Sprintf("    %s ← %s", e.CallID, strings.TrimSpace(e.Text))
 	case "answer":
-		return "[answer]"
+		return ""
 	default:
 		return fmt.Sprintf("  [%s] %s", e.Kind, e.Text)
 	}
@@ -262,7 +296,7 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		case "never":
 			decision = "never"
 		case "v", "view":
-			fmt.Fprintf(a.Stdout, "%s\n", indentJSON(p.Input))
+			fmt.Fprintln(a.Stdout, viewInput(p.Input))
 			continue
 		default:
 			continue // empty or unknown: ask again, with the countdown updated
