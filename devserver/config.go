@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -80,10 +79,7 @@ func prepareDatabase(o Options) (*config.SQL, error) {
 		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
 		conf.DatabaseName = "custos-" + strconv.FormatUint(rand.Uint64(), 36)
 	} else {
-		path, err := filepath.Abs(o.DBFile)
-		if err != nil {
-			return nil, fmt.Errorf("devserver: resolving DB file %q: %w", o.DBFile, err)
-		}
+		path := o.DBFile // made absolute by Start
 		conf.ConnectAttributes = map[string]string{"mode": "rwc"}
 		conf.DatabaseName = path
 		if err := setupIfNew(conf, path); err != nil {
@@ -113,9 +109,6 @@ func setupIfNew(conf *config.SQL, path string) error {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("devserver: checking DB file: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("devserver: creating DB directory: %w", err)
 	}
 	// Create the file ourselves so it is private (0600): histories hold
 	// prompts, code and command output. SQLite happily adopts an empty file.

@@ -15,6 +15,7 @@ package devserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -79,9 +80,14 @@ type Options struct {
 	SearchAttributes map[string]enumspb.IndexedValueType
 }
 
+// ErrDBInUse is returned (wrapped) by Start when another server, in this
+// process or another, is running on the same DBFile.
+var ErrDBInUse = errors.New("database file in use")
+
 // Server is a running embedded Temporal server. Stop it when done.
 type Server struct {
 	server       temporal.Server
+	dbLock       *os.File // held while running; nil for in-memory
 	ui           *uiserver.Server
 	uiDone       chan struct{} // closed when the UI's Start goroutine returns
 	logFloor     *slog.LevelVar
@@ -120,8 +126,8 @@ func DefaultDBFile() (string, error) {
 }
 
 // Start starts the server and the UI and returns once the frontend serves
-// the namespace, so a client can connect immediately. ctx bounds startup
-// only; the server runs until Stop.
+// the namespace, so a client can connect immediately. ctx bounds the wait
+// for readiness (60 s if it has no deadline); the server runs until Stop.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, err
@@ -134,6 +140,26 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	var dbLock *os.File
+	if o.DBFile != "" {
+		if o.DBFile, err = filepath.Abs(o.DBFile); err != nil {
+			return nil, fmt.Errorf("devserver: resolving DB file: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o700); err != nil {
+			return nil, fmt.Errorf("devserver: creating DB directory: %w", err)
+		}
+		if dbLock, err = lockDB(o.DBFile); err != nil {
+			return nil, err
+		}
+	}
+	// Until the Server owns the lock, release it on every error return.
+	started := false
+	defer func() {
+		if !started && dbLock != nil {
+			_ = dbLock.Close()
+		}
+	}()
 
 	sqlConf, err := prepareDatabase(o)
 	if err != nil {
@@ -178,12 +204,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 	s := &Server{
 		server:       srv,
+		dbLock:       dbLock,
 		logFloor:     logFloor,
 		frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(ports.frontend)),
 	}
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("devserver: starting server: %w", err)
 	}
+	started = true // from here on, s.Stop releases the lock
 	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace); err != nil {
 		_ = s.Stop()
 		return nil, err
@@ -211,6 +239,10 @@ func (s *Server) Stop() error {
 		}
 		if err := s.server.Stop(); err != nil {
 			s.stopErr = fmt.Errorf("devserver: stopping server: %w", err)
+		}
+		// Only now may another server open the file.
+		if s.dbLock != nil {
+			_ = s.dbLock.Close()
 		}
 	})
 	return s.stopErr

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -100,6 +102,10 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 	require.NoError(t, c.GetWorkflow(ctx, testWorkflowID, "").Get(ctx, &got))
 	require.Equal(t, "hello custos", got)
 
+	// A second server on the same file is refused while this one runs.
+	_, err = Start(ctx, Options{DBFile: dbFile, UIPort: -1, Logger: quietLogger()})
+	require.ErrorIs(t, err, ErrDBInUse)
+
 	// The UI serves its page, and its API reaches the frontend.
 	body := httpGet(t, srv.UIAddr()+"/")
 	require.Contains(t, strings.ToLower(body), "<html")
@@ -121,6 +127,13 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 	require.NoError(t, srv.Stop())
 	_, err = http.Get(srv.UIAddr() + "/")
 	require.Error(t, err, "UI should be down after Stop")
+
+	// Stop released the file.
+	l, err := lockDB(dbFile)
+	require.NoError(t, err)
+	if l != nil { // nil where there is no flock
+		require.NoError(t, l.Close())
+	}
 }
 
 // TestChildRunWorkflow is the first half of TestServerPersistsAcrossRestart;
@@ -227,4 +240,41 @@ func TestDefaultDBFile(t *testing.T) {
 	got, err = DefaultDBFile()
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(home, ".local", "state", "custos", "temporal.db"), got)
+}
+
+// TestInMemoryNamespace checks the in-memory mode and that a non-default
+// namespace is created with at least a day of retention and the requested
+// custom search attribute.
+func TestInMemoryNamespace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	began := time.Now()
+	srv, err := Start(ctx, Options{
+		UIPort:           -1,
+		Namespace:        "custos-test",
+		Logger:           quietLogger(),
+		SearchAttributes: map[string]enumspb.IndexedValueType{"CustosState": enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	})
+	require.NoError(t, err)
+	t.Logf("in-memory start: %v", time.Since(began))
+	defer func() { require.NoError(t, srv.Stop()) }()
+
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  srv.FrontendAddr(),
+		Namespace: "custos-test",
+		Logger:    sdklog.NewStructuredLogger(quietLogger()),
+	})
+	require.NoError(t, err)
+	defer c.Close()
+
+	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "custos-test"})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(), 24*time.Hour)
+
+	sa, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "custos-test"})
+	require.NoError(t, err)
+	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, sa.GetCustomAttributes()["CustosState"])
 }
