@@ -136,12 +136,8 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
 
-	ports, err := allocatePorts(o.IP, o.Port, o.UIPort)
-	if err != nil {
-		return nil, err
-	}
-
 	var dbLock *os.File
+	var err error
 	if o.DBFile != "" {
 		if o.DBFile, err = filepath.Abs(o.DBFile); err != nil {
 			return nil, fmt.Errorf("devserver: resolving DB file: %w", err)
@@ -162,6 +158,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}()
 
 	sqlConf, err := prepareDatabase(o)
+	if err != nil {
+		return nil, err
+	}
+
+	// Ports last: between choosing a free port and the server binding it,
+	// anything else on the machine could take it, so keep that window short.
+	ports, err := allocatePorts(o.IP, o.Port, o.UIPort)
 	if err != nil {
 		return nil, err
 	}
