@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/user"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -247,4 +248,16 @@ func envOr(k, d string) string {
 		return v
 	}
 	return d
+}
+
+// whoami names the person at this terminal for the audit: $USER, else the
+// account name, else "someone".
+func whoami() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "someone"
 }

@@ -43,7 +43,7 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	always := fs.Bool("always", false, "allow, and add an allow rule for calls like this one")
 	never := fs.Bool("never", false, "deny, and add a deny rule for calls like this one")
 	reason := fs.String("reason", "", "why (shown to the model on a denial)")
-	by := fs.String("by", envOr("USER", "cli")+"@cli", "who decides (recorded in the audit)")
+	by := fs.String("by", whoami()+"@cli", "who decides (recorded in the audit)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (a *App) setMode(ctx context.Context, c client.Client, id string, args []st
 	if err := ensureRunning(ctx, c, id, "change the mode of"); err != nil {
 		return err
 	}
-	if err := c.SignalWorkflow(ctx, id, "", workflows.ModeSignal, workflows.ModeChange{Mode: string(m), By: envOr("USER", "cli") + "@cli"}); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", workflows.ModeSignal, workflows.ModeChange{Mode: string(m), By: whoami() + "@cli"}); err != nil {
 		return fmt.Errorf("signal %s: %w", id, err)
 	}
 	fmt.Fprintf(a.Stdout, "%s: mode %s requested\n", id, m)

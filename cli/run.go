@@ -306,12 +306,8 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 			fmt.Fprintf(a.Stdout, "    %s was already decided elsewhere\n", p.CallID)
 			return nil
 		}
-		user := os.Getenv("USER")
-		if user == "" {
-			user = "terminal"
-		}
 		err := c.SignalWorkflow(ctx, id, "", workflows.ApprovalSignal,
-			workflows.ApprovalDecision{CallID: p.CallID, Decision: decision, By: user + "@terminal"})
+			workflows.ApprovalDecision{CallID: p.CallID, Decision: decision, By: whoami() + "@terminal"})
 		if err != nil {
 			return fmt.Errorf("send approval: %w", err)
 		}
