@@ -289,7 +289,7 @@ func (t *demoTurn) summary() string {
 	fmt.Fprintf(&b, "Task: %s\n\n", shorten(t.task, 200))
 	b.WriteString("What happened:\n")
 	if _, ok := t.calls["Glob"]; ok {
-		fmt.Fprintf(&b, "- Glob **/*: %s\n", t.status("Glob", fmt.Sprintf("found %d files", len(t.globFiles()))))
+		fmt.Fprintf(&b, "- Glob **/*: %s\n", t.status("Glob", countFiles(len(t.globFiles()))))
 	}
 	if _, ok := t.calls["Read"]; ok {
 		fmt.Fprintf(&b, "- Read %s: %s\n", t.readPath(), t.status("Read", "done"))
@@ -313,4 +313,11 @@ func shorten(s string, n int) string {
 		return string(r)
 	}
 	return string(r[:n]) + "…"
+}
+
+func countFiles(n int) string {
+	if n == 1 {
+		return "found 1 file"
+	}
+	return fmt.Sprintf("found %d files", n)
 }
