@@ -266,6 +266,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	j.runHooks(ctx, hooks.LLMResponseAfter, hooks.Payload{Output: resp.Message.Content})
 	msg := resp.Message
 	msg.Role = openai.ChatMessageRoleAssistant
+	uniqueCallIDs(msg.ToolCalls, j.st.Turn)
 	text := strings.TrimSpace(msg.Content)
 	if len(msg.ToolCalls) > 0 {
 		names := make([]string, len(msg.ToolCalls))
@@ -383,6 +384,27 @@ func (j *job) emit(ctx workflow.Context, e Event) {
 	j.events = append(j.events, e)
 	if extra := len(j.events) - maxEventsInMemory; extra > 0 {
 		j.events = append([]Event(nil), j.events[extra:]...)
+	}
+}
+
+// uniqueCallIDs gives every call of an answer a distinct, non-empty ID: the
+// ID is how a person names the call in an approval, so a model that repeats
+// or omits IDs must not make two calls answer to one signal.
+func uniqueCallIDs(calls []openai.ToolCall, turn int) {
+	seen := map[string]bool{}
+	for i := range calls {
+		id := calls[i].ID
+		if id == "" {
+			id = fmt.Sprintf("call_t%d_%d", turn, i+1)
+		}
+		for n := 2; seen[id]; n++ {
+			id = fmt.Sprintf("%s_%d", calls[i].ID, n)
+		}
+		seen[id] = true
+		calls[i].ID = id
+		if calls[i].Type == "" {
+			calls[i].Type = openai.ToolTypeFunction
+		}
 	}
 }
 

@@ -284,3 +284,22 @@ func TestTurnLimitStopsTheJob(t *testing.T) {
 	assert.Contains(t, res.Answer, "turn limit (2)")
 	assert.Len(t, h.oai.Requests(), 2)
 }
+
+func TestDuplicateAndMissingCallIDsAreMadeUnique(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(
+			rawCall("same", "Write", `{"file_path":"a.txt","content":"a"}`),
+			rawCall("same", "Write", `{"file_path":"b.txt","content":"b"}`),
+		),
+		oaifake.Say("done"),
+	))
+	h.signalAt(time.Second, "same", "allow")
+	h.signalAt(2*time.Second, "same_2", "deny")
+	_, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "a", h.file("a.txt"))
+	assert.Empty(t, h.file("b.txt"), "the second call answers to its own ID")
+	r := h.toolResults()
+	assert.Contains(t, r, "same")
+	assert.Contains(t, r, "same_2")
+}

@@ -301,6 +301,9 @@ func denialContent(rec approval.AuditRecord) string {
 
 func decisionText(rec approval.AuditRecord) string {
 	s := fmt.Sprintf("%s by %s", rec.Decision, rec.Layer)
+	if rec.Approver != "" {
+		s += " " + rec.Approver
+	}
 	if rec.Rule != "" {
 		s += " (" + rec.Rule + ")"
 	}
