@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -302,4 +303,26 @@ func TestDuplicateAndMissingCallIDsAreMadeUnique(t *testing.T) {
 	r := h.toolResults()
 	assert.Contains(t, r, "same")
 	assert.Contains(t, r, "same_2")
+}
+
+// The Web UI's "Current details" name each pending call and the exact signal.
+func TestCurrentDetailsShowPendingApproval(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(call("b1", "Bash", map[string]any{"command": "ls *_test.go"})),
+		oaifake.Say("done"),
+	))
+	var details string
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
+		require.NoError(t, err)
+		var md sdkpb.WorkflowMetadata
+		require.NoError(t, v.Get(&md))
+		details = md.GetCurrentDetails()
+		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "b1", Decision: "deny", By: "test"})
+	}, 5*time.Second)
+	_, err := h.run()
+	require.NoError(t, err)
+	assert.Contains(t, details, "Waiting for approval (1)")
+	assert.Contains(t, details, "**Bash `ls *_test.go`**", "the command is a code span, not markdown")
+	assert.Contains(t, details, "Send signal `approval` with input `{\"callId\":\"b1\",\"decision\":\"allow\",\"by\":\"web-ui\"}`")
 }

@@ -229,7 +229,7 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
-		Summary:             activities.Summarize(tool, input),
+		Summary:             uiSummary(tool, input),
 	}
 	if tool == activities.BashActivity {
 		opts.TaskQueue = activities.BashTaskQueue
@@ -341,4 +341,15 @@ func firstLine(s string, max int) string {
 		s = s[:max] + "…"
 	}
 	return s
+}
+
+// uiSummary is a call's one-line summary for the Web UI, which renders
+// summaries as markdown: the argument goes in a code span so globs and shell
+// commands (`**/*`, `a_b`) are shown as written.
+func uiSummary(tool string, input json.RawMessage) string {
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(activities.Summarize(tool, input), tool), ":"))
+	if rest == "" {
+		return tool
+	}
+	return fmt.Sprintf("%s `%s`", tool, strings.ReplaceAll(rest, "`", "'"))
 }

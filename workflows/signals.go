@@ -172,8 +172,12 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	for _, id := range j.order {
 		a := j.pending[id].ask
 		sig, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "allow", By: "web-ui"})
-		fmt.Fprintf(&b, "- **%s** `%s` — denied at %s unless answered\n  Send signal `%s` with input `%s` (decision: allow, deny, always or never)\n",
-			a.Tool, a.Summary, a.Deadline.UTC().Format("15:04:05Z"), ApprovalSignal, sig)
+		fmt.Fprintf(&b, "**%s** — call `%s`, denied at %s unless answered.\n\n", uiSummary(a.Tool, a.Input), id,
+			a.Deadline.UTC().Format("2006-01-02 15:04:05Z"))
+		if a.Reason != "" {
+			fmt.Fprintf(&b, "Why it asks: %s\n\n", a.Reason)
+		}
+		fmt.Fprintf(&b, "Send signal `%s` with input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n", ApprovalSignal, sig)
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
 }
