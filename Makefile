@@ -31,7 +31,7 @@ deps:
 
 ## test: vet, then every test (unit, workflow, sandbox, end to end)
 test: deps
-	gofmt -l . | tee /dev/stderr | (! read)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
 
