@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/hooks"
@@ -62,27 +61,9 @@ func (h *Hooks) RunHooks(ctx context.Context, req HookRequest) (HookResponse, er
 	if every <= 0 {
 		every = DefaultHookHeartbeat
 	}
-	activity.RecordHeartbeat(ctx, "starting hooks")
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, "running hooks")
-			}
-		}
-	}()
+	stop := heartbeatEvery(ctx, every, "running hooks")
 	res, outs := hooks.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
-	close(done)
-	<-stopped
+	stop()
 
 	if err := ctx.Err(); err != nil {
 		// Cancelled or timed out: the outcomes are incomplete; let Temporal

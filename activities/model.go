@@ -8,7 +8,6 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -112,29 +111,4 @@ func retryableStatus(status int) bool {
 		return false
 	}
 	return true
-}
-
-// heartbeatEvery records a heartbeat at once and then every d until stop is
-// called. Outside an activity (plain unit tests) it does nothing.
-func heartbeatEvery(ctx context.Context, d time.Duration, what string) (stop func()) {
-	if !activity.IsActivity(ctx) {
-		return func() {}
-	}
-	activity.RecordHeartbeat(ctx, what)
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, what)
-			}
-		}
-	}()
-	return func() { close(done) }
 }

@@ -1,0 +1,40 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+)
+
+// heartbeatEvery records a heartbeat at once and then every d until stop is
+// called, so a worker that dies while a call waits (on a model, on a hook) is
+// noticed within the heartbeat timeout. stop returns once the heartbeating
+// goroutine has ended. Outside an activity (plain unit tests) it does nothing.
+func heartbeatEvery(ctx context.Context, d time.Duration, what string) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	activity.RecordHeartbeat(ctx, what)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, what)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
