@@ -122,3 +122,16 @@ func startServerB(b *testing.B) string {
 	b.Cleanup(func() { srv.Stop() })
 	return srv.FrontendAddr()
 }
+
+// toolResult is the last tool result for callID that the model was sent.
+func toolResult(model *oaifake.Server, callID string) string {
+	var out string
+	for _, req := range model.Requests() {
+		for _, m := range req.Messages {
+			if m.ToolCallID == callID {
+				out = m.Content
+			}
+		}
+	}
+	return out
+}

@@ -58,14 +58,7 @@ func TestJobReadEditBash(t *testing.T) {
 	assert.Equal(t, "goodbye world\n", readFile(t, ws, "greet.txt"))
 
 	// The Bash result the model saw is the command's output.
-	var bashOut string
-	for _, req := range model.Requests() {
-		for _, m := range req.Messages {
-			if m.ToolCallID == "b1" {
-				bashOut = m.Content
-			}
-		}
-	}
+	bashOut := toolResult(model, "b1")
 	assert.Contains(t, bashOut, "goodbye world")
 
 	// The audit trail (file and query agree) names the layer of every decision.

@@ -150,14 +150,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 
 	assert.Equal(t, "A", readFile(t, ws, "a.txt"))
 	assert.Equal(t, "ran\n", readFile(t, ws, "bash.log"), "Bash is at-most-once")
-	var bashResult string
-	for _, req := range model.Requests() {
-		for _, m := range req.Messages {
-			if m.ToolCallID == "b1" {
-				bashResult = m.Content
-			}
-		}
-	}
+	bashResult := toolResult(model, "b1")
 	assert.Contains(t, bashResult, "interrupted")
 	assert.Contains(t, bashResult, "may have partially run")
 
