@@ -326,3 +326,17 @@ func TestCurrentDetailsShowPendingApproval(t *testing.T) {
 	assert.Contains(t, details, "**Bash `ls *_test.go`**", "the command is a code span, not markdown")
 	assert.Contains(t, details, "Send signal `approval` with input `{\"callId\":\"b1\",\"decision\":\"allow\",\"by\":\"web-ui\"}`")
 }
+
+// A broken settings file stops the job at its start with the file's name,
+// before any model call: never an empty policy.
+func TestBrokenSettingsFailTheJobAtStart(t *testing.T) {
+	h := newHarness(t, oaifake.Script(oaifake.Say("never asked")),
+		withSettings(`{"permissions":{"allow":["Bash(npm test"]}}`))
+	_, err := h.run()
+	require.Error(t, err)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "%v", err)
+	assert.Equal(t, "SettingsError", appErr.Type())
+	assert.Contains(t, err.Error(), "settings.json")
+	assert.Empty(t, h.oai.Requests(), "no model call with a broken policy")
+}
