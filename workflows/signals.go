@@ -149,6 +149,7 @@ func (j *job) status() Status {
 		return s
 	}
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
+	s.Runs = j.st.Runs
 	for _, id := range j.order {
 		s.Pending = append(s.Pending, j.pending[id].ask)
 	}

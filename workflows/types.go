@@ -133,6 +133,8 @@ type Status struct {
 	Usage      Usage         `json:"usage"`
 	Learned    []LearnedRule `json:"learned,omitempty"`
 	Sources    []string      `json:"settingsSources,omitempty"`
+	// Runs counts continue-as-new: 0 in a job's first run.
+	Runs int `json:"runs"`
 }
 
 // PendingAsk is a tool call waiting for a human (layer 5).
