@@ -65,9 +65,7 @@ func (a *App) Main(ctx context.Context, args []string) int {
 	case "run":
 		err = a.run(ctx, args[1:])
 	case "follow":
-		err = a.withJob(ctx, args[1:], "follow", func(c client.Client, id string, _ []string) error {
-			return a.follow(ctx, c, id, 0)
-		})
+		err = a.followJob(ctx, args[1:])
 	case "status":
 		err = a.withJob(ctx, args[1:], "status", func(c client.Client, id string, _ []string) error {
 			return a.status(ctx, c, id)
@@ -260,4 +258,21 @@ func whoami() string {
 		return u.Username
 	}
 	return "someone"
+}
+
+// followJob follows a job; like run, with no server reachable it starts the
+// embedded one (same SQLite file) and a worker in-process, so a job paused
+// when its `starter run` stopped goes on.
+func (a *App) followJob(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
+		return usagef("follow: the job (workflow) ID comes first")
+	}
+	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"),
+		APIKey: os.Getenv("OPENAI_API_KEY"), Model: envOr("OPENAI_MODEL", "gpt-4.1")})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a.inProcess = s.workers != nil
+	return a.follow(ctx, s.client, args[0], 0)
 }

@@ -158,7 +158,7 @@ func (a *App) stopped(id string) {
 	if a.inProcess {
 		// The server and worker stop with this process: the job is saved
 		// but does not go on by itself.
-		fmt.Fprintf(a.Stderr, "\ncustos: stopped; job %s is saved and paused until a worker runs: go run ./worker, then: starter follow %s\n", id, id)
+		fmt.Fprintf(a.Stderr, "\ncustos: stopped; job %s is saved and paused until a worker runs; resume it with: starter follow %s\n", id, id)
 		return
 	}
 	fmt.Fprintf(a.Stderr, "\ncustos: stopped following; the job goes on. Resume with: starter follow %s\n", id)
