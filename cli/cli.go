@@ -39,7 +39,7 @@ const usage = `custos — a durable coding agent on Temporal
 
 usage:
   starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--detach] "task"
-  starter follow JOB                 follow a running job (prompts on a terminal)
+  starter follow JOB                 follow a job, resuming it in-process if no server runs
   starter status JOB                 turn, mode, pending approvals, usage
   starter approve JOB CALL [--always] [--reason R]
   starter deny JOB CALL [--never] [--reason R]
