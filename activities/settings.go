@@ -22,6 +22,10 @@ type LoadSettingsResult struct {
 	Settings approval.Settings `json:"settings"`
 	Env      approval.Env      `json:"env"`
 	Sources  []string          `json:"sources,omitempty"`
+	// Trusted tells whether the workspace's own settings were taken in full;
+	// Ignored names what they asked for and did not get (approval.Load).
+	Trusted bool     `json:"trusted"`
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
@@ -43,10 +47,11 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 			dir = ""
 		}
 	}
-	settings, sources, err := approval.LoadSettings(dir, ws)
+	loaded, err := approval.Load(dir, ws)
 	if err != nil {
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
+	settings := loaded.Settings
 	home, _ := os.UserHomeDir()
 	env := approval.Env{Workspace: ws, Home: home}
 	// Compile here too, so a malformed rule fails the job's first activity
@@ -54,7 +59,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 	if _, err := approval.Compile(settings, env); err != nil {
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
-	return LoadSettingsResult{Settings: settings, Env: env, Sources: sources}, nil
+	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored}, nil
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

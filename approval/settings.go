@@ -34,8 +34,9 @@ func SettingsFiles(userConfigDir, workspace string) []string {
 	return files
 }
 
-// LoadSettings reads and merges the user, project and local settings files.
-// Missing files are skipped; a file that exists but is broken is an error
+// LoadSettings reads and merges the user, project and local settings files,
+// taking the workspace's files in full, as if the workspace were trusted.
+// Jobs use Load, which applies workspace trust. Missing files are skipped; a file that exists but is broken is an error
 // naming the file (never an empty policy). sources lists the files loaded.
 //
 // Merge: rule lists are concatenated (duplicates dropped, first position
@@ -198,9 +199,51 @@ func AddRule(workspace, list, ruleText string) error {
 		return fmt.Errorf("approval: AddRule: %w", err)
 	}
 	ruleText = strings.TrimSpace(ruleText)
-	dir := filepath.Join(workspace, ".custos")
-	file := filepath.Join(dir, "settings.local.json")
+	file := filepath.Join(workspace, ".custos", "settings.local.json")
+	return updateJSONFile(file, func(top map[string]json.RawMessage) error {
+		// Never overwrite a file we cannot understand: the user's other
+		// settings would be lost.
+		if len(top) > 0 {
+			data, _ := json.Marshal(top)
+			if _, err := ParseSettings(data, workspace); err != nil {
+				return err
+			}
+		}
+		perms := map[string]json.RawMessage{}
+		if raw, ok := top["permissions"]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &perms); err != nil {
+				return fmt.Errorf("permissions: %w", err)
+			}
+		}
+		var rules []string
+		if raw, ok := perms[list]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &rules); err != nil {
+				return fmt.Errorf("permissions.%s: %w", list, err)
+			}
+		}
+		for _, r := range rules {
+			if r == ruleText {
+				return errUnchanged // idempotent: already there
+			}
+		}
+		var err error
+		if perms[list], err = json.Marshal(append(rules, ruleText)); err != nil {
+			return fmt.Errorf("encoding rules: %w", err)
+		}
+		if top["permissions"], err = json.Marshal(perms); err != nil {
+			return fmt.Errorf("encoding permissions: %w", err)
+		}
+		return nil
+	})
+}
 
+// errUnchanged tells updateJSONFile there is nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// updateJSONFile applies change to the JSON object in file (an empty object
+// when the file does not exist) and replaces the file atomically: a temp file
+// in the same directory, synced, then renamed over it.
+func updateJSONFile(file string, change func(top map[string]json.RawMessage) error) error {
 	top := map[string]json.RawMessage{}
 	data, err := os.ReadFile(file)
 	switch {
@@ -208,48 +251,29 @@ func AddRule(workspace, list, ruleText string) error {
 	case err != nil:
 		return fmt.Errorf("approval: reading %s: %w", file, err)
 	default:
-		// Never overwrite a file we cannot understand: the user's other
-		// settings would be lost.
-		if _, err := ParseSettings(data, workspace); err != nil {
-			return fmt.Errorf("approval: %s: %w", file, err)
-		}
 		if err := json.Unmarshal(data, &top); err != nil {
-			return fmt.Errorf("approval: %s: %w", file, err)
+			return fmt.Errorf("approval: %s: %w: %w", file, ErrBadSettings, err)
+		}
+		if top == nil {
+			return fmt.Errorf("approval: %s: %w: top level must be a JSON object", file, ErrBadSettings)
 		}
 	}
-	perms := map[string]json.RawMessage{}
-	if raw, ok := top["permissions"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &perms); err != nil {
-			return fmt.Errorf("approval: %s: permissions: %w", file, err)
+	if err := change(top); err != nil {
+		if errors.Is(err, errUnchanged) {
+			return nil
 		}
-	}
-	var rules []string
-	if raw, ok := perms[list]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &rules); err != nil {
-			return fmt.Errorf("approval: %s: permissions.%s: %w", file, list, err)
-		}
-	}
-	for _, r := range rules {
-		if r == ruleText {
-			return nil // idempotent: already there
-		}
-	}
-	rules = append(rules, ruleText)
-	if perms[list], err = json.Marshal(rules); err != nil {
-		return fmt.Errorf("approval: encoding rules: %w", err)
-	}
-	if top["permissions"], err = json.Marshal(perms); err != nil {
-		return fmt.Errorf("approval: encoding permissions: %w", err)
+		return fmt.Errorf("approval: %s: %w", file, err)
 	}
 	out, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
-		return fmt.Errorf("approval: encoding settings: %w", err)
+		return fmt.Errorf("approval: encoding %s: %w", file, err)
 	}
 	out = append(out, '\n')
+	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("approval: creating %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".settings.local.json.*.tmp")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("approval: creating temp file in %s: %w", dir, err)
 	}

@@ -47,6 +47,7 @@ usage:
   starter audit JOB [--json]         every decision, with the layer that made it
   starter cancel JOB
   starter policy check --tool T --input JSON [--mode M] [--workspace DIR]
+  starter trust [DIR]                let DIR's .custos settings widen the policy (allow rules, hooks, modes, domains)
   starter sandbox exec|check ...
 
 Temporal: TEMPORAL_ADDRESS (unset: 127.0.0.1:7233, or an embedded server),
@@ -93,6 +94,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		})
 	case "policy":
 		err = a.policy(ctx, args[1:])
+	case "trust":
+		err = a.trust(args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(a.Stdout, usage)
 		return 0

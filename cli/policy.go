@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -52,10 +53,12 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir, _ = os.UserConfigDir()
 	}
-	settings, _, err := approval.LoadSettings(dir, ws)
+	loaded, err := approval.Load(dir, ws)
 	if err != nil {
 		return err
 	}
+	settings := loaded.Settings
+	warnIgnored(a.Stderr, ws, loaded.Ignored)
 	home, _ := os.UserHomeDir()
 	pol, err := approval.Compile(settings, approval.Env{Workspace: ws, Home: home})
 	if err != nil {
@@ -109,4 +112,51 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 		res.Input = pre.Input
 	}
 	return res
+}
+
+// warnIgnored says what an untrusted workspace's settings asked for in vain.
+func warnIgnored(w io.Writer, ws string, ignored []string) {
+	if len(ignored) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "custos: %s is not a trusted workspace; its settings may only narrow the policy. Ignored:\n", ws)
+	for _, what := range ignored {
+		fmt.Fprintf(w, "  - %s\n", what)
+	}
+	fmt.Fprintf(w, "custos: to take them in full: starter trust %s\n", ws)
+}
+
+// trust adds a workspace to the user's trustedWorkspaces.
+func (a *App) trust(args []string) error {
+	fs := newFlagSet("trust", a.Stderr)
+	configDir := fs.String("config-dir", "", "user config dir (default: the OS user config dir)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("trust [DIR]: one workspace at a time")
+	}
+	dir := "."
+	if len(pos) == 1 {
+		dir = pos[0]
+	}
+	ws, err := filepath.Abs(dir)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	cfg := *configDir
+	if cfg == "" {
+		if cfg, err = os.UserConfigDir(); err != nil {
+			return fmt.Errorf("user config dir: %w", err)
+		}
+	}
+	if err := approval.TrustWorkspace(cfg, ws); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "trusted %s (in %s): its .custos settings now apply in full\n", ws, approval.UserSettingsFile(cfg))
+	return nil
 }

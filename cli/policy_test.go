@@ -71,7 +71,8 @@ func runApp(t *testing.T, ctx context.Context, args ...string) (int, string, str
 func TestPolicyCheck(t *testing.T) {
 	plain := workspace(t)           // no settings at all
 	withRules := policyWorkspace(t) // user rules and the hook
-	configDir := t.TempDir()        // an empty user config dir
+	configDir := t.TempDir()        // user settings that trust withRules only
+	require.NoError(t, approval.TrustWorkspace(configDir, withRules))
 
 	edit := `{"file_path":"a.txt","old_string":"a","new_string":"b"}`
 	write := `{"file_path":"a.txt","content":"x"}`

@@ -54,6 +54,9 @@ func (a *App) run(ctx context.Context, args []string) error {
 	if *id == "" {
 		*id = newJobID()
 	}
+	if err := a.offerTrust(ws); err != nil {
+		return err
+	}
 	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model})
 	if err != nil {
 		return err
@@ -355,4 +358,54 @@ func firstLineOf(s string, n int) string {
 		s = s[:n]
 	}
 	return s
+}
+
+// offerTrust tells what an untrusted workspace's settings would widen and, on
+// a terminal, asks whether to trust the workspace before the job starts.
+func (a *App) offerTrust(ws string) error {
+	cfg, err := os.UserConfigDir()
+	if err != nil {
+		return nil // no user settings: nothing to trust with
+	}
+	loaded, err := approval.Load(cfg, ws)
+	if err != nil {
+		return err // a broken settings file stops here, before any job
+	}
+	if len(loaded.Ignored) == 0 {
+		return nil
+	}
+	warnIgnored(a.Stderr, ws, loaded.Ignored)
+	if !a.Interactive {
+		return nil
+	}
+	fmt.Fprintf(a.Stdout, "? Trust %s, so that its settings apply in full (hooks run on this machine)? [y/N]: ", ws)
+	line, _ := readLine(a.Stdin)
+	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
+		fmt.Fprintln(a.Stdout, "    not trusted: the job runs with the narrowed settings")
+		return nil
+	}
+	if err := approval.TrustWorkspace(cfg, ws); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "    trusted %s\n", ws)
+	return nil
+}
+
+// readLine reads one line a byte at a time, so nothing after it is taken
+// from the reader the prompts use later.
+func readLine(r io.Reader) (string, error) {
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for {
+		n, err := r.Read(buf)
+		if n == 1 {
+			if buf[0] == '\n' {
+				return b.String(), nil
+			}
+			b.WriteByte(buf[0])
+		}
+		if err != nil {
+			return b.String(), err
+		}
+	}
 }

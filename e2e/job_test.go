@@ -30,11 +30,14 @@ func TestJobReadEditBash(t *testing.T) {
 		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "cat greet.txt"})),
 		oaifake.Say("changed hello to goodbye"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	ws := workspace(t)
+	cfg := t.TempDir()
+	// The workspace's allow rule counts only for a workspace the user trusts.
+	require.NoError(t, approval.TrustWorkspace(cfg, ws))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 
-	ws := workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("hello world\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),

@@ -90,6 +90,8 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	c := dial(t, srv.FrontendAddr())
 
 	ws := workspace(t)
+	cfg := t.TempDir()
+	require.NoError(t, approval.TrustWorkspace(cfg, ws))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
 		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)"]}}`), 0o644))
@@ -112,7 +114,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	env := []string{
 		"TEMPORAL_ADDRESS=" + srv.FrontendAddr(),
 		"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
-		"XDG_CONFIG_HOME=" + t.TempDir(),
+		"XDG_CONFIG_HOME=" + cfg,
 	}
 	w := startWorkerProc(t, bin, env)
 

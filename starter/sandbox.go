@@ -80,12 +80,15 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 	// The workspace's settings apply as they would to a job: their domains,
 	// environment names and failIfUnavailable join the flags.
 	configDir, _ := os.UserConfigDir()
-	settings, _, err := approval.LoadSettings(configDir, *ws)
+	loaded, err := approval.Load(configDir, *ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "settings:", err)
 		return 1
 	}
-	ss := settings.Sandbox
+	for _, what := range loaded.Ignored {
+		fmt.Fprintln(stderr, "settings: workspace not trusted, ignored:", what)
+	}
+	ss := loaded.Settings.Sandbox
 	allow = append(allow, ss.Network.AllowedDomains...)
 	deny = append(deny, ss.Network.DeniedDomains...)
 	env = append(env, ss.Env...)

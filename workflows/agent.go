@@ -118,6 +118,12 @@ func (j *job) start(ctx workflow.Context) error {
 				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
 			},
 		}
+		for _, what := range loaded.Ignored {
+			// An untrusted workspace's settings may only narrow the policy;
+			// say what they asked for and did not get.
+			j.audit(ctx, approval.AuditRecord{Event: "settings-ignored", Reason: "workspace not trusted: " + what})
+			j.emit(ctx, Event{Kind: "settings", Text: "ignored (workspace not trusted; see: starter trust): " + what})
+		}
 	}
 	p, err := approval.Compile(j.st.Settings, j.st.Env)
 	if err != nil {

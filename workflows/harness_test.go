@@ -40,6 +40,8 @@ type harnessConfig struct {
 	hooks    *hooks.Registry
 	settings string // .custos/settings.json content
 	sandbox  sandbox.Config
+	// untrusted leaves the workspace out of the user's trustedWorkspaces.
+	untrusted bool
 }
 
 func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
@@ -73,7 +75,7 @@ func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harn
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
 		Tools:    &activities.Tools{Sandbox: sb},
-		Settings: &activities.Settings{UserConfigDir: t.TempDir()},
+		Settings: &activities.Settings{UserConfigDir: userConfig(t, ws, !cfg.untrusted)},
 		Hooks:    &activities.Hooks{},
 	}
 	set.Register(h.env)
@@ -171,3 +173,14 @@ func denial(content string) (d struct {
 }
 
 func withSandbox(sc sandbox.Config) harnessOpt { return func(c *harnessConfig) { c.sandbox = sc } }
+
+func untrustedWorkspace() harnessOpt { return func(c *harnessConfig) { c.untrusted = true } }
+
+// userConfig is a user config dir whose settings trust ws (or not).
+func userConfig(t *testing.T, ws string, trust bool) string {
+	dir := t.TempDir()
+	if trust {
+		require.NoError(t, approval.TrustWorkspace(dir, ws))
+	}
+	return dir
+}

@@ -389,3 +389,37 @@ func TestPipelineEveryDecisionAuditedWithLayer(t *testing.T) {
 		assert.Equal(t, layer, fromFile[id].Layer, id)
 	}
 }
+
+// An untrusted workspace's settings may narrow the policy but not widen it:
+// its hook never runs, its allow rule and bypass mode are ignored, its deny
+// rule holds, and the job says what it ignored.
+func TestPipelineUntrustedWorkspaceSettingsOnlyNarrow(t *testing.T) {
+	h := newHarness(t, oaifake.Script(
+		oaifake.Calls(
+			call("b", "Bash", map[string]any{"command": "echo from-an-untrusted-repo"}),
+			call("c", "Bash", map[string]any{"command": "cat notes.txt"}),
+		),
+		oaifake.Say("asked"),
+	), untrustedWorkspace(), withSettings(`{
+		"permissions": {"allow": ["Bash"], "deny": ["Bash(cat *)"], "defaultMode": "bypass"},
+		"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch hook-ran; echo '{\"decision\":\"allow\"}'"}]}]}
+	}`))
+	h.signalAt(time.Second, "b", "deny")
+	_, err := h.run()
+	require.NoError(t, err)
+	d := h.decisions()
+	assert.Equal(t, approval.LayerHuman, d["b"].Layer, "neither the allow rule, the mode nor the hook decided")
+	assert.Equal(t, approval.Deny, d["c"].Decision)
+	assert.Equal(t, approval.LayerRules, d["c"].Layer, "the deny rule holds")
+	assert.NoFileExists(t, filepath.Join(h.ws, "hook-ran"), "a repository's hook never runs untrusted")
+	var ignored []string
+	for _, r := range h.audit() {
+		if r.Event == "settings-ignored" {
+			ignored = append(ignored, r.Reason)
+		}
+	}
+	joined := strings.Join(ignored, "\n")
+	assert.Contains(t, joined, "permissions.allow")
+	assert.Contains(t, joined, "hooks")
+	assert.Contains(t, joined, `defaultMode "bypass"`)
+}
