@@ -98,6 +98,11 @@ func (j *job) start(ctx workflow.Context) error {
 			return temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("settings: %v", err), "SettingsError", err)
 		}
+		// From here on the job names its workspace canonically, as the
+		// policy and the path guard see it.
+		if loaded.Env.Workspace != "" {
+			j.in.Workspace = loaded.Env.Workspace
+		}
 		mode := j.in.Mode
 		if mode == "" {
 			mode = loaded.Settings.Permissions.DefaultMode
