@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
-
-	"github.com/custos-dev/custos/sandbox"
 )
 
 // maxGlobResults caps Glob's answer; a model that needs more should narrow
@@ -66,11 +64,7 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		return errorResult("Glob: invalid pattern %q: %v", in.Pattern, err), nil
 	}
 
-	dir := in.Path
-	if dir == "" {
-		dir = "."
-	}
-	tgt, err := resolveTarget(req.Workspace, dir, false)
+	tgt, err := searchRoot(req.Workspace, in.Path)
 	if err != nil {
 		return errorResult("Glob: %v", err), nil
 	}
@@ -79,10 +73,7 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	if err == nil && !fi.IsDir() {
 		return errorResult("Glob: path %s is not a directory", in.Path), nil
 	}
-	canonWS, err := sandbox.CanonicalWorkspace(req.Workspace)
-	if err != nil {
-		return errorResult("Glob: %v", err), nil
-	}
+	canonWS := tgt.ws
 
 	var matches []walkEntry
 	err = walkFiles(ctx, canonWS, tgt.rel, func(e walkEntry) error {
@@ -102,7 +93,7 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 			return ToolResult{}, ctx.Err()
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return errorResult("Glob: directory %s does not exist", dir), nil
+			return errorResult("Glob: directory %s does not exist", tgt.show), nil
 		}
 		return errorResult("Glob: %v", err), nil
 	}

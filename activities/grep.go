@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/custos-dev/custos/sandbox"
 )
 
 // maxGrepFileSize skips files larger than this: generated blobs and data
@@ -79,22 +77,15 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		}
 	}
 
-	dir := in.Path
-	if dir == "" {
-		dir = "."
-	}
-	tgt, err := resolveTarget(req.Workspace, dir, false)
+	tgt, err := searchRoot(req.Workspace, in.Path)
 	if err != nil {
 		return errorResult("Grep: %v", err), nil
 	}
 	defer tgt.Close()
-	canonWS, err := sandbox.CanonicalWorkspace(req.Workspace)
-	if err != nil {
-		return errorResult("Grep: %v", err), nil
-	}
+	canonWS := tgt.ws
 	start, err := tgt.root.Stat(tgt.rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return errorResult("Grep: %s does not exist", dir), nil
+		return errorResult("Grep: %s does not exist", tgt.show), nil
 	} else if err != nil {
 		return errorResult("Grep: %v", err), nil
 	}

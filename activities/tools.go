@@ -185,6 +185,7 @@ func looksBinary(b []byte) bool {
 // swapped in after ResolvePath looked (the TOCTOU window it documents).
 type fileTarget struct {
 	root *os.Root
+	ws   string // canonical workspace
 	abs  string // canonical absolute path
 	rel  string // relative to the canonical workspace, OS separators
 	show string // relative, slash-separated: what the model is shown
@@ -210,7 +211,16 @@ func resolveTarget(workspace, p string, write bool) (*fileTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
-	return &fileTarget{root: root, abs: abs, rel: rel, show: filepath.ToSlash(rel)}, nil
+	return &fileTarget{root: root, ws: canonWS, abs: abs, rel: rel, show: filepath.ToSlash(rel)}, nil
+}
+
+// searchRoot resolves the directory a search (Glob, Grep) starts from: path,
+// or the workspace itself when path is empty.
+func searchRoot(workspace, path string) (*fileTarget, error) {
+	if path == "" {
+		path = "."
+	}
+	return resolveTarget(workspace, path, false)
 }
 
 // writeAtomic replaces rel inside root with data: a temporary file in the
