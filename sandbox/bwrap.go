@@ -263,7 +263,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 				return Result{}, fmt.Errorf("sandbox: pids cgroup: %w", err)
 			}
 			defer d.Close()
-			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(d.Fd())}
+			cmd.SysProcAttr = cgroupSysProcAttr(int(d.Fd()))
 		}
 	}
 	var escaped atomic.Bool

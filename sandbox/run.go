@@ -163,7 +163,7 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 	// Own process group so a kill reaches every process of the command; and if
 	// the worker dies, the child (bwrap, which takes the sandbox with it) dies too.
 	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	setParentDeathSignal(cmd.SysProcAttr)
 
 	floodCh := make(chan struct{})
 	var floodOnce sync.Once
