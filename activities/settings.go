@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // LoadSettingsRequest names the workspace whose settings a job uses.
@@ -37,7 +37,7 @@ type Settings struct {
 // LoadSettings merges the user's and the workspace's settings. A broken file
 // is a non-retryable error: a job must not start with an empty policy.
 func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (LoadSettingsResult, error) {
-	ws, err := canonicalWorkspace(req.Workspace)
+	ws, err := sandbox.CanonicalWorkspace(req.Workspace)
 	if err != nil {
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "WorkspaceError", err)
 	}
@@ -76,26 +76,4 @@ func (s *Settings) PersistRule(ctx context.Context, req PersistRuleRequest) erro
 		return fmt.Errorf("persist %s rule %q: %w", req.List, req.Rule, err)
 	}
 	return nil
-}
-
-func canonicalWorkspace(ws string) (string, error) {
-	if ws == "" {
-		return "", fmt.Errorf("no workspace given")
-	}
-	abs, err := filepath.Abs(ws)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %w", ws, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %w", ws, err)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %w", ws, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("workspace %q is not a directory", ws)
-	}
-	return real, nil
 }
