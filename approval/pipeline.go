@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"encoding/json"
 
 	"github.com/custos-dev/custos/hooks"
@@ -64,7 +65,7 @@ func (p *Policy) Decide(c Call, m Mode, runHooks HookRunner) Prelim {
 			}
 			switch hr.Decision {
 			case "deny":
-				out.Verdict = Verdict{Decision: Deny, Layer: LayerHook, Rule: hr.Hook, Reason: orDefault(hr.Reason, "denied by hook")}
+				out.Verdict = Verdict{Decision: Deny, Layer: LayerHook, Rule: hr.Hook, Reason: cmp.Or(hr.Reason, "denied by hook")}
 				return out
 			case "allow":
 				if !forced {
@@ -73,7 +74,7 @@ func (p *Policy) Decide(c Call, m Mode, runHooks HookRunner) Prelim {
 				}
 				// An ask rule, or a command no rule can read, still needs a person.
 			case "ask":
-				out.AskReason = orDefault(hr.Reason, out.AskReason)
+				out.AskReason = cmp.Or(hr.Reason, out.AskReason)
 			}
 		}
 	}
@@ -84,11 +85,4 @@ func (p *Policy) Decide(c Call, m Mode, runHooks HookRunner) Prelim {
 	out.NeedsHuman = true
 	out.Verdict = Verdict{Decision: Ask, Layer: LayerHuman, Reason: out.AskReason}
 	return out
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }

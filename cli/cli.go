@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -244,13 +245,6 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func envOr(k, d string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return d
-}
-
 // whoami names the person at this terminal for the audit: $USER, else the
 // account name, else "someone".
 func whoami() string {
@@ -271,7 +265,7 @@ func (a *App) followJob(ctx context.Context, args []string) error {
 		return usagef("follow: the job (workflow) ID comes first")
 	}
 	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"),
-		APIKey: os.Getenv("OPENAI_API_KEY"), Model: envOr("OPENAI_MODEL", "gpt-4.1")})
+		APIKey: os.Getenv("OPENAI_API_KEY"), Model: cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1")})
 	if err != nil {
 		return err
 	}

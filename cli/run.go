@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,7 +30,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
 	detach := fs.Bool("detach", false, "start the job, print its ID and return")
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
-	model := fs.String("model", envOr("OPENAI_MODEL", "gpt-4.1"), "model name (OPENAI_MODEL)")
+	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1"), "model name (OPENAI_MODEL)")
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

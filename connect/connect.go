@@ -3,6 +3,7 @@
 package connect
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -107,7 +108,7 @@ func StartEmbedded(ctx context.Context, o devserver.Options, logger *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal server: %w", err)
 	}
-	opts := client.Options{HostPort: srv.FrontendAddr(), Namespace: orDefault(o.Namespace, "default")}
+	opts := client.Options{HostPort: srv.FrontendAddr(), Namespace: cmp.Or(o.Namespace, "default")}
 	if logger != nil {
 		opts.Logger = tlog.NewStructuredLogger(logger)
 	}
@@ -123,11 +124,4 @@ func StartEmbedded(ctx context.Context, o devserver.Options, logger *slog.Logger
 func (e *Embedded) Close() {
 	e.Client.Close()
 	e.Server.Stop()
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }

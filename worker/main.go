@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -31,7 +32,7 @@ func main() {
 func run() error {
 	var (
 		baseURL = flag.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
-		model   = flag.String("model", envOr("OPENAI_MODEL", "gpt-4.1"), "model name (OPENAI_MODEL)")
+		model   = flag.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1"), "model name (OPENAI_MODEL)")
 		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
 		port    = flag.Int("port", devserver.DefaultPort, "frontend port of the embedded server (0: any free port)")
 		uiPort  = flag.Int("ui-port", devserver.DefaultUIPort, "Web UI port of the embedded server (0: any free port, -1: no UI)")
@@ -83,11 +84,4 @@ func run() error {
 	logger.Info("custos worker ready", "queues", "custos, custos-bash")
 	<-ctx.Done()
 	return nil
-}
-
-func envOr(k, d string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return d
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,14 +181,14 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string)
 		v.Decision = approval.Allow
 	case "deny":
 		v.Decision = approval.Deny
-		v.Reason = orDefault(answer.Reason, "denied by "+orDefault(answer.By, "a person"))
+		v.Reason = cmp.Or(answer.Reason, "denied by "+cmp.Or(answer.By, "a person"))
 	case "always", "never":
 		list := "allow"
 		v.Decision = approval.Allow
 		if answer.Decision == "never" {
 			list = "deny"
 			v.Decision = approval.Deny
-			v.Reason = orDefault(answer.Reason, "denied for good by "+orDefault(answer.By, "a person"))
+			v.Reason = cmp.Or(answer.Reason, "denied for good by "+cmp.Or(answer.By, "a person"))
 		}
 		rule := approval.SuggestRule(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)
 		v.Rule = rule
@@ -312,13 +313,6 @@ func decisionText(rec approval.AuditRecord) string {
 	}
 	if rec.Modified {
 		s += " [input rewritten by hook]"
-	}
-	return s
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
 	}
 	return s
 }
