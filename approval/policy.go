@@ -417,6 +417,13 @@ func InWorkspace(p string, env Env) bool {
 	return rel != ""
 }
 
+// WorkspaceRel returns p relative to the workspace, lexically (no disk
+// access, so workflow code may call it); ok is false when p is outside it.
+func WorkspaceRel(p string, env Env) (rel string, ok bool) {
+	_, rel = resolvePath(p, env)
+	return rel, rel != ""
+}
+
 // ReadOnly is layer 2: the read-only tools are allowed.
 func ReadOnly(c Call) Verdict {
 	if readOnlyTools[c.Tool] {

@@ -3,9 +3,8 @@ package workers
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"strings"
 
+	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/sandbox"
 )
@@ -38,21 +37,8 @@ func denyProtectedWrite(p hooks.Payload) hooks.Result {
 	if json.Unmarshal(p.Input, &in) != nil || in.FilePath == "" {
 		return hooks.Result{}
 	}
-	if rel, ok := lexicalRel(p.Workspace, in.FilePath); ok && sandbox.ProtectedPath(rel) {
+	if rel, ok := approval.WorkspaceRel(in.FilePath, approval.Env{Workspace: p.Workspace}); ok && sandbox.ProtectedPath(rel) {
 		return hooks.Result{Decision: "deny", Reason: fmt.Sprintf("%s is protected: .git/hooks, .git/config and .custos/ are read-only for tools", in.FilePath)}
 	}
 	return hooks.Result{}
-}
-
-// lexicalRel makes p relative to the workspace without touching the disk
-// (this runs in workflow code); the tools' path guard does the real check.
-func lexicalRel(workspace, p string) (string, bool) {
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(workspace, p)
-	}
-	rel, err := filepath.Rel(workspace, filepath.Clean(p))
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", false
-	}
-	return rel, true
 }
