@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -90,38 +88,16 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	// Heartbeat while the command runs, so a worker that dies mid-command is
 	// detected within the workflow's HeartbeatTimeout instead of the whole
 	// StartToCloseTimeout; a cancelled activity cancels ctx, which kills it.
-	stop := make(chan struct{})
-	hbDone := make(chan struct{})
+	every := t.HeartbeatInterval
+	if every <= 0 {
+		every = 5 * time.Second
+	}
 	begin := time.Now()
-	go func() {
-		defer close(hbDone)
-		if !activity.IsActivity(ctx) {
-			return
-		}
-		every := t.HeartbeatInterval
-		if every <= 0 {
-			every = 5 * time.Second
-		}
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				activity.RecordHeartbeat(ctx, bashProgress{
-					Command:     in.Command,
-					OutputBytes: combined.Total(),
-					ElapsedMS:   time.Since(begin).Milliseconds(),
-				})
-			}
-		}
-	}()
+	stop := heartbeatEvery(ctx, every, func() any {
+		return bashProgress{Command: in.Command, OutputBytes: combined.Total(), ElapsedMS: time.Since(begin).Milliseconds()}
+	})
 	res, err := t.Sandbox.Run(ctx, sreq)
-	close(stop)
-	<-hbDone
+	stop()
 	if err != nil {
 		if ctx.Err() != nil {
 			// Cancelled or timed out as an activity: report that to

@@ -8,14 +8,14 @@ import (
 )
 
 // heartbeatEvery records a heartbeat at once and then every d until stop is
-// called, so a worker that dies while a call waits (on a model, on a hook) is
+// called, with details() as progress, so a worker that dies while a call waits (on a model, on a hook) is
 // noticed within the heartbeat timeout. stop returns once the heartbeating
 // goroutine has ended. Outside an activity (plain unit tests) it does nothing.
-func heartbeatEvery(ctx context.Context, d time.Duration, what string) (stop func()) {
+func heartbeatEvery(ctx context.Context, d time.Duration, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
-	activity.RecordHeartbeat(ctx, what)
+	activity.RecordHeartbeat(ctx, details())
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -29,7 +29,7 @@ func heartbeatEvery(ctx context.Context, d time.Duration, what string) (stop fun
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, what)
+				activity.RecordHeartbeat(ctx, details())
 			}
 		}
 	}()

@@ -61,7 +61,7 @@ func (h *Hooks) RunHooks(ctx context.Context, req HookRequest) (HookResponse, er
 	if every <= 0 {
 		every = DefaultHookHeartbeat
 	}
-	stop := heartbeatEvery(ctx, every, "running hooks")
+	stop := heartbeatEvery(ctx, every, func() any { return "running hooks" })
 	res, outs := hooks.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
 	stop()
 

@@ -61,7 +61,7 @@ func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, erro
 	// Heartbeat while the model thinks: a worker killed mid-call is then
 	// noticed within the heartbeat timeout, and the call is retried on
 	// another worker instead of waiting out the start-to-close timeout.
-	stop := heartbeatEvery(ctx, 5*time.Second, "waiting for the model")
+	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return "waiting for the model" })
 	resp, err := m.Client.CreateChatCompletion(ctx, creq)
 	stop()
 	if err != nil {
