@@ -2,6 +2,7 @@ package activities
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,10 +24,25 @@ type SaveSessionRequest struct {
 	Audit        []approval.AuditRecord         `json:"audit,omitempty"`
 }
 
-// transcriptLine is one line of .custos/sessions/<job>.jsonl.
+// transcriptLine is one line of .custos/sessions/<job>.jsonl: the message
+// with its sequence number in front. (Embedding the message in a struct would
+// not do: its own MarshalJSON is promoted and drops the seq field.)
 type transcriptLine struct {
-	Seq int `json:"seq"`
-	openai.ChatCompletionMessage
+	Seq int
+	Msg openai.ChatCompletionMessage
+}
+
+func (l transcriptLine) MarshalJSON() ([]byte, error) {
+	msg, err := json.Marshal(l.Msg)
+	if err != nil {
+		return nil, err
+	}
+	out := fmt.Appendf(nil, `{"seq":%d`, l.Seq)
+	if rest := bytes.TrimPrefix(msg, []byte("{")); len(rest) > 1 { // more than "}"
+		out = append(out, ',')
+		return append(out, rest...), nil
+	}
+	return append(out, '}'), nil
 }
 
 // SessionDir and AuditDir are where a job's files live in its workspace.
@@ -48,7 +64,7 @@ func SaveSession(ctx context.Context, req SaveSessionRequest) error {
 	}
 	lines := make([]seqLine, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		lines = append(lines, seqLine{seq: req.FirstMessage + i + 1, v: transcriptLine{Seq: req.FirstMessage + i + 1, ChatCompletionMessage: m}})
+		lines = append(lines, seqLine{seq: req.FirstMessage + i + 1, v: transcriptLine{Seq: req.FirstMessage + i + 1, Msg: m}})
 	}
 	if err := appendSeq(SessionFile(req.Workspace, req.JobID), lines); err != nil {
 		return fmt.Errorf("save transcript: %w", err)
@@ -109,46 +125,59 @@ func appendSeq(path string, lines []seqLine) error {
 
 // lastSeq returns the sequence number of the file's last complete line. A torn
 // last line (a crash mid-write) is cut off so the next append starts clean.
+// It reads the file backwards from its end, only as far as that line starts:
+// a save costs the same on turn 300 as on turn 1.
 func lastSeq(path string) (int, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	end := len(data)
-	if end > 0 && data[end-1] != '\n' {
-		cut := 0
-		for i := end - 1; i >= 0; i-- {
-			if data[i] == '\n' {
-				cut = i + 1
-				break
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	off, buf := fi.Size(), []byte(nil) // buf holds the file from off to the end
+	for {
+		end := bytes.LastIndexByte(buf, '\n')
+		if end >= 0 && end != len(buf)-1 {
+			// Torn last line: cut it off.
+			if err := f.Truncate(off + int64(end) + 1); err != nil {
+				return 0, fmt.Errorf("repair torn line: %w", err)
+			}
+			buf = buf[:end+1]
+		}
+		if end >= 0 {
+			if start := bytes.LastIndexByte(buf[:end], '\n'); start >= 0 || off == 0 {
+				var l struct {
+					Seq int `json:"seq"`
+				}
+				if err := json.Unmarshal(buf[start+1:end], &l); err != nil {
+					return 0, fmt.Errorf("read last line of %s: %w", path, err)
+				}
+				return l.Seq, nil
 			}
 		}
-		if err := os.Truncate(path, int64(cut)); err != nil {
-			return 0, fmt.Errorf("repair torn line: %w", err)
+		if off == 0 {
+			// No complete line at all: whatever is there is torn.
+			if len(buf) > 0 {
+				if err := f.Truncate(0); err != nil {
+					return 0, fmt.Errorf("repair torn line: %w", err)
+				}
+			}
+			return 0, nil
 		}
-		data = data[:cut]
-		end = cut
-	}
-	if end == 0 {
-		return 0, nil
-	}
-	start := 0
-	for i := end - 2; i >= 0; i-- {
-		if data[i] == '\n' {
-			start = i + 1
-			break
+		n := min(int64(64<<10), off)
+		off -= n
+		chunk := make([]byte, n)
+		if _, err := f.ReadAt(chunk, off); err != nil {
+			return 0, fmt.Errorf("read %s: %w", path, err)
 		}
+		buf = append(chunk, buf...)
 	}
-	var l struct {
-		Seq int `json:"seq"`
-	}
-	if err := json.Unmarshal(data[start:end], &l); err != nil {
-		return 0, fmt.Errorf("read last line of %s: %w", path, err)
-	}
-	return l.Seq, nil
 }
 
 // ReadAudit reads a job's audit file.
