@@ -5,6 +5,7 @@ go 1.26.10
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/gobwas/glob v0.2.3
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalio/ui-server/v2 v2.56.4

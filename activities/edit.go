@@ -35,76 +35,106 @@ const editSnippetContext = 3
 //
 // On a first attempt, only the first rule applies.
 func (t *Tools) Edit(ctx context.Context, req ToolRequest) (ToolResult, error) {
-	var in editInput
-	if err := decodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
-		return errorResult("Edit: %v", err), nil
-	}
-	oldS, newS := *in.OldString, *in.NewString
-	if oldS == "" {
-		return errorResult("Edit: old_string must not be empty; to create a file or replace all of it, use Write"), nil
-	}
-	if oldS == newS {
-		return errorResult("Edit: old_string and new_string are identical; nothing to change"), nil
-	}
-	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
-	if err != nil {
-		return errorResult("Edit: %v", err), nil
+	plan, tgt, res := t.planEdit(ctx, req)
+	if tgt == nil {
+		return res, nil
 	}
 	defer tgt.Close()
-
-	data, _, err := readRegular(tgt.root, tgt.rel, maxEditFileSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errorResult("Edit: %s does not exist; use Write to create it", in.FilePath), nil
-	case err != nil:
-		return errorResult("Edit: %v", err), nil
+	if plan.done != "" {
+		return ToolResult{Output: plan.done}, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return ToolResult{}, err
 	}
+	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(plan.updated)); err != nil {
+		return errorResult("Edit: %s: %v", plan.path, err), nil
+	}
+	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.show, "replacements", plan.n)
+
+	noun := "occurrence"
+	if plan.n != 1 {
+		noun = "occurrences"
+	}
+	msg := fmt.Sprintf("Edited %s: replaced %d %s", tgt.show, plan.n, noun)
+	if plan.n == 1 {
+		msg += "\n" + editSnippet(plan.updated, plan.at, plan.newLen)
+	}
+	text, truncated := capHead(msg, maxOutput(req))
+	return ToolResult{Output: text, Truncated: truncated}, nil
+}
+
+// editPlan is what an Edit would do, worked out without writing: the Edit
+// itself and its dry run (Preview) share it.
+type editPlan struct {
+	path              string // as the model gave it
+	original, updated string
+	n                 int // replacements
+	at, newLen        int // where the first replacement lands, for the snippet
+	// done is set when there is nothing to write: the edit is already
+	// applied (a retry, or someone made it already).
+	done string
+}
+
+// planEdit parses and validates an Edit and matches it against the file. It
+// returns the open target, or nil and the error result for the model.
+func (t *Tools) planEdit(ctx context.Context, req ToolRequest) (editPlan, *fileTarget, ToolResult) {
+	var in editInput
+	if err := decodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
+		return editPlan{}, nil, errorResult("Edit: %v", err)
+	}
+	oldS, newS := *in.OldString, *in.NewString
+	if oldS == "" {
+		return editPlan{}, nil, errorResult("Edit: old_string must not be empty; to create a file or replace all of it, use Write")
+	}
+	if oldS == newS {
+		return editPlan{}, nil, errorResult("Edit: old_string and new_string are identical; nothing to change")
+	}
+	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
+	if err != nil {
+		return editPlan{}, nil, errorResult("Edit: %v", err)
+	}
+	fail := func(r ToolResult) (editPlan, *fileTarget, ToolResult) {
+		tgt.Close()
+		return editPlan{}, nil, r
+	}
+	data, _, err := readRegular(tgt.root, tgt.rel, maxEditFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(errorResult("Edit: %s does not exist; use Write to create it", in.FilePath))
+	case err != nil:
+		return fail(errorResult("Edit: %v", err))
+	}
 	content := string(data)
 	retry := attempt(ctx) > 1
+	plan := editPlan{path: in.FilePath, original: content, updated: content}
 
 	count := strings.Count(content, oldS)
 	if count == 0 {
 		switch {
 		case newS != "" && strings.Contains(content, newS):
-			return ToolResult{Output: fmt.Sprintf("%s: old_string not found, but new_string is already present: edit already applied, file unchanged", tgt.show)}, nil
+			plan.done = fmt.Sprintf("%s: old_string not found, but new_string is already present: edit already applied, file unchanged", tgt.show)
+			return plan, tgt, ToolResult{}
 		case newS == "" && retry:
-			return ToolResult{Output: fmt.Sprintf("%s: old_string not found on retry; the deletion was already applied, file unchanged", tgt.show)}, nil
+			plan.done = fmt.Sprintf("%s: old_string not found on retry; the deletion was already applied, file unchanged", tgt.show)
+			return plan, tgt, ToolResult{}
 		}
-		return errorResult("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation; Read the file to copy the exact text", in.FilePath), nil
+		return fail(errorResult("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation; Read the file to copy the exact text", in.FilePath))
 	}
 	if retry && strings.Contains(newS, oldS) && allCovered(content, oldS, newS) {
-		return ToolResult{Output: fmt.Sprintf("%s: every occurrence of old_string is already part of new_string on retry: edit already applied, file unchanged", tgt.show)}, nil
+		plan.done = fmt.Sprintf("%s: every occurrence of old_string is already part of new_string on retry: edit already applied, file unchanged", tgt.show)
+		return plan, tgt, ToolResult{}
 	}
 	if count > 1 && !in.ReplaceAll {
-		return errorResult("Edit: old_string occurs %d times in %s; it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to replace every occurrence", count, in.FilePath), nil
+		return fail(errorResult("Edit: old_string occurs %d times in %s; it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to replace every occurrence", count, in.FilePath))
 	}
-
-	var updated string
-	n := 1
+	plan.n, plan.at, plan.newLen = 1, strings.Index(content, oldS), len(newS)
 	if in.ReplaceAll {
-		updated = strings.ReplaceAll(content, oldS, newS)
-		n = count
+		plan.updated = strings.ReplaceAll(content, oldS, newS)
+		plan.n = count
 	} else {
-		updated = strings.Replace(content, oldS, newS, 1)
+		plan.updated = strings.Replace(content, oldS, newS, 1)
 	}
-	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(updated)); err != nil {
-		return errorResult("Edit: %s: %v", in.FilePath, err), nil
-	}
-	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.show, "replacements", n)
-
-	noun := "occurrence"
-	if n != 1 {
-		noun = "occurrences"
-	}
-	msg := fmt.Sprintf("Edited %s: replaced %d %s", tgt.show, n, noun)
-	if n == 1 {
-		msg += "\n" + editSnippet(updated, strings.Index(content, oldS), len(newS))
-	}
-	text, truncated := capHead(msg, maxOutput(req))
-	return ToolResult{Output: text, Truncated: truncated}, nil
+	return plan, tgt, ToolResult{}
 }
 
 // allCovered reports whether every occurrence of old in content lies inside

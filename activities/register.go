@@ -27,6 +27,7 @@ func (s Set) Register(r Registrar) {
 	reg(s.Tools.Grep, GrepActivity)
 	reg(s.Tools.Write, WriteActivity)
 	reg(s.Tools.Edit, EditActivity)
+	reg(s.Tools.Preview, PreviewActivity)
 	reg(s.Hooks.RunHooks, HooksActivity)
 	reg(s.Settings.LoadSettings, LoadSettingsActivity)
 	reg(s.Settings.PersistRule, PersistRuleActivity)

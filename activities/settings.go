@@ -26,12 +26,16 @@ type LoadSettingsResult struct {
 	// Ignored names what they asked for and did not get (approval.Load).
 	Trusted bool     `json:"trusted"`
 	Ignored []string `json:"ignored,omitempty"`
+	// Notifiers name the channels this worker announces pending calls on.
+	Notifiers []string `json:"notifiers,omitempty"`
 }
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
 // (tests point it at a temp dir).
 type Settings struct {
 	UserConfigDir string
+	// Notifiers name the worker's configured channels (slack, webhook).
+	Notifiers []string
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -59,7 +63,8 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 	if _, err := approval.Compile(settings, env); err != nil {
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
-	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored}, nil
+	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
+		Notifiers: s.Notifiers}, nil
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

@@ -29,11 +29,14 @@ type AuditRecord struct {
 	// input and OriginalInput what the model asked for.
 	Modified      bool            `json:"modified,omitempty"`
 	OriginalInput json.RawMessage `json:"originalInput,omitempty"`
-	// Approver is who answered at layer 5 ("timeout" when nobody did).
+	// Approver is who answered at layer 5 ("timeout" when nobody did);
+	// Channel where the answer came from (cli, slack, web-ui, temporal …).
 	Approver string `json:"approver,omitempty"`
+	Channel  string `json:"channel,omitempty"`
 	// WaitMillis is how long the call waited for a person.
 	WaitMillis int64 `json:"waitMillis,omitempty"`
 	// Event marks records that are not decisions: "signal-ignored",
-	// "mode-changed", "rule-learned".
+	// "answer-refused", "mode-changed", "mode-refused", "rule-learned",
+	// "notify-failed".
 	Event string `json:"event,omitempty"`
 }

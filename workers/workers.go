@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -25,8 +26,11 @@ type Options struct {
 	// UserConfigDir overrides where user settings are read from.
 	UserConfigDir string
 	// Hooks are the system hooks; nil means DefaultHooks().
-	Hooks  *hooks.Registry
-	Logger *slog.Logger
+	Hooks *hooks.Registry
+	// Notifiers are the channels pending calls are announced on (Slack,
+	// webhooks); none means jobs run no notification activities.
+	Notifiers []notify.Notifier
+	Logger    *slog.Logger
 }
 
 // Workers are the running workers of one process.
@@ -61,11 +65,14 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir},
 		Hooks:    &activities.Hooks{},
 	}
+	notifiers := &notify.Activities{Notifiers: o.Notifiers}
+	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
 	w.main = worker.New(c, activities.TaskQueue, worker.Options{})
 	agent := &workflows.Agent{Hooks: reg}
 	w.main.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	set.Register(w.main)
+	notifiers.Register(w.main)
 
 	// One command at a time per worker process: Bash calls of a job are
 	// already serial, and this keeps parallel jobs from piling up processes.

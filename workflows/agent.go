@@ -37,17 +37,33 @@ type job struct {
 	pending map[string]*pendingCall
 	order   []string // pending call IDs in the order they were asked
 	// closed remembers how calls of this run left layer 5, so a late or
-	// duplicate signal is recorded as what it is.
-	closed   map[string]string
+	// duplicate answer is told what happened to the call.
+	closed   map[string]DecideResult
 	events   []Event
 	runTurns int
+	// notifying counts notification activities still running; a run waits
+	// (briefly) for them before it ends, so a decided call's message is
+	// updated.
+	notifying int
 }
 
 type pendingCall struct {
-	ask      PendingAsk
-	ch       workflow.Channel
-	answered bool
+	ask PendingAsk
+	ch  workflow.Channel
+	// answer is the first answer that counted; result the call's final
+	// decision, set when it leaves layer 5.
+	answer *ApprovalDecision
+	result *DecideResult
+	// refs resolves to the notifiers' references to what they posted for
+	// this call (nil when no notifier is configured).
+	refs workflow.Future
 }
+
+// How a call left layer 5 when nobody answered.
+const (
+	answerTimeout  = "timeout"
+	answerCanceled = "canceled"
+)
 
 // Run is AgentWorkflow: the ReAct loop.
 func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
@@ -57,7 +73,7 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		id:      workflow.GetInfo(ctx).WorkflowExecution.ID,
 		logger:  workflow.GetLogger(ctx),
 		pending: map[string]*pendingCall{},
-		closed:  map[string]string{},
+		closed:  map[string]DecideResult{},
 		phase:   "starting",
 	}
 	if in.ApprovalTimeout <= 0 {
@@ -67,6 +83,9 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		j.in.MaxTurns = DefaultMaxTurns
 	}
 	if err := j.registerQueries(ctx); err != nil {
+		return JobResult{}, err
+	}
+	if err := j.registerUpdates(ctx); err != nil {
 		return JobResult{}, err
 	}
 	if err := j.start(ctx); err != nil {
@@ -114,10 +133,11 @@ func (j *job) start(ctx workflow.Context) error {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 		}
 		j.st = &State{
-			Mode:     mode,
-			Settings: loaded.Settings,
-			Env:      loaded.Env,
-			Sources:  loaded.Sources,
+			Notifiers: loaded.Notifiers,
+			Mode:      mode,
+			Settings:  loaded.Settings,
+			Env:       loaded.Env,
+			Sources:   loaded.Sources,
 			Messages: []openai.ChatCompletionMessage{
 				{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(j.in.Workspace)},
 				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
@@ -200,6 +220,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
 	j.phase = "done"
 	j.emit(ctx, Event{Kind: "answer", Text: j.st.LastAnswer})
+	j.awaitNotifications(ctx)
 	if err := j.save(ctx); err != nil {
 		j.logger.Warn("saving session failed", "error", err)
 	}
@@ -214,6 +235,7 @@ func (j *job) canceled(ctx workflow.Context) error {
 	j.phase = "canceled"
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	j.emit(dctx, Event{Kind: "error", Text: "job canceled"})
+	j.awaitNotifications(dctx)
 	if err := j.save(dctx); err != nil {
 		j.logger.Warn("saving session of a canceled job failed", "error", err)
 	}
@@ -231,6 +253,7 @@ func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
 // continueAsNew drains signals (so none is lost with this run), saves the
 // session and hands conversation, pending calls and learned rules to a new run.
 func (j *job) continueAsNew(ctx workflow.Context) error {
+	j.awaitNotifications(ctx)
 	j.drainSignals(ctx)
 	if err := j.save(ctx); err != nil {
 		j.logger.Warn("saving session before continue-as-new failed", "error", err)

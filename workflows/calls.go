@@ -130,21 +130,28 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	return j.ask(ctx, rec, askReason)
 }
 
-// ask is layer 5: the call waits for an "approval" signal, raced against a
-// timer that denies.
+// ask is layer 5: the call waits for an answer (the decide Update or the
+// approval signal), raced against a timer that denies. People see it in the
+// status query, the Web UI's current details and the configured channels,
+// with a preview of what it would do.
 func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string) approval.AuditRecord {
-	now := workflow.Now(ctx)
 	p := &pendingCall{
 		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: activities.Summarize(rec.Tool, rec.Input),
-			Input: rec.Input, Reason: reason, AskedAt: now, Deadline: now.Add(j.in.ApprovalTimeout)},
-		// Buffered, so the router never blocks on a call that just timed out.
+			Input: rec.Input, Reason: reason},
+		// Buffered, so an answer is never blocked on a call that just timed out.
 		ch: workflow.NewBufferedChannel(ctx, 1),
 	}
+	if workflow.GetVersion(ctx, "approval-preview", workflow.DefaultVersion, 1) >= 1 {
+		p.ask.Preview = j.preview(ctx, rec, reason)
+	}
+	now := workflow.Now(ctx)
+	p.ask.AskedAt, p.ask.Deadline = now, now.Add(j.in.ApprovalTimeout)
 	j.pending[rec.CallID] = p
 	j.order = append(j.order, rec.CallID)
 	j.phase = "waiting"
 	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
 	j.updateDetails(ctx)
+	j.notifyPending(ctx, p)
 
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	timer := workflow.NewTimerWithOptions(tctx, j.in.ApprovalTimeout,
@@ -163,18 +170,17 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string)
 	if len(j.pending) == 0 {
 		j.phase = "deciding"
 	}
-	defer j.updateDetails(ctx)
 	if timedOut {
-		j.closed[rec.CallID] = "expired"
-		reason := fmt.Sprintf("no answer within %s", j.in.ApprovalTimeout)
+		word, reason := answerTimeout, fmt.Sprintf("no answer within %s", j.in.ApprovalTimeout)
 		if ctx.Err() != nil {
-			reason = "job canceled while waiting for approval"
+			word, reason = answerCanceled, "job canceled while waiting for approval"
 		}
-		rec.Approver = "timeout"
-		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason})
+		rec.Approver = word
+		rec = verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason})
+		j.closeCall(ctx, p, rec, word)
+		return rec
 	}
-	j.closed[rec.CallID] = "decided"
-	rec.Approver = answer.By
+	rec.Approver, rec.Channel = answer.By, answer.Channel
 	v := approval.Verdict{Layer: approval.LayerHuman, Reason: answer.Reason}
 	switch answer.Decision {
 	case "allow":
@@ -194,7 +200,24 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string)
 		v.Rule = rule
 		j.learn(ctx, list, rule, answer.By)
 	}
-	return verdictRecord(rec, v)
+	rec = verdictRecord(rec, v)
+	j.closeCall(ctx, p, rec, answer.Decision)
+	return rec
+}
+
+// closeCall records how a call left layer 5: for the Update that answered
+// it, for late answers, for the Web UI and for the channels.
+func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.AuditRecord, answer string) {
+	res := DecideResult{CallID: rec.CallID, Tool: rec.Tool, Summary: p.ask.Summary, Decision: rec.Decision,
+		Answer: answer, Layer: rec.Layer, By: rec.Approver, Channel: rec.Channel, Reason: rec.Reason,
+		At: workflow.Now(ctx)}
+	if answer == "always" || answer == "never" {
+		res.Rule = rec.Rule
+	}
+	p.result = &res
+	j.closed[rec.CallID] = res
+	j.updateDetails(ctx)
+	j.notifyDecided(ctx, p, res)
 }
 
 // learn adds an Always/Never rule to the job at once and persists it to

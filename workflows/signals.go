@@ -1,18 +1,23 @@
 package workflows
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/approval"
 )
 
 // startSignalRouter reads the approval and mode signals for the whole run.
-// Approvals go to the waiting call; anything else (unknown, decided or
-// expired calls, malformed payloads) is recorded and otherwise ignored.
+// Signals and Updates share one code path (answer, changeMode); a signal
+// that would not count (unknown, decided or expired call, malformed
+// payload) is recorded and otherwise ignored.
 func (j *job) startSignalRouter(ctx workflow.Context) {
 	approvals := workflow.GetSignalChannel(ctx, ApprovalSignal)
 	modes := workflow.GetSignalChannel(ctx, ModeSignal)
@@ -27,7 +32,7 @@ func (j *job) startSignalRouter(ctx workflow.Context) {
 			sel.AddReceive(modes, func(c workflow.ReceiveChannel, _ bool) {
 				var raw json.RawMessage
 				c.Receive(ctx, &raw)
-				j.changeMode(ctx, raw)
+				j.routeMode(ctx, raw)
 			})
 			sel.Select(ctx)
 			if ctx.Err() != nil {
@@ -48,13 +53,144 @@ func (j *job) drainSignals(ctx workflow.Context) {
 			continue
 		}
 		if modes.ReceiveAsync(&raw) {
-			j.changeMode(ctx, raw)
+			j.routeMode(ctx, raw)
 			continue
 		}
 		return
 	}
 }
 
+// registerUpdates sets the decide and mode Updates. Their validators run
+// before anything enters history: an answer that would not count is
+// refused to its sender and leaves no trace.
+func (j *job) registerUpdates(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdate,
+		func(ctx workflow.Context, d ApprovalDecision) (DecideResult, error) {
+			d = normalizeAnswer(d)
+			// Checked again: another answer may have been applied between
+			// this Update's validation and its handler.
+			if err := j.checkAnswer(d); err != nil {
+				return DecideResult{}, err
+			}
+			if d.Refused != "" {
+				j.refuseAnswer(ctx, d)
+				return DecideResult{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("refused: %s may not answer %s: %s", who(d.By, d.Channel), d.CallID, d.Refused), "Refused", nil)
+			}
+			p := j.pending[d.CallID]
+			j.answer(ctx, p, d)
+			if err := workflow.Await(ctx, func() bool { return p.result != nil }); err != nil {
+				return DecideResult{}, err
+			}
+			return *p.result, nil
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(d ApprovalDecision) error { return j.checkAnswer(normalizeAnswer(d)) },
+			Description: `Answer a tool call waiting for approval and get its final decision. ` +
+				`Input: {"callId": "…", "decision": "allow|deny|always|never", "reason": "", "by": "you"}. ` +
+				`Refused (nothing recorded) for an unknown, decided or expired call.`,
+		})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", DecideUpdate, err)
+	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, ModeUpdate,
+		func(ctx workflow.Context, m ModeChange) (ModeResult, error) {
+			if j.st == nil {
+				return ModeResult{}, notApplied("the job is still starting; try again in a moment")
+			}
+			mode, err := parseModeChange(m)
+			if err != nil {
+				return ModeResult{}, err
+			}
+			if m.Refused != "" {
+				j.refuseMode(ctx, m, mode)
+				return ModeResult{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("refused: %s may not switch the job to %s: %s", who(m.By, m.Channel), mode, m.Refused), "Refused", nil)
+			}
+			old := j.setMode(ctx, mode, m)
+			return ModeResult{Old: old, New: mode, By: m.By}, nil
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(m ModeChange) error {
+				if j.st == nil {
+					return notApplied("the job is still starting; try again in a moment")
+				}
+				_, err := parseModeChange(m)
+				return err
+			},
+			Description: `Change the job's permission mode: {"mode": "default|acceptEdits|dontAsk|plan|bypass", "by": "you"}.`,
+		})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", ModeUpdate, err)
+	}
+	return nil
+}
+
+// normalizeAnswer trims and lowercases the decision and names the channel.
+func normalizeAnswer(d ApprovalDecision) ApprovalDecision {
+	d.Decision = strings.ToLower(strings.TrimSpace(d.Decision))
+	d.CallID = strings.TrimSpace(d.CallID)
+	d.Channel = cmp.Or(strings.TrimSpace(d.Channel), "temporal")
+	return d
+}
+
+// checkAnswer says why an answer would not count, or nil. It only reads
+// state: it is also the decide Update's validator.
+func (j *job) checkAnswer(d ApprovalDecision) error {
+	switch d.Decision {
+	case "allow", "deny", "always", "never":
+	default:
+		return notApplied("decision %q is not allow, deny, always or never", d.Decision)
+	}
+	if d.CallID == "" {
+		return notApplied("callId is missing")
+	}
+	if p, ok := j.pending[d.CallID]; ok {
+		if p.answer != nil {
+			return notApplied("already answered %s by %s; the decision is being applied", p.answer.Decision, who(p.answer.By, p.answer.Channel))
+		}
+		return nil
+	}
+	if r, ok := j.closed[d.CallID]; ok {
+		return notApplied("%s", closedText(r, j.in.ApprovalTimeout))
+	}
+	return notApplied("no call %q is waiting for approval in this job", d.CallID)
+}
+
+// closedText says how a call that no longer waits was decided.
+func closedText(r DecideResult, timeout time.Duration) string {
+	at := r.At.UTC().Format("15:04:05 UTC")
+	switch r.Answer {
+	case answerTimeout:
+		return fmt.Sprintf("already denied by the %s timer at %s", timeout, at)
+	case answerCanceled:
+		return fmt.Sprintf("already denied at %s: the job was canceled", at)
+	}
+	verb := "allowed"
+	if r.Decision != approval.Allow {
+		verb = "denied"
+	}
+	if r.Answer == "always" || r.Answer == "never" {
+		verb += " (" + r.Answer + ")"
+	}
+	return fmt.Sprintf("already %s by %s at %s", verb, who(r.By, r.Channel), at)
+}
+
+// notApplied is the error an answer that did not count gets.
+func notApplied(format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError("not applied: "+fmt.Sprintf(format, args...), "NotApplied", nil)
+}
+
+func who(by, channel string) string {
+	by = cmp.Or(by, "someone")
+	if channel == "" {
+		return by
+	}
+	return by + " via " + channel
+}
+
+// routeApproval is the signal's way in: decode strictly, then the same
+// checks and the same answer as the Update.
 func (j *job) routeApproval(ctx workflow.Context, raw json.RawMessage) {
 	var d ApprovalDecision
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
@@ -63,37 +199,48 @@ func (j *job) routeApproval(ctx workflow.Context, raw json.RawMessage) {
 		j.ignoreSignal(ctx, d, fmt.Sprintf("malformed approval signal: %v", err))
 		return
 	}
-	d.Decision = strings.ToLower(strings.TrimSpace(d.Decision))
-	switch d.Decision {
-	case "allow", "deny", "always", "never":
-	default:
-		j.ignoreSignal(ctx, d, fmt.Sprintf("decision %q is not allow, deny, always or never", d.Decision))
+	d = normalizeAnswer(d)
+	if err := j.checkAnswer(d); err != nil {
+		j.ignoreSignal(ctx, d, strings.TrimPrefix(applicationMessage(err), "not applied: "))
 		return
 	}
-	p, ok := j.pending[d.CallID]
-	switch {
-	case ok && !p.answered:
-		// The first decision for a call wins.
-		p.answered = true
-		p.ch.Send(ctx, d)
-	case ok:
-		j.ignoreSignal(ctx, d, "call already decided")
-	case j.closed[d.CallID] == "expired":
-		j.ignoreSignal(ctx, d, "call already denied by timeout")
-	case j.closed[d.CallID] == "decided":
-		j.ignoreSignal(ctx, d, "call already decided")
-	default:
-		j.ignoreSignal(ctx, d, "no pending call with this id")
+	if d.Refused != "" {
+		j.refuseAnswer(ctx, d)
+		return
 	}
+	j.answer(ctx, j.pending[d.CallID], d)
+}
+
+// answer hands the first valid answer to the waiting call.
+func (j *job) answer(ctx workflow.Context, p *pendingCall, d ApprovalDecision) {
+	p.answer = &d
+	p.ch.Send(ctx, d)
 }
 
 func (j *job) ignoreSignal(ctx workflow.Context, d ApprovalDecision, why string) {
 	j.audit(ctx, approval.AuditRecord{Event: "signal-ignored", CallID: d.CallID, Decision: approval.Decision(d.Decision),
-		Approver: d.By, Reason: why})
+		Approver: d.By, Channel: d.Channel, Reason: why})
 	j.emit(ctx, Event{Kind: "signal", CallID: d.CallID, Text: "approval signal ignored: " + why})
 }
 
-func (j *job) changeMode(ctx workflow.Context, raw json.RawMessage) {
+// refuseAnswer records an answer its channel refused (the person may not
+// give it); the call keeps waiting.
+func (j *job) refuseAnswer(ctx workflow.Context, d ApprovalDecision) {
+	j.audit(ctx, approval.AuditRecord{Event: "answer-refused", CallID: d.CallID, Decision: approval.Decision(d.Decision),
+		Approver: d.By, Channel: d.Channel, Layer: approval.LayerHuman, Reason: d.Refused})
+	j.emit(ctx, Event{Kind: "signal", CallID: d.CallID, Text: fmt.Sprintf("%s answer by %s refused: %s", d.Decision, who(d.By, d.Channel), d.Refused)})
+}
+
+func parseModeChange(m ModeChange) (approval.Mode, error) {
+	mode, err := approval.ParseMode(strings.TrimSpace(m.Mode))
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError("not applied: "+err.Error(), "NotApplied", nil)
+	}
+	return mode, nil
+}
+
+// routeMode is the mode signal's way in.
+func (j *job) routeMode(ctx workflow.Context, raw json.RawMessage) {
 	var m ModeChange
 	if err := json.Unmarshal(raw, &m); err != nil {
 		// Also accept a bare JSON string: "acceptEdits".
@@ -102,17 +249,41 @@ func (j *job) changeMode(ctx workflow.Context, raw json.RawMessage) {
 			return
 		}
 	}
-	mode, err := approval.ParseMode(m.Mode)
+	mode, err := parseModeChange(m)
 	if err != nil {
-		j.emit(ctx, Event{Kind: "signal", Text: fmt.Sprintf("mode signal ignored: %v", err)})
+		j.emit(ctx, Event{Kind: "signal", Text: "mode signal ignored: " + strings.TrimPrefix(applicationMessage(err), "not applied: ")})
 		return
 	}
+	if m.Refused != "" {
+		j.refuseMode(ctx, m, mode)
+		return
+	}
+	j.setMode(ctx, mode, m)
+}
+
+func (j *job) setMode(ctx workflow.Context, mode approval.Mode, m ModeChange) approval.Mode {
 	old := j.st.Mode
 	j.st.Mode = mode
 	j.audit(ctx, approval.AuditRecord{Event: "mode-changed", Reason: fmt.Sprintf("%s -> %s", old, mode), Approver: m.By,
-		Layer: approval.LayerMode})
-	j.emit(ctx, Event{Kind: "mode", Text: fmt.Sprintf("mode %s -> %s", old, mode)})
+		Channel: cmp.Or(m.Channel, "temporal"), Layer: approval.LayerMode})
+	j.emit(ctx, Event{Kind: "mode", Text: fmt.Sprintf("mode %s -> %s by %s", old, mode, who(m.By, cmp.Or(m.Channel, "temporal")))})
 	j.updateDetails(ctx)
+	return old
+}
+
+func (j *job) refuseMode(ctx workflow.Context, m ModeChange, mode approval.Mode) {
+	j.audit(ctx, approval.AuditRecord{Event: "mode-refused", Reason: fmt.Sprintf("%s -> %s: %s", j.st.Mode, mode, m.Refused),
+		Approver: m.By, Channel: m.Channel, Layer: approval.LayerMode})
+	j.emit(ctx, Event{Kind: "mode", Text: fmt.Sprintf("mode %s requested by %s refused: %s", mode, who(m.By, m.Channel), m.Refused)})
+}
+
+// applicationMessage is an error's message without the SDK's decorations.
+func applicationMessage(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Message()
+	}
+	return err.Error()
 }
 
 func (j *job) registerQueries(ctx workflow.Context) error {

@@ -15,10 +15,18 @@ import (
 // Names people and tools outside the worker use.
 const (
 	WorkflowName = "AgentWorkflow"
-	// ApprovalSignal carries an ApprovalDecision for one pending tool call.
+	// ApprovalSignal carries an ApprovalDecision for one pending tool call,
+	// for clients that cannot wait for an answer (the Web UI's signal form,
+	// fire-and-forget bots).
 	ApprovalSignal = "approval"
-	// ModeSignal carries a ModeChange.
+	// DecideUpdate carries the same ApprovalDecision and answers its sender
+	// with the call's final DecideResult; its validator refuses unknown,
+	// decided and expired calls before anything enters history.
+	DecideUpdate = "decide"
+	// ModeSignal and ModeUpdate carry a ModeChange; the Update answers with
+	// a ModeResult.
 	ModeSignal = "mode"
+	ModeUpdate = "mode"
 	// StatusQuery returns Status; AuditQuery returns []approval.AuditRecord;
 	// EventsQuery takes a sequence number and returns the Events after it.
 	StatusQuery = "status"
@@ -80,6 +88,9 @@ type State struct {
 	Audit      []approval.AuditRecord `json:"audit,omitempty"`
 	EventSeq   int                    `json:"eventSeq"`
 	Runs       int                    `json:"runs"`
+	// Notifiers are the channels (slack, webhook) the worker announced when
+	// the job started; none means no notification activities run.
+	Notifiers []string `json:"notifiers,omitempty"`
 }
 
 // LearnedRule is a rule added by an Always ("allow") or Never ("deny") answer.
@@ -105,19 +116,57 @@ type JobResult struct {
 	Reason string `json:"reason"`
 }
 
-// ApprovalDecision is the payload of the "approval" signal.
+// ApprovalDecision is the payload of the "approval" signal and the "decide"
+// Update.
 type ApprovalDecision struct {
 	CallID string `json:"callId"`
 	// Decision is allow, deny, always or never.
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
-	By       string `json:"by,omitempty"`
+	// By names the person; Channel where the answer came from (cli, slack,
+	// web-ui, temporal …; "temporal" when unset).
+	By      string `json:"by,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	// Refused is set by a channel that verified the person and does not let
+	// them give this answer (for example a Slack user not in
+	// SLACK_APPROVERS). The job records the refusal in its audit and
+	// changes nothing; the Update fails with the reason.
+	Refused string `json:"refused,omitempty"`
 }
 
-// ModeChange is the payload of the "mode" signal.
+// DecideResult is what an accepted "decide" Update returns: the call's final
+// decision record.
+type DecideResult struct {
+	CallID  string `json:"callId"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	// Decision is the final one, allow or deny; Answer what was answered
+	// (allow, deny, always, never, or timeout/canceled when nobody did).
+	Decision approval.Decision `json:"decision"`
+	Answer   string            `json:"answer"`
+	Layer    approval.Layer    `json:"layer"`
+	By       string            `json:"by,omitempty"`
+	Channel  string            `json:"channel,omitempty"`
+	// Rule is the rule an Always/Never answer added.
+	Rule   string    `json:"rule,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// ModeChange is the payload of the "mode" signal and Update.
 type ModeChange struct {
-	Mode string `json:"mode"`
-	By   string `json:"by,omitempty"`
+	Mode    string `json:"mode"`
+	By      string `json:"by,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	// Refused: as in ApprovalDecision.
+	Refused string `json:"refused,omitempty"`
+}
+
+// ModeResult is what an accepted "mode" Update returns.
+type ModeResult struct {
+	Old approval.Mode `json:"old"`
+	New approval.Mode `json:"new"`
+	By  string        `json:"by,omitempty"`
 }
 
 // Status is what the "status" query returns.
@@ -139,13 +188,17 @@ type Status struct {
 
 // PendingAsk is a tool call waiting for a human (layer 5).
 type PendingAsk struct {
-	CallID   string          `json:"callId"`
-	Tool     string          `json:"tool"`
-	Summary  string          `json:"summary"`
-	Input    json.RawMessage `json:"input"`
-	Reason   string          `json:"reason,omitempty"`
-	AskedAt  time.Time       `json:"askedAt"`
-	Deadline time.Time       `json:"deadline"`
+	CallID  string          `json:"callId"`
+	Tool    string          `json:"tool"`
+	Summary string          `json:"summary"`
+	Input   json.RawMessage `json:"input"`
+	Reason  string          `json:"reason,omitempty"`
+	// Preview shows what the call would do: a unified diff for Write and
+	// Edit (from a dry run), the parsed commands and the sandbox's
+	// allowances for Bash.
+	Preview  string    `json:"preview,omitempty"`
+	AskedAt  time.Time `json:"askedAt"`
+	Deadline time.Time `json:"deadline"`
 }
 
 // Event is one step of a job, for people following it (the "events" query).

@@ -1,0 +1,166 @@
+// Package notify tells people outside the terminal that a tool call waits for
+// them, and later what became of it: Slack, webhooks, anything a team uses.
+// The workflow calls two activities (NotifyPendingActivity, then
+// NotifyDecidedActivity); the worker fans each out to its configured
+// Notifiers in parallel. Notifiers must be idempotent: Temporal retries the
+// activity, and a retry must never post twice.
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+)
+
+// Activity names, on the main task queue.
+const (
+	NotifyPendingActivity = "NotifyPending"
+	NotifyDecidedActivity = "NotifyDecided"
+)
+
+// How a person answers, as the payloads say it (the names are the
+// workflow's; they are repeated here so channels need not import it).
+const (
+	DecideUpdate   = "decide"
+	ApprovalSignal = "approval"
+	ModeUpdate     = "mode"
+)
+
+// Pending is a tool call that started waiting for a person.
+type Pending struct {
+	JobID     string          `json:"jobId"`
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Summary   string          `json:"summary"`
+	Input     json.RawMessage `json:"input"`
+	Workspace string          `json:"workspace"`
+	Mode      string          `json:"mode"`
+	// Reason says why it asks: the rule or mode.
+	Reason string `json:"reason,omitempty"`
+	// Preview shows what the call would do: a unified diff for Write/Edit,
+	// the parsed commands and sandbox allowances for Bash.
+	Preview  string    `json:"preview,omitempty"`
+	AskedAt  time.Time `json:"askedAt"`
+	Deadline time.Time `json:"deadline"`
+	Answer   HowTo     `json:"answer"`
+}
+
+// HowTo tells a receiver how to answer the call through Temporal.
+type HowTo struct {
+	WorkflowID string `json:"workflowId"`
+	Update     string `json:"update"`
+	Signal     string `json:"signal"`
+	// Payload is the JSON to send, with decision "allow"; the decision may be
+	// allow, deny, always or never.
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Decided is the outcome of a call that waited.
+type Decided struct {
+	JobID   string `json:"jobId"`
+	CallID  string `json:"callId"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	// Decision is the final one: allow or deny.
+	Decision string `json:"decision"`
+	// Answer is what the person answered (allow, deny, always, never), or
+	// "timeout" or "canceled" when nobody did.
+	Answer  string    `json:"answer"`
+	By      string    `json:"by,omitempty"`
+	Channel string    `json:"channel,omitempty"`
+	Rule    string    `json:"rule,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+	At      time.Time `json:"at"`
+	// Refs are the references the notifiers returned for the Pending
+	// message of this call (for example a Slack message), by notifier name.
+	Refs map[string]string `json:"refs,omitempty"`
+}
+
+// Notifier is one channel.
+type Notifier interface {
+	// Name is the key of the notifier's references ("slack", "webhook").
+	Name() string
+	// Pending announces a waiting call and returns a reference to what it
+	// posted ("" when there is nothing to refer to later). It is called
+	// again on a retry and must then return the same reference without
+	// posting again.
+	Pending(ctx context.Context, p Pending) (ref string, err error)
+	// Decided updates what Pending posted (ref may be "" if it failed).
+	Decided(ctx context.Context, d Decided, ref string) error
+}
+
+// Activities fans notifications out to the notifiers.
+type Activities struct {
+	Notifiers []Notifier
+}
+
+// PendingResult carries the notifiers' references.
+type PendingResult struct {
+	Refs map[string]string `json:"refs,omitempty"`
+}
+
+// NotifyPending tells every notifier, in parallel, that a call waits. When
+// one fails, the activity fails (and is retried) after all have been tried;
+// notifiers that succeeded are idempotent on the retry.
+func (a *Activities) NotifyPending(ctx context.Context, p Pending) (PendingResult, error) {
+	res := PendingResult{Refs: map[string]string{}}
+	var mu sync.Mutex
+	err := a.each(ctx, func(ctx context.Context, n Notifier) error {
+		ref, err := n.Pending(ctx, p)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		res.Refs[n.Name()] = ref
+		mu.Unlock()
+		return nil
+	})
+	return res, err
+}
+
+// NotifyDecided tells every notifier the outcome.
+func (a *Activities) NotifyDecided(ctx context.Context, d Decided) error {
+	return a.each(ctx, func(ctx context.Context, n Notifier) error {
+		return n.Decided(ctx, d, d.Refs[n.Name()])
+	})
+}
+
+func (a *Activities) each(ctx context.Context, fn func(context.Context, Notifier) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(a.Notifiers))
+	for i, n := range a.Notifiers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx, n); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n.Name(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Register registers both activities on a worker.
+func (a *Activities) Register(r interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}) {
+	r.RegisterActivityWithOptions(a.NotifyPending, activity.RegisterOptions{Name: NotifyPendingActivity})
+	r.RegisterActivityWithOptions(a.NotifyDecided, activity.RegisterOptions{Name: NotifyDecidedActivity})
+}
+
+// Names lists the notifiers, sorted, for logs and events.
+func (a *Activities) Names() []string {
+	out := make([]string, 0, len(a.Notifiers))
+	for _, n := range a.Notifiers {
+		out = append(out, n.Name())
+	}
+	sort.Strings(out)
+	return out
+}
