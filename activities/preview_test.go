@@ -22,7 +22,7 @@ func TestPreview(t *testing.T) {
 	}{
 		{name: "edit without final newline", tool: EditActivity, existing: "a\nb",
 			input: map[string]any{"file_path": "f", "old_string": "b", "new_string": "c"},
-			want: PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"}},
+			want:  PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"}},
 		{name: "write adds a final newline", tool: WriteActivity, existing: "a",
 			input: map[string]any{"file_path": "f", "content": "a\n"},
 			want:  PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"}},
