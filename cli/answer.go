@@ -13,8 +13,15 @@ import (
 )
 
 // errNotApplied marks an answer the job did not take (the call was decided
-// or expired already, or is unknown): the command exits non-zero.
+// or expired already, or is unknown, or the person may not give it): the
+// command exits non-zero.
 var errNotApplied = errors.New("answer not applied")
+
+// notApplied carries the job's own words for a refused answer.
+type notApplied struct{ msg string }
+
+func (e notApplied) Error() string        { return e.msg }
+func (e notApplied) Is(target error) bool { return target == errNotApplied }
 
 // sendDecision answers a call through the decide Update and waits for the
 // call's final decision. An answer that did not count comes back as an
@@ -32,7 +39,7 @@ func sendDecision(ctx context.Context, c client.Client, id string, d workflows.A
 	}
 	if err != nil {
 		if msg, ok := jobRefusal(err); ok {
-			return res, fmt.Errorf("%s: %w", msg, errNotApplied)
+			return res, notApplied{msg}
 		}
 		return res, fmt.Errorf("answer %s in %s: %w", d.CallID, id, err)
 	}
@@ -53,7 +60,7 @@ func sendMode(ctx context.Context, c client.Client, id string, m workflows.ModeC
 	}
 	if err != nil {
 		if msg, ok := jobRefusal(err); ok {
-			return res, fmt.Errorf("%s: %w", msg, errNotApplied)
+			return res, notApplied{msg}
 		}
 		return res, fmt.Errorf("change the mode of %s: %w", id, err)
 	}

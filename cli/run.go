@@ -320,7 +320,7 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: p.CallID, Decision: decision,
 			By: whoami(), Channel: "terminal"})
 		if errors.Is(err, errNotApplied) {
-			fmt.Fprintf(a.Stdout, "    %s: %v\n", p.CallID, strings.TrimSuffix(err.Error(), ": "+errNotApplied.Error()))
+			fmt.Fprintf(a.Stdout, "    %s: %v\n", p.CallID, err)
 			return nil
 		}
 		if err != nil {
