@@ -137,6 +137,7 @@ func (j *job) start(ctx workflow.Context) error {
 		}
 		j.st = &State{
 			Notifiers: loaded.Notifiers,
+			BashQueue: loaded.BashQueue,
 			Mode:      mode,
 			Settings:  loaded.Settings,
 			Env:       loaded.Env,

@@ -258,14 +258,16 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 		Summary:             uiSummary(tool, input),
 	}
+	var res activities.ToolResult
+	var err error
 	if tool == activities.BashActivity {
-		opts.TaskQueue = activities.BashTaskQueue
 		opts.StartToCloseTimeout = bashTimeout(input) + time.Minute
 		opts.HeartbeatTimeout = 20 * time.Second
 		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+		res, err = j.runBash(ctx, opts, req)
+	} else {
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), tool, req).Get(ctx, &res)
 	}
-	var res activities.ToolResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), tool, req).Get(ctx, &res)
 	if err != nil {
 		if tool == activities.BashActivity {
 			var te *temporal.TimeoutError
