@@ -122,7 +122,9 @@ func (s *Server) startUI(ctx context.Context, o Options, ports portSet) (err err
 
 	ctx, cancel := withDefaultTimeout(ctx, readyTimeout)
 	defer cancel()
-	var d net.Dialer
+	// A full handshake, not a bare TCP connect: the ui-server logs every
+	// aborted handshake as an error.
+	d := tls.Dialer{Config: s.ClientTLS()}
 	for {
 		c, derr := d.DialContext(ctx, "tcp", backend)
 		if derr == nil {
