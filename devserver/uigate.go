@@ -115,8 +115,9 @@ func (g *uiGate) login(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	tok := q.Get(tokenParam)
 	q.Del(tokenParam)
-	clean := *r.URL
-	clean.RawQuery = q.Encode()
+	clean := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	// "//host/..." (or "/\\host") would send the browser to another site.
+	clean.Path = "/" + strings.TrimLeft(clean.Path, "/\\")
 
 	if g.useToken(tok) {
 		sess, err := randomSecret()
