@@ -87,7 +87,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	bin := buildWorker(t)
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 
 	ws := workspace(t)
 	cfg := t.TempDir()
@@ -116,6 +116,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
 		"XDG_CONFIG_HOME=" + cfg,
 	}
+	env = append(env, tlsEnv(srv)...)
 	w := startWorkerProc(t, bin, env)
 
 	ctx := context.Background()
