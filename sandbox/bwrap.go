@@ -130,40 +130,6 @@ func (b *bwrapSandbox) profileArgs(ws string, withProxy bool, proxySock string, 
 	return a
 }
 
-// protectedInWorkspace re-binds read-only what a command must not change even
-// in the workspace: git hooks and config (they run on the host later) and
-// custos' own settings. Only real directories/files are re-bound; a symlink
-// there (planted by an earlier command) is never followed, because binding it
-// would expose its target inside the sandbox.
-func protectedInWorkspace(ws string) []string {
-	var a []string
-	gitDir := filepath.Join(ws, ".git")
-	gi, gerr := os.Lstat(gitDir)
-	isGitDir := gerr == nil && gi.IsDir()
-	for _, rel := range []string{".git/hooks", ".git/config", ".custos"} {
-		p := filepath.Join(ws, rel)
-		fi, err := os.Lstat(p)
-		switch {
-		case err == nil && (fi.Mode().IsRegular() || fi.IsDir()):
-			a = append(a, "--ro-bind", p, p)
-		case err == nil:
-			// A symlink or special file where we expect hooks/config: hide it
-			// behind an empty read-only tmpfs only if it is a directory slot;
-			// otherwise bind /dev/null over it so nothing behind it is reachable.
-			a = append(a, "--ro-bind", "/dev/null", p)
-		case rel == ".git/hooks" && isGitDir:
-			// A repository without hooks: keep the command from adding one.
-			a = append(a, "--tmpfs", p, "--remount-ro", p)
-		case rel == ".custos":
-			// No settings yet: a command must not create them either (they
-			// would widen the next job's rights). bwrap leaves an empty
-			// .custos directory behind as the mount point.
-			a = append(a, "--tmpfs", p, "--remount-ro", p)
-		}
-	}
-	return a
-}
-
 // run is Run without the backend name, shared with the probe.
 func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	ws, err := checkRequest(req)
@@ -193,6 +159,12 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 		cleanup = append(cleanup, func() { p.Close() })
 		proxySock = p.SocketPath()
 	}
+
+	prot := planProtected(ws)
+	if prot.err != nil {
+		return Result{}, prot.err
+	}
+	defer prot.removePlaceholders()
 
 	statusR, statusW, err := os.Pipe()
 	if err != nil {

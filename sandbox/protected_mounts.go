@@ -1,0 +1,291 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// protectedSearchDepth bounds how deep below the workspace root protected
+// names and nested repositories are looked for on every Bash call (the
+// root's entries are depth 1). sandbox-runtime bounds its search the same
+// way (mandatoryDenySearchDepth); deeper ones are left writable, which the
+// README states.
+const protectedSearchDepth = 5
+
+// maxGitModuleDepth bounds the walk through .git/modules (submodule names
+// may contain slashes, and submodules nest).
+const maxGitModuleDepth = 8
+
+// gitdirEntries are the entries of a git directory that name code git runs
+// or where git finds it. hooks is handled apart (it gets a placeholder).
+var gitdirEntries = []string{"config", "config.worktree", "commondir", "gitdir"}
+
+// protectedPlan is the bubblewrap profile's share of the protected list for
+// one workspace at one moment.
+type protectedPlan struct {
+	ws   string
+	args []string
+	// placeholders are the read-only empty directories mounted where a
+	// protected path is missing; bubblewrap leaves each behind on the host
+	// as its mount point, and removePlaceholders takes them away again.
+	placeholders []string
+	pinned       map[string]bool
+	gitdirs      map[string]bool
+	err          error
+}
+
+// protectedInWorkspace returns the bubblewrap arguments that keep every
+// protected path read-only inside the sandbox. run() refuses a workspace
+// whose plan has an error before it gets here (see planProtected).
+func protectedInWorkspace(ws string) []string {
+	return planProtected(ws).args
+}
+
+// planProtected finds what must be protected in ws and how:
+//
+//   - protected files and directories (the list in protected.go) up to
+//     protectedSearchDepth, and every git directory in every layout: .git
+//     directories of the workspace and of nested repositories, what a .git
+//     pointer file (linked worktree, submodule) points to when that lies in
+//     the workspace, .git/modules/** (submodules' git directories) and
+//     .git/worktrees/* (linked worktrees' administrative directories). In
+//     each git directory hooks, config, config.worktree, commondir and gitdir
+//     are bound read-only, the rest (objects, refs, index) stays writable so
+//     git commit still works inside.
+//   - a protected name missing at the workspace root is replaced by a
+//     read-only empty directory, so no command can create it; the same for a
+//     missing hooks directory. A directory, not a file: empty directories
+//     are invisible to git status and git add, and an empty .git directory
+//     is not a repository (git and go build look past it), while it keeps a
+//     workspace that is not a repository from becoming one (git init fails)
+//     with hooks a later git on the host would run.
+//   - every directory between the workspace and a protected path is bound
+//     onto itself (writable): a mount point cannot be renamed or removed, so
+//     "mv .git .git-old && git init" or renaming .git/modules away cannot put
+//     a fresh, unprotected copy where git looks.
+//   - a symbolic link at a protected path is an error: a mount would land
+//     on its target and leave the link itself replaceable.
+func planProtected(ws string) *protectedPlan {
+	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}}
+	p.walk()
+	return p
+}
+
+func (p *protectedPlan) fail(path string, rule ProtectedRule) {
+	if p.err == nil {
+		rel, _ := filepath.Rel(p.ws, path)
+		p.err = fmt.Errorf("sandbox: %s (%s): %w", rel, rule.Name, errUnprotectable)
+	}
+}
+
+// walk lists the workspace breadth-first, without following symlinks.
+func (p *protectedPlan) walk() {
+	type dir struct {
+		path  string
+		depth int
+	}
+	queue := []dir{{p.ws, 1}}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		ents, err := os.ReadDir(d.path)
+		if err != nil {
+			continue // unreadable here means unreadable inside too
+		}
+		seen := map[string]bool{}
+		for _, e := range ents {
+			name := strings.ToLower(e.Name())
+			// Exact spelling: on a case-sensitive file system .GIT does not
+			// keep anyone from creating .git.
+			seen[e.Name()] = true
+			path := filepath.Join(d.path, e.Name())
+			switch {
+			case name == gitDirName:
+				p.gitEntry(path, e.Type())
+			case lookup(protectedDirs, name) != nil:
+				p.readOnly(path, e.Type(), *lookup(protectedDirs, name))
+			case lookup(protectedFiles, name) != nil:
+				p.readOnly(path, e.Type(), *lookup(protectedFiles, name))
+			case e.IsDir() && d.depth < protectedSearchDepth:
+				queue = append(queue, dir{path, d.depth + 1})
+			}
+		}
+		if d.path == p.ws {
+			p.rootPlaceholders(seen)
+		}
+	}
+}
+
+// rootPlaceholders mounts a read-only empty directory for each protected
+// name the workspace root lacks.
+func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
+	names := []string{gitDirName}
+	for _, l := range [][]protectedName{protectedDirs, protectedFiles} {
+		for _, n := range l {
+			names = append(names, n.name)
+		}
+	}
+	for _, n := range names {
+		if !seen[n] {
+			p.placeholder(filepath.Join(p.ws, n))
+		}
+	}
+}
+
+func (p *protectedPlan) placeholder(path string) {
+	p.pinParents(path)
+	p.args = append(p.args, "--tmpfs", path, "--remount-ro", path)
+	p.placeholders = append(p.placeholders, path)
+}
+
+// readOnly binds an existing protected entry onto itself read-only.
+func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule ProtectedRule) {
+	if typ&fs.ModeSymlink != 0 {
+		p.fail(path, rule)
+		return
+	}
+	p.pinParents(path)
+	p.args = append(p.args, "--ro-bind", path, path)
+}
+
+// pinParents binds every directory strictly between the workspace and path
+// onto itself, parents first, once each.
+func (p *protectedPlan) pinParents(path string) {
+	rel, err := filepath.Rel(p.ws, filepath.Dir(path))
+	if err != nil || rel == "." {
+		return
+	}
+	cur := p.ws
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, c)
+		if !p.pinned[cur] {
+			p.pinned[cur] = true
+			p.args = append(p.args, "--bind", cur, cur)
+		}
+	}
+}
+
+// gitEntry handles a .git entry: a repository directory, or a pointer file.
+func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
+	switch {
+	case typ&fs.ModeSymlink != 0:
+		p.fail(path, RuleGitPointer)
+	case typ.IsDir():
+		p.gitDir(path, true, 0)
+	default:
+		// A pointer file: keep it from being re-pointed, and protect what it
+		// points to when that is inside the workspace (a submodule's
+		// .git/modules/<name>, usually found by the walk anyway).
+		p.readOnly(path, typ, RuleGitPointer)
+		if target, ok := p.gitdirTarget(path); ok {
+			p.gitDir(target, false, 0)
+		}
+	}
+}
+
+// gitdirTarget reads a "gitdir: <path>" pointer file and returns its target
+// when it is a directory inside the workspace, symlinks resolved.
+func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	t, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	t = strings.TrimSpace(t)
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(file), t)
+	}
+	real, err := filepath.EvalSymlinks(t)
+	if err != nil {
+		return "", false
+	}
+	if _, in := within(p.ws, real); !in || real == p.ws {
+		return "", false
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", false
+	}
+	return real, true
+}
+
+// gitDir protects one git directory: pinned in place, hooks and the config
+// and pointer files read-only, a missing hooks directory replaced by a
+// read-only placeholder when hooksPlaceholder is set, and the git
+// directories of submodules and linked worktrees inside it in turn.
+func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
+	if p.gitdirs[g] {
+		return // reached twice (walk and pointer file)
+	}
+	p.gitdirs[g] = true
+	p.pinParents(filepath.Join(g, "x"))
+	hooks := filepath.Join(g, "hooks")
+	switch fi, err := os.Lstat(hooks); {
+	case err == nil:
+		p.readOnly(hooks, fi.Mode().Type(), RuleGitHooks)
+	case errors.Is(err, fs.ErrNotExist) && hooksPlaceholder:
+		p.placeholder(hooks)
+	}
+	for _, n := range gitdirEntries {
+		f := filepath.Join(g, n)
+		if fi, err := os.Lstat(f); err == nil {
+			rule := RuleGitConfig
+			if n == "commondir" || n == "gitdir" {
+				rule = RuleGitPointer
+			}
+			p.readOnly(f, fi.Mode().Type(), rule)
+		}
+	}
+	if depth >= maxGitModuleDepth {
+		return
+	}
+	p.gitModules(filepath.Join(g, "modules"), depth+1)
+	if ents, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				p.gitDir(filepath.Join(g, "worktrees", e.Name()), false, depth+1)
+			}
+		}
+	}
+}
+
+// gitModules finds submodules' git directories below dir: a directory that
+// holds HEAD is one; any other directory is part of a name with slashes.
+func (p *protectedPlan) gitModules(dir string, depth int) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || depth > maxGitModuleDepth {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err == nil {
+			p.gitDir(sub, true, depth)
+		} else {
+			p.gitModules(sub, depth+1)
+		}
+	}
+}
+
+// removePlaceholders removes the mount points bubblewrap left for the
+// placeholders, when they are still empty directories (nothing else in
+// custos creates protected paths, but a file found there is never touched).
+func (p *protectedPlan) removePlaceholders() {
+	for i := len(p.placeholders) - 1; i >= 0; i-- {
+		ph := p.placeholders[i]
+		if fi, err := os.Lstat(ph); err == nil && fi.IsDir() {
+			_ = os.Remove(ph) // fails, as it should, when not empty
+		}
+	}
+}
