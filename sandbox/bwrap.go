@@ -161,10 +161,10 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	}
 
 	prot := planProtected(ws)
-	if prot.err != nil {
-		return Result{}, prot.err
-	}
 	defer prot.removePlaceholders()
+	if err := prot.prepare(); err != nil {
+		return Result{}, err
+	}
 
 	statusR, statusW, err := os.Pipe()
 	if err != nil {

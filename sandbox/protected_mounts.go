@@ -25,6 +25,21 @@ const maxGitModuleDepth = 8
 // or where git finds it. hooks is handled apart (it gets a placeholder).
 var gitdirEntries = []string{"config", "config.worktree", "commondir", "gitdir"}
 
+// gitdirFileHolders stand in for files git reads when they are missing, with
+// content that keeps git working: an empty config.worktree (read when
+// extensions.worktreeConfig is on) and a commondir naming the git directory
+// itself. A new commondir pointing at a repository the command built would
+// otherwise hand git on the host that repository's hooks and config. Git
+// fails on an empty or directory commondir, so these are real files, written
+// on the host before the run (a crash leaves only harmless content).
+var gitdirFileHolders = []struct{ name, content string }{
+	{"config.worktree", ""},
+	{"commondir", ".\n"},
+}
+
+// fileHolder is a placeholder file custos writes before the run.
+type fileHolder struct{ path, content string }
+
 // protectedPlan is the bubblewrap profile's share of the protected list for
 // one workspace at one moment.
 type protectedPlan struct {
@@ -34,14 +49,16 @@ type protectedPlan struct {
 	// protected path is missing; bubblewrap leaves each behind on the host
 	// as its mount point, and removePlaceholders takes them away again.
 	placeholders []string
+	files        []fileHolder
 	pinned       map[string]bool
 	gitdirs      map[string]bool
 	err          error
 }
 
 // protectedInWorkspace returns the bubblewrap arguments that keep every
-// protected path read-only inside the sandbox. run() refuses a workspace
-// whose plan has an error before it gets here (see planProtected).
+// protected path read-only inside the sandbox. run() has refused a workspace
+// whose plan has an error, and written the placeholder files, before it gets
+// here (see planProtected and prepare).
 func protectedInWorkspace(ws string) []string {
 	return planProtected(ws).args
 }
@@ -59,7 +76,8 @@ func protectedInWorkspace(ws string) []string {
 //     git commit still works inside.
 //   - a protected name missing at the workspace root is replaced by a
 //     read-only empty directory, so no command can create it; the same for a
-//     missing hooks directory. A directory, not a file: empty directories
+//     missing hooks directory, and for a missing commondir or
+//     config.worktree in a git directory a read-only file (gitdirFileHolders). A directory, not a file: empty directories
 //     are invisible to git status and git add, and an empty .git directory
 //     is not a repository (git and go build look past it), while it keeps a
 //     workspace that is not a repository from becoming one (git init fails)
@@ -245,6 +263,14 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 			p.readOnly(f, fi.Mode().Type(), rule)
 		}
 	}
+	for _, h := range gitdirFileHolders {
+		f := filepath.Join(g, h.name)
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			p.pinParents(f)
+			p.args = append(p.args, "--ro-bind", f, f)
+			p.files = append(p.files, fileHolder{f, h.content})
+		}
+	}
 	if depth >= maxGitModuleDepth {
 		return
 	}
@@ -278,10 +304,47 @@ func (p *protectedPlan) gitModules(dir string, depth int) {
 	}
 }
 
-// removePlaceholders removes the mount points bubblewrap left for the
-// placeholders, when they are still empty directories (nothing else in
-// custos creates protected paths, but a file found there is never touched).
+// prepare refuses a workspace whose protected paths cannot be protected,
+// and writes the placeholder files. Call removePlaceholders after the run.
+func (p *protectedPlan) prepare() error {
+	if p.err != nil {
+		return p.err
+	}
+	for i, h := range p.files {
+		f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			// Created since the plan: it is bound read-only all the same,
+			// but it is not ours to remove.
+			p.files[i].path = ""
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: placeholder for %s: %w", h.path, err)
+		}
+		_, err = f.WriteString(h.content)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: placeholder for %s: %w", h.path, err)
+		}
+	}
+	return nil
+}
+
+// removePlaceholders removes the placeholder files, and the mount points
+// bubblewrap left for the placeholder directories, when they are still what
+// custos put there (nothing else in custos creates protected paths, but
+// anything else found there is never touched).
 func (p *protectedPlan) removePlaceholders() {
+	for _, h := range p.files {
+		if h.path == "" {
+			continue
+		}
+		if b, err := os.ReadFile(h.path); err == nil && string(b) == h.content {
+			_ = os.Remove(h.path)
+		}
+	}
 	for i := len(p.placeholders) - 1; i >= 0; i-- {
 		ph := p.placeholders[i]
 		if fi, err := os.Lstat(ph); err == nil && fi.IsDir() {
