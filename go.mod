@@ -4,6 +4,7 @@ go 1.26.10
 
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/gobwas/glob v0.2.3
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/stretchr/testify v1.12.1
@@ -11,6 +12,7 @@ require (
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.2
+	golang.org/x/net v0.62.0
 	google.golang.org/grpc v1.83.2
 	mvdan.cc/sh/v3 v3.14.1
 )
@@ -200,7 +202,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20260611194520-c48552f49976 // indirect
-	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

@@ -165,6 +165,11 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	if err := prot.prepare(); err != nil {
 		return Result{}, err
 	}
+	scR, err := seccompFile()
+	if err != nil {
+		return Result{}, err
+	}
+	cleanup = append(cleanup, func() { scR.Close() })
 
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
@@ -189,6 +194,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	if withProxy {
 		inner = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, inner...)
 	}
+	args = append(args, seccompArgs(6)...)
 	args = append(args, "--")
 	args = append(args, inner...)
 
@@ -206,7 +212,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	cmd := exec.Command(b.bwrap, args...)
 	cmd.Env = env // bwrap hands its environment to the command unchanged
 	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{statusW, pwR, grR}
+	cmd.ExtraFiles = []*os.File{statusW, pwR, grR, scR}
 
 	var cg *runCgroup
 	if b.pids != nil {
@@ -224,7 +230,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 			// cgroup first and then execs bwrap (arguments stay positional, no
 			// quoting involved).
 			cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(cg.dir, "cgroup.procs"), b.bwrap}, args...)...)
-			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR}
+			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR, scR}
 		} else {
 			// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
 			d, err := os.Open(cg.dir)

@@ -244,7 +244,7 @@ func TestBwrapGoProject(t *testing.T) {
 	for n, c := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, n), []byte(c), 0o644))
 	}
-	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("go vet ./... && go test -count=1 ./..."), Timeout: 5 * time.Minute})
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(seccompOn + "go vet ./... && go test -count=1 ./..."), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	require.Zero(t, res.ExitCode, "stdout=%q stderr=%q", res.Stdout, res.Stderr)
 	assert.Contains(t, res.Stdout, "ok")
