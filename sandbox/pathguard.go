@@ -38,7 +38,9 @@ const maxSymlinkHops = 40
 //     yet), and the result must lie inside the canonical workspace, so a
 //     symlink inside the workspace cannot point out of it;
 //  3. with write set, protected paths are refused, both as named and as
-//     resolved (a symlink "x" -> ".git/hooks" does not make hooks writable).
+//     resolved (a symlink "x" -> ".git/hooks" does not make hooks writable),
+//     and so is the hooks directory the workspace repository's
+//     core.hooksPath names.
 //
 // Remaining TOCTOU window: between this call returning and the caller
 // opening the path, another process could replace a directory on the path
@@ -96,6 +98,9 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 	if write {
 		if rule, ok := ProtectedBy(crel); ok {
 			return "", &ProtectedError{Path: fmt.Sprintf("%s (resolves to %s)", p, crel), Rule: rule}
+		}
+		if inRootHooksDir(canonWS, canon) {
+			return "", &ProtectedError{Path: p + " (in the directory core.hooksPath names)", Rule: RuleGitHooks}
 		}
 	}
 	return canon, nil

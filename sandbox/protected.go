@@ -38,19 +38,24 @@ var (
 type protectedName struct {
 	name string
 	rule *ProtectedRule
+	// home marks names only read from a home directory (shell start-up
+	// files, ~/.gitconfig, ~/.ripgreprc, ~/.claude.json). Present ones are
+	// protected everywhere; a missing one gets a placeholder only when the
+	// workspace is a home directory (see protectedPlan.rootPlaceholders).
+	home bool
 }
 
 // protectedFiles are file names protected wherever they appear in the
 // workspace: at least what Anthropic's sandbox-runtime protects by default
 // (its DANGEROUS_FILES), plus the other start-up files of bash and zsh.
 var protectedFiles = []protectedName{
-	{".bashrc", &RuleShellStartup}, {".bash_profile", &RuleShellStartup}, {".bash_login", &RuleShellStartup},
-	{".bash_logout", &RuleShellStartup}, {".profile", &RuleShellStartup},
-	{".zshrc", &RuleShellStartup}, {".zshenv", &RuleShellStartup}, {".zprofile", &RuleShellStartup},
-	{".zlogin", &RuleShellStartup}, {".zlogout", &RuleShellStartup},
-	{".gitconfig", &RuleGitConfigFile}, {".gitmodules", &RuleGitConfigFile},
-	{".ripgreprc", &RuleToolConfig},
-	{".mcp.json", &RuleMCPServers}, {".claude.json", &RuleMCPServers},
+	{".bashrc", &RuleShellStartup, true}, {".bash_profile", &RuleShellStartup, true}, {".bash_login", &RuleShellStartup, true},
+	{".bash_logout", &RuleShellStartup, true}, {".profile", &RuleShellStartup, true},
+	{".zshrc", &RuleShellStartup, true}, {".zshenv", &RuleShellStartup, true}, {".zprofile", &RuleShellStartup, true},
+	{".zlogin", &RuleShellStartup, true}, {".zlogout", &RuleShellStartup, true},
+	{".gitconfig", &RuleGitConfigFile, true}, {".gitmodules", &RuleGitConfigFile, false},
+	{".ripgreprc", &RuleToolConfig, true},
+	{".mcp.json", &RuleMCPServers, false}, {".claude.json", &RuleMCPServers, true},
 }
 
 // protectedDirs are directory names protected, with everything below them,
@@ -59,11 +64,11 @@ var protectedFiles = []protectedName{
 // .vscode, .idea and parts of .claude; all of .claude holds hooks too), and
 // custos' own settings.
 var protectedDirs = []protectedName{
-	{".vscode", &RuleEditorConfig}, {".idea", &RuleEditorConfig}, {".zed", &RuleEditorConfig},
-	{".devcontainer", &RuleEditorConfig},
-	{".claude", &RuleAgentConfig}, {".cursor", &RuleAgentConfig}, {".codex", &RuleAgentConfig},
-	{".gemini", &RuleAgentConfig},
-	{".custos", &RuleCustos},
+	{".vscode", &RuleEditorConfig, false}, {".idea", &RuleEditorConfig, false}, {".zed", &RuleEditorConfig, false},
+	{".devcontainer", &RuleEditorConfig, false},
+	{".claude", &RuleAgentConfig, false}, {".cursor", &RuleAgentConfig, false}, {".codex", &RuleAgentConfig, false},
+	{".gemini", &RuleAgentConfig, false},
+	{".custos", &RuleCustos, false},
 }
 
 // gitDirName is the entry git looks for: a repository directory, or a

@@ -176,6 +176,16 @@ func TestBwrapProtectedPaths(t *testing.T) {
 	}
 	// A repository nested in an ordinary directory of the workspace.
 	nested := func(t *testing.T, ws string) { newRepo(t, filepath.Join(ws, "vendor", "lib")) }
+	// core.hooksPath names a directory in the work tree, as husky sets it.
+	huskyRepo := func(created bool) func(t *testing.T, ws string) {
+		return func(t *testing.T, ws string) {
+			newRepo(t, ws)
+			hostGit(t, ws, "config", "core.hooksPath", ".husky/_")
+			if created {
+				writeFile(t, filepath.Join(ws, ".husky", "_", "pre-commit"), "#!/bin/sh\n")
+			}
+		}
+	}
 	files := func(m map[string]string) func(t *testing.T, ws string) {
 		return func(t *testing.T, ws string) {
 			for rel, c := range m {
@@ -226,6 +236,10 @@ func TestBwrapProtectedPaths(t *testing.T) {
 		{"not a repo: git init", nil, attack{"git init -q", func(ws string) bool { return exists(ws, ".git/HEAD") }}},
 		{"not a repo: hand-made .git", nil, addInto(".git/hooks")},
 		{"not a repo: .git pointer file", nil, attack{"echo 'gitdir: evil' > .git", func(ws string) bool { return contains(ws, ".git", "evil") }}},
+		{"core.hooksPath (husky): add a hook", huskyRepo(true), addInto(".husky/_")},
+		{"core.hooksPath (husky): change a hook", huskyRepo(true), appendTo(".husky/_/pre-commit")},
+		{"core.hooksPath (husky): replace the directory", huskyRepo(true), replaceDir(".husky", ".husky/_/pre-commit")},
+		{"core.hooksPath (husky) not created yet", huskyRepo(false), addInto(".husky/_")},
 		{"existing .vscode", files(map[string]string{".vscode/settings.json": "{}"}), addInto(".vscode")},
 		{"existing .vscode replaced", files(map[string]string{".vscode/settings.json": "{}"}), replaceDir(".vscode", ".vscode/tasks.json")},
 		{"existing .bashrc", files(map[string]string{".bashrc": "# rc\n"}), appendTo(".bashrc")},
@@ -238,9 +252,12 @@ func TestBwrapProtectedPaths(t *testing.T) {
 		{"missing .claude", nil, addInto(".claude/commands")},
 		{"missing .custos", nil, addInto(".custos")},
 		{"missing .mcp.json", nil, create(".mcp.json")},
-		{"missing .bashrc", nil, create(".bashrc")},
-		{"missing .zshrc", nil, create(".zshrc")},
-		{"missing .gitconfig", nil, create(".gitconfig")},
+		// Names only a home directory's owner reads: placeholders when the
+		// workspace is a home directory.
+		{"home: missing .bashrc", files(map[string]string{".profile": "# p\n"}), create(".bashrc")},
+		{"home: missing .zshrc", files(map[string]string{".bashrc": "# rc\n"}), create(".zshrc")},
+		{"home: missing .gitconfig", files(map[string]string{".bashrc": "# rc\n"}), create(".gitconfig")},
+		{"worker's home: missing .bash_profile", func(t *testing.T, ws string) { t.Setenv("HOME", ws) }, create(".bash_profile")},
 		{"missing .gitmodules in a repo", repo, create(".gitmodules")},
 		{"nested .vscode", files(map[string]string{"pkg/.vscode/tasks.json": "{}"}), addInto("pkg/.vscode")},
 		{"nested .profile", files(map[string]string{"a/b/.profile": "# p\n"}), appendTo("a/b/.profile")},
@@ -274,6 +291,25 @@ func TestBwrapProtectedPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A project directory gets placeholders for what a project's tools read;
+// .bashrc and friends only where a home directory's owner would read them.
+func TestProtectedPlanHomeNames(t *testing.T) {
+	project := t.TempDir()
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".profile"), "# p\n")
+	holds := func(ws string) []string {
+		var out []string
+		for _, ph := range planProtected(ws).placeholders {
+			out = append(out, filepath.Base(ph))
+		}
+		return out
+	}
+	assert.Subset(t, holds(project), []string{".git", ".vscode", ".claude", ".custos", ".mcp.json", ".gitmodules"})
+	assert.NotContains(t, holds(project), ".bashrc")
+	assert.Subset(t, holds(home), []string{".git", ".vscode", ".bashrc", ".zshrc", ".gitconfig", ".claude.json"})
+	assert.NotContains(t, holds(home), ".profile", "present: bound read-only, not replaced")
 }
 
 func dirNames(t *testing.T, dir string) []string {

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +14,7 @@ import (
 // root's entries are depth 1). sandbox-runtime bounds its search the same
 // way (mandatoryDenySearchDepth); deeper ones are left writable, which the
 // README states.
-const protectedSearchDepth = 5
+const protectedSearchDepth = 3
 
 // maxGitModuleDepth bounds the walk through .git/modules (submodule names
 // may contain slashes, and submodules nest).
@@ -52,6 +51,7 @@ type protectedPlan struct {
 	files        []fileHolder
 	pinned       map[string]bool
 	gitdirs      map[string]bool
+	bound        map[string]bool // paths already mounted over
 	err          error
 }
 
@@ -89,7 +89,7 @@ func protectedInWorkspace(ws string) []string {
 //   - a symbolic link at a protected path is an error: a mount would land
 //     on its target and leave the link itself replaceable.
 func planProtected(ws string) *protectedPlan {
-	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}}
+	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
 	p.walk()
 	return p
 }
@@ -140,12 +140,17 @@ func (p *protectedPlan) walk() {
 }
 
 // rootPlaceholders mounts a read-only empty directory for each protected
-// name the workspace root lacks.
+// name the workspace root lacks. Names only read from a home directory get
+// one only when the workspace is one: in a project directory nothing reads a
+// new .bashrc, and every mount costs bubblewrap about a millisecond.
 func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
+	home := p.isHome(seen)
 	names := []string{gitDirName}
 	for _, l := range [][]protectedName{protectedDirs, protectedFiles} {
 		for _, n := range l {
-			names = append(names, n.name)
+			if !n.home || home {
+				names = append(names, n.name)
+			}
 		}
 	}
 	for _, n := range names {
@@ -155,7 +160,39 @@ func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
 	}
 }
 
+// isHome reports whether the workspace is (or looks like) a home directory:
+// the worker's own, or one that already holds a home-only file.
+func (p *protectedPlan) isHome(seen map[string]bool) bool {
+	if h, err := os.UserHomeDir(); err == nil {
+		if real, err := filepath.EvalSymlinks(h); err == nil && real == p.ws {
+			return true
+		}
+	}
+	for _, n := range protectedFiles {
+		if n.home && seen[n.name] {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *protectedPlan) placeholder(path string) {
+	// Hold the place of the first missing directory on the way: one
+	// bubblewrap would create as a plain directory could be renamed away.
+	if rel, in := within(p.ws, path); in {
+		cur := p.ws
+		for _, c := range strings.Split(rel, string(filepath.Separator)) {
+			cur = filepath.Join(cur, c)
+			if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+				path = cur
+				break
+			}
+		}
+	}
+	if p.bound[path] {
+		return
+	}
+	p.bound[path] = true
 	p.pinParents(path)
 	p.args = append(p.args, "--tmpfs", path, "--remount-ro", path)
 	p.placeholders = append(p.placeholders, path)
@@ -167,6 +204,10 @@ func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule ProtectedRul
 		p.fail(path, rule)
 		return
 	}
+	if p.bound[path] {
+		return
+	}
+	p.bound[path] = true
 	p.pinParents(path)
 	p.args = append(p.args, "--ro-bind", path, path)
 }
@@ -195,42 +236,30 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 		p.fail(path, RuleGitPointer)
 	case typ.IsDir():
 		p.gitDir(path, true, 0)
+		p.hooksPath(path, filepath.Dir(path))
 	default:
 		// A pointer file: keep it from being re-pointed, and protect what it
 		// points to when that is inside the workspace (a submodule's
-		// .git/modules/<name>, usually found by the walk anyway).
+		// .git/modules/<name>, usually found by the walk anyway), and the
+		// hooks directory its config names, wherever the config is.
 		p.readOnly(path, typ, RuleGitPointer)
 		if target, ok := p.gitdirTarget(path); ok {
 			p.gitDir(target, false, 0)
 		}
+		if target, ok := readGitdirPointer(path); ok {
+			p.hooksPath(target, filepath.Dir(path))
+		}
 	}
 }
 
-// gitdirTarget reads a "gitdir: <path>" pointer file and returns its target
-// when it is a directory inside the workspace, symlinks resolved.
+// gitdirTarget returns a pointer file's target when it is a directory
+// inside the workspace (not the workspace itself).
 func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	t, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	real, ok := readGitdirPointer(file)
 	if !ok {
 		return "", false
 	}
-	t = strings.TrimSpace(t)
-	if !filepath.IsAbs(t) {
-		t = filepath.Join(filepath.Dir(file), t)
-	}
-	real, err := filepath.EvalSymlinks(t)
-	if err != nil {
-		return "", false
-	}
-	if _, in := within(p.ws, real); !in || real == p.ws {
-		return "", false
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	if rel, in := within(p.ws, real); !in || rel == "." {
 		return "", false
 	}
 	return real, true
@@ -271,6 +300,7 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 			p.files = append(p.files, fileHolder{f, h.content})
 		}
 	}
+	p.hooksPath(g, "")
 	if depth >= maxGitModuleDepth {
 		return
 	}
@@ -281,6 +311,36 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 				p.gitDir(filepath.Join(g, "worktrees", e.Name()), false, depth+1)
 			}
 		}
+	}
+}
+
+// hooksPath protects the directory core.hooksPath names in gitdir's config,
+// when it lies in the workspace: read-only when present, a read-only
+// placeholder when missing (so a command cannot create it with hooks in it).
+func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
+	hp := hooksDirOf(gitdir, worktreeHint)
+	if hp == "" {
+		return
+	}
+	rel, in := within(p.ws, hp)
+	if !in {
+		return // outside the workspace: not even visible inside
+	}
+	if rel == "." {
+		p.fail(hp, RuleGitHooks) // hooks in the workspace root itself
+		return
+	}
+	// A symlink on the way would let a command swap the directory out
+	// from under the mount.
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(hp)); err == nil && parent != filepath.Dir(hp) {
+		p.fail(filepath.Dir(hp), RuleGitHooks)
+		return
+	}
+	switch fi, err := os.Lstat(hp); {
+	case err == nil:
+		p.readOnly(hp, fi.Mode().Type(), RuleGitHooks)
+	case errors.Is(err, fs.ErrNotExist):
+		p.placeholder(hp)
 	}
 }
 
