@@ -79,7 +79,7 @@ var toolDefs = []toolDef{
 - Network access is limited to the allowed domains; writes outside the workspace do not persist.
 - Output is capped; long output keeps its beginning and its end. Commands run one at a time, after approval.
 - Give a short description of what the command does (5-10 words).
-- ` + protectedNote,
+- ` + protectedNote + ` Inside Bash a missing one shows as an empty read-only directory, so it cannot be created.`,
 		schema: `{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},"description":{"type":"string","description":"What the command does, in 5-10 words"}},"required":["command"],"additionalProperties":false}`,
 	},
 }
