@@ -176,6 +176,11 @@ func TestBwrapProtectedPaths(t *testing.T) {
 	}
 	// A repository nested in an ordinary directory of the workspace.
 	nested := func(t *testing.T, ws string) { newRepo(t, filepath.Join(ws, "vendor", "lib")) }
+	// A bare repository in the workspace, as a test remote.
+	bare := func(t *testing.T, ws string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "fixtures"), 0o755))
+		hostGit(t, filepath.Join(ws, "fixtures"), "init", "-q", "--bare", "remote.git")
+	}
 	// core.hooksPath names a directory in the work tree, as husky sets it.
 	huskyRepo := func(created bool) func(t *testing.T, ws string) {
 		return func(t *testing.T, ws string) {
@@ -240,6 +245,9 @@ func TestBwrapProtectedPaths(t *testing.T) {
 		{"core.hooksPath (husky): change a hook", huskyRepo(true), appendTo(".husky/_/pre-commit")},
 		{"core.hooksPath (husky): replace the directory", huskyRepo(true), replaceDir(".husky", ".husky/_/pre-commit")},
 		{"core.hooksPath (husky) not created yet", huskyRepo(false), addInto(".husky/_")},
+		{"bare repository: add a hook", bare, addInto("fixtures/remote.git/hooks")},
+		{"bare repository: config", bare, appendTo("fixtures/remote.git/config")},
+		{"bare repository: replace it", bare, replaceDir("fixtures/remote.git", "fixtures/remote.git/hooks/pre-receive")},
 		{"existing .vscode", files(map[string]string{".vscode/settings.json": "{}"}), addInto(".vscode")},
 		{"existing .vscode replaced", files(map[string]string{".vscode/settings.json": "{}"}), replaceDir(".vscode", ".vscode/tasks.json")},
 		{"existing .bashrc", files(map[string]string{".bashrc": "# rc\n"}), appendTo(".bashrc")},

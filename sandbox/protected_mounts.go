@@ -70,7 +70,8 @@ func protectedInWorkspace(ws string) []string {
 //     directories of the workspace and of nested repositories, what a .git
 //     pointer file (linked worktree, submodule) points to when that lies in
 //     the workspace, .git/modules/** (submodules' git directories) and
-//     .git/worktrees/* (linked worktrees' administrative directories). In
+//     .git/worktrees/* (linked worktrees' administrative directories), and
+//     bare repositories. In
 //     each git directory hooks, config, config.worktree, commondir and gitdir
 //     are bound read-only, the rest (objects, refs, index) stays writable so
 //     git commit still works inside.
@@ -117,10 +118,19 @@ func (p *protectedPlan) walk() {
 		}
 		seen := map[string]bool{}
 		for _, e := range ents {
-			name := strings.ToLower(e.Name())
 			// Exact spelling: on a case-sensitive file system .GIT does not
 			// keep anyone from creating .git.
 			seen[e.Name()] = true
+		}
+		if seen["HEAD"] && seen["objects"] && seen["refs"] {
+			// A bare repository (a test remote, a mirror): git on the host
+			// runs its hooks on a push to it, or inside it. Its insides are
+			// not searched further.
+			p.gitDir(d.path, true, 0)
+			continue
+		}
+		for _, e := range ents {
+			name := strings.ToLower(e.Name())
 			path := filepath.Join(d.path, e.Name())
 			switch {
 			case name == gitDirName:
