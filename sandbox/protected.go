@@ -166,8 +166,9 @@ func ProtectedSummary() string {
 		}
 		return strings.Join(out, ", ")
 	}
-	return "Protected paths are read-only, at any depth (the host runs what they name): " +
-		"git metadata (.git/ and a .git file; hooks, config), " +
+	return "Protected paths are read-only (the host runs what they name): " +
+		"git hooks and config in every repository (.git/hooks, .git/config, the directory core.hooksPath names, a .git pointer file; " +
+		"Write and Edit leave all of .git/ to git commands), " +
 		names(protectedDirs, "/") + ", " + names(protectedFiles, "") + "."
 }
 
