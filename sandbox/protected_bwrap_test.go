@@ -320,6 +320,17 @@ func TestProtectedPlanHomeNames(t *testing.T) {
 	assert.NotContains(t, holds(home), ".profile", "present: bound read-only, not replaced")
 }
 
+// node_modules is not searched: a package's stray .vscode must not pin it
+// (npm ci removes node_modules).
+func TestProtectedPlanSkipsNodeModules(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "node_modules", "pkg", ".vscode", "settings.json"), "{}")
+	writeFile(t, filepath.Join(ws, "pkg", ".vscode", "settings.json"), "{}")
+	args := strings.Join(planProtected(ws).args, " ")
+	assert.NotContains(t, args, "node_modules")
+	assert.Contains(t, args, filepath.Join(ws, "pkg", ".vscode"))
+}
+
 func dirNames(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)

@@ -69,20 +69,21 @@ func protectedInWorkspace(ws string) []string {
 //     protectedSearchDepth, and every git directory in every layout: .git
 //     directories of the workspace and of nested repositories, what a .git
 //     pointer file (linked worktree, submodule) points to when that lies in
-//     the workspace, .git/modules/** (submodules' git directories) and
-//     .git/worktrees/* (linked worktrees' administrative directories), and
-//     bare repositories. In
-//     each git directory hooks, config, config.worktree, commondir and gitdir
-//     are bound read-only, the rest (objects, refs, index) stays writable so
-//     git commit still works inside.
-//   - a protected name missing at the workspace root is replaced by a
-//     read-only empty directory, so no command can create it; the same for a
-//     missing hooks directory, and for a missing commondir or
-//     config.worktree in a git directory a read-only file (gitdirFileHolders). A directory, not a file: empty directories
-//     are invisible to git status and git add, and an empty .git directory
-//     is not a repository (git and go build look past it), while it keeps a
+//     the workspace, .git/modules/** (submodules' git directories),
+//     .git/worktrees/* (linked worktrees' administrative directories), bare
+//     repositories, and the directory core.hooksPath names. In each git
+//     directory hooks, config, config.worktree, commondir and gitdir are
+//     bound read-only; the rest (objects, refs, index) stays writable so git
+//     commit still works inside.
+//   - a protected name missing at the workspace root is held by a read-only
+//     empty directory, so no command can create it; the same for a missing
+//     hooks directory. A directory, not a file: empty directories are
+//     invisible to git status and git add, and an empty .git directory is
+//     not a repository (git and go build look past it), while it keeps a
 //     workspace that is not a repository from becoming one (git init fails)
-//     with hooks a later git on the host would run.
+//     with hooks a later git on the host would run. A missing commondir or
+//     config.worktree in a git directory is held by a read-only file git
+//     accepts (gitdirFileHolders).
 //   - every directory between the workspace and a protected path is bound
 //     onto itself (writable): a mount point cannot be renamed or removed, so
 //     "mv .git .git-old && git init" or renaming .git/modules away cannot put
@@ -127,7 +128,9 @@ func (p *protectedPlan) walk() {
 			// runs its hooks on a push to it, or inside it. Its insides are
 			// not searched further.
 			p.gitDir(d.path, true, 0)
-			continue
+			if d.path != p.ws {
+				continue
+			}
 		}
 		for _, e := range ents {
 			name := strings.ToLower(e.Name())
@@ -139,6 +142,10 @@ func (p *protectedPlan) walk() {
 				p.readOnly(path, e.Type(), *lookup(protectedDirs, name))
 			case lookup(protectedFiles, name) != nil:
 				p.readOnly(path, e.Type(), *lookup(protectedFiles, name))
+			case name == "node_modules":
+				// Installed packages: no editor, shell or git on the host
+				// starts there, and pinning a package's stray .vscode would
+				// make node_modules impossible to remove (npm ci does).
 			case e.IsDir() && d.depth < protectedSearchDepth:
 				queue = append(queue, dir{path, d.depth + 1})
 			}
