@@ -2,9 +2,14 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // core.hooksPath moves a repository's hooks out of .git/hooks, usually into
@@ -20,13 +25,12 @@ import (
 // gitCoreValues returns core.hooksPath and core.worktree from a git config
 // file ("" when unset or unreadable).
 func gitCoreValues(file string) (hooksPath, worktree string) {
-	f, err := os.Open(file)
+	b, err := readRegular(file)
 	if err != nil {
 		return "", ""
 	}
-	defer f.Close()
 	inCore := false
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' || line[0] == ';' {
@@ -76,7 +80,7 @@ func gitCoreValues(file string) (hooksPath, worktree string) {
 func hooksDirOf(gitdir, worktreeHint string) string {
 	var hp, wt string
 	files := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
-	if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+	if b, err := readRegular(filepath.Join(gitdir, "commondir")); err == nil {
 		// A linked worktree: the shared config comes first.
 		common := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(common) {
@@ -151,12 +155,11 @@ func inRootHooksDir(canonWS, canon string) bool {
 // readGitdirPointer reads a "gitdir: <path>" pointer file and returns its
 // target directory, symlinks resolved, wherever it is.
 func readGitdirPointer(file string) (string, bool) {
-	f, err := os.Open(file)
+	b, err := readRegular(file)
 	if err != nil {
 		return "", false
 	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
+	line, _, _ := strings.Cut(string(b), "\n")
 	t, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
 		return "", false
@@ -174,3 +177,28 @@ func readGitdirPointer(file string) (string, bool) {
 	}
 	return real, true
 }
+
+// maxGitFile bounds what is read of a git config or pointer file.
+const maxGitFile = 1 << 20
+
+// readRegular reads at most maxGitFile bytes of a regular file. Everything
+// here reads files a command may have planted, so a FIFO or a device (which
+// would block the worker or never end) is refused without blocking: the
+// open does not wait for a writer, and the type is checked on the open file.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitFile))
+}
+
+var errNotRegular = errors.New("not a regular file")

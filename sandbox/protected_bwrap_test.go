@@ -3,11 +3,13 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -398,5 +400,36 @@ func TestBwrapProtectedSymlinkRefused(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.link)
 			assert.Contains(t, err.Error(), tc.wantRule)
 		})
+	}
+}
+
+// A command can leave FIFOs where the plan reads git files (a .git pointer,
+// the config and commondir it leads to). Reading them must not block the
+// next Bash call or a Write: they are skipped, not waited on.
+func TestProtectedPlanPlantedFIFOs(t *testing.T) {
+	sb := newBwrap(t, Config{})
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "evil"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+	writeFile(t, filepath.Join(ws, "sub", ".git"), "gitdir: ../evil\n")
+	for _, f := range []string{".git", "evil/config", "evil/commondir", "evil/config.worktree"} {
+		require.NoError(t, syscall.Mkfifo(filepath.Join(ws, f), 0o644))
+	}
+	done := make(chan error, 1)
+	go func() {
+		res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second})
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+		}
+		if err == nil {
+			_, err = ResolvePath(ws, "x.txt", true)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a planted FIFO blocked the sandbox")
 	}
 }
