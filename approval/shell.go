@@ -55,6 +55,10 @@ type Analysis struct {
 	Undecidable []string
 	// WriteTargets are the (cleaned) files output redirections write to.
 	WriteTargets []string
+	// Files are the files the command line reads, writes or names, from
+	// its redirections and the arguments of the commands it runs
+	// (fileuse.go), resolved as the shell would.
+	Files []FileAccess
 	// ForkBombs names functions that call themselves piped or backgrounded.
 	ForkBombs []string
 }
@@ -67,7 +71,7 @@ func Analyze(command string, env Env) *Analysis {
 		a.undecidable("command is longer than the analysis limit")
 		return a.out
 	}
-	a.parse(command, 0)
+	a.parse(command, 0, startCwd(env))
 	return a.out
 }
 
@@ -86,11 +90,12 @@ func (a *analyzer) undecidable(reason string) {
 }
 
 // parse parses src as a bash script and walks it. depth counts re-parses of
-// strings handed to a shell (bash -c, eval, heredocs).
-func (a *analyzer) parse(src string, depth int) {
+// strings handed to a shell (bash -c, eval, heredocs); cwd is where it
+// starts, and the directories it may end in are returned (for eval).
+func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 	if depth > maxShellDepth {
 		a.undecidable("shell nesting is too deep to analyse")
-		return
+		return cwdSet{unknown: true}
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
@@ -98,11 +103,12 @@ func (a *analyzer) parse(src string, depth int) {
 		// Deny rules still apply to whatever can be recovered.
 		f, err = syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.RecoverErrors(8)).Parse(strings.NewReader(src), "")
 		if err != nil || f == nil {
-			return
+			return cwdSet{unknown: true}
 		}
 	}
-	w := &walker{a: a, src: src, depth: depth}
+	w := &walker{a: a, src: src, depth: depth, cwd: cwd}
 	w.stmts(f.Stmts, 0)
+	return w.cwd
 }
 
 // walker walks one parsed source; src is needed to render dynamic words.
@@ -114,6 +120,31 @@ type walker struct {
 	// twice (a redirection target is also evaluated), and walking it again at
 	// every nesting level would be exponential.
 	seen map[syntax.Node]bool
+	// cwd is where the next command may run: cd changes it, subshells and
+	// pipeline parts restore it.
+	cwd cwdSet
+	// vars are the values shell variables may hold (shellvars.go), used
+	// only when substVars is set: to resolve file paths.
+	vars        map[string]*varState
+	varsUnknown bool
+	substVars   bool
+}
+
+// scoped walks f in a subshell: a cd inside does not reach what follows.
+func (w *walker) scoped(f func()) {
+	saved := w.cwd.clone()
+	f()
+	w.cwd = saved
+}
+
+// looped walks a body that may run any number of times (a loop, a function
+// called later): a cd inside leaves the directory unknown afterwards.
+func (w *walker) looped(f func()) {
+	before := w.cwd.clone()
+	f()
+	if !w.cwd.equal(before) {
+		w.cwd = cwdSet{unknown: true}
+	}
 }
 
 func (w *walker) first(n syntax.Node) bool {
@@ -165,10 +196,16 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 	case *syntax.CallExpr:
 		w.call(c, heredocShell, s.Redirs, nd)
 	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			// Every part of a pipeline runs in a subshell.
+			w.scoped(func() { w.stmt(c.X, nd+1) })
+			w.scoped(func() { w.stmt(c.Y, nd+1) })
+			break
+		}
 		w.stmt(c.X, nd+1)
 		w.stmt(c.Y, nd+1)
 	case *syntax.Subshell:
-		w.stmts(c.Stmts, nd+1)
+		w.scoped(func() { w.stmts(c.Stmts, nd+1) })
 	case *syntax.Block:
 		w.stmts(c.Stmts, nd+1)
 	case *syntax.IfClause:
@@ -177,11 +214,14 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 			w.stmts(ic.Then, nd+1)
 		}
 	case *syntax.WhileClause:
-		w.stmts(c.Cond, nd+1)
-		w.stmts(c.Do, nd+1)
+		w.looped(func() {
+			w.stmts(c.Cond, nd+1)
+			w.stmts(c.Do, nd+1)
+		})
 	case *syntax.ForClause:
 		w.nested(c.Loop, nd+1)
-		w.stmts(c.Do, nd+1)
+		w.forVar(c.Loop)
+		w.looped(func() { w.stmts(c.Do, nd+1) })
 	case *syntax.CaseClause:
 		w.wordNested(c.Word, nd+1)
 		for _, it := range c.Items {
@@ -198,7 +238,11 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		if name != "" && selfCallsPipedOrBackground(name, c.Body) {
 			w.a.out.ForkBombs = append(w.a.out.ForkBombs, name)
 		}
-		w.stmt(c.Body, nd+1)
+		// The body runs when the function is called, from wherever that is.
+		w.scoped(func() { w.stmt(c.Body, nd+1) })
+		if changesDir(c.Body) {
+			w.cwd = cwdSet{unknown: true}
+		}
 	case *syntax.TimeClause:
 		w.stmt(c.Stmt, nd+1)
 	case *syntax.CoprocClause:
@@ -207,6 +251,7 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		// declare/local/export/readonly: only assignments; look for
 		// substitutions in their values.
 		w.nested(c, nd+1)
+		w.assigns(c.Args)
 	default:
 		// Arithmetic, [[ ]], let, …: no command of their own, but they may
 		// hold command substitutions.
@@ -224,12 +269,12 @@ func (w *walker) nested(n syntax.Node, nd int) {
 		switch x := node.(type) {
 		case *syntax.CmdSubst:
 			if w.first(x) {
-				w.stmts(x.Stmts, nd+1)
+				w.scoped(func() { w.stmts(x.Stmts, nd+1) })
 			}
 			return false
 		case *syntax.ProcSubst:
 			if w.first(x) {
-				w.stmts(x.Stmts, nd+1)
+				w.scoped(func() { w.stmts(x.Stmts, nd+1) })
 			}
 			return false
 		}
@@ -259,7 +304,46 @@ func (w *walker) redirect(r *syntax.Redirect, nd int) {
 		for _, v := range vals {
 			w.a.out.WriteTargets = append(w.a.out.WriteTargets, v)
 		}
+		kind := AccessWrite
+		if r.Op == syntax.RdrInOut {
+			kind = AccessReadWrite
+		}
+		w.redirectAccess(kind, r.Word, vals, static, isProcSubst(r.Word))
+	case syntax.RdrIn, syntax.DplIn:
+		if r.Word == nil {
+			return
+		}
+		vals, static := w.word(r.Word)
+		if r.Op == syntax.DplIn && static && len(vals) == 1 && isFD(vals[0]) {
+			return // <&3 duplicates a descriptor
+		}
+		w.redirectAccess(AccessRead, r.Word, vals, static, isProcSubst(r.Word))
 	}
+}
+
+// isProcSubst reports a word that is one process substitution: a pipe to a
+// command (analysed on its own), not a file.
+func isProcSubst(word *syntax.Word) bool {
+	if word == nil || len(word.Parts) != 1 {
+		return false
+	}
+	_, ok := word.Parts[0].(*syntax.ProcSubst)
+	return ok
+}
+
+// changesDir reports whether a function body runs cd, pushd or popd.
+func changesDir(body *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(body, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			switch path.Base(c.Args[0].Lit()) {
+			case "cd", "pushd", "popd", "source", ".", "eval":
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func isFD(s string) bool {
@@ -328,28 +412,48 @@ func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
 			}
 			appendAll([]string{x.Value})
 		case *syntax.DblQuoted:
-			var b strings.Builder
+			// Alternatives only come from tracked variables (substVars).
+			alts := []string{""}
+			add := func(ss ...string) {
+				if len(alts)*len(ss) > maxBraceExpand {
+					static = false
+					ss = ss[:1]
+				}
+				next := make([]string, 0, len(alts)*len(ss))
+				for _, a := range alts {
+					for _, s := range ss {
+						next = append(next, a+s)
+					}
+				}
+				alts = next
+			}
 			for _, q := range x.Parts {
 				switch y := q.(type) {
 				case *syntax.Lit:
-					b.WriteString(unescapeDouble(y.Value))
+					add(unescapeDouble(y.Value))
 				case *syntax.ParamExp:
 					if h, ok := w.home(y); ok {
-						b.WriteString(h)
+						add(h)
+					} else if vs, ok := w.lookupVar(y); ok {
+						add(vs...)
 					} else {
 						static = false
-						b.WriteString(w.source(y))
+						add(w.source(y))
 					}
 				default:
 					w.nested(y, 0)
 					static = false
-					b.WriteString(w.source(y))
+					add(w.source(y))
 				}
 			}
-			appendAll([]string{b.String()})
+			appendAll(alts)
 		case *syntax.ParamExp:
 			if h, ok := w.home(x); ok {
 				appendAll([]string{h})
+				continue
+			}
+			if vs, ok := w.lookupVar(x); ok {
+				appendAll(vs)
 				continue
 			}
 			w.nested(x, 0)
@@ -441,6 +545,10 @@ func unescapeDouble(s string) string {
 type argWord struct {
 	s      string
 	static bool
+	pipe   bool // a process substitution <(…) or >(…): a pipe, not a file
+	// node is the word this came from, to re-evaluate a dynamic word with
+	// the tracked variables when it names a file.
+	node *syntax.Word
 }
 
 // dangerousAssign are variables whose per-command assignment changes what a
@@ -460,14 +568,18 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 			w.a.undecidable("assignment to " + as.Name.Value + " changes what the command runs")
 		}
 	}
+	if len(c.Args) == 0 {
+		w.assigns(c.Assigns) // X=v alone sets X for the rest of the script
+	}
 	var args []argWord
 	for _, word := range c.Args {
 		vals, static := w.word(word)
 		if !static && len(vals) == 1 && vals[0] == "" {
 			vals[0] = w.source(word)
 		}
+		pipe := isProcSubst(word)
 		for _, v := range vals {
-			args = append(args, argWord{s: v, static: static})
+			args = append(args, argWord{s: v, static: static, pipe: pipe, node: word})
 		}
 	}
 	if len(args) == 0 {
@@ -527,6 +639,15 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			// when the wrapped command is harmless.
 			w.emit(args[:1], wrappers)
 		}
+		w.wrapperOperands(name, rest[:inner])
+		if name == "env" && envChdir(rest[:inner]) {
+			// env -C DIR runs the command elsewhere.
+			w.scoped(func() {
+				w.cwd = cwdSet{unknown: true}
+				w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
+			})
+			return
+		}
 		w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
 		if name == "xargs" {
 			w.a.undecidable("xargs appends arguments read at run time")
@@ -540,7 +661,7 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		switch {
 		case ok && script.static:
 			w.emit(args, wrappers)
-			w.a.parse(script.s, w.depth+1)
+			w.a.parse(script.s, w.depth+1, w.cwd.clone())
 			return
 		case ok:
 			w.emit(args, wrappers)
@@ -562,7 +683,7 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 					w.a.undecidable("heredoc fed to " + name + " is not static")
 					continue
 				}
-				w.a.parse(vals[0], w.depth+1)
+				w.a.parse(vals[0], w.depth+1, w.cwd.clone())
 			}
 			return
 		}
@@ -581,10 +702,21 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			}
 			parts = append(parts, r.s)
 		}
-		w.a.parse(strings.Join(parts, " "), w.depth+1)
+		// eval runs in this shell: a cd inside it counts afterwards, and
+		// it may assign any variable.
+		w.cwd = w.a.parse(strings.Join(parts, " "), w.depth+1, w.cwd.clone())
+		w.varsUnknown = true
 		return
+	case name == "cd" || name == "pushd":
+		defer w.cd(rest)
+	case name == "popd" || name == "source" || name == ".":
+		// popd returns to a directory pushed earlier, a sourced script may
+		// cd anywhere: the directory after them is unknown.
+		defer func() { w.cwd, w.varsUnknown = cwdSet{unknown: true}, true }()
 	case name == "find":
 		w.findExec(rest, wrappers, nd)
+	case varSetters[name]:
+		defer w.commandSetsVars(name, rest)
 	case name == "watch":
 		w.watch(rest, nd)
 	}
@@ -677,7 +809,7 @@ func (w *walker) watch(rest []argWord, nd int) {
 		parts = append(parts, r.s)
 	}
 	if len(parts) > 0 {
-		w.a.parse(strings.Join(parts, " "), w.depth+1)
+		w.a.parse(strings.Join(parts, " "), w.depth+1, w.cwd.clone())
 	}
 }
 
@@ -713,6 +845,37 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 		sc.Argv = full
 	}
 	w.a.out.Commands = append(w.a.out.Commands, sc)
+	w.operands(args)
+}
+
+// cd applies cd/pushd arguments to the working directory set.
+func (w *walker) cd(rest []argWord) {
+	for _, a := range rest {
+		if a.static && strings.HasPrefix(a.s, "-") && a.s != "-" && a.s != "--" {
+			continue // -L, -P, -e, -@
+		}
+		if a.static && a.s == "--" {
+			continue
+		}
+		if a.static && strings.HasPrefix(a.s, "+") {
+			w.cwd = cwdSet{unknown: true} // pushd +N rotates the stack
+			return
+		}
+		w.cwd.cd(a, w.a.env.Home)
+		return
+	}
+	w.cwd.cd(argWord{s: "", static: true}, w.a.env.Home) // cd alone: home
+}
+
+// envChdir reports env -C DIR / --chdir.
+func envChdir(words []argWord) bool {
+	for _, a := range words {
+		if a.static && (a.s == "--chdir" || strings.HasPrefix(a.s, "--chdir=") ||
+			(strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "C"))) {
+			return true
+		}
+	}
+	return false
 }
 
 // normaliseWords builds the normalised form of argv: basename of the name,
