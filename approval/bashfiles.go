@@ -100,9 +100,21 @@ func (p *Policy) judgeAgainst(j *fileJudgement, f *FileAccess, tool, verb string
 		for _, abs := range f.Paths {
 			_, rel := resolvePath(abs, p.env)
 			disp := displayPath(abs, rel)
+			// A directory whose whole content a rule covers counts as the
+			// content (grep -r KEY secrets, cp -r secrets pub, rm -r
+			// secrets). A directory that merely may hold a covered file
+			// (grep -r KEY . under Read(.env)) is left to the sandbox's
+			// masks, or every recursive command would need a person.
+			descAbs, descRel := abs+"/**", ""
+			if abs == "/" {
+				descAbs = "/**"
+			}
+			if rel != "" && rel != "." {
+				descRel = rel + "/**"
+			}
 			for _, i := range idx {
 				r := list.set.rules[i]
-				certain := r.matchPath(abs, rel)
+				certain := r.matchPath(abs, rel) || (r.kind == kindPath && r.matchPath(descAbs, descRel))
 				if !certain && !(f.Glob && r.mayMatchGlob(abs, rel)) {
 					continue
 				}

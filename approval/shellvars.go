@@ -17,6 +17,9 @@ import (
 // from the environment) or assigned something dynamic is unknown, and so is
 // every variable after eval or source.
 
+// maxVarBytes bounds a tracked value; a longer one is unknown.
+const maxVarBytes = 4096
+
 // varState is what one variable may hold.
 type varState struct {
 	vals    []string
@@ -36,6 +39,13 @@ func (w *walker) setVar(name string, vals []string, static bool) {
 	if !static || len(st.vals)+len(vals) > maxBraceExpand {
 		st.unknown, st.vals = true, nil
 		return
+	}
+	for _, v := range vals {
+		if len(v) > maxVarBytes {
+			// x=$x$x doubles at every step: stop following it.
+			st.unknown, st.vals = true, nil
+			return
+		}
 	}
 	if st.unknown {
 		return
