@@ -32,9 +32,15 @@ import (
 type fileJudgement struct {
 	deny *Verdict
 	ask  *Verdict
-	// edit names the first write inside the workspace no Edit/Write allow
-	// rule covers: acceptEdits mode allows it, otherwise a person decides.
-	edit string
+	// edits are the writes inside the workspace no Edit/Write allow rule
+	// covers: acceptEdits mode allows them, otherwise a person decides.
+	edits []pendingEdit
+}
+
+// pendingEdit is one write that needs edit permission.
+type pendingEdit struct {
+	cmd  int // index of the command whose operand it is; -1 for a redirection
+	what string
 }
 
 func (j *fileJudgement) denied(v Verdict) {
@@ -151,14 +157,13 @@ func (p *Policy) judgeWrite(j *fileJudgement, f *FileAccess) {
 		return
 	}
 	for _, abs := range f.Paths {
-		_, rel := resolvePath(abs, p.env)
-		if rel == "" {
+		if _, rel := resolvePath(abs, p.env); rel == "" {
 			j.asked(Verdict{Reason: fmt.Sprintf("writes %s (%s) outside the workspace: needs confirmation", abs, f.Via)})
 			return
 		}
-		if j.edit != "" {
-			continue
-		}
+	}
+	for _, abs := range f.Paths {
+		_, rel := resolvePath(abs, p.env)
 		allowed := false
 		for _, i := range p.allow.byTool["Write"] {
 			if r := p.allow.rules[i]; r.kind == kindAny || r.matchPath(abs, rel) {
@@ -167,7 +172,8 @@ func (p *Policy) judgeWrite(j *fileJudgement, f *FileAccess) {
 			}
 		}
 		if !allowed {
-			j.edit = fmt.Sprintf("writes %s (%s)", displayPath(abs, rel), f.Via)
+			j.edits = append(j.edits, pendingEdit{cmd: f.cmd, what: fmt.Sprintf("writes %s (%s)", displayPath(abs, rel), f.Via)})
+			return
 		}
 	}
 }
@@ -259,17 +265,28 @@ func (r *rule) mayMatchGlob(abs, rel string) bool {
 	return false
 }
 
-// allowedWrites is the verdict on a command the Bash rules allow: allowed,
-// unless it writes inside the workspace where no Edit/Write allow rule
-// reaches; then acceptEdits mode allows it and otherwise a person decides.
-func allowedWrites(rules string, files fileJudgement, m Mode) Verdict {
-	if files.edit == "" {
+// allowedWrites is the verdict on a command line the Bash rules allow:
+// allowed, unless it writes inside the workspace where no Edit/Write allow
+// rule reaches; then acceptEdits mode allows it and otherwise a person
+// decides. consented reports the writes the allow rule itself names: the
+// operands of a command an exact rule allows (Bash(touch a.txt)), or all of
+// them for a rule naming the whole command text (Bash(make > build.log)),
+// which is what an Always answer to a person's question learns.
+func allowedWrites(rules string, files fileJudgement, m Mode, consented func(cmd int) bool) Verdict {
+	edit := ""
+	for _, e := range files.edits {
+		if !consented(e.cmd) {
+			edit = e.what
+			break
+		}
+	}
+	if edit == "" {
 		return Verdict{Decision: Allow, Layer: LayerRules, Rule: rules, Reason: "allowed by rule " + rules}
 	}
 	if m == ModeAcceptEdits {
 		return Verdict{Decision: Allow, Layer: LayerMode, Rule: rules,
-			Reason: "acceptEdits mode: " + rules + " allows the command and it " + files.edit + " inside the workspace"}
+			Reason: "acceptEdits mode: " + rules + " allows the command and it " + edit + " inside the workspace"}
 	}
 	return Verdict{Decision: Continue,
-		Reason: rules + " allows the command, but it " + files.edit + ": an edit needs acceptEdits mode, an Edit allow rule or confirmation"}
+		Reason: rules + " allows the command, but it " + edit + ": an edit needs acceptEdits mode, an Edit allow rule or confirmation"}
 }

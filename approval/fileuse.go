@@ -48,6 +48,9 @@ type FileAccess struct {
 	// Glob is set when the word holds glob characters the shell may expand
 	// to other names (quoting is not tracked, so '*' counts too: fail closed).
 	Glob bool
+	// cmd is the index in Analysis.Commands of the command whose operand
+	// this is; -1 for redirections and wrapper options.
+	cmd int
 }
 
 // role is how a command uses one of its arguments.
@@ -184,7 +187,7 @@ func (w *walker) access(kind AccessKind, a argWord, via string) {
 			return
 		}
 	}
-	fa := FileAccess{Kind: kind, Word: a.s, Via: via, Glob: a.static && hasShellGlob(a.s)}
+	fa := FileAccess{Kind: kind, Word: a.s, Via: via, Glob: a.static && hasShellGlob(a.s), cmd: w.curCmd}
 	if kind != AccessConnect {
 		fa.Paths = w.cwd.resolve(a)
 	}

@@ -191,20 +191,22 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 	}
 	for _, i := range p.allow.bashText {
 		if p.allow.rules[i].value == text {
-			return allowedWrites(p.allow.rules[i].text, files, m)
+			return allowedWrites(p.allow.rules[i].text, files, m, func(int) bool { return true })
 		}
 	}
 	var matched []string
+	exact := make([]bool, len(a.Commands))
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
 		if r == nil {
 			return Verdict{Decision: Continue}
 		}
+		exact[ci] = r.kind == kindExact
 		if !contains(matched, r.text) {
 			matched = append(matched, r.text)
 		}
 	}
-	return allowedWrites(strings.Join(matched, ", "), files, m)
+	return allowedWrites(strings.Join(matched, ", "), files, m, func(ci int) bool { return ci >= 0 && exact[ci] })
 }
 
 // matchBashAny returns the first rule (in list order) matching the command

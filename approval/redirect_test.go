@@ -451,3 +451,48 @@ func BenchmarkEvaluateBashRedirections(b *testing.B) {
 		p.Evaluate(call, ModeDefault)
 	}
 }
+
+// TestLearnedRulesConsentToTheirWrites: an Always answer learns the rule
+// SuggestRule proposes; that rule names the write, so the same command is
+// allowed next time, while other writes, and any write outside the
+// workspace, still go to a person.
+func TestLearnedRulesConsentToTheirWrites(t *testing.T) {
+	base := mustCompile(t, Settings{})
+	for _, tt := range []struct {
+		cmd  string
+		want Decision
+	}{
+		{"echo x > out.txt", Allow},
+		{"touch a.txt", Allow},
+		{"sort -o s.txt notes.md", Allow},
+		{"go test ./... 2>&1 | tee test.log", Allow},
+		{"rm -rf build", Allow},
+		{"echo x > /tmp/x", Ask},
+		{"cp a.txt ../b.txt", Ask},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			call := bashCall(tt.cmd)
+			rule := SuggestRule(call, testEnv)
+			p, err := base.WithRule(ListAllow, rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := p.Evaluate(call, ModeDefault); v.Decision != tt.want {
+				t.Fatalf("after learning %s: Evaluate(%q) = %+v, want %s", rule, tt.cmd, v, tt.want)
+			}
+			if v := base.Evaluate(call, ModeDefault); v.Decision == Allow {
+				t.Fatalf("before learning, %q was already allowed: %+v", tt.cmd, v)
+			}
+		})
+	}
+	// An exact rule consents to its command's own operands, not to a
+	// redirection added to it.
+	p := mustCompile(t, Settings{Permissions: Permissions{Allow: []string{"Bash(touch a.txt)"}}})
+	for cmd, want := range map[string]Decision{
+		"touch a.txt": Allow, "touch a.txt > b.txt": Continue, "touch a.txt; touch b.txt": Continue,
+	} {
+		if v := p.Evaluate(bashCall(cmd), ModeDefault); v.Decision != want {
+			t.Errorf("Evaluate(%q) = %+v, want %s", cmd, v, want)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 			return cwdSet{unknown: true}
 		}
 	}
-	w := &walker{a: a, src: src, depth: depth, cwd: cwd}
+	w := &walker{a: a, src: src, depth: depth, cwd: cwd, curCmd: -1}
 	w.stmts(f.Stmts, 0)
 	return w.cwd
 }
@@ -128,6 +128,9 @@ type walker struct {
 	vars        map[string]*varState
 	varsUnknown bool
 	substVars   bool
+	// curCmd is the index of the command whose operands are being
+	// recorded, -1 outside emit.
+	curCmd int
 }
 
 // scoped walks f in a subshell: a cd inside does not reach what follows.
@@ -845,7 +848,9 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 		sc.Argv = full
 	}
 	w.a.out.Commands = append(w.a.out.Commands, sc)
+	w.curCmd = len(w.a.out.Commands) - 1
 	w.operands(args)
+	w.curCmd = -1
 }
 
 // cd applies cd/pushd arguments to the working directory set.
