@@ -113,41 +113,62 @@ func (c cwdSet) equal(o cwdSet) bool {
 	return true
 }
 
-// cd adds the directories a cd to target may reach.
-func (c *cwdSet) cd(target argWord, home string) {
+// union adds the directories of o.
+func (c *cwdSet) union(o cwdSet) {
+	if c.unknown || o.unknown {
+		*c = cwdSet{unknown: true}
+		return
+	}
+	for _, d := range o.dirs {
+		c.add(d)
+	}
+}
+
+// add inserts one directory, keeping the set sorted and bounded.
+func (c *cwdSet) add(nd string) {
 	if c.unknown {
 		return
+	}
+	i := sort.SearchStrings(c.dirs, nd)
+	if i < len(c.dirs) && c.dirs[i] == nd {
+		return
+	}
+	c.dirs = append(c.dirs, "")
+	copy(c.dirs[i+1:], c.dirs[i:])
+	c.dirs[i] = nd
+	if len(c.dirs) > maxCwds {
+		*c = cwdSet{unknown: true}
+	}
+}
+
+// cd adds the directories a cd to target may reach, and returns them alone:
+// where the commands after "cd target &&" run.
+func (c *cwdSet) cd(target argWord, home string) cwdSet {
+	if c.unknown {
+		return cwdSet{unknown: true}
 	}
 	t := target.s
 	switch {
 	case !target.static || t == "-" || hasGlobMeta(t):
-		c.unknown = true
-		return
+		*c = cwdSet{unknown: true}
+		return *c
 	case t == "":
 		if home == "" {
-			c.unknown = true
-			return
+			*c = cwdSet{unknown: true}
+			return *c
 		}
 		t = home
 	}
+	var to cwdSet
 	for _, d := range c.dirs {
 		nd := t
 		if !strings.HasPrefix(t, "/") {
 			nd = path.Join(d, t)
 		}
-		nd = path.Clean(nd)
-		i := sort.SearchStrings(c.dirs, nd)
-		if i < len(c.dirs) && c.dirs[i] == nd {
-			continue
-		}
-		c.dirs = append(c.dirs, "")
-		copy(c.dirs[i+1:], c.dirs[i:])
-		c.dirs[i] = nd
-		if len(c.dirs) > maxCwds {
-			*c = cwdSet{unknown: true}
-			return
-		}
+		to.add(path.Clean(nd))
 	}
+	c.union(to)
+	return to
 }
 
 // resolve returns the absolute paths a static word names from every

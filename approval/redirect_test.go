@@ -220,6 +220,14 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "chmod -w .env", want: Deny, rule: "Edit(.env)"},
 		{cmd: "/usr/bin/time -o .env true", want: Deny, rule: "Edit(.env)", reasonHas: "time -o"},
 		{cmd: "echo x > build.lock", want: Deny, rule: "Write(build.lock)"},
+		{cmd: "awk -i inplace '{print}' .env", want: Deny},
+		{cmd: "gzip .env", want: Deny},
+		{cmd: "gzip -c notes.md > .env", want: Deny, rule: "Edit(.env)"},
+		{cmd: "curl -o .env https://example.com", want: Deny, rule: "Edit(.env)"},
+		{cmd: "find . -fprint .env", want: Deny, rule: "Edit(.env)"},
+		{cmd: "mkdir -p .env", want: Deny, rule: "Edit(.env)"},
+		{cmd: "rg KEY .env", want: Deny, rule: "Read(.env)"},
+		{cmd: "cat <& .env", want: Deny, rule: "Read(.env)"},
 		{cmd: "touch sub/.env", want: Deny, rule: "Edit(.env)"},
 
 		// Targets outside the workspace always need a person, allowed
@@ -347,7 +355,15 @@ func TestAnalyzeFiles(t *testing.T) {
 	}{
 		{"cat a b", []string{"r " + ws + "/a", "r " + ws + "/b"}},
 		{"cat < a > b 2>> c", []string{"r " + ws + "/a", "w " + ws + "/b", "w " + ws + "/c"}},
-		{"cd sub && cat a", []string{"r " + ws + "/a " + ws + "/sub/a"}},
+		{"cd sub && cat a", []string{"r " + ws + "/sub/a"}},            // cat runs only if cd worked
+		{"cd sub; cat a", []string{"r " + ws + "/a " + ws + "/sub/a"}}, // cd may have failed
+		{"cd sub && cat a; cat b", []string{"r " + ws + "/sub/a", "r " + ws + "/b " + ws + "/sub/b"}},
+		{"cd sub || cat a", []string{"r " + ws + "/a " + ws + "/sub/a"}},
+		{"(cd sub) && cat a", []string{"r " + ws + "/a"}},
+		{"echo $(cd sub) && cat a", []string{"r " + ws + "/a"}},
+		{"if true; then cd sub; fi && cat a", []string{"r " + ws + "/a " + ws + "/sub/a"}},
+		{"cd sub && cd x && cat a", []string{"r " + ws + "/sub/x/a"}},
+		{"cd $D && cat a", []string{"r ?a"}},
 		{"cd sub; cd ..; cat a", []string{"r " + ws + "/a " + ws + "/sub/a /home/user/project/a"}[:1]},
 		{"(cd sub); cat a", []string{"r " + ws + "/a"}},
 		{"cd; cat a", []string{"r /home/user/a " + ws + "/a"}},
@@ -442,7 +458,7 @@ func BenchmarkEvaluateBashRedirections(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := bashCall(`cd svc && go test ./... 2>&1 | tee out/test.log >/dev/null; sort -o out/sorted.txt notes.md < input.txt 2>>out/err.log; cat "$HOME/project/README.md" > out/readme.txt`)
+	call := bashCall(`go test ./... 2>&1 | tee out/test.log >/dev/null; sort -o out/sorted.txt notes.md < input.txt 2>>out/err.log && cat "$HOME/project/README.md" > out/readme.txt; cd svc && grep -rn TODO . > ../out/todo.txt`)
 	if v := p.Evaluate(call, ModeDefault); v.Decision != Allow {
 		b.Fatalf("unexpected verdict %+v", v)
 	}

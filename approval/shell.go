@@ -131,6 +131,11 @@ type walker struct {
 	// curCmd is the index of the command whose operands are being
 	// recorded, -1 outside emit.
 	curCmd int
+	// cdTo is set when the statement just walked (cdStmt) was a cd: the
+	// directories it leads to when it succeeds (what "cd x && …" runs in).
+	cdTo      *cwdSet
+	cdStmt    *syntax.Stmt
+	cdPending bool
 }
 
 // scoped walks f in a subshell: a cd inside does not reach what follows.
@@ -187,6 +192,11 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		w.a.undecidable("command nesting is too deep to analyse")
 		return
 	}
+	defer func() {
+		if w.cdStmt != s {
+			w.cdTo = nil
+		}
+	}()
 	var heredocShell []*syntax.Redirect
 	for _, r := range s.Redirs {
 		w.redirect(r, nd)
@@ -198,6 +208,9 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 	case nil:
 	case *syntax.CallExpr:
 		w.call(c, heredocShell, s.Redirs, nd)
+		if w.cdPending {
+			w.cdStmt, w.cdPending = s, false
+		}
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			// Every part of a pipeline runs in a subshell.
@@ -206,7 +219,19 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 			break
 		}
 		w.stmt(c.X, nd+1)
-		w.stmt(c.Y, nd+1)
+		if c.Op == syntax.AndStmt && w.cdTo != nil {
+			// cd x && y: y runs only where the cd led; afterwards the
+			// cd may also have failed.
+			after := w.cwd.clone()
+			w.cwd = *w.cdTo
+			w.stmt(c.Y, nd+1)
+			w.cwd.union(after)
+		} else {
+			w.stmt(c.Y, nd+1)
+		}
+		if c.Op == syntax.AndStmt && w.cdTo != nil && w.cdStmt == c.Y {
+			w.cdStmt = s // a && cd x: what follows with && runs in x
+		}
 	case *syntax.Subshell:
 		w.scoped(func() { w.stmts(c.Stmts, nd+1) })
 	case *syntax.Block:
@@ -588,6 +613,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 	if len(args) == 0 {
 		return
 	}
+	w.cdPending = false // a cd in a substitution above is not this command
 	w.command(args, wrapping{}, heredocs, redirs, nd)
 }
 
@@ -866,10 +892,12 @@ func (w *walker) cd(rest []argWord) {
 			w.cwd = cwdSet{unknown: true} // pushd +N rotates the stack
 			return
 		}
-		w.cwd.cd(a, w.a.env.Home)
+		to := w.cwd.cd(a, w.a.env.Home)
+		w.cdTo, w.cdPending = &to, true
 		return
 	}
-	w.cwd.cd(argWord{s: "", static: true}, w.a.env.Home) // cd alone: home
+	to := w.cwd.cd(argWord{s: "", static: true}, w.a.env.Home) // cd alone: home
+	w.cdTo, w.cdPending = &to, true
 }
 
 // envChdir reports env -C DIR / --chdir.
