@@ -68,16 +68,20 @@ func (p *Policy) judgeFiles(a *Analysis) fileJudgement {
 			}
 			continue
 		}
+		side := shellGlob
+		if a.dotglob {
+			side = shellDotGlob
+		}
 		if f.Kind.reads() {
-			p.judgeAgainst(&j, f, "Read", "reads", false)
+			p.judgeAgainst(&j, f, "Read", "reads", false, side)
 		}
 		if f.Kind.writes() {
-			p.judgeAgainst(&j, f, "Write", "writes", false)
+			p.judgeAgainst(&j, f, "Write", "writes", false, side)
 			p.judgeWrite(&j, f)
 		}
 		if f.Kind == AccessMention {
-			p.judgeAgainst(&j, f, "Read", "names", true)
-			p.judgeAgainst(&j, f, "Write", "names", true)
+			p.judgeAgainst(&j, f, "Read", "names", true, side)
+			p.judgeAgainst(&j, f, "Write", "names", true, side)
 		}
 		if j.deny != nil {
 			return j // nothing can weigh more
@@ -88,7 +92,7 @@ func (p *Policy) judgeFiles(a *Analysis) fileJudgement {
 
 // judgeAgainst applies the deny and ask rules of tool ("Read", or "Write"
 // for Edit and Write rules) to f. A mention turns a deny into a question.
-func (p *Policy) judgeAgainst(j *fileJudgement, f *FileAccess, tool, verb string, mention bool) {
+func (p *Policy) judgeAgainst(j *fileJudgement, f *FileAccess, tool, verb string, mention bool, side globSide) {
 	for _, list := range []struct {
 		set  *ruleSet
 		deny bool
@@ -121,7 +125,7 @@ func (p *Policy) judgeAgainst(j *fileJudgement, f *FileAccess, tool, verb string
 			for _, i := range idx {
 				r := list.set.rules[i]
 				certain := r.matchPath(abs, rel) || (r.kind == kindPath && r.matchPath(descAbs, descRel))
-				if !certain && !(f.Glob && r.mayMatchGlob(abs, rel)) {
+				if !certain && !(f.Glob && r.mayMatchGlob(abs, rel, side)) {
 					continue
 				}
 				switch {
@@ -243,7 +247,7 @@ func matchHost(pattern, host string) bool {
 // mayMatchGlob reports whether a shell glob (abs, or rel inside the
 // workspace) may expand to a path the rule matches: the two patterns
 // intersect. Only path rules are checked; others need an exact match.
-func (r *rule) mayMatchGlob(abs, rel string) bool {
+func (r *rule) mayMatchGlob(abs, rel string, side globSide) bool {
 	if r.kind != kindPath {
 		return false
 	}
@@ -255,10 +259,10 @@ func (r *rule) mayMatchGlob(abs, rel string) bool {
 		target = rel
 	}
 	for _, alt := range expandRuleBraces(r.value) {
-		if globsIntersect(tokenizeGlob(alt, true), tokenizeGlob(target, false)) {
+		if globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(target, side)) {
 			return true
 		}
-		if r.baseName && !r.absolute && globsIntersect(tokenizeGlob(alt, true), tokenizeGlob(path.Base(target), false)) {
+		if r.baseName && !r.absolute && globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(path.Base(target), side)) {
 			return true
 		}
 	}

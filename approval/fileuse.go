@@ -198,6 +198,9 @@ func (w *walker) access(kind AccessKind, a argWord, via string) {
 	if a.static && (a.s == "-" || a.s == "") && kind != AccessConnect {
 		return // stdin / stdout, or nothing
 	}
+	if w.inFindExec > 0 && a.static && strings.Contains(a.s, "{}") {
+		a = argWord{s: a.s} // find -exec cat {} \;: the file is found at run time
+	}
 	if !a.static && a.node != nil {
 		// A dynamic word may still be static once tracked variables are
 		// substituted: judge each value it may take.
@@ -278,6 +281,58 @@ func (w *walker) operands(args []argWord) {
 	if len(args) == 0 || !args[0].static {
 		return
 	}
+	if combos := w.substituteArgs(args); combos != nil {
+		// Variables with several values (a for loop's) are alternatives,
+		// not several arguments: each combination is judged on its own, so
+		// that for f in a b; do sort -o $f x; done writes a and b.
+		for _, c := range combos {
+			w.operandsOf(c)
+		}
+		return
+	}
+	w.operandsOf(args)
+}
+
+// maxArgCombos bounds the combinations substituteArgs builds.
+const maxArgCombos = 16
+
+// substituteArgs replaces dynamic arguments that tracked variables resolve
+// with their values, one combination of values per result. It returns nil
+// when no argument resolves. A dynamic word that brace expansion split
+// into several arguments is left alone (it stays unresolved).
+func (w *walker) substituteArgs(args []argWord) [][]argWord {
+	combos := [][]argWord{nil}
+	changed := false
+	for i, a := range args {
+		alts := []argWord{a}
+		split := (i > 0 && args[i-1].node == a.node) || (i+1 < len(args) && args[i+1].node == a.node)
+		if !a.static && !a.pipe && a.node != nil && !split {
+			if vals, static := w.wordVars(a.node); static && len(vals) > 0 {
+				alts = alts[:0]
+				for _, v := range vals {
+					alts = append(alts, argWord{s: v, static: true})
+				}
+				changed = true
+			}
+		}
+		if len(combos)*len(alts) > maxArgCombos {
+			return nil
+		}
+		next := make([][]argWord, 0, len(combos)*len(alts))
+		for _, c := range combos {
+			for _, alt := range alts {
+				next = append(next, append(append([]argWord(nil), c...), alt))
+			}
+		}
+		combos = next
+	}
+	if !changed {
+		return nil
+	}
+	return combos
+}
+
+func (w *walker) operandsOf(args []argWord) {
 	name := path.Base(args[0].s)
 	rest := args[1:]
 	if noFileArgs[name] {
@@ -356,6 +411,18 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
+		case !a.static && strings.HasPrefix(a.s, "-"):
+			// An option built at run time (--output=$OUT, -o"$F"): its
+			// value cannot be resolved; judge it by what the option does.
+			key := a.s[1:2]
+			if strings.HasPrefix(a.s, "--") {
+				key, _, _ = strings.Cut(a.s[2:], "=")
+			}
+			if r, ok := s.optFiles[key]; ok {
+				w.access(r.kind(), argWord{s: a.s}, name+" "+optName(key))
+			} else {
+				w.mention(argWord{s: a.s}, "option of "+name)
+			}
 		case !a.static || a.s == "-" || !strings.HasPrefix(a.s, "-"):
 			ops = append(ops, a)
 		case a.s == "--":
@@ -601,6 +668,10 @@ func isChmodMode(s string) bool {
 func ddOperands(w *walker, _ string, rest []argWord) {
 	for _, a := range rest {
 		switch {
+		case !a.static && strings.HasPrefix(a.s, "of="):
+			w.access(AccessWrite, argWord{s: a.s}, "dd of=")
+		case !a.static && strings.HasPrefix(a.s, "if="):
+			w.access(AccessRead, argWord{s: a.s}, "dd if=")
 		case !a.static:
 			w.mention(a, "dd operand")
 		case strings.HasPrefix(a.s, "if="):

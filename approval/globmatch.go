@@ -26,13 +26,21 @@ type gtok struct {
 	c    byte
 }
 
-// tokenizeGlob splits a pattern into tokens. ruleSide patterns are gobwas
-// globs (backslash escapes); shell globs follow bash, where a name's leading
-// dot is only matched by a literal dot (no dotglob assumed… but see below).
-func tokenizeGlob(p string, ruleSide bool) []gtok {
+// globSide says which language a pattern is in.
+type globSide uint8
+
+const (
+	ruleGlob     globSide = iota // a gobwas glob of a rule: backslash escapes
+	shellGlob                    // bash: a name's leading dot only matches a literal dot
+	shellDotGlob                 // bash with dotglob (shopt -s dotglob, GLOBIGNORE set)
+)
+
+// tokenizeGlob splits a pattern into tokens.
+func tokenizeGlob(p string, side globSide) []gtok {
+	ruleSide := side == ruleGlob
 	var out []gtok
 	for i := 0; i < len(p); i++ {
-		segStart := !ruleSide && (i == 0 || p[i-1] == '/')
+		segStart := side == shellGlob && (i == 0 || p[i-1] == '/')
 		switch c := p[i]; {
 		case c == '\\' && ruleSide && i+1 < len(p):
 			i++
@@ -85,8 +93,7 @@ const maxGlobStates = 1 << 14
 
 // globsIntersect reports whether some string matches both a (a rule) and b
 // (a shell glob). bash's rule that * and ? never match a name's leading dot
-// is honoured for b, since dotglob is off by default; a command that sets it
-// (shopt -s dotglob) is rare enough, and the sandbox masks stay the wall.
+// is honoured for b unless the command line turns dotglob on.
 func globsIntersect(a, b []gtok) bool {
 	type state struct {
 		i, j    int

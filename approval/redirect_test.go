@@ -154,6 +154,10 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "cat .en?", want: Ask, rule: "Read(.env)"},
 		{cmd: "cat .e*", want: Ask, rule: "Read(.env)"},
 		{cmd: "cat *", want: Allow},
+		{cmd: "shopt -s dotglob; cat *", want: Ask, rule: "Read(.env)"},
+		{cmd: "GLOBIGNORE=x; cat *", want: Ask, rule: "Read(.env)"},
+		{cmd: "bash -O dotglob -c 'cat *'", want: Ask, rule: "Read(.env)"},
+		{cmd: `find . -name .env -exec cat {} \;`, want: Ask, rule: "Read(.env)"},
 		{cmd: "cat *.md", want: Allow},
 		// What cannot be resolved needs a person while Read rules deny paths.
 		{cmd: "cat $F", want: Ask, rule: "Read(.env)", reasonHas: "cannot be resolved"},
@@ -248,6 +252,12 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: `echo x > "$(date).log"`, want: Ask},
 		{cmd: "cd $D; echo x > y", want: Ask},
 		{cmd: "echo x > ~other/y", want: Ask},
+		{cmd: "sort --output=$OUT notes.md", want: Ask, reasonHas: "cannot be resolved"},
+		{cmd: `sort -o"$OUT" notes.md`, want: Ask},
+		{cmd: "dd if=notes.md of=$X", want: Ask},
+		{cmd: "for f in a .env; do sort -o $f notes.md; done", want: Deny, rule: "Edit(.env)"},
+		{cmd: "for f in a b; do sort -o $f notes.md; done", want: Continue, reasonHas: "writes a (sort -o)"},
+		{cmd: "o=out/x; sort -o$o notes.md", want: Allow},
 
 		// Inside the workspace a write is an edit: an Edit allow rule or
 		// acceptEdits allows it, otherwise a person decides (Continue here).
@@ -437,7 +447,7 @@ func TestGlobsIntersect(t *testing.T) {
 	for _, tt := range tests {
 		got := false
 		for _, alt := range expandRuleBraces(tt.rule) {
-			got = got || globsIntersect(tokenizeGlob(alt, true), tokenizeGlob(tt.word, false))
+			got = got || globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(tt.word, shellGlob))
 		}
 		if got != tt.want {
 			t.Errorf("globsIntersect(%q, %q) = %v, want %v", tt.rule, tt.word, got, tt.want)

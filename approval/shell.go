@@ -61,6 +61,10 @@ type Analysis struct {
 	Files []FileAccess
 	// ForkBombs names functions that call themselves piped or backgrounded.
 	ForkBombs []string
+	// dotglob is set when the command line may turn bash's dotglob on
+	// (shopt -s dotglob, bash -O dotglob, GLOBIGNORE=…): then * matches
+	// names starting with a dot.
+	dotglob bool
 }
 
 // Analyze parses a shell command line and splits it into simple commands.
@@ -136,6 +140,8 @@ type walker struct {
 	cdTo      *cwdSet
 	cdStmt    *syntax.Stmt
 	cdPending bool
+	// inFindExec counts find -exec commands being walked.
+	inFindExec int
 }
 
 // scoped walks f in a subshell: a cd inside does not reach what follows.
@@ -592,6 +598,9 @@ var dangerousAssign = map[string]bool{
 func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, nd int) {
 	for _, as := range c.Assigns {
 		w.nested(as, nd)
+		if as.Name != nil && as.Name.Value == "GLOBIGNORE" {
+			w.a.out.dotglob = true
+		}
 		if as.Name != nil && len(c.Args) > 0 && dangerousAssign[as.Name.Value] {
 			w.a.undecidable("assignment to " + as.Name.Value + " changes what the command runs")
 		}
@@ -797,7 +806,9 @@ func (w *walker) findExec(rest []argWord, wrappers wrapping, nd int) {
 				j++
 			}
 			if j > i+1 {
+				w.inFindExec++ // {} is whatever find finds
 				w.command(rest[i+1:j], wrappers, nil, nil, nd+1)
+				w.inFindExec--
 			}
 			i = j
 		case "-delete":
@@ -874,6 +885,11 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 		sc.Argv = full
 	}
 	w.a.out.Commands = append(w.a.out.Commands, sc)
+	for _, word := range sc.Argv {
+		if strings.Contains(word, "dotglob") || strings.HasPrefix(word, "GLOBIGNORE=") {
+			w.a.out.dotglob = true
+		}
+	}
 	w.curCmd = len(w.a.out.Commands) - 1
 	w.operands(args)
 	w.curCmd = -1

@@ -79,6 +79,9 @@ func (w *walker) assigns(as []*syntax.Assign) {
 		if a.Name == nil {
 			continue
 		}
+		if a.Name.Value == "GLOBIGNORE" {
+			w.a.out.dotglob = true // a set GLOBIGNORE turns dotglob on
+		}
 		if a.Naked {
 			if a.Value == nil {
 				continue // declare X: no value given here
