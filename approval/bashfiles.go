@@ -170,7 +170,8 @@ func (p *Policy) judgeWrite(j *fileJudgement, f *FileAccess) {
 		_, rel := resolvePath(abs, p.env)
 		allowed := false
 		for _, i := range p.allow.byTool["Write"] {
-			if r := p.allow.rules[i]; r.kind == kindAny || r.matchPath(abs, rel) {
+			r := p.allow.rules[i]
+			if r.kind == kindAny || r.matchPath(abs, rel) || (f.dir && r.kind == kindPath && rel != "." && r.matchPath(abs+"/**", rel+"/**")) {
 				allowed = true
 				break
 			}

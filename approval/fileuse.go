@@ -51,6 +51,19 @@ type FileAccess struct {
 	// cmd is the index in Analysis.Commands of the command whose operand
 	// this is; -1 for redirections and wrapper options.
 	cmd int
+	// dir is set for destinations that may be directories written into
+	// (cp a out/): an Edit rule covering the directory's content allows them.
+	dir bool
+}
+
+// destination records a write to a path that may be a directory the
+// command writes into.
+func (w *walker) destination(a argWord, via string) {
+	n := len(w.a.out.Files)
+	w.access(AccessWrite, a, via)
+	for i := n; i < len(w.a.out.Files); i++ {
+		w.a.out.Files[i].dir = true
+	}
 }
 
 // role is how a command uses one of its arguments.
@@ -404,6 +417,8 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 		if r, ok := s.optFiles[opt]; ok {
 			if opt == "t" || opt == "target-directory" {
 				targetDir = true
+				w.destination(v, name+" "+optName(opt))
+				return
 			}
 			w.access(r.kind(), v, name+" "+optName(opt))
 		}
@@ -496,7 +511,7 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 		case s.assigns && isAssignment(a):
 			continue
 		case s.lastDest && !targetDir && len(ops) >= 2 && i == len(ops)-1:
-			w.access(AccessWrite, a, name+" destination")
+			w.destination(a, name+" destination")
 			continue
 		case s.lastDest && len(ops) == 1 && name == "ln":
 			// ln -s TARGET: the link is made in the current directory.

@@ -267,6 +267,10 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "echo x > notes.txt", mode: ModePlan, want: Deny},
 		{cmd: "echo x > out/log.txt", want: Allow, rule: "Bash(echo:*)"},
 		{cmd: "cat notes.md | tee out/a out/b", want: Allow},
+		{cmd: "cp notes.md out/", want: Allow},
+		{cmd: "cp -t out notes.md", want: Allow},
+		{cmd: "mv notes.md out", want: Continue}, // mv also removes notes.md
+		{cmd: "echo x > out", want: Continue},    // out itself is not under out/**
 		{cmd: "touch a.txt", want: Continue},
 		{cmd: "touch a.txt", mode: ModeAcceptEdits, want: Allow},
 		{cmd: "rm -rf build", mode: ModeAcceptEdits, want: Allow},
