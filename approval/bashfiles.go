@@ -23,8 +23,10 @@ import (
 //     also refuse harmless commands (git rm --cached .env); the sandbox's
 //     masks (issue 8 §1) are the wall behind the question.
 //   - A path custos cannot resolve (a variable, a cd to an unknown place)
-//     needs a person when it is written, and when it is read while Read
-//     deny or ask rules exist.
+//     needs a person when it is written, and when a known command reads it
+//     while Read deny or ask rules exist (cat "$F"). An unknown command's
+//     run-time words are not judged (make $TARGET), like paths inside a
+//     script's strings: the sandbox's masks are the wall for both.
 //   - A /dev/tcp or /dev/udp redirection is a connection: denied unless its
 //     host is on sandbox.network.allowedDomains.
 
@@ -102,6 +104,13 @@ func (p *Policy) judgeAgainst(j *fileJudgement, f *FileAccess, tool, verb string
 			continue
 		}
 		if f.Paths == nil {
+			if mention {
+				// A word an unknown command builds at run time is as
+				// opaque as a path inside a script's string: the
+				// sandbox's masks are the wall there, not a question on
+				// every "make $TARGET".
+				return
+			}
 			r := list.set.rules[idx[0]]
 			j.asked(Verdict{Rule: r.text, Reason: fmt.Sprintf("%s %s (%s), which cannot be resolved statically, and %s %s some paths: needs confirmation",
 				verb, f.Word, f.Via, r.text, ruleVerb(list.deny))})

@@ -170,6 +170,8 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "python3 x.py secrets/prod.key", want: Ask, rule: "Read(secrets/**)"},
 		{cmd: "make FILE=.env", want: Ask, rule: "Read(.env)"},
 		{cmd: "git add notes.md", want: Allow},
+		{cmd: "make $TARGET", want: Allow},
+		{cmd: "git add $(git ls-files -m)", want: Allow},
 		// Words that are not files stay allowed.
 		{cmd: "echo .env", want: Allow},
 		{cmd: "echo secrets/prod.key", want: Allow},
