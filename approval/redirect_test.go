@@ -134,6 +134,13 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "cd nowhere; cat secrets/prod.key", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "cd /home/user/project/secrets && cat prod.key", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "(cd secrets); cat prod.key", want: Allow},
+		// Functions run where they are called, and their cd counts.
+		{cmd: "f() { cat prod.key; }; cd secrets; f", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "f() { cd secrets; }; f; cat prod.key", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "f() { builtin cd secrets; }; f && cat prod.key", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "f() { cat \"$1\"; }; f notes.md", want: Ask, rule: "Read(.env)"}, // $1 is not followed
+		{cmd: "f() { f; }; f", want: Continue},
+		{cmd: "a() { :; }; b() { a; a; }; c() { b; b; }; d() { c; c; }; e() { d; d; }; g() { e; e; }; g", want: Ask, reasonHas: "too many function calls"},
 		{cmd: "cd secrets | cat prod.key", want: Allow},
 		{cmd: "cat ./secrets/../secrets/prod.key", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "cat secrets/*", want: Deny, rule: "Read(secrets/**)"},

@@ -80,8 +80,9 @@ func Analyze(command string, env Env) *Analysis {
 }
 
 type analyzer struct {
-	env Env
-	out *Analysis
+	env       Env
+	out       *Analysis
+	funcCalls int
 }
 
 func (a *analyzer) undecidable(reason string) {
@@ -142,6 +143,35 @@ type walker struct {
 	cdPending bool
 	// inFindExec counts find -exec commands being walked.
 	inFindExec int
+	// funcs are the functions declared so far, calling the ones being
+	// walked at a call site.
+	funcs   map[string]*syntax.Stmt
+	calling map[string]bool
+}
+
+// maxFuncCalls bounds how many function calls one analysis walks into.
+const maxFuncCalls = 32
+
+// callFunc walks a declared function's body at a call: it runs in this
+// shell, from the current directory, and a cd inside it counts afterwards.
+func (w *walker) callFunc(name string, nd int) {
+	body := w.funcs[name]
+	if body == nil || w.calling[name] {
+		return // not a function, or a recursive call: walked already
+	}
+	if w.a.funcCalls++; w.a.funcCalls > maxFuncCalls {
+		w.a.undecidable("too many function calls to analyse")
+		return
+	}
+	if w.calling == nil {
+		w.calling = map[string]bool{}
+	}
+	w.calling[name] = true
+	seen := w.seen
+	w.seen = nil // substitutions in the body resolve anew from here
+	w.stmt(body, nd+1)
+	w.seen = seen
+	delete(w.calling, name)
 }
 
 // scoped walks f in a subshell: a cd inside does not reach what follows.
@@ -272,11 +302,16 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		if name != "" && selfCallsPipedOrBackground(name, c.Body) {
 			w.a.out.ForkBombs = append(w.a.out.ForkBombs, name)
 		}
-		// The body runs when the function is called, from wherever that is.
-		w.scoped(func() { w.stmt(c.Body, nd+1) })
-		if changesDir(c.Body) {
-			w.cwd = cwdSet{unknown: true}
+		// The body is walked here, so its commands are judged even if the
+		// call cannot be seen, and again at each call, from the directory
+		// the call runs in (command).
+		if name != "" {
+			if w.funcs == nil {
+				w.funcs = map[string]*syntax.Stmt{}
+			}
+			w.funcs[name] = c.Body
 		}
+		w.scoped(func() { w.stmt(c.Body, nd+1) })
 	case *syntax.TimeClause:
 		w.stmt(c.Stmt, nd+1)
 	case *syntax.CoprocClause:
@@ -363,21 +398,6 @@ func isProcSubst(word *syntax.Word) bool {
 	}
 	_, ok := word.Parts[0].(*syntax.ProcSubst)
 	return ok
-}
-
-// changesDir reports whether a function body runs cd, pushd or popd.
-func changesDir(body *syntax.Stmt) bool {
-	found := false
-	syntax.Walk(body, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			switch path.Base(c.Args[0].Lit()) {
-			case "cd", "pushd", "popd", "source", ".", "eval":
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }
 
 func isFD(s string) bool {
@@ -651,6 +671,9 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		name = ""
 	}
 	rest := args[1:]
+	if len(wrappers.names) == 0 && name == args[0].s {
+		w.callFunc(name, nd)
+	}
 
 	// Wrappers: record them and analyse the command they run.
 	if inner, ok := unwrap(name, rest); ok {
