@@ -134,6 +134,11 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "cd nowhere; cat secrets/prod.key", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "cd /home/user/project/secrets && cat prod.key", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "(cd secrets); cat prod.key", want: Allow},
+		{cmd: "d=secrets; cd $d && cat prod.key", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "for d in a secrets; do cd $d && cat prod.key; done", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "pushd secrets > /dev/null; cat prod.key", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "CDPATH=/etc cd cron.d && echo x > y", want: Ask, reasonHas: "cannot be resolved"},
+		{cmd: "export CDPATH=/; cd etc; touch x", want: Ask},
 		// Functions run where they are called, and their cd counts.
 		{cmd: "f() { cat prod.key; }; cd secrets; f", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "f() { cd secrets; }; f; cat prod.key", want: Deny, rule: "Read(secrets/**)"},

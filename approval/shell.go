@@ -75,6 +75,7 @@ func Analyze(command string, env Env) *Analysis {
 		a.undecidable("command is longer than the analysis limit")
 		return a.out
 	}
+	a.cdpath = strings.Contains(command, "CDPATH")
 	a.parse(command, 0, startCwd(env))
 	return a.out
 }
@@ -83,6 +84,9 @@ type analyzer struct {
 	env       Env
 	out       *Analysis
 	funcCalls int
+	// cdpath is set when the command line mentions CDPATH, which lets a
+	// relative cd land outside the directory it names.
+	cdpath bool
 }
 
 func (a *analyzer) undecidable(reason string) {
@@ -931,7 +935,30 @@ func (w *walker) cd(rest []argWord) {
 			w.cwd = cwdSet{unknown: true} // pushd +N rotates the stack
 			return
 		}
-		to := w.cwd.cd(a, w.a.env.Home)
+		targets := []argWord{a}
+		if !a.static && a.node != nil {
+			if vals, static := w.wordVars(a.node); static {
+				targets = targets[:0]
+				for _, v := range vals {
+					targets = append(targets, argWord{s: v, static: true})
+				}
+			}
+		}
+		before, after, to := w.cwd.clone(), cwdSet{}, cwdSet{}
+		for i, t := range targets {
+			if w.a.cdpath && t.static && !strings.HasPrefix(t.s, "/") && !strings.HasPrefix(t.s, ".") {
+				t = argWord{s: t.s} // CDPATH may send a relative cd anywhere
+			}
+			c := before.clone()
+			ti := c.cd(t, w.a.env.Home)
+			if i == 0 {
+				after, to = c, ti
+				continue
+			}
+			after.union(c)
+			to.union(ti)
+		}
+		w.cwd = after
 		w.cdTo, w.cdPending = &to, true
 		return
 	}
