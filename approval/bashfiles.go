@@ -16,7 +16,9 @@ import (
 //   - A write is judged by Edit and Write deny and ask rules; a write outside
 //     the workspace always needs a person; a write inside it needs an Edit or
 //     Write allow rule or acceptEdits mode (as a Write call would), so a
-//     Bash allow rule alone never lets a command write files.
+//     Bash allow rule alone does not let a command write files, unless it
+//     names the write itself: an exact rule its command's operands, a
+//     whole-text rule everything (what an Always answer learns).
 //   - A mention (an argument of a command whose use of it custos does not
 //     know) that a Read or Edit deny or ask rule matches needs a person:
 //     custos cannot tell whether git add .env reads .env, and a deny would
