@@ -34,6 +34,9 @@ const maxArgCombos = 16
 // when no argument resolves. A dynamic word that brace expansion split
 // into several arguments is left alone (it stays unresolved).
 func (w *walker) substituteArgs(args []argWord) [][]argWord {
+	if !w.tracking() {
+		return nil
+	}
 	combos := [][]argWord{nil}
 	changed := false
 	for i, a := range args {

@@ -101,7 +101,7 @@ func (w *walker) access(kind AccessKind, a argWord, via string) {
 	if w.inFindExec > 0 && a.static && strings.Contains(a.s, "{}") {
 		a = argWord{s: a.s} // find -exec cat {} \;: the file is found at run time
 	}
-	if !a.static && a.node != nil {
+	if !a.static && a.node != nil && w.tracking() {
 		// A dynamic word may still be static once tracked variables are
 		// substituted: judge each value it may take.
 		if vals, static := w.wordVars(a.node); static {
@@ -147,7 +147,7 @@ func (w *walker) redirectAccess(kind AccessKind, word *syntax.Word, vals []strin
 	if pipe {
 		return
 	}
-	if !static && word != nil {
+	if !static && word != nil && w.tracking() {
 		if vs, st := w.wordVars(word); st {
 			vals, static = vs, true
 		}

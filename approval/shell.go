@@ -936,7 +936,7 @@ func (w *walker) cd(rest []argWord) {
 			return
 		}
 		targets := []argWord{a}
-		if !a.static && a.node != nil {
+		if !a.static && a.node != nil && w.tracking() {
 			if vals, static := w.wordVars(a.node); static {
 				targets = targets[:0]
 				for _, v := range vals {

@@ -148,6 +148,10 @@ func (w *walker) commandSetsVars(name string, rest []argWord) {
 	}
 }
 
+// tracking reports whether any variable is followed: without one,
+// substituting would change nothing.
+func (w *walker) tracking() bool { return len(w.vars) > 0 && !w.varsUnknown }
+
 // wordVars evaluates a word with the tracked variables substituted.
 func (w *walker) wordVars(word *syntax.Word) ([]string, bool) {
 	old := w.substVars
