@@ -108,15 +108,70 @@ func (c cwdSet) resolve(a argWord) []string {
 	if !a.static || a.s == "" {
 		return nil
 	}
-	if strings.HasPrefix(a.s, "/") {
-		return []string{path.Clean(a.s)}
+	p := a.s
+	if strings.HasPrefix(p, "/") {
+		p = path.Clean(p)
+		rel, how := procAlias(p)
+		switch how {
+		case aliasNone:
+			return []string{p}
+		case aliasRoot:
+			return []string{rel}
+		case aliasUnknown:
+			return nil
+		}
+		p = rel // aliasCwd: relative to the current directory
 	}
 	if c.unknown {
 		return nil
 	}
 	out := make([]string, len(c.dirs))
 	for i, d := range c.dirs {
-		out[i] = path.Join(d, a.s)
+		out[i] = path.Join(d, p)
 	}
 	return out
+}
+
+// How an absolute path aliases another through /proc or /dev/fd.
+const (
+	aliasNone    = iota
+	aliasCwd     // /proc/self/cwd/x: x in the current directory
+	aliasRoot    // /proc/self/root/x: /x
+	aliasUnknown // another process's cwd or root, or a directory's descriptor
+)
+
+// procAlias resolves the magic links through which a path names another one,
+// so that /proc/self/cwd/.env is .env.
+func procAlias(p string) (string, int) {
+	var rest string
+	switch {
+	case strings.HasPrefix(p, "/proc/"):
+		rest = p[len("/proc/"):]
+	case strings.HasPrefix(p, "/dev/fd/"):
+		// /dev/fd/3/x: x in the directory open as descriptor 3.
+		if strings.Count(p, "/") > 3 {
+			return "", aliasUnknown
+		}
+		return "", aliasNone
+	default:
+		return "", aliasNone
+	}
+	proc, rest, _ := strings.Cut(rest, "/")
+	link, sub, _ := strings.Cut(rest, "/")
+	if proc == "" || (link != "cwd" && link != "root" && !(link == "fd" && strings.Contains(sub, "/"))) {
+		return "", aliasNone
+	}
+	if proc != "self" && proc != "thread-self" {
+		return "", aliasUnknown // another process: its directories are unknown here
+	}
+	switch link {
+	case "cwd":
+		if sub == "" {
+			sub = "."
+		}
+		return sub, aliasCwd
+	case "root":
+		return path.Clean("/" + sub), aliasRoot
+	}
+	return "", aliasUnknown // /proc/self/fd/3/x
 }

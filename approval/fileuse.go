@@ -172,5 +172,10 @@ func (w *walker) redirectAccess(kind AccessKind, word *syntax.Word, vals []strin
 // touching a file: the null and zero devices, the standard streams and file
 // descriptors.
 func harmlessRedirect(p string) bool {
-	return harmlessDevice(p) || p == "/dev/stdin" || strings.HasPrefix(p, "/proc/self/fd/")
+	for _, fds := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(p, fds); ok {
+			return isFD(n) // /dev/fd/3/x is a file in a directory open as fd 3
+		}
+	}
+	return harmlessDevice(p) || p == "/dev/stdin"
 }

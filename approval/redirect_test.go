@@ -165,6 +165,14 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "cat sec[r]ets/prod.key", want: Ask, rule: "Read(secrets/**)"},
 		{cmd: "cat .en?", want: Ask, rule: "Read(.env)"},
 		{cmd: "cat .e*", want: Ask, rule: "Read(.env)"},
+		// Magic links that name the working directory or the root.
+		{cmd: "cat /proc/self/cwd/.env", want: Deny, rule: "Read(.env)"},
+		{cmd: "cat /proc/thread-self/cwd/secrets/prod.key", want: Deny, rule: "Read(secrets/**)"},
+		{cmd: "cat /proc/self/root/home/user/project/.env", want: Deny, rule: "Read(.env)"},
+		{cmd: "echo x > /proc/self/cwd/.env", want: Deny, rule: "Edit(.env)"},
+		{cmd: "cat /proc/1/cwd/x", want: Ask, reasonHas: "cannot be resolved"},
+		{cmd: "exec 3<.; cat < /dev/fd/3/.env", want: Ask},
+		{cmd: "echo x > /proc/self/cwd/out/x", want: Allow},
 		{cmd: "cat *", want: Allow},
 		{cmd: "shopt -s dotglob; cat *", want: Ask, rule: "Read(.env)"},
 		{cmd: "GLOBIGNORE=x; cat *", want: Ask, rule: "Read(.env)"},
@@ -537,6 +545,36 @@ func TestLearnedRulesConsentToTheirWrites(t *testing.T) {
 	} {
 		if v := p.Evaluate(bashCall(cmd), ModeDefault); v.Decision != want {
 			t.Errorf("Evaluate(%q) = %+v, want %s", cmd, v, want)
+		}
+	}
+}
+
+// TestAbsoluteFileRules: rules on absolute and home paths hold for Bash too,
+// and an Edit deny outside the workspace is a denial, not a question.
+func TestAbsoluteFileRules(t *testing.T) {
+	p := mustCompile(t, Settings{Permissions: Permissions{
+		Allow: []string{"Bash(cat:*)", "Bash(echo:*)", "Bash(cd:*)"},
+		Deny:  []string{"Read(~/.ssh/**)", "Edit(/etc/**)"},
+	}})
+	for _, tt := range []struct {
+		cmd  string
+		want Decision
+		rule string
+	}{
+		{"cat ~/.ssh/id_rsa", Deny, "Read(~/.ssh/**)"},
+		{"cat $HOME/.ssh/id_rsa", Deny, "Read(~/.ssh/**)"},
+		{"cat /home/user/.ssh/id_rsa", Deny, "Read(~/.ssh/**)"},
+		{"cd ~/.ssh && cat id_rsa", Deny, "Read(~/.ssh/**)"},
+		{"cd && cat .ssh/id_rsa", Deny, "Read(~/.ssh/**)"},
+		{"cat ../.ssh/id_rsa", Deny, "Read(~/.ssh/**)"},
+		{"echo x > /etc/hosts", Deny, "Edit(/etc/**)"},
+		{"echo x >> /etc/cron.d/job", Deny, "Edit(/etc/**)"},
+		{"cat ~/notes.txt", Allow, "Bash(cat:*)"},
+		{"echo x > /tmp/x", Ask, ""},
+	} {
+		v := p.Evaluate(bashCall(tt.cmd), ModeDefault)
+		if v.Decision != tt.want || v.Rule != tt.rule {
+			t.Errorf("Evaluate(%q) = %+v, want %s by %q", tt.cmd, v, tt.want, tt.rule)
 		}
 	}
 }
