@@ -101,7 +101,10 @@ var noFileArgs = map[string]bool{
 }
 
 // cmdSpec describes a command's options and operands, enough to tell which
-// arguments are files it reads or writes.
+// arguments are files it reads or writes. Only options that always take a
+// value belong in valued: a flag listed there would swallow the operand
+// after it (fail open), while a valued option left out only turns its value
+// into one more operand judged (fail closed).
 type cmdSpec struct {
 	valued         string          // short options taking a value (-n 5, -o file)
 	longValued     []string        // long options taking a separate value
@@ -281,13 +284,13 @@ var reader = cmdSpec{operands: roleRead}
 // as reads or writes. Every other command's arguments are mentions.
 var commandSpecs = map[string]*cmdSpec{
 	// Readers.
-	"cat": &reader, "tac": &reader, "nl": {valued: "bdfhilnpsvw", operands: roleRead},
+	"cat": &reader, "tac": &reader, "nl": {valued: "bdfhilnsvw", operands: roleRead},
 	"head": {valued: "nc", operands: roleRead}, "tail": {valued: "ncs", operands: roleRead},
 	"less": {valued: "bhjkoOpPtTxyz", operands: roleRead, optFiles: map[string]role{"o": roleWrite, "O": roleWrite, "log-file": roleWrite, "LOG-FILE": roleWrite}},
 	"more": &reader, "wc": &reader, "rev": &reader, "fold": {valued: "w", operands: roleRead},
 	"fmt": {valued: "wgp", operands: roleRead}, "expand": {valued: "t", operands: roleRead},
 	"unexpand": {valued: "t", operands: roleRead}, "strings": {valued: "nte", operands: roleRead},
-	"od": {valued: "AjNtSw", operands: roleRead}, "hexdump": {valued: "efns", operands: roleRead, optFiles: map[string]role{"f": roleRead}},
+	"od": {valued: "AjNtS", operands: roleRead}, "hexdump": {valued: "efns", operands: roleRead, optFiles: map[string]role{"f": roleRead}},
 	"base64": {valued: "w", operands: roleRead}, "base32": {valued: "w", operands: roleRead},
 	"md5sum": &reader, "sha1sum": &reader, "sha224sum": &reader, "sha256sum": &reader,
 	"sha384sum": &reader, "sha512sum": &reader, "b2sum": {valued: "l", operands: roleRead},
@@ -295,10 +298,10 @@ var commandSpecs = map[string]*cmdSpec{
 	"stat": {valued: "c", operands: roleRead}, "ls": {valued: "wIT", operands: roleRead},
 	"diff": {valued: "CUFIWLxX", operands: roleRead, optFiles: map[string]role{"X": roleRead, "exclude-from": roleRead}},
 	"cmp":  {valued: "in", operands: roleRead}, "comm": &reader,
-	"join":   {valued: "jte12o", operands: roleRead},
+	"join":   {valued: "aejot12v", operands: roleRead},
 	"paste":  {valued: "d", operands: roleRead},
 	"cut":    {valued: "bcdf", operands: roleRead},
-	"column": {valued: "stcoNRlWHOd", operands: roleRead},
+	"column": {valued: "scoNRWHOlE", operands: roleRead},
 	"source": {operands: roleRead}, ".": {operands: roleRead},
 	"sort": {valued: "kStTo", longValued: []string{"output", "key", "field-separator", "temporary-directory", "buffer-size", "files0-from"},
 		operands: roleRead, optFiles: map[string]role{"o": roleWrite, "output": roleWrite, "T": roleWrite, "temporary-directory": roleWrite, "files0-from": roleRead}},
@@ -315,10 +318,10 @@ var commandSpecs = map[string]*cmdSpec{
 	"awk": awkSpec, "gawk": awkSpec, "mawk": awkSpec, "nawk": awkSpec,
 	// Writers.
 	"tee":      {operands: roleWrite},
-	"touch":    {valued: "rtdA", operands: roleWrite, optFiles: map[string]role{"r": roleRead, "reference": roleRead}},
+	"touch":    {valued: "rtd", operands: roleWrite, optFiles: map[string]role{"r": roleRead, "reference": roleRead}},
 	"truncate": {valued: "sr", operands: roleWrite, optFiles: map[string]role{"r": roleRead, "reference": roleRead}},
 	"rm":       {operands: roleWrite}, "rmdir": {operands: roleWrite}, "unlink": {operands: roleWrite},
-	"shred": {valued: "nsu", operands: roleWrite}, "mkdir": {valued: "m", operands: roleWrite},
+	"shred": {valued: "ns", operands: roleWrite}, "mkdir": {valued: "m", operands: roleWrite},
 	"mkfifo": {valued: "m", operands: roleWrite}, "mknod": {valued: "m", operands: roleWrite},
 	"chown": {lead: 1, leadLong: []string{"reference"}, operands: roleWrite, optFiles: map[string]role{"reference": roleRead}},
 	"chgrp": {lead: 1, leadLong: []string{"reference"}, operands: roleWrite, optFiles: map[string]role{"reference": roleRead}},
@@ -328,9 +331,9 @@ var commandSpecs = map[string]*cmdSpec{
 		optFiles: map[string]role{"t": roleWrite, "target-directory": roleWrite}},
 	"ln": {valued: "tS", longValued: []string{"target-directory", "suffix"}, operands: roleRead, lastDest: true,
 		optFiles: map[string]role{"t": roleWrite, "target-directory": roleWrite}},
-	"install": {valued: "tSmogb", longValued: []string{"target-directory", "suffix", "mode", "owner", "group"}, operands: roleRead, lastDest: true,
+	"install": {valued: "tSmog", longValued: []string{"target-directory", "suffix", "mode", "owner", "group"}, operands: roleRead, lastDest: true,
 		optFiles: map[string]role{"t": roleWrite, "target-directory": roleWrite}},
-	"split":  {valued: "abCdlnt", operands: roleRead, secondOut: true},
+	"split":  {valued: "abClnt", operands: roleRead, secondOut: true},
 	"csplit": {valued: "bfn", operands: roleRead, optFiles: map[string]role{"f": roleWrite, "prefix": roleWrite}},
 	"gzip":   gzipSpec, "gunzip": gzipSpec, "bzip2": gzipSpec, "bunzip2": gzipSpec, "xz": gzipSpec, "unxz": gzipSpec,
 	"zstd": {valued: "o", operands: roleReadWrite, stdoutOpt: "c", optFiles: map[string]role{"o": roleWrite}},
