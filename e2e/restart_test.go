@@ -94,7 +94,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	require.NoError(t, approval.TrustWorkspace(cfg, ws))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
-		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)"]}}`), 0o644))
+		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)","Edit(bash.log)"]}}`), 0o644))
 
 	// The first model request hangs until the worker that sent it is dead.
 	var requests atomic.Int32
