@@ -58,10 +58,13 @@ type ToolResult struct {
 	ExitCode *int `json:"exitCode,omitempty"`
 }
 
-// ModelRequest is one chat completion call.
+// ModelRequest is one chat completion call. The conversation is read from
+// the job's transcript (Conversation); Messages, sent whole, is what jobs
+// recorded before the transcript store sent, and what tests may send.
 type ModelRequest struct {
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	Tools    []openai.Tool                  `json:"tools,omitempty"`
+	Conversation *Conversation                  `json:"conversation,omitempty"`
+	Messages     []openai.ChatCompletionMessage `json:"messages,omitempty"`
+	Tools        []openai.Tool                  `json:"tools,omitempty"`
 	// Model overrides the worker's configured model name when set.
 	Model string `json:"model,omitempty"`
 }

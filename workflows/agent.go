@@ -277,7 +277,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		names[i] = t.Function.Name
 	}
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
-		Model: j.in.Model, Messages: len(j.st.Messages), Tools: names}})
+		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: names}})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
@@ -295,14 +295,16 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	})
 	var resp activities.ModelResponse
 	err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
-		Messages: j.st.Messages,
-		Tools:    tools,
-		Model:    j.in.Model,
+		Conversation: j.conversation(),
+		Tools:        tools,
+		Model:        j.in.Model,
 	}).Get(ctx, &resp)
 	if err != nil {
 		j.runHooks(ctx, hooks.LLMResponseError, hooks.Payload{Error: err.Error()})
 		return openai.ChatCompletionMessage{}, err
 	}
+	// The model activity stored every message it was sent.
+	j.st.stored(j.st.total())
 	j.st.Usage.ModelCalls++
 	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
 	j.st.Usage.CompletionTokens += resp.Usage.CompletionTokens
@@ -335,7 +337,7 @@ func (j *job) save(ctx workflow.Context) error {
 	info := &hooks.SessionSave{
 		Transcript:   activities.SessionFile(j.in.Workspace, j.id),
 		Audit:        activities.AuditFile(j.in.Workspace, j.id),
-		FirstMessage: j.st.SavedMessages, LastMessage: len(j.st.Messages),
+		FirstMessage: j.st.SavedMessages, LastMessage: j.st.total(),
 		AuditFrom: j.st.AuditSaved, AuditTo: j.st.AuditSeq,
 	}
 	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{Session: info})
@@ -343,7 +345,7 @@ func (j *job) save(ctx workflow.Context) error {
 		Workspace:    j.in.Workspace,
 		JobID:        j.id,
 		FirstMessage: j.st.SavedMessages,
-		Messages:     j.st.Messages[j.st.SavedMessages:],
+		Messages:     j.st.unsaved(),
 	}
 	for _, r := range j.st.Audit {
 		if r.Seq > j.st.AuditSaved {
@@ -360,7 +362,7 @@ func (j *job) save(ctx workflow.Context) error {
 	if err := workflow.ExecuteLocalActivity(lctx, activities.SaveSession, req).Get(ctx, nil); err != nil {
 		return err
 	}
-	j.st.SavedMessages = len(j.st.Messages)
+	j.st.stored(j.st.total())
 	j.st.AuditSaved = j.st.AuditSeq
 	// Only records already in the file may leave memory.
 	if extra := len(j.st.Audit) - maxAuditInMemory; extra > 0 {

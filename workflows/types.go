@@ -9,6 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
 )
 
@@ -71,14 +72,20 @@ type JobInput struct {
 	State *State `json:"state,omitempty"`
 }
 
-// State is everything a job carries into its next run.
+// State is everything a job carries into its next run. The conversation
+// itself is in the job's transcript (see activities.Conversation): State
+// holds only the messages that may not be stored yet, Messages, which start
+// at index MessageBase of the whole conversation.
 type State struct {
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	Turn     int                            `json:"turn"`
-	Mode     approval.Mode                  `json:"mode"`
-	Settings approval.Settings              `json:"settings"`
-	Env      approval.Env                   `json:"env"`
-	Sources  []string                       `json:"sources,omitempty"`
+	Messages    []openai.ChatCompletionMessage `json:"messages"`
+	MessageBase int                            `json:"messageBase,omitempty"`
+	// View is what the model sees of the conversation after compaction.
+	View     activities.View   `json:"view,omitempty"`
+	Turn     int               `json:"turn"`
+	Mode     approval.Mode     `json:"mode"`
+	Settings approval.Settings `json:"settings"`
+	Env      approval.Env      `json:"env"`
+	Sources  []string          `json:"sources,omitempty"`
 	// Learned are Always/Never answers, in the order given.
 	Learned []LearnedRule `json:"learned,omitempty"`
 	// PendingCalls are tool calls of the last model answer not yet run.
