@@ -94,7 +94,7 @@ func decidedText(r workflows.DecideResult) string {
 	if r.Answer == "always" || r.Answer == "never" {
 		verb += " (" + r.Answer + ")"
 	}
-	s := fmt.Sprintf("%s %s %s", verb, r.Tool, oneLine(r.Summary, maxSummary))
+	s := verb + " " + oneLine(cmpOr(r.Summary, r.Tool), maxSummary)
 	if r.Rule != "" {
 		s += "; rule learned: " + r.Rule
 	}

@@ -50,7 +50,7 @@ func TestNotifierPostsOnceAndUpdates(t *testing.T) {
 	assert.NotEqual(t, ref, ref3)
 	assert.Len(t, s.Messages(), 2)
 
-	require.NoError(t, n.Decided(ctx, notify.Decided{JobID: "job-1", CallID: "w1", Tool: "Write", Summary: "notes.md",
+	require.NoError(t, n.Decided(ctx, notify.Decided{JobID: "job-1", CallID: "w1", Tool: "Write", Summary: "Write notes.md",
 		Decision: "deny", Answer: "timeout", At: deadline}, ref))
 	m := s.Messages()[0]
 	assert.Equal(t, 1, m.Updates)

@@ -82,8 +82,8 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 		button(ActionNever, "Never", ""),
 		button(ActionView, "View input", ""),
 	))
-	text := fmt.Sprintf("custos: job %s asks to run %s %s, denied unless answered by %s",
-		escape(p.JobID), escape(p.Tool), escape(oneLine(p.Summary, maxSummary)), slackDate(p.Deadline, "{date_short_pretty} at {time}"))
+	text := fmt.Sprintf("custos: job %s asks to run %s, denied unless answered by %s",
+		escape(p.JobID), escape(oneLine(cmpOr(p.Summary, p.Tool), maxSummary)), slackDate(p.Deadline, "{date_short_pretty} at {time}"))
 	return text, blocks
 }
 
@@ -94,7 +94,7 @@ func decidedMessage(d notify.Decided) (string, []slack.Block) {
 		slack.NewSectionBlock(mrkdwn(headerText(d.JobID, d.Tool, d.Summary)), nil, nil),
 		slack.NewSectionBlock(mrkdwn(outcome), nil, nil),
 	}
-	text := fmt.Sprintf("custos: %s %s in job %s: %s", escape(d.Tool), escape(oneLine(d.Summary, maxSummary)), escape(d.JobID), outcome)
+	text := fmt.Sprintf("custos: %s in job %s: %s", escape(oneLine(cmpOr(d.Summary, d.Tool), maxSummary)), escape(d.JobID), outcome)
 	return text, blocks
 }
 
@@ -143,8 +143,10 @@ func byText(by, channel string) string {
 	return name + " via " + escape(channel)
 }
 
+// headerText names the job and the call; the summary already starts with
+// the tool's name ("Write notes.md", "Bash go test ./...").
 func headerText(job, tool, summary string) string {
-	return fmt.Sprintf(":lock: *custos* job `%s` asks to run *%s* `%s`", code(job, 200), escape(tool), code(oneLine(summary, maxSummary), maxSummary+100))
+	return fmt.Sprintf(":lock: *custos* job `%s` asks to run `%s`", code(job, 200), code(oneLine(cmpOr(summary, tool), maxSummary), maxSummary+100))
 }
 
 // slackDate renders t with Slack's date formatting, so each reader sees it

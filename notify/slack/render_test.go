@@ -19,7 +19,7 @@ import (
 var deadline = time.Date(2026, 11, 30, 14, 3, 7, 0, time.UTC)
 
 func pending() notify.Pending {
-	return notify.Pending{JobID: "job-1", CallID: "w1", Tool: "Write", Summary: "notes.md",
+	return notify.Pending{JobID: "job-1", CallID: "w1", Tool: "Write", Summary: "Write notes.md",
 		Input: json.RawMessage(`{"file_path":"notes.md","content":"hi"}`), Mode: "default",
 		Reason: "Write asks in default mode", Preview: "--- a/notes.md\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hi",
 		AskedAt: deadline.Add(-time.Minute), Deadline: deadline}
@@ -67,7 +67,7 @@ func TestPendingMessageContent(t *testing.T) {
 	date := fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|2026-11-30 14:03 UTC>", deadline.Unix())
 	assert.Contains(t, text, date)
 	assert.Contains(t, js, strings.Trim(mustJSON(date), `"`))
-	for _, want := range []string{"job-1", "*Write*", "`notes.md`", "Write asks in default mode", "+hi", "```"} {
+	for _, want := range []string{"job-1", "`Write notes.md`", "Write asks in default mode", "+hi", "```"} {
 		assert.Contains(t, js, strings.Trim(mustJSON(want), `"`))
 	}
 }
@@ -143,7 +143,7 @@ func TestDecidedMessage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.d.JobID, tc.d.CallID, tc.d.Tool, tc.d.Summary, tc.d.At = "job-1", "w1", "Write", "notes.md", at
+			tc.d.JobID, tc.d.CallID, tc.d.Tool, tc.d.Summary, tc.d.At = "job-1", "w1", "Write", "Write notes.md", at
 			text, blocks := decidedMessage(tc.d)
 			js := blocksJSON(t, blocks)
 			assert.NotContains(t, js, `"actions"`, "the buttons are removed")
@@ -159,7 +159,7 @@ func TestDecidedMessage(t *testing.T) {
 func TestInputModal(t *testing.T) {
 	big := strings.Repeat("x", 200_000)
 	in, _ := json.Marshal(map[string]string{"file_path": "big.txt", "content": big})
-	m := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Write", Summary: "big.txt", Input: in})
+	m := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Write", Summary: "Write big.txt", Input: in})
 	assert.LessOrEqual(t, len(m.Blocks.BlockSet), maxModalBlocks)
 	assert.LessOrEqual(t, utf8.RuneCountInString(m.Title.Text), 24, "modal titles hold 24 characters")
 	js := blocksJSON(t, m.Blocks.BlockSet)
@@ -169,6 +169,6 @@ func TestInputModal(t *testing.T) {
 			assert.LessOrEqual(t, utf8.RuneCountInString(s.Text.Text), 3000)
 		}
 	}
-	small := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Bash", Summary: "ls", Input: json.RawMessage(`{"command":"ls -la"}`)})
+	small := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Bash", Summary: "Bash ls -la", Input: json.RawMessage(`{"command":"ls -la"}`)})
 	assert.Contains(t, blocksJSON(t, small.Blocks.BlockSet), `\"command\": \"ls -la\"`)
 }
