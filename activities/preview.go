@@ -114,7 +114,7 @@ func unifiedDiff(path, before, after string, existed bool) PreviewResult {
 		from = "/dev/null"
 	}
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(before), B: difflib.SplitLines(after),
+		A: diffLines(before), B: diffLines(after),
 		FromFile: from, ToFile: "b/" + path, Context: 3,
 	})
 	if err != nil {
@@ -134,11 +134,23 @@ func unifiedDiff(path, before, after string, existed bool) PreviewResult {
 			res.Omitted = len(lines) - i
 			break
 		}
-		if !strings.HasSuffix(l, "\n") {
-			l += "\n\\ No newline at end of file\n"
-		}
 		b.WriteString(l)
 	}
 	res.Diff = b.String()
 	return res
+}
+
+// diffLines splits text into lines that keep their "\n"; a last line
+// without one carries git's marker, so the diff shows it.
+func diffLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if last := lines[len(lines)-1]; last == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] = last + "\n\\ No newline at end of file\n"
+	}
+	return lines
 }

@@ -41,6 +41,7 @@ const usage = `custos — a durable coding agent on Temporal
 usage:
   starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--detach] "task"
   starter follow JOB                 follow a job, resuming it in-process if no server runs
+  starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
   starter approve JOB CALL [--always] [--reason R]
   starter deny JOB CALL [--never] [--reason R]
@@ -93,6 +94,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			fmt.Fprintf(a.Stdout, "cancel requested for %s\n", id)
 			return nil
 		})
+	case "watch":
+		err = a.watch(ctx, args[1:])
 	case "policy":
 		err = a.policy(ctx, args[1:])
 	case "trust":

@@ -43,7 +43,7 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	always := fs.Bool("always", false, "allow, and add an allow rule for calls like this one")
 	never := fs.Bool("never", false, "deny, and add a deny rule for calls like this one")
 	reason := fs.String("reason", "", "why (shown to the model on a denial)")
-	by := fs.String("by", whoami()+"@cli", "who decides (recorded in the audit)")
+	by := fs.String("by", whoami(), "who decides (recorded in the audit, with the channel cli)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -63,20 +63,12 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	if err := ensureRunning(ctx, c, id, verb); err != nil {
 		return err
 	}
-	st, err := queryStatus(ctx, c, id)
+	res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: pos[0], Decision: decision, Reason: *reason,
+		By: *by, Channel: "cli"})
 	if err != nil {
-		return fmt.Errorf("status of %s: %w", id, err)
+		return err
 	}
-	if !hasPending(st, pos[0]) {
-		// Still sent and recorded, but say so: it will be ignored.
-		fmt.Fprintf(a.Stderr, "custos: %s is not pending in %s; the signal will be recorded and ignored\n", pos[0], id)
-	}
-	err = c.SignalWorkflow(ctx, id, "", workflows.ApprovalSignal,
-		workflows.ApprovalDecision{CallID: pos[0], Decision: decision, Reason: *reason, By: *by})
-	if err != nil {
-		return fmt.Errorf("signal %s: %w", id, err)
-	}
-	fmt.Fprintf(a.Stdout, "%s: %s sent for %s\n", id, decision, pos[0])
+	fmt.Fprintln(a.Stdout, outcomeText(res))
 	return nil
 }
 
@@ -91,10 +83,11 @@ func (a *App) setMode(ctx context.Context, c client.Client, id string, args []st
 	if err := ensureRunning(ctx, c, id, "change the mode of"); err != nil {
 		return err
 	}
-	if err := c.SignalWorkflow(ctx, id, "", workflows.ModeSignal, workflows.ModeChange{Mode: string(m), By: whoami() + "@cli"}); err != nil {
-		return fmt.Errorf("signal %s: %w", id, err)
+	res, err := sendMode(ctx, c, id, workflows.ModeChange{Mode: string(m), By: whoami(), Channel: "cli"})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(a.Stdout, "%s: mode %s requested\n", id, m)
+	fmt.Fprintf(a.Stdout, "%s: mode %s -> %s\n", id, res.Old, res.New)
 	return nil
 }
 

@@ -68,11 +68,11 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 
 	code, out, errOut = runApp(t, context.Background(), "approve", id, "w_yes", "--by", "alice@test")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, id+": allow sent for w_yes\n", out)
+	assert.Equal(t, "allowed Write yes.txt, by alice@test via cli\n", out)
 	assert.Empty(t, errOut)
 	code, out, errOut = runApp(t, context.Background(), "deny", id, "--reason", "not that file", "w_no", "--by", "bob@test")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, id+": deny sent for w_no\n", out)
+	assert.Equal(t, "denied Write no.txt, by bob@test via cli (not that file)\n", out)
 
 	res, err := jobResult(t, c, id)
 	require.NoError(t, err)
@@ -159,7 +159,7 @@ func TestJobModeChange(t *testing.T) {
 
 	code, out, errOut := runApp(t, context.Background(), "mode", id, "acceptEdits")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, id+": mode acceptEdits requested\n", out)
+	assert.Equal(t, id+": mode default -> acceptEdits\n", out)
 	require.Eventually(t, func() bool {
 		code, out, _ := runApp(t, context.Background(), "status", id)
 		return code == 0 && strings.Contains(out, "mode:      acceptEdits")
@@ -193,19 +193,15 @@ func TestJobCancel(t *testing.T) {
 	id := startDetached(t, ws, task)
 	waitPending(t, c, id, "c1")
 
-	// A call that is not pending: sent and recorded, with a warning.
+	// A call that is not pending: the job refuses the answer, and says why.
 	code, out, errOut := runApp(t, context.Background(), "approve", id, "c_other")
-	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, errOut, "c_other is not pending in "+id)
-	assert.Equal(t, id+": allow sent for c_other\n", out)
-	require.Eventually(t, func() bool {
-		for _, r := range auditOf(t, c, id) {
-			if r.Event == "signal-ignored" && r.CallID == "c_other" {
-				return true
-			}
-		}
-		return false
-	}, 10*time.Second, 100*time.Millisecond, "the ignored signal is audited")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "custos: not applied: no call \"c_other\" is waiting for approval in this job\n", errOut)
+	assert.Empty(t, out)
+	// The Update's validator refused it before anything entered history.
+	for _, r := range auditOf(t, c, id) {
+		assert.NotEqual(t, "c_other", r.CallID, "a refused answer left a record: %+v", r)
+	}
 
 	code, out, errOut = runApp(t, context.Background(), "cancel", id)
 	require.Equal(t, 0, code, errOut)

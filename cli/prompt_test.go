@@ -92,6 +92,7 @@ func (term *terminal) typeLine(s string) {
 // shows the input, y allows, n denies; the final answer is printed.
 func TestInteractiveRun(t *testing.T) {
 	const task = "cli test: interactive write then bash"
+	t.Setenv("USER", "tester")
 	c := jobEnv(t, task, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("i_w", "Write", map[string]any{"file_path": "notes.txt", "content": "line one\nline two\n"})),
 		oaifake.Calls(oaifake.ToolCall("i_b", "Bash", map[string]any{"command": "touch ran.txt"})),
@@ -114,7 +115,7 @@ func TestInteractiveRun(t *testing.T) {
 	term.typeLine("y")
 
 	second := term.waitFor("(denied in ")
-	assert.Regexp(t, `(?s)\[turn 2\] model: calls Bash\n.*i_b: waiting for approval: Bash: touch ran.txt\n\? Bash: touch ran.txt — allow\?`, second,
+	assert.Regexp(t, `(?s)\[turn 2\] model: calls Bash\n.*i_b: waiting for approval: Bash: touch ran.txt\n    │ Commands:\n    │   touch ran.txt\n.*    │ Network: none\n\? Bash: touch ran.txt — allow\?`, second,
 		"the turn that led to a call is shown before its prompt")
 	term.waitFor("): ")
 	term.typeLine("n")
@@ -141,7 +142,9 @@ func TestInteractiveRun(t *testing.T) {
 	assert.Equal(t, approval.LayerHuman, dec["i_w"].Layer)
 	assert.Equal(t, approval.Deny, dec["i_b"].Decision)
 	assert.Equal(t, approval.LayerHuman, dec["i_b"].Layer)
-	assert.True(t, strings.HasSuffix(dec["i_b"].Approver, "@terminal"), "approver %q", dec["i_b"].Approver)
+	assert.Equal(t, "tester", dec["i_b"].Approver)
+	assert.Equal(t, "terminal", dec["i_b"].Channel)
+	assert.Contains(t, out, "    i_w: allowed Write notes.txt, by "+"tester"+" via terminal\n", "the person learns their answer counted")
 }
 
 // The prompt's races: a line typed before a question answers nothing, a call

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -250,6 +251,7 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 	defer deadline.Stop()
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
+	shown := false
 	for {
 		left := time.Until(p.Deadline).Round(time.Second)
 		if left <= 0 {
@@ -259,6 +261,14 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		reason := ""
 		if p.Reason != "" {
 			reason = " (" + p.Reason + ")"
+		}
+		if !shown {
+			// What the call would do, once: the diff of a Write or Edit,
+			// the parsed commands of a Bash call.
+			if p.Preview != "" {
+				fmt.Fprintln(a.Stdout, indent(p.Preview, "    │ "))
+			}
+			shown = true
 		}
 		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
 			p.Summary, reason, left)
@@ -305,16 +315,18 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		default:
 			continue // empty or unknown: ask again, with the countdown updated
 		}
-		// The call may have been decided elsewhere meanwhile (Web UI, CLI, Slack).
-		if st, err := queryStatus(ctx, c, id); err == nil && !hasPending(st, p.CallID) {
-			fmt.Fprintf(a.Stdout, "    %s was already decided elsewhere\n", p.CallID)
+		// First answer wins across channels: the job says whether this one
+		// counted.
+		res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: p.CallID, Decision: decision,
+			By: whoami(), Channel: "terminal"})
+		if errors.Is(err, errNotApplied) {
+			fmt.Fprintf(a.Stdout, "    %s: %v\n", p.CallID, err)
 			return nil
 		}
-		err := c.SignalWorkflow(ctx, id, "", workflows.ApprovalSignal,
-			workflows.ApprovalDecision{CallID: p.CallID, Decision: decision, By: whoami() + "@terminal"})
 		if err != nil {
-			return fmt.Errorf("send approval: %w", err)
+			return err
 		}
+		fmt.Fprintf(a.Stdout, "    %s: %s\n", p.CallID, outcomeText(res))
 		return nil
 	}
 }

@@ -38,7 +38,10 @@ type job struct {
 	order   []string // pending call IDs in the order they were asked
 	// closed remembers how calls of this run left layer 5, so a late or
 	// duplicate answer is told what happened to the call.
-	closed   map[string]DecideResult
+	closed map[string]DecideResult
+	// recent are the last calls that left layer 5, newest last, so the Web
+	// UI shows what became of a call instead of dropping it silently.
+	recent   []DecideResult
 	events   []Event
 	runTurns int
 	// notifying counts notification activities still running; a run waits

@@ -311,20 +311,29 @@ func TestCurrentDetailsShowPendingApproval(t *testing.T) {
 		oaifake.Calls(call("b1", "Bash", map[string]any{"command": "ls *_test.go"})),
 		oaifake.Say("done"),
 	))
-	var details string
-	h.env.RegisterDelayedCallback(func() {
+	currentDetails := func() string {
 		v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
 		require.NoError(t, err)
 		var md sdkpb.WorkflowMetadata
 		require.NoError(t, v.Get(&md))
-		details = md.GetCurrentDetails()
+		return md.GetCurrentDetails()
+	}
+	var details, after string
+	h.env.RegisterDelayedCallback(func() {
+		details = currentDetails()
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "b1", Decision: "deny", By: "test"})
 	}, 5*time.Second)
 	_, err := h.run()
 	require.NoError(t, err)
+	after = currentDetails()
 	assert.Contains(t, details, "Waiting for approval (1)")
 	assert.Contains(t, details, "**Bash `ls *_test.go`**", "the command is a code span, not markdown")
-	assert.Contains(t, details, "Send signal `approval` with input `{\"callId\":\"b1\",\"decision\":\"allow\",\"by\":\"web-ui\"}`")
+	assert.Contains(t, details, "~~~~~~\nCommands:\n  ls *_test.go\nSandbox: writable: the workspace "+h.ws, "the preview")
+	assert.Contains(t, details, "Answer with Update `decide` (tells you whether it counted) or Signal `approval`, input `{\"callId\":\"b1\",\"decision\":\"allow\",\"by\":\"web-ui\",\"channel\":\"web-ui\"}`")
+	// Once decided, the call is no longer shown as pending but as decided.
+	assert.Contains(t, after, "done\n\nNo approval pending.")
+	assert.NotContains(t, after, "Waiting for approval")
+	assert.Regexp(t, "### Recently decided\n\n- `b1` Bash: ls \\*_test.go — denied by test via temporal at \\d\\d:\\d\\d:\\d\\d UTC\n", after)
 }
 
 // A broken settings file stops the job at its start with the file's name,

@@ -216,6 +216,9 @@ func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.Audit
 	}
 	p.result = &res
 	j.closed[rec.CallID] = res
+	if j.recent = append(j.recent, res); len(j.recent) > maxRecentInDetails {
+		j.recent = j.recent[1:]
+	}
 	j.updateDetails(ctx)
 	j.notifyDecided(ctx, p, res)
 }

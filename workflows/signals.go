@@ -152,7 +152,7 @@ func (j *job) checkAnswer(d ApprovalDecision) error {
 		return nil
 	}
 	if r, ok := j.closed[d.CallID]; ok {
-		return notApplied("%s", closedText(r, j.in.ApprovalTimeout))
+		return notApplied("already %s", closedText(r, j.in.ApprovalTimeout))
 	}
 	return notApplied("no call %q is waiting for approval in this job", d.CallID)
 }
@@ -162,9 +162,9 @@ func closedText(r DecideResult, timeout time.Duration) string {
 	at := r.At.UTC().Format("15:04:05 UTC")
 	switch r.Answer {
 	case answerTimeout:
-		return fmt.Sprintf("already denied by the %s timer at %s", timeout, at)
+		return fmt.Sprintf("denied by the %s timer at %s", timeout, at)
 	case answerCanceled:
-		return fmt.Sprintf("already denied at %s: the job was canceled", at)
+		return fmt.Sprintf("denied at %s: the job was canceled", at)
 	}
 	verb := "allowed"
 	if r.Decision != approval.Allow {
@@ -173,7 +173,7 @@ func closedText(r DecideResult, timeout time.Duration) string {
 	if r.Answer == "always" || r.Answer == "never" {
 		verb += " (" + r.Answer + ")"
 	}
-	return fmt.Sprintf("already %s by %s at %s", verb, who(r.By, r.Channel), at)
+	return fmt.Sprintf("%s by %s at %s", verb, who(r.By, r.Channel), at)
 }
 
 // notApplied is the error an answer that did not count gets.
@@ -343,13 +343,25 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	}
 	for _, id := range j.order {
 		a := j.pending[id].ask
-		sig, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "allow", By: "web-ui"})
+		payload, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "allow", By: "web-ui", Channel: "web-ui"})
 		fmt.Fprintf(&b, "**%s** — call `%s`, denied at %s unless answered.\n\n", uiSummary(a.Tool, a.Input), id,
 			a.Deadline.UTC().Format("2006-01-02 15:04:05Z"))
 		if a.Reason != "" {
 			fmt.Fprintf(&b, "Why it asks: %s\n\n", a.Reason)
 		}
-		fmt.Fprintf(&b, "Send signal `%s` with input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n", ApprovalSignal, sig)
+		if a.Preview != "" {
+			// A fence the preview cannot close early.
+			fmt.Fprintf(&b, "~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(a.Preview, "~~~~~~", "~ ~ ~"))
+		}
+		fmt.Fprintf(&b, "Answer with Update `%s` (tells you whether it counted) or Signal `%s`, input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n",
+			DecideUpdate, ApprovalSignal, payload)
+	}
+	if n := len(j.recent); n > 0 {
+		b.WriteString("### Recently decided\n\n")
+		for i := n - 1; i >= 0; i-- {
+			r := j.recent[i]
+			fmt.Fprintf(&b, "- `%s` %s — %s\n", r.CallID, r.Summary, closedText(r, j.in.ApprovalTimeout))
+		}
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
 }

@@ -42,6 +42,8 @@ const (
 	// is in the workspace file.
 	maxAuditInMemory  = 1000
 	maxEventsInMemory = 2000
+	// maxRecentInDetails is how many decided calls the Web UI lists.
+	maxRecentInDetails = 5
 )
 
 // JobInput starts (or continues) a job.

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/workflows"
+)
+
+// watch attaches to a running job, whichever host started it: its events as
+// they happen and, on a terminal, a prompt for each pending call. With no
+// job it watches every job that waits for someone.
+func (a *App) watch(ctx context.Context, args []string) error {
+	if len(args) > 1 {
+		return usagef("watch [JOB]")
+	}
+	c, err := a.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if len(args) == 1 {
+		if err := ensureRunning(ctx, c, args[0], "watch"); err != nil {
+			return err
+		}
+		return a.follow(ctx, c, args[0], 0)
+	}
+	return a.watchAll(ctx, c)
+}
+
+// watchPoll is how often watchAll looks for jobs that wait.
+const watchPoll = time.Second
+
+// watchAll prompts, one call at a time, for every pending call of every
+// running job, until ctx ends.
+func (a *App) watchAll(ctx context.Context, c client.Client) error {
+	stop := make(chan struct{})
+	defer close(stop)
+	var lines chan string
+	if a.Interactive {
+		lines = make(chan string)
+		go readLines(a.Stdin, lines, stop)
+	}
+	fmt.Fprintln(a.Stderr, "custos: watching every job that waits for approval (Ctrl-C to stop)")
+	seen := map[string]bool{} // job/call
+	tick := time.NewTicker(watchPoll)
+	defer tick.Stop()
+	for {
+		ids, err := runningJobs(ctx, c)
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(a.Stderr, "custos: list jobs: %v\n", err)
+		}
+		for _, id := range ids {
+			st, err := queryStatus(ctx, c, id)
+			if err != nil {
+				continue
+			}
+			for _, p := range st.Pending {
+				key := id + "/" + p.CallID
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				fmt.Fprintf(a.Stdout, "\n[%s] %s\n    %s: waiting for approval: %s\n", id, firstLineOf(st.Task, 80), p.CallID, p.Summary)
+				if !a.Interactive {
+					if p.Preview != "" {
+						fmt.Fprintln(a.Stdout, indent(p.Preview, "    │ "))
+					}
+					fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, p.CallID, id, p.CallID)
+					continue
+				}
+				if err := a.prompt(ctx, c, id, p, lines, nil); err != nil {
+					return err
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// runningJobs lists the running custos jobs, oldest first.
+func runningJobs(ctx context.Context, c client.Client) ([]string, error) {
+	type job struct {
+		id    string
+		start time.Time
+	}
+	var jobs []job
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query:         fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.WorkflowName),
+			NextPageToken: token,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			jobs = append(jobs, job{e.GetExecution().GetWorkflowId(), e.GetStartTime().AsTime()})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	sort.Slice(jobs, func(i, k int) bool { return jobs[i].start.Before(jobs[k].start) })
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.id
+	}
+	return out, nil
+}

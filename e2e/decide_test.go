@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// The decide Update through the real Temporal CLI, as the README shows it:
+// an answer that would not count is refused to its sender and leaves no
+// event in the job's history; an accepted one returns the final decision.
+func TestDecideUpdateFromTemporalCLI(t *testing.T) {
+	cli := temporalCLI(t)
+	srv := startServer(t, "", 0)
+	c := dial(t, srv.FrontendAddr())
+	_, base := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "u.txt", "content": "by update"})),
+		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "v.txt", "content": "second"})),
+		oaifake.Say("done"),
+	))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	ws := workspace(t)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "cli-update", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "write it", Workspace: ws})
+	require.NoError(t, err)
+	waitPending(t, c, run.GetID(), "w1")
+
+	update := func(input string) (string, error) {
+		cmd := exec.Command(cli, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", "decide",
+			"--input", input, "--address", srv.FrontendAddr(), "--namespace", "default", "--output", "json")
+		out, err := cmd.CombinedOutput()
+		// The CLI logs errors with quotes escaped.
+		return strings.ReplaceAll(string(out), `\"`, `"`), err
+	}
+	before := historyLength(t, c, run.GetID())
+	for _, bad := range []struct{ input, says string }{
+		{`{"callId":"nope","decision":"allow","by":"mallory"}`, `not applied: no call "nope" is waiting for approval in this job`},
+		{`{"callId":"w1","decision":"perhaps","by":"mallory"}`, `not applied: decision "perhaps" is not allow, deny, always or never`},
+	} {
+		out, err := update(bad.input)
+		require.Error(t, err, "refused update %s succeeded: %s", bad.input, out)
+		assert.Contains(t, out, bad.says)
+	}
+	assert.Equal(t, before, historyLength(t, c, run.GetID()), "a rejected Update adds nothing to history")
+
+	out, err := update(`{"callId":"w1","decision":"allow","by":"ops","channel":"temporal-cli"}`)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, `"decision": "allow"`)
+	assert.Contains(t, out, `"by": "ops"`)
+	assert.Contains(t, out, `"summary": "Write u.txt"`)
+
+	// A late answer, while the job still runs (w2 waits): told what happened.
+	waitPending(t, c, run.GetID(), "w2")
+	out, err = update(`{"callId":"w1","decision":"deny","by":"late"}`)
+	require.Error(t, err)
+	assert.Regexp(t, `not applied: already allowed by ops via temporal-cli at \d\d:\d\d:\d\d UTC`, out)
+	_, err = update(`{"callId":"w2","decision":"allow","by":"ops"}`)
+	require.NoError(t, err)
+
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	assert.Equal(t, "by update", readFile(t, ws, "u.txt"))
+}
+
+func historyLength(t *testing.T, c client.Client, id string) int {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	n := 0
+	for it.HasNext() {
+		_, err := it.Next()
+		require.NoError(t, err)
+		n++
+	}
+	return n
+}
