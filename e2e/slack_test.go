@@ -253,6 +253,36 @@ func TestSlackApproval(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	assert.Regexp(t, `^not applied: already allowed by U0ALICE \(alice\) via slack at \d\d:\d\d:\d\d UTC$`, rig.reply(t, respURL).Text)
 
+	// "View input" opens a modal with the full input, for anyone.
+	code, _ = rig.click(t, m2, slack.ActionView, mallory, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return len(s.Calls("views.open")) == 1 }), "no modal opened")
+	view := rig.slack.Calls("views.open")[0].Params
+	assert.Equal(t, "1337.42.trigger", view["trigger_id"])
+	assert.Contains(t, view["view"], `\"content\": \"never\\n\"`)
+
+	// The slash command: narrowing the mode is open to all, widening needs
+	// an approver; status lists the waiting call.
+	command := func(u slacktest.User, text string) string {
+		respURL := rig.slack.ResponseURL()
+		res, err := slacktest.Post(rig.commands, slackSecret, time.Now(), slacktest.Command(u, text, respURL))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		return rig.reply(t, respURL).Text
+	}
+	assert.Equal(t, "refused: you are not in SLACK_APPROVERS: only approvers may switch a job to bypass (anyone may switch to default or plan)",
+		command(mallory, "mode slack-approval bypass"))
+	assert.Equal(t, "job slack-approval: mode default → default", command(mallory, "mode slack-approval default"))
+	assert.Equal(t, "job slack-approval: mode default → acceptEdits", command(lead, "mode slack-approval acceptEdits"))
+	assert.Contains(t, command(mallory, "status slack-approval"), "Write other.md (call w2)")
+	var modeRefused int
+	for _, r := range auditOf(t, c, run.GetID()) {
+		if r.Event == "mode-refused" && r.Approver == "U0MALLORY (mallory)" {
+			modeRefused++
+		}
+	}
+	assert.Equal(t, 1, modeRefused, "the refused mode change is audited")
+
 	// Anyone in the channel may deny.
 	code, respURL = rig.click(t, m2, slack.ActionDeny, mallory, slackSecret, time.Now())
 	require.Equal(t, http.StatusOK, code)

@@ -57,7 +57,7 @@ func (b *Bot) changeMode(ctx context.Context, cmd slack.SlashCommand, job, mode 
 		}
 		return answerError(err, job, change.Refused)
 	}
-	return fmt.Sprintf("job %s: mode %s -> %s", job, res.Old, res.New)
+	return fmt.Sprintf("job %s: mode %s → %s", job, res.Old, res.New)
 }
 
 func (b *Bot) statusText(ctx context.Context, job string) string {
