@@ -363,3 +363,58 @@ func TestSlackRetryDiffAndTimer(t *testing.T) {
 	assert.Contains(t, updated.Text, "*Denied by the timer*")
 	assert.Empty(t, buttons(t, updated))
 }
+
+// Socket Mode: no endpoint, no signatures; the click comes over the app's
+// WebSocket, is acknowledged, and runs the call like an HTTP click.
+func TestSlackSocketMode(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv.FrontendAddr())
+	fake, err := slacktest.New(slackToken, slackChannel)
+	require.NoError(t, err)
+	t.Cleanup(fake.Close)
+	approvers, err := slack.ParseApprovers(alice.ID)
+	require.NoError(t, err)
+	cfg := slack.Config{BotToken: slackToken, AppToken: slacktest.AppToken, Channel: slackChannel, Approvers: approvers, APIURL: fake.URL}
+	require.NoError(t, cfg.Validate(), "Socket Mode needs no signing secret")
+	ch, err := workers.StartChannels(context.Background(), c, workers.ChannelConfig{Slack: &cfg}, quietLogger())
+	require.NoError(t, err)
+	t.Cleanup(ch.Close)
+	assert.Empty(t, ch.SlackAddr, "no HTTP endpoint in Socket Mode")
+	_, base := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("s1", "Write", map[string]any{"file_path": "socket.txt", "content": "over the socket\n"})),
+		oaifake.Say("done"),
+	))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+		Notifiers: ch.Notifiers, Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	rig := &slackRig{slack: fake}
+
+	ws := workspace(t)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-socket", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	require.NoError(t, err)
+	m := rig.message(t, "s1")
+
+	// A non-approver first: refused over the socket too.
+	respURL := fake.ResponseURL()
+	payload, err := slacktest.Click(m, slack.ActionAllow, mallory, respURL)
+	require.NoError(t, err)
+	env, err := fake.SocketSend("interactive", json.RawMessage(payload))
+	require.NoError(t, err)
+	assert.Contains(t, rig.reply(t, respURL).Text, "refused: you are not in SLACK_APPROVERS")
+	assert.True(t, fake.Acked(env), "the envelope is acknowledged")
+
+	respURL = fake.ResponseURL()
+	payload, err = slacktest.Click(m, slack.ActionAllow, alice, respURL)
+	require.NoError(t, err)
+	_, err = fake.SocketSend("interactive", json.RawMessage(payload))
+	require.NoError(t, err)
+	assert.Equal(t, "allowed Write socket.txt", rig.reply(t, respURL).Text)
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	assert.Equal(t, "over the socket\n", readFile(t, ws, "socket.txt"))
+	assert.NotEmpty(t, fake.Calls("apps.connections.open"))
+}

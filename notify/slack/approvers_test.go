@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestApproverCheckFailsClosed(t *testing.T) {
 	s := fakeSlack(t)
 	set, err := ParseApprovers("S0GONE")
 	require.NoError(t, err)
-	b := NewBot(Config{Approvers: set}, NewAPI(testAPI(s)), nil, nil)
+	b := NewBot(Config{Approvers: set}, NewAPI(testAPI(s)), nil, slog.New(slog.DiscardHandler))
 	defer b.Close()
 	_, err = b.approvers.IsApprover(context.Background(), "U0ANY")
 	require.ErrorContains(t, err, "no_such_subteam")
@@ -111,7 +112,7 @@ func TestAnswerRefusal(t *testing.T) {
 	s := fakeSlack(t)
 	set, err := ParseApprovers("U0ALICE")
 	require.NoError(t, err)
-	b := NewBot(Config{Approvers: set}, NewAPI(testAPI(s)), nil, nil)
+	b := NewBot(Config{Approvers: set}, NewAPI(testAPI(s)), nil, slog.New(slog.DiscardHandler))
 	defer b.Close()
 	for _, tc := range []struct {
 		user, decision, want string

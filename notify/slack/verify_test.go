@@ -2,6 +2,7 @@ package slack
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -99,7 +100,7 @@ func TestVerifyRequestNeedsASecret(t *testing.T) {
 // payload: the bot here has no Temporal client, so reaching the payload
 // would panic.
 func TestEndpointRefusesUnverified(t *testing.T) {
-	b := NewBot(Config{SigningSecret: testSecret}, nil, nil, nil)
+	b := NewBot(Config{SigningSecret: testSecret}, nil, nil, slog.New(slog.DiscardHandler))
 	defer b.Close()
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()

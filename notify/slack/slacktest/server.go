@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // Failure is a way the next call of a method fails.
@@ -78,6 +80,11 @@ type Server struct {
 	nextTS   int64
 	nextResp int
 	changed  chan struct{}
+
+	ws           *websocket.Conn
+	wsMu         sync.Mutex // one writer at a time
+	acks         []string
+	nextEnvelope int
 }
 
 // New starts a fake Slack on a free loopback port that accepts token and
@@ -90,6 +97,8 @@ func New(token string, channels ...string) (*Server, error) {
 	s := &Server{Token: token, URL: "http://" + ln.Addr().String() + "/api/", ln: ln, channels: channels,
 		groups: map[string][]string{}, failures: map[string][]Failure{}, nextTS: time.Now().Unix() * 1e6, changed: make(chan struct{})}
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/apps.connections.open", s.connectionsOpen)
+	mux.HandleFunc("GET /socket", s.socket)
 	mux.HandleFunc("POST /api/{method}", s.api)
 	mux.HandleFunc("POST /response/{id}", s.response)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -97,8 +106,15 @@ func New(token string, channels ...string) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the server.
-func (s *Server) Close() { _ = s.srv.Close() }
+// Close stops the server and its Socket Mode connection.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.ws != nil {
+		_ = s.ws.Close()
+	}
+	s.mu.Unlock()
+	_ = s.srv.Close()
+}
 
 // SetGroup sets the members of a user group.
 func (s *Server) SetGroup(id string, users ...string) {
