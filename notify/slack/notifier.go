@@ -131,6 +131,8 @@ func (n *Notifier) apiError(method string, err error) error {
 		return fmt.Errorf("slack %s: rate limited by Slack, retry after %s: %w", method, rl.RetryAfter, err)
 	case errors.As(err, &se):
 		switch se.Err {
+		case "ratelimited":
+			return fmt.Errorf("slack %s: rate limited by Slack: %w", method, err)
 		case "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired":
 			return fmt.Errorf("slack %s: Slack refused the bot token (%s): check SLACK_BOT_TOKEN: %w", method, se.Err, err)
 		case "channel_not_found", "not_in_channel", "is_archived":
