@@ -404,7 +404,7 @@ func TestSlackSocketMode(t *testing.T) {
 	env, err := fake.SocketSend("interactive", json.RawMessage(payload))
 	require.NoError(t, err)
 	assert.Contains(t, rig.reply(t, respURL).Text, "refused: you are not in SLACK_APPROVERS")
-	assert.True(t, fake.Acked(env), "the envelope is acknowledged")
+	assert.True(t, fake.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Acked(env) }), "the envelope is acknowledged")
 
 	respURL = fake.ResponseURL()
 	payload, err = slacktest.Click(m, slack.ActionAllow, alice, respURL)

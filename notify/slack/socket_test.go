@@ -31,6 +31,6 @@ func TestSocketModeReceivesInteractions(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, s.Wait(30*time.Second, func(s *slacktest.Server) bool { return len(s.Replies()) == 1 }), "no reply")
 	assert.Equal(t, "not applied: this button does not name a custos job and call", s.Replies()[0].Text)
-	assert.True(t, s.Acked(env))
+	assert.True(t, s.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Acked(env) }), "envelope not acknowledged")
 	assert.Equal(t, slacktest.AppToken, s.Calls("apps.connections.open")[0].Token)
 }
