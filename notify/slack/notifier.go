@@ -43,8 +43,12 @@ func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error
 		}
 	}
 	text, blocks := pendingMessage(p)
-	channel, ts, err := n.api.PostMessageContext(ctx, n.channel,
-		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(p.JobID, p.CallID)))
+	var channel, ts string
+	err := politely(ctx, func() (err error) {
+		channel, ts, err = n.api.PostMessageContext(ctx, n.channel,
+			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(p.JobID, p.CallID)))
+		return err
+	})
 	if err != nil {
 		return "", n.apiError("chat.postMessage", err)
 	}
@@ -66,8 +70,11 @@ func (n *Notifier) Decided(ctx context.Context, d notify.Decided, ref string) er
 		return fmt.Errorf("slack: malformed message reference %q", ref)
 	}
 	text, blocks := decidedMessage(d)
-	_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts,
-		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(d.JobID, d.CallID)))
+	err := politely(ctx, func() error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts,
+			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(d.JobID, d.CallID)))
+		return err
+	})
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "cant_update_message") {
 		return nil // someone deleted it: nothing left to update
@@ -113,6 +120,30 @@ func (n *Notifier) find(ctx context.Context, job, call string, since time.Time) 
 		params.Cursor = res.ResponseMetaData.NextCursor
 	}
 	return "", nil
+}
+
+// maxPoliteWait is the longest Retry-After waited for inside the activity;
+// a longer one fails the attempt and Temporal's backoff takes over.
+const maxPoliteWait = 5 * time.Second
+
+// politely runs call and, when Slack answers 429 with a short Retry-After,
+// waits that long (a rate-limited request was not carried out, so sending
+// it again is safe) and tries once more.
+func politely(ctx context.Context, call func() error) error {
+	err := call()
+	var rl *slack.RateLimitedError
+	if !errors.As(err, &rl) || rl.RetryAfter > maxPoliteWait {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < rl.RetryAfter+time.Second {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return err
+	case <-time.After(rl.RetryAfter):
+	}
+	return call()
 }
 
 func metadata(job, call string) slack.SlackMetadata {

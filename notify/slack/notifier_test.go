@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,13 +79,28 @@ func TestNotifierRetryAfterLostResponse(t *testing.T) {
 	assert.Equal(t, "C0APPROVALS:"+s.Messages()[0].TS, ref)
 }
 
+// A 429 with a short Retry-After is waited out inside the attempt.
+func TestNotifierWaitsOutARateLimit(t *testing.T) {
+	s := fakeSlack(t)
+	n := testNotifier(s)
+	s.FailNext("chat.postMessage", slacktest.FailRateLimited)
+	start := time.Now()
+	_, err := n.Pending(context.Background(), pending())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "Retry-After: 1 was honoured")
+	assert.Len(t, s.Calls("chat.postMessage"), 2)
+	assert.Len(t, s.Messages(), 1)
+}
+
 func TestNotifierErrors(t *testing.T) {
 	cases := []struct {
 		name   string
 		setup  func(s *slacktest.Server, cfg *Config)
 		errHas string
 	}{
-		{"rate limited", func(s *slacktest.Server, _ *Config) { s.FailNext("chat.postMessage", slacktest.FailRateLimited) }, "rate limited by Slack, retry after 1s"},
+		{"rate limited twice", func(s *slacktest.Server, _ *Config) {
+			s.FailNext("chat.postMessage", slacktest.FailRateLimited, slacktest.FailRateLimited)
+		}, "rate limited by Slack, retry after 1s"},
 		{"slack down", func(s *slacktest.Server, _ *Config) { s.FailNext("chat.postMessage", slacktest.Fail500) }, "500"},
 		{"bad token", func(_ *slacktest.Server, cfg *Config) { cfg.BotToken = "xoxb-wrong" }, "check SLACK_BOT_TOKEN"},
 		{"unknown channel", func(_ *slacktest.Server, cfg *Config) { cfg.Channel = "C0NOWHERE" }, "check SLACK_CHANNEL"},
