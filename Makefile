@@ -18,13 +18,17 @@ worker:
 
 TEMPORAL_CLI_VERSION := v1.5.1
 
-## deps: what the tests need besides Go: bubblewrap, and the Temporal CLI
+## deps: what the tests need besides Go: bubblewrap, chromium (the Web UI
+## test drives a real browser), and the Temporal CLI
 ## (the end-to-end tests approve through it as people do; built from source
 ## once, a few minutes)
 deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  echo "installing bubblewrap (needs root and apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (needs root and apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@command -v temporal >/dev/null 2>&1 || test -x "$$($(GO) env GOPATH)/bin/temporal" || { \
 	  echo "installing the Temporal CLI $(TEMPORAL_CLI_VERSION) into $$($(GO) env GOPATH)/bin"; \
 	  $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION); }

@@ -31,9 +31,10 @@ func (s Set) Register(r Registrar) {
 	reg(s.Hooks.RunHooks, HooksActivity)
 	reg(s.Settings.LoadSettings, LoadSettingsActivity)
 	reg(s.Settings.PersistRule, PersistRuleActivity)
+	reg(s.Settings.BashLane, BashLaneActivity)
 }
 
-// RegisterBash registers Bash, for the single-concurrency Bash task queue.
+// RegisterBash registers Bash, for a single-concurrency Bash lane.
 func (s Set) RegisterBash(r Registrar) {
 	r.RegisterActivityWithOptions(s.Tools.Bash, activity.RegisterOptions{Name: BashActivity})
 }

@@ -28,6 +28,8 @@ type LoadSettingsResult struct {
 	Ignored []string `json:"ignored,omitempty"`
 	// Notifiers name the channels this worker announces pending calls on.
 	Notifiers []string `json:"notifiers,omitempty"`
+	// BashQueue is the lane of the workspace (see BashLaneQueue).
+	BashQueue string `json:"bashQueue,omitempty"`
 }
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
@@ -36,6 +38,9 @@ type Settings struct {
 	UserConfigDir string
 	// Notifiers name the worker's configured channels (slack, webhook).
 	Notifiers []string
+	// BashLanes is how many Bash lanes the workers of this host serve
+	// (0: DefaultBashLanes).
+	BashLanes int
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -64,7 +69,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
 	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
-		Notifiers: s.Notifiers}, nil
+		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(ws, s.lanes())}, nil
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

@@ -10,7 +10,8 @@ import (
 	"github.com/custos-dev/custos/approval"
 )
 
-// Task queues. Bash has its own, served one activity at a time.
+// Task queues. Bash runs on lanes named BashTaskQueue-N (see BashLaneQueue),
+// each served one activity at a time.
 const (
 	TaskQueue     = "custos"
 	BashTaskQueue = "custos-bash"

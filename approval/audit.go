@@ -20,8 +20,10 @@ type AuditRecord struct {
 	Input    json.RawMessage `json:"input,omitempty"`
 	Decision Decision        `json:"decision,omitempty"`
 	Layer    Layer           `json:"layer,omitempty"`
-	// Rule is the matched rule (or the rule an Always/Never answer added).
-	Rule string `json:"rule,omitempty"`
+	// Rule is the matched rule (or the rule an Always/Never answer added);
+	// System marks a system rule, which nothing overrides.
+	Rule   string `json:"rule,omitempty"`
+	System bool   `json:"system,omitempty"`
 	// Hook names the hook that decided or rewrote the input.
 	Hook   string `json:"hook,omitempty"`
 	Reason string `json:"reason,omitempty"`

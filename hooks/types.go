@@ -37,6 +37,42 @@ type Payload struct {
 	Mode      string          `json:"mode,omitempty"`
 	Workspace string          `json:"workspace"`
 	Turn      int             `json:"turn,omitempty"`
+	// Request describes the model call about to be made (llm.request.before).
+	Request *LLMRequest `json:"request,omitempty"`
+	// Usage is what the model call cost (llm.response.after).
+	Usage *LLMUsage `json:"usage,omitempty"`
+	// Session says what is being saved where (session.save.before/after).
+	Session *SessionSave `json:"session,omitempty"`
+}
+
+// LLMRequest describes one model call for hooks.
+type LLMRequest struct {
+	// Model is the job's model override; "" means the worker's model.
+	Model string `json:"model"`
+	// Messages counts the conversation sent; Tools names the tools offered.
+	Messages int      `json:"messages"`
+	Tools    []string `json:"tools"`
+}
+
+// LLMUsage is one model call's token usage.
+type LLMUsage struct {
+	PromptTokens     int    `json:"promptTokens"`
+	CompletionTokens int    `json:"completionTokens"`
+	TotalTokens      int    `json:"totalTokens"`
+	FinishReason     string `json:"finishReason,omitempty"`
+	ToolCalls        int    `json:"toolCalls"`
+}
+
+// SessionSave names the transcript and audit files of a save and the
+// sequence numbers it writes (messages from FirstMessage up to, not
+// including, LastMessage; audit records after AuditFrom up to AuditTo).
+type SessionSave struct {
+	Transcript   string `json:"transcript"`
+	Audit        string `json:"audit"`
+	FirstMessage int    `json:"firstMessage"`
+	LastMessage  int    `json:"lastMessage"`
+	AuditFrom    int    `json:"auditFrom"`
+	AuditTo      int    `json:"auditTo"`
 }
 
 // Result is a decision hook's answer. The zero value is "no decision".

@@ -6,6 +6,8 @@ package workers
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -27,6 +29,9 @@ type Options struct {
 	UserConfigDir string
 	// Hooks are the system hooks; nil means DefaultHooks().
 	Hooks *hooks.Registry
+	// BashLanes is how many single-concurrency Bash lanes this worker
+	// serves (0: CUSTOS_BASH_LANES, else one per CPU).
+	BashLanes int
 	// Notifiers are the channels pending calls are announced on (Slack,
 	// webhooks); none means jobs run no notification activities.
 	Notifiers []notify.Notifier
@@ -35,8 +40,9 @@ type Options struct {
 
 // Workers are the running workers of one process.
 type Workers struct {
-	main, bash worker.Worker
-	Sandbox    sandbox.Sandbox
+	main    worker.Worker
+	lanes   []worker.Worker
+	Sandbox sandbox.Sandbox
 }
 
 // Start builds both workers on c and starts them.
@@ -65,6 +71,11 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir},
 		Hooks:    &activities.Hooks{},
 	}
+	lanes, err := bashLanes(o.BashLanes)
+	if err != nil {
+		return nil, err
+	}
+	set.Settings.BashLanes = lanes
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
@@ -74,23 +85,47 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	set.Register(w.main)
 	notifiers.Register(w.main)
 
-	// One command at a time per worker process: Bash calls of a job are
-	// already serial, and this keeps parallel jobs from piling up processes.
-	w.bash = worker.New(c, activities.BashTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: 1})
-	set.RegisterBash(w.bash)
-
+	// Each lane runs one command at a time: a workspace's commands always
+	// go to the same lane, so they never overlap, while other workspaces'
+	// commands run on the other lanes.
+	for i := 0; i < lanes; i++ {
+		lw := worker.New(c, fmt.Sprintf("%s-%d", activities.BashTaskQueue, i), worker.Options{MaxConcurrentActivityExecutionSize: 1})
+		set.RegisterBash(lw)
+		w.lanes = append(w.lanes, lw)
+	}
 	if err := w.main.Start(); err != nil {
 		return nil, fmt.Errorf("start worker on %s: %w", activities.TaskQueue, err)
 	}
-	if err := w.bash.Start(); err != nil {
-		w.main.Stop()
-		return nil, fmt.Errorf("start worker on %s: %w", activities.BashTaskQueue, err)
+	for i, lw := range w.lanes {
+		if err := lw.Start(); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("start Bash lane %d: %w", i, err)
+		}
 	}
+	o.Logger.Info("Bash lanes", "lanes", lanes)
 	return w, nil
 }
 
-// Stop stops both workers, waiting for running activities to end.
+// Stop stops the workers, waiting for running activities to end.
 func (w *Workers) Stop() {
-	w.bash.Stop()
+	for _, lw := range w.lanes {
+		lw.Stop()
+	}
 	w.main.Stop()
+}
+
+// bashLanes is the configured lane count: n, else CUSTOS_BASH_LANES, else
+// one per CPU.
+func bashLanes(n int) (int, error) {
+	if n > 0 {
+		return n, nil
+	}
+	if v := os.Getenv("CUSTOS_BASH_LANES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			return 0, fmt.Errorf("CUSTOS_BASH_LANES=%q: want a whole number from 1 to 256", v)
+		}
+		return n, nil
+	}
+	return activities.DefaultBashLanes(), nil
 }

@@ -137,6 +137,7 @@ func (j *job) start(ctx workflow.Context) error {
 		}
 		j.st = &State{
 			Notifiers: loaded.Notifiers,
+			BashQueue: loaded.BashQueue,
 			Mode:      mode,
 			Settings:  loaded.Settings,
 			Env:       loaded.Env,
@@ -270,7 +271,13 @@ func (j *job) continueAsNew(ctx workflow.Context) error {
 func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, error) {
 	j.phase = "thinking"
 	j.updateDetails(ctx)
-	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{})
+	tools := activities.ToolDefinitions()
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Function.Name
+	}
+	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
+		Model: j.in.Model, Messages: len(j.st.Messages), Tools: names}})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
@@ -289,7 +296,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	var resp activities.ModelResponse
 	err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
 		Messages: j.st.Messages,
-		Tools:    activities.ToolDefinitions(),
+		Tools:    tools,
 		Model:    j.in.Model,
 	}).Get(ctx, &resp)
 	if err != nil {
@@ -300,7 +307,9 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
 	j.st.Usage.CompletionTokens += resp.Usage.CompletionTokens
 	j.st.Usage.TotalTokens += resp.Usage.TotalTokens
-	j.runHooks(ctx, hooks.LLMResponseAfter, hooks.Payload{Output: resp.Message.Content})
+	j.runHooks(ctx, hooks.LLMResponseAfter, hooks.Payload{Output: resp.Message.Content, Usage: &hooks.LLMUsage{
+		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		TotalTokens: resp.Usage.TotalTokens, FinishReason: resp.FinishReason, ToolCalls: len(resp.Message.ToolCalls)}})
 	msg := resp.Message
 	msg.Role = openai.ChatMessageRoleAssistant
 	uniqueCallIDs(msg.ToolCalls, j.st.Turn)
@@ -323,7 +332,13 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 // save writes new transcript messages and audit records to the workspace,
 // with the session.save.* hooks around it.
 func (j *job) save(ctx workflow.Context) error {
-	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{})
+	info := &hooks.SessionSave{
+		Transcript:   activities.SessionFile(j.in.Workspace, j.id),
+		Audit:        activities.AuditFile(j.in.Workspace, j.id),
+		FirstMessage: j.st.SavedMessages, LastMessage: len(j.st.Messages),
+		AuditFrom: j.st.AuditSaved, AuditTo: j.st.AuditSeq,
+	}
+	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{Session: info})
 	req := activities.SaveSessionRequest{
 		Workspace:    j.in.Workspace,
 		JobID:        j.id,
@@ -351,7 +366,7 @@ func (j *job) save(ctx workflow.Context) error {
 	if extra := len(j.st.Audit) - maxAuditInMemory; extra > 0 {
 		j.st.Audit = append([]approval.AuditRecord(nil), j.st.Audit[extra:]...)
 	}
-	j.runHooks(ctx, hooks.SessionSaveAfter, hooks.Payload{})
+	j.runHooks(ctx, hooks.SessionSaveAfter, hooks.Payload{Session: info})
 	return nil
 }
 

@@ -1,13 +1,17 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -109,4 +113,57 @@ func TestCancelWhileWaiting(t *testing.T) {
 	assert.Contains(t, d.Reason, "canceled")
 	assert.Contains(t, h.file(".custos/audit/default-test-workflow-id.jsonl"), `"callId":"w"`)
 	assert.Empty(t, h.file("b.txt"))
+}
+
+// The model and session hook points give hooks their data: the request
+// (model, message count, tools), the usage, and what a save writes where.
+func TestHookPointsReceiveTheirData(t *testing.T) {
+	var groups []string
+	for _, p := range []hooks.Point{hooks.LLMRequestBefore, hooks.LLMResponseAfter, hooks.SessionSaveBefore, hooks.SessionSaveAfter} {
+		groups = append(groups, fmt.Sprintf(`%q:[{"hooks":[{"type":"command","command":"cat >> payloads.jsonl; echo >> payloads.jsonl"}]}]`, p))
+	}
+	calls := oaifake.Calls(call("r", "Read", map[string]any{"file_path": "a.txt"}))
+	calls.Usage = openai.Usage{PromptTokens: 120, CompletionTokens: 7, TotalTokens: 127}
+	h := newHarness(t, oaifake.Script(calls, oaifake.Say("done")), withSettings(`{"hooks":{`+strings.Join(groups, ",")+`}}`))
+	h.input.Model = "gpt-test"
+	h.writeFile("a.txt", "alpha")
+	_, err := h.run()
+	require.NoError(t, err)
+	var got []hooks.Payload
+	for _, l := range strings.Split(h.file("payloads.jsonl"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		var p hooks.Payload
+		require.NoError(t, json.Unmarshal([]byte(l), &p), l)
+		got = append(got, p)
+	}
+	byPoint := map[hooks.Point][]hooks.Payload{}
+	for _, p := range got {
+		byPoint[p.Point] = append(byPoint[p.Point], p)
+	}
+	req := byPoint[hooks.LLMRequestBefore]
+	require.Len(t, req, 2, "one per model call")
+	assert.Equal(t, &hooks.LLMRequest{Model: "gpt-test", Messages: 2, Tools: []string{"Read", "Glob", "Grep", "Write", "Edit", "Bash"}}, req[0].Request)
+	assert.Equal(t, 4, req[1].Request.Messages, "system, task, the model's call, the Read result")
+	resp := byPoint[hooks.LLMResponseAfter]
+	require.Len(t, resp, 2)
+	assert.Equal(t, &hooks.LLMUsage{PromptTokens: 120, CompletionTokens: 7, TotalTokens: 127, FinishReason: "tool_calls", ToolCalls: 1}, resp[0].Usage)
+	before, after := byPoint[hooks.SessionSaveBefore], byPoint[hooks.SessionSaveAfter]
+	require.NotEmpty(t, before)
+	require.Equal(t, len(before), len(after))
+	first := before[0].Session
+	require.NotNil(t, first)
+	assert.Equal(t, filepath.Join(h.ws, ".custos", "sessions", "default-test-workflow-id.jsonl"), first.Transcript)
+	assert.Equal(t, filepath.Join(h.ws, ".custos", "audit", "default-test-workflow-id.jsonl"), first.Audit)
+	assert.Equal(t, 0, first.FirstMessage)
+	assert.Equal(t, 4, first.LastMessage, "the first save, after turn 1, writes messages 0-3")
+	assert.Equal(t, 0, first.AuditFrom)
+	assert.Equal(t, 1, first.AuditTo, "the Read's decision")
+	assert.Equal(t, first, after[0].Session)
+	last := before[len(before)-1].Session
+	assert.Equal(t, 4, last.FirstMessage, "the next save starts where the last ended")
+	assert.Equal(t, 5, last.LastMessage)
+	_, err = os.Stat(first.Transcript)
+	assert.NoError(t, err, "the named transcript exists")
 }

@@ -63,6 +63,10 @@ type JobInput struct {
 	// run (0: only when the server suggests it). Tests and long jobs use it.
 	ContinueAsNewEvery int `json:"continueAsNewEvery,omitempty"`
 
+	// LaneWait is how long a Bash call may wait to start on its lane before
+	// the job asks the host for the lane again (0: two minutes).
+	LaneWait time.Duration `json:"laneWait,omitempty"`
+
 	// State is carried across continue-as-new; nil on a fresh job.
 	State *State `json:"state,omitempty"`
 }
@@ -90,6 +94,9 @@ type State struct {
 	Audit      []approval.AuditRecord `json:"audit,omitempty"`
 	EventSeq   int                    `json:"eventSeq"`
 	Runs       int                    `json:"runs"`
+	// BashQueue is the lane the workspace's commands run on, as the host
+	// named it; "" until a Bash call needs it.
+	BashQueue string `json:"bashQueue,omitempty"`
 	// Notifiers are the channels (slack, webhook) the worker announced when
 	// the job started; none means no notification activities run.
 	Notifiers []string `json:"notifiers,omitempty"`
