@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // toolDef is one tool as the model sees it. Schemas are literal JSON so the
@@ -14,6 +16,11 @@ import (
 type toolDef struct {
 	name, description, schema string
 }
+
+// protectedNote is the one list of protected paths (sandbox.ProtectedBy), as
+// Write, Edit and Bash describe it: the same paths the path guard, the
+// system hook and the sandbox refuse.
+var protectedNote = sandbox.ProtectedSummary()
 
 var toolDefs = []toolDef{
 	{
@@ -50,7 +57,7 @@ var toolDefs = []toolDef{
 		description: `Writes a file in the workspace, creating parent directories as needed and replacing the file if it exists (atomically; its permissions are kept).
 - Use it to create new files or to rewrite a file completely. For changes to part of an existing file, prefer Edit: it sends only the change.
 - If the file exists, Read it first so you do not lose content you have not seen.
-- .git/hooks, .git/config and .custos are read-only.`,
+- ` + protectedNote,
 		schema: `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"content":{"type":"string","description":"The complete new content of the file"}},"required":["file_path","content"],"additionalProperties":false}`,
 	},
 	{
@@ -60,7 +67,7 @@ var toolDefs = []toolDef{
 - Set replace_all to replace every occurrence instead (e.g. to rename a variable).
 - new_string must differ from old_string; an empty new_string deletes old_string.
 - The result shows the edited lines. Several edits to different files can be requested in one turn.
-- .git/hooks, .git/config and .custos are read-only.`,
+- ` + protectedNote,
 		schema: `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"old_string":{"type":"string","description":"The exact text to replace"},"new_string":{"type":"string","description":"The text to put in its place"},"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false}`,
 	},
 	{
@@ -71,7 +78,8 @@ var toolDefs = []toolDef{
 - timeout is in milliseconds (default 120000, at most 600000); a command that runs longer is killed.
 - Network access is limited to the allowed domains; writes outside the workspace do not persist.
 - Output is capped; long output keeps its beginning and its end. Commands run one at a time, after approval.
-- Give a short description of what the command does (5-10 words).`,
+- Give a short description of what the command does (5-10 words).
+- ` + protectedNote + ` Inside Bash a missing one shows as an empty read-only directory, so it cannot be created.`,
 		schema: `{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},"description":{"type":"string","description":"What the command does, in 5-10 words"}},"required":["command"],"additionalProperties":false}`,
 	},
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // Each schema is valid JSON, names exactly the fields its tool decodes (a
@@ -48,6 +50,14 @@ func TestToolDefinitions(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"Read", "Glob", "Grep", "Write", "Edit", "Bash"}, names)
+
+	// Write, Edit and Bash describe the one protected list.
+	for _, d := range defs {
+		switch d.Function.Name {
+		case WriteActivity, EditActivity, BashActivity:
+			require.Contains(t, d.Function.Description, sandbox.ProtectedSummary(), d.Function.Name)
+		}
+	}
 
 	a, err := json.Marshal(ToolDefinitions())
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"encoding/json"
+	"path"
 	"strings"
 	"testing"
 )
@@ -178,7 +179,9 @@ func TestBashDecisions(t *testing.T) {
 		{"ls; reboot", Deny, "shutdown"},
 		{"systemctl reboot", Deny, "shutdown"},
 		{"rm -rf build", Continue, ""},
-		{"ls > out.txt", Allow, ""},
+		// A redirection is a Write of its target: Bash(ls *) allows ls, not
+		// the edit of out.txt (acceptEdits or an Edit rule does, redirect_test.go).
+		{"ls > out.txt", Continue, ""},
 		{"ls 2>/dev/null", Allow, ""},
 	}
 	if len(tests) < 100 {
@@ -248,10 +251,18 @@ func FuzzAnalyze(f *testing.F) {
 		"ls", "rm -rf /", "bash -c 'ls && curl x'", "echo $(rm -rf ~)", ":(){ :|:& };:",
 		"bash <<EOF\nls\nEOF", "find . -exec rm {} \\;", "{a,b}{c,d}", "eval \"$x\"", "x=$(y) z",
 		"timeout 1 env A=1 nice -n 1 sudo -u r ls", "case $x in a) ;; esac", "$'\\x41'", "((1+$(ls)))",
+		"cat .env > out", "cd sub && cat ../.env", "f=.env; cat \"$f\"", "echo x | tee -a .env", "exec 3<>/dev/tcp/h/1",
+		"for f in a .env; do sort -o $f x; done", "cat .e*", "cp -t d .env", "sed -i.bak s/a/b/ .env",
 	} {
 		f.Add(s)
 	}
 	p, err := Compile(Settings{Permissions: Permissions{Allow: []string{"Bash"}}}, testEnv)
+	if err != nil {
+		f.Fatal(err)
+	}
+	// With a blanket Bash allow and Read(.env) denied, nothing that writes
+	// a file or may read .env is allowed.
+	pr, err := Compile(Settings{Permissions: Permissions{Allow: []string{"Bash"}, Deny: []string{"Read(.env)"}}}, testEnv)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -270,6 +281,30 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		if strings.TrimSpace(cmd) != "" && v.Decision == Allow && len(a.Commands) == 0 {
 			t.Fatalf("allowed %q with no commands", cmd)
+		}
+		if v.Decision != Allow {
+			return
+		}
+		for _, fa := range a.Files {
+			if fa.Kind.writes() || fa.Kind == AccessConnect {
+				t.Fatalf("allowed %q although it writes %q (%s) without an Edit rule", cmd, fa.Word, fa.Via)
+			}
+		}
+		if pr.Rules(call).Decision != Allow {
+			return
+		}
+		for _, fa := range a.Files {
+			if !fa.Kind.reads() && fa.Kind != AccessMention {
+				continue
+			}
+			if fa.Paths == nil && fa.Kind.reads() {
+				t.Fatalf("allowed %q under Read(.env) although %q cannot be resolved", cmd, fa.Word)
+			}
+			for _, pa := range fa.Paths {
+				if path.Base(pa) == ".env" && InWorkspace(pa, testEnv) { // a relative rule covers the workspace
+					t.Fatalf("allowed %q under Read(.env) although it names %s", cmd, pa)
+				}
+			}
 		}
 	})
 }

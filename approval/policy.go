@@ -30,6 +30,8 @@ type Policy struct {
 	deny  ruleSet
 	ask   ruleSet
 	allow ruleSet
+	// net judges /dev/tcp and /dev/udp redirections (bashfiles.go).
+	net netPolicy
 }
 
 // ruleSet is one list of rules, indexed so that a Bash command only meets the
@@ -86,7 +88,7 @@ func Compile(s Settings, env Env) (*Policy, error) {
 			return nil, fmt.Errorf("approval: permissions.defaultMode: %w", err)
 		}
 	}
-	p := &Policy{env: env}
+	p := &Policy{env: env, net: newNetPolicy(s.Sandbox.Network)}
 	lists := []struct {
 		name  string
 		rules []string
@@ -118,7 +120,7 @@ func (p *Policy) WithRule(list, ruleText string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approval: learned %s rule: %w", list, err)
 	}
-	np := &Policy{env: p.env}
+	np := &Policy{env: p.env, net: p.net}
 	for _, l := range []struct {
 		name     string
 		from, to *ruleSet
@@ -143,18 +145,22 @@ var readOnlyTools = map[string]bool{"Read": true, "Glob": true, "Grep": true}
 func IsReadOnly(tool string) bool { return readOnlyTools[tool] }
 
 // Rules is layer 1: system presets, then user deny, ask and allow rules.
-func (p *Policy) Rules(c Call) Verdict {
+func (p *Policy) Rules(c Call) Verdict { return p.rules(c, ModeDefault) }
+
+// rules is layer 1 in mode m: acceptEdits lets a Bash command the rules
+// allow write inside the workspace (bashfiles.go).
+func (p *Policy) rules(c Call, m Mode) Verdict {
 	in, err := parseInput(c, p.env)
 	if err != nil {
 		return Verdict{Decision: Deny, Layer: LayerRules, Reason: "malformed tool input (fail closed): " + err.Error()}
 	}
 	if c.Tool == "Bash" {
-		return p.bash(in.command)
+		return p.bash(in.command, m)
 	}
 	return p.other(c.Tool, in)
 }
 
-func (p *Policy) bash(command string) Verdict {
+func (p *Policy) bash(command string, m Mode) Verdict {
 	a := Analyze(command, p.env)
 	for i := range presets {
 		if presets[i].Match(a, p.env) {
@@ -166,8 +172,15 @@ func (p *Policy) bash(command string) Verdict {
 	if r := p.deny.matchBashAny(a, text); r != nil {
 		return Verdict{Decision: Deny, Layer: LayerRules, Rule: r.text, Reason: "denied by rule " + r.text}
 	}
+	files := p.judgeFiles(a)
+	if files.deny != nil {
+		return *files.deny
+	}
 	if r := p.ask.matchBashAny(a, text); r != nil {
 		return Verdict{Decision: Ask, Layer: LayerRules, Rule: r.text, Reason: "ask rule " + r.text + " requires confirmation"}
+	}
+	if files.ask != nil {
+		return *files.ask
 	}
 	if len(a.Undecidable) > 0 {
 		return Verdict{Decision: Ask, Layer: LayerRules,
@@ -178,22 +191,22 @@ func (p *Policy) bash(command string) Verdict {
 	}
 	for _, i := range p.allow.bashText {
 		if p.allow.rules[i].value == text {
-			r := p.allow.rules[i]
-			return Verdict{Decision: Allow, Layer: LayerRules, Rule: r.text, Reason: "allowed by rule " + r.text}
+			return allowedWrites(p.allow.rules[i].text, files, m, func(int) bool { return true })
 		}
 	}
 	var matched []string
+	exact := make([]bool, len(a.Commands))
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
 		if r == nil {
 			return Verdict{Decision: Continue}
 		}
+		exact[ci] = r.kind == kindExact
 		if !contains(matched, r.text) {
 			matched = append(matched, r.text)
 		}
 	}
-	rules := strings.Join(matched, ", ")
-	return Verdict{Decision: Allow, Layer: LayerRules, Rule: rules, Reason: "allowed by rule " + rules}
+	return allowedWrites(strings.Join(matched, ", "), files, m, func(ci int) bool { return ci >= 0 && exact[ci] })
 }
 
 // matchBashAny returns the first rule (in list order) matching the command
@@ -494,7 +507,7 @@ func ModeLayer(m Mode, c Call, env Env) Verdict {
 // that plan mode denies every non-read-only call, even one the rules allow
 // or ask about.
 func (p *Policy) Evaluate(c Call, m Mode) Verdict {
-	v := p.Rules(c)
+	v := p.rules(c, m)
 	if v.Decision == Deny {
 		return v
 	}
@@ -511,7 +524,10 @@ func (p *Policy) Evaluate(c Call, m Mode) Verdict {
 	if v := ReadOnly(c); v.Decision != Continue {
 		return v
 	}
-	return ModeLayer(m, c, p.env)
+	if mv := ModeLayer(m, c, p.env); mv.Decision != Continue || v.Reason == "" {
+		return mv
+	}
+	return v // Continue, with the rules' reason for the person (a Bash edit)
 }
 
 // SuggestRule proposes the rule an Always or Never answer about c should add:

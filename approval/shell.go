@@ -55,8 +55,16 @@ type Analysis struct {
 	Undecidable []string
 	// WriteTargets are the (cleaned) files output redirections write to.
 	WriteTargets []string
+	// Files are the files the command line reads, writes or names, from
+	// its redirections and the arguments of the commands it runs
+	// (fileuse.go), resolved as the shell would.
+	Files []FileAccess
 	// ForkBombs names functions that call themselves piped or backgrounded.
 	ForkBombs []string
+	// dotglob is set when the command line may turn bash's dotglob on
+	// (shopt -s dotglob, bash -O dotglob, GLOBIGNORE=…): then * matches
+	// names starting with a dot.
+	dotglob bool
 }
 
 // Analyze parses a shell command line and splits it into simple commands.
@@ -67,13 +75,18 @@ func Analyze(command string, env Env) *Analysis {
 		a.undecidable("command is longer than the analysis limit")
 		return a.out
 	}
-	a.parse(command, 0)
+	a.cdpath = strings.Contains(command, "CDPATH")
+	a.parse(command, 0, startCwd(env))
 	return a.out
 }
 
 type analyzer struct {
-	env Env
-	out *Analysis
+	env       Env
+	out       *Analysis
+	funcCalls int
+	// cdpath is set when the command line mentions CDPATH, which lets a
+	// relative cd land outside the directory it names.
+	cdpath bool
 }
 
 func (a *analyzer) undecidable(reason string) {
@@ -86,11 +99,12 @@ func (a *analyzer) undecidable(reason string) {
 }
 
 // parse parses src as a bash script and walks it. depth counts re-parses of
-// strings handed to a shell (bash -c, eval, heredocs).
-func (a *analyzer) parse(src string, depth int) {
+// strings handed to a shell (bash -c, eval, heredocs); cwd is where it
+// starts, and the directories it may end in are returned (for eval).
+func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 	if depth > maxShellDepth {
 		a.undecidable("shell nesting is too deep to analyse")
-		return
+		return cwdSet{unknown: true}
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
@@ -98,11 +112,12 @@ func (a *analyzer) parse(src string, depth int) {
 		// Deny rules still apply to whatever can be recovered.
 		f, err = syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.RecoverErrors(8)).Parse(strings.NewReader(src), "")
 		if err != nil || f == nil {
-			return
+			return cwdSet{unknown: true}
 		}
 	}
-	w := &walker{a: a, src: src, depth: depth}
+	w := &walker{a: a, src: src, depth: depth, cwd: cwd, curCmd: -1}
 	w.stmts(f.Stmts, 0)
+	return w.cwd
 }
 
 // walker walks one parsed source; src is needed to render dynamic words.
@@ -114,6 +129,70 @@ type walker struct {
 	// twice (a redirection target is also evaluated), and walking it again at
 	// every nesting level would be exponential.
 	seen map[syntax.Node]bool
+	// cwd is where the next command may run: cd changes it, subshells and
+	// pipeline parts restore it.
+	cwd cwdSet
+	// vars are the values shell variables may hold (shellvars.go), used
+	// only when substVars is set: to resolve file paths.
+	vars        map[string]*varState
+	varsUnknown bool
+	substVars   bool
+	// curCmd is the index of the command whose operands are being
+	// recorded, -1 outside emit.
+	curCmd int
+	// cdTo is set when the statement just walked (cdStmt) was a cd: the
+	// directories it leads to when it succeeds (what "cd x && …" runs in).
+	cdTo      *cwdSet
+	cdStmt    *syntax.Stmt
+	cdPending bool
+	// inFindExec counts find -exec commands being walked.
+	inFindExec int
+	// funcs are the functions declared so far, calling the ones being
+	// walked at a call site.
+	funcs   map[string]*syntax.Stmt
+	calling map[string]bool
+}
+
+// maxFuncCalls bounds how many function calls one analysis walks into.
+const maxFuncCalls = 32
+
+// callFunc walks a declared function's body at a call: it runs in this
+// shell, from the current directory, and a cd inside it counts afterwards.
+func (w *walker) callFunc(name string, nd int) {
+	body := w.funcs[name]
+	if body == nil || w.calling[name] {
+		return // not a function, or a recursive call: walked already
+	}
+	if w.a.funcCalls++; w.a.funcCalls > maxFuncCalls {
+		w.a.undecidable("too many function calls to analyse")
+		return
+	}
+	if w.calling == nil {
+		w.calling = map[string]bool{}
+	}
+	w.calling[name] = true
+	seen := w.seen
+	w.seen = nil // substitutions in the body resolve anew from here
+	w.stmt(body, nd+1)
+	w.seen = seen
+	delete(w.calling, name)
+}
+
+// scoped walks f in a subshell: a cd inside does not reach what follows.
+func (w *walker) scoped(f func()) {
+	saved := w.cwd.clone()
+	f()
+	w.cwd = saved
+}
+
+// looped walks a body that may run any number of times (a loop, a function
+// called later): a cd inside leaves the directory unknown afterwards.
+func (w *walker) looped(f func()) {
+	before := w.cwd.clone()
+	f()
+	if !w.cwd.equal(before) {
+		w.cwd = cwdSet{unknown: true}
+	}
 }
 
 func (w *walker) first(n syntax.Node) bool {
@@ -153,6 +232,11 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		w.a.undecidable("command nesting is too deep to analyse")
 		return
 	}
+	defer func() {
+		if w.cdStmt != s {
+			w.cdTo = nil
+		}
+	}()
 	var heredocShell []*syntax.Redirect
 	for _, r := range s.Redirs {
 		w.redirect(r, nd)
@@ -164,11 +248,32 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 	case nil:
 	case *syntax.CallExpr:
 		w.call(c, heredocShell, s.Redirs, nd)
+		if w.cdPending {
+			w.cdStmt, w.cdPending = s, false
+		}
 	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			// Every part of a pipeline runs in a subshell.
+			w.scoped(func() { w.stmt(c.X, nd+1) })
+			w.scoped(func() { w.stmt(c.Y, nd+1) })
+			break
+		}
 		w.stmt(c.X, nd+1)
-		w.stmt(c.Y, nd+1)
+		if c.Op == syntax.AndStmt && w.cdTo != nil {
+			// cd x && y: y runs only where the cd led; afterwards the
+			// cd may also have failed.
+			after := w.cwd.clone()
+			w.cwd = *w.cdTo
+			w.stmt(c.Y, nd+1)
+			w.cwd.union(after)
+		} else {
+			w.stmt(c.Y, nd+1)
+		}
+		if c.Op == syntax.AndStmt && w.cdTo != nil && w.cdStmt == c.Y {
+			w.cdStmt = s // a && cd x: what follows with && runs in x
+		}
 	case *syntax.Subshell:
-		w.stmts(c.Stmts, nd+1)
+		w.scoped(func() { w.stmts(c.Stmts, nd+1) })
 	case *syntax.Block:
 		w.stmts(c.Stmts, nd+1)
 	case *syntax.IfClause:
@@ -177,11 +282,14 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 			w.stmts(ic.Then, nd+1)
 		}
 	case *syntax.WhileClause:
-		w.stmts(c.Cond, nd+1)
-		w.stmts(c.Do, nd+1)
+		w.looped(func() {
+			w.stmts(c.Cond, nd+1)
+			w.stmts(c.Do, nd+1)
+		})
 	case *syntax.ForClause:
 		w.nested(c.Loop, nd+1)
-		w.stmts(c.Do, nd+1)
+		w.forVar(c.Loop)
+		w.looped(func() { w.stmts(c.Do, nd+1) })
 	case *syntax.CaseClause:
 		w.wordNested(c.Word, nd+1)
 		for _, it := range c.Items {
@@ -198,7 +306,16 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		if name != "" && selfCallsPipedOrBackground(name, c.Body) {
 			w.a.out.ForkBombs = append(w.a.out.ForkBombs, name)
 		}
-		w.stmt(c.Body, nd+1)
+		// The body is walked here, so its commands are judged even if the
+		// call cannot be seen, and again at each call, from the directory
+		// the call runs in (command).
+		if name != "" {
+			if w.funcs == nil {
+				w.funcs = map[string]*syntax.Stmt{}
+			}
+			w.funcs[name] = c.Body
+		}
+		w.scoped(func() { w.stmt(c.Body, nd+1) })
 	case *syntax.TimeClause:
 		w.stmt(c.Stmt, nd+1)
 	case *syntax.CoprocClause:
@@ -207,6 +324,7 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		// declare/local/export/readonly: only assignments; look for
 		// substitutions in their values.
 		w.nested(c, nd+1)
+		w.assigns(c.Args)
 	default:
 		// Arithmetic, [[ ]], let, …: no command of their own, but they may
 		// hold command substitutions.
@@ -224,12 +342,12 @@ func (w *walker) nested(n syntax.Node, nd int) {
 		switch x := node.(type) {
 		case *syntax.CmdSubst:
 			if w.first(x) {
-				w.stmts(x.Stmts, nd+1)
+				w.scoped(func() { w.stmts(x.Stmts, nd+1) })
 			}
 			return false
 		case *syntax.ProcSubst:
 			if w.first(x) {
-				w.stmts(x.Stmts, nd+1)
+				w.scoped(func() { w.stmts(x.Stmts, nd+1) })
 			}
 			return false
 		}
@@ -259,7 +377,31 @@ func (w *walker) redirect(r *syntax.Redirect, nd int) {
 		for _, v := range vals {
 			w.a.out.WriteTargets = append(w.a.out.WriteTargets, v)
 		}
+		kind := AccessWrite
+		if r.Op == syntax.RdrInOut {
+			kind = AccessReadWrite
+		}
+		w.redirectAccess(kind, r.Word, vals, static, isProcSubst(r.Word))
+	case syntax.RdrIn, syntax.DplIn:
+		if r.Word == nil {
+			return
+		}
+		vals, static := w.word(r.Word)
+		if r.Op == syntax.DplIn && static && len(vals) == 1 && isFD(vals[0]) {
+			return // <&3 duplicates a descriptor
+		}
+		w.redirectAccess(AccessRead, r.Word, vals, static, isProcSubst(r.Word))
 	}
+}
+
+// isProcSubst reports a word that is one process substitution: a pipe to a
+// command (analysed on its own), not a file.
+func isProcSubst(word *syntax.Word) bool {
+	if word == nil || len(word.Parts) != 1 {
+		return false
+	}
+	_, ok := word.Parts[0].(*syntax.ProcSubst)
+	return ok
 }
 
 func isFD(s string) bool {
@@ -328,28 +470,48 @@ func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
 			}
 			appendAll([]string{x.Value})
 		case *syntax.DblQuoted:
-			var b strings.Builder
+			// Alternatives only come from tracked variables (substVars).
+			alts := []string{""}
+			add := func(ss ...string) {
+				if len(alts)*len(ss) > maxBraceExpand {
+					static = false
+					ss = ss[:1]
+				}
+				next := make([]string, 0, len(alts)*len(ss))
+				for _, a := range alts {
+					for _, s := range ss {
+						next = append(next, a+s)
+					}
+				}
+				alts = next
+			}
 			for _, q := range x.Parts {
 				switch y := q.(type) {
 				case *syntax.Lit:
-					b.WriteString(unescapeDouble(y.Value))
+					add(unescapeDouble(y.Value))
 				case *syntax.ParamExp:
 					if h, ok := w.home(y); ok {
-						b.WriteString(h)
+						add(h)
+					} else if vs, ok := w.lookupVar(y); ok {
+						add(vs...)
 					} else {
 						static = false
-						b.WriteString(w.source(y))
+						add(w.source(y))
 					}
 				default:
 					w.nested(y, 0)
 					static = false
-					b.WriteString(w.source(y))
+					add(w.source(y))
 				}
 			}
-			appendAll([]string{b.String()})
+			appendAll(alts)
 		case *syntax.ParamExp:
 			if h, ok := w.home(x); ok {
 				appendAll([]string{h})
+				continue
+			}
+			if vs, ok := w.lookupVar(x); ok {
+				appendAll(vs)
 				continue
 			}
 			w.nested(x, 0)
@@ -441,6 +603,10 @@ func unescapeDouble(s string) string {
 type argWord struct {
 	s      string
 	static bool
+	pipe   bool // a process substitution <(…) or >(…): a pipe, not a file
+	// node is the word this came from, to re-evaluate a dynamic word with
+	// the tracked variables when it names a file.
+	node *syntax.Word
 }
 
 // dangerousAssign are variables whose per-command assignment changes what a
@@ -456,9 +622,15 @@ var dangerousAssign = map[string]bool{
 func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, nd int) {
 	for _, as := range c.Assigns {
 		w.nested(as, nd)
+		if as.Name != nil && as.Name.Value == "GLOBIGNORE" {
+			w.a.out.dotglob = true
+		}
 		if as.Name != nil && len(c.Args) > 0 && dangerousAssign[as.Name.Value] {
 			w.a.undecidable("assignment to " + as.Name.Value + " changes what the command runs")
 		}
+	}
+	if len(c.Args) == 0 {
+		w.assigns(c.Assigns) // X=v alone sets X for the rest of the script
 	}
 	var args []argWord
 	for _, word := range c.Args {
@@ -466,13 +638,15 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 		if !static && len(vals) == 1 && vals[0] == "" {
 			vals[0] = w.source(word)
 		}
+		pipe := isProcSubst(word)
 		for _, v := range vals {
-			args = append(args, argWord{s: v, static: static})
+			args = append(args, argWord{s: v, static: static, pipe: pipe, node: word})
 		}
 	}
 	if len(args) == 0 {
 		return
 	}
+	w.cdPending = false // a cd in a substitution above is not this command
 	w.command(args, wrapping{}, heredocs, redirs, nd)
 }
 
@@ -501,6 +675,9 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		name = ""
 	}
 	rest := args[1:]
+	if len(wrappers.names) == 0 && name == args[0].s {
+		w.callFunc(name, nd)
+	}
 
 	// Wrappers: record them and analyse the command they run.
 	if inner, ok := unwrap(name, rest); ok {
@@ -527,6 +704,15 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			// when the wrapped command is harmless.
 			w.emit(args[:1], wrappers)
 		}
+		w.wrapperOperands(name, rest[:inner])
+		if name == "env" && envChdir(rest[:inner]) {
+			// env -C DIR runs the command elsewhere.
+			w.scoped(func() {
+				w.cwd = cwdSet{unknown: true}
+				w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
+			})
+			return
+		}
 		w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
 		if name == "xargs" {
 			w.a.undecidable("xargs appends arguments read at run time")
@@ -540,7 +726,7 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		switch {
 		case ok && script.static:
 			w.emit(args, wrappers)
-			w.a.parse(script.s, w.depth+1)
+			w.a.parse(script.s, w.depth+1, w.cwd.clone())
 			return
 		case ok:
 			w.emit(args, wrappers)
@@ -562,7 +748,7 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 					w.a.undecidable("heredoc fed to " + name + " is not static")
 					continue
 				}
-				w.a.parse(vals[0], w.depth+1)
+				w.a.parse(vals[0], w.depth+1, w.cwd.clone())
 			}
 			return
 		}
@@ -581,10 +767,21 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			}
 			parts = append(parts, r.s)
 		}
-		w.a.parse(strings.Join(parts, " "), w.depth+1)
+		// eval runs in this shell: a cd inside it counts afterwards, and
+		// it may assign any variable.
+		w.cwd = w.a.parse(strings.Join(parts, " "), w.depth+1, w.cwd.clone())
+		w.varsUnknown = true
 		return
+	case name == "cd" || name == "pushd":
+		defer w.cd(rest)
+	case name == "popd" || name == "source" || name == ".":
+		// popd returns to a directory pushed earlier, a sourced script may
+		// cd anywhere: the directory after them is unknown.
+		defer func() { w.cwd, w.varsUnknown = cwdSet{unknown: true}, true }()
 	case name == "find":
 		w.findExec(rest, wrappers, nd)
+	case varSetters[name]:
+		defer w.commandSetsVars(name, rest)
 	case name == "watch":
 		w.watch(rest, nd)
 	}
@@ -636,7 +833,9 @@ func (w *walker) findExec(rest []argWord, wrappers wrapping, nd int) {
 				j++
 			}
 			if j > i+1 {
+				w.inFindExec++ // {} is whatever find finds
 				w.command(rest[i+1:j], wrappers, nil, nil, nd+1)
+				w.inFindExec--
 			}
 			i = j
 		case "-delete":
@@ -677,7 +876,7 @@ func (w *walker) watch(rest []argWord, nd int) {
 		parts = append(parts, r.s)
 	}
 	if len(parts) > 0 {
-		w.a.parse(strings.Join(parts, " "), w.depth+1)
+		w.a.parse(strings.Join(parts, " "), w.depth+1, w.cwd.clone())
 	}
 }
 
@@ -713,6 +912,69 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 		sc.Argv = full
 	}
 	w.a.out.Commands = append(w.a.out.Commands, sc)
+	for _, word := range sc.Argv {
+		if strings.Contains(word, "dotglob") || strings.HasPrefix(word, "GLOBIGNORE=") {
+			w.a.out.dotglob = true
+		}
+	}
+	w.curCmd = len(w.a.out.Commands) - 1
+	w.operands(args)
+	w.curCmd = -1
+}
+
+// cd applies cd/pushd arguments to the working directory set.
+func (w *walker) cd(rest []argWord) {
+	for _, a := range rest {
+		if a.static && strings.HasPrefix(a.s, "-") && a.s != "-" && a.s != "--" {
+			continue // -L, -P, -e, -@
+		}
+		if a.static && a.s == "--" {
+			continue
+		}
+		if a.static && strings.HasPrefix(a.s, "+") {
+			w.cwd = cwdSet{unknown: true} // pushd +N rotates the stack
+			return
+		}
+		targets := []argWord{a}
+		if !a.static && a.node != nil && w.tracking() {
+			if vals, static := w.wordVars(a.node); static {
+				targets = targets[:0]
+				for _, v := range vals {
+					targets = append(targets, argWord{s: v, static: true})
+				}
+			}
+		}
+		before, after, to := w.cwd.clone(), cwdSet{}, cwdSet{}
+		for i, t := range targets {
+			if w.a.cdpath && t.static && !strings.HasPrefix(t.s, "/") && !strings.HasPrefix(t.s, ".") {
+				t = argWord{s: t.s} // CDPATH may send a relative cd anywhere
+			}
+			c := before.clone()
+			ti := c.cd(t, w.a.env.Home)
+			if i == 0 {
+				after, to = c, ti
+				continue
+			}
+			after.union(c)
+			to.union(ti)
+		}
+		w.cwd = after
+		w.cdTo, w.cdPending = &to, true
+		return
+	}
+	to := w.cwd.cd(argWord{s: "", static: true}, w.a.env.Home) // cd alone: home
+	w.cdTo, w.cdPending = &to, true
+}
+
+// envChdir reports env -C DIR / --chdir.
+func envChdir(words []argWord) bool {
+	for _, a := range words {
+		if a.static && (a.s == "--chdir" || strings.HasPrefix(a.s, "--chdir=") ||
+			(strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "C"))) {
+			return true
+		}
+	}
+	return false
 }
 
 // normaliseWords builds the normalised form of argv: basename of the name,

@@ -51,8 +51,11 @@ usage:
   starter policy check --tool T --input JSON [--mode M] [--workspace DIR]
   starter trust [DIR]                let DIR's .custos settings widen the policy (allow rules, hooks, modes, domains)
   starter sandbox exec|check ...
+  starter temporal-profile [--write] how your temporal CLI reaches the embedded server (mutual TLS)
+  starter ui-url                     a new one-time link to the embedded server's Web UI
 
-Temporal: TEMPORAL_ADDRESS (unset: 127.0.0.1:7233, or an embedded server),
+Temporal: TEMPORAL_ADDRESS (unset: your embedded server on 127.0.0.1:7233, over
+mutual TLS with the certificates in ~/.local/state/custos/tls; else it is started),
 TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/KEY/CA.
 Model: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL (no key: offline demo model).
 `
@@ -100,6 +103,10 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		err = a.policy(ctx, args[1:])
 	case "trust":
 		err = a.trust(args[1:])
+	case "temporal-profile":
+		err = a.temporalProfile(args[1:])
+	case "ui-url":
+		err = a.uiURL(args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(a.Stdout, usage)
 		return 0
@@ -200,7 +207,7 @@ func (a *App) connectOrEmbed(ctx context.Context, wo workers.Options) (*session,
 		return nil, err
 	}
 	s := &session{client: emb.Client, embedded: emb}
-	fmt.Fprintf(a.Stderr, "custos: Temporal on %s, Web UI on %s\n", emb.Server.FrontendAddr(), emb.Server.UIAddr())
+	fmt.Fprint(a.Stderr, emb.Banner())
 	wo.Logger = logger
 	if s.stopDemo, s.demo, err = workers.UseDemoModel(&wo); err != nil {
 		s.Close()

@@ -90,7 +90,8 @@ func (e *env) start() error {
 	if err != nil {
 		return fmt.Errorf("start fake model: %w", err)
 	}
-	e.client, err = client.Dial(client.Options{HostPort: e.srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(quietLogger())})
+	e.client, err = client.Dial(client.Options{HostPort: e.srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(quietLogger()),
+		ConnectionOptions: client.ConnectionOptions{TLS: e.srv.ClientTLS()}})
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", e.srv.FrontendAddr(), err)
 	}
@@ -132,9 +133,13 @@ func jobEnv(t *testing.T, task string, script oaifake.Handler) client.Client {
 	t.Setenv("TEMPORAL_ADDRESS", shared.srv.FrontendAddr())
 	t.Setenv("TEMPORAL_NAMESPACE", "")
 	t.Setenv("TEMPORAL_API_KEY", "")
+	// The embedded server wants its owner's client certificate.
+	certs := shared.srv.TLSFiles()
 	t.Setenv("TEMPORAL_TLS", "")
-	t.Setenv("TEMPORAL_TLS_CERT", "")
-	t.Setenv("TEMPORAL_TLS_CA", "")
+	t.Setenv("TEMPORAL_TLS_CERT", certs.ClientCert)
+	t.Setenv("TEMPORAL_TLS_KEY", certs.ClientKey)
+	t.Setenv("TEMPORAL_TLS_CA", certs.CA)
+	t.Setenv("TEMPORAL_TLS_SERVER_NAME", devserver.ServerName)
 	shared.mu.Lock()
 	shared.scripts[task] = script
 	shared.mu.Unlock()

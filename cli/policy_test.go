@@ -53,6 +53,19 @@ func policyWorkspace(t *testing.T) string {
 	return ws
 }
 
+// issueSettings are the settings of issue 8, as people copy them from
+// Claude Code: deny rules on files must hold for Bash too.
+const issueSettings = `{"permissions": {"allow": ["Bash(cat:*)", "Bash(echo:*)", "Bash(grep:*)"],
+                 "deny":  ["Read(.env)", "Edit(.env)", "Read(secrets/**)"]}}`
+
+func issueWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(issueSettings), 0o644))
+	return ws
+}
+
 func workspace(t *testing.T) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -73,6 +86,8 @@ func TestPolicyCheck(t *testing.T) {
 	withRules := policyWorkspace(t) // user rules and the hook
 	configDir := t.TempDir()        // user settings that trust withRules only
 	require.NoError(t, approval.TrustWorkspace(configDir, withRules))
+	issue := issueWorkspace(t) // issue 8's settings
+	require.NoError(t, approval.TrustWorkspace(configDir, issue))
 
 	edit := `{"file_path":"a.txt","old_string":"a","new_string":"b"}`
 	write := `{"file_path":"a.txt","content":"x"}`
@@ -129,6 +144,29 @@ func TestPolicyCheck(t *testing.T) {
 			decision: approval.Ask, layer: approval.LayerHuman},
 		{name: "unknown tool", ws: plain, tool: "Teleport", input: `{}`,
 			decision: approval.Deny, layer: approval.LayerRules, reasonHas: "unknown tool"},
+		// Issue 8: Read and Edit rules hold for Bash, and redirections are writes.
+		{name: "cat .env denied by Read(.env)", ws: issue, tool: "Bash", input: `{"command":"cat .env"}`,
+			decision: approval.Deny, layer: approval.LayerRules, rule: "Read(.env)", reasonHas: "reads .env"},
+		{name: "grep KEY .env denied by Read(.env)", ws: issue, tool: "Bash", input: `{"command":"grep KEY .env"}`,
+			decision: approval.Deny, layer: approval.LayerRules, rule: "Read(.env)"},
+		{name: "cat secrets/prod.key denied by Read(secrets/**)", ws: issue, tool: "Bash", input: `{"command":"cat secrets/prod.key"}`,
+			decision: approval.Deny, layer: approval.LayerRules, rule: "Read(secrets/**)"},
+		{name: "echo x > .env denied by Edit(.env)", ws: issue, tool: "Bash", input: `{"command":"echo x > .env"}`,
+			decision: approval.Deny, layer: approval.LayerRules, rule: "Edit(.env)", reasonHas: "writes .env (redirection), denied by Edit(.env)"},
+		{name: "ls > ../outside.txt asks a person", ws: issue, tool: "Bash", input: `{"command":"ls > ../outside.txt"}`,
+			decision: approval.Ask, layer: approval.LayerHuman, reasonHas: "outside the workspace"},
+		{name: "outside the workspace asks even in bypass", ws: issue, tool: "Bash", input: `{"command":"cat notes.md > /etc/cron.d/x"}`, mode: "bypass",
+			decision: approval.Ask, layer: approval.LayerHuman, reasonHas: "/etc/cron.d/x"},
+		{name: "cat notes.md still allowed", ws: issue, tool: "Bash", input: `{"command":"cat notes.md"}`,
+			decision: approval.Allow, layer: approval.LayerRules, rule: "Bash(cat:*)"},
+		{name: "echo hi > /dev/null allowed", ws: issue, tool: "Bash", input: `{"command":"echo hi > /dev/null"}`,
+			decision: approval.Allow, layer: approval.LayerRules, rule: "Bash(echo:*)"},
+		{name: "2>&1 allowed", ws: issue, tool: "Bash", input: `{"command":"cat notes.md 2>&1"}`,
+			decision: approval.Allow, layer: approval.LayerRules, rule: "Bash(cat:*)"},
+		{name: "a write inside the workspace asks by default", ws: issue, tool: "Bash", input: `{"command":"echo x > notes.txt"}`,
+			decision: approval.Ask, layer: approval.LayerHuman, reasonHas: "writes notes.txt (redirection)"},
+		{name: "acceptEdits allows a write inside the workspace", ws: issue, tool: "Bash", input: `{"command":"echo x > notes.txt"}`, mode: "acceptEdits",
+			decision: approval.Allow, layer: approval.LayerMode, rule: "Bash(echo:*)"},
 		{name: "malformed input fails closed", ws: plain, tool: "Bash", input: `not json`,
 			decision: approval.Deny, layer: approval.LayerRules, reasonHas: "malformed"},
 	}

@@ -7,7 +7,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -27,6 +29,11 @@ const DefaultAddress = "127.0.0.1:7233"
 // TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY,
 // TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME. set reports whether
 // TEMPORAL_ADDRESS was given.
+//
+// With TEMPORAL_ADDRESS unset (and no TEMPORAL_TLS* or API key) the target is
+// this user's embedded server on DefaultAddress, always over mutual TLS with
+// the certificates in its state directory (see EmbeddedTLS): whatever else
+// answers there, another user's server included, fails the handshake.
 func FromEnv(logger *slog.Logger) (opts client.Options, set bool, err error) {
 	opts.HostPort = os.Getenv("TEMPORAL_ADDRESS")
 	set = opts.HostPort != ""
@@ -65,8 +72,32 @@ func FromEnv(logger *slog.Logger) (opts client.Options, set bool, err error) {
 			tc.RootCAs = pool
 		}
 		opts.ConnectionOptions.TLS = tc
+	} else if !set {
+		if opts.ConnectionOptions.TLS, err = EmbeddedTLS(); err != nil {
+			return opts, set, err
+		}
 	}
 	return opts, set, nil
+}
+
+// EmbeddedTLS is the client TLS configuration for this user's embedded
+// server: the certificates in devserver.DefaultTLSDir. Before the server has
+// made them it trusts no server at all, so nothing on DefaultAddress is
+// mistaken for ours.
+func EmbeddedTLS() (*tls.Config, error) {
+	dir, err := devserver.DefaultTLSDir()
+	if err != nil {
+		return nil, err
+	}
+	f := devserver.TLSFilesIn(dir)
+	if _, err := os.Stat(f.ClientKey); errors.Is(err, fs.ErrNotExist) {
+		return &tls.Config{RootCAs: x509.NewCertPool(), ServerName: devserver.ServerName, MinVersion: tls.VersionTLS12}, nil
+	}
+	tc, err := f.ClientTLS()
+	if err != nil {
+		return nil, fmt.Errorf("embedded server certificates in %s: %w", dir, err)
+	}
+	return tc, nil
 }
 
 func truthy(s string) bool {
@@ -108,7 +139,11 @@ func StartEmbedded(ctx context.Context, o devserver.Options, logger *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal server: %w", err)
 	}
-	opts := client.Options{HostPort: srv.FrontendAddr(), Namespace: cmp.Or(o.Namespace, "default")}
+	opts := client.Options{
+		HostPort:          srv.FrontendAddr(),
+		Namespace:         cmp.Or(o.Namespace, "default"),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()},
+	}
 	if logger != nil {
 		opts.Logger = tlog.NewStructuredLogger(logger)
 	}

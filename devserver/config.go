@@ -25,6 +25,9 @@ import (
 type portSet struct {
 	frontend, frontendHTTP, history, matching, worker int
 	ui                                                int // 0 when the UI is disabled
+	// uiBackend is the ui-server's own port (mTLS, only the UI's gate
+	// dials it); the public ui port is the gate's.
+	uiBackend int
 }
 
 // allocatePorts resolves the requested ports (0 = any free port, uiPort -1 =
@@ -57,6 +60,9 @@ func allocatePorts(ip string, port, uiPort int) (portSet, error) {
 	}
 	if uiPort != -1 {
 		if ps.ui, err = take("UI", uiPort); err != nil {
+			return ps, err
+		}
+		if ps.uiBackend, err = take("UI backend", 0); err != nil {
 			return ps, err
 		}
 	}
@@ -128,7 +134,7 @@ func setupIfNew(conf *config.SQL, path string) error {
 	return nil
 }
 
-func buildConfig(ip string, ps portSet, sqlConf *config.SQL) *config.Config {
+func buildConfig(ip string, ps portSet, sqlConf *config.SQL, certs TLSFiles) *config.Config {
 	frontend := net.JoinHostPort(ip, strconv.Itoa(ps.frontend))
 	service := func(port int) config.Service {
 		var s config.Service
@@ -181,7 +187,32 @@ func buildConfig(ip string, ps portSet, sqlConf *config.SQL) *config.Config {
 	// The server's internal worker service (system workflows such as
 	// namespace deletion) dials the frontend through this address.
 	conf.PublicClient.HostPort = frontend
+	conf.Global.TLS = tlsConfig(certs)
 	return &conf
+}
+
+// tlsConfig requires mutual TLS on every port of the server, not only the
+// frontend: the history and matching ports are on loopback too, and their
+// APIs can signal a workflow just as well. The system worker (inside the
+// server) dials the frontend with the owner's client certificate; history and
+// matching dial each other with the server certificate.
+func tlsConfig(f TLSFiles) config.RootTLS {
+	server := config.ServerTLS{
+		CertFile:          f.ServerCert,
+		KeyFile:           f.ServerKey,
+		ClientCAFiles:     []string{f.CA},
+		RequireClientAuth: true,
+	}
+	client := config.ClientTLS{ServerName: ServerName, RootCAFiles: []string{f.CA}}
+	return config.RootTLS{
+		Internode: config.GroupTLS{Server: server, Client: client},
+		Frontend:  config.GroupTLS{Server: server, Client: client},
+		SystemWorker: config.WorkerTLS{
+			CertFile: f.ClientCert,
+			KeyFile:  f.ClientKey,
+			Client:   client,
+		},
+	}
 }
 
 // dynamicConfig mirrors the dev-server defaults of the Temporal CLI, keeping

@@ -9,16 +9,21 @@
 // SQLite for both persistence and visibility, and the namespace pre-created
 // directly in the database before the server starts.
 //
-// The server has no authentication and no TLS, so it only binds loopback
-// addresses.
+// Loopback is not a boundary between the users of one machine: every port
+// requires mutual TLS with certificates generated into the owner's private
+// state directory (see certs.go), and the Web UI sits behind a gate that
+// wants a one-time token, then a session cookie (see uigate.go). It still
+// only binds loopback addresses.
 package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,6 +78,10 @@ type Options struct {
 	// Logger receives the server's logs. nil logs to stderr. Either way only
 	// warnings and errors are passed through: the server is very chatty.
 	Logger *slog.Logger
+	// TLSDir holds the server's certificates (see EnsureCerts): created
+	// 0700 on first start. Default: "tls" beside DBFile; for an in-memory
+	// server a temporary directory, removed by Stop.
+	TLSDir string
 	// SearchAttributes are custom search attributes registered on the
 	// namespace when it is created (as `temporal server start-dev
 	// --search-attribute` does), so the UI and List filters can use them.
@@ -93,6 +102,13 @@ type Server struct {
 	logFloor     *slog.LevelVar
 	frontendAddr string
 	uiAddr       string
+	uiGate       *uiGate
+	uiLogin      string       // login URL with the start's one-time token
+	uiHTTP       *http.Server // the gate's server
+	certs        TLSFiles
+	clientTLS    *tls.Config
+	tempTLSDir   string // removed by Stop
+	ports        portSet
 
 	stopOnce sync.Once
 	stopErr  error
@@ -102,13 +118,49 @@ type Server struct {
 func (s *Server) FrontendAddr() string { return s.frontendAddr }
 
 // UIAddr is the Web UI base URL, e.g. "http://127.0.0.1:8233", or "" when
-// the UI is disabled.
+// the UI is disabled. It answers 401 until a browser has used a login URL.
 func (s *Server) UIAddr() string { return s.uiAddr }
+
+// UILoginURL is the URL to print for the owner: UIAddr with this start's
+// one-time token. "" when the UI is disabled.
+func (s *Server) UILoginURL() string { return s.uiLogin }
+
+// NewUILoginURL mints another one-time login URL.
+func (s *Server) NewUILoginURL() (string, error) {
+	if s.uiGate == nil {
+		return "", errors.New("devserver: the Web UI is disabled")
+	}
+	tok, err := s.uiGate.newToken()
+	if err != nil {
+		return "", err
+	}
+	return s.uiAddr + "/?" + tokenParam + "=" + tok, nil
+}
+
+// TLSFiles are the certificate files a client needs (with ServerName).
+func (s *Server) TLSFiles() TLSFiles { return s.certs }
+
+// ClientTLS is a TLS configuration that connects to this server as its
+// owner; each call returns a new copy.
+func (s *Server) ClientTLS() *tls.Config { return s.clientTLS.Clone() }
 
 // DefaultDBFile returns the default database path,
 // $XDG_STATE_HOME/custos/temporal.db or ~/.local/state/custos/temporal.db,
 // creating its directory (0700: workflow histories hold prompts and code).
 func DefaultDBFile() (string, error) {
+	dir, err := DefaultStateDir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("devserver: creating state directory: %w", err)
+	}
+	return filepath.Join(dir, "temporal.db"), nil
+}
+
+// DefaultStateDir is $XDG_STATE_HOME/custos or ~/.local/state/custos; it is
+// not created here.
+func DefaultStateDir() (string, error) {
 	base := os.Getenv("XDG_STATE_HOME")
 	if base == "" || !filepath.IsAbs(base) {
 		// The XDG spec says relative values are invalid and must be ignored.
@@ -118,11 +170,40 @@ func DefaultDBFile() (string, error) {
 		}
 		base = filepath.Join(home, ".local", "state")
 	}
-	dir := filepath.Join(base, "custos")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("devserver: creating state directory: %w", err)
+	return filepath.Join(base, "custos"), nil
+}
+
+// DefaultTLSDir is where the server on the default DB file keeps its
+// certificates (DefaultStateDir/tls), and so where clients look for them.
+func DefaultTLSDir() (string, error) {
+	dir, err := DefaultStateDir()
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(dir, "temporal.db"), nil
+	return filepath.Join(dir, "tls"), nil
+}
+
+// prepareCerts finds or makes the certificate set for o; tempDir is set
+// when it is a temporary one that Stop must remove.
+func prepareCerts(o Options) (certs TLSFiles, tempDir string, err error) {
+	dir := o.TLSDir
+	switch {
+	case dir != "":
+	case o.DBFile != "":
+		dir = filepath.Join(filepath.Dir(o.DBFile), "tls")
+	default:
+		if tempDir, err = os.MkdirTemp("", "custos-devserver-tls-"); err != nil {
+			return certs, "", fmt.Errorf("devserver: certificate directory: %w", err)
+		}
+		dir = tempDir
+	}
+	if certs, err = EnsureCerts(dir, time.Now()); err != nil {
+		if tempDir != "" {
+			_ = os.RemoveAll(tempDir)
+		}
+		return certs, "", err
+	}
+	return certs, tempDir, nil
 }
 
 // Start starts the server and the UI and returns once the frontend serves
@@ -162,6 +243,20 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 
+	certs, tempTLSDir, err := prepareCerts(o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !started && tempTLSDir != "" {
+			_ = os.RemoveAll(tempTLSDir)
+		}
+	}()
+	clientTLS, err := certs.ClientTLS()
+	if err != nil {
+		return nil, err
+	}
+
 	// Ports last: between choosing a free port and the server binding it,
 	// anything else on the machine could take it, so keep that window short.
 	ports, err := allocatePorts(o.IP, o.Port, o.UIPort)
@@ -173,7 +268,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	logFloor.Set(slog.LevelWarn)
 	logger := serverLogger{log: o.Logger, floor: logFloor}
 
-	conf := buildConfig(o.IP, ports, sqlConf)
+	conf := buildConfig(o.IP, ports, sqlConf, certs)
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: creating authorizer: %w", err)
@@ -210,18 +305,22 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		dbLock:       dbLock,
 		logFloor:     logFloor,
 		frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(ports.frontend)),
+		certs:        certs,
+		clientTLS:    clientTLS,
+		tempTLSDir:   tempTLSDir,
+		ports:        ports,
 	}
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("devserver: starting server: %w", err)
 	}
 	started = true // from here on, s.Stop releases the lock
-	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace); err != nil {
+	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace, clientTLS); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
 
 	if ports.ui > 0 {
-		if err := s.startUI(ctx, o, ports.ui); err != nil {
+		if err := s.startUI(ctx, o, ports); err != nil {
 			_ = s.Stop()
 			return nil, err
 		}
@@ -236,6 +335,10 @@ func (s *Server) Stop() error {
 		// The server logs a burst of warnings while its services wind down
 		// (lost shard ownership, canceled polls); they are expected here.
 		s.logFloor.Set(slog.LevelError)
+		if s.uiHTTP != nil {
+			_ = s.uiHTTP.Close()
+			s.forgetUIAddress()
+		}
 		if s.ui != nil {
 			s.ui.Stop()
 			<-s.uiDone
@@ -246,6 +349,9 @@ func (s *Server) Stop() error {
 		// Only now may another server open the file.
 		if s.dbLock != nil {
 			_ = s.dbLock.Close()
+		}
+		if s.tempTLSDir != "" {
+			_ = os.RemoveAll(s.tempTLSDir)
 		}
 	})
 	return s.stopErr

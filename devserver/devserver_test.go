@@ -87,8 +87,9 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 	require.True(t, strings.HasPrefix(srv.UIAddr(), "http://127.0.0.1:"), srv.UIAddr())
 
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort: srv.FrontendAddr(),
-		Logger:   sdklog.NewStructuredLogger(quietLogger()),
+		HostPort:          srv.FrontendAddr(),
+		Logger:            sdklog.NewStructuredLogger(quietLogger()),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()},
 	})
 	require.NoError(t, err)
 	defer c.Close()
@@ -107,7 +108,8 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 	require.ErrorIs(t, err, ErrDBInUse)
 
 	// The UI serves its page, and its API reaches the frontend.
-	body := httpGet(t, srv.UIAddr()+"/")
+	ui := loginUI(t, srv)
+	body := httpGet(t, ui, srv.UIAddr()+"/")
 	require.Contains(t, strings.ToLower(body), "<html")
 	var nsResp struct {
 		Namespaces []struct {
@@ -116,7 +118,7 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 			} `json:"namespaceInfo"`
 		} `json:"namespaces"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(httpGet(t, srv.UIAddr()+"/api/v1/namespaces")), &nsResp))
+	require.NoError(t, json.Unmarshal([]byte(httpGet(t, ui, srv.UIAddr()+"/api/v1/namespaces")), &nsResp))
 	var names []string
 	for _, ns := range nsResp.Namespaces {
 		names = append(names, ns.NamespaceInfo.Name)
@@ -153,8 +155,9 @@ func TestChildRunWorkflow(t *testing.T) {
 	require.Empty(t, srv.UIAddr())
 
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort: srv.FrontendAddr(),
-		Logger:   sdklog.NewStructuredLogger(quietLogger()),
+		HostPort:          srv.FrontendAddr(),
+		Logger:            sdklog.NewStructuredLogger(quietLogger()),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()},
 	})
 	require.NoError(t, err)
 
@@ -179,9 +182,9 @@ func TestChildRunWorkflow(t *testing.T) {
 	require.NoError(t, srv.Stop(), "second Stop is a no-op")
 }
 
-func httpGet(t *testing.T, url string) string {
+func httpGet(t *testing.T, c *http.Client, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := c.Get(url)
 	require.NoError(t, err)
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
@@ -263,9 +266,10 @@ func TestInMemoryNamespace(t *testing.T) {
 	defer func() { require.NoError(t, srv.Stop()) }()
 
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  srv.FrontendAddr(),
-		Namespace: "custos-test",
-		Logger:    sdklog.NewStructuredLogger(quietLogger()),
+		HostPort:          srv.FrontendAddr(),
+		Namespace:         "custos-test",
+		Logger:            sdklog.NewStructuredLogger(quietLogger()),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()},
 	})
 	require.NoError(t, err)
 	defer c.Close()

@@ -2,8 +2,14 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -12,7 +18,7 @@ import (
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 )
 
 const pollInterval = 50 * time.Millisecond
@@ -21,10 +27,10 @@ const pollInterval = 50 * time.Millisecond
 // temporal.Server.Start returns when the services are started, but the
 // frontend may still be loading its namespace cache; a client connecting in
 // that window gets "namespace not found".
-func waitFrontend(ctx context.Context, addr, ns string) error {
+func waitFrontend(ctx context.Context, addr, ns string, clientTLS *tls.Config) error {
 	ctx, cancel := withDefaultTimeout(ctx, readyTimeout)
 	defer cancel()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS.Clone())))
 	if err != nil {
 		return fmt.Errorf("devserver: dialing frontend %s: %w", addr, err)
 	}
@@ -43,17 +49,29 @@ func waitFrontend(ctx context.Context, addr, ns string) error {
 	}
 }
 
-// startUI runs the ui-server in the background and waits until it accepts
-// connections.
-func (s *Server) startUI(ctx context.Context, o Options, port int) (err error) {
-	addr := net.JoinHostPort(o.IP, strconv.Itoa(port))
+// startUI runs the ui-server on its private port (mutual TLS, like the
+// frontend) and the gate (uigate.go) on the public one, and waits until both
+// accept connections.
+func (s *Server) startUI(ctx context.Context, o Options, ports portSet) (err error) {
+	addr := net.JoinHostPort(o.IP, strconv.Itoa(ports.ui))
+	backend := net.JoinHostPort(o.IP, strconv.Itoa(ports.uiBackend))
+	// The gate binds its port now, so a busy port is an error here.
+	public, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("devserver: UI port %d is not available: %w", ports.ui, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = public.Close()
+		}
+	}()
 	// ui-server's Start calls its logger's Fatal (os.Exit) when it cannot
 	// bind, which would take the whole custos worker down. allocatePorts
 	// checked the port moments ago; check again right before handing it
 	// over to narrow the window to almost nothing.
-	l, err := net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", backend)
 	if err != nil {
-		return fmt.Errorf("devserver: UI port %d is not available: %w", port, err)
+		return fmt.Errorf("devserver: UI backend port %d is not available: %w", ports.uiBackend, err)
 	}
 	_ = l.Close()
 
@@ -64,13 +82,31 @@ func (s *Server) startUI(ctx context.Context, o Options, port int) (err error) {
 			err = fmt.Errorf("devserver: creating UI server: %v", r)
 		}
 	}()
+	c := s.certs
+	// The ui-server is a client of the frontend like any other. Its
+	// certificates go in as data: from files it would log a line on every
+	// handshake.
+	clientData, err := readBase64(c.CA, c.ClientCert, c.ClientKey)
+	if err != nil {
+		return err
+	}
 	ui := uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                o.IP,
-		Port:                port,
+		Port:                ports.uiBackend,
 		TemporalGRPCAddress: s.frontendAddr,
-		EnableUI:            true,
-		DefaultNamespace:    o.Namespace,
-		// Plain HTTP on loopback: a Secure cookie would never be sent back.
+		TLS: uiconfig.TLS{
+			CaData: clientData[0], CertData: clientData[1], KeyData: clientData[2],
+			ServerName: ServerName, EnableHostVerification: true,
+		},
+		// Only the gate, holding the owner's client certificate, gets in.
+		UIServerTLS: uiconfig.UIServerTLS{
+			CertFile: c.ServerCert, KeyFile: c.ServerKey,
+			MTLS: &uiconfig.UIServerMTLS{CaFile: c.CA},
+		},
+		EnableUI:         true,
+		DefaultNamespace: o.Namespace,
+		// The browser talks plain HTTP to the gate on loopback: a Secure
+		// cookie would never be sent back.
 		CORS:     uiconfig.CORS{CookieInsecure: true},
 		HideLogs: true,
 		// Loopback only and possibly offline: don't call out for news.
@@ -86,22 +122,40 @@ func (s *Server) startUI(ctx context.Context, o Options, port int) (err error) {
 
 	ctx, cancel := withDefaultTimeout(ctx, readyTimeout)
 	defer cancel()
-	var d net.Dialer
+	// A full handshake, not a bare TCP connect: the ui-server logs every
+	// aborted handshake as an error.
+	d := tls.Dialer{Config: s.ClientTLS()}
 	for {
-		c, derr := d.DialContext(ctx, "tcp", addr)
+		c, derr := d.DialContext(ctx, "tcp", backend)
 		if derr == nil {
 			_ = c.Close()
-			s.uiAddr = "http://" + addr
-			return nil
+			break
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("devserver: UI on %s not listening: %w", addr, ctx.Err())
+			return fmt.Errorf("devserver: UI on %s not listening: %w", backend, ctx.Err())
 		case <-s.uiDone:
-			return fmt.Errorf("devserver: UI server on %s exited during startup", addr)
+			return fmt.Errorf("devserver: UI server on %s exited during startup", backend)
 		case <-time.After(pollInterval):
 		}
 	}
+
+	s.uiGate = newUIGate(backend, s.ClientTLS(), ports.ui, s.certs.Dir, o.Logger)
+	s.uiHTTP = &http.Server{Handler: s.uiGate, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := s.uiHTTP.Serve(public); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.Logger.Error("devserver: Web UI gate stopped", "error", err)
+		}
+	}()
+	s.uiAddr = "http://" + addr
+	if s.uiLogin, err = s.NewUILoginURL(); err != nil {
+		return err
+	}
+	// For `starter ui-url` (MintUILoginURL).
+	if err := writePrivate(filepath.Join(s.certs.Dir, uiAddressFile), []byte(s.uiAddr+"\n")); err != nil {
+		return err
+	}
+	return nil
 }
 
 // withDefaultTimeout bounds ctx by d unless it already has a deadline.
@@ -110,4 +164,17 @@ func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, 
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// readBase64 returns the files' contents, base64-encoded.
+func readBase64(names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("devserver: reading %s: %w", name, err)
+		}
+		out[i] = base64.StdEncoding.EncodeToString(b)
+	}
+	return out, nil
 }

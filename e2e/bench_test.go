@@ -39,7 +39,8 @@ func emptyActivities(ctx workflow.Context, n int) error {
 // trip in a workflow on the embedded server. ns/op is per activity.
 func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv, Logger: quietTemporalLogger()})
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +68,8 @@ func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
 // turn; compare with BenchmarkEmptyActivityRoundTrip.
 func BenchmarkAllowedToolCallTurn(b *testing.B) {
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv, Logger: quietTemporalLogger()})
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
 	if err != nil {
 		b.Fatal(err)
 	}

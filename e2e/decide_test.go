@@ -24,7 +24,7 @@ import (
 func TestDecideUpdateFromTemporalCLI(t *testing.T) {
 	cli := temporalCLI(t)
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	_, base := startModel(t, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "u.txt", "content": "by update"})),
 		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "v.txt", "content": "second"})),
@@ -42,7 +42,8 @@ func TestDecideUpdateFromTemporalCLI(t *testing.T) {
 
 	update := func(input string) (string, error) {
 		cmd := exec.Command(cli, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", "decide",
-			"--input", input, "--address", srv.FrontendAddr(), "--namespace", "default", "--output", "json")
+			"--input", input, "--namespace", "default", "--output", "json")
+		cmd.Args = append(cmd.Args, srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())...)
 		out, err := cmd.CombinedOutput()
 		// The CLI logs errors with quotes escaped.
 		return strings.ReplaceAll(string(out), `\"`, `"`), err

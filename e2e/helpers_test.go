@@ -53,9 +53,10 @@ func startServer(t *testing.T, dbFile string, port int) *devserver.Server {
 	return srv
 }
 
-func dial(t *testing.T, addr string) client.Client {
+func dial(t *testing.T, srv *devserver.Server) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: tlog.NewStructuredLogger(quietLogger())})
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(quietLogger()),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c
@@ -110,8 +111,15 @@ func decisionsByCall(recs []approval.AuditRecord) map[string]approval.AuditRecor
 
 func quietTemporalLogger() tlog.Logger { return tlog.NewStructuredLogger(quietLogger()) }
 
+// tlsEnv points a worker process at srv through the TEMPORAL_TLS_* variables.
+func tlsEnv(srv *devserver.Server) []string {
+	f := srv.TLSFiles()
+	return []string{"TEMPORAL_TLS_CERT=" + f.ClientCert, "TEMPORAL_TLS_KEY=" + f.ClientKey,
+		"TEMPORAL_TLS_CA=" + f.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
+}
+
 // startServerB starts an in-memory embedded server for a benchmark.
-func startServerB(b *testing.B) string {
+func startServerB(b *testing.B) *devserver.Server {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -120,7 +128,7 @@ func startServerB(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { srv.Stop() })
-	return srv.FrontendAddr()
+	return srv
 }
 
 // toolResult is the last tool result for callID that the model was sent.

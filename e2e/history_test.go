@@ -26,7 +26,7 @@ import (
 // replay_test.go keeps replaying it against later code.
 func TestJobHistoryReplays(t *testing.T) {
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	_, base := startModel(t, oaifake.Script(
 		oaifake.Calls(
 			oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}),

@@ -23,7 +23,7 @@ import (
 // client, runs Bash, and finishes with the file changed and the audit complete.
 func TestJobReadEditBash(t *testing.T) {
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	model, base := startModel(t, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "greet.txt"})),
 		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),

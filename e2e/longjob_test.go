@@ -29,7 +29,7 @@ func TestLongJobContinuesAsNew(t *testing.T) {
 	}
 	const turns = 300
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	model, base := startModel(t, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
 		n := 0
 		for _, m := range req.Messages {

@@ -87,14 +87,14 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	bin := buildWorker(t)
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 
 	ws := workspace(t)
 	cfg := t.TempDir()
 	require.NoError(t, approval.TrustWorkspace(cfg, ws))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
-		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)"]}}`), 0o644))
+		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)","Edit(bash.log)"]}}`), 0o644))
 
 	// The first model request hangs until the worker that sent it is dead.
 	var requests atomic.Int32
@@ -116,6 +116,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
 		"XDG_CONFIG_HOME=" + cfg,
 	}
+	env = append(env, tlsEnv(srv)...)
 	w := startWorkerProc(t, bin, env)
 
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -46,7 +47,8 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	args := []string{"--db", db, "--port", fmt.Sprint(port), "--ui-port", "-1"}
 	w := startWorkerProc(t, bin, env, args...)
 
-	c := dialEventually(t, addr)
+	// The worker's server makes its certificates beside its DB file.
+	c := dialEventually(t, addr, devserver.TLSFilesIn(filepath.Join(filepath.Dir(db), "tls")))
 	ws := workspace(t)
 	ctx := context.Background()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "server-restart", TaskQueue: activities.TaskQueue},
@@ -71,15 +73,20 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	assert.Equal(t, approval.LayerHuman, decisionsByCall(recs)["w1"].Layer)
 }
 
-// dialEventually connects once the server at addr answers.
-func dialEventually(t *testing.T, addr string) client.Client {
+// dialEventually connects once the server at addr answers, with the client
+// certificate in certs once the server has made it.
+func dialEventually(t *testing.T, addr string, certs devserver.TLSFiles) client.Client {
 	t.Helper()
 	var c client.Client
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		var err error
-		c, err = client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietTemporalLogger()})
+		tc, err := certs.ClientTLS()
+		if err != nil {
+			return false
+		}
+		c, err = client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietTemporalLogger(),
+			ConnectionOptions: client.ConnectionOptions{TLS: tc}})
 		return err == nil
 	}, 2*time.Minute, 500*time.Millisecond, "server at %s never answered", addr)
 	t.Cleanup(c.Close)

@@ -41,7 +41,7 @@ func temporalCLI(t *testing.T) string {
 func TestTemporalCLIQueriesAndApproves(t *testing.T) {
 	cli := temporalCLI(t)
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	_, base := startModel(t, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "cli.txt", "content": "approved from the CLI"})),
 		oaifake.Say("done"),
@@ -57,7 +57,7 @@ func TestTemporalCLIQueriesAndApproves(t *testing.T) {
 	waitPending(t, c, run.GetID(), "w1")
 
 	temporal := func(args ...string) string {
-		cmd := exec.Command(cli, append(args, "--address", srv.FrontendAddr(), "--namespace", "default")...)
+		cmd := exec.Command(cli, append(append(args, srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())...), "--namespace", "default")...)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "temporal %s: %s", strings.Join(args, " "), out)
 		return string(out)

@@ -88,7 +88,7 @@ func TestWebUIAnswersPendingCall(t *testing.T) {
 	srv, err := devserver.Start(sctx, devserver.Options{DBFile: filepath.Join(t.TempDir(), "t.db"), UIPort: 0, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Stop() })
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	_, base := startModel(t, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("w1", "Edit", map[string]any{"file_path": "notes.md", "old_string": "draft", "new_string": "final"})),
 		oaifake.Say("done"),
@@ -103,8 +103,10 @@ func TestWebUIAnswersPendingCall(t *testing.T) {
 	require.NoError(t, err)
 	waitPending(t, c, run.GetID(), "w1")
 
+	// The one-time link the worker prints lets this browser in.
 	url := srv.UIAddr() + "/namespaces/default/workflows/" + run.GetID()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url), chromedp.Sleep(5*time.Second)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.UILoginURL()), chromedp.Sleep(time.Second),
+		chromedp.Navigate(url), chromedp.Sleep(5*time.Second)))
 	shot(t, ctx, "1-workflow")
 	clickText(t, ctx, "User Metadata")
 	shot(t, ctx, "2-metadata")

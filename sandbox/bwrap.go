@@ -130,40 +130,6 @@ func (b *bwrapSandbox) profileArgs(ws string, withProxy bool, proxySock string, 
 	return a
 }
 
-// protectedInWorkspace re-binds read-only what a command must not change even
-// in the workspace: git hooks and config (they run on the host later) and
-// custos' own settings. Only real directories/files are re-bound; a symlink
-// there (planted by an earlier command) is never followed, because binding it
-// would expose its target inside the sandbox.
-func protectedInWorkspace(ws string) []string {
-	var a []string
-	gitDir := filepath.Join(ws, ".git")
-	gi, gerr := os.Lstat(gitDir)
-	isGitDir := gerr == nil && gi.IsDir()
-	for _, rel := range []string{".git/hooks", ".git/config", ".custos"} {
-		p := filepath.Join(ws, rel)
-		fi, err := os.Lstat(p)
-		switch {
-		case err == nil && (fi.Mode().IsRegular() || fi.IsDir()):
-			a = append(a, "--ro-bind", p, p)
-		case err == nil:
-			// A symlink or special file where we expect hooks/config: hide it
-			// behind an empty read-only tmpfs only if it is a directory slot;
-			// otherwise bind /dev/null over it so nothing behind it is reachable.
-			a = append(a, "--ro-bind", "/dev/null", p)
-		case rel == ".git/hooks" && isGitDir:
-			// A repository without hooks: keep the command from adding one.
-			a = append(a, "--tmpfs", p, "--remount-ro", p)
-		case rel == ".custos":
-			// No settings yet: a command must not create them either (they
-			// would widen the next job's rights). bwrap leaves an empty
-			// .custos directory behind as the mount point.
-			a = append(a, "--tmpfs", p, "--remount-ro", p)
-		}
-	}
-	return a
-}
-
 // run is Run without the backend name, shared with the probe.
 func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	ws, err := checkRequest(req)
@@ -194,6 +160,17 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 		proxySock = p.SocketPath()
 	}
 
+	prot := planProtected(ws)
+	defer prot.removePlaceholders()
+	if err := prot.prepare(); err != nil {
+		return Result{}, err
+	}
+	scR, err := seccompFile()
+	if err != nil {
+		return Result{}, err
+	}
+	cleanup = append(cleanup, func() { scR.Close() })
+
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: status pipe: %w", err)
@@ -217,6 +194,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	if withProxy {
 		inner = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, inner...)
 	}
+	args = append(args, seccompArgs(6)...)
 	args = append(args, "--")
 	args = append(args, inner...)
 
@@ -234,7 +212,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	cmd := exec.Command(b.bwrap, args...)
 	cmd.Env = env // bwrap hands its environment to the command unchanged
 	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{statusW, pwR, grR}
+	cmd.ExtraFiles = []*os.File{statusW, pwR, grR, scR}
 
 	var cg *runCgroup
 	if b.pids != nil {
@@ -252,7 +230,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 			// cgroup first and then execs bwrap (arguments stay positional, no
 			// quoting involved).
 			cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(cg.dir, "cgroup.procs"), b.bwrap}, args...)...)
-			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR}
+			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR, scR}
 		} else {
 			// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
 			d, err := os.Open(cg.dir)

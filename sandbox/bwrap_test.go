@@ -22,10 +22,14 @@ import (
 )
 
 // newBwrap returns the real bubblewrap backend. Without bwrap installed the
-// test is skipped with the reason; with bwrap installed it must work.
+// test is skipped with the reason, or fails when CI is set; with bwrap
+// installed it must work.
 func newBwrap(t testing.TB, cfg Config) Sandbox {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil && cfg.BwrapPath == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("bwrap not installed (apt-get install bubblewrap): CI must run the real-sandbox tests")
+		}
 		t.Skip("bwrap not installed (apt-get install bubblewrap): skipping real-sandbox test")
 	}
 	cfg.FailIfUnavailable = true
@@ -148,9 +152,6 @@ func TestBwrapDenies(t *testing.T) {
 			check: func(t *testing.T, ws string, res Result) {
 				assert.NoFileExists(t, filepath.Join(ws, ".custos", "settings.local.json"))
 			}},
-		{name: "planted .custos symlink is not followed", setup: func(t *testing.T, ws string) {
-			require.NoError(t, os.Symlink("/root", filepath.Join(ws, ".custos")))
-		}, script: "ls -a .custos/ | grep -v '^\\.\\.\\?$' | grep ."},
 		{name: "new user namespace", script: "unshare -U true || bwrap --ro-bind / / true"},
 		{name: "gain root", script: "test \"$(id -u)\" = 0"},
 	}
@@ -247,7 +248,7 @@ func TestBwrapGoProject(t *testing.T) {
 	for n, c := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, n), []byte(c), 0o644))
 	}
-	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("go vet ./... && go test -count=1 ./..."), Timeout: 5 * time.Minute})
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(seccompOn + "go vet ./... && go test -count=1 ./..."), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	require.Zero(t, res.ExitCode, "stdout=%q stderr=%q", res.Stdout, res.Stderr)
 	assert.Contains(t, res.Stdout, "ok")

@@ -16,7 +16,8 @@ var (
 	// symlinks, leaves the workspace.
 	ErrOutsideWorkspace = errors.New("path is outside the workspace")
 	// ErrProtectedPath means the path may be read but not written by the
-	// file tools (git hooks and config, custos' own settings).
+	// file tools: the host runs what it names (see ProtectedBy). Refusals
+	// are *ProtectedError values, which name the rule.
 	ErrProtectedPath = errors.New("path is protected and read-only")
 )
 
@@ -37,7 +38,9 @@ const maxSymlinkHops = 40
 //     yet), and the result must lie inside the canonical workspace, so a
 //     symlink inside the workspace cannot point out of it;
 //  3. with write set, protected paths are refused, both as named and as
-//     resolved (a symlink "x" -> ".git/hooks" does not make hooks writable).
+//     resolved (a symlink "x" -> ".git/hooks" does not make hooks writable),
+//     and so is the hooks directory the workspace repository's
+//     core.hooksPath names.
 //
 // Remaining TOCTOU window: between this call returning and the caller
 // opening the path, another process could replace a directory on the path
@@ -76,8 +79,10 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 			return "", fmt.Errorf("%s: %w", p, ErrOutsideWorkspace)
 		}
 	}
-	if write && ProtectedPath(rel) {
-		return "", fmt.Errorf("%s: %w", p, ErrProtectedPath)
+	if write {
+		if rule, ok := ProtectedBy(rel); ok {
+			return "", &ProtectedError{Path: p, Rule: rule}
+		}
 	}
 
 	// Canonical check: start from the canonical workspace, which is
@@ -90,8 +95,13 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%s (resolves to %s): %w", p, canon, ErrOutsideWorkspace)
 	}
-	if write && ProtectedPath(crel) {
-		return "", fmt.Errorf("%s (resolves to %s): %w", p, crel, ErrProtectedPath)
+	if write {
+		if rule, ok := ProtectedBy(crel); ok {
+			return "", &ProtectedError{Path: fmt.Sprintf("%s (resolves to %s)", p, crel), Rule: rule}
+		}
+		if inRootHooksDir(canonWS, canon) {
+			return "", &ProtectedError{Path: p + " (in the directory core.hooksPath names)", Rule: RuleGitHooks}
+		}
 	}
 	return canon, nil
 }
@@ -206,26 +216,4 @@ var errNotDir = errors.New("not a directory")
 func splitPath(p string) []string {
 	p = strings.TrimPrefix(p, filepath.VolumeName(p))
 	return strings.Split(filepath.ToSlash(p), "/")
-}
-
-// ProtectedPath reports whether rel (relative to the workspace) is read-only
-// for the file tools: .git/hooks/** (code git runs on the user's behalf),
-// .git/config (can set core.hooksPath, core.fsmonitor, aliases: code
-// execution by another name) and .custos/** (the agent's own permission
-// settings — the agent must not widen its own rights). A file named .git
-// itself is protected too: a "gitdir:" pointer file would redirect git to a
-// directory with attacker-chosen hooks. Matching ignores
-// case, because on case-insensitive file systems .GIT/config is .git/config.
-func ProtectedPath(rel string) bool {
-	r := strings.ToLower(filepath.ToSlash(filepath.Clean(rel)))
-	r = strings.TrimPrefix(r, "./")
-	switch {
-	case r == ".git" || r == ".git/config":
-		return true
-	case r == ".git/hooks" || strings.HasPrefix(r, ".git/hooks/"):
-		return true
-	case r == ".custos" || strings.HasPrefix(r, ".custos/"):
-		return true
-	}
-	return false
 }

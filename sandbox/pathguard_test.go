@@ -100,7 +100,8 @@ func TestResolvePath(t *testing.T) {
 		{name: "custos settings not writable", p: ".custos/settings.json", write: true, wantErr: ErrProtectedPath},
 		{name: "custos settings readable", p: ".custos/settings.json", want: ".custos/settings.json"},
 		{name: "hook via symlinked dir", p: "hooks/pre-commit", write: true, wantErr: ErrProtectedPath},
-		{name: "git HEAD writable", p: ".git/HEAD", write: true, want: ".git/HEAD"},
+		{name: "git HEAD not writable by the file tools", p: ".git/HEAD", write: true, wantErr: ErrProtectedPath},
+		{name: "git HEAD readable", p: ".git/HEAD", want: ".git/HEAD"},
 		{name: "gitignore writable", p: ".gitignore", write: true, want: ".gitignore"},
 		{name: "custos-like name writable", p: ".custosrc", write: true, want: ".custosrc"},
 	}
@@ -181,10 +182,11 @@ func TestProtectedPath(t *testing.T) {
 		{".Git/CONFIG", true},
 		{".custos", true},
 		{".custos/settings.local.json", true},
-		{".git/HEAD", false},
-		{".git/hooksx", false},
-		{".git/config.bak", false},
-		{"sub/.git/config", false}, // a nested repo is ordinary workspace content
+		{".git/HEAD", true},       // git metadata: git commands change it, not the file tools
+		{".git/config.bak", true}, // config by another name
+		{"sub/.git/config", true}, // a nested repository's config runs on the host too
+		{".gitignore", false},     // not .git
+		{".git-blame-ignore-revs", false},
 		{".custosx/a", false},
 		{"src/main.go", false},
 	}

@@ -65,7 +65,7 @@ func run() error {
 		}
 		defer emb.Close()
 		c = emb.Client
-		fmt.Fprintf(os.Stderr, "custos: embedded Temporal server on %s, Web UI on %s\n", emb.Server.FrontendAddr(), emb.Server.UIAddr())
+		fmt.Fprint(os.Stderr, emb.Banner())
 	}
 	wo := workers.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,

@@ -28,8 +28,10 @@ func DefaultHooks() (*hooks.Registry, error) {
 }
 
 // denyProtectedWrite refuses, before anyone is asked, a Write or Edit of the
-// paths the tools would refuse anyway (.git/hooks, .git/config, .custos/): a
-// person should not be asked to approve what cannot run.
+// paths the tools would refuse anyway (sandbox.ProtectedBy: git hooks and
+// config, shell start-up files, editor and agent configuration, .custos/): a
+// person should not be asked to approve what cannot run. The reason names
+// the rule, so the model can tell the user what it could not do.
 func denyProtectedWrite(p hooks.Payload) hooks.Result {
 	var in struct {
 		FilePath string `json:"file_path"`
@@ -37,8 +39,12 @@ func denyProtectedWrite(p hooks.Payload) hooks.Result {
 	if json.Unmarshal(p.Input, &in) != nil || in.FilePath == "" {
 		return hooks.Result{}
 	}
-	if rel, ok := approval.WorkspaceRel(in.FilePath, approval.Env{Workspace: p.Workspace}); ok && sandbox.ProtectedPath(rel) {
-		return hooks.Result{Decision: "deny", Reason: fmt.Sprintf("%s is protected: .git/hooks, .git/config and .custos/ are read-only for tools", in.FilePath)}
+	rel, ok := approval.WorkspaceRel(in.FilePath, approval.Env{Workspace: p.Workspace})
+	if !ok {
+		return hooks.Result{}
+	}
+	if rule, protected := sandbox.ProtectedBy(rel); protected {
+		return hooks.Result{Decision: "deny", Reason: sandbox.ProtectedReason(in.FilePath, rule)}
 	}
 	return hooks.Result{}
 }

@@ -1,0 +1,193 @@
+package approval
+
+import (
+	"path"
+	"strings"
+)
+
+// Commands whose arguments do not fit cmdSpec (filecommands.go).
+
+// specialOperands are commands whose arguments do not fit cmdSpec (filled
+// in init: the functions refer back to the walker).
+var specialOperands map[string]func(w *walker, name string, rest []argWord)
+
+func init() {
+	specialOperands = map[string]func(w *walker, name string, rest []argWord){
+		"dd": ddOperands, "find": findOperands, "jq": jqOperands, "chmod": chmodOperands,
+	}
+	for _, sh := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"} {
+		specialOperands[sh] = shellOperands
+	}
+}
+
+// chmodOperands: the mode may look like an option (chmod -w f), so the first
+// word that is a mode, whatever its spelling, is skipped.
+func chmodOperands(w *walker, _ string, rest []argWord) {
+	modeSeen := false
+	for _, a := range rest {
+		switch {
+		case !modeSeen && a.static && isChmodMode(a.s):
+			modeSeen = true
+		case a.static && strings.HasPrefix(a.s, "--reference="):
+			modeSeen = true
+			w.access(AccessRead, argWord{s: strings.TrimPrefix(a.s, "--reference="), static: true}, "chmod --reference")
+		case a.static && strings.HasPrefix(a.s, "-") && a.s != "-":
+		default:
+			w.access(AccessWrite, a, "chmod operand")
+		}
+	}
+}
+
+func isChmodMode(s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.Trim(s, "01234567") == "" {
+		return true
+	}
+	if strings.Trim(s, "ugoa+-=rwxXst,") != "" {
+		return false
+	}
+	return strings.ContainsAny(s, "+-=")
+}
+
+func ddOperands(w *walker, _ string, rest []argWord) {
+	for _, a := range rest {
+		switch {
+		case !a.static && strings.HasPrefix(a.s, "of="):
+			w.access(AccessWrite, argWord{s: a.s}, "dd of=")
+		case !a.static && strings.HasPrefix(a.s, "if="):
+			w.access(AccessRead, argWord{s: a.s}, "dd if=")
+		case !a.static:
+			w.mention(a, "dd operand")
+		case strings.HasPrefix(a.s, "if="):
+			w.access(AccessRead, argWord{s: a.s[3:], static: true}, "dd if=")
+		case strings.HasPrefix(a.s, "of="):
+			if p := path.Clean(a.s[3:]); !harmlessRedirect(p) {
+				w.access(AccessWrite, argWord{s: a.s[3:], static: true}, "dd of=")
+			}
+		}
+	}
+}
+
+// findOperands: the starting points are read (listed); -fprint* and -fls
+// write their file; -newer and friends read theirs. -exec commands are
+// analysed on their own; patterns (-name …) are not files.
+func findOperands(w *walker, _ string, rest []argWord) {
+	i := 0
+	for ; i < len(rest); i++ {
+		a := rest[i]
+		if a.static && (strings.HasPrefix(a.s, "-") || a.s == "!" || a.s == "(") {
+			break
+		}
+		w.access(AccessRead, a, "find start")
+	}
+	for ; i < len(rest); i++ {
+		s := rest[i].s
+		switch s {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			for i++; i < len(rest) && rest[i].s != ";" && rest[i].s != "+"; i++ {
+			}
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			if i+1 < len(rest) {
+				i++
+				w.access(AccessWrite, rest[i], "find "+s)
+			}
+		case "-newer", "-anewer", "-cnewer", "-samefile":
+			if i+1 < len(rest) {
+				i++
+				w.access(AccessRead, rest[i], "find "+s)
+			}
+		}
+	}
+}
+
+// jqOperands: the filter, then files; --arg/--argjson take two values,
+// --slurpfile/--rawfile a name and a file.
+func jqOperands(w *walker, _ string, rest []argWord) {
+	filterSeen := false
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a.static && (a.s == "--args" || a.s == "--jsonargs"):
+			return // the rest are values, not files
+		case a.static && (a.s == "--arg" || a.s == "--argjson"):
+			i += 2
+		case a.static && (a.s == "--slurpfile" || a.s == "--rawfile"):
+			if i+2 < len(rest) {
+				w.access(AccessRead, rest[i+2], "jq "+a.s)
+			}
+			i += 2
+		case a.static && (a.s == "-f" || a.s == "--from-file"):
+			if i+1 < len(rest) {
+				i++
+				w.access(AccessRead, rest[i], "jq "+a.s)
+				filterSeen = true
+			}
+		case a.static && (a.s == "--indent" || a.s == "-L"):
+			i++
+		case a.static && strings.HasPrefix(a.s, "-") && a.s != "-":
+		case !filterSeen:
+			filterSeen = true
+		default:
+			w.access(AccessRead, a, "jq operand")
+		}
+	}
+}
+
+// shellOperands: with -c the script is a string (analysed on its own);
+// otherwise the first operand is a script file the shell reads, and the
+// rest are its arguments.
+func shellOperands(w *walker, name string, rest []argWord) {
+	for i, a := range rest {
+		if !a.static {
+			w.mention(a, "argument of "+name)
+			continue
+		}
+		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
+			if a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" {
+				continue
+			}
+			if !strings.HasPrefix(a.s, "--") && strings.ContainsAny(a.s[1:], "cs") {
+				return // -c STRING or -s: no script file
+			}
+			if a.s == "--rcfile" || a.s == "--init-file" {
+				if i+1 < len(rest) {
+					w.access(AccessRead, rest[i+1], name+" "+a.s)
+				}
+			}
+			continue
+		}
+		w.access(AccessRead, a, name+" script")
+		for _, b := range rest[i+1:] {
+			w.mention(b, "argument of "+name)
+		}
+		return
+	}
+}
+
+// wrapperOperands records what a wrapper's own options read or write:
+// time -o FILE, flock FILE, xargs -a FILE; the rest are mentions.
+func (w *walker) wrapperOperands(name string, words []argWord) {
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		switch {
+		case name == "time" && a.static && (a.s == "-o" || a.s == "--output") && i+1 < len(words):
+			i++
+			w.access(AccessWrite, words[i], "time -o")
+		case name == "time" && a.static && strings.HasPrefix(a.s, "--output="):
+			w.access(AccessWrite, argWord{s: strings.TrimPrefix(a.s, "--output="), static: true}, "time -o")
+		case name == "xargs" && a.static && (a.s == "-a" || a.s == "--arg-file") && i+1 < len(words):
+			i++
+			w.access(AccessRead, words[i], "xargs -a")
+		case name == "flock" && a.static && !strings.HasPrefix(a.s, "-"):
+			w.access(AccessWrite, a, "flock lock file")
+			for _, b := range words[i+1:] {
+				w.mention(b, "argument of flock")
+			}
+			return
+		default:
+			w.mention(a, "argument of "+name)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package approval
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// AccessKind says how a shell command uses a file it names.
+type AccessKind uint8
+
+const (
+	// AccessRead: the file's contents are read (cat .env, < .env, grep KEY .env).
+	AccessRead AccessKind = iota + 1
+	// AccessWrite: the file is created, changed, replaced or removed
+	// (> x, tee x, cp a x, rm x, touch x).
+	AccessWrite
+	// AccessReadWrite: both (<> x, sed -i x, mv x y moves x away).
+	AccessReadWrite
+	// AccessMention: an argument of a command whose use of its arguments
+	// custos does not know (git add .env, python x.py .env). Deny and ask
+	// rules on such a path send the command to a person.
+	AccessMention
+	// AccessConnect: a /dev/tcp or /dev/udp redirection, which bash turns
+	// into a network connection.
+	AccessConnect
+)
+
+func (k AccessKind) reads() bool  { return k == AccessRead || k == AccessReadWrite }
+func (k AccessKind) writes() bool { return k == AccessWrite || k == AccessReadWrite }
+
+// FileAccess is one file a command line reads, writes or names.
+type FileAccess struct {
+	Kind AccessKind
+	// Paths are the absolute, clean paths the word may name: one per
+	// directory the command may run in (a cd that may fail leaves two).
+	// Nil when the word cannot be resolved statically (a variable, a
+	// substitution, a cd to an unknown place).
+	Paths []string
+	// Word is the word as the shell sees it after quote removal (its source
+	// text when it is dynamic).
+	Word string
+	// Via says where the access comes from: "redirection", "tee operand",
+	// "cp destination", "sed -i" …
+	Via string
+	// Glob is set when the word holds glob characters the shell may expand
+	// to other names (quoting is not tracked, so '*' counts too: fail closed).
+	Glob bool
+	// cmd is the index in Analysis.Commands of the command whose operand
+	// this is; -1 for redirections and wrapper options.
+	cmd int
+	// dir is set for destinations that may be directories written into
+	// (cp a out/): an Edit rule covering the directory's content allows them.
+	dir bool
+}
+
+// destination records a write to a path that may be a directory the
+// command writes into.
+func (w *walker) destination(a argWord, via string) {
+	n := len(w.a.out.Files)
+	w.access(AccessWrite, a, via)
+	for i := n; i < len(w.a.out.Files); i++ {
+		w.a.out.Files[i].dir = true
+	}
+}
+
+// role is how a command uses one of its arguments.
+type role uint8
+
+const (
+	roleNone role = iota
+	roleRead
+	roleWrite
+	roleReadWrite
+	roleMention
+)
+
+func (r role) kind() AccessKind {
+	switch r {
+	case roleRead:
+		return AccessRead
+	case roleWrite:
+		return AccessWrite
+	case roleReadWrite:
+		return AccessReadWrite
+	case roleMention:
+		return AccessMention
+	}
+	return 0
+}
+
+// access records one file access of word a.
+func (w *walker) access(kind AccessKind, a argWord, via string) {
+	if a.pipe || kind == 0 {
+		return // a process substitution is a pipe, not a file
+	}
+	if a.static && (a.s == "-" || a.s == "") && kind != AccessConnect {
+		return // stdin / stdout, or nothing
+	}
+	if w.inFindExec > 0 && a.static && strings.Contains(a.s, "{}") {
+		a = argWord{s: a.s} // find -exec cat {} \;: the file is found at run time
+	}
+	if !a.static && a.node != nil && w.tracking() {
+		// A dynamic word may still be static once tracked variables are
+		// substituted: judge each value it may take.
+		if vals, static := w.wordVars(a.node); static {
+			for _, v := range vals {
+				w.access(kind, argWord{s: v, static: true}, via)
+			}
+			return
+		}
+	}
+	fa := FileAccess{Kind: kind, Word: a.s, Via: via, Glob: a.static && hasShellGlob(a.s), cmd: w.curCmd}
+	if kind != AccessConnect {
+		fa.Paths = w.cwd.resolve(a)
+	}
+	w.a.out.Files = append(w.a.out.Files, fa)
+}
+
+// hasShellGlob reports unquoted-looking glob characters in a word.
+func hasShellGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// mention records a word of a command whose use of it is unknown, and the
+// parts of it that may be paths: the value of --opt=VALUE or KEY=VALUE and
+// the file of @FILE (curl -d @.env and friends).
+func (w *walker) mention(a argWord, via string) {
+	if !a.static || a.pipe {
+		// A dynamic argument of an unknown command may be anything; it is
+		// judged as a mention that cannot be resolved.
+		w.access(AccessMention, a, via)
+		return
+	}
+	w.access(AccessMention, a, via)
+	s := a.s
+	if _, v, ok := strings.Cut(s, "="); ok && v != "" {
+		w.access(AccessMention, argWord{s: strings.TrimPrefix(v, "@"), static: true}, via)
+	}
+	if rest, ok := strings.CutPrefix(s, "@"); ok && rest != "" {
+		w.access(AccessMention, argWord{s: rest, static: true}, via)
+	}
+}
+
+// redirectAccess records the file a redirection reads or writes, or the
+// connection it opens. fd duplications and the harmless devices name no file.
+func (w *walker) redirectAccess(kind AccessKind, word *syntax.Word, vals []string, static, pipe bool) {
+	if pipe {
+		return
+	}
+	if !static && word != nil && w.tracking() {
+		if vs, st := w.wordVars(word); st {
+			vals, static = vs, true
+		}
+	}
+	for _, v := range vals {
+		clean := v
+		if static && v != "" {
+			clean = path.Clean(v)
+		}
+		if strings.HasPrefix(clean, "/dev/tcp/") || strings.HasPrefix(clean, "/dev/udp/") {
+			w.access(AccessConnect, argWord{s: clean, static: static}, "redirection")
+			continue
+		}
+		if static && harmlessRedirect(clean) {
+			continue
+		}
+		w.access(kind, argWord{s: v, static: static}, "redirection")
+	}
+}
+
+// harmlessRedirect are the devices a redirection may read or write without
+// touching a file: the null and zero devices, the standard streams and file
+// descriptors.
+func harmlessRedirect(p string) bool {
+	for _, fds := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(p, fds); ok {
+			return isFD(n) // /dev/fd/3/x is a file in a directory open as fd 3
+		}
+	}
+	return harmlessDevice(p) || p == "/dev/stdin"
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/custos-dev/custos/connect"
+	"github.com/custos-dev/custos/devserver"
+)
+
+// embeddedCerts are the certificates of this user's embedded server, which
+// must exist (the worker or `starter run` makes them on first start).
+func embeddedCerts() (devserver.TLSFiles, error) {
+	dir, err := devserver.DefaultTLSDir()
+	if err != nil {
+		return devserver.TLSFiles{}, err
+	}
+	f := devserver.TLSFilesIn(dir)
+	if _, err := os.Stat(f.ClientKey); errors.Is(err, fs.ErrNotExist) {
+		return f, fmt.Errorf("no certificates in %s yet: start the embedded server once (go run ./worker, or starter run)", dir)
+	} else if err != nil {
+		return f, fmt.Errorf("embedded server certificates: %w", err)
+	}
+	return f, nil
+}
+
+// temporalProfile prints how the owner's Temporal CLI reaches the embedded
+// server and, with --write, saves it as the CLI profile "custos".
+func (a *App) temporalProfile(args []string) error {
+	flags := newFlagSet("temporal-profile", a.Stderr)
+	write := flags.Bool("write", false, "write profile "+connect.ProfileName+" into the Temporal CLI's config file")
+	addr := flags.String("address", connect.DefaultAddress, "the embedded server's frontend address")
+	file := flags.String("config-file", connect.ProfileFile(), "the Temporal CLI's config file (TEMPORAL_CONFIG_FILE)")
+	if rest, err := parseInterleaved(flags, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usagef("temporal-profile takes no arguments, got %q", rest)
+	}
+	f, err := embeddedCerts()
+	if err != nil {
+		return err
+	}
+	profile := connect.EmbeddedProfile(*addr, f)
+	if *write {
+		if err := connect.WriteProfile(*file, connect.ProfileName, profile); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stdout, "wrote profile %q to %s\nuse it with: temporal --profile %s workflow list\n",
+			connect.ProfileName, *file, connect.ProfileName)
+		return nil
+	}
+	toml, err := connect.ProfileTOML(connect.ProfileName, profile)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "# The embedded server wants your client certificate (only you can read these files):\n")
+	fmt.Fprintf(a.Stdout, "temporal workflow list %s\n\n", connect.ShellJoin(f.TemporalCLIFlags(*addr)))
+	fmt.Fprintf(a.Stdout, "# or, after `starter temporal-profile --write` (into %s):\n", *file)
+	fmt.Fprintf(a.Stdout, "temporal --profile %s workflow list\n\n", connect.ProfileName)
+	fmt.Fprintf(a.Stdout, "# the profile:\n%s", toml)
+	return nil
+}
+
+// uiURL mints a new one-time login link for the running embedded server's
+// Web UI.
+func (a *App) uiURL(args []string) error {
+	if len(args) > 0 {
+		return usagef("ui-url takes no arguments")
+	}
+	f, err := embeddedCerts()
+	if err != nil {
+		return err
+	}
+	u, err := devserver.MintUILoginURL(f.Dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.Stdout, u)
+	return nil
+}

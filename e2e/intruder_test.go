@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// Issue 8's attack, replayed: a job of the owner waits for approval of a
+// Write; another local user (nobody) tries the Temporal CLI to switch the job
+// to bypass and to approve the Write. Both fail and change nothing; the
+// owner's CLI, with the flags custos prints, approves it.
+func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("this test plays another local user and needs root (runuser)")
+		}
+		t.Skip("needs root to play another local user")
+	}
+	// A directory everyone may enter: the server's own walls (its 0700
+	// certificate directory, mutual TLS) are all that stands in the way.
+	base, err := os.MkdirTemp("", "custos-intruder-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	cli := filepath.Join(base, "temporal")
+	linkOrCopy(t, temporalCLI(t), cli)
+
+	srv := startServer(t, filepath.Join(base, "temporal.db"), 0)
+	c := dial(t, srv)
+	_, modelURL := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "owner.txt", "content": "the owner decided"})),
+		oaifake.Say("done"),
+	))
+	w, err := workers.Start(c, workers.Options{BaseURL: modelURL, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	ws := workspace(t)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "owners-job", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "write it", Workspace: ws})
+	require.NoError(t, err)
+	waitPending(t, c, run.GetID(), "w1")
+
+	ownerFlags := srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())
+	temporal := func(user string, args ...string) (string, error) {
+		argv := append([]string{cli}, args...)
+		if user != "" {
+			argv = append([]string{"runuser", "-u", user, "--"}, argv...)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + base}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	bypass := []string{"workflow", "signal", "--workflow-id", run.GetID(), "--name", workflows.ModeSignal,
+		"--input", `{"mode":"bypassPermissions"}`, "--command-timeout", "10s"}
+	approve := func(by string) []string {
+		return []string{"workflow", "signal", "--workflow-id", run.GetID(), "--name", workflows.ApprovalSignal,
+			"--input", `{"callId":"w1","decision":"allow","by":"` + by + `"}`, "--command-timeout", "10s"}
+	}
+	for _, flags := range [][]string{
+		ownerFlags,                        // the owner's files: unreadable
+		{"--address", srv.FrontendAddr()}, // plain text
+		{"--address", srv.FrontendAddr(), "--tls-disable-host-verification"}, // TLS, no certificate
+	} {
+		out, err := temporal("nobody", append(bypass, flags...)...)
+		require.Error(t, err, "nobody switched the mode: %s", out)
+		out, err = temporal("nobody", append(approve("intruder"), flags...)...)
+		require.Error(t, err, "nobody approved: %s", out)
+	}
+
+	// Nothing changed: the call still waits, in the default mode.
+	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.StatusQuery)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	assert.Equal(t, approval.ModeDefault, st.Mode)
+	require.Len(t, st.Pending, 1)
+	assert.Equal(t, "w1", st.Pending[0].CallID)
+
+	// The owner, same command, the printed flags.
+	out, err := temporal("", append(approve("owner-cli"), ownerFlags...)...)
+	require.NoError(t, err, out)
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	assert.Equal(t, "the owner decided", readFile(t, ws, "owner.txt"))
+	recs, err := activities.ReadAudit(ws, run.GetID())
+	require.NoError(t, err)
+	assert.Equal(t, "owner-cli", decisionsByCall(recs)["w1"].Approver)
+	for _, r := range recs {
+		assert.NotEqual(t, "intruder", r.Approver)
+	}
+}
+
+// linkOrCopy makes src runnable at dst by every user (it may live under
+// /root, which nobody cannot enter).
+func linkOrCopy(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.Link(src, dst); err != nil {
+		in, err := os.Open(src)
+		require.NoError(t, err)
+		defer func() { _ = in.Close() }()
+		out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+		require.NoError(t, err)
+		_, err = io.Copy(out, in)
+		require.NoError(t, err)
+		require.NoError(t, out.Close())
+	}
+	require.NoError(t, os.Chmod(dst, 0o755))
+}

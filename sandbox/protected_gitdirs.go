@@ -1,0 +1,169 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Git directories in every layout, for the protected plan: which of their
+// entries are bound read-only, and which missing ones get a placeholder.
+
+// maxGitModuleDepth bounds the walk through .git/modules (submodule names
+// may contain slashes, and submodules nest).
+const maxGitModuleDepth = 8
+
+// gitdirEntries are the entries of a git directory that name code git runs
+// or where git finds it. hooks is handled apart (it gets a placeholder).
+var gitdirEntries = []string{"config", "config.worktree", "commondir", "gitdir"}
+
+// gitdirFileHolders stand in for files git reads when they are missing, with
+// content that keeps git working: an empty config.worktree (read when
+// extensions.worktreeConfig is on) and a commondir naming the git directory
+// itself. A new commondir pointing at a repository the command built would
+// otherwise hand git on the host that repository's hooks and config. Git
+// fails on an empty or directory commondir, so these are real files, written
+// on the host before the run (a crash leaves only harmless content).
+var gitdirFileHolders = []struct{ name, content string }{
+	{"config.worktree", ""},
+	{"commondir", ".\n"},
+}
+
+// fileHolder is a placeholder file custos writes before the run.
+type fileHolder struct{ path, content string }
+
+// gitEntry handles a .git entry: a repository directory, or a pointer file.
+func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
+	switch {
+	case typ&fs.ModeSymlink != 0:
+		p.fail(path, RuleGitPointer)
+	case typ.IsDir():
+		p.gitDir(path, true, 0)
+		p.hooksPath(path, filepath.Dir(path))
+	default:
+		// A pointer file: keep it from being re-pointed, and protect what it
+		// points to when that is inside the workspace (a submodule's
+		// .git/modules/<name>, usually found by the walk anyway), and the
+		// hooks directory its config names, wherever the config is.
+		p.readOnly(path, typ, RuleGitPointer)
+		if target, ok := p.gitdirTarget(path); ok {
+			p.gitDir(target, false, 0)
+		}
+		if target, ok := readGitdirPointer(path); ok {
+			p.hooksPath(target, filepath.Dir(path))
+		}
+	}
+}
+
+// gitdirTarget returns a pointer file's target when it is a directory
+// inside the workspace (not the workspace itself).
+func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
+	real, ok := readGitdirPointer(file)
+	if !ok {
+		return "", false
+	}
+	if rel, in := within(p.ws, real); !in || rel == "." {
+		return "", false
+	}
+	return real, true
+}
+
+// gitDir protects one git directory: pinned in place, hooks and the config
+// and pointer files read-only, a missing hooks directory replaced by a
+// read-only placeholder when hooksPlaceholder is set, and the git
+// directories of submodules and linked worktrees inside it in turn.
+func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
+	if p.gitdirs[g] {
+		return // reached twice (walk and pointer file)
+	}
+	p.gitdirs[g] = true
+	p.pinParents(filepath.Join(g, "x"))
+	hooks := filepath.Join(g, "hooks")
+	switch fi, err := os.Lstat(hooks); {
+	case err == nil:
+		p.readOnly(hooks, fi.Mode().Type(), RuleGitHooks)
+	case errors.Is(err, fs.ErrNotExist) && hooksPlaceholder:
+		p.placeholder(hooks)
+	}
+	for _, n := range gitdirEntries {
+		f := filepath.Join(g, n)
+		if fi, err := os.Lstat(f); err == nil {
+			rule := RuleGitConfig
+			if n == "commondir" || n == "gitdir" {
+				rule = RuleGitPointer
+			}
+			p.readOnly(f, fi.Mode().Type(), rule)
+		}
+	}
+	for _, h := range gitdirFileHolders {
+		f := filepath.Join(g, h.name)
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			p.pinParents(f)
+			p.args = append(p.args, "--ro-bind", f, f)
+			p.files = append(p.files, fileHolder{f, h.content})
+		}
+	}
+	p.hooksPath(g, "")
+	if depth >= maxGitModuleDepth {
+		return
+	}
+	p.gitModules(filepath.Join(g, "modules"), depth+1)
+	if ents, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				p.gitDir(filepath.Join(g, "worktrees", e.Name()), false, depth+1)
+			}
+		}
+	}
+}
+
+// hooksPath protects the directory core.hooksPath names in gitdir's config,
+// when it lies in the workspace: read-only when present, a read-only
+// placeholder when missing (so a command cannot create it with hooks in it).
+func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
+	hp := hooksDirOf(gitdir, worktreeHint)
+	if hp == "" {
+		return
+	}
+	rel, in := within(p.ws, hp)
+	if !in {
+		return // outside the workspace: not even visible inside
+	}
+	if rel == "." {
+		p.fail(hp, RuleGitHooks) // hooks in the workspace root itself
+		return
+	}
+	// A symlink on the way would let a command swap the directory out
+	// from under the mount.
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(hp)); err == nil && parent != filepath.Dir(hp) {
+		p.fail(filepath.Dir(hp), RuleGitHooks)
+		return
+	}
+	switch fi, err := os.Lstat(hp); {
+	case err == nil:
+		p.readOnly(hp, fi.Mode().Type(), RuleGitHooks)
+	case errors.Is(err, fs.ErrNotExist):
+		p.placeholder(hp)
+	}
+}
+
+// gitModules finds submodules' git directories below dir: a directory that
+// holds HEAD is one; any other directory is part of a name with slashes.
+func (p *protectedPlan) gitModules(dir string, depth int) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || depth > maxGitModuleDepth {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err == nil {
+			p.gitDir(sub, true, depth)
+		} else {
+			p.gitModules(sub, depth+1)
+		}
+	}
+}

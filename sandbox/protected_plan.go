@@ -1,0 +1,273 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// protectedSearchDepth bounds how deep below the workspace root protected
+// names and nested repositories are looked for on every Bash call (the
+// root's entries are depth 1). sandbox-runtime bounds its search the same
+// way (mandatoryDenySearchDepth); deeper ones are left writable, which the
+// README states.
+const protectedSearchDepth = 3
+
+// protectedPlan is the bubblewrap profile's share of the protected list for
+// one workspace at one moment.
+type protectedPlan struct {
+	ws   string
+	args []string
+	// placeholders are the read-only empty directories mounted where a
+	// protected path is missing; bubblewrap leaves each behind on the host
+	// as its mount point, and removePlaceholders takes them away again.
+	placeholders []string
+	files        []fileHolder
+	pinned       map[string]bool
+	gitdirs      map[string]bool
+	bound        map[string]bool // paths already mounted over
+	err          error
+}
+
+// protectedInWorkspace returns the bubblewrap arguments that keep every
+// protected path read-only inside the sandbox. run() has refused a workspace
+// whose plan has an error, and written the placeholder files, before it gets
+// here (see planProtected and prepare).
+func protectedInWorkspace(ws string) []string {
+	return planProtected(ws).args
+}
+
+// planProtected finds what must be protected in ws and how:
+//
+//   - protected files and directories (the list in protected.go) up to
+//     protectedSearchDepth, and every git directory in every layout: .git
+//     directories of the workspace and of nested repositories, what a .git
+//     pointer file (linked worktree, submodule) points to when that lies in
+//     the workspace, .git/modules/** (submodules' git directories),
+//     .git/worktrees/* (linked worktrees' administrative directories), bare
+//     repositories, and the directory core.hooksPath names. In each git
+//     directory hooks, config, config.worktree, commondir and gitdir are
+//     bound read-only; the rest (objects, refs, index) stays writable so git
+//     commit still works inside.
+//   - a protected name missing at the workspace root is held by a read-only
+//     empty directory, so no command can create it; the same for a missing
+//     hooks directory. A directory, not a file: empty directories are
+//     invisible to git status and git add, and an empty .git directory is
+//     not a repository (git and go build look past it), while it keeps a
+//     workspace that is not a repository from becoming one (git init fails)
+//     with hooks a later git on the host would run. A missing commondir or
+//     config.worktree in a git directory is held by a read-only file git
+//     accepts (gitdirFileHolders).
+//   - every directory between the workspace and a protected path is bound
+//     onto itself (writable): a mount point cannot be renamed or removed, so
+//     "mv .git .git-old && git init" or renaming .git/modules away cannot put
+//     a fresh, unprotected copy where git looks.
+//   - a symbolic link at a protected path is an error: a mount would land
+//     on its target and leave the link itself replaceable.
+func planProtected(ws string) *protectedPlan {
+	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
+	p.walk()
+	return p
+}
+
+func (p *protectedPlan) fail(path string, rule ProtectedRule) {
+	if p.err == nil {
+		rel, _ := filepath.Rel(p.ws, path)
+		p.err = fmt.Errorf("sandbox: %s (%s): %w", rel, rule.Name, errUnprotectable)
+	}
+}
+
+// walk lists the workspace breadth-first, without following symlinks.
+func (p *protectedPlan) walk() {
+	type dir struct {
+		path  string
+		depth int
+	}
+	queue := []dir{{p.ws, 1}}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		ents, err := os.ReadDir(d.path)
+		if err != nil {
+			continue // unreadable here means unreadable inside too
+		}
+		seen := map[string]bool{}
+		for _, e := range ents {
+			// Exact spelling: on a case-sensitive file system .GIT does not
+			// keep anyone from creating .git.
+			seen[e.Name()] = true
+		}
+		if seen["HEAD"] && seen["objects"] && seen["refs"] {
+			// A bare repository (a test remote, a mirror): git on the host
+			// runs its hooks on a push to it, or inside it. Its insides are
+			// not searched further.
+			p.gitDir(d.path, true, 0)
+			if d.path != p.ws {
+				continue
+			}
+		}
+		for _, e := range ents {
+			name := strings.ToLower(e.Name())
+			path := filepath.Join(d.path, e.Name())
+			switch {
+			case name == gitDirName:
+				p.gitEntry(path, e.Type())
+			case lookup(protectedDirs, name) != nil:
+				p.readOnly(path, e.Type(), *lookup(protectedDirs, name))
+			case lookup(protectedFiles, name) != nil:
+				p.readOnly(path, e.Type(), *lookup(protectedFiles, name))
+			case name == "node_modules":
+				// Installed packages: no editor, shell or git on the host
+				// starts there, and pinning a package's stray .vscode would
+				// make node_modules impossible to remove (npm ci does).
+			case e.IsDir() && d.depth < protectedSearchDepth:
+				queue = append(queue, dir{path, d.depth + 1})
+			}
+		}
+		if d.path == p.ws {
+			p.rootPlaceholders(seen)
+		}
+	}
+}
+
+// rootPlaceholders mounts a read-only empty directory for each protected
+// name the workspace root lacks. Names only read from a home directory get
+// one only when the workspace is one: in a project directory nothing reads a
+// new .bashrc, and every mount costs bubblewrap about a millisecond.
+func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
+	home := p.isHome(seen)
+	names := []string{gitDirName}
+	for _, l := range [][]protectedName{protectedDirs, protectedFiles} {
+		for _, n := range l {
+			if !n.home || home {
+				names = append(names, n.name)
+			}
+		}
+	}
+	for _, n := range names {
+		if !seen[n] {
+			p.placeholder(filepath.Join(p.ws, n))
+		}
+	}
+}
+
+// isHome reports whether the workspace is (or looks like) a home directory:
+// the worker's own, or one that already holds a home-only file.
+func (p *protectedPlan) isHome(seen map[string]bool) bool {
+	if h, err := os.UserHomeDir(); err == nil {
+		if real, err := filepath.EvalSymlinks(h); err == nil && real == p.ws {
+			return true
+		}
+	}
+	for _, n := range protectedFiles {
+		if n.home && seen[n.name] {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *protectedPlan) placeholder(path string) {
+	// Hold the place of the first missing directory on the way: one
+	// bubblewrap would create as a plain directory could be renamed away.
+	if rel, in := within(p.ws, path); in {
+		cur := p.ws
+		for _, c := range strings.Split(rel, string(filepath.Separator)) {
+			cur = filepath.Join(cur, c)
+			if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+				path = cur
+				break
+			}
+		}
+	}
+	if p.bound[path] {
+		return
+	}
+	p.bound[path] = true
+	p.pinParents(path)
+	p.args = append(p.args, "--tmpfs", path, "--remount-ro", path)
+	p.placeholders = append(p.placeholders, path)
+}
+
+// readOnly binds an existing protected entry onto itself read-only.
+func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule ProtectedRule) {
+	if typ&fs.ModeSymlink != 0 {
+		p.fail(path, rule)
+		return
+	}
+	if p.bound[path] {
+		return
+	}
+	p.bound[path] = true
+	p.pinParents(path)
+	p.args = append(p.args, "--ro-bind", path, path)
+}
+
+// pinParents binds every directory strictly between the workspace and path
+// onto itself, parents first, once each.
+func (p *protectedPlan) pinParents(path string) {
+	rel, err := filepath.Rel(p.ws, filepath.Dir(path))
+	if err != nil || rel == "." {
+		return
+	}
+	cur := p.ws
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, c)
+		if !p.pinned[cur] {
+			p.pinned[cur] = true
+			p.args = append(p.args, "--bind", cur, cur)
+		}
+	}
+}
+
+// prepare refuses a workspace whose protected paths cannot be protected,
+// and writes the placeholder files. Call removePlaceholders after the run.
+func (p *protectedPlan) prepare() error {
+	if p.err != nil {
+		return p.err
+	}
+	for i, h := range p.files {
+		f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			// Created since the plan: it is bound read-only all the same,
+			// but it is not ours to remove.
+			p.files[i].path = ""
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: placeholder for %s: %w", h.path, err)
+		}
+		_, err = f.WriteString(h.content)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: placeholder for %s: %w", h.path, err)
+		}
+	}
+	return nil
+}
+
+// removePlaceholders removes the placeholder files, and the mount points
+// bubblewrap left for the placeholder directories, when they are still what
+// custos put there (nothing else in custos creates protected paths, but
+// anything else found there is never touched).
+func (p *protectedPlan) removePlaceholders() {
+	for _, h := range p.files {
+		if h.path == "" {
+			continue
+		}
+		if b, err := os.ReadFile(h.path); err == nil && string(b) == h.content {
+			_ = os.Remove(h.path)
+		}
+	}
+	for i := len(p.placeholders) - 1; i >= 0; i-- {
+		ph := p.placeholders[i]
+		if fi, err := os.Lstat(ph); err == nil && fi.IsDir() {
+			_ = os.Remove(ph) // fails, as it should, when not empty
+		}
+	}
+}
