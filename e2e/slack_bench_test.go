@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
 	"github.com/custos-dev/custos/oaifake"
@@ -38,12 +37,9 @@ import (
 func BenchmarkSlackClickToToolStart(b *testing.B) {
 	const perPath = 100
 	cli := temporalCLIPath(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, Logger: quietLogger()})
-	require.NoError(b, err)
-	b.Cleanup(func() { srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger()})
+	srv := startServerB(b)
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
 	require.NoError(b, err)
 	b.Cleanup(c.Close)
 
@@ -61,7 +57,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 		}
 		return oaifake.Calls(oaifake.ToolCall(callID(turn), "Write",
 			map[string]any{"file_path": fmt.Sprintf("f%03d.txt", turn), "content": "x\n"})), nil
-	}, "")
+	})
 	ws, err := filepath.EvalSymlinks(b.TempDir())
 	require.NoError(b, err)
 
@@ -88,9 +84,10 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 				require.Equal(b, http.StatusOK, res.StatusCode)
 			} else {
 				sent[call] = time.Now()
-				out, err := exec.Command(cli, "workflow", "signal", "--workflow-id", id, "--name", workflows.ApprovalSignal,
-					"--input", fmt.Sprintf(`{"callId":%q,"decision":"allow","by":"bench"}`, call),
-					"--address", srv.FrontendAddr(), "--namespace", "default").CombinedOutput()
+				args := append([]string{"workflow", "signal", "--workflow-id", id, "--name", workflows.ApprovalSignal,
+					"--input", fmt.Sprintf(`{"callId":%q,"decision":"allow","by":"bench"}`, call), "--namespace", "default"},
+					srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())...)
+				out, err := exec.Command(cli, args...).CombinedOutput()
 				require.NoError(b, err, "%s", out)
 			}
 		}

@@ -49,7 +49,7 @@ type slackRig struct {
 	model    *oaifake.Server
 }
 
-func startSlackRig(t testing.TB, srv *devserver.Server, c client.Client, script oaifake.Handler, queue string) *slackRig {
+func startSlackRig(t testing.TB, srv *devserver.Server, c client.Client, script oaifake.Handler) *slackRig {
 	t.Helper()
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)
@@ -174,12 +174,12 @@ func buttons(t *testing.T, m slacktest.Message) []string {
 // what happened.
 func TestSlackApproval(t *testing.T) {
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	rig := startSlackRig(t, srv, c, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "notes.md", "content": "from slack\n"})),
 		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "other.md", "content": "never\n"})),
 		oaifake.Say("done"),
-	), "")
+	))
 	ws := workspace(t)
 	ctx := context.Background()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-approval", TaskQueue: activities.TaskQueue},
@@ -302,11 +302,11 @@ func TestSlackApproval(t *testing.T) {
 // says so.
 func TestSlackRetryDiffAndTimer(t *testing.T) {
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	rig := startSlackRig(t, srv, c, oaifake.Script(
 		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
 		oaifake.Say("denied, fine"),
-	), "")
+	))
 	ws := workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("line one\nhello world\nline three\n"), 0o644))
 	// Slack stores the message, then the connection drops before the answer.
@@ -368,7 +368,7 @@ func TestSlackRetryDiffAndTimer(t *testing.T) {
 // WebSocket, is acknowledged, and runs the call like an HTTP click.
 func TestSlackSocketMode(t *testing.T) {
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)
 	t.Cleanup(fake.Close)

@@ -67,7 +67,7 @@ func (h *hookReceiver) events(event string) []hookDelivery {
 // that receiver is still stuck on the first event.
 func TestWebhooks(t *testing.T) {
 	srv := startServer(t, "", 0)
-	c := dial(t, srv.FrontendAddr())
+	c := dial(t, srv)
 
 	flaky := &hookReceiver{}
 	var flakyCalls atomic.Int32
