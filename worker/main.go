@@ -43,6 +43,10 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	channels, err := workers.ChannelsFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	opts, set, err := connect.FromEnv(logger)
 	if err != nil {
 		return err
@@ -68,6 +72,12 @@ func run() error {
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
 		Logger:  logger,
 	}
+	ch, err := workers.StartChannels(ctx, c, channels, logger)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	wo.Notifiers = ch.Notifiers
 	stopDemo, demo, err := workers.UseDemoModel(&wo)
 	if err != nil {
 		return err
