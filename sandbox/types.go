@@ -29,6 +29,9 @@ type Request struct {
 	MaxOutput int
 	// Stdout and Stderr, when set, also receive the output as it is produced.
 	Stdout, Stderr io.Writer
+	// ReadDeny and EditDeny are the path patterns of the job's Read and Edit
+	// deny rules; bubblewrap masks what they match (see masks.go).
+	ReadDeny, EditDeny []string
 }
 
 // Result is what a command did.
