@@ -83,6 +83,10 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	defer tgt.Close()
 	canonWS := tgt.ws
+	hidden, err := hiddenFiles(canonWS, req.ReadDeny)
+	if err != nil {
+		return errorResult("Grep: %v", err), nil
+	}
 	start, err := tgt.root.Stat(tgt.rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return errorResult("Grep: %s does not exist", tgt.show), nil
@@ -103,8 +107,8 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	files, matchesTotal := 0, 0
 	searchFile := func(e walkEntry) error {
-		if e.size > maxGrepFileSize {
-			return nil
+		if e.size > maxGrepFileSize || hidden.Hides(e.rel) {
+			return nil // too big, or Read-denied (a hard link of a denied file too)
 		}
 		if len(globs) > 0 {
 			name := e.rel

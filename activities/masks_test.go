@@ -1,0 +1,89 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Glob and Grep leave Read-denied files out, as the sandbox hides them
+// from commands: by rule, below a denied directory, and under another name
+// (a hard link). Without the rules the same calls list them.
+func TestGlobGrepLeaveMaskedFilesOut(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkfiles(t, ws, map[string]string{
+		".env":             "KEY=topsecret",
+		"app/.env":         "KEY=topsecret",
+		"secrets/prod.key": "KEY=topsecret",
+		"src/main.go":      "KEY=public",
+	})
+	require.NoError(t, os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "src/copy.txt")))
+	tools := &Tools{}
+	denied := []string{".env", "secrets/**"}
+	run := func(fn toolFunc, input string, deny []string) string {
+		res, err := fn(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(input), ReadDeny: deny})
+		require.NoError(t, err)
+		require.False(t, res.IsError, res.Output)
+		return res.Output
+	}
+	for _, tc := range []struct {
+		name  string
+		fn    toolFunc
+		input string
+	}{
+		{"glob", tools.Glob, `{"pattern":"**/*"}`},
+		{"grep content", tools.Grep, `{"pattern":"KEY","output_mode":"content"}`},
+		{"grep files", tools.Grep, `{"pattern":"KEY"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			without := run(tc.fn, tc.input, nil)
+			with := run(tc.fn, tc.input, denied)
+			for _, rel := range []string{".env", "app/.env", "secrets/prod.key", "src/copy.txt"} {
+				assert.Contains(t, without, rel, "without rules %s is listed", rel)
+				assert.NotContains(t, with, rel, "with rules %s is left out", rel)
+			}
+			assert.Contains(t, with, "src/main.go", "the rest is still there")
+			assert.NotContains(t, with, "topsecret")
+		})
+	}
+	res, err := tools.Grep(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(`{"pattern":"KEY","path":"src/copy.txt","output_mode":"content"}`), ReadDeny: denied})
+	require.NoError(t, err)
+	assert.NotContains(t, res.Output, "topsecret", "a hard link named directly is left out too")
+
+	res, err = tools.Glob(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(`{"pattern":"*"}`), ReadDeny: []string{"re:("}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError, "a rule that cannot be enforced refuses: %s", res.Output)
+}
+
+// Bash hands the job's deny rules to the sandbox: the same command reads
+// and overwrites the files without them, and can do neither with them.
+func TestBashEnforcesDenyRules(t *testing.T) {
+	tools := &Tools{Sandbox: realSandbox(t)}
+	for _, withRules := range []bool{false, true} {
+		ws, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		mkfiles(t, ws, map[string]string{".env": "KEY=topsecret", "go.mod": "module x\n"})
+		req := ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"cat .env; echo changed > go.mod"}`)}
+		if withRules {
+			req.ReadDeny, req.EditDeny = []string{".env"}, []string{"go.mod"}
+		}
+		res, err := tools.Bash(context.Background(), req)
+		require.NoError(t, err)
+		mod, err := os.ReadFile(filepath.Join(ws, "go.mod"))
+		require.NoError(t, err)
+		if withRules {
+			assert.NotContains(t, res.Output, "topsecret")
+			assert.Contains(t, res.Output, "Permission denied")
+			assert.Equal(t, "module x\n", string(mod))
+		} else {
+			assert.Contains(t, res.Output, "topsecret")
+			assert.Equal(t, "changed\n", string(mod))
+		}
+	}
+}
