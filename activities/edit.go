@@ -51,6 +51,9 @@ func (t *Tools) Edit(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		return errorResult("Edit: %v", err), nil
 	}
 	defer tgt.Close()
+	if msg := deniedTarget("Edit", tgt, req.EditDeny, false); msg != "" {
+		return errorResult("%s", msg), nil
+	}
 
 	data, _, err := readRegular(tgt.root, tgt.rel, maxEditFileSize)
 	switch {

@@ -1,6 +1,9 @@
 package activities
 
 import (
+	"fmt"
+	"syscall"
+
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 )
@@ -28,4 +31,36 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings) approval.San
 		st.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
 	}
 	return st
+}
+
+// deniedTarget checks the real path a file tool is about to touch against
+// the deny patterns (issue 8: a deny rule holds whichever tool and whichever
+// name). The policy judged the path as the model wrote it; through a
+// symlink, or another name of the same file (a hard link, for reading),
+// that can be a denied file. It returns the refusal text, or "".
+func deniedTarget(tool string, tgt *fileTarget, patterns []string, hardLinks bool) string {
+	if len(patterns) == 0 {
+		return ""
+	}
+	fi, statErr := tgt.root.Lstat(tgt.rel)
+	isDir := statErr == nil && fi.IsDir()
+	rule, err := sandbox.DeniedBy(tgt.ws, tgt.show, isDir, patterns)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", tool, err)
+	}
+	if rule == "" && hardLinks && statErr == nil && fi.Mode().IsRegular() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			plan, err := hiddenFiles(tgt.ws, patterns)
+			if err != nil {
+				return fmt.Sprintf("%s: %v", tool, err)
+			}
+			if plan.Hides(tgt.show) {
+				rule = "(another name of a denied file)"
+			}
+		}
+	}
+	if rule == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s is denied by a deny rule (%s) under its real name", tool, tgt.show, rule)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,5 +86,54 @@ func TestBashEnforcesDenyRules(t *testing.T) {
 			assert.Contains(t, res.Output, "topsecret")
 			assert.Equal(t, "changed\n", string(mod))
 		}
+	}
+}
+
+// The policy judges the path the model wrote; Read, Write and Edit also
+// refuse when the real path (through a symlink, or for Read another name of
+// the same file) is denied. Without the rules the same calls work.
+func TestFileToolsCheckTheRealPath(t *testing.T) {
+	tools := &Tools{}
+	for _, tc := range []struct {
+		name  string
+		fn    toolFunc
+		input string
+		read  []string
+		edit  []string
+		check func(t *testing.T, ws string, res ToolResult, denied bool)
+	}{
+		{name: "read through a symlink", fn: tools.Read, input: `{"file_path":"link"}`, read: []string{".env"}},
+		{name: "read through a symlinked directory", fn: tools.Read, input: `{"file_path":"s/prod.key"}`, read: []string{"secrets/**"}},
+		{name: "read a hard link", fn: tools.Read, input: `{"file_path":"src/copy.txt"}`, read: []string{".env"}},
+		{name: "write through a symlink", fn: tools.Write, input: `{"file_path":"modlink","content":"pwned"}`, edit: []string{"go.mod"}},
+		{name: "edit through a symlink", fn: tools.Edit, input: `{"file_path":"modlink","old_string":"module","new_string":"pwned"}`, edit: []string{"go.mod"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, withRules := range []bool{false, true} {
+				ws, err := filepath.EvalSymlinks(t.TempDir())
+				require.NoError(t, err)
+				mkfiles(t, ws, map[string]string{".env": "KEY=topsecret", "secrets/prod.key": "KEY=topsecret", "go.mod": "module x\n", "src/main.go": ""})
+				require.NoError(t, os.Symlink(".env", filepath.Join(ws, "link")))
+				require.NoError(t, os.Symlink("secrets", filepath.Join(ws, "s")))
+				require.NoError(t, os.Symlink("go.mod", filepath.Join(ws, "modlink")))
+				require.NoError(t, os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "src/copy.txt")))
+				req := ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input)}
+				if withRules {
+					req.ReadDeny, req.EditDeny = tc.read, tc.edit
+				}
+				res, err := tc.fn(context.Background(), req)
+				require.NoError(t, err)
+				mod, err := os.ReadFile(filepath.Join(ws, "go.mod"))
+				require.NoError(t, err)
+				leaked := strings.Contains(res.Output, "topsecret") || strings.Contains(string(mod), "pwned")
+				if withRules {
+					assert.False(t, leaked, res.Output)
+					assert.True(t, res.IsError)
+					assert.Contains(t, res.Output, "denied by a deny rule")
+				} else {
+					assert.True(t, leaked, "without rules the call works: %s", res.Output)
+				}
+			}
+		})
 	}
 }

@@ -92,6 +92,8 @@ type MaskPlan struct {
 	Masks []Mask
 	// Pins are the directories between the workspace and a mask, sorted.
 	Pins []string
+	// hidden indexes the MaskHide paths for Hides (nil: scan Masks).
+	hidden map[string]bool
 }
 
 // Empty reports whether the plan changes nothing.
@@ -123,6 +125,15 @@ func (p MaskPlan) Args(hideFile, hideDir string) (pins, masks []string) {
 // use it to leave masked files out of their results.
 func (p MaskPlan) Hides(rel string) bool {
 	abs := filepath.Join(p.Workspace, filepath.FromSlash(rel))
+	if p.hidden != nil {
+		// A file is hidden by its own mask, or by a directory's above it.
+		for cur := abs; strings.HasPrefix(cur, p.Workspace+"/"); cur = filepath.Dir(cur) {
+			if p.hidden[cur] {
+				return true
+			}
+		}
+		return false
+	}
 	for _, m := range p.Masks {
 		if m.Kind != MaskHide {
 			continue
@@ -176,6 +187,12 @@ func ExpandMasks(ws string, readDeny, editDeny []string) (MaskPlan, error) {
 		return plan, err
 	}
 	plan.Masks, plan.Pins = x.result()
+	plan.hidden = map[string]bool{}
+	for _, m := range plan.Masks {
+		if m.Kind == MaskHide {
+			plan.hidden[m.Path] = true
+		}
+	}
 	if len(plan.Masks)+len(plan.Pins) > maxMasks {
 		return plan, fmt.Errorf("%w: the deny rules match %d paths (limit %d); deny whole directories (dir/**) instead of many files", ErrMasks, len(plan.Masks)+len(plan.Pins), maxMasks)
 	}
@@ -782,4 +799,31 @@ func literalRoot(full string) string {
 		root = path.Join(root, unescape(s))
 	}
 	return root
+}
+
+// DeniedBy returns the first pattern that names the workspace-relative
+// path rel (slash-separated) or a directory above it, or "". The file tools
+// use it on the real path they are about to touch (symlinks resolved),
+// which a deny rule may name when the path the model wrote does not.
+func DeniedBy(ws, rel string, isDir bool, patterns []string) (string, error) {
+	rel = path.Clean(rel)
+	if rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
+		return "", nil
+	}
+	for _, s := range patterns {
+		p, err := compileDeny(s, ws, MaskHide)
+		if err != nil {
+			return "", err
+		}
+		if p.all {
+			return s, nil
+		}
+		for cur, dir := rel, isDir; cur != "."; cur, dir = path.Dir(cur), true {
+			abs := ws + "/" + cur
+			if p.matches(abs, cur, path.Base(cur), dir) {
+				return s, nil
+			}
+		}
+	}
+	return "", nil
 }

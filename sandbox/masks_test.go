@@ -217,3 +217,33 @@ func TestMaskRunApply(t *testing.T) {
 	_, err = r.apply([]string{"--bind", "/elsewhere", "/elsewhere"})
 	require.ErrorIs(t, err, ErrMasks)
 }
+
+func TestDeniedBy(t *testing.T) {
+	ws := "/w"
+	tests := []struct {
+		rel      string
+		dir      bool
+		patterns []string
+		want     string
+	}{
+		{rel: ".env", patterns: []string{".env"}, want: ".env"},
+		{rel: "a/b/.env", patterns: []string{"*.go", ".env"}, want: ".env"},
+		{rel: "secrets/x/k", patterns: []string{"secrets/**"}, want: "secrets/**"},
+		{rel: "secrets", dir: true, patterns: []string{"secrets/**"}, want: "secrets/**"},
+		{rel: "secretsx/k", patterns: []string{"secrets/**"}},
+		{rel: "build/out/a.o", patterns: []string{"build"}, want: "build"},
+		{rel: "keys/a.pem", patterns: []string{"keys/*.pem"}, want: "keys/*.pem"},
+		{rel: "keys/sub/a.pem", patterns: []string{"keys/*.pem"}},
+		{rel: "src/main.go", patterns: []string{"**"}, want: "**"},
+		{rel: "db/pass", patterns: []string{"/w/db/**"}, want: "/w/db/**"},
+		{rel: "a/id_rsa", patterns: []string{`re:id_rsa$`}, want: `re:id_rsa$`},
+		{rel: ".", patterns: []string{".env"}},
+	}
+	for _, tc := range tests {
+		got, err := DeniedBy(ws, tc.rel, tc.dir, tc.patterns)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%s %v", tc.rel, tc.patterns)
+	}
+	_, err := DeniedBy(ws, "x", false, []string{"re:("})
+	assert.ErrorIs(t, err, ErrMasks)
+}

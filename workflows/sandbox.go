@@ -14,15 +14,19 @@ import (
 // patterns for the sandbox, and is marked unconfined when the worker has no
 // sandbox and the user allowed that (the policy then sent the call to a
 // person, told so); Glob and Grep get the Read deny patterns to leave masked
-// files out. The rules come from the current policy, learned ones included.
+// files out; Read, Write and Edit check the real path they touch (a symlink
+// or hard link may lead to a denied file the written path does not name).
+// The rules come from the current policy, learned ones included.
 func (j *job) withSandboxRules(req *activities.ToolRequest, tool string) {
 	switch tool {
 	case activities.BashActivity:
 		req.ReadDeny, req.EditDeny = j.policy.SandboxDenies()
 		sb := j.st.Env.Sandbox
 		req.Unconfined = sb.Unconfined && sb.AllowUnconfined
-	case activities.GlobActivity, activities.GrepActivity:
+	case activities.ReadActivity, activities.GlobActivity, activities.GrepActivity:
 		req.ReadDeny, _ = j.policy.SandboxDenies()
+	case activities.WriteActivity, activities.EditActivity:
+		_, req.EditDeny = j.policy.SandboxDenies()
 	}
 }
 
