@@ -408,23 +408,26 @@ func (x *expansion) walkWorkspace(pats []*denyPattern) error {
 		}
 		rest = append(rest, p)
 	}
-	return x.walk(x.ws, rest)
+	return x.walk(x.ws, x.ws, rest)
 }
 
-func (x *expansion) walk(dir string, pats []*denyPattern) error {
-	ents, err := os.ReadDir(dir)
+// walk matches the entries of directory real, named logical in the rules
+// (the two differ below a followed symlink), and masks at their real path.
+func (x *expansion) walk(real, logical string, pats []*denyPattern) error {
+	ents, err := os.ReadDir(real)
 	if err != nil {
 		// What the worker cannot list, the sandbox user cannot either.
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("%w: reading %s: %w", ErrMasks, dir, err)
+		return fmt.Errorf("%w: reading %s: %w", ErrMasks, real, err)
 	}
 	for _, e := range ents {
 		if err := x.count(); err != nil {
 			return err
 		}
-		abs := dir + "/" + e.Name()
+		abs := logical + "/" + e.Name()
+		realAbs := real + "/" + e.Name()
 		rel := x.rel(abs)
 		isLink := e.Type()&fs.ModeSymlink != 0
 		isDir := e.IsDir()
@@ -435,14 +438,20 @@ func (x *expansion) walk(dir string, pats []*denyPattern) error {
 			}
 		}
 		if hit != nil {
-			if err := x.matched(abs, isLink, isDir, hit); err != nil {
+			if err := x.matched(realAbs, isLink, isDir, hit); err != nil {
 				return err
 			}
 			if isDir && hit.kind == MaskHide {
 				continue // hidden as a whole: nothing below matters
 			}
 		}
-		if !isDir || isLink {
+		if isLink {
+			if err := x.followLink(realAbs, abs, pats); err != nil {
+				return err
+			}
+			continue
+		}
+		if !isDir {
 			continue
 		}
 		var sub []*denyPattern
@@ -455,12 +464,57 @@ func (x *expansion) walk(dir string, pats []*denyPattern) error {
 			}
 		}
 		if len(sub) > 0 {
-			if err := x.walk(abs, sub); err != nil {
+			if err := x.walk(realAbs, abs, sub); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// followLink walks the target of a symlinked directory under the link's
+// name for the patterns that name something below that name literally
+// ("conf/*.pem" with conf a link to real-conf): a command reading
+// conf/x.pem reads real-conf/x.pem, which the rules do not name. Patterns
+// that match anywhere ("*.pem", "**/x") find the target under its own
+// name, so they are not followed (which also keeps link loops and
+// link-heavy trees such as pnpm's node_modules from multiplying the walk).
+func (x *expansion) followLink(realAbs, logical string, pats []*denyPattern) error {
+	var sub []*denyPattern
+	for _, p := range pats {
+		if p.namesBelow(logical) {
+			sub = append(sub, p)
+		}
+	}
+	if len(sub) == 0 {
+		return nil
+	}
+	t, err := filepath.EvalSymlinks(realAbs)
+	if err != nil || !x.inWS(t) || t == x.ws {
+		return nil // dangling, or not visible in the sandbox
+	}
+	if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
+		return nil
+	}
+	return x.walk(t, logical, sub)
+}
+
+// namesBelow reports whether the pattern names paths below abs through
+// literal (or single-segment wildcard) segments only, no globstar.
+func (p *denyPattern) namesBelow(abs string) bool {
+	if p.full == nil || p.segs == nil {
+		return false
+	}
+	parts := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	if len(parts) >= len(p.segs) {
+		return false
+	}
+	for i, d := range parts {
+		if p.segs[i].globstar || !p.segs[i].g.Match(d) {
+			return false
+		}
+	}
+	return true
 }
 
 // matched records a match of p at abs.
@@ -579,7 +633,7 @@ func (x *expansion) outside(p *denyPattern) error {
 			continue
 		}
 		if fi.IsDir() && p.mayMatchBelow(start) {
-			if err := x.walk(start, []*denyPattern{p}); err != nil {
+			if err := x.walk(start, start, []*denyPattern{p}); err != nil {
 				return err
 			}
 		}

@@ -85,6 +85,7 @@ func TestBwrapMasksEnforceDenyRules(t *testing.T) {
 		{name: "read/directory", tree: []string{"secrets/deep/k.key"}, read: []string{"secrets/**"}, script: "cat secrets/deep/k.key; ls -R secrets", leaked: func(t *testing.T, ws string, res Result) bool {
 			return strings.Contains(res.Stdout, "content of") || strings.Contains(res.Stdout, "k.key")
 		}},
+		{name: "read/wildcard rule through a symlinked directory", tree: []string{"real-conf/x.pem", "conf -> real-conf"}, read: []string{"conf/*.pem"}, script: "cat conf/x.pem real-conf/x.pem", leaked: printed("real-conf/x.pem")},
 		{name: "read/directory via symlink to it", tree: []string{"secrets/k.key"}, read: []string{"secrets/**"}, script: "ln -s secrets s; cat s/k.key", leaked: printed("secrets/k.key")},
 
 		// An Edit-denied file cannot be changed, renamed, replaced or deleted.
