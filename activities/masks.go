@@ -2,6 +2,7 @@ package activities
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/custos-dev/custos/approval"
@@ -47,6 +48,31 @@ func deniedTarget(tool string, tgt *fileTarget, patterns []string, hardLinks boo
 	rule, err := sandbox.DeniedBy(tgt.ws, tgt.show, isDir, patterns)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", tool, err)
+	}
+	if rule == "" {
+		// A rule naming the path through a symlinked directory: expand the
+		// anchored patterns (a pruned walk; base-name and regexp patterns
+		// do not depend on the directory's name and were matched above).
+		var anchored []string
+		for _, p := range patterns {
+			if strings.Contains(p, "/") && !strings.HasPrefix(p, "re:") {
+				anchored = append(anchored, p)
+			}
+		}
+		if len(anchored) > 0 {
+			var plan sandbox.MaskPlan
+			if hardLinks {
+				plan, err = sandbox.ExpandMasks(tgt.ws, anchored, nil)
+			} else {
+				plan, err = sandbox.ExpandMasks(tgt.ws, nil, anchored)
+			}
+			if err != nil {
+				return fmt.Sprintf("%s: %v", tool, err)
+			}
+			if plan.Covers(tgt.show) {
+				rule = "(through a symlinked directory)"
+			}
+		}
 	}
 	if rule == "" && hardLinks && statErr == nil && fi.Mode().IsRegular() {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {

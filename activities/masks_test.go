@@ -104,6 +104,8 @@ func TestFileToolsCheckTheRealPath(t *testing.T) {
 	}{
 		{name: "read through a symlink", fn: tools.Read, input: `{"file_path":"link"}`, read: []string{".env"}},
 		{name: "read through a symlinked directory", fn: tools.Read, input: `{"file_path":"s/prod.key"}`, read: []string{"secrets/**"}},
+		{name: "read the target of a rule through a symlinked directory", fn: tools.Read, input: `{"file_path":"real-conf/x.pem"}`, read: []string{"conf/*.pem"}},
+		{name: "write the target of a rule through a symlinked directory", fn: tools.Write, input: `{"file_path":"real-conf/x.pem","content":"pwned"}`, edit: []string{"conf/*.pem"}},
 		{name: "read a hard link", fn: tools.Read, input: `{"file_path":"src/copy.txt"}`, read: []string{".env"}},
 		{name: "write through a symlink", fn: tools.Write, input: `{"file_path":"modlink","content":"pwned"}`, edit: []string{"go.mod"}},
 		{name: "edit through a symlink", fn: tools.Edit, input: `{"file_path":"modlink","old_string":"module","new_string":"pwned"}`, edit: []string{"go.mod"}},
@@ -112,7 +114,8 @@ func TestFileToolsCheckTheRealPath(t *testing.T) {
 			for _, withRules := range []bool{false, true} {
 				ws, err := filepath.EvalSymlinks(t.TempDir())
 				require.NoError(t, err)
-				mkfiles(t, ws, map[string]string{".env": "KEY=topsecret", "secrets/prod.key": "KEY=topsecret", "go.mod": "module x\n", "src/main.go": ""})
+				mkfiles(t, ws, map[string]string{".env": "KEY=topsecret", "secrets/prod.key": "KEY=topsecret", "go.mod": "module x\n", "src/main.go": "", "real-conf/x.pem": "KEY=topsecret"})
+				require.NoError(t, os.Symlink("real-conf", filepath.Join(ws, "conf")))
 				require.NoError(t, os.Symlink(".env", filepath.Join(ws, "link")))
 				require.NoError(t, os.Symlink("secrets", filepath.Join(ws, "s")))
 				require.NoError(t, os.Symlink("go.mod", filepath.Join(ws, "modlink")))
@@ -125,7 +128,9 @@ func TestFileToolsCheckTheRealPath(t *testing.T) {
 				require.NoError(t, err)
 				mod, err := os.ReadFile(filepath.Join(ws, "go.mod"))
 				require.NoError(t, err)
-				leaked := strings.Contains(res.Output, "topsecret") || strings.Contains(string(mod), "pwned")
+				pem, err := os.ReadFile(filepath.Join(ws, "real-conf/x.pem"))
+				require.NoError(t, err)
+				leaked := strings.Contains(res.Output, "topsecret") || strings.Contains(string(mod), "pwned") || strings.Contains(string(pem), "pwned")
 				if withRules {
 					assert.False(t, leaked, res.Output)
 					assert.True(t, res.IsError)

@@ -145,6 +145,18 @@ func (p MaskPlan) Hides(rel string) bool {
 	return false
 }
 
+// Covers reports whether rel (workspace-relative, slash-separated) is
+// masked in any way: by its own mask or a masked directory above it.
+func (p MaskPlan) Covers(rel string) bool {
+	abs := filepath.Join(p.Workspace, filepath.FromSlash(rel))
+	for _, m := range p.Masks {
+		if abs == m.Path || (m.Dir && strings.HasPrefix(abs, m.Path+"/")) || m.Path == p.Workspace {
+			return true
+		}
+	}
+	return false
+}
+
 // ExpandMasks expands Read-deny and Edit-deny patterns against the
 // workspace ws (absolute, symlinks resolved) as it is now. It only reads the
 // file system. An error wraps ErrMasks and names the rule or the limit.
