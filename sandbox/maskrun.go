@@ -95,7 +95,7 @@ func placeholder(m Mask) (func(), error) {
 		err = os.Mkdir(m.Path, 0o700)
 	} else {
 		var f *os.File
-		f, err = os.OpenFile(m.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o000)
+		f, err = os.OpenFile(m.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err == nil {
 			f.Close()
 		}
