@@ -220,7 +220,7 @@ type denyPattern struct {
 	// base: no "/": matches base names at any depth of the workspace.
 	base glob.Glob
 	// full matches the absolute path; dirForm, for "X/**", matches X.
-	full, dirForm glob.Glob
+	full, dirForm anyGlob
 	re            *regexp.Regexp
 	// segs is the absolute pattern split at "/", for pruning the walk; nil
 	// when the pattern cannot be split safely.
@@ -293,7 +293,7 @@ func compileDeny(spec, ws string, kind MaskKind) (*denyPattern, error) {
 	if !abs {
 		full = escapeMeta(ws) + "/" + s
 	}
-	g, err := glob.Compile(full, '/')
+	g, err := compileVariants(full)
 	if err != nil {
 		return bad("bad glob", err)
 	}
@@ -303,7 +303,7 @@ func compileDeny(spec, ws string, kind MaskKind) (*denyPattern, error) {
 			p.all, p.root = true, ws
 			return p, nil
 		}
-		if p.dirForm, err = glob.Compile(d, '/'); err != nil {
+		if p.dirForm, err = compileVariants(d); err != nil {
 			return bad("bad glob", err)
 		}
 		if !hasMeta(d) {
@@ -892,4 +892,44 @@ func DeniedBy(ws, rel string, isDir bool, patterns []string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// anyGlob matches when one of its globs does.
+type anyGlob []glob.Glob
+
+func (g anyGlob) Match(s string) bool {
+	for _, x := range g {
+		if x.Match(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// compileVariants compiles a pattern with "/" as separator, together with
+// its variants where a "**/" matches nothing, so "**/secrets/**" also names
+// a top-level secrets/ (gitignore style; gobwas' ** alone needs the
+// separators around it). Stricter than the glob alone, which is the safe
+// side for a deny rule. At most the first four "**/" are expanded.
+func compileVariants(pattern string) (anyGlob, error) {
+	var out anyGlob
+	for _, v := range globstarVariants(pattern, 0, 4) {
+		g, err := glob.Compile(v, '/')
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func globstarVariants(p string, from, budget int) []string {
+	j := strings.Index(p[from:], "**/")
+	if j < 0 || budget == 0 {
+		return []string{p}
+	}
+	j += from
+	keep := globstarVariants(p, j+3, budget-1)
+	drop := globstarVariants(p[:j]+p[j+3:], j, budget-1)
+	return append(keep, drop...)
 }
