@@ -253,3 +253,19 @@ func TestDeniedBy(t *testing.T) {
 	_, err := DeniedBy(ws, "x", false, []string{"re:("})
 	assert.ErrorIs(t, err, ErrMasks)
 }
+
+// A workspace whose own name holds glob metacharacters is matched
+// literally: its name is escaped before the rules' globs are joined to it.
+// An absolute rule names it escaped, as suggested rules are written.
+func TestExpandMasksWorkspaceWithGlobCharacters(t *testing.T) {
+	ws := filepath.Join(mustEval(t, t.TempDir()), `w[1]*{x,y}?\`)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "b.key"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "c.txt"), nil, 0o644))
+	abs := escapeMeta(ws) + "/a/c.txt"
+	plan, err := ExpandMasks(ws, []string{"a/*.key"}, []string{abs})
+	require.NoError(t, err)
+	require.Len(t, plan.Masks, 2, "%+v", plan.Masks)
+	assert.Equal(t, Mask{Path: filepath.Join(ws, "a", "b.key"), Kind: MaskHide, Rule: "a/*.key"}, plan.Masks[0])
+	assert.Equal(t, Mask{Path: filepath.Join(ws, "a", "c.txt"), Kind: MaskReadOnly, Rule: abs}, plan.Masks[1])
+}
