@@ -114,6 +114,11 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
 
+	if res.ExitCode != 0 && res.Note == "" && len(req.ReadDeny)+len(req.EditDeny) > 0 {
+		// Tell the model why a file may have refused it, so it can say
+		// what it could not do instead of retrying.
+		res.Note = denyRulesNote
+	}
 	out := formatBashResult(res, combined, max)
 	code := res.ExitCode
 	out.ExitCode = &code

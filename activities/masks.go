@@ -90,3 +90,6 @@ func deniedTarget(tool string, tgt *fileTarget, patterns []string, hardLinks boo
 	}
 	return fmt.Sprintf("%s: %s is denied by a deny rule (%s) under its real name", tool, tgt.show, rule)
 }
+
+// denyRulesNote goes with a failed Bash result when deny rules were in effect.
+const denyRulesNote = "the job's deny rules are enforced in the sandbox: Read-denied paths are unreadable (Permission denied) and Edit-denied paths read-only (Read-only file system, Device or resource busy); that may be why the command failed"

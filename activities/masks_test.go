@@ -81,6 +81,7 @@ func TestBashEnforcesDenyRules(t *testing.T) {
 		if withRules {
 			assert.NotContains(t, res.Output, "topsecret")
 			assert.Contains(t, res.Output, "Permission denied")
+			assert.Contains(t, res.Output, "deny rules are enforced", "the model is told why")
 			assert.Equal(t, "module x\n", string(mod))
 		} else {
 			assert.Contains(t, res.Output, "topsecret")
