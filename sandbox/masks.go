@@ -52,11 +52,12 @@ import (
 
 // Bounds of one expansion. Beyond them the command is refused (fail
 // closed): silently masking only part of what a rule names would un-deny
-// the rest.
+// the rest. bubblewrap's setup grows with the square of the mounts (it
+// rereads the mount table for each): 250 masks cost ~0.2 s, 1000 ~1.8 s.
 // They are variables so tests can lower them.
 var (
 	maxMaskWalkEntries = 200_000
-	maxMasks           = 2048
+	maxMasks           = 1024
 )
 
 // ErrMasks is wrapped by every error about turning deny rules into masks.
