@@ -412,7 +412,7 @@ func (x *expansion) walkWorkspace(pats []*denyPattern) error {
 	}
 	var rest []*denyPattern
 	for _, p := range here {
-		if p.all || (p.dirForm != nil && p.dirForm.Match(x.ws)) {
+		if p.all || (p.dirForm != nil && p.dirForm.Match(x.ws)) || (p.full != nil && p.full.Match(x.ws)) {
 			if p.kind == MaskHide {
 				return fmt.Errorf("%w: rule %q denies reading the whole workspace; a command cannot run in it", ErrMasks, p.spec)
 			}

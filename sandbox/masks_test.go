@@ -134,6 +134,7 @@ func TestExpandMasksRefuses(t *testing.T) {
 		want       string
 	}{
 		{name: "reading the whole workspace denied", read: []string{"**"}, want: "whole workspace"},
+		{name: "an absolute rule above the workspace covers it", read: []string{"/**"}, want: "whole workspace"},
 		{name: "edit rule on a symlink", tree: []string{"real", "link -> real"}, edit: []string{"link"}, want: "symbolic link"},
 		{name: "relative pattern leaving the workspace", read: []string{"../x"}, want: "must not leave"},
 		{name: "unexpanded home", read: []string{"~/.ssh/id_rsa"}, want: "~ must be expanded"},
