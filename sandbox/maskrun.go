@@ -40,20 +40,21 @@ func prepareMasks(ws string, req Request) (*maskRun, error) {
 	}
 	undo = append(undo, func() {
 		_ = os.Chmod(filepath.Join(src, "dir"), 0o700)
+		_ = os.Chmod(filepath.Join(src, "empty"), 0o700)
 		_ = os.RemoveAll(src)
 	})
-	hideFile, hideDir := filepath.Join(src, "file"), filepath.Join(src, "dir")
-	if err := os.WriteFile(hideFile, nil, 0o000); err != nil {
+	srcs := MaskSources{HideFile: filepath.Join(src, "file"), HideDir: filepath.Join(src, "dir"), Empty: filepath.Join(src, "empty")}
+	err = errors.Join(os.WriteFile(srcs.HideFile, nil, 0o000), os.Mkdir(srcs.HideDir, 0o000), os.Mkdir(srcs.Empty, 0o555))
+	if err != nil {
 		r.undo()
 		return r, fmt.Errorf("sandbox: mask sources: %w", err)
 	}
-	if err := os.Mkdir(hideDir, 0o000); err != nil {
+	// Modes are set past the umask (0o555 would keep it; 0o000 is exact).
+	err = errors.Join(os.Chmod(srcs.HideFile, 0o000), os.Chmod(srcs.HideDir, 0o000), os.Chmod(srcs.Empty, 0o555))
+	if err != nil {
 		r.undo()
 		return r, fmt.Errorf("sandbox: mask sources: %w", err)
 	}
-	// 0o000 survives the umask; Chmod makes sure of it anyway.
-	_ = os.Chmod(hideFile, 0o000)
-	_ = os.Chmod(hideDir, 0o000)
 	for _, m := range plan.Masks {
 		if !m.Missing {
 			continue
@@ -65,14 +66,14 @@ func prepareMasks(ws string, req Request) (*maskRun, error) {
 		}
 		undo = append(undo, u)
 	}
-	r.pins, r.masks = plan.Args(hideFile, hideDir)
+	r.pins, r.masks = plan.Args(srcs)
 	return r, nil
 }
 
-// placeholder creates an empty file or directory where a denied path is
-// missing (and the directories above it), and returns how to remove them
-// again: only if still empty, since a host process (the Write tool) may
-// have written there meanwhile.
+// placeholder creates an empty directory where a denied path is missing
+// (and the directories above it), and returns how to remove them again:
+// only if still empty, since a host process (the Write tool) may have
+// written there meanwhile.
 func placeholder(m Mask) (func(), error) {
 	var made []string
 	for d := filepath.Dir(m.Path); ; d = filepath.Dir(d) {
@@ -90,22 +91,13 @@ func placeholder(m Mask) (func(), error) {
 		}
 	}
 	created := true
-	var err error
-	if m.Dir {
-		err = os.Mkdir(m.Path, 0o700)
-	} else {
-		var f *os.File
-		f, err = os.OpenFile(m.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err == nil {
-			f.Close()
-		}
-	}
+	err := os.Mkdir(m.Path, 0o700)
 	if errors.Is(err, fs.ErrExist) {
-		// Appeared since the expansion: mount over it as it is, unless it
-		// is something a mount would follow elsewhere.
+		// Appeared since the expansion: an empty directory is mounted over
+		// as planned; anything else is refused rather than guessed at.
 		fi, lerr := os.Lstat(m.Path)
-		if lerr != nil || fi.Mode()&fs.ModeSymlink != 0 || fi.IsDir() != m.Dir {
-			return nil, fmt.Errorf("%w: %s changed while the sandbox was being prepared; retry", ErrMasks, m.Path)
+		if lerr != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("%w: %s appeared while the sandbox was being prepared; retry", ErrMasks, m.Path)
 		}
 		created, err = false, nil
 	}

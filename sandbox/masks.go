@@ -29,9 +29,11 @@ import (
 //   - Edit-denied (MaskReadOnly): it is bound read-only onto itself.
 //   - A denied path that does not exist yet, when a rule names it exactly
 //     (".env", "config/prod.json", "secrets/**" for the directory
-//     "secrets"), gets an empty placeholder created on the host for the
-//     run, masked like an existing one and removed afterwards, so it
-//     cannot be created. Wildcard rules ("*.pem", "**/id_*") cannot name
+//     "secrets"), gets an empty directory created on the host for the run,
+//     an empty read-only directory bound over it, and removed afterwards,
+//     so nothing can be created there ("Is a directory", "Read-only file
+//     system"). A directory, not a file: git ignores an empty directory,
+//     where an unreadable placeholder file would break `git add -A`. Wildcard rules ("*.pem", "**/id_*") cannot name
 //     files that do not exist: a file created later by a command is masked
 //     from the next command on (and Read, Glob and Grep refuse or skip it
 //     at once).
@@ -100,23 +102,30 @@ type MaskPlan struct {
 // Empty reports whether the plan changes nothing.
 func (p MaskPlan) Empty() bool { return len(p.Masks) == 0 }
 
+// MaskSources are what masks bind over paths: an empty mode-000 file and
+// directory for hidden ones, an empty directory for missing ones.
+type MaskSources struct {
+	HideFile, HideDir, Empty string
+}
+
 // Args returns the bubblewrap arguments of the plan: pins (to go right after
 // the workspace bind, before anything mounted below it) and masks (to go
-// last, on top of everything). hideFile and hideDir are the empty mode-000
-// file and directory bound over hidden paths.
-func (p MaskPlan) Args(hideFile, hideDir string) (pins, masks []string) {
+// last, on top of everything).
+func (p MaskPlan) Args(src MaskSources) (pins, masks []string) {
 	for _, d := range p.Pins {
 		pins = append(pins, "--bind", d, d)
 	}
 	for _, m := range p.Masks {
-		src := m.Path
-		if m.Kind == MaskHide || m.Missing {
-			src = hideFile
-			if m.Dir {
-				src = hideDir
-			}
+		from := m.Path
+		switch {
+		case m.Missing:
+			from = src.Empty
+		case m.Kind == MaskHide && m.Dir:
+			from = src.HideDir
+		case m.Kind == MaskHide:
+			from = src.HideFile
 		}
-		masks = append(masks, "--ro-bind", src, m.Path)
+		masks = append(masks, "--ro-bind", from, m.Path)
 	}
 	return pins, masks
 }

@@ -113,6 +113,8 @@ func TestBwrapMasksEnforceDenyRules(t *testing.T) {
 		{name: "create/as a symlink", tree: []string{"src/main.go"}, edit: []string{".env"}, script: "ln -s /etc/hostname .env", leaked: exists(".env")},
 		{name: "create/denied directory", tree: []string{"src/main.go"}, edit: []string{"vendor/**"}, script: "mkdir -p vendor && echo x > vendor/a.go", leaked: exists("vendor/a.go")},
 		{name: "create/by rename", tree: []string{"src/main.go"}, edit: []string{".env"}, script: "echo x > y; mv y .env", leaked: exists(".env")},
+		{name: "create/by copy", tree: []string{"src/main.go"}, read: []string{".env"}, script: "cp src/main.go .env", leaked: exists(".env")},
+		{name: "create/by hard link", tree: []string{"src/main.go"}, read: []string{".env"}, script: "ln src/main.go .env", leaked: exists(".env")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,4 +203,22 @@ func TestBwrapMasksFailClosed(t *testing.T) {
 	require.ErrorIs(t, err, ErrMasks)
 	assert.Contains(t, err.Error(), "symbolic link")
 	assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), fmt.Sprint(res))
+}
+
+// git keeps working with placeholders in place: an empty directory is
+// invisible to it (an unreadable placeholder file would make `git add -A`
+// fail), and nothing of the placeholder ends up in a commit.
+func TestBwrapMasksLetGitWork(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	sb := newBwrap(t, Config{})
+	ws := maskTree(t, "src/main.go")
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Timeout: 30 * time.Second,
+		Argv: bash(`set -e; git init -q; git -c user.email=a@b -c user.name=a add -A; ` +
+			`git -c user.email=a@b -c user.name=a commit -qm x; git ls-files; git status --porcelain`),
+		ReadDeny: []string{".env", "secrets/**"}, EditDeny: []string{"config/prod.json"}})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, res.Stderr)
+	assert.Equal(t, "src/main.go\n", res.Stdout, "only the real file is committed, and the tree is clean")
 }

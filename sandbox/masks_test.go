@@ -184,8 +184,8 @@ func TestExpandMasksBounded(t *testing.T) {
 
 // The argument vector is a pure function of the plan: pins bind a
 // directory onto itself, hidden paths get the mode-000 sources, read-only
-// ones are bound onto themselves, missing ones get the sources whatever
-// their kind.
+// ones are bound onto themselves, missing ones get the empty directory
+// whatever their kind.
 func TestMaskPlanArgs(t *testing.T) {
 	plan := MaskPlan{
 		Workspace: "/w",
@@ -198,14 +198,14 @@ func TestMaskPlanArgs(t *testing.T) {
 			{Path: "/w/vendor", Kind: MaskReadOnly, Dir: true, Missing: true},
 		},
 	}
-	pins, masks := plan.Args("/S/file", "/S/dir")
+	pins, masks := plan.Args(MaskSources{HideFile: "/S/file", HideDir: "/S/dir", Empty: "/S/empty"})
 	assert.Equal(t, []string{"--bind", "/w/a", "/w/a"}, pins)
 	assert.Equal(t, []string{
 		"--ro-bind", "/S/file", "/w/a/.env",
 		"--ro-bind", "/S/dir", "/w/a/keys",
 		"--ro-bind", "/w/go.mod", "/w/go.mod",
-		"--ro-bind", "/S/file", "/w/new",
-		"--ro-bind", "/S/dir", "/w/vendor",
+		"--ro-bind", "/S/empty", "/w/new",
+		"--ro-bind", "/S/empty", "/w/vendor",
 	}, masks)
 	assert.True(t, plan.Hides("a/.env"))
 	assert.True(t, plan.Hides("a/keys/k1"))
