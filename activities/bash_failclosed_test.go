@@ -88,9 +88,10 @@ func TestLoadSettingsReportsSandbox(t *testing.T) {
 			got := res.Env.Sandbox
 			if tc.want.Unconfined {
 				require.Contains(t, got.Why, "bwrap at")
-				require.Contains(t, got.Why, "install bubblewrap")
+				require.Contains(t, got.Help, got.Why)
+				require.Contains(t, got.Help, "install bubblewrap")
 			}
-			got.Why = ""
+			got.Why, got.Help = "", ""
 			require.Equal(t, tc.want, got)
 		})
 	}

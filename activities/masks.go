@@ -28,7 +28,7 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings) approval.San
 	st := approval.SandboxStatus{Backend: name, Why: why}
 	if name != sandbox.BackendBwrap {
 		st.Unconfined = true
-		st.Why = sandbox.UnavailableHelp(why)
+		st.Help = sandbox.UnavailableHelp(why)
 		st.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
 	}
 	return st

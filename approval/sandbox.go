@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -23,8 +24,12 @@ import (
 type SandboxStatus struct {
 	// Backend names the sandbox backend ("bwrap", "fallback").
 	Backend string `json:"backend,omitempty"`
-	// Why says why that backend, and for an unconfined one how to fix it.
+	// Why says why that backend (for an unconfined one: why bubblewrap
+	// cannot run).
 	Why string `json:"why,omitempty"`
+	// Help, for an unconfined backend, is the refusal a Bash call gets:
+	// why, and how to fix it.
+	Help string `json:"help,omitempty"`
 	// Unconfined: commands would run without OS isolation.
 	Unconfined bool `json:"unconfined,omitempty"`
 	// AllowUnconfined: the user's settings allow that (allowUnsandboxed,
@@ -84,23 +89,16 @@ func (p *Policy) confine(c Call, v Verdict) Verdict {
 	}
 	if !sb.AllowUnconfined {
 		return Verdict{Decision: Deny, Layer: LayerRules, Rule: RuleSandboxRequired, System: true,
-			Reason: "Bash is refused: " + sb.Why}
+			Reason: "Bash is refused: " + cmp.Or(sb.Help, sb.Why, "the worker has no OS sandbox")}
 	}
 	reason := fmt.Sprintf("UNCONFINED: this command will run WITHOUT OS isolation (no sandbox on the worker: %s; "+
-		"sandbox.allowUnsandboxed is set), with the worker's access to files and network", firstSentence(sb.Why))
+		"sandbox.allowUnsandboxed is set), with the worker's access to files and network", sb.Why)
 	if v.Decision == Ask && v.Reason != "" {
 		reason += "; also: " + v.Reason
 	} else if v.Decision == Allow {
 		reason += "; the rules or mode would have allowed it (" + strings.TrimSpace(v.Reason) + "), but unconfined commands always need a person"
 	}
 	return Verdict{Decision: Ask, Layer: LayerRules, Rule: RuleUnconfined, System: true, Reason: reason}
-}
-
-func firstSentence(s string) string {
-	if i := strings.Index(s, ", so commands"); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // userOnly drops what only the user's own settings may set from a

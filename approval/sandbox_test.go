@@ -57,7 +57,7 @@ func TestUnconfinedBash(t *testing.T) {
 		Ask:   []string{"Bash(git push:*)"},
 		Deny:  []string{"Bash(curl:*)"},
 	}}
-	refused := SandboxStatus{Backend: "fallback", Why: "the OS sandbox is not available on this worker (bwrap not found in PATH), so commands are refused. To fix it: install bubblewrap", Unconfined: true}
+	refused := SandboxStatus{Backend: "fallback", Why: "bwrap not found in PATH", Help: "the OS sandbox is not available on this worker (bwrap not found in PATH), so commands are refused. To fix it: install bubblewrap", Unconfined: true}
 	allowed := refused
 	allowed.AllowUnconfined = true
 	confined := SandboxStatus{Backend: "bwrap"}

@@ -40,7 +40,7 @@ func sandboxText(sb approval.SandboxStatus) string {
 	case sb.AllowUnconfined:
 		return fmt.Sprintf("sandbox: NONE, commands run UNCONFINED (sandbox.allowUnsandboxed): every Bash call asks a person. Why: %s", sb.Why)
 	}
-	return fmt.Sprintf("sandbox: NONE, Bash is refused: %s", sb.Why)
+	return fmt.Sprintf("sandbox: NONE, Bash is refused: %s", sb.Help)
 }
 
 // announceSandbox is the job's first event: which backend is active.
