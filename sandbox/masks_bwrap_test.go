@@ -86,6 +86,9 @@ func TestBwrapMasksEnforceDenyRules(t *testing.T) {
 			return strings.Contains(res.Stdout, "content of") || strings.Contains(res.Stdout, "k.key")
 		}},
 		{name: "read/wildcard rule through a symlinked directory", tree: []string{"real-conf/x.pem", "conf -> real-conf"}, read: []string{"conf/*.pem"}, script: "cat conf/x.pem real-conf/x.pem", leaked: printed("real-conf/x.pem")},
+		{name: "read/absolute rule on a system file the sandbox shows", tree: env, read: []string{"/etc/os-release"}, script: "cat /etc/os-release", leaked: func(t *testing.T, ws string, res Result) bool {
+			return strings.Contains(res.Stdout, "ID=")
+		}},
 		{name: "read/directory via symlink to it", tree: []string{"secrets/k.key"}, read: []string{"secrets/**"}, script: "ln -s secrets s; cat s/k.key", leaked: printed("secrets/k.key")},
 
 		// An Edit-denied file cannot be changed, renamed, replaced or deleted.

@@ -261,7 +261,25 @@ func (x *expansion) outside(p *denyPattern) error {
 	if p.kind != MaskHide || p.full == nil || x.inWS(p.root) || strings.HasPrefix(x.ws+"/", p.root+"/") || p.root == "/" && p.segs == nil {
 		return nil
 	}
-	for _, v := range visibleSystemPaths() {
+	visible := visibleSystemPaths()
+	if p.literal != "" {
+		// One path: hide it where the sandbox shows it, under its own name
+		// (an /etc entry is bound at its name) and under its real one
+		// (/etc/os-release is /usr/lib/os-release).
+		names := []string{p.literal}
+		if real, err := filepath.EvalSymlinks(p.literal); err == nil && real != p.literal {
+			names = append(names, real)
+		}
+		for _, n := range names {
+			fi, err := os.Stat(n)
+			if err != nil || !underAny(n, visible) {
+				continue
+			}
+			x.add(Mask{Path: n, Kind: MaskHide, Dir: fi.IsDir(), Rule: p.spec})
+		}
+		return nil
+	}
+	for _, v := range visible {
 		start := ""
 		switch {
 		case v == p.root || strings.HasPrefix(v, p.root+"/") || p.root == "/":
@@ -271,7 +289,7 @@ func (x *expansion) outside(p *denyPattern) error {
 		default:
 			continue
 		}
-		fi, err := os.Lstat(start)
+		fi, err := os.Stat(start) // an /etc entry may be a link: bound as its target
 		if err != nil {
 			continue
 		}
@@ -292,7 +310,8 @@ func (x *expansion) outside(p *denyPattern) error {
 }
 
 // visibleSystemPaths are the host paths bound into the sandbox (see
-// profileArgs), symlinks (merged /usr) left out: their targets are listed.
+// profileArgs); the merged-/usr links (/bin -> usr/bin) are left out, their
+// targets are listed.
 func visibleSystemPaths() []string {
 	var out []string
 	for _, p := range rootEntries {
@@ -302,11 +321,21 @@ func visibleSystemPaths() []string {
 	}
 	for _, e := range etcAllow {
 		p := "/etc/" + e
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		if _, err := os.Stat(p); err == nil { // as profileArgs: links are bound as their target
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// underAny reports whether p is one of dirs or below one.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // hardLinks masks the other names of masked regular files that have more
