@@ -83,7 +83,7 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	defer tgt.Close()
 	canonWS := tgt.ws
-	hidden, err := hiddenFiles(canonWS, req.ReadDeny)
+	hidden, err := newHider(canonWS, req.ReadDeny)
 	if err != nil {
 		return errorResult("Grep: %v", err), nil
 	}
@@ -107,8 +107,11 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	files, matchesTotal := 0, 0
 	searchFile := func(e walkEntry) error {
-		if e.size > maxGrepFileSize || hidden.Hides(e.rel) {
-			return nil // too big, or Read-denied (a hard link of a denied file too)
+		if e.size > maxGrepFileSize {
+			return nil
+		}
+		if hide, err := hidden.hidesFile(tgt.root, e.rel); err != nil || hide {
+			return err // Read-denied (a hard link of a denied file too); or the rules cannot be enforced
 		}
 		if len(globs) > 0 {
 			name := e.rel

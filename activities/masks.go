@@ -2,21 +2,14 @@ package activities
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 )
-
-// hiddenFiles expands the job's Read-deny rules the way the sandbox does
-// for Bash, so that Glob and Grep leave out exactly what a command could
-// not read either (hard links and symlink targets included). ws is the
-// canonical workspace. An error means the rules cannot be enforced, and
-// the caller refuses (fail closed).
-func hiddenFiles(ws string, readDeny []string) (sandbox.MaskPlan, error) {
-	return sandbox.ExpandMasks(ws, readDeny, nil)
-}
 
 // sandboxStatus is what the workflow learns about the worker's sandbox
 // (issue 8 §4), recorded in history with the settings.
@@ -76,7 +69,7 @@ func deniedTarget(tool string, tgt *fileTarget, patterns []string, hardLinks boo
 	}
 	if rule == "" && hardLinks && statErr == nil && fi.Mode().IsRegular() {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			plan, err := hiddenFiles(tgt.ws, patterns)
+			plan, err := sandbox.ExpandMasks(tgt.ws, patterns, nil)
 			if err != nil {
 				return fmt.Sprintf("%s: %v", tool, err)
 			}
@@ -93,3 +86,71 @@ func deniedTarget(tool string, tgt *fileTarget, patterns []string, hardLinks boo
 
 // denyRulesNote goes with a failed Bash result when deny rules were in effect.
 const denyRulesNote = "the job's deny rules are enforced in the sandbox: Read-denied paths are unreadable (Permission denied) and Edit-denied paths read-only (Read-only file system, Device or resource busy); that may be why the command failed"
+
+// hider decides which files Glob and Grep leave out: what the deny
+// patterns name (the path or a directory above it), what an anchored
+// pattern names through a symlinked directory (a pruned expansion), and
+// other names of a hidden file (hard links: the full expansion, computed
+// only when a file has more than one name). Unlike a full expansion up
+// front, it works on workspaces of any size.
+type hider struct {
+	ws       string
+	patterns []string
+	match    *sandbox.DenyMatcher
+	anchored sandbox.MaskPlan
+	full     *sandbox.MaskPlan
+}
+
+// newHider returns nil when there is nothing to hide.
+func newHider(ws string, patterns []string) (*hider, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	m, err := sandbox.NewDenyMatcher(ws, patterns)
+	if err != nil {
+		return nil, err
+	}
+	h := &hider{ws: ws, patterns: patterns, match: m}
+	var anchored []string
+	for _, p := range patterns {
+		if strings.Contains(p, "/") && !strings.HasPrefix(p, "re:") {
+			anchored = append(anchored, p)
+		}
+	}
+	if h.anchored, err = sandbox.ExpandMasks(ws, anchored, nil); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// hides reports whether the name rel is hidden.
+func (h *hider) hides(rel string) bool {
+	return h != nil && (h.match.Match(rel, false) != "" || h.anchored.Hides(rel))
+}
+
+// hidesFile reports whether the file rel is hidden, under this name or
+// (a hard link) another, as the sandbox hides it from commands.
+func (h *hider) hidesFile(root *os.Root, rel string) (bool, error) {
+	if h == nil {
+		return false, nil
+	}
+	if h.hides(rel) {
+		return true, nil
+	}
+	fi, err := root.Lstat(filepath.FromSlash(rel))
+	if err != nil {
+		return false, nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
+		return false, nil
+	}
+	if h.full == nil {
+		plan, err := sandbox.ExpandMasks(h.ws, h.patterns, nil)
+		if err != nil {
+			return false, err
+		}
+		h.full = &plan
+	}
+	return h.full.Hides(rel), nil
+}

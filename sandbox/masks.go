@@ -219,24 +219,50 @@ func ExpandMasks(ws string, readDeny, editDeny []string) (MaskPlan, error) {
 // use it on the real path they are about to touch (symlinks resolved),
 // which a deny rule may name when the path the model wrote does not.
 func DeniedBy(ws, rel string, isDir bool, patterns []string) (string, error) {
-	rel = path.Clean(rel)
-	if rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
-		return "", nil
+	m, err := NewDenyMatcher(ws, patterns)
+	if err != nil {
+		return "", err
 	}
+	return m.Match(rel, isDir), nil
+}
+
+// DenyMatcher matches workspace paths against deny patterns compiled once,
+// for tools that check every entry of a walk (Glob, Grep) without the
+// whole expansion.
+type DenyMatcher struct {
+	ws   string
+	pats []*denyPattern
+}
+
+// NewDenyMatcher compiles the patterns for the workspace ws.
+func NewDenyMatcher(ws string, patterns []string) (*DenyMatcher, error) {
+	m := &DenyMatcher{ws: ws}
 	for _, s := range patterns {
 		p, err := compileDeny(s, ws, MaskHide)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
+		m.pats = append(m.pats, p)
+	}
+	return m, nil
+}
+
+// Match returns the first pattern naming rel (workspace-relative,
+// slash-separated) or a directory above it, or "".
+func (m *DenyMatcher) Match(rel string, isDir bool) string {
+	rel = path.Clean(rel)
+	if rel == "." || strings.HasPrefix(rel, "../") || rel == ".." {
+		return ""
+	}
+	for _, p := range m.pats {
 		if p.all {
-			return s, nil
+			return p.spec
 		}
 		for cur, dir := rel, isDir; cur != "."; cur, dir = path.Dir(cur), true {
-			abs := ws + "/" + cur
-			if p.matches(abs, cur, path.Base(cur), dir) {
-				return s, nil
+			if p.matches(m.ws+"/"+cur, cur, path.Base(cur), dir) {
+				return p.spec
 			}
 		}
 	}
-	return "", nil
+	return ""
 }
