@@ -30,62 +30,60 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings) approval.San
 // deniedTarget checks the real path a file tool is about to touch against
 // the deny patterns (issue 8: a deny rule holds whichever tool and whichever
 // name). The policy judged the path as the model wrote it; through a
-// symlink, or another name of the same file (a hard link, for reading),
-// that can be a denied file. It returns the refusal text, or "".
-func deniedTarget(tool string, tgt *fileTarget, patterns []string, hardLinks bool) string {
+// symlink, a symlinked directory, or (for reading) a hard link, that can be
+// a denied file. It returns the refusal text, or "".
+func deniedTarget(tool string, tgt *fileTarget, patterns []string, read bool) string {
 	if len(patterns) == 0 {
 		return ""
 	}
-	fi, statErr := tgt.root.Lstat(tgt.rel)
-	isDir := statErr == nil && fi.IsDir()
-	rule, err := sandbox.DeniedBy(tgt.ws, tgt.show, isDir, patterns)
+	refuse := func(why string) string {
+		return fmt.Sprintf("%s: %s is denied by a deny rule %s under its real name", tool, tgt.show, why)
+	}
+	if read {
+		h, err := newHider(tgt.ws, patterns)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", tool, err)
+		}
+		hide, err := h.hidesFile(tgt.root, tgt.show)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", tool, err)
+		}
+		if hide {
+			return refuse("(Read)")
+		}
+		return ""
+	}
+	rule, err := sandbox.DeniedBy(tgt.ws, tgt.show, false, patterns)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", tool, err)
 	}
-	if rule == "" {
-		// A rule naming the path through a symlinked directory: expand the
-		// anchored patterns (a pruned walk; base-name and regexp patterns
-		// do not depend on the directory's name and were matched above).
-		var anchored []string
-		for _, p := range patterns {
-			if strings.Contains(p, "/") && !strings.HasPrefix(p, "re:") {
-				anchored = append(anchored, p)
-			}
+	if rule != "" {
+		return refuse("(" + rule + ")")
+	}
+	if anchored := anchoredPatterns(patterns); len(anchored) > 0 {
+		plan, err := sandbox.ExpandMasks(tgt.ws, nil, anchored)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", tool, err)
 		}
-		if len(anchored) > 0 {
-			var plan sandbox.MaskPlan
-			if hardLinks {
-				plan, err = sandbox.ExpandMasks(tgt.ws, anchored, nil)
-			} else {
-				plan, err = sandbox.ExpandMasks(tgt.ws, nil, anchored)
-			}
-			if err != nil {
-				return fmt.Sprintf("%s: %v", tool, err)
-			}
-			if plan.Covers(tgt.show) {
-				rule = "(through a symlinked directory)"
-			}
+		if plan.Covers(tgt.show) {
+			return refuse("(through a symlinked directory)")
 		}
 	}
-	if rule == "" && hardLinks && statErr == nil && fi.Mode().IsRegular() {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			plan, err := sandbox.ExpandMasks(tgt.ws, patterns, nil)
-			if err != nil {
-				return fmt.Sprintf("%s: %v", tool, err)
-			}
-			if plan.Hides(tgt.show) {
-				rule = "(another name of a denied file)"
-			}
-		}
-	}
-	if rule == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s: %s is denied by a deny rule (%s) under its real name", tool, tgt.show, rule)
+	return ""
 }
 
-// denyRulesNote goes with a failed Bash result when deny rules were in effect.
-const denyRulesNote = "the job's deny rules are enforced in the sandbox: Read-denied paths are unreadable (Permission denied) and Edit-denied paths read-only (Read-only file system, Device or resource busy); that may be why the command failed"
+// anchoredPatterns are the patterns whose match depends on the directories
+// of a path (a "/" in them), not only on its base name: those a symlinked
+// directory can lead around, which a pruned expansion finds.
+func anchoredPatterns(patterns []string) []string {
+	var out []string
+	for _, p := range patterns {
+		if strings.Contains(p, "/") && !strings.HasPrefix(p, "re:") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // hider decides which files Glob and Grep leave out: what the deny
 // patterns name (the path or a directory above it), what an anchored
@@ -111,13 +109,7 @@ func newHider(ws string, patterns []string) (*hider, error) {
 		return nil, err
 	}
 	h := &hider{ws: ws, patterns: patterns, match: m}
-	var anchored []string
-	for _, p := range patterns {
-		if strings.Contains(p, "/") && !strings.HasPrefix(p, "re:") {
-			anchored = append(anchored, p)
-		}
-	}
-	if h.anchored, err = sandbox.ExpandMasks(ws, anchored, nil); err != nil {
+	if h.anchored, err = sandbox.ExpandMasks(ws, anchoredPatterns(patterns), nil); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -154,3 +146,6 @@ func (h *hider) hidesFile(root *os.Root, rel string) (bool, error) {
 	}
 	return h.full.Hides(rel), nil
 }
+
+// denyRulesNote goes with a failed Bash result when deny rules were in effect.
+const denyRulesNote = "the job's deny rules are enforced in the sandbox: Read-denied paths are unreadable (Permission denied) and Edit-denied paths read-only (Read-only file system, Device or resource busy); that may be why the command failed"
