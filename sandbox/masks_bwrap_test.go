@@ -225,3 +225,24 @@ func TestBwrapMasksLetGitWork(t *testing.T) {
 	require.Equal(t, 0, res.ExitCode, res.Stderr)
 	assert.Equal(t, "src/main.go\n", res.Stdout, "only the real file is committed, and the tree is clean")
 }
+
+// Pins go before the protected paths: pinning .git for a rule below it
+// must not make .git/hooks or .git/config writable again, while the rest
+// of .git stays writable.
+func TestBwrapMasksKeepProtectedPathsReadOnly(t *testing.T) {
+	sb := newBwrap(t, Config{})
+	ws := maskTree(t, ".git/hooks/pre-commit", ".git/config", ".git/secret", ".git/HEAD")
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Timeout: 20 * time.Second,
+		Argv:     bash("echo evil > .git/hooks/pre-commit; echo evil > .git/config; echo ref > .git/HEAD; cat .git/secret"),
+		ReadDeny: []string{".git/secret"}})
+	require.NoError(t, err)
+	for _, rel := range []string{".git/hooks/pre-commit", ".git/config"} {
+		b, err := os.ReadFile(filepath.Join(ws, rel))
+		require.NoError(t, err)
+		assert.Equal(t, "content of "+rel, string(b), "%s stays read-only", rel)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, ".git/HEAD"))
+	require.NoError(t, err)
+	assert.Equal(t, "ref\n", string(b), "the rest of .git stays writable")
+	assert.NotContains(t, res.Stdout, "content of .git/secret")
+}
