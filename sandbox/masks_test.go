@@ -40,6 +40,7 @@ func TestExpandMasks(t *testing.T) {
 	tests := []struct {
 		name       string
 		tree       []string
+		setup      func(t *testing.T, ws string)
 		read, edit []string
 		masks      []string
 		pins       []string
@@ -82,6 +83,9 @@ func TestExpandMasks(t *testing.T) {
 		{name: "absolute pattern inside the workspace", tree: []string{"db/pass.txt"}, read: []string{"{ws}/db/pass.txt"},
 			masks: []string{"hide db/pass.txt"}, pins: []string{"db"}},
 		{name: "hard link of a masked file is masked too", tree: []string{".env", "other/"}, read: []string{".env"},
+			setup: func(t *testing.T, ws string) {
+				require.NoError(t, os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "other/hard")))
+			},
 			masks: []string{"hide .env", "hide other/hard"}, pins: []string{"other"}},
 		{name: "./ prefix is the workspace", tree: []string{"x/y.txt"}, edit: []string{"./x/y.txt"},
 			masks: []string{"readonly x/y.txt"}, pins: []string{"x"}},
@@ -89,8 +93,8 @@ func TestExpandMasks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := maskTree(t, tc.tree...)
-			if strings.Contains(tc.name, "hard link") {
-				require.NoError(t, os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "other/hard")))
+			if tc.setup != nil {
+				tc.setup(t, ws)
 			}
 			sub := func(l []string) []string {
 				var out []string
