@@ -92,7 +92,8 @@ func (p *Policy) confine(c Call, v Verdict) Verdict {
 			Reason: "Bash is refused: " + cmp.Or(sb.Help, sb.Why, "the worker has no OS sandbox")}
 	}
 	reason := fmt.Sprintf("UNCONFINED: this command will run WITHOUT OS isolation (no sandbox on the worker: %s; "+
-		"sandbox.allowUnsandboxed is set), with the worker's access to files and network", sb.Why)
+		"sandbox.allowUnsandboxed is set), with the worker's access to files and network; "+
+		"Read/Edit deny rules are not enforced on what it touches", sb.Why)
 	if v.Decision == Ask && v.Reason != "" {
 		reason += "; also: " + v.Reason
 	} else if v.Decision == Allow {
