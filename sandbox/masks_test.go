@@ -87,6 +87,8 @@ func TestExpandMasks(t *testing.T) {
 				require.NoError(t, os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "other/hard")))
 			},
 			masks: []string{"hide .env", "hide other/hard"}, pins: []string{"other"}},
+		{name: "dir/** naming a file: read-only for Edit, nothing for Read", tree: []string{"vendor", "secrets"}, read: []string{"secrets/**"}, edit: []string{"vendor/**"},
+			masks: []string{"readonly vendor"}},
 		{name: "./ prefix is the workspace", tree: []string{"x/y.txt"}, edit: []string{"./x/y.txt"},
 			masks: []string{"readonly x/y.txt"}, pins: []string{"x"}},
 	}

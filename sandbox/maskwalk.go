@@ -220,7 +220,13 @@ func (x *expansion) literal(p *denyPattern) error {
 		return x.matched(real, true, false, p)
 	}
 	if p.literalDir && !fi.IsDir() {
-		return nil // "X/**" where X is a file: nothing below it
+		// "X/**" where X is a file: nothing below it to read; for Edit,
+		// the file is made read-only so it cannot be replaced by a
+		// directory holding new files.
+		if p.kind == MaskReadOnly {
+			x.add(Mask{Path: real, Kind: MaskReadOnly, Rule: p.spec})
+		}
+		return nil
 	}
 	x.add(Mask{Path: real, Kind: p.kind, Dir: fi.IsDir(), Rule: p.spec})
 	return nil
