@@ -204,6 +204,9 @@ func (x *expansion) literal(p *denyPattern) error {
 	if p.literal == "" || !x.inWS(p.literal) || p.literal == x.ws {
 		return nil
 	}
+	if _, found := x.masks[p.literal]; found {
+		return nil // the walk reached it under this very name: no link on the way
+	}
 	real, exists, ok := resolveForCreate(p.literal)
 	if !ok || !x.inWS(real) || real == x.ws {
 		return nil // below a file, or leads out of the workspace
