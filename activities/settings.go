@@ -33,7 +33,9 @@ type LoadSettingsResult struct {
 }
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
-// (tests point it at a temp dir).
+// (tests point it at a temp dir). Sandbox is the worker's OS sandbox, whose
+// backend LoadSettings reports (nil: not known here; the Bash activity
+// still refuses to run unconfined on its own).
 type Settings struct {
 	UserConfigDir string
 	// Notifiers name the worker's configured channels (slack, webhook).
@@ -41,6 +43,7 @@ type Settings struct {
 	// BashLanes is how many Bash lanes the workers of this host serve
 	// (0: DefaultBashLanes).
 	BashLanes int
+	Sandbox       sandbox.Sandbox
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -62,7 +65,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 	}
 	settings := loaded.Settings
 	home, _ := os.UserHomeDir()
-	env := approval.Env{Workspace: ws, Home: home}
+	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox)}
 	// Compile here too, so a malformed rule fails the job's first activity
 	// with the file's name rather than later inside the workflow.
 	if _, err := approval.Compile(settings, env); err != nil {

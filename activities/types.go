@@ -42,6 +42,15 @@ type ToolRequest struct {
 	Input     json.RawMessage `json:"input"`
 	// Sandbox carries the job's sandbox settings (Bash only).
 	Sandbox approval.SandboxSettings `json:"sandbox,omitempty"`
+	// ReadDeny and EditDeny are the path patterns of the job's Read and
+	// Edit deny rules (approval.Policy.SandboxDenies): Bash masks them in
+	// the sandbox, Glob and Grep leave Read-denied files out.
+	ReadDeny []string `json:"readDeny,omitempty"`
+	EditDeny []string `json:"editDeny,omitempty"`
+	// Unconfined says the pipeline knew this Bash command would run without
+	// OS isolation and a person approved it as such; only then, and with
+	// sandbox.allowUnsandboxed, does a worker without a sandbox run it.
+	Unconfined bool `json:"unconfined,omitempty"`
 	// MaxOutput caps Output; 0 means DefaultMaxOutput.
 	MaxOutput int `json:"maxOutput,omitempty"`
 }

@@ -68,7 +68,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	set := activities.Set{
 		Model:    activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil),
 		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
-		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir},
+		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 	}
 	lanes, err := bashLanes(o.BashLanes)

@@ -147,6 +147,7 @@ func (j *job) start(ctx workflow.Context) error {
 				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
 			},
 		}
+		j.announceSandbox(ctx)
 		for _, what := range loaded.Ignored {
 			// An untrusted workspace's settings may only narrow the policy;
 			// say what they asked for and did not get.
