@@ -43,7 +43,7 @@ type Settings struct {
 	// BashLanes is how many Bash lanes the workers of this host serve
 	// (0: DefaultBashLanes).
 	BashLanes int
-	Sandbox       sandbox.Sandbox
+	Sandbox   sandbox.Sandbox
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
