@@ -30,6 +30,8 @@ type LoadSettingsResult struct {
 	Notifiers []string `json:"notifiers,omitempty"`
 	// BashQueue is the lane of the workspace (see BashLaneQueue).
 	BashQueue string `json:"bashQueue,omitempty"`
+	// ContextWindow is the worker's model's context window in tokens.
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
@@ -43,7 +45,9 @@ type Settings struct {
 	// BashLanes is how many Bash lanes the workers of this host serve
 	// (0: DefaultBashLanes).
 	BashLanes int
-	Sandbox   sandbox.Sandbox
+	// ContextWindow is the worker's model's context window in tokens.
+	ContextWindow int
+	Sandbox       sandbox.Sandbox
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -72,7 +76,8 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
 	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
-		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(ws, s.lanes())}, nil
+		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(ws, s.lanes()),
+		ContextWindow: s.ContextWindow}, nil
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

@@ -136,17 +136,19 @@ func (j *job) start(ctx workflow.Context) error {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 		}
 		j.st = &State{
-			Notifiers: loaded.Notifiers,
-			BashQueue: loaded.BashQueue,
-			Mode:      mode,
-			Settings:  loaded.Settings,
-			Env:       loaded.Env,
-			Sources:   loaded.Sources,
+			Notifiers:     loaded.Notifiers,
+			ContextWindow: contextWindowOf(j.in, loaded.ContextWindow),
+			BashQueue:     loaded.BashQueue,
+			Mode:          mode,
+			Settings:      loaded.Settings,
+			Env:           loaded.Env,
+			Sources:       loaded.Sources,
 			Messages: []openai.ChatCompletionMessage{
 				{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(j.in.Workspace)},
 				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
 			},
 		}
+		j.added(j.st.Messages...)
 		j.announceSandbox(ctx)
 		for _, what := range loaded.Ignored {
 			// An untrusted workspace's settings may only narrow the policy;
@@ -190,6 +192,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 				return JobResult{}, fmt.Errorf("model call on turn %d: %w", j.st.Turn, err)
 			}
 			j.st.Messages = append(j.st.Messages, msg)
+			j.added(msg)
 			if len(msg.ToolCalls) == 0 {
 				j.st.LastAnswer = msg.Content
 				return j.finish(ctx, "done")
@@ -209,6 +212,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 				Name:       tc.Function.Name,
 				Content:    results[i],
 			})
+			j.added(j.st.Messages[len(j.st.Messages)-1])
 		}
 		j.st.PendingCalls = nil
 		if ctx.Err() != nil {
@@ -294,18 +298,22 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		},
 		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
 	})
-	var resp activities.ModelResponse
-	err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
-		Conversation: j.conversation(),
-		Tools:        tools,
-		Model:        j.in.Model,
-	}).Get(ctx, &resp)
+	resp, err := j.chat(ctx, func() (activities.ModelResponse, error) {
+		var resp activities.ModelResponse
+		err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
+			Conversation: j.conversation(),
+			Tools:        tools,
+			Model:        j.in.Model,
+		}).Get(ctx, &resp)
+		return resp, err
+	})
 	if err != nil {
 		j.runHooks(ctx, hooks.LLMResponseError, hooks.Payload{Error: err.Error()})
 		return openai.ChatCompletionMessage{}, err
 	}
 	// The model activity stored every message it was sent.
 	j.st.stored(j.st.total())
+	j.st.LastPrompt, j.st.Pending = resp.Usage.PromptTokens, 0
 	j.st.Usage.ModelCalls++
 	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
 	j.st.Usage.CompletionTokens += resp.Usage.CompletionTokens
