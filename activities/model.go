@@ -62,12 +62,16 @@ func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, erro
 		}
 		msgs = req.Conversation.View.visible(all)
 	}
+	tools := req.Tools
+	if req.WithTools {
+		tools = append(ToolDefinitions(), tools...)
+	}
 	creq := openai.ChatCompletionRequest{
 		Model:    name,
 		Messages: msgs,
-		Tools:    req.Tools,
+		Tools:    tools,
 	}
-	if len(req.Tools) > 0 {
+	if len(tools) > 0 {
 		// The workflow runs independent calls in parallel; let the model
 		// ask for several at once.
 		creq.ParallelToolCalls = true

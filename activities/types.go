@@ -74,6 +74,9 @@ type ModelRequest struct {
 	Conversation *Conversation                  `json:"conversation,omitempty"`
 	Messages     []openai.ChatCompletionMessage `json:"messages,omitempty"`
 	Tools        []openai.Tool                  `json:"tools,omitempty"`
+	// WithTools offers the model custos' tools (ToolDefinitions), which the
+	// activity adds itself so they do not travel in every request.
+	WithTools bool `json:"withTools,omitempty"`
 	// Model overrides the worker's configured model name when set.
 	Model string `json:"model,omitempty"`
 }

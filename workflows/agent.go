@@ -256,7 +256,11 @@ func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
 	if j.in.ContinueAsNewEvery > 0 && j.runTurns >= j.in.ContinueAsNewEvery {
 		return true
 	}
-	return workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	info := workflow.GetInfo(ctx)
+	// A turn adds about the same to history whatever the conversation's
+	// length (the conversation is in the transcript), so the event count
+	// bounds a run's size.
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxRunEvents
 }
 
 // continueAsNew drains signals (so none is lost with this run), saves the
@@ -302,7 +306,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		var resp activities.ModelResponse
 		err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
 			Conversation: j.conversation(),
-			Tools:        tools,
+			WithTools:    true,
 			Model:        j.in.Model,
 		}).Get(ctx, &resp)
 		return resp, err

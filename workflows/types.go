@@ -43,6 +43,8 @@ const (
 	// is in the workspace file.
 	maxAuditInMemory  = 1000
 	maxEventsInMemory = 2000
+	// maxRunEvents bounds a run's history: the job continues as new past it.
+	maxRunEvents = 2000
 	// maxRecentInDetails is how many decided calls the Web UI lists.
 	maxRecentInDetails = 5
 )
