@@ -137,7 +137,7 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	var ws []string
 	for len(ws) < 8 {
 		d := b.TempDir()
-		if q := activities.BashLaneQueue(d, 8); !lanes[q] {
+		if q := activities.BashLaneQueue("", d, 8); !lanes[q] {
 			lanes[q] = true
 			ws = append(ws, d)
 		}

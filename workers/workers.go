@@ -32,6 +32,11 @@ type Options struct {
 	// ContextWindow is the model's context window in tokens (0:
 	// CUSTOS_CONTEXT_WINDOW, else the table of well-known models).
 	ContextWindow int
+	// Host names the machine's workspaces for routing ("" : none, the
+	// worker serves every job's workspace activities on the shared queue);
+	// Workspaces are the roots it holds (default "/").
+	Host       string
+	Workspaces []string
 	// BashLanes is how many single-concurrency Bash lanes this worker
 	// serves (0: CUSTOS_BASH_LANES, else one per CPU).
 	BashLanes int
@@ -44,6 +49,7 @@ type Options struct {
 // Workers are the running workers of one process.
 type Workers struct {
 	main    worker.Worker
+	host    []worker.Worker // the host's workspace queue and its discovery poller
 	lanes   []worker.Worker
 	Sandbox sandbox.Sandbox
 }
@@ -79,6 +85,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		return nil, err
 	}
 	set.Settings.BashLanes = lanes
+	set.Settings.Host = o.Host
 	if set.Settings.ContextWindow, err = contextWindow(o.ContextWindow, o.Model); err != nil {
 		return nil, err
 	}
@@ -94,13 +101,32 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	// Each lane runs one command at a time: a workspace's commands always
 	// go to the same lane, so they never overlap, while other workspaces'
 	// commands run on the other lanes.
+	var identity string
+	if o.Host != "" {
+		if identity, err = hostIdentity(o); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < lanes; i++ {
-		lw := worker.New(c, fmt.Sprintf("%s-%d", activities.BashTaskQueue, i), worker.Options{MaxConcurrentActivityExecutionSize: 1})
+		lw := worker.New(c, activities.LaneQueue(o.Host, i), worker.Options{MaxConcurrentActivityExecutionSize: 1, Identity: identity})
 		set.RegisterBash(lw)
 		w.lanes = append(w.lanes, lw)
 	}
+	if o.Host != "" {
+		hw, err := hostWorkers(c, o, identity, set)
+		if err != nil {
+			return nil, err
+		}
+		w.host = hw
+	}
 	if err := w.main.Start(); err != nil {
 		return nil, fmt.Errorf("start worker on %s: %w", activities.TaskQueue, err)
+	}
+	for _, hw := range w.host {
+		if err := hw.Start(); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("start host worker: %w", err)
+		}
 	}
 	for i, lw := range w.lanes {
 		if err := lw.Start(); err != nil {
@@ -116,6 +142,9 @@ func Start(c client.Client, o Options) (*Workers, error) {
 func (w *Workers) Stop() {
 	for _, lw := range w.lanes {
 		lw.Stop()
+	}
+	for _, hw := range w.host {
+		hw.Stop()
 	}
 	w.main.Stop()
 }

@@ -256,7 +256,7 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 	j.st.Learned = append(j.st.Learned, LearnedRule{List: list, Rule: rule})
 	j.audit(ctx, approval.AuditRecord{JobID: j.id, Event: "rule-learned", Rule: rule, Decision: approval.Decision(list), Approver: by, Layer: approval.LayerHuman})
 	j.emit(ctx, Event{Kind: "rule", Text: fmt.Sprintf("learned %s rule %s", list, rule)})
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:             fmt.Sprintf("persist %s rule %s", list, rule),
@@ -287,7 +287,7 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 		res, err = j.runBash(ctx, opts, req)
 	} else {
-		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), tool, req).Get(ctx, &res)
+		err = workflow.ExecuteActivity(j.onHost(ctx, opts), tool, req).Get(ctx, &res)
 	}
 	if err != nil {
 		if tool == activities.BashActivity {
