@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,20 +26,32 @@ import (
 	"github.com/custos-dev/custos/sandbox"
 )
 
-// realSandbox is the sandbox the worker would use. bwrap may be present but
-// unusable (no user namespaces); New then falls back, and the tests still
-// hold, since they only use what both backends promise.
+// realSandbox is the sandbox the worker would use, and it must be
+// bubblewrap: these tests claim isolation, so a fallback backend fails them
+// instead of letting them pass without it. bwrap is found on PATH, as the
+// sandbox finds it; without it the tests skip, or fail when CI is set.
 func realSandbox(t *testing.T) sandbox.Sandbox {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
-		t.Skipf("skipping: /usr/bin/bwrap is missing (%v); install bubblewrap to run the Bash tests", err)
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("bwrap is not on PATH (%v): CI must run the Bash tests in the real sandbox", err)
+		}
+		t.Skipf("skipping: bwrap is not on PATH (%v); install bubblewrap to run the Bash tests", err)
 	}
-	sb, err := sandbox.New(sandbox.Config{})
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true})
 	require.NoError(t, err)
 	name, why := sb.Backend()
-	t.Logf("sandbox backend %s (%s)", name, why)
+	require.Equal(t, sandbox.BackendBwrap, name, "bwrap is installed but unusable: %s", why)
 	return sb
 }
+
+// inSandbox is a shell fragment that prints the marker only bubblewrap's
+// profile produces (its own UTS namespace and hostname), so an output that
+// contains sandboxMarker proves where the command ran.
+const (
+	inSandbox     = "echo host=$(hostname)"
+	sandboxMarker = "host=custos-sandbox"
+)
 
 func TestBash(t *testing.T) {
 	sb := realSandbox(t)
@@ -58,6 +71,8 @@ func TestBash(t *testing.T) {
 	}{
 		{name: "stdout", input: `{"command":"echo hello","description":"say hello"}`, exit: exit(0),
 			contains: []string{"hello\n"}, excludes: []string{"[exit code"}},
+		{name: "runs in the sandbox", input: `{"command":"` + inSandbox + `"}`, exit: exit(0),
+			contains: []string{sandboxMarker}},
 		{name: "runs in the workspace", input: `{"command":"cat in.txt && touch made.txt"}`, exit: exit(0),
 			contains: []string{"from the workspace"}},
 		{name: "stderr and exit code", input: `{"command":"echo out; sleep 0.1; echo err >&2; exit 3"}`, exit: exit(3), isErr: true,
@@ -112,7 +127,7 @@ func TestBashHeartbeats(t *testing.T) {
 	env.RegisterActivity(tools.Bash)
 	val, err := env.ExecuteActivity(tools.Bash, ToolRequest{
 		Workspace: t.TempDir(),
-		Input:     json.RawMessage(`{"command":"sleep 1.2; echo done"}`),
+		Input:     json.RawMessage(`{"command":"sleep 1.2; ` + inSandbox + `; echo done"}`),
 		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
 	})
 	require.NoError(t, err)
@@ -120,6 +135,7 @@ func TestBashHeartbeats(t *testing.T) {
 	require.NoError(t, val.Get(&res))
 	require.False(t, res.IsError, res.Output)
 	require.Contains(t, res.Output, "done")
+	require.Contains(t, res.Output, sandboxMarker)
 	require.GreaterOrEqual(t, beats.Load(), int32(5), "expected a heartbeat every 100ms during a 1.2s command")
 }
 
@@ -261,7 +277,7 @@ func TestBashNotRunTwice(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(bashRetryWorkflow)
 	env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: BashActivity})
-	env.ExecuteWorkflow(bashRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran >> count.txt"}`)})
+	env.ExecuteWorkflow(bashRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran $(hostname) >> count.txt"}`)})
 	require.NoError(t, env.GetWorkflowError())
 	var res ToolResult
 	require.NoError(t, env.GetWorkflowResult(&res))
@@ -269,5 +285,5 @@ func TestBashNotRunTwice(t *testing.T) {
 	require.Contains(t, res.Output, "interrupted")
 	got, err := os.ReadFile(filepath.Join(ws, "count.txt"))
 	require.NoError(t, err)
-	require.Equal(t, "ran\n", string(got), "the command ran exactly once")
+	require.Equal(t, "ran custos-sandbox\n", string(got), "the command ran exactly once, in the sandbox")
 }

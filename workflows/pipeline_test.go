@@ -104,13 +104,11 @@ func TestPipelineWriteInPlanDenied(t *testing.T) {
 }
 
 func TestPipelineBashInBypassAllowedAndSandboxed(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
-		t.Skip("bwrap not installed: the sandbox half of this scenario needs it (CI installs it)")
-	}
+	requireBwrap(t)
 	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("b", "Bash", map[string]any{"command": "echo ran > ran.txt; if test -e /root; then echo root-visible; else echo root-hidden; fi; id -u"})),
+		oaifake.Calls(call("b", "Bash", map[string]any{"command": "echo ran > ran.txt; if test -e /root; then echo root-visible; else echo root-hidden; fi; id -u; echo host=$(hostname)"})),
 		oaifake.Say("ran"),
-	))
+	), withSandbox(sandbox.Config{FailIfUnavailable: true}))
 	h.input.Mode = approval.ModeBypass
 	_, err := h.run()
 	require.NoError(t, err)
@@ -122,6 +120,7 @@ func TestPipelineBashInBypassAllowedAndSandboxed(t *testing.T) {
 	assert.Contains(t, out, "root-hidden", "bypass skips asking, not the sandbox")
 	assert.NotContains(t, out, "root-visible")
 	assert.Regexp(t, `(?m)^1000$`, out, "the command does not run as root")
+	assert.Contains(t, out, "host=custos-sandbox", "the command ran in bubblewrap, not a fallback")
 }
 
 // hookScript writes an executable PreToolUse hook into the workspace.
