@@ -68,6 +68,7 @@ func TestBash(t *testing.T) {
 		truncated bool
 		contains  []string
 		excludes  []string
+		suffix    string
 	}{
 		{name: "stdout", input: `{"command":"echo hello","description":"say hello"}`, exit: exit(0),
 			contains: []string{"hello\n"}, excludes: []string{"[exit code"}},
@@ -75,8 +76,11 @@ func TestBash(t *testing.T) {
 			contains: []string{sandboxMarker}},
 		{name: "runs in the workspace", input: `{"command":"cat in.txt && touch made.txt"}`, exit: exit(0),
 			contains: []string{"from the workspace"}},
-		{name: "stderr and exit code", input: `{"command":"echo out; sleep 0.1; echo err >&2; exit 3"}`, exit: exit(3), isErr: true,
-			contains: []string{"out\nerr\n[exit code 3]"}},
+		// stdout and stderr are separate pipes, so their relative order in
+		// the output is the order the reader saw them (TestCombinedOutput
+		// pins that); here both arrive and the exit code comes last.
+		{name: "stderr and exit code", input: `{"command":"echo out; echo err >&2; exit 3"}`, exit: exit(3), isErr: true,
+			contains: []string{"out\n", "err\n"}, suffix: "\n[exit code 3]"},
 		{name: "no output", input: `{"command":"true"}`, exit: exit(0), contains: []string{"(no output)"}},
 		{name: "bash syntax", input: `{"command":"for i in 1 2 3; do printf \"%s,\" $i; done"}`, exit: exit(0),
 			contains: []string{"1,2,3,"}},
@@ -100,6 +104,7 @@ func TestBash(t *testing.T) {
 			for _, c := range tc.contains {
 				require.Contains(t, res.Output, c)
 			}
+			require.True(t, strings.HasSuffix(res.Output, tc.suffix), "output %q does not end with %q", res.Output, tc.suffix)
 			for _, c := range tc.excludes {
 				require.NotContains(t, res.Output, c)
 			}
@@ -123,11 +128,31 @@ func TestBashHeartbeats(t *testing.T) {
 	// what it sends on to the server, which is not what is tested here.
 	var beats atomic.Int32
 	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&heartbeatCounter{n: &beats}}})
-	tools := &Tools{Sandbox: sb, HeartbeatInterval: 100 * time.Millisecond}
+	tools := &Tools{Sandbox: sb, HeartbeatInterval: 10 * time.Millisecond}
 	env.RegisterActivity(tools.Bash)
+	// The command runs until the test has counted five heartbeats and
+	// creates the release file, so the count depends on no clock.
+	ws := t.TempDir()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		deadline := time.After(time.Minute)
+		for beats.Load() < 5 {
+			select {
+			case <-done:
+				return
+			case <-deadline:
+				// Release anyway; the count below then fails the test.
+				_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
+	}()
 	val, err := env.ExecuteActivity(tools.Bash, ToolRequest{
-		Workspace: t.TempDir(),
-		Input:     json.RawMessage(`{"command":"sleep 1.2; ` + inSandbox + `; echo done"}`),
+		Workspace: ws,
+		Input:     json.RawMessage(`{"command":"while [ ! -e release ]; do sleep 0.01; done; ` + inSandbox + `; echo done","timeout":120000}`),
 		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
 	})
 	require.NoError(t, err)
@@ -136,7 +161,7 @@ func TestBashHeartbeats(t *testing.T) {
 	require.False(t, res.IsError, res.Output)
 	require.Contains(t, res.Output, "done")
 	require.Contains(t, res.Output, sandboxMarker)
-	require.GreaterOrEqual(t, beats.Load(), int32(5), "expected a heartbeat every 100ms during a 1.2s command")
+	require.GreaterOrEqual(t, beats.Load(), int32(5), "the command waited for five heartbeats")
 }
 
 // A cancelled activity is an activity error, not a result for the model.

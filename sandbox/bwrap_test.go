@@ -286,38 +286,40 @@ func TestBwrapGoProject(t *testing.T) {
 
 func TestBwrapLimits(t *testing.T) {
 	tests := []struct {
-		name    string
-		cfg     Config
-		script  string
-		timeout time.Duration
-		// within bounds the whole Run (the limit plus kill grace plus slack).
-		within     time.Duration
+		name   string
+		cfg    Config
+		script string
+		// timeout is the backstop: a limit that does not work shows as a
+		// kill for "timeout" (or no kill) instead of its own reason.
+		timeout    time.Duration
 		killed     bool
 		reason     string
 		check      func(t *testing.T, res Result)
 		exitNonZro bool
 	}{
 		{name: "fork bomb", cfg: Config{NProc: 64, KillGrace: time.Second}, timeout: 5 * time.Second,
-			script: "bomb() { bomb & bomb; }; bomb", within: 15 * time.Second, killed: true, reason: "timeout"},
+			script: "bomb() { bomb & bomb; }; bomb", killed: true, reason: "timeout"},
 		{name: "output flood", cfg: Config{MaxOutput: 1 << 16, OutputKillBytes: 4 << 20}, timeout: 30 * time.Second,
-			script: "yes", within: 10 * time.Second, killed: true, reason: "output limit",
+			script: "yes", killed: true, reason: "output limit",
 			check: func(t *testing.T, res Result) {
 				assert.True(t, res.Truncated)
 				assert.Len(t, res.Stdout, 1<<16)
 			}},
 		{name: "detached sleeping grandchild", timeout: 30 * time.Second,
+			// Run returns when the command exits, not when its detached
+			// children do: waiting for them would end in a timeout kill.
 			script: "setsid nohup bash -c 'exec -a TOKEN sleep 1000' >/dev/null 2>&1 & (exec -a TOKEN sleep 1000) & echo started",
-			within: 5 * time.Second},
+		},
 		{name: "timeout", cfg: Config{KillGrace: 500 * time.Millisecond}, timeout: time.Second,
-			script: "exec -a TOKEN sleep 1000", within: 5 * time.Second, killed: true, reason: "timeout"},
+			script: "exec -a TOKEN sleep 1000", killed: true, reason: "timeout"},
 		{name: "term ignored", cfg: Config{KillGrace: 500 * time.Millisecond}, timeout: time.Second,
-			script: "trap '' TERM; while :; do sleep 0.1; done", within: 5 * time.Second, killed: true, reason: "timeout"},
+			script: "trap '' TERM; while :; do sleep 0.1; done", killed: true, reason: "timeout"},
 		{name: "cpu", cfg: Config{CPUSeconds: 1}, timeout: 30 * time.Second,
-			script: "while :; do :; done", within: 10 * time.Second, killed: true, reason: "cpu limit"},
+			script: "while :; do :; done", killed: true, reason: "cpu limit"},
 		{name: "file size", cfg: Config{FileSizeBytes: 1 << 20}, timeout: 30 * time.Second,
-			script: "head -c 5000000 /dev/zero > big", within: 10 * time.Second, killed: true, reason: "file size limit"},
+			script: "head -c 5000000 /dev/zero > big", killed: true, reason: "file size limit"},
 		{name: "memory", cfg: Config{MemoryBytes: 256 << 20}, timeout: 30 * time.Second,
-			script: "head -c 600000000 /dev/zero | tail -c 600000000 > /dev/null", within: 20 * time.Second, exitNonZro: true},
+			script: "head -c 600000000 /dev/zero | tail -c 600000000 > /dev/null", exitNonZro: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -325,12 +327,9 @@ func TestBwrapLimits(t *testing.T) {
 			token := fmt.Sprintf("custos-limit-%d", time.Now().UnixNano())
 			ws := t.TempDir()
 			script := "# " + token + "\n" + strings.ReplaceAll(tc.script, "TOKEN", token)
-			start := time.Now()
 			res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(script), Timeout: tc.timeout})
-			elapsed := time.Since(start)
 			require.NoError(t, err)
 			t.Logf("exit=%d killed=%v reason=%q duration=%s stderr=%.200q", res.ExitCode, res.Killed, res.KillReason, res.Duration, res.Stderr)
-			assert.Less(t, elapsed, tc.within)
 			assert.Equal(t, tc.killed, res.Killed)
 			assert.True(t, strings.HasPrefix(res.KillReason, tc.reason), "kill reason %q, want %q", res.KillReason, tc.reason)
 			if tc.exitNonZro {
