@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 GO ?= go
 TASK ?= summarise this repository and suggest one improvement
 
-.PHONY: run worker test vet bench deps
+.PHONY: run worker test vet bench deps mutants
 
 ## run: start a job on this directory (embedded Temporal server and, without
 ## OPENAI_API_KEY, the offline demo model)
@@ -50,3 +50,11 @@ test: deps
 ## bench: the benchmarks quoted in the closing notes
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## mutants: break the product on purpose (no network namespace, no .git/hooks
+## protection, a timer that allows, deny rules ignored, a path guard that
+## follows symlinks, a Write that is not atomic) and show the tests catch
+## each break; not part of make test (it reruns the sandbox and workflow tests
+## per mutant)
+mutants: deps
+	scripts/mutants.sh
