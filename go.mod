@@ -8,8 +8,10 @@ require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/gobwas/glob v0.2.3
+	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/sashabaranov/go-openai v1.43.0
+	github.com/slack-go/slack v0.35.0
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalio/ui-server/v2 v2.56.4
 	go.temporal.io/api v1.63.5

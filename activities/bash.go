@@ -56,9 +56,11 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	if t.Sandbox == nil {
 		return errorResult("Bash: no sandbox is configured on this worker; commands cannot run"), nil
 	}
-	if name, why := t.Sandbox.Backend(); req.Sandbox.FailIfUnavailable && name != sandbox.BackendBwrap {
-		// The job's settings ask for OS isolation or nothing.
-		return errorResult("Bash: the settings require the OS sandbox (sandbox.failIfUnavailable) and it is not available on this worker: %s", why), nil
+	unconfined := req.Unconfined && req.Sandbox.AllowUnsandboxed && !req.Sandbox.FailIfUnavailable
+	if name, why := t.Sandbox.Backend(); name != sandbox.BackendBwrap && !unconfined {
+		// No isolation, no command: unless the user allowed unconfined
+		// runs and a person approved this one knowing it (issue 8 §4).
+		return errorResult("Bash: %s", sandbox.UnavailableHelp(why)), nil
 	}
 	if a := attempt(ctx); a > 1 {
 		return errorResult("Bash: the command was interrupted (the worker running it stopped) and may have partially run; it was not run again. Check its effects before retrying it."), nil
@@ -79,10 +81,13 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 			DeniedDomains:     req.Sandbox.Network.DeniedDomains,
 			AllowLocalBinding: req.Sandbox.Network.AllowLocalBinding,
 		},
-		Env:       req.Sandbox.Env,
-		MaxOutput: max,
-		Stdout:    combined,
-		Stderr:    combined,
+		Env:             req.Sandbox.Env,
+		MaxOutput:       max,
+		Stdout:          combined,
+		Stderr:          combined,
+		ReadDeny:        req.ReadDeny,
+		EditDeny:        req.EditDeny,
+		AllowUnconfined: unconfined,
 	}
 
 	// Heartbeat while the command runs, so a worker that dies mid-command is
@@ -109,6 +114,11 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
 
+	if res.ExitCode != 0 && res.Note == "" && len(req.ReadDeny)+len(req.EditDeny) > 0 {
+		// Tell the model why a file may have refused it, so it can say
+		// what it could not do instead of retrying.
+		res.Note = denyRulesNote
+	}
 	out := formatBashResult(res, combined, max)
 	code := res.ExitCode
 	out.ExitCode = &code

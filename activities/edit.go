@@ -97,6 +97,9 @@ func (t *Tools) planEdit(ctx context.Context, req ToolRequest) (editPlan, *fileT
 		tgt.Close()
 		return editPlan{}, nil, r
 	}
+	if msg := deniedTarget("Edit", tgt, req.EditDeny, false); msg != "" {
+		return fail(errorResult("%s", msg))
+	}
 	data, _, err := readRegular(tgt.root, tgt.rel, maxEditFileSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

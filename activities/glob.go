@@ -74,9 +74,16 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		return errorResult("Glob: path %s is not a directory", in.Path), nil
 	}
 	canonWS := tgt.ws
+	hidden, err := newHider(canonWS, req.ReadDeny)
+	if err != nil {
+		return errorResult("Glob: %v", err), nil
+	}
 
 	var matches []walkEntry
 	err = walkFiles(ctx, canonWS, tgt.rel, func(e walkEntry) error {
+		if hide, err := hidden.hidesFile(tgt.root, e.rel); err != nil || hide {
+			return err // Read-denied (or another name of one): not listed either
+		}
 		// Match relative to the search directory, report relative to the
 		// workspace (what Read and Edit take).
 		within := e.rel

@@ -83,6 +83,10 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	defer tgt.Close()
 	canonWS := tgt.ws
+	hidden, err := newHider(canonWS, req.ReadDeny)
+	if err != nil {
+		return errorResult("Grep: %v", err), nil
+	}
 	start, err := tgt.root.Stat(tgt.rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return errorResult("Grep: %s does not exist", tgt.show), nil
@@ -105,6 +109,9 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	searchFile := func(e walkEntry) error {
 		if e.size > maxGrepFileSize {
 			return nil
+		}
+		if hide, err := hidden.hidesFile(tgt.root, e.rel); err != nil || hide {
+			return err // Read-denied (a hard link of a denied file too); or the rules cannot be enforced
 		}
 		if len(globs) > 0 {
 			name := e.rel

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -15,6 +16,11 @@ import (
 // must not be retried (a 4xx other than 408, 409 and 429: bad request, bad
 // key, unknown model, context too long).
 const ModelRequestErrorType = "ModelRequestError"
+
+// ContextLengthErrorType is a model call refused because the prompt is over
+// the model's context window (HTTP 400, code context_length_exceeded): the
+// job compacts its conversation and calls again.
+const ContextLengthErrorType = "ContextLengthExceeded"
 
 // Model is the chat completion activity, for any OpenAI-compatible endpoint.
 type Model struct {
@@ -48,12 +54,24 @@ func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, erro
 	if name == "" {
 		name = m.Model
 	}
+	msgs := req.Messages
+	if req.Conversation != nil {
+		all, err := req.Conversation.load()
+		if err != nil {
+			return ModelResponse{}, err
+		}
+		msgs = req.Conversation.View.visible(all)
+	}
+	tools := req.Tools
+	if req.WithTools {
+		tools = append(ToolDefinitions(), tools...)
+	}
 	creq := openai.ChatCompletionRequest{
 		Model:    name,
-		Messages: req.Messages,
-		Tools:    req.Tools,
+		Messages: msgs,
+		Tools:    tools,
 	}
-	if len(req.Tools) > 0 {
+	if len(tools) > 0 {
 		// The workflow runs independent calls in parallel; let the model
 		// ask for several at once.
 		creq.ParallelToolCalls = true
@@ -91,6 +109,9 @@ func classifyModelError(model string, err error) error {
 		status = reqErr.HTTPStatusCode
 	}
 	wrapped := fmt.Errorf("model %s: %w", model, err)
+	if status == http.StatusBadRequest && contextLengthExceeded(apiErr) {
+		return temporal.NewNonRetryableApplicationError(wrapped.Error(), ContextLengthErrorType, err)
+	}
 	if retryableStatus(status) {
 		return wrapped
 	}
@@ -111,4 +132,17 @@ func retryableStatus(status int) bool {
 		return false
 	}
 	return true
+}
+
+// contextLengthExceeded recognises the error OpenAI and compatible servers
+// send for a prompt over the context window.
+func contextLengthExceeded(e *openai.APIError) bool {
+	if e == nil {
+		return false
+	}
+	if code, ok := e.Code.(string); ok && code == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "context_length_exceeded") || strings.Contains(m, "maximum context length")
 }

@@ -62,7 +62,9 @@ func TestModelChat(t *testing.T) {
 		{name: "500 server error", status: 500, body: `{"error":{"message":"internal","type":"server_error"}}`, wantErr: "retryable"},
 		{name: "503 non-JSON body", status: 503, body: `<html>upstream down</html>`, wantErr: "retryable"},
 		{name: "408 timeout", status: 408, body: `{"error":{"message":"timeout","type":"timeout"}}`, wantErr: "retryable"},
-		{name: "400 bad request", status: 400, body: `{"error":{"message":"context length exceeded","type":"invalid_request_error","code":"context_length_exceeded"}}`, wantErr: "nonretryable"},
+		{name: "400 bad request", status: 400, body: `{"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error","code":"invalid_value"}}`, wantErr: "nonretryable"},
+		{name: "400 context length exceeded", status: 400, body: `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`, wantErr: "context"},
+		{name: "400 context length, message only", status: 400, body: `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error"}}`, wantErr: "context"},
 		{name: "401 bad key", status: 401, body: `{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
 		{name: "404 unknown model", status: 404, body: `{"error":{"message":"model not found","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
 		{name: "no choices", status: 200, body: `{"id":"x","object":"chat.completion","choices":[],"usage":{}}`, wantErr: "retryable"},
@@ -120,6 +122,11 @@ func TestModelChat(t *testing.T) {
 				require.True(t, appErr.NonRetryable())
 				require.Equal(t, ModelRequestErrorType, appErr.Type())
 				require.Contains(t, appErr.Error(), "test-model")
+			case "context":
+				var appErr *temporal.ApplicationError
+				require.True(t, errors.As(err, &appErr), "want an application error, got %T: %v", err, err)
+				require.True(t, appErr.NonRetryable(), "compaction, not a retry, fixes it")
+				require.Equal(t, ContextLengthErrorType, appErr.Type())
 			}
 		})
 	}

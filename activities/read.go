@@ -48,6 +48,9 @@ func (t *Tools) Read(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		return errorResult("Read: %v", err), nil
 	}
 	defer tgt.Close()
+	if msg := deniedTarget("Read", tgt, req.ReadDeny, true); msg != "" {
+		return errorResult("%s", msg), nil
+	}
 
 	fi, err := tgt.root.Stat(tgt.rel)
 	switch {

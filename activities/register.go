@@ -22,6 +22,7 @@ type Set struct {
 func (s Set) Register(r Registrar) {
 	reg := func(fn any, name string) { r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
 	reg(s.Model.Chat, ModelActivity)
+	reg(s.Model.Compact, CompactActivity)
 	reg(s.Tools.Read, ReadActivity)
 	reg(s.Tools.Glob, GlobActivity)
 	reg(s.Tools.Grep, GrepActivity)

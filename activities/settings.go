@@ -30,10 +30,14 @@ type LoadSettingsResult struct {
 	Notifiers []string `json:"notifiers,omitempty"`
 	// BashQueue is the lane of the workspace (see BashLaneQueue).
 	BashQueue string `json:"bashQueue,omitempty"`
+	// ContextWindow is the worker's model's context window in tokens.
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
-// (tests point it at a temp dir).
+// (tests point it at a temp dir). Sandbox is the worker's OS sandbox, whose
+// backend LoadSettings reports (nil: not known here; the Bash activity
+// still refuses to run unconfined on its own).
 type Settings struct {
 	UserConfigDir string
 	// Notifiers name the worker's configured channels (slack, webhook).
@@ -41,6 +45,9 @@ type Settings struct {
 	// BashLanes is how many Bash lanes the workers of this host serve
 	// (0: DefaultBashLanes).
 	BashLanes int
+	// ContextWindow is the worker's model's context window in tokens.
+	ContextWindow int
+	Sandbox       sandbox.Sandbox
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -62,14 +69,15 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 	}
 	settings := loaded.Settings
 	home, _ := os.UserHomeDir()
-	env := approval.Env{Workspace: ws, Home: home}
+	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox)}
 	// Compile here too, so a malformed rule fails the job's first activity
 	// with the file's name rather than later inside the workflow.
 	if _, err := approval.Compile(settings, env); err != nil {
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
 	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
-		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(ws, s.lanes())}, nil
+		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(ws, s.lanes()),
+		ContextWindow: s.ContextWindow}, nil
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

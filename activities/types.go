@@ -42,6 +42,15 @@ type ToolRequest struct {
 	Input     json.RawMessage `json:"input"`
 	// Sandbox carries the job's sandbox settings (Bash only).
 	Sandbox approval.SandboxSettings `json:"sandbox,omitempty"`
+	// ReadDeny and EditDeny are the path patterns of the job's Read and
+	// Edit deny rules (approval.Policy.SandboxDenies): Bash masks them in
+	// the sandbox, Glob and Grep leave Read-denied files out.
+	ReadDeny []string `json:"readDeny,omitempty"`
+	EditDeny []string `json:"editDeny,omitempty"`
+	// Unconfined says the pipeline knew this Bash command would run without
+	// OS isolation and a person approved it as such; only then, and with
+	// sandbox.allowUnsandboxed, does a worker without a sandbox run it.
+	Unconfined bool `json:"unconfined,omitempty"`
 	// MaxOutput caps Output; 0 means DefaultMaxOutput.
 	MaxOutput int `json:"maxOutput,omitempty"`
 }
@@ -58,10 +67,16 @@ type ToolResult struct {
 	ExitCode *int `json:"exitCode,omitempty"`
 }
 
-// ModelRequest is one chat completion call.
+// ModelRequest is one chat completion call. The conversation is read from
+// the job's transcript (Conversation); Messages, sent whole, is what jobs
+// recorded before the transcript store sent, and what tests may send.
 type ModelRequest struct {
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	Tools    []openai.Tool                  `json:"tools,omitempty"`
+	Conversation *Conversation                  `json:"conversation,omitempty"`
+	Messages     []openai.ChatCompletionMessage `json:"messages,omitempty"`
+	Tools        []openai.Tool                  `json:"tools,omitempty"`
+	// WithTools offers the model custos' tools (ToolDefinitions), which the
+	// activity adds itself so they do not travel in every request.
+	WithTools bool `json:"withTools,omitempty"`
 	// Model overrides the worker's configured model name when set.
 	Model string `json:"model,omitempty"`
 }

@@ -26,6 +26,9 @@ func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) 
 		return errorResult("Write: %v", err), nil
 	}
 	defer tgt.Close()
+	if msg := deniedTarget("Write", tgt, req.EditDeny, false); msg != "" {
+		return errorResult("%s", msg), nil
+	}
 	if err := ctx.Err(); err != nil {
 		return ToolResult{}, err
 	}

@@ -14,6 +14,8 @@ import (
 type Env struct {
 	Workspace string `json:"workspace"`
 	Home      string `json:"home,omitempty"`
+	// Sandbox is the Bash worker's OS sandbox (see sandbox.go).
+	Sandbox SandboxStatus `json:"sandbox,omitzero"`
 }
 
 // List names of permission rules.
@@ -505,8 +507,11 @@ func ModeLayer(m Mode, c Call, env Env) Verdict {
 // Continue. A Deny or Ask from the rules is final here (an ask rule or an
 // undecidable command is never turned into an allow by later layers), except
 // that plan mode denies every non-read-only call, even one the rules allow
-// or ask about.
-func (p *Policy) Evaluate(c Call, m Mode) Verdict {
+// or ask about. Without an OS sandbox, Bash is refused or always asked
+// (confine, sandbox.go).
+func (p *Policy) Evaluate(c Call, m Mode) Verdict { return p.confine(c, p.evaluate(c, m)) }
+
+func (p *Policy) evaluate(c Call, m Mode) Verdict {
 	v := p.rules(c, m)
 	if v.Decision == Deny {
 		return v

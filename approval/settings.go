@@ -58,6 +58,9 @@ func LoadSettings(userConfigDir, workspace string) (Settings, []string, error) {
 		if err != nil {
 			return Settings{}, nil, fmt.Errorf("approval: settings %s: %w", f, err)
 		}
+		if userConfigDir == "" || f != UserSettingsFile(userConfigDir) {
+			s, _ = userOnly(s)
+		}
 		merged = MergeSettings(merged, s)
 		sources = append(sources, f)
 	}
@@ -143,6 +146,7 @@ func MergeSettings(base, over Settings) Settings {
 		},
 		Sandbox: SandboxSettings{
 			FailIfUnavailable: base.Sandbox.FailIfUnavailable || over.Sandbox.FailIfUnavailable,
+			AllowUnsandboxed:  base.Sandbox.AllowUnsandboxed || over.Sandbox.AllowUnsandboxed,
 			Env:               mergeLists(base.Sandbox.Env, over.Sandbox.Env),
 			Network: NetworkSettings{
 				AllowedDomains:    mergeLists(base.Sandbox.Network.AllowedDomains, over.Sandbox.Network.AllowedDomains),

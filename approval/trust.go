@@ -60,6 +60,13 @@ func Load(userConfigDir, workspace string) (Loaded, error) {
 		if err != nil {
 			return Loaded{}, fmt.Errorf("approval: settings %s: %w", f, err)
 		}
+		if f != userFile {
+			var dropped []string
+			s, dropped = userOnly(s)
+			for _, what := range dropped {
+				out.Ignored = append(out.Ignored, fmt.Sprintf("%s: %s", f, what))
+			}
+		}
 		if f != userFile && !trusted {
 			var ignored []string
 			s, ignored = Restrict(s)

@@ -80,9 +80,14 @@ type Permissions struct {
 
 // SandboxSettings configure the OS sandbox Bash runs in.
 type SandboxSettings struct {
-	// FailIfUnavailable turns the application-level fallback into an error.
-	FailIfUnavailable bool            `json:"failIfUnavailable,omitempty"`
-	Network           NetworkSettings `json:"network,omitempty"`
+	// FailIfUnavailable refuses commands when the worker has no OS sandbox
+	// (the default now; it also overrides AllowUnsandboxed).
+	FailIfUnavailable bool `json:"failIfUnavailable,omitempty"`
+	// AllowUnsandboxed lets commands run without OS isolation when the
+	// worker has no sandbox, each approved by a person. Honoured only from
+	// the user's own settings file, never from a workspace.
+	AllowUnsandboxed bool            `json:"allowUnsandboxed,omitempty"`
+	Network          NetworkSettings `json:"network,omitempty"`
 	// Env names extra environment variables passed from the worker into commands.
 	Env []string `json:"env,omitempty"`
 }

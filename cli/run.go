@@ -33,6 +33,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
 	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1"), "model name (OPENAI_MODEL)")
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
+	window := fs.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -64,7 +65,8 @@ func (a *App) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns}
+	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
+		ContextWindow: *window}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: activities.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)

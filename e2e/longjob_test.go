@@ -6,13 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/oaifake"
@@ -20,59 +23,90 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-// A job of several hundred turns continues as new when the server suggests
-// it, so no run's history nears Temporal's limits, and the job finishes with
-// its whole conversation.
-func TestLongJobContinuesAsNew(t *testing.T) {
+// A job of 300 turns whose conversation grows past 2 MB: no history event
+// comes near Temporal's 256 KB warning size, each turn adds about the same
+// to history at turn 10 as at turn 200 (the conversation lives in the
+// transcript, not in activity inputs), runs are bounded by their event
+// count, and the model sees the whole conversation every turn.
+func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 300 turns")
 	}
 	const turns = 300
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
+	var mu sync.Mutex
+	calls := 0
 	model, base := startModel(t, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
-		n := 0
-		for _, m := range req.Messages {
-			if m.Role == openai.ChatMessageRoleAssistant {
-				n++
-			}
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls > turns {
+			return oaifake.Say(fmt.Sprintf("read it %d times; the conversation has %d messages", turns, len(req.Messages))), nil
 		}
-		if n >= turns {
-			return oaifake.Say(fmt.Sprintf("read it %d times; the conversation has %d messages", n, len(req.Messages))), nil
-		}
-		return oaifake.Calls(oaifake.ToolCall(fmt.Sprintf("r%d", n+1), "Read", map[string]any{"file_path": "page.txt"})), nil
+		return oaifake.Calls(oaifake.ToolCall(fmt.Sprintf("r%d", calls), "Read", map[string]any{"file_path": "page.txt"})), nil
 	})
 	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	ws := workspace(t)
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "page.txt"), []byte(strings.Repeat("0123456789abcdef\n", 120)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "page.txt"), []byte(strings.Repeat("0123456789abcdef\n", 480)), 0o644)) // 8 KB
 
 	ctx := context.Background()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "long-job", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "read the page many times", Workspace: ws, MaxTurns: turns + 10})
+		workflows.WorkflowName, workflows.JobInput{Task: "read the page many times", Workspace: ws, MaxTurns: turns + 10,
+			ContextWindow: 10_000_000}) // this test is about history, not compaction
 	require.NoError(t, err)
-	gctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	gctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
 	var res workflows.JobResult
 	require.NoError(t, c.GetWorkflow(gctx, run.GetID(), "").Get(gctx, &res))
-	assert.Equal(t, fmt.Sprintf("read it %d times; the conversation has %d messages", turns, 2+2*turns), res.Answer)
+	assert.Equal(t, fmt.Sprintf("read it %d times; the conversation has %d messages", turns, 2+2*turns), res.Answer,
+		"the last request carried the whole conversation")
 	assert.Equal(t, turns+1, res.Turns)
 
-	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.StatusQuery)
-	require.NoError(t, err)
-	var st workflows.Status
-	require.NoError(t, v.Get(&st))
-	assert.GreaterOrEqual(t, st.Runs, 1, "the job continued as new at least once")
+	// Every request carried the conversation so far, each message once.
+	reqs := model.Requests()
+	for i, r := range reqs {
+		require.Len(t, r.Messages, 2+2*i, "request %d", i+1)
+	}
+	size := 0
+	for _, m := range reqs[len(reqs)-1].Messages {
+		size += len(m.Content)
+	}
+	assert.Greater(t, size, 2<<20, "the conversation passed 2 MB")
 
-	// The first run stopped well short of the limits (50 MiB, 50K events).
-	d, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
-	require.NoError(t, err)
-	info := d.GetWorkflowExecutionInfo()
-	assert.Equal(t, "ContinuedAsNew", info.GetStatus().String())
-	assert.Less(t, info.GetHistorySizeBytes(), int64(12<<20))
-	assert.Less(t, info.GetHistoryLength(), int64(6000))
-	t.Logf("%d runs; first run: %d events, %d bytes; model saw %d requests", st.Runs+1, info.GetHistoryLength(), info.GetHistorySizeBytes(), len(model.Requests()))
+	// Walk every run's history: the largest event, and the bytes each turn
+	// (from one model call to the next) added.
+	perTurn := map[int]int{}
+	turn, runs, largest := 0, 0, 0
+	runID := run.GetRunID()
+	for runID != "" {
+		runs++
+		it := c.GetWorkflowHistory(ctx, run.GetID(), runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		events, next := 0, ""
+		for it.HasNext() {
+			e, err := it.Next()
+			require.NoError(t, err)
+			events++
+			n := proto.Size(e)
+			largest = max(largest, n)
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.ModelActivity {
+				turn++
+			}
+			perTurn[turn] += n
+			if a := e.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				next = a.GetNewExecutionRunId()
+			}
+		}
+		assert.LessOrEqual(t, events, 2200, "run %d is bounded by its event count", runs)
+		runID = next
+	}
+	assert.Less(t, largest, 256<<10, "no event near the 256 KB warning size")
+	assert.Greater(t, runs, 1, "the job continued as new")
+	t.Logf("%d runs; largest event %d bytes; bytes added by turn 10: %d, turn 200: %d", runs, largest, perTurn[10], perTurn[200])
+	assert.InDelta(t, perTurn[10], perTurn[200], float64(perTurn[10])*0.25, "a turn adds about the same at turn 10 and at turn 200")
+	assert.Less(t, perTurn[200], 40<<10, "a turn adds its tool result and little else")
 
 	// The transcript in the workspace holds the whole conversation once.
 	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))

@@ -168,4 +168,31 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	assert.Equal(t, 1, n, "one decision for w1 in the audit")
 	assert.True(t, strings.HasPrefix(res.Answer, "finished"))
+
+	// The model never saw a message lost or twice, across three kills:
+	// each request is the one before it plus what happened since.
+	reqs := model.Requests()
+	var prev []openai.ChatCompletionMessage
+	for i, r := range reqs {
+		require.GreaterOrEqual(t, len(r.Messages), len(prev), "request %d lost messages", i+1)
+		for k := range prev {
+			require.Equal(t, prev[k].Content, r.Messages[k].Content, "request %d changed message %d", i+1, k+1)
+			require.Equal(t, prev[k].ToolCallID, r.Messages[k].ToolCallID, "request %d changed message %d", i+1, k+1)
+		}
+		prev = r.Messages
+	}
+	last := reqs[len(reqs)-1].Messages
+	roles := make([]string, len(last))
+	for i, m := range last {
+		roles[i] = m.Role
+		if m.Role == openai.ChatMessageRoleTool {
+			roles[i] += ":" + m.ToolCallID
+		}
+	}
+	assert.Equal(t, []string{"system", "user", "assistant", "tool:w1", "assistant", "tool:b1"}, roles)
+	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))
+	for i, line := range strings.Split(strings.TrimSpace(transcript), "\n") {
+		assert.True(t, strings.HasPrefix(line, fmt.Sprintf(`{"seq":%d,`, i+1)), "transcript line %d: %.60s", i+1, line)
+	}
+	assert.Equal(t, 7, strings.Count(transcript, "\n"), "the conversation and the answer, each message once")
 }

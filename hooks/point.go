@@ -13,6 +13,7 @@ var Points = []Point{
 	ToolApprovalPre, ToolApprovalPost,
 	LLMRequestBefore, LLMResponseAfter, LLMResponseError,
 	SessionSaveBefore, SessionSaveAfter,
+	PreCompact, PostCompact,
 }
 
 // claudeAliases maps Claude Code event names to custos points, so a user's existing
@@ -24,6 +25,8 @@ var claudeAliases = map[string]Point{
 	"PostToolUse":        ToolExecuteAfter,
 	"PostToolUseFailure": ToolExecuteError,
 	"PermissionDenied":   ToolExecuteDenied,
+	"PreCompact":         PreCompact,
+	"PostCompact":        PostCompact,
 }
 
 // Valid reports whether p is one of the known points.

@@ -21,6 +21,10 @@ const (
 	LLMResponseError  Point = "llm.response.error"
 	SessionSaveBefore Point = "session.save.before"
 	SessionSaveAfter  Point = "session.save.after"
+	// PreCompact and PostCompact surround a compaction of the conversation
+	// (Reason says why; PostCompact's Output is the summary).
+	PreCompact  Point = "context.compact.before"
+	PostCompact Point = "context.compact.after"
 )
 
 // Payload is what a hook receives (as JSON on stdin for command hooks).

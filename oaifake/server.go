@@ -53,6 +53,41 @@ type Server struct {
 	srv      *http.Server
 	baseURL  string
 	closed   bool
+	// contextLimit, when set, refuses prompts over it as OpenAI does;
+	// overLimit counts them.
+	contextLimit, overLimit int
+}
+
+// SetContextLimit makes the server refuse, with HTTP 400 and code
+// context_length_exceeded, any request whose prompt is over tokens (counted
+// as PromptTokens does), and count those requests (OverLimit).
+func (s *Server) SetContextLimit(tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.contextLimit = tokens
+}
+
+// OverLimit is how many requests were over the context limit.
+func (s *Server) OverLimit() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overLimit
+}
+
+// PromptTokens counts a request's prompt the way this server does (and
+// roughly as real endpoints do): four bytes a token of the messages as sent.
+func PromptTokens(req openai.ChatCompletionRequest) int {
+	in, _ := json.Marshal(req.Messages)
+	return len(in)/4 + 1
+}
+
+// ContextLengthExceeded is the answer OpenAI gives a prompt over the window.
+func ContextLengthExceeded(limit, got int) Reply {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", limit, got),
+		"type":    "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+	}})
+	return Reply{Status: http.StatusBadRequest, Body: string(b)}
 }
 
 // New returns a server that answers with handler. It listens once Start is
@@ -139,6 +174,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
+	if n := PromptTokens(req); s.contextLimit > 0 && n > s.contextLimit {
+		s.overLimit++
+		r := ContextLengthExceeded(s.contextLimit, n)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(r.Status)
+		_, _ = w.Write([]byte(r.Body))
+		return
+	}
 	reply, err := s.handler(req)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -205,9 +248,8 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 
 // estimateUsage counts roughly four characters per token.
 func estimateUsage(req openai.ChatCompletionRequest, msg openai.ChatCompletionMessage) openai.Usage {
-	in, _ := json.Marshal(req.Messages)
 	out, _ := json.Marshal(msg)
-	u := openai.Usage{PromptTokens: len(in)/4 + 1, CompletionTokens: len(out)/4 + 1}
+	u := openai.Usage{PromptTokens: PromptTokens(req), CompletionTokens: len(out)/4 + 1}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
 }

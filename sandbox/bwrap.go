@@ -136,6 +136,11 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	masks, err := prepareMasks(ws, req)
+	if err != nil {
+		return Result{}, err
+	}
+	defer masks.undo()
 	var (
 		proxySock string
 		helper    string
@@ -189,7 +194,13 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 
-	args := b.profileArgs(ws, withProxy, proxySock, helper, 3, 4, 5)
+	args, err := masks.apply(b.profileArgs(ws, withProxy, proxySock, helper, 3, 4, 5))
+	if err != nil {
+		statusW.Close()
+		pwR.Close()
+		grR.Close()
+		return Result{}, err
+	}
 	inner := prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
 	if withProxy {
 		inner = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, inner...)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -96,13 +97,33 @@ func (p pidsCgroup) create(max int64) (*runCgroup, error) {
 	return cg, nil
 }
 
-// contains reports whether pid is in this cgroup.
+// contains reports whether pid is in this cgroup. A process that already
+// exited (a quick command seen late on a loaded machine: gone, or a zombie,
+// which cgroup v1 shows in the root cgroup) counts as contained: nothing of
+// it runs outside the cgroup, and calling it an escape failed quick
+// commands at random.
 func (c *runCgroup) contains(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err == nil && strings.Contains(string(b), "/"+filepath.Base(c.dir)+"\n") {
+		return true
+	}
+	return exited(pid)
+}
+
+// exited reports whether pid is gone or a zombie.
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return true
+	}
 	if err != nil {
 		return false
 	}
-	return strings.Contains(string(b), "/"+filepath.Base(c.dir)+"\n")
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z' || s[i+2] == 'X'
+	}
+	return false
 }
 
 // hitMax reports whether a fork was refused by pids.max.

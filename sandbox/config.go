@@ -43,7 +43,8 @@ const (
 )
 
 // Config configures New. The zero value is usable: it looks up bwrap in PATH,
-// falls back when bubblewrap cannot run, and applies the default limits.
+// refuses commands when bubblewrap cannot run (see AllowUnconfined), and
+// applies the default limits.
 type Config struct {
 	// BwrapPath is the bubblewrap binary; "" looks up "bwrap" in PATH.
 	BwrapPath string
@@ -113,8 +114,10 @@ var ErrUnavailable = errors.New("sandbox: bubblewrap unavailable")
 
 // New probes bubblewrap once, by really running `true` in the same profile a
 // command gets, and returns the bwrap backend when that works. Otherwise it
-// logs why once and returns the fallback backend (every Result.Note then says
-// the command ran without OS isolation), or an error wrapping ErrUnavailable
+// logs why once and returns the fallback backend, whose Run refuses every
+// command (an error wrapping ErrUnavailable, with UnavailableHelp) unless the
+// request sets AllowUnconfined (then every Result.Note says the command ran
+// without OS isolation); or New returns an error wrapping ErrUnavailable
 // when cfg.FailIfUnavailable is set.
 func New(cfg Config) (Sandbox, error) {
 	cfg = cfg.withDefaults()
@@ -128,7 +131,7 @@ func New(cfg Config) (Sandbox, error) {
 	if cfg.FailIfUnavailable {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, why)
 	}
-	cfg.Logger.Warn("sandbox: bubblewrap unavailable, commands run WITHOUT OS isolation", "why", why)
+	cfg.Logger.Warn("sandbox: bubblewrap unavailable: commands are refused unless the user's settings allow unsandboxed runs (each then asks a person)", "why", why)
 	return &fallback{cfg: cfg, prlimit: prlimit, why: why}, nil
 }
 

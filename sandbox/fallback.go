@@ -33,6 +33,9 @@ func (f *fallback) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{Backend: BackendFallback}, err
 	}
+	if err := refuseUnconfined(req, f.why); err != nil {
+		return Result{Backend: BackendFallback}, err
+	}
 	home, err := os.MkdirTemp("", "custos-fallback-home-")
 	if err != nil {
 		return Result{Backend: BackendFallback}, fmt.Errorf("sandbox: fallback home: %w", err)
@@ -44,6 +47,9 @@ func (f *fallback) Run(ctx context.Context, req Request) (Result, error) {
 	}
 
 	note := FallbackNote
+	if len(req.ReadDeny)+len(req.EditDeny) > 0 {
+		note += "; Read/Edit deny rules are NOT enforced on the command's own file access"
+	}
 	proxyAddr := ""
 	if len(req.Network.AllowedDomains) > 0 {
 		// Without a network namespace the proxy is only advisory: programs that

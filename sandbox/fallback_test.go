@@ -18,9 +18,9 @@ func TestNewFallback(t *testing.T) {
 		cfg     Config
 		wantErr bool
 	}{
-		{name: "missing bwrap gives fallback", cfg: Config{BwrapPath: "/nonexistent/bwrap"}},
+		{name: "missing bwrap gives the refusing fallback", cfg: Config{BwrapPath: "/nonexistent/bwrap"}},
 		{name: "missing bwrap with FailIfUnavailable is an error", cfg: Config{BwrapPath: "/nonexistent/bwrap", FailIfUnavailable: true}, wantErr: true},
-		{name: "bwrap that fails the probe gives fallback", cfg: Config{BwrapPath: "/bin/false"}},
+		{name: "bwrap that fails the probe gives the refusing fallback", cfg: Config{BwrapPath: "/bin/false"}},
 		{name: "bwrap that fails the probe with FailIfUnavailable", cfg: Config{BwrapPath: "/bin/false", FailIfUnavailable: true}, wantErr: true},
 	}
 	for _, tc := range tests {
@@ -36,10 +36,20 @@ func TestNewFallback(t *testing.T) {
 			name, why := sb.Backend()
 			assert.Equal(t, BackendFallback, name)
 			assert.NotEmpty(t, why)
-			res, err := sb.Run(context.Background(), Request{Workspace: t.TempDir(), Argv: bash("pwd")})
+			// No silent fallback: without the user's consent the command
+			// is refused, saying why and how to fix it, and does not run.
+			ws := t.TempDir()
+			_, err = sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("echo ran > ran.txt")})
+			require.ErrorIs(t, err, ErrUnavailable)
+			for _, want := range []string{why, "install bubblewrap", "user namespaces", "allowUnsandboxed"} {
+				assert.Contains(t, err.Error(), want)
+			}
+			assert.NoFileExists(t, filepath.Join(ws, "ran.txt"))
+			res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("echo ran > ran.txt"), AllowUnconfined: true})
 			require.NoError(t, err)
 			assert.Equal(t, BackendFallback, res.Backend)
 			assert.Contains(t, res.Note, "WITHOUT OS isolation")
+			assert.FileExists(t, filepath.Join(ws, "ran.txt"))
 		})
 	}
 }
@@ -51,14 +61,14 @@ func TestFallbackRestrictions(t *testing.T) {
 	ws := t.TempDir()
 	real := mustEval(t, ws)
 
-	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("pwd; env")})
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("pwd; env"), AllowUnconfined: true})
 	require.NoError(t, err)
 	assert.Contains(t, res.Stdout, real+"\n", "cwd is the workspace")
 	assert.NotContains(t, res.Stdout, "fallback-secret")
 
 	token := fmt.Sprintf("custos-fb-%d", time.Now().UnixNano())
 	start := time.Now()
-	res, err = sb.Run(context.Background(), Request{Workspace: ws, Timeout: time.Second,
+	res, err = sb.Run(context.Background(), Request{Workspace: ws, Timeout: time.Second, AllowUnconfined: true,
 		Argv: bash("setsid bash -c 'exec -a " + token + " sleep 1000' >/dev/null 2>&1 & exec -a " + token + " sleep 1000")})
 	require.NoError(t, err)
 	assert.True(t, res.Killed)
@@ -66,7 +76,7 @@ func TestFallbackRestrictions(t *testing.T) {
 	assert.Less(t, time.Since(start), 6*time.Second)
 	assert.Empty(t, processesWith(token), "the detached grandchild must be killed too (cookie scan)")
 
-	res, err = sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("yes"), MaxOutput: 1000})
+	res, err = sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("yes"), MaxOutput: 1000, AllowUnconfined: true})
 	require.NoError(t, err)
 	assert.True(t, res.Killed)
 	assert.Equal(t, "output limit", res.KillReason)

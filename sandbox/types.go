@@ -29,6 +29,14 @@ type Request struct {
 	MaxOutput int
 	// Stdout and Stderr, when set, also receive the output as it is produced.
 	Stdout, Stderr io.Writer
+	// ReadDeny and EditDeny are the path patterns of the job's Read and Edit
+	// deny rules; bubblewrap masks what they match (see masks.go).
+	ReadDeny, EditDeny []string
+	// AllowUnconfined lets the fallback backend run the command without OS
+	// isolation. Only the user's own settings (sandbox.allowUnsandboxed),
+	// with a person approving each command, may set it; without it the
+	// fallback refuses (see Unavailable).
+	AllowUnconfined bool
 }
 
 // Result is what a command did.

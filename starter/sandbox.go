@@ -31,7 +31,7 @@ func sandboxCmd(args []string) int {
 
 func sandboxMain(args []string, stdout, stderr io.Writer) int {
 	usage := func() int {
-		fmt.Fprintln(stderr, "usage: starter sandbox check\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] -- CMD ARGS...")
+		fmt.Fprintln(stderr, "usage: starter sandbox check\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] [--explain] -- CMD ARGS...")
 		return 2
 	}
 	if len(args) == 0 {
@@ -48,7 +48,8 @@ func sandboxMain(args []string, stdout, stderr io.Writer) int {
 		name, why := sb.Backend()
 		fmt.Fprintf(stdout, "backend: %s\nwhy: %s\n", name, why)
 		if name != sandbox.BackendBwrap {
-			fmt.Fprintln(stdout, "note:", sandbox.FallbackNote)
+			// No silent fallback: say what jobs will do and how to fix it.
+			fmt.Fprintln(stdout, "note:", sandbox.UnavailableHelp(why))
 		}
 		return 0
 	case "exec":
@@ -65,6 +66,7 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 	ws := fs.String("workspace", cwd, "workspace directory (read-write inside the sandbox)")
 	timeout := fs.Duration("timeout", sandbox.DefaultTimeout, "kill the command after this long")
 	allowLocal := fs.Bool("allow-local", false, "let allowed domains resolve to local/private addresses")
+	explain := fs.Bool("explain", false, "print what the settings' Read/Edit deny rules mask, before running")
 	var allow, deny, env multiFlag
 	fs.Var(&allow, "allow-domain", "domain the command may reach through the proxy (repeatable; *.example.com for subdomains)")
 	fs.Var(&deny, "deny-domain", "domain always refused (repeatable; beats --allow-domain)")
@@ -78,12 +80,29 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		return 2
 	}
 	// The workspace's settings apply as they would to a job: their domains,
-	// environment names and failIfUnavailable join the flags.
+	// environment names and failIfUnavailable join the flags, and their
+	// Read and Edit deny rules are masked in the sandbox.
 	configDir, _ := os.UserConfigDir()
+	canon, err := sandbox.CanonicalWorkspace(*ws)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return 1
+	}
+	*ws = canon
 	loaded, err := approval.Load(configDir, *ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "settings:", err)
 		return 1
+	}
+	home, _ := os.UserHomeDir()
+	policy, err := approval.Compile(loaded.Settings, approval.Env{Workspace: *ws, Home: home})
+	if err != nil {
+		fmt.Fprintln(stderr, "settings:", err)
+		return 1
+	}
+	readDeny, editDeny := policy.SandboxDenies()
+	if *explain {
+		explainMasks(stderr, *ws, readDeny, editDeny)
 	}
 	for _, what := range loaded.Ignored {
 		fmt.Fprintln(stderr, "settings: workspace not trusted, ignored:", what)
@@ -109,6 +128,11 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		Network:   sandbox.Network{AllowedDomains: allow, DeniedDomains: deny, AllowLocalBinding: *allowLocal},
 		Stdout:    stdout,
 		Stderr:    stderr,
+		ReadDeny:  readDeny,
+		EditDeny:  editDeny,
+		// The user runs this command themselves, so their own
+		// allowUnsandboxed is consent enough; a workspace cannot grant it.
+		AllowUnconfined: ss.AllowUnsandboxed && !ss.FailIfUnavailable,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
@@ -131,4 +155,22 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		code = 255
 	}
 	return code
+}
+
+// explainMasks prints what the deny rules mask right now.
+func explainMasks(w io.Writer, ws string, readDeny, editDeny []string) {
+	fmt.Fprintf(w, "deny rules: read %q, edit %q\n", readDeny, editDeny)
+	plan, err := sandbox.ExpandMasks(ws, readDeny, editDeny)
+	if err != nil {
+		fmt.Fprintln(w, "masks:", err)
+		return
+	}
+	for _, m := range plan.Masks {
+		what := map[sandbox.MaskKind]string{sandbox.MaskHide: "hidden   ", sandbox.MaskReadOnly: "read-only"}[m.Kind]
+		extra := ""
+		if m.Missing {
+			extra = " (does not exist: cannot be created)"
+		}
+		fmt.Fprintf(w, "mask %s %s%s  [%s]\n", what, m.Path, extra, m.Rule)
+	}
 }

@@ -36,13 +36,19 @@ func run() error {
 		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
 		port    = flag.Int("port", devserver.DefaultPort, "frontend port of the embedded server (0: any free port)")
 		uiPort  = flag.Int("ui-port", devserver.DefaultUIPort, "Web UI port of the embedded server (0: any free port, -1: no UI)")
-		strict  = flag.Bool("require-sandbox", false, "fail instead of falling back when no OS sandbox is available")
+		lanes   = flag.Int("bash-lanes", 0, "single-concurrency Bash lanes (default: CUSTOS_BASH_LANES, else one per CPU)")
+		window  = flag.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
+		strict  = flag.Bool("require-sandbox", false, "refuse to start when no OS sandbox is available (without it the worker starts and Bash is refused, or asked for each command with allowUnsandboxed)")
 	)
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	channels, err := workers.ChannelsFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	opts, set, err := connect.FromEnv(logger)
 	if err != nil {
 		return err
@@ -65,9 +71,16 @@ func run() error {
 	}
 	wo := workers.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
+		BashLanes: *lanes, ContextWindow: *window,
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
 		Logger:  logger,
 	}
+	ch, err := workers.StartChannels(ctx, c, channels, logger)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	wo.Notifiers = ch.Notifiers
 	stopDemo, demo, err := workers.UseDemoModel(&wo)
 	if err != nil {
 		return err

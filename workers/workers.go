@@ -29,6 +29,9 @@ type Options struct {
 	UserConfigDir string
 	// Hooks are the system hooks; nil means DefaultHooks().
 	Hooks *hooks.Registry
+	// ContextWindow is the model's context window in tokens (0:
+	// CUSTOS_CONTEXT_WINDOW, else the table of well-known models).
+	ContextWindow int
 	// BashLanes is how many single-concurrency Bash lanes this worker
 	// serves (0: CUSTOS_BASH_LANES, else one per CPU).
 	BashLanes int
@@ -68,7 +71,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	set := activities.Set{
 		Model:    activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil),
 		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
-		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir},
+		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 	}
 	lanes, err := bashLanes(o.BashLanes)
@@ -76,6 +79,9 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		return nil, err
 	}
 	set.Settings.BashLanes = lanes
+	if set.Settings.ContextWindow, err = contextWindow(o.ContextWindow, o.Model); err != nil {
+		return nil, err
+	}
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
@@ -128,4 +134,20 @@ func bashLanes(n int) (int, error) {
 		return n, nil
 	}
 	return activities.DefaultBashLanes(), nil
+}
+
+// contextWindow is the configured window: n, else CUSTOS_CONTEXT_WINDOW,
+// else the model's from the table.
+func contextWindow(n int, model string) (int, error) {
+	if n > 0 {
+		return n, nil
+	}
+	if v := os.Getenv("CUSTOS_CONTEXT_WINDOW"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1000 {
+			return 0, fmt.Errorf("CUSTOS_CONTEXT_WINDOW=%q: want a number of tokens, at least 1000", v)
+		}
+		return n, nil
+	}
+	return activities.ContextWindowFor(model), nil
 }

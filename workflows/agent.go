@@ -136,17 +136,20 @@ func (j *job) start(ctx workflow.Context) error {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 		}
 		j.st = &State{
-			Notifiers: loaded.Notifiers,
-			BashQueue: loaded.BashQueue,
-			Mode:      mode,
-			Settings:  loaded.Settings,
-			Env:       loaded.Env,
-			Sources:   loaded.Sources,
+			Notifiers:     loaded.Notifiers,
+			ContextWindow: contextWindowOf(j.in, loaded.ContextWindow),
+			BashQueue:     loaded.BashQueue,
+			Mode:          mode,
+			Settings:      loaded.Settings,
+			Env:           loaded.Env,
+			Sources:       loaded.Sources,
 			Messages: []openai.ChatCompletionMessage{
 				{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(j.in.Workspace)},
 				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
 			},
 		}
+		j.added(j.st.Messages...)
+		j.announceSandbox(ctx)
 		for _, what := range loaded.Ignored {
 			// An untrusted workspace's settings may only narrow the policy;
 			// say what they asked for and did not get.
@@ -189,6 +192,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 				return JobResult{}, fmt.Errorf("model call on turn %d: %w", j.st.Turn, err)
 			}
 			j.st.Messages = append(j.st.Messages, msg)
+			j.added(msg)
 			if len(msg.ToolCalls) == 0 {
 				j.st.LastAnswer = msg.Content
 				return j.finish(ctx, "done")
@@ -208,6 +212,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 				Name:       tc.Function.Name,
 				Content:    results[i],
 			})
+			j.added(j.st.Messages[len(j.st.Messages)-1])
 		}
 		j.st.PendingCalls = nil
 		if ctx.Err() != nil {
@@ -251,7 +256,11 @@ func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
 	if j.in.ContinueAsNewEvery > 0 && j.runTurns >= j.in.ContinueAsNewEvery {
 		return true
 	}
-	return workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	info := workflow.GetInfo(ctx)
+	// A turn adds about the same to history whatever the conversation's
+	// length (the conversation is in the transcript), so the event count
+	// bounds a run's size.
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxRunEvents
 }
 
 // continueAsNew drains signals (so none is lost with this run), saves the
@@ -277,7 +286,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		names[i] = t.Function.Name
 	}
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
-		Model: j.in.Model, Messages: len(j.st.Messages), Tools: names}})
+		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: names}})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
@@ -293,16 +302,22 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		},
 		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
 	})
-	var resp activities.ModelResponse
-	err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
-		Messages: j.st.Messages,
-		Tools:    tools,
-		Model:    j.in.Model,
-	}).Get(ctx, &resp)
+	resp, err := j.chat(ctx, func() (activities.ModelResponse, error) {
+		var resp activities.ModelResponse
+		err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
+			Conversation: j.conversation(),
+			WithTools:    true,
+			Model:        j.in.Model,
+		}).Get(ctx, &resp)
+		return resp, err
+	})
 	if err != nil {
 		j.runHooks(ctx, hooks.LLMResponseError, hooks.Payload{Error: err.Error()})
 		return openai.ChatCompletionMessage{}, err
 	}
+	// The model activity stored every message it was sent.
+	j.st.stored(j.st.total())
+	j.st.LastPrompt, j.st.Pending = resp.Usage.PromptTokens, 0
 	j.st.Usage.ModelCalls++
 	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
 	j.st.Usage.CompletionTokens += resp.Usage.CompletionTokens
@@ -335,7 +350,7 @@ func (j *job) save(ctx workflow.Context) error {
 	info := &hooks.SessionSave{
 		Transcript:   activities.SessionFile(j.in.Workspace, j.id),
 		Audit:        activities.AuditFile(j.in.Workspace, j.id),
-		FirstMessage: j.st.SavedMessages, LastMessage: len(j.st.Messages),
+		FirstMessage: j.st.SavedMessages, LastMessage: j.st.total(),
 		AuditFrom: j.st.AuditSaved, AuditTo: j.st.AuditSeq,
 	}
 	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{Session: info})
@@ -343,7 +358,7 @@ func (j *job) save(ctx workflow.Context) error {
 		Workspace:    j.in.Workspace,
 		JobID:        j.id,
 		FirstMessage: j.st.SavedMessages,
-		Messages:     j.st.Messages[j.st.SavedMessages:],
+		Messages:     j.st.unsaved(),
 	}
 	for _, r := range j.st.Audit {
 		if r.Seq > j.st.AuditSaved {
@@ -360,7 +375,7 @@ func (j *job) save(ctx workflow.Context) error {
 	if err := workflow.ExecuteLocalActivity(lctx, activities.SaveSession, req).Get(ctx, nil); err != nil {
 		return err
 	}
-	j.st.SavedMessages = len(j.st.Messages)
+	j.st.stored(j.st.total())
 	j.st.AuditSaved = j.st.AuditSeq
 	// Only records already in the file may leave memory.
 	if extra := len(j.st.Audit) - maxAuditInMemory; extra > 0 {

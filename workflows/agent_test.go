@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,11 +255,19 @@ func TestContinueAsNewCarriesPendingState(t *testing.T) {
 	assert.Equal(t, "w1", st.PendingCalls[0].ID)
 	assert.Equal(t, 1, st.Turn)
 	assert.Equal(t, approval.ModeAcceptEdits, st.Mode, "a signal drained before continuing is not lost")
-	assert.Len(t, st.Messages, 3) // system, user, assistant
+	// The conversation is in the transcript; only what it may not hold yet
+	// travels: the model's answer (system prompt and task were stored by
+	// the model call).
+	assert.Equal(t, 3, st.total())
+	assert.Equal(t, 2, st.MessageBase)
+	require.Len(t, st.Messages, 1)
+	assert.Equal(t, "w1", st.Messages[0].ToolCalls[0].ID)
 	assert.Empty(t, h.file("out.txt"), "the call has not run yet")
 
-	// The next run picks the pending call up and runs it (acceptEdits allows).
+	// The next run picks the pending call up and runs it (acceptEdits
+	// allows), on the same workspace and transcript.
 	h2 := newHarness(t, oaifake.Script(oaifake.Say("finished after continue-as-new")))
+	require.NoError(t, os.CopyFS(filepath.Join(h2.ws, ".custos"), os.DirFS(filepath.Join(h.ws, ".custos"))))
 	next.Workspace = h2.ws
 	next.State.Env.Workspace = h2.ws
 	next.ContinueAsNewEvery = 0

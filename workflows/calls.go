@@ -253,6 +253,7 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (activities.ToolResult, error) {
 	req := activities.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input,
 		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput}
+	j.withSandboxRules(&req, tool)
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},

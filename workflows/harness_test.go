@@ -32,6 +32,8 @@ type harness struct {
 	ws    string
 	oai   *oaifake.Server
 	input JobInput
+	// userConfigDir holds the user's own settings.json.
+	userConfigDir string
 }
 
 type harnessOpt func(*harnessConfig)
@@ -64,7 +66,7 @@ func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harn
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 
-	h := &harness{t: t, ws: ws, oai: srv}
+	h := &harness{t: t, ws: ws, oai: srv, userConfigDir: userConfig(t, ws, !cfg.untrusted)}
 	h.suite.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	h.env = h.suite.NewTestWorkflowEnvironment()
 	h.env.SetTestTimeout(2 * time.Minute)
@@ -75,7 +77,7 @@ func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harn
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
 		Tools:    &activities.Tools{Sandbox: sb},
-		Settings: &activities.Settings{UserConfigDir: userConfig(t, ws, !cfg.untrusted)},
+		Settings: &activities.Settings{UserConfigDir: h.userConfigDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 	}
 	set.Register(h.env)

@@ -156,10 +156,10 @@ func TestHookPointsReceiveTheirData(t *testing.T) {
 	require.NotNil(t, first)
 	assert.Equal(t, filepath.Join(h.ws, ".custos", "sessions", "default-test-workflow-id.jsonl"), first.Transcript)
 	assert.Equal(t, filepath.Join(h.ws, ".custos", "audit", "default-test-workflow-id.jsonl"), first.Audit)
-	assert.Equal(t, 0, first.FirstMessage)
-	assert.Equal(t, 4, first.LastMessage, "the first save, after turn 1, writes messages 0-3")
+	assert.Equal(t, 2, first.FirstMessage, "the model call stored the system prompt and the task")
+	assert.Equal(t, 4, first.LastMessage, "the first save, after turn 1, writes the model's answer and the tool result")
 	assert.Equal(t, 0, first.AuditFrom)
-	assert.Equal(t, 1, first.AuditTo, "the Read's decision")
+	assert.Equal(t, 2, first.AuditTo, "the sandbox backend record and the Read's decision")
 	assert.Equal(t, first, after[0].Session)
 	last := before[len(before)-1].Session
 	assert.Equal(t, 4, last.FirstMessage, "the next save starts where the last ended")

@@ -372,17 +372,21 @@ func TestPipelineBashSerial(t *testing.T) {
 	assert.Equal(t, "first\nsecond\n", h.file("log.txt"))
 }
 
-func TestPipelineSandboxUnavailableFallsBack(t *testing.T) {
+// No silent fallback (issue 8 §4; unconfined_test.go has the rest): without
+// bubblewrap the command is refused, even in bypass mode, and told why.
+func TestPipelineSandboxUnavailableRefuses(t *testing.T) {
 	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("b", "Bash", map[string]any{"command": "echo fell-back"})),
-		oaifake.Say("fallback"),
+		oaifake.Calls(call("b", "Bash", map[string]any{"command": "echo fell-back > ran.txt"})),
+		oaifake.Say("refused"),
 	), withSandbox(sandbox.Config{BwrapPath: "/nonexistent/bwrap"}))
 	h.input.Mode = approval.ModeBypass
 	_, err := h.run()
 	require.NoError(t, err)
-	out := h.toolResults()["b"]
-	assert.Contains(t, out, "fell-back", "the command still runs")
-	assert.Contains(t, out, "WITHOUT OS isolation", "and the model is told")
+	d, ok := denial(h.toolResults()["b"])
+	require.True(t, ok, h.toolResults()["b"])
+	assert.Equal(t, approval.RuleSandboxRequired, d.Rule)
+	assert.Contains(t, d.Reason, "install bubblewrap", "and the model is told how to fix it")
+	assert.Empty(t, h.file("ran.txt"), "the command does not run")
 }
 
 func TestPipelineEveryDecisionAuditedWithLayer(t *testing.T) {

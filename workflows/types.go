@@ -9,6 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
 )
 
@@ -42,6 +43,8 @@ const (
 	// is in the workspace file.
 	maxAuditInMemory  = 1000
 	maxEventsInMemory = 2000
+	// maxRunEvents bounds a run's history: the job continues as new past it.
+	maxRunEvents = 2000
 	// maxRecentInDetails is how many decided calls the Web UI lists.
 	maxRecentInDetails = 5
 )
@@ -63,6 +66,11 @@ type JobInput struct {
 	// run (0: only when the server suggests it). Tests and long jobs use it.
 	ContinueAsNewEvery int `json:"continueAsNewEvery,omitempty"`
 
+	// ContextWindow is the model's context window in tokens (0: what the
+	// worker says for its model, or the table's for Model). CompactAt is the
+	// share of it a prompt may reach before the job compacts (0: 0.8).
+	ContextWindow int     `json:"contextWindow,omitempty"`
+	CompactAt     float64 `json:"compactAt,omitempty"`
 	// LaneWait is how long a Bash call may wait to start on its lane before
 	// the job asks the host for the lane again (0: two minutes).
 	LaneWait time.Duration `json:"laneWait,omitempty"`
@@ -71,14 +79,27 @@ type JobInput struct {
 	State *State `json:"state,omitempty"`
 }
 
-// State is everything a job carries into its next run.
+// State is everything a job carries into its next run. The conversation
+// itself is in the job's transcript (see activities.Conversation): State
+// holds only the messages that may not be stored yet, Messages, which start
+// at index MessageBase of the whole conversation.
 type State struct {
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	Turn     int                            `json:"turn"`
-	Mode     approval.Mode                  `json:"mode"`
-	Settings approval.Settings              `json:"settings"`
-	Env      approval.Env                   `json:"env"`
-	Sources  []string                       `json:"sources,omitempty"`
+	Messages    []openai.ChatCompletionMessage `json:"messages"`
+	MessageBase int                            `json:"messageBase,omitempty"`
+	// View is what the model sees of the conversation after compaction.
+	View activities.View `json:"view,omitempty"`
+	// ContextWindow is the job's model's window; LastPrompt the prompt
+	// tokens the endpoint reported for the last call, Pending an estimate
+	// of the messages added since.
+	ContextWindow int               `json:"contextWindow,omitempty"`
+	LastPrompt    int               `json:"lastPrompt,omitempty"`
+	Pending       int               `json:"pending,omitempty"`
+	Compactions   int               `json:"compactions,omitempty"`
+	Turn          int               `json:"turn"`
+	Mode          approval.Mode     `json:"mode"`
+	Settings      approval.Settings `json:"settings"`
+	Env           approval.Env      `json:"env"`
+	Sources       []string          `json:"sources,omitempty"`
 	// Learned are Always/Never answers, in the order given.
 	Learned []LearnedRule `json:"learned,omitempty"`
 	// PendingCalls are tool calls of the last model answer not yet run.

@@ -1,0 +1,113 @@
+package approval
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
+
+// How the policy meets the OS sandbox (issue 8 §1 and §4).
+//
+// §1: the Read and Edit deny rules are also enforced inside the sandbox, on
+// whatever a command does; SandboxDenies lists their path patterns for it.
+//
+// §4: when the worker has no OS sandbox, Bash is refused, unless the
+// user's own settings say "sandbox": {"allowUnsandboxed": true}; then no
+// Bash call is allowed by a rule, a mode or a hook: each goes to a person,
+// told that the command will run unconfined. Deny rules (system and user)
+// still deny.
+
+// SandboxStatus is what the Bash worker's OS sandbox can do, as the
+// LoadSettings activity found it; it travels in Env so the workflow decides
+// deterministically. The zero value (histories from before it existed)
+// means isolated.
+type SandboxStatus struct {
+	// Backend names the sandbox backend ("bwrap", "fallback").
+	Backend string `json:"backend,omitempty"`
+	// Why says why that backend (for an unconfined one: why bubblewrap
+	// cannot run).
+	Why string `json:"why,omitempty"`
+	// Help, for an unconfined backend, is the refusal a Bash call gets:
+	// why, and how to fix it.
+	Help string `json:"help,omitempty"`
+	// Unconfined: commands would run without OS isolation.
+	Unconfined bool `json:"unconfined,omitempty"`
+	// AllowUnconfined: the user's settings allow that (allowUnsandboxed,
+	// and no failIfUnavailable anywhere), each command asked.
+	AllowUnconfined bool `json:"allowUnconfined,omitempty"`
+}
+
+// RuleSandboxRequired and RuleUnconfined name the verdicts of §4.
+const (
+	RuleSandboxRequired = "sandbox-required"
+	RuleUnconfined      = "unconfined-bash"
+)
+
+// SandboxDenies returns the path patterns of the deny rules the sandbox
+// enforces on commands: Read rules (read) and Edit and Write rules (edit),
+// learned ones included, in list order. Patterns are in the rule engine's
+// normalised form: "~" expanded, "./" dropped, a trailing "/" turned into
+// "/**", relative to the workspace unless absolute; a pattern without "/"
+// matches a base name at any depth; "re:" marks a regular expression;
+// "**" stands for a rule without specifier (every path). There are no
+// system presets for these tools; the protected paths are the sandbox's own.
+func (p *Policy) SandboxDenies() (read, edit []string) {
+	for _, r := range p.deny.rules {
+		var spec string
+		switch r.kind {
+		case kindAny:
+			spec = "**"
+		case kindPath:
+			spec = r.value
+		case kindRegexp:
+			spec = "re:" + r.re.String()
+		default:
+			continue
+		}
+		switch r.tool {
+		case "Read":
+			read = appendNew(read, spec)
+		case "Edit", "Write":
+			edit = appendNew(edit, spec)
+		}
+	}
+	return read, edit
+}
+
+func appendNew(list []string, s string) []string {
+	if contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// confine applies §4 to a verdict of layers 1-3.
+func (p *Policy) confine(c Call, v Verdict) Verdict {
+	sb := p.env.Sandbox
+	if c.Tool != "Bash" || !sb.Unconfined || v.Decision == Deny {
+		return v
+	}
+	if !sb.AllowUnconfined {
+		return Verdict{Decision: Deny, Layer: LayerRules, Rule: RuleSandboxRequired, System: true,
+			Reason: "Bash is refused: " + cmp.Or(sb.Help, sb.Why, "the worker has no OS sandbox")}
+	}
+	reason := fmt.Sprintf("UNCONFINED: this command will run WITHOUT OS isolation (no sandbox on the worker: %s; "+
+		"sandbox.allowUnsandboxed is set), with the worker's access to files and network; "+
+		"Read/Edit deny rules are not enforced on what it touches", sb.Why)
+	if v.Decision == Ask && v.Reason != "" {
+		reason += "; also: " + v.Reason
+	} else if v.Decision == Allow {
+		reason += "; the rules or mode would have allowed it (" + strings.TrimSpace(v.Reason) + "), but unconfined commands always need a person"
+	}
+	return Verdict{Decision: Ask, Layer: LayerRules, Rule: RuleUnconfined, System: true, Reason: reason}
+}
+
+// userOnly drops what only the user's own settings may set from a
+// workspace's settings file, trusted or not, and names it.
+func userOnly(s Settings) (Settings, []string) {
+	if !s.Sandbox.AllowUnsandboxed {
+		return s, nil
+	}
+	s.Sandbox.AllowUnsandboxed = false
+	return s, []string{"sandbox.allowUnsandboxed (honoured only from the user's settings)"}
+}

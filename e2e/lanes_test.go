@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// byTask answers each job by its task: one Bash command, then done.
+func byTask(commands map[string]string) oaifake.Handler {
+	var mu sync.Mutex
+	ran := map[string]bool{}
+	return func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		task := req.Messages[1].Content
+		if ran[task] {
+			return oaifake.Say("done"), nil
+		}
+		ran[task] = true
+		return oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})), nil
+	}
+}
+
+// laneWorkspaces returns n workspaces whose lanes among lanes differ (or,
+// with same, one workspace n times).
+func laneWorkspaces(t *testing.T, n, lanes int) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < n {
+		ws := workspace(t)
+		if q := activities.BashLaneQueue(ws, lanes); !seen[q] {
+			seen[q] = true
+			out = append(out, ws)
+		}
+	}
+	return out
+}
+
+type interval struct{ start, end time.Time }
+
+// bashInterval is when a job's Bash activity started and ended.
+func bashInterval(t *testing.T, c client.Client, id string) interval {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var iv interval
+	scheduled := map[int64]bool{}
+	started := map[int64]bool{}
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.BashActivity {
+			scheduled[e.GetEventId()] = true
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+			iv.start = e.GetEventTime().AsTime()
+			started[e.GetEventId()] = true
+		}
+		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && started[a.GetStartedEventId()] {
+			iv.end = e.GetEventTime().AsTime()
+		}
+	}
+	require.False(t, iv.start.IsZero() || iv.end.IsZero(), "job %s ran no Bash", id)
+	return iv
+}
+
+func overlap(a, b interval) bool { return a.start.Before(b.end) && b.start.Before(a.end) }
+
+func runJobs(t *testing.T, c client.Client, jobs map[string]workflows.JobInput) {
+	t.Helper()
+	ctx := context.Background()
+	var runs []client.WorkflowRun
+	for id, in := range jobs {
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue}, workflows.WorkflowName, in)
+		require.NoError(t, err)
+		runs = append(runs, r)
+	}
+	for _, r := range runs {
+		gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		require.NoError(t, r.Get(gctx, nil))
+		cancel()
+	}
+}
+
+// Commands on different workspaces run at the same time on their lanes;
+// commands on one workspace, even from two jobs, never overlap.
+func TestBashLanes(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	cmds := map[string]string{"a": "sleep 2", "b": "sleep 2", "c": "sleep 2", "d": "sleep 2"}
+	_, base := startModel(t, byTask(cmds))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+		BashLanes: 3, Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+
+	// Three workspaces on three lanes: two jobs alone on theirs, two jobs
+	// sharing the third.
+	wss := laneWorkspaces(t, 3, 3)
+	two, same := wss[:2], wss[2]
+	job := func(task, ws string) workflows.JobInput {
+		return workflows.JobInput{Task: task, Workspace: ws, Mode: approval.ModeBypass}
+	}
+	runJobs(t, c, map[string]workflows.JobInput{
+		"lanes-a": job("a", two[0]), "lanes-b": job("b", two[1]),
+		"lanes-c": job("c", same), "lanes-d": job("d", same),
+	})
+	a, b := bashInterval(t, c, "lanes-a"), bashInterval(t, c, "lanes-b")
+	assert.True(t, overlap(a, b), "different workspaces run in parallel: %v %v", a, b)
+	cc, d := bashInterval(t, c, "lanes-c"), bashInterval(t, c, "lanes-d")
+	assert.False(t, overlap(cc, d), "one workspace's commands never overlap: %v %v", cc, d)
+}
+
+// A job waiting when its worker restarts with another lane count finds its
+// workspace's new lane: the call that did not start is sent again there.
+func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	_, base := startModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
+	opts := func(lanes int) workers.Options {
+		return workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), BashLanes: lanes, Logger: quietLogger()}
+	}
+	// A workspace on a lane the one-lane worker does not serve.
+	var ws string
+	for ws == "" || activities.BashLaneQueue(ws, 4) == activities.BashLaneQueue(ws, 1) {
+		ws = workspace(t)
+	}
+	w4, err := workers.Start(c, opts(4))
+	require.NoError(t, err)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "lane-restart", TaskQueue: activities.TaskQueue}, workflows.WorkflowName,
+		workflows.JobInput{Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
+	require.NoError(t, err)
+	waitPending(t, c, run.GetID(), "b1")
+	w4.Stop()
+
+	w1, err := workers.Start(c, opts(1))
+	require.NoError(t, err)
+	t.Cleanup(w1.Stop)
+	answer(t, c, run.GetID(), "b1")
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	b, err := os.ReadFile(filepath.Join(ws, "ran.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(b))
+
+	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.EventsQuery, 0)
+	require.NoError(t, err)
+	var evs []workflows.Event
+	require.NoError(t, v.Get(&evs))
+	var lane []string
+	for _, e := range evs {
+		if e.Kind == "lane" {
+			lane = append(lane, e.Text)
+		}
+	}
+	require.Len(t, lane, 1)
+	assert.True(t, strings.HasPrefix(lane[0], "not started on "+activities.BashLaneQueue(ws, 4)+" within 3s"), lane[0])
+}
+
+// answer allows a pending call through the decide Update.
+func answer(t *testing.T, c client.Client, id, callID string) {
+	t.Helper()
+	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.DecideUpdate,
+		Args: []any{workflows.ApprovalDecision{CallID: callID, Decision: "allow", By: "test"}}, WaitForStage: client.WorkflowUpdateStageAccepted})
+	require.NoError(t, err)
+}

@@ -1,0 +1,420 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/notify/slack"
+	"github.com/custos-dev/custos/notify/slack/slacktest"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+const (
+	slackSecret  = "e2e-signing-secret-0123456789"
+	slackToken   = "xoxb-e2e-token"
+	slackChannel = "C0APPROVALS"
+)
+
+var (
+	alice   = slacktest.User{ID: "U0ALICE", Name: "alice"}
+	lead    = slacktest.User{ID: "U0LEAD", Name: "lea"} // an approver through the S0LEADS group
+	mallory = slacktest.User{ID: "U0MALLORY", Name: "mallory"}
+)
+
+// slackRig is the embedded server, a worker with the Slack channel on, the
+// fake Slack and the bot's endpoint.
+type slackRig struct {
+	srv      *devserver.Server
+	c        client.Client
+	slack    *slacktest.Server
+	endpoint string // interactivity URL
+	commands string // slash command URL
+	model    *oaifake.Server
+}
+
+func startSlackRig(t testing.TB, srv *devserver.Server, c client.Client, script oaifake.Handler) *slackRig {
+	t.Helper()
+	fake, err := slacktest.New(slackToken, slackChannel)
+	require.NoError(t, err)
+	t.Cleanup(fake.Close)
+	fake.SetGroup("S0LEADS", lead.ID)
+	approvers, err := slack.ParseApprovers(alice.ID + ",S0LEADS")
+	require.NoError(t, err)
+	cfg := slack.Config{BotToken: slackToken, SigningSecret: slackSecret, Channel: slackChannel, Approvers: approvers,
+		APIURL: fake.URL, Addr: "127.0.0.1:0"}
+	require.NoError(t, cfg.Validate())
+	ch, err := workers.StartChannels(context.Background(), c, workers.ChannelConfig{Slack: &cfg}, quietLogger())
+	require.NoError(t, err)
+	t.Cleanup(ch.Close)
+	model, base := startModel2(t, script)
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+		Notifiers: ch.Notifiers, Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	return &slackRig{srv: srv, c: c, slack: fake, endpoint: "http://" + ch.SlackAddr + slack.InteractivityPath,
+		commands: "http://" + ch.SlackAddr + slack.CommandsPath, model: model}
+}
+
+// startModel2 is startModel for tests and benchmarks alike.
+func startModel2(t testing.TB, h oaifake.Handler) (*oaifake.Server, string) {
+	t.Helper()
+	srv := oaifake.New(h)
+	base, err := srv.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	return srv, base
+}
+
+// message waits for the approval message of call and returns it.
+func (r *slackRig) message(t testing.TB, call string) slacktest.Message {
+	t.Helper()
+	var found slacktest.Message
+	ok := r.slack.Wait(90*time.Second, func(s *slacktest.Server) bool {
+		for _, m := range s.Messages() {
+			if strings.Contains(string(m.Metadata), `"call":"`+call+`"`) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	require.True(t, ok, "no Slack message for call %s", call)
+	return found
+}
+
+// click sends a signed click as Slack would and returns the HTTP status
+// and the response_url the bot will answer on.
+func (r *slackRig) click(t testing.TB, m slacktest.Message, action string, u slacktest.User, secret string, at time.Time) (int, string) {
+	t.Helper()
+	respURL := r.slack.ResponseURL()
+	payload, err := slacktest.Click(m, action, u, respURL)
+	require.NoError(t, err)
+	res, err := slacktest.Post(r.endpoint, secret, at, slacktest.Interaction(payload))
+	require.NoError(t, err)
+	return res.StatusCode, respURL
+}
+
+// reply waits for the bot's ephemeral answer on respURL.
+func (r *slackRig) reply(t testing.TB, respURL string) slacktest.Reply {
+	t.Helper()
+	id := respURL[strings.LastIndex(respURL, "/")+1:]
+	var got slacktest.Reply
+	ok := r.slack.Wait(60*time.Second, func(s *slacktest.Server) bool {
+		for _, rep := range s.Replies() {
+			if rep.ID == id {
+				got = rep
+				return true
+			}
+		}
+		return false
+	})
+	require.True(t, ok, "no reply on %s", respURL)
+	assert.Equal(t, "ephemeral", got.ResponseType, "replies are for the person who clicked only")
+	return got
+}
+
+func status(t *testing.T, c client.Client, id string) workflows.Status {
+	t.Helper()
+	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.StatusQuery)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+func auditOf(t *testing.T, c client.Client, id string) []approval.AuditRecord {
+	t.Helper()
+	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.AuditQuery)
+	require.NoError(t, err)
+	var recs []approval.AuditRecord
+	require.NoError(t, v.Get(&recs))
+	return recs
+}
+
+func buttons(t *testing.T, m slacktest.Message) []string {
+	t.Helper()
+	var blocks []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			ActionID string `json:"action_id"`
+		} `json:"elements"`
+	}
+	require.NoError(t, json.Unmarshal(m.Blocks, &blocks))
+	var ids []string
+	for _, b := range blocks {
+		if b.Type == "actions" {
+			for _, e := range b.Elements {
+				ids = append(ids, e.ActionID)
+			}
+		}
+	}
+	return ids
+}
+
+// The whole Slack path: the message with its buttons; forged, replayed and
+// unauthorised clicks refused while the call keeps waiting; an approver's
+// click runs the call; the message shows the outcome; a stale click is told
+// what happened.
+func TestSlackApproval(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	rig := startSlackRig(t, srv, c, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "notes.md", "content": "from slack\n"})),
+		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "other.md", "content": "never\n"})),
+		oaifake.Say("done"),
+	))
+	ws := workspace(t)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-approval", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	require.NoError(t, err)
+
+	m := rig.message(t, "w1")
+	assert.Equal(t, slackChannel, m.Channel)
+	assert.Equal(t, []string{slack.ActionAllow, slack.ActionDeny, slack.ActionAlways, slack.ActionNever, slack.ActionView}, buttons(t, m))
+	assert.Contains(t, string(m.Blocks), "slack-approval")
+	assert.Contains(t, string(m.Blocks), "notes.md")
+	assert.Contains(t, string(m.Blocks), "+from slack", "the Write's diff is shown")
+	assert.Contains(t, m.Text, "<!date^")
+
+	stillPending := func(why string) {
+		st := status(t, c, run.GetID())
+		require.Len(t, st.Pending, 1, why)
+		assert.Equal(t, "w1", st.Pending[0].CallID, why)
+		assert.NoFileExists(t, ws+"/notes.md", why)
+	}
+
+	// Forged: signed with another secret. Replayed: a real signature of a
+	// request ten minutes old. Both refused before the payload is read.
+	code, _ := rig.click(t, m, slack.ActionAllow, alice, "not-the-signing-secret", time.Now())
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, _ = rig.click(t, m, slack.ActionAllow, alice, slackSecret, time.Now().Add(-10*time.Minute))
+	assert.Equal(t, http.StatusUnauthorized, code)
+	stillPending("after a forged and a replayed click")
+
+	// Someone not in SLACK_APPROVERS: refused, told why, audited.
+	code, respURL := rig.click(t, m, slack.ActionAllow, mallory, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "refused: you are not in SLACK_APPROVERS: only approvers may allow, always or never (anyone may deny). The call is still waiting.",
+		rig.reply(t, respURL).Text)
+	stillPending("after a click by someone not in SLACK_APPROVERS")
+	var refused []approval.AuditRecord
+	for _, r := range auditOf(t, c, run.GetID()) {
+		if r.Event == "answer-refused" {
+			refused = append(refused, r)
+		}
+	}
+	require.Len(t, refused, 1, "only mallory's click reached the job: the forged and replayed ones left no trace")
+	assert.Equal(t, "U0MALLORY (mallory)", refused[0].Approver)
+	assert.Equal(t, "slack", refused[0].Channel)
+	assert.Equal(t, slack.NotApprover, refused[0].Reason)
+	assert.Equal(t, "w1", refused[0].CallID)
+
+	// An approver's click runs the call.
+	code, respURL = rig.click(t, m, slack.ActionAllow, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "allowed Write notes.md", rig.reply(t, respURL).Text)
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(ws, "notes.md"))
+		return err == nil && string(b) == "from slack\n"
+	}, time.Minute, 50*time.Millisecond, "the allowed Write never ran")
+	dec := decisionsByCall(auditOf(t, c, run.GetID()))["w1"]
+	assert.Equal(t, approval.Allow, dec.Decision)
+	assert.Equal(t, "U0ALICE (alice)", dec.Approver)
+	assert.Equal(t, "slack", dec.Channel)
+
+	// The message now shows the outcome, without buttons.
+	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Messages()[0].Updates > 0 }), "message never updated")
+	updated := rig.slack.Messages()[0]
+	assert.Empty(t, buttons(t, updated))
+	assert.Contains(t, updated.Text, "*Allowed* by <@U0ALICE> via slack")
+
+	// The next call gets its own message. A click on the first, stale one
+	// (its buttons were still on someone's screen) is told what happened.
+	m2 := rig.message(t, "w2")
+	code, respURL = rig.click(t, m, slack.ActionDeny, lead, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Regexp(t, `^not applied: already allowed by U0ALICE \(alice\) via slack at \d\d:\d\d:\d\d UTC$`, rig.reply(t, respURL).Text)
+
+	// "View input" opens a modal with the full input, for anyone.
+	code, _ = rig.click(t, m2, slack.ActionView, mallory, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return len(s.Calls("views.open")) == 1 }), "no modal opened")
+	view := rig.slack.Calls("views.open")[0].Params
+	assert.Equal(t, "1337.42.trigger", view["trigger_id"])
+	assert.Contains(t, view["view"], `\"content\": \"never\\n\"`)
+
+	// The slash command: narrowing the mode is open to all, widening needs
+	// an approver; status lists the waiting call.
+	command := func(u slacktest.User, text string) string {
+		respURL := rig.slack.ResponseURL()
+		res, err := slacktest.Post(rig.commands, slackSecret, time.Now(), slacktest.Command(u, text, respURL))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		return rig.reply(t, respURL).Text
+	}
+	assert.Equal(t, "refused: you are not in SLACK_APPROVERS: only approvers may switch a job to bypass (anyone may switch to default or plan)",
+		command(mallory, "mode slack-approval bypass"))
+	assert.Equal(t, "job slack-approval: mode default → default", command(mallory, "mode slack-approval default"))
+	assert.Equal(t, "job slack-approval: mode default → acceptEdits", command(lead, "mode slack-approval acceptEdits"))
+	assert.Contains(t, command(mallory, "status slack-approval"), "Write other.md (call w2)")
+	var modeRefused int
+	for _, r := range auditOf(t, c, run.GetID()) {
+		if r.Event == "mode-refused" && r.Approver == "U0MALLORY (mallory)" {
+			modeRefused++
+		}
+	}
+	assert.Equal(t, 1, modeRefused, "the refused mode change is audited")
+
+	// Anyone in the channel may deny.
+	code, respURL = rig.click(t, m2, slack.ActionDeny, mallory, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "denied Write other.md", rig.reply(t, respURL).Text)
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	assert.NoFileExists(t, ws+"/other.md")
+	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Messages()[1].Updates > 0 }), "message never updated")
+	assert.Contains(t, rig.slack.Messages()[1].Text, "*Denied* by <@U0MALLORY> via slack")
+	assert.Len(t, rig.slack.Calls("chat.postMessage"), 2, "one post per call")
+}
+
+// A lost response to the post makes Temporal retry the activity, and the
+// retry finds the message instead of posting again; the message shows the
+// Edit's unified diff; nobody answers, the timer denies, and the message
+// says so.
+func TestSlackRetryDiffAndTimer(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	rig := startSlackRig(t, srv, c, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
+		oaifake.Say("denied, fine"),
+	))
+	ws := workspace(t)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("line one\nhello world\nline three\n"), 0o644))
+	// Slack stores the message, then the connection drops before the answer.
+	rig.slack.FailNext("chat.postMessage", slacktest.FailDropResponse)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-timer", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
+	require.NoError(t, err)
+
+	m := rig.message(t, "e1")
+	var blocks []struct {
+		Type string `json:"type"`
+		Text struct {
+			Text string `json:"text"`
+		} `json:"text"`
+	}
+	require.NoError(t, json.Unmarshal(m.Blocks, &blocks))
+	var preview string
+	for _, b := range blocks {
+		if b.Type == "section" && strings.HasPrefix(b.Text.Text, "*What it would do*") {
+			preview = b.Text.Text
+		}
+	}
+	assert.Equal(t, "*What it would do*\n```--- a/greet.txt\n+++ b/greet.txt\n@@ -1,3 +1,3 @@\n line one\n-hello world\n+goodbye world\n line three```", preview)
+
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	assert.Equal(t, "line one\nhello world\nline three\n", readFile(t, ws, "greet.txt"), "denied: unchanged")
+	assert.Equal(t, approval.Deny, decisionsByCall(auditOf(t, c, run.GetID()))["e1"].Decision)
+
+	// Temporal really retried the posting activity …
+	attempts := map[string]int32{}
+	iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	scheduled := map[int64]string{}
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+			attempts[scheduled[a.GetScheduledEventId()]] = a.GetAttempt()
+		}
+	}
+	assert.Equal(t, int32(2), attempts[notify.NotifyPendingActivity], "the post's response was lost: a second attempt")
+	// … and it did not post twice: it found the message by its metadata.
+	assert.Len(t, rig.slack.Calls("chat.postMessage"), 1)
+	assert.Len(t, rig.slack.Messages(), 1)
+	assert.NotEmpty(t, rig.slack.Calls("conversations.history"))
+
+	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Messages()[0].Updates > 0 }), "message never updated")
+	updated := rig.slack.Messages()[0]
+	assert.Contains(t, updated.Text, "*Denied by the timer*")
+	assert.Empty(t, buttons(t, updated))
+}
+
+// Socket Mode: no endpoint, no signatures; the click comes over the app's
+// WebSocket, is acknowledged, and runs the call like an HTTP click.
+func TestSlackSocketMode(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	fake, err := slacktest.New(slackToken, slackChannel)
+	require.NoError(t, err)
+	t.Cleanup(fake.Close)
+	approvers, err := slack.ParseApprovers(alice.ID)
+	require.NoError(t, err)
+	cfg := slack.Config{BotToken: slackToken, AppToken: slacktest.AppToken, Channel: slackChannel, Approvers: approvers, APIURL: fake.URL}
+	require.NoError(t, cfg.Validate(), "Socket Mode needs no signing secret")
+	ch, err := workers.StartChannels(context.Background(), c, workers.ChannelConfig{Slack: &cfg}, quietLogger())
+	require.NoError(t, err)
+	t.Cleanup(ch.Close)
+	assert.Empty(t, ch.SlackAddr, "no HTTP endpoint in Socket Mode")
+	_, base := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("s1", "Write", map[string]any{"file_path": "socket.txt", "content": "over the socket\n"})),
+		oaifake.Say("done"),
+	))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+		Notifiers: ch.Notifiers, Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	rig := &slackRig{slack: fake}
+
+	ws := workspace(t)
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-socket", TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	require.NoError(t, err)
+	m := rig.message(t, "s1")
+
+	// A non-approver first: refused over the socket too.
+	respURL := fake.ResponseURL()
+	payload, err := slacktest.Click(m, slack.ActionAllow, mallory, respURL)
+	require.NoError(t, err)
+	env, err := fake.SocketSend("interactive", json.RawMessage(payload))
+	require.NoError(t, err)
+	assert.Contains(t, rig.reply(t, respURL).Text, "refused: you are not in SLACK_APPROVERS")
+	assert.True(t, fake.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Acked(env) }), "the envelope is acknowledged")
+
+	respURL = fake.ResponseURL()
+	payload, err = slacktest.Click(m, slack.ActionAllow, alice, respURL)
+	require.NoError(t, err)
+	_, err = fake.SocketSend("interactive", json.RawMessage(payload))
+	require.NoError(t, err)
+	assert.Equal(t, "allowed Write socket.txt", rig.reply(t, respURL).Text)
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(gctx, nil))
+	assert.Equal(t, "over the socket\n", readFile(t, ws, "socket.txt"))
+	assert.NotEmpty(t, fake.Calls("apps.connections.open"))
+}

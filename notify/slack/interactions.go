@@ -1,0 +1,174 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/workflows"
+)
+
+// NotApprover is the refusal recorded for a person not in SLACK_APPROVERS.
+const NotApprover = "not in SLACK_APPROVERS"
+
+// interaction handles a verified interaction payload: a button click.
+func (b *Bot) interaction(ctx context.Context, cb slack.InteractionCallback) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return
+	}
+	for _, a := range cb.ActionCallback.BlockActions {
+		var v ButtonValue
+		if err := json.Unmarshal([]byte(a.Value), &v); err != nil || v.Job == "" || v.Call == "" {
+			b.reply(ctx, cb.ResponseURL, "not applied: this button does not name a custos job and call")
+			continue
+		}
+		if a.ActionID == ActionView {
+			b.viewInput(ctx, cb, v)
+			continue
+		}
+		decision, ok := decisionOf[a.ActionID]
+		if !ok {
+			continue // not one of ours
+		}
+		b.reply(ctx, cb.ResponseURL, b.decide(ctx, cb.User, v, decision))
+	}
+}
+
+// Answer sends a person's answer to the job and says, in the words the
+// person reads, what became of it. Anyone may deny; only approvers may
+// allow, always or never. A refused answer still goes to the job, marked
+// Refused, so the job audits it; the call keeps waiting.
+func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decision string) string {
+	d := workflows.ApprovalDecision{CallID: v.Call, Decision: decision, By: userName(user.ID, cmpOr(user.Name, user.Profile.DisplayName)), Channel: "slack"}
+	d.Refused = b.answerRefusal(ctx, user.ID, decision)
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: v.Job, UpdateName: workflows.DecideUpdate,
+		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	var res workflows.DecideResult
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	if err != nil {
+		b.logger.Info("slack answer not applied", "job", v.Job, "call", v.Call, "by", d.By, "decision", decision, "err", err)
+		return answerError(err, v.Job, d.Refused)
+	}
+	return decidedText(res)
+}
+
+// answerRefusal says why user may not give this answer, or "": a denial
+// is open to everyone in the channel (it can only stop a call), the other
+// answers let a call run or change the policy and need an approver.
+func (b *Bot) answerRefusal(ctx context.Context, user, decision string) string {
+	if decision == "deny" {
+		return ""
+	}
+	return b.refusal(ctx, user)
+}
+
+// refusal says why user may not approve, or "" when they may. A group
+// lookup that fails refuses: nobody is let through on an unknown answer.
+func (b *Bot) refusal(ctx context.Context, user string) string {
+	ok, err := b.approvers.IsApprover(ctx, user)
+	switch {
+	case err != nil:
+		b.logger.Warn("slack approver check failed", "user", user, "err", err)
+		return "could not check " + EnvApprovers + ": " + err.Error()
+	case !ok:
+		return NotApprover
+	}
+	return ""
+}
+
+// decidedText is the reply for an answer that counted, e.g. "allowed Write notes.md".
+func decidedText(r workflows.DecideResult) string {
+	verb := "allowed"
+	if r.Decision != "allow" {
+		verb = "denied"
+	}
+	if r.Answer == "always" || r.Answer == "never" {
+		verb += " (" + r.Answer + ")"
+	}
+	s := verb + " " + oneLine(cmpOr(r.Summary, r.Tool), maxSummary)
+	if r.Rule != "" {
+		s += "; rule learned: " + r.Rule
+	}
+	return s
+}
+
+// answerError is the reply for an answer that did not count.
+func answerError(err error, job, refused string) string {
+	msg := err.Error()
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		msg = ae.Message()
+	}
+	var nf *serviceerror.NotFound
+	switch {
+	case strings.HasPrefix(msg, "refused:") && refused == NotApprover:
+		return "refused: you are not in " + EnvApprovers + ": only approvers may allow, always or never (anyone may deny). The call is still waiting."
+	case strings.HasPrefix(msg, "refused:"):
+		return "refused: " + refused + ". The call is still waiting."
+	case strings.HasPrefix(msg, "not applied:"):
+		return msg
+	case errors.As(err, &nf):
+		return fmt.Sprintf("not applied: job %s is not running (it has ended, or never existed)", job)
+	}
+	return "not applied: could not reach the job: " + msg
+}
+
+// userName is how the audit names a Slack user: "U123 (alice)".
+func userName(id, name string) string {
+	if name == "" {
+		return id
+	}
+	return id + " (" + name + ")"
+}
+
+// viewInput opens a modal with the call's full input, read from the job.
+func (b *Bot) viewInput(ctx context.Context, cb slack.InteractionCallback, v ButtonValue) {
+	p, err := b.pendingCall(ctx, v)
+	if err != nil {
+		b.reply(ctx, cb.ResponseURL, err.Error())
+		return
+	}
+	if _, err := b.api.OpenViewContext(ctx, cb.TriggerID, inputModal(v.Job, p)); err != nil {
+		b.logger.Warn("slack views.open failed", "job", v.Job, "call", v.Call, "err", err)
+		b.reply(ctx, cb.ResponseURL, "could not open the input: "+err.Error())
+	}
+}
+
+// pendingCall finds a waiting call through the job's status query.
+func (b *Bot) pendingCall(ctx context.Context, v ButtonValue) (workflows.PendingAsk, error) {
+	st, err := b.status(ctx, v.Job)
+	if err != nil {
+		return workflows.PendingAsk{}, err
+	}
+	for _, p := range st.Pending {
+		if p.CallID == v.Call {
+			return p, nil
+		}
+	}
+	return workflows.PendingAsk{}, fmt.Errorf("call %s of job %s is no longer waiting", v.Call, v.Job)
+}
+
+func (b *Bot) status(ctx context.Context, job string) (workflows.Status, error) {
+	var st workflows.Status
+	val, err := b.temporal.QueryWorkflow(ctx, job, "", workflows.StatusQuery)
+	if err == nil {
+		err = val.Get(&st)
+	}
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return st, fmt.Errorf("job %s is not running", job)
+	}
+	if err != nil {
+		return st, fmt.Errorf("could not read job %s: %w", job, err)
+	}
+	return st, nil
+}

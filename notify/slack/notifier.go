@@ -1,0 +1,176 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/custos-dev/custos/notify"
+)
+
+// Notifier posts approval requests to the channel and updates them with
+// the outcome.
+type Notifier struct {
+	api     *slack.Client
+	channel string
+}
+
+// NewNotifier builds the notifier on a configured Web API client.
+func NewNotifier(api *slack.Client, channel string) *Notifier {
+	return &Notifier{api: api, channel: channel}
+}
+
+// Name is the key of the message references.
+func (n *Notifier) Name() string { return "slack" }
+
+// Pending posts one message for the call and returns "channel:ts". Every
+// message carries metadata naming the job and call; a retried activity
+// first looks for that message in the channel's recent history, so a post
+// whose response was lost is not posted again.
+func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt > 1 {
+		ref, err := n.find(ctx, p.JobID, p.CallID, p.AskedAt)
+		if err != nil {
+			return "", err
+		}
+		if ref != "" {
+			return ref, nil
+		}
+	}
+	text, blocks := pendingMessage(p)
+	var channel, ts string
+	err := politely(ctx, func() (err error) {
+		channel, ts, err = n.api.PostMessageContext(ctx, n.channel,
+			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(p.JobID, p.CallID)))
+		return err
+	})
+	if err != nil {
+		return "", n.apiError("chat.postMessage", err)
+	}
+	return channel + ":" + ts, nil
+}
+
+// Decided replaces the message's blocks with the outcome, removing the
+// buttons. Without a reference (the post failed or its result was lost) it
+// looks for the message; with none found there is nothing to update.
+func (n *Notifier) Decided(ctx context.Context, d notify.Decided, ref string) error {
+	if ref == "" {
+		var err error
+		if ref, err = n.find(ctx, d.JobID, d.CallID, time.Time{}); err != nil || ref == "" {
+			return err
+		}
+	}
+	channel, ts, ok := strings.Cut(ref, ":")
+	if !ok || channel == "" || ts == "" {
+		return fmt.Errorf("slack: malformed message reference %q", ref)
+	}
+	text, blocks := decidedMessage(d)
+	err := politely(ctx, func() error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts,
+			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(d.JobID, d.CallID)))
+		return err
+	})
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "cant_update_message") {
+		return nil // someone deleted it: nothing left to update
+	}
+	if err != nil {
+		return n.apiError("chat.update", err)
+	}
+	return nil
+}
+
+// historyWindow is how far back (before the call started waiting) and how
+// many pages of history a retried post searches for its message.
+const (
+	historySkew  = 5 * time.Minute
+	historyPages = 10
+)
+
+// find looks for the message of job/call in the channel's history.
+func (n *Notifier) find(ctx context.Context, job, call string, since time.Time) (string, error) {
+	params := &slack.GetConversationHistoryParameters{ChannelID: n.channel, IncludeAllMetadata: true, Limit: 200}
+	if !since.IsZero() {
+		// The worker's clock may run ahead of Slack's: never look for a
+		// message only in Slack's future.
+		if now := time.Now(); since.After(now) {
+			since = now
+		}
+		params.Oldest = fmt.Sprintf("%d.000000", since.Add(-historySkew).Unix())
+	}
+	for range historyPages {
+		res, err := n.api.GetConversationHistoryContext(ctx, params)
+		if err != nil {
+			return "", n.apiError("conversations.history", err)
+		}
+		for _, m := range res.Messages {
+			if m.Metadata.EventType == MetadataEventType &&
+				m.Metadata.EventPayload["job"] == job && m.Metadata.EventPayload["call"] == call {
+				return n.channel + ":" + m.Timestamp, nil
+			}
+		}
+		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
+			return "", nil
+		}
+		params.Cursor = res.ResponseMetaData.NextCursor
+	}
+	return "", nil
+}
+
+// maxPoliteWait is the longest Retry-After waited for inside the activity;
+// a longer one fails the attempt and Temporal's backoff takes over.
+const maxPoliteWait = 5 * time.Second
+
+// politely runs call and, when Slack answers 429 with a short Retry-After,
+// waits that long (a rate-limited request was not carried out, so sending
+// it again is safe) and tries once more.
+func politely(ctx context.Context, call func() error) error {
+	err := call()
+	var rl *slack.RateLimitedError
+	if !errors.As(err, &rl) || rl.RetryAfter > maxPoliteWait {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < rl.RetryAfter+time.Second {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return err
+	case <-time.After(rl.RetryAfter):
+	}
+	return call()
+}
+
+func metadata(job, call string) slack.SlackMetadata {
+	return slack.SlackMetadata{EventType: MetadataEventType, EventPayload: map[string]any{"job": job, "call": call}}
+}
+
+// apiError says what a failed Web API call means for the operator. All of
+// them are returned, so Temporal retries with backoff (a rate limit clears,
+// a fixed token or an invited bot works on the next attempt) until the
+// notification's schedule-to-close timeout.
+func (n *Notifier) apiError(method string, err error) error {
+	var rl *slack.RateLimitedError
+	var se slack.SlackErrorResponse
+	switch {
+	case errors.As(err, &rl):
+		return fmt.Errorf("slack %s: rate limited by Slack, retry after %s: %w", method, rl.RetryAfter, err)
+	case errors.As(err, &se):
+		switch se.Err {
+		case "ratelimited":
+			return fmt.Errorf("slack %s: rate limited by Slack: %w", method, err)
+		case "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired":
+			return fmt.Errorf("slack %s: Slack refused the bot token (%s): check SLACK_BOT_TOKEN: %w", method, se.Err, err)
+		case "channel_not_found", "not_in_channel", "is_archived":
+			return fmt.Errorf("slack %s: cannot post to channel %s (%s): check SLACK_CHANNEL and invite the bot to it: %w", method, n.channel, se.Err, err)
+		case "missing_scope":
+			return fmt.Errorf("slack %s: the app lacks a scope (needed: %s): %w", method, se.Needed, err)
+		}
+	}
+	return fmt.Errorf("slack %s: %w", method, err)
+}

@@ -1,0 +1,271 @@
+package slack
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// Action IDs of the message's buttons and the block that holds them.
+const (
+	ActionAllow  = "custos_allow"
+	ActionDeny   = "custos_deny"
+	ActionAlways = "custos_always"
+	ActionNever  = "custos_never"
+	ActionView   = "custos_view"
+	actionsBlock = "custos_decide"
+
+	// MetadataEventType marks custos' messages; the payload names the job
+	// and call, so a retried post can find the message it already sent.
+	MetadataEventType = "custos_approval"
+)
+
+// Block Kit limits (https://docs.slack.dev/reference/block-kit/blocks):
+// a section's text holds 3000 characters, a field 2000, a button's value
+// 2000, a modal 100 blocks. We stay under them with a margin, because Slack
+// counts characters its own way.
+const (
+	maxSectionText = 2900
+	maxFieldText   = 1900
+	maxSummary     = 500
+	maxModalBlocks = 40
+)
+
+// decisionOf maps a button to the decide Update's decision.
+var decisionOf = map[string]string{
+	ActionAllow: "allow", ActionDeny: "deny", ActionAlways: "always", ActionNever: "never",
+}
+
+// ButtonValue is what each button carries: the job and the call.
+type ButtonValue struct {
+	Job  string `json:"job"`
+	Call string `json:"call"`
+}
+
+// pendingMessage renders the approval request: fallback text and blocks.
+func pendingMessage(p notify.Pending) (string, []slack.Block) {
+	value, _ := json.Marshal(ButtonValue{Job: p.JobID, Call: p.CallID})
+	head := headerText(p.JobID, p.Tool, p.Summary)
+	fields := []*slack.TextBlockObject{
+		mrkdwn("*Why it asks*\n" + truncate(cmpOr(p.Reason, "no rule decided it"), maxFieldText)),
+		mrkdwn("*Denied unless answered by*\n" + slackDate(p.Deadline, "{date_short_pretty} at {time}")),
+		mrkdwn("*Mode*\n" + escape(cmpOr(p.Mode, "default"))),
+		mrkdwn("*Call*\n`" + code(p.CallID, 200) + "`"),
+	}
+	blocks := []slack.Block{
+		slack.NewSectionBlock(mrkdwn(head), nil, nil),
+		slack.NewSectionBlock(nil, fields, nil),
+	}
+	if p.Preview != "" {
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(codeBlock("*What it would do*\n", p.Preview, maxSectionText)), nil, nil))
+	}
+	button := func(id, label, style string) *slack.ButtonBlockElement {
+		b := slack.NewButtonBlockElement(id, string(value), slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
+		if style != "" {
+			b.Style = slack.Style(style)
+		}
+		return b
+	}
+	blocks = append(blocks, slack.NewActionBlock(actionsBlock,
+		button(ActionAllow, "Allow", "primary"),
+		button(ActionDeny, "Deny", "danger"),
+		button(ActionAlways, "Always", ""),
+		button(ActionNever, "Never", ""),
+		button(ActionView, "View input", ""),
+	))
+	text := fmt.Sprintf("custos: job %s asks to run %s, denied unless answered by %s",
+		escape(p.JobID), escape(oneLine(cmpOr(p.Summary, p.Tool), maxSummary)), slackDate(p.Deadline, "{date_short_pretty} at {time}"))
+	return text, blocks
+}
+
+// decidedMessage renders the outcome; the buttons are gone.
+func decidedMessage(d notify.Decided) (string, []slack.Block) {
+	outcome := outcomeText(d)
+	blocks := []slack.Block{
+		slack.NewSectionBlock(mrkdwn(headerText(d.JobID, d.Tool, d.Summary)), nil, nil),
+		slack.NewSectionBlock(mrkdwn(outcome), nil, nil),
+	}
+	text := fmt.Sprintf("custos: %s in job %s: %s", escape(oneLine(cmpOr(d.Summary, d.Tool), maxSummary)), escape(d.JobID), outcome)
+	return text, blocks
+}
+
+// outcomeText says what became of the call and who or what decided.
+func outcomeText(d notify.Decided) string {
+	at := slackDate(d.At, "{date_short_pretty} at {time}")
+	var s string
+	switch d.Answer {
+	case "timeout":
+		s = ":hourglass: *Denied by the timer*: nobody answered in time (" + at + ")"
+	case "canceled":
+		s = ":no_entry: *Denied: the job was canceled* (" + at + ")"
+	default:
+		verb := ":white_check_mark: *Allowed*"
+		if d.Decision != "allow" {
+			verb = ":no_entry: *Denied*"
+		}
+		if d.Answer == "always" || d.Answer == "never" {
+			verb += " (" + d.Answer + ")"
+		}
+		s = fmt.Sprintf("%s by %s (%s)", verb, byText(d.By, d.Channel), at)
+	}
+	if d.Rule != "" {
+		s += "\nRule learned: `" + code(d.Rule, 500) + "`"
+	}
+	if d.Reason != "" {
+		s += "\nReason: " + truncate(d.Reason, 1000)
+	}
+	return s
+}
+
+var slackUser = regexp.MustCompile(`^([UW][A-Z0-9]+)\b`)
+
+// byText names who decided: a Slack user as a mention, anyone else by name,
+// with the channel.
+func byText(by, channel string) string {
+	name := escape(cmpOr(by, "someone"))
+	if channel == "slack" {
+		if m := slackUser.FindStringSubmatch(by); m != nil {
+			name = "<@" + m[1] + ">"
+		}
+	}
+	if channel == "" {
+		return name
+	}
+	return name + " via " + escape(channel)
+}
+
+// headerText names the job and the call; the summary already starts with
+// the tool's name ("Write notes.md", "Bash go test ./...").
+func headerText(job, tool, summary string) string {
+	return fmt.Sprintf(":lock: *custos* job `%s` asks to run `%s`", code(job, 200), code(oneLine(cmpOr(summary, tool), maxSummary), maxSummary+100))
+}
+
+// slackDate renders t with Slack's date formatting, so each reader sees it
+// in their own time zone; the fallback (for clients that cannot) is UTC.
+func slackDate(t time.Time, format string) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return fmt.Sprintf("<!date^%d^%s|%s>", t.Unix(), format, t.UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// inputModal shows the full input of a call, pretty-printed, in as many
+// sections as Block Kit allows, truncated with a count beyond that.
+func inputModal(job string, p workflows.PendingAsk) slack.ModalViewRequest {
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, p.Input, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(p.Input)
+	}
+	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(headerText(job, p.Tool, p.Summary)), nil, nil)}
+	rest := pretty.String()
+	for rest != "" && len(blocks) < maxModalBlocks-1 {
+		chunk, n := escapedPrefix(rest, maxSectionText-10)
+		rest = rest[n:]
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn("```"+chunk+"```"), nil, nil))
+	}
+	if rest != "" {
+		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(omitted(rest))))
+	}
+	return slack.ModalViewRequest{
+		Type:   slack.VTModal,
+		Title:  slack.NewTextBlockObject(slack.PlainTextType, "Tool call input", false, false),
+		Close:  slack.NewTextBlockObject(slack.PlainTextType, "Close", false, false),
+		Blocks: slack.Blocks{BlockSet: blocks},
+	}
+}
+
+// codeBlock is title plus s in a code block, the whole at most max
+// characters, truncated with a count of what was left out.
+func codeBlock(title, s string, max int) string {
+	budget := max - len(title) - len("``````") - 80 // 80: the count line
+	body, n := escapedPrefix(s, budget)
+	out := title + "```" + body + "```"
+	if n < len(s) {
+		out += "\n" + omitted(s[n:])
+	}
+	return out
+}
+
+func omitted(rest string) string {
+	return fmt.Sprintf("_… %d more characters (%d lines) not shown_", utf8.RuneCountInString(rest), strings.Count(rest, "\n")+1)
+}
+
+// truncate escapes s and cuts it to max characters with a count.
+func truncate(s string, max int) string {
+	body, n := escapedPrefix(s, max-60)
+	if n < len(s) {
+		return body + " " + omitted(s[n:])
+	}
+	return body
+}
+
+// escapedPrefix escapes the longest prefix of s whose escaped form fits in
+// max bytes, on a rune boundary; n is the prefix's length in s. Backtick
+// runs are broken so text cannot close the code block it is shown in.
+func escapedPrefix(s string, max int) (string, int) {
+	var b strings.Builder
+	n := 0
+	for n < len(s) {
+		r, size := utf8.DecodeRuneInString(s[n:])
+		var piece string
+		switch r {
+		case '&':
+			piece = "&amp;"
+		case '<':
+			piece = "&lt;"
+		case '>':
+			piece = "&gt;"
+		case '`':
+			piece = "`\u200b" // zero-width space: "```" in the text never closes the block
+		default:
+			piece = s[n : n+size]
+		}
+		if b.Len()+len(piece) > max {
+			break
+		}
+		b.WriteString(piece)
+		n += size
+	}
+	return b.String(), n
+}
+
+// escape is Slack's required escaping of &, < and > in mrkdwn: without it a
+// tool input could mention @channel or show a disguised link.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// code escapes s for inline code, on one line, cut to max.
+func code(s string, max int) string {
+	out, _ := escapedPrefix(oneLine(s, max), max*2)
+	return out
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
+	}
+	return s
+}
+
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+}
+
+func cmpOr(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,162 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/custos-dev/custos/notify"
+)
+
+// Event names, in the payload's "event" field and the X-Custos-Event header.
+const (
+	EventPending = "pending"
+	EventDecided = "decided"
+)
+
+// PendingEvent is the body of a "pending" delivery: the notify.Pending
+// fields (among them "answer", which says how to answer through Temporal)
+// with the event and delivery ID.
+type PendingEvent struct {
+	Event    string `json:"event"`
+	Delivery string `json:"delivery"`
+	notify.Pending
+}
+
+// DecidedEvent is the body of a "decided" delivery.
+type DecidedEvent struct {
+	Event    string `json:"event"`
+	Delivery string `json:"delivery"`
+	notify.Decided
+}
+
+// Notifier delivers events to every configured URL.
+type Notifier struct {
+	cfg    Config
+	client *http.Client
+
+	// done remembers deliveries a URL accepted, so an activity retried
+	// because another URL (or channel) failed does not send them again
+	// from this process. Receivers still dedupe on X-Custos-Delivery: a
+	// retry on another worker, or after a lost response, sends again.
+	mu   sync.Mutex
+	done map[string]bool
+}
+
+// maxDone bounds the memory of accepted deliveries.
+const maxDone = 10000
+
+// New builds a notifier.
+func New(cfg Config) *Notifier {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	return &Notifier{cfg: cfg, done: map[string]bool{},
+		client: &http.Client{
+			Timeout: cfg.Timeout,
+			// A redirect would send the signed body somewhere nobody
+			// configured; it fails the delivery instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
+}
+
+// Name is the key of the references.
+func (n *Notifier) Name() string { return "webhook" }
+
+// Pending delivers a "pending" event.
+func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error) {
+	id := deliveryID(EventPending, p.JobID, p.CallID, p.AskedAt)
+	return id, n.deliver(ctx, EventPending, id, PendingEvent{Event: EventPending, Delivery: id, Pending: p})
+}
+
+// Decided delivers a "decided" event.
+func (n *Notifier) Decided(ctx context.Context, d notify.Decided, _ string) error {
+	id := deliveryID(EventDecided, d.JobID, d.CallID, d.At)
+	d.Refs = nil // other channels' references are nobody else's business
+	return n.deliver(ctx, EventDecided, id, DecidedEvent{Event: EventDecided, Delivery: id, Decided: d})
+}
+
+// deliveryID is stable across retries: the same event of the same call
+// always has the same ID.
+func deliveryID(event, job, call string, at time.Time) string {
+	sum := sha256.Sum256([]byte(event + "\x00" + job + "\x00" + call + "\x00" + strconv.FormatInt(at.UnixNano(), 10)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// deliver posts body to every URL in parallel; any failure (network error,
+// timeout, non-2xx) fails the activity so Temporal retries with backoff.
+func (n *Notifier) deliver(ctx context.Context, event, id string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("webhook: encode %s event: %w", event, err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(n.cfg.URLs))
+	for i, u := range n.cfg.URLs {
+		key := id + " " + u
+		n.mu.Lock()
+		sent := n.done[key]
+		n.mu.Unlock()
+		if sent {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = n.post(ctx, u, event, id, body); errs[i] == nil {
+				n.mu.Lock()
+				if len(n.done) >= maxDone {
+					clear(n.done)
+				}
+				n.done[key] = true
+				n.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (n *Notifier) post(ctx context.Context, url, event, id string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("webhook %s: %w", redact(url), err)
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "custos-webhook/1")
+	req.Header.Set(HeaderEvent, event)
+	req.Header.Set(HeaderDelivery, id)
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderSignature, Sign(n.cfg.Secret, ts, body))
+	res, err := n.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("webhook %s: %w", redact(url), err)
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return fmt.Errorf("webhook %s: %s event answered %s", redact(url), event, res.Status)
+	}
+	return nil
+}
+
+// redact keeps query strings (which often carry a relay's token) out of
+// errors, logs and the job's events.
+func redact(raw string) string {
+	for i, c := range raw {
+		if c == '?' {
+			return raw[:i] + "?…"
+		}
+	}
+	return raw
+}

@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// maskRun is a MaskPlan made ready for one bubblewrap run: the mode-000
+// sources exist and the placeholders of missing paths are in place. undo
+// removes what it created.
+type maskRun struct {
+	pins, masks []string
+	ws          string
+	undo        func()
+}
+
+// prepareMasks expands the request's deny rules for the workspace ws (real
+// path) and creates what the mounts need. It must run before the profile is
+// built, so that placeholders exist when bubblewrap mounts over them (even
+// below a directory another part of the profile makes read-only).
+func prepareMasks(ws string, req Request) (*maskRun, error) {
+	r := &maskRun{ws: ws, undo: func() {}}
+	plan, err := ExpandMasks(ws, req.ReadDeny, req.EditDeny)
+	if err != nil || plan.Empty() {
+		return r, err
+	}
+	src, err := os.MkdirTemp("", "custos-mask-")
+	if err != nil {
+		return r, fmt.Errorf("sandbox: mask sources: %w", err)
+	}
+	var undo []func()
+	r.undo = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	undo = append(undo, func() {
+		_ = os.Chmod(filepath.Join(src, "dir"), 0o700)
+		_ = os.Chmod(filepath.Join(src, "empty"), 0o700)
+		_ = os.RemoveAll(src)
+	})
+	srcs := MaskSources{HideFile: filepath.Join(src, "file"), HideDir: filepath.Join(src, "dir"), Empty: filepath.Join(src, "empty")}
+	err = errors.Join(os.WriteFile(srcs.HideFile, nil, 0o000), os.Mkdir(srcs.HideDir, 0o000), os.Mkdir(srcs.Empty, 0o555))
+	if err != nil {
+		r.undo()
+		return r, fmt.Errorf("sandbox: mask sources: %w", err)
+	}
+	// Modes are set past the umask (0o555 would keep it; 0o000 is exact).
+	err = errors.Join(os.Chmod(srcs.HideFile, 0o000), os.Chmod(srcs.HideDir, 0o000), os.Chmod(srcs.Empty, 0o555))
+	if err != nil {
+		r.undo()
+		return r, fmt.Errorf("sandbox: mask sources: %w", err)
+	}
+	for _, m := range plan.Masks {
+		if !m.Missing {
+			continue
+		}
+		u, err := placeholder(m)
+		if err != nil {
+			r.undo()
+			return r, err
+		}
+		undo = append(undo, u)
+	}
+	r.pins, r.masks = plan.Args(srcs)
+	return r, nil
+}
+
+// placeholder creates an empty directory where a denied path is missing
+// (and the directories above it), and returns how to remove them again:
+// only if still empty, since a host process (the Write tool) may have
+// written there meanwhile.
+func placeholder(m Mask) (func(), error) {
+	var made []string
+	for d := filepath.Dir(m.Path); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sandbox: placeholder for %s: %w", m.Path, err)
+		}
+		made = append(made, d)
+	}
+	slices.Reverse(made)
+	for _, d := range made {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("sandbox: placeholder for %s: %w", m.Path, err)
+		}
+	}
+	created := true
+	err := os.Mkdir(m.Path, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		// Appeared since the expansion: an empty directory is mounted over
+		// as planned; anything else is refused rather than guessed at.
+		fi, lerr := os.Lstat(m.Path)
+		if lerr != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("%w: %s appeared while the sandbox was being prepared; retry", ErrMasks, m.Path)
+		}
+		created, err = false, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: placeholder for %s: %w", m.Path, err)
+	}
+	return func() {
+		if created {
+			removeIfEmpty(m.Path)
+		}
+		for i := len(made) - 1; i >= 0; i-- {
+			removeIfEmpty(made[i])
+		}
+	}, nil
+}
+
+// removeIfEmpty removes an empty regular file or an empty directory.
+func removeIfEmpty(p string) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return
+	}
+	switch {
+	case fi.Mode().IsRegular() && fi.Size() == 0:
+		_ = os.Remove(p)
+	case fi.IsDir():
+		_ = os.Remove(p) // fails (and keeps it) unless empty
+	}
+}
+
+// apply puts the pins right after the workspace's own bind, before anything
+// mounted below the workspace (a pin bound later would cover those mounts
+// with the host's view), and the masks last, on top of everything.
+func (r *maskRun) apply(args []string) ([]string, error) {
+	if len(r.pins)+len(r.masks) == 0 {
+		return args, nil
+	}
+	at := -1
+	for i := 0; i+2 < len(args); i++ {
+		if args[i] == "--bind" && args[i+1] == r.ws && args[i+2] == r.ws {
+			at = i + 3
+			break
+		}
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("%w: the profile has no workspace bind to put the masks after", ErrMasks)
+	}
+	out := make([]string, 0, len(args)+len(r.pins)+len(r.masks))
+	out = append(out, args[:at]...)
+	out = append(out, r.pins...)
+	out = append(out, args[at:]...)
+	return append(out, r.masks...), nil
+}

@@ -1,0 +1,51 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+)
+
+// withSandboxRules adds to a tool request what the tool enforces of the
+// policy by itself (issue 8 §1, §4): Bash gets the Read and Edit deny
+// patterns for the sandbox, and is marked unconfined when the worker has no
+// sandbox and the user allowed that (the policy then sent the call to a
+// person, told so); Glob and Grep get the Read deny patterns to leave masked
+// files out; Read, Write and Edit check the real path they touch (a symlink
+// or hard link may lead to a denied file the written path does not name).
+// The rules come from the current policy, learned ones included.
+func (j *job) withSandboxRules(req *activities.ToolRequest, tool string) {
+	switch tool {
+	case activities.BashActivity:
+		req.ReadDeny, req.EditDeny = j.policy.SandboxDenies()
+		sb := j.st.Env.Sandbox
+		req.Unconfined = sb.Unconfined && sb.AllowUnconfined
+	case activities.ReadActivity, activities.GlobActivity, activities.GrepActivity:
+		req.ReadDeny, _ = j.policy.SandboxDenies()
+	case activities.WriteActivity, activities.EditActivity:
+		_, req.EditDeny = j.policy.SandboxDenies()
+	}
+}
+
+// sandboxText says which sandbox backend the job's commands get.
+func sandboxText(sb approval.SandboxStatus) string {
+	switch {
+	case sb.Backend == "":
+		return "sandbox: not reported by the worker (Bash checks for itself and refuses to run without isolation)"
+	case !sb.Unconfined:
+		return fmt.Sprintf("sandbox: %s (%s)", sb.Backend, sb.Why)
+	case sb.AllowUnconfined:
+		return fmt.Sprintf("sandbox: NONE, commands run UNCONFINED (sandbox.allowUnsandboxed): every Bash call asks a person. Why: %s", sb.Why)
+	}
+	return fmt.Sprintf("sandbox: NONE, Bash is refused: %s", sb.Help)
+}
+
+// announceSandbox is the job's first event: which backend is active.
+func (j *job) announceSandbox(ctx workflow.Context) {
+	text := sandboxText(j.st.Env.Sandbox)
+	j.audit(ctx, approval.AuditRecord{Event: "sandbox", Reason: text})
+	j.emit(ctx, Event{Kind: "sandbox", Text: text})
+}
