@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 GO ?= go
 TASK ?= summarise this repository and suggest one improvement
 
-.PHONY: run worker test vet bench deps
+.PHONY: run worker test vet bench deps mutants
 
 ## run: start a job on this directory (embedded Temporal server and, without
 ## OPENAI_API_KEY, the offline demo model)
@@ -33,13 +33,28 @@ deps:
 	  echo "installing the Temporal CLI $(TEMPORAL_CLI_VERSION) into $$($(GO) env GOPATH)/bin"; \
 	  $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION); }
 
+# RACE_PKGS run under the race detector in make test: the packages with
+# goroutines of their own (workflow test environments, activity heartbeats,
+# hook processes). The rest (the embedded server, sandbox, end to end) run
+# without it, to keep CI time reasonable.
+RACE_PKGS := ./approval ./hooks ./activities ./workflows
+
 ## test: vet, then every test (unit, workflow, sandbox, end to end)
 test: deps
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./sandbox ./hooks   # the fallback must build where bwrap cannot exist
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/custos-dev/custos/$(notdir $(p))))
 
 ## bench: the benchmarks quoted in the closing notes
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## mutants: break the product on purpose (no network namespace, no .git/hooks
+## protection, a timer that allows, deny rules ignored, a path guard that
+## follows symlinks, a Write that is not atomic) and show the tests catch
+## each break; not part of make test (it reruns the sandbox and workflow tests
+## per mutant)
+mutants: deps
+	scripts/mutants.sh

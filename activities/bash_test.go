@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,22 +26,32 @@ import (
 	"github.com/custos-dev/custos/sandbox"
 )
 
-// realSandbox is the sandbox the worker would use: real bubblewrap (the
-// fallback refuses commands now, so it would prove nothing here).
+// realSandbox is the sandbox the worker would use, and it must be
+// bubblewrap: these tests claim isolation, so a fallback backend fails them
+// instead of letting them pass without it. bwrap is found on PATH, as the
+// sandbox finds it; without it the tests skip, or fail when CI is set.
 func realSandbox(t *testing.T) sandbox.Sandbox {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("/usr/bin/bwrap is missing (%v) and CI is set: the Bash tests must run", err)
+			t.Fatalf("bwrap is not on PATH (%v): CI must run the Bash tests in the real sandbox", err)
 		}
-		t.Skipf("skipping: /usr/bin/bwrap is missing (%v); install bubblewrap to run the Bash tests", err)
+		t.Skipf("skipping: bwrap is not on PATH (%v); install bubblewrap to run the Bash tests", err)
 	}
 	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true})
 	require.NoError(t, err)
 	name, why := sb.Backend()
-	t.Logf("sandbox backend %s (%s)", name, why)
+	require.Equal(t, sandbox.BackendBwrap, name, "bwrap is installed but unusable: %s", why)
 	return sb
 }
+
+// inSandbox is a shell fragment that prints the marker only bubblewrap's
+// profile produces (its own UTS namespace and hostname), so an output that
+// contains sandboxMarker proves where the command ran.
+const (
+	inSandbox     = "echo host=$(hostname)"
+	sandboxMarker = "host=custos-sandbox"
+)
 
 func TestBash(t *testing.T) {
 	sb := realSandbox(t)
@@ -57,13 +68,19 @@ func TestBash(t *testing.T) {
 		truncated bool
 		contains  []string
 		excludes  []string
+		suffix    string
 	}{
 		{name: "stdout", input: `{"command":"echo hello","description":"say hello"}`, exit: exit(0),
 			contains: []string{"hello\n"}, excludes: []string{"[exit code"}},
+		{name: "runs in the sandbox", input: `{"command":"` + inSandbox + `"}`, exit: exit(0),
+			contains: []string{sandboxMarker}},
 		{name: "runs in the workspace", input: `{"command":"cat in.txt && touch made.txt"}`, exit: exit(0),
 			contains: []string{"from the workspace"}},
-		{name: "stderr and exit code", input: `{"command":"echo out; sleep 0.1; echo err >&2; exit 3"}`, exit: exit(3), isErr: true,
-			contains: []string{"out\nerr\n[exit code 3]"}},
+		// stdout and stderr are separate pipes, so their relative order in
+		// the output is the order the reader saw them (TestCombinedOutput
+		// pins that); here both arrive and the exit code comes last.
+		{name: "stderr and exit code", input: `{"command":"echo out; echo err >&2; exit 3"}`, exit: exit(3), isErr: true,
+			contains: []string{"out\n", "err\n"}, suffix: "\n[exit code 3]"},
 		{name: "no output", input: `{"command":"true"}`, exit: exit(0), contains: []string{"(no output)"}},
 		{name: "bash syntax", input: `{"command":"for i in 1 2 3; do printf \"%s,\" $i; done"}`, exit: exit(0),
 			contains: []string{"1,2,3,"}},
@@ -87,6 +104,7 @@ func TestBash(t *testing.T) {
 			for _, c := range tc.contains {
 				require.Contains(t, res.Output, c)
 			}
+			require.True(t, strings.HasSuffix(res.Output, tc.suffix), "output %q does not end with %q", res.Output, tc.suffix)
 			for _, c := range tc.excludes {
 				require.NotContains(t, res.Output, c)
 			}
@@ -110,11 +128,31 @@ func TestBashHeartbeats(t *testing.T) {
 	// what it sends on to the server, which is not what is tested here.
 	var beats atomic.Int32
 	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&heartbeatCounter{n: &beats}}})
-	tools := &Tools{Sandbox: sb, HeartbeatInterval: 100 * time.Millisecond}
+	tools := &Tools{Sandbox: sb, HeartbeatInterval: 10 * time.Millisecond}
 	env.RegisterActivity(tools.Bash)
+	// The command runs until the test has counted five heartbeats and
+	// creates the release file, so the count depends on no clock.
+	ws := t.TempDir()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		deadline := time.After(time.Minute)
+		for beats.Load() < 5 {
+			select {
+			case <-done:
+				return
+			case <-deadline:
+				// Release anyway; the count below then fails the test.
+				_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
+	}()
 	val, err := env.ExecuteActivity(tools.Bash, ToolRequest{
-		Workspace: t.TempDir(),
-		Input:     json.RawMessage(`{"command":"sleep 1.2; echo done"}`),
+		Workspace: ws,
+		Input:     json.RawMessage(`{"command":"while [ ! -e release ]; do sleep 0.01; done; ` + inSandbox + `; echo done","timeout":120000}`),
 		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
 	})
 	require.NoError(t, err)
@@ -122,7 +160,8 @@ func TestBashHeartbeats(t *testing.T) {
 	require.NoError(t, val.Get(&res))
 	require.False(t, res.IsError, res.Output)
 	require.Contains(t, res.Output, "done")
-	require.GreaterOrEqual(t, beats.Load(), int32(5), "expected a heartbeat every 100ms during a 1.2s command")
+	require.Contains(t, res.Output, sandboxMarker)
+	require.GreaterOrEqual(t, beats.Load(), int32(5), "the command waited for five heartbeats")
 }
 
 // A cancelled activity is an activity error, not a result for the model.
@@ -263,7 +302,7 @@ func TestBashNotRunTwice(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(bashRetryWorkflow)
 	env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: BashActivity})
-	env.ExecuteWorkflow(bashRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran >> count.txt"}`)})
+	env.ExecuteWorkflow(bashRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran $(hostname) >> count.txt"}`)})
 	require.NoError(t, env.GetWorkflowError())
 	var res ToolResult
 	require.NoError(t, env.GetWorkflowResult(&res))
@@ -271,5 +310,5 @@ func TestBashNotRunTwice(t *testing.T) {
 	require.Contains(t, res.Output, "interrupted")
 	got, err := os.ReadFile(filepath.Join(ws, "count.txt"))
 	require.NoError(t, err)
-	require.Equal(t, "ran\n", string(got), "the command ran exactly once")
+	require.Equal(t, "ran custos-sandbox\n", string(got), "the command ran exactly once, in the sandbox")
 }

@@ -303,17 +303,33 @@ func TestWrite(t *testing.T) {
 
 // A reader racing with Write sees the old or the new content, never a mix:
 // the write is a rename of a complete file.
+// TestWriteAtomic: a reader running while Write replaces a file sees the old
+// or the new content, never a partial file. The writer keeps writing until
+// the reader has overlapped enough writes, so the test cannot pass with
+// reads that all fell between writes.
 func TestWriteAtomic(t *testing.T) {
 	ws := t.TempDir()
 	a := strings.Repeat("A", 1<<20)
 	b := strings.Repeat("B", 1<<20)
 	mkfiles(t, ws, map[string]string{"f": a})
+	// gen is odd while a Write runs; a read during which gen was odd or
+	// changed overlapped a write.
+	var gen, overlapped atomic.Int64
+	const wantOverlaps = 20
+	stop := make(chan struct{})
 	done := make(chan struct{})
 	bad := make(chan string, 1)
 	go func() {
 		defer close(done)
-		for i := 0; i < 200; i++ {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			g1 := gen.Load()
 			got, err := os.ReadFile(filepath.Join(ws, "f"))
+			g2 := gen.Load()
 			if err != nil {
 				bad <- err.Error()
 				return
@@ -322,22 +338,29 @@ func TestWriteAtomic(t *testing.T) {
 				bad <- fmt.Sprintf("torn read: %d bytes", len(s))
 				return
 			}
+			if g1%2 == 1 || g1 != g2 {
+				overlapped.Add(1)
+			}
 		}
 	}()
-	for i := 0; i < 20; i++ {
+	for i := 0; overlapped.Load() < wantOverlaps && i < 5000 && len(bad) == 0; i++ {
 		content := a
 		if i%2 == 0 {
 			content = b
 		}
+		gen.Add(1)
 		res := callTool(t, (&Tools{}).Write, ws, jsonArgs(t, map[string]string{"file_path": "f", "content": content}))
+		gen.Add(1)
 		require.False(t, res.IsError, res.Output)
 	}
+	close(stop)
 	<-done
 	select {
 	case msg := <-bad:
 		t.Fatal(msg)
 	default:
 	}
+	require.GreaterOrEqual(t, overlapped.Load(), int64(wantOverlaps), "reads that overlapped a write")
 	requireNoTempFiles(t, ws)
 }
 

@@ -73,12 +73,18 @@ echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"comma
 	}
 }
 
+// hookHeartbeatTimeout is the heartbeat timeout of hookTestWorkflow. The SDK
+// batches heartbeats to 80% of it, so a heartbeat reaches the server at most
+// 20% (400 ms) before the timeout would fire; a loaded machine can miss a
+// tighter margin.
+const hookHeartbeatTimeout = 2 * time.Second
+
 // hookTestWorkflow runs RunHooks once with a short heartbeat timeout and no
 // retries, so a missing heartbeat fails it.
 func hookTestWorkflow(ctx workflow.Context, req HookRequest) (HookResponse, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		HeartbeatTimeout:    time.Second,
+		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    hookHeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var resp HookResponse
@@ -87,14 +93,6 @@ func hookTestWorkflow(ctx workflow.Context, req HookRequest) (HookResponse, erro
 }
 
 func TestRunHooksHeartbeats(t *testing.T) {
-	dir := t.TempDir()
-	// The hook outlives the 1 s heartbeat timeout more than twice over. (The SDK
-	// batches heartbeats to 80% of the timeout, so the margin is 200 ms.)
-	req := HookRequest{
-		Hooks:   []hooks.CommandHook{{Name: "slow", Command: `sleep 2.5; echo '{"decision":"ask"}'`, Timeout: 10 * time.Second}},
-		Payload: hooks.Payload{Point: hooks.ToolApprovalPre, Tool: "Bash"},
-		Dir:     dir,
-	}
 	tests := []struct {
 		name    string
 		every   time.Duration
@@ -107,12 +105,42 @@ func TestRunHooksHeartbeats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			release := filepath.Join(dir, "release")
+			// The hook runs until the test releases it: after four heartbeats
+			// reached the server (three batch windows, 2.4 times the timeout,
+			// so it outlived the timeout only by heartbeating), or, when they
+			// do not come, after 2.5 times the timeout.
+			req := HookRequest{
+				Hooks: []hooks.CommandHook{{Name: "slow", Timeout: 30 * time.Second,
+					Command: `while [ ! -e '` + release + `' ]; do sleep 0.01; done; echo '{"decision":"ask"}'`}},
+				Payload: hooks.Payload{Point: hooks.ToolApprovalPre, Tool: "Bash"},
+				Dir:     dir,
+			}
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestWorkflowEnvironment()
 			env.SetTestTimeout(time.Minute) // the default 3 s is wall time, shorter than the hook
+			var beats atomic.Int32
+			env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
 			env.RegisterWorkflow(hookTestWorkflow)
 			env.RegisterActivityWithOptions((&Hooks{HeartbeatEvery: tt.every}).RunHooks,
 				activity.RegisterOptions{Name: HooksActivity})
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				giveUp := time.After(hookHeartbeatTimeout * 5 / 2)
+				for beats.Load() < 4 {
+					select {
+					case <-done:
+						return
+					case <-giveUp:
+						_ = os.WriteFile(release, nil, 0o644)
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+				_ = os.WriteFile(release, nil, 0o644)
+			}()
 			env.ExecuteWorkflow(hookTestWorkflow, req)
 			require.True(t, env.IsWorkflowCompleted())
 			err := env.GetWorkflowError()
@@ -123,6 +151,7 @@ func TestRunHooksHeartbeats(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			require.GreaterOrEqual(t, beats.Load(), int32(4), "released by heartbeats, not by giving up")
 			var resp HookResponse
 			require.NoError(t, env.GetWorkflowResult(&resp))
 			assert.Equal(t, hooks.Result{Decision: "ask", Hook: "slow"}, resp.Result)

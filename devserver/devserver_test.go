@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,8 +128,10 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 
 	// Stop is idempotent; the deferred Stop above must also return nil.
 	require.NoError(t, srv.Stop())
-	_, err = http.Get(srv.UIAddr() + "/")
-	require.Error(t, err, "UI should be down after Stop")
+	// The same logged-in client that just got the page is refused at the
+	// socket: the UI is down, not merely refusing this client.
+	_, err = ui.Get(srv.UIAddr() + "/")
+	require.ErrorIs(t, err, syscall.ECONNREFUSED, "UI should be down after Stop")
 
 	// Stop released the file.
 	l, err := lockDB(dbFile)
@@ -194,15 +197,19 @@ func httpGet(t *testing.T, c *http.Client, url string) string {
 }
 
 func TestStartRejectsBadOptions(t *testing.T) {
-	for _, o := range []Options{
-		{IP: "0.0.0.0"},
-		{IP: "192.0.2.1"},
-		{IP: "not-an-ip"},
-		{Port: 70000},
-		{UIPort: -2},
+	// Each option is refused for its own reason, before anything starts.
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{IP: "0.0.0.0"}, "devserver: IP 0.0.0.0 is not a loopback address"},
+		{Options{IP: "192.0.2.1"}, "devserver: IP 192.0.2.1 is not a loopback address"},
+		{Options{IP: "not-an-ip"}, `devserver: invalid IP "not-an-ip"`},
+		{Options{Port: 70000}, "devserver: invalid port 70000"},
+		{Options{UIPort: -2}, "devserver: invalid UI port -2"},
 	} {
-		_, err := Start(context.Background(), o)
-		require.Error(t, err, "%+v", o)
+		_, err := Start(context.Background(), tc.o)
+		require.ErrorContains(t, err, tc.want, "%+v", tc.o)
 	}
 }
 

@@ -32,6 +32,9 @@ func TestJobHistoryReplays(t *testing.T) {
 			oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}),
 			oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
 			oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo hi"}),
+			// Denied by the system hook before anyone is asked: replay
+			// needs the hooks the worker had.
+			oaifake.ToolCall("p1", "Write", map[string]any{"file_path": ".git/hooks/pre-commit", "content": "x"}),
 		),
 		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "b.txt", "old_string": "b", "new_string": "c"})),
 		oaifake.Say("recorded"),
@@ -68,10 +71,18 @@ func TestJobHistoryReplays(t *testing.T) {
 		require.NoError(t, err)
 		hist.Events = append(hist.Events, ev)
 	}
-	replayer := worker.NewWorkflowReplayer()
-	agent := &workflows.Agent{}
-	replayer.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist))
+	// Replay with the system hooks the worker ran (workers.Start with no
+	// Hooks uses DefaultHooks) succeeds; without them the protected write
+	// would have gone to a person, so the same history does not replay.
+	sys, err := workers.DefaultHooks()
+	require.NoError(t, err)
+	replay := func(agent *workflows.Agent) error {
+		replayer := worker.NewWorkflowReplayer()
+		replayer.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+		return replayer.ReplayWorkflowHistory(nil, hist)
+	}
+	require.NoError(t, replay(&workflows.Agent{Hooks: sys}))
+	require.Error(t, replay(&workflows.Agent{}), "replay without the system hooks must diverge")
 
 	if path := os.Getenv("CUSTOS_RECORD_HISTORY"); path != "" {
 		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)

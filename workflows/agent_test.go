@@ -224,11 +224,14 @@ func TestUnknownToolAndMalformedArgumentsAreResults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "adapted", res.Answer)
 	r := h.toolResults()
-	d, ok := denial(r["u1"])
-	require.True(t, ok, r["u1"])
-	assert.Contains(t, d.Reason, "unknown tool")
-	assert.NotEmpty(t, r["m1"])
-	assert.NotContains(t, r["m1"], "approved\":true")
+	// The exact denials, written by hand: fail closed at layer 1, saying
+	// what went wrong and what would be required.
+	assert.JSONEq(t, `{"approved":false,"decision":"deny","layer":"rules","risk":"exec",
+		"reason":"unknown tool \"Teleport\"; the tools are Read, Glob, Grep, Write, Edit and Bash",
+		"required":"nothing: there is no such tool"}`, r["u1"])
+	assert.JSONEq(t, `{"approved":false,"decision":"deny","layer":"rules","risk":"read",
+		"reason":"malformed tool input (fail closed): input is not a JSON object",
+		"required":"valid arguments: a JSON object with the tool's parameters"}`, r["m1"])
 }
 
 func TestContinueAsNewCarriesPendingState(t *testing.T) {

@@ -3,9 +3,12 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,24 +107,55 @@ func TestPipelineWriteInPlanDenied(t *testing.T) {
 }
 
 func TestPipelineBashInBypassAllowedAndSandboxed(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
-		t.Skip("bwrap not installed: the sandbox half of this scenario needs it (CI installs it)")
-	}
+	requireBwrap(t)
+	// A listener on the host's loopback, reachable from outside the sandbox
+	// (checked below), must not be reachable from the bypass-mode command.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	probe := fmt.Sprintf("if (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null; then echo net-reached; else echo net-blocked; fi", port)
+
 	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("b", "Bash", map[string]any{"command": "echo ran > ran.txt; if test -e /root; then echo root-visible; else echo root-hidden; fi; id -u"})),
+		// The probe is in a script file, so the rule engine cannot see the
+		// connection (it refuses a visible /dev/tcp to an unlisted host):
+		// only the sandbox stands in its way.
+		oaifake.Calls(call("b", "Bash", map[string]any{"command": "echo ran > ran.txt; if test -e /root; then echo root-visible; else echo root-hidden; fi; id -u; echo host=$(hostname); bash probe.sh"})),
 		oaifake.Say("ran"),
-	))
+	), withSandbox(sandbox.Config{FailIfUnavailable: true}))
+	h.writeFile("probe.sh", probe+"\n")
+	cmd := exec.Command("bash", "probe.sh")
+	cmd.Dir = h.ws
+	outside, err := cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, "net-reached\n", string(outside), "the listener is reachable outside the sandbox")
+	require.Eventually(t, func() bool { return accepted.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 	h.input.Mode = approval.ModeBypass
-	_, err := h.run()
+	_, err = h.run()
 	require.NoError(t, err)
 	d := h.decisions()["b"]
 	assert.Equal(t, approval.Allow, d.Decision)
 	assert.Equal(t, approval.LayerMode, d.Layer)
 	out := h.toolResults()["b"]
+	assert.Contains(t, out, "net-blocked", "bypass skips asking, not the network namespace")
+	assert.NotContains(t, out, "net-reached")
+	assert.Equal(t, int32(1), accepted.Load(), "only the outside probe reached the listener")
 	assert.Equal(t, "ran\n", h.file("ran.txt"))
 	assert.Contains(t, out, "root-hidden", "bypass skips asking, not the sandbox")
 	assert.NotContains(t, out, "root-visible")
 	assert.Regexp(t, `(?m)^1000$`, out, "the command does not run as root")
+	assert.Contains(t, out, "host=custos-sandbox", "the command ran in bubblewrap, not a fallback")
 }
 
 // hookScript writes an executable PreToolUse hook into the workspace.

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// A PreToolUse hook that does not decide hands the call to a person: an
+// "ask" with its reason, or a rewritten input (modifiedInput, no decision)
+// that the person sees and approves and the tool then runs. Both on the
+// embedded server with a real worker, real hook processes and the sandbox.
+func TestHookAskAndRewriteReachAPerson(t *testing.T) {
+	tests := []struct {
+		name string
+		// hook is the hook script's JSON answer.
+		hook string
+		// wantReason and wantInput are what the person is shown.
+		wantReason string
+		wantInput  string
+		// wantFile is out.txt after the approved call ran.
+		wantFile string
+	}{
+		{name: "ask", hook: `{"decision":"ask","reason":"the release hook wants a person"}`,
+			wantReason: "the release hook wants a person",
+			wantInput:  `{"command":"echo original > out.txt"}`, wantFile: "original\n"},
+		{name: "modifiedInput without a decision", hook: `{"modifiedInput":{"command":"echo rewritten > out.txt"}}`,
+			wantInput: `{"command":"echo rewritten > out.txt"}`, wantFile: "rewritten\n"},
+	}
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			model, base := startModel(t, oaifake.Script(
+				oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo original > out.txt"})),
+				oaifake.Say("done"),
+			))
+			ws := workspace(t)
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
+				[]byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./hook.sh"}]}]}}`), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "hook.sh"), []byte("#!/bin/sh\ncat >/dev/null\necho '"+tc.hook+"'\n"), 0o755))
+			userDir := t.TempDir()
+			require.NoError(t, approval.TrustWorkspace(userDir, ws))
+
+			w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: userDir, Logger: quietLogger()})
+			require.NoError(t, err)
+			defer w.Stop()
+			ctx := context.Background()
+			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("hook-ask-%d", i), TaskQueue: activities.TaskQueue},
+				workflows.WorkflowName, workflows.JobInput{Task: "run it", Workspace: ws})
+			require.NoError(t, err)
+
+			// The call reaches a person, showing what the hook said or made.
+			waitPending(t, c, run.GetID(), "b1")
+			ask := pendingAsk(t, c, run.GetID(), "b1")
+			assert.JSONEq(t, tc.wantInput, string(ask.Input))
+			if tc.wantReason != "" {
+				assert.Equal(t, tc.wantReason, ask.Reason)
+			}
+			assert.NoFileExists(t, filepath.Join(ws, "out.txt"), "nothing runs before the person answers")
+
+			require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
+				workflows.ApprovalDecision{CallID: "b1", Decision: "allow", By: "e2e"}))
+			gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			var res workflows.JobResult
+			require.NoError(t, run.Get(gctx, &res))
+			assert.Equal(t, "done", res.Answer)
+			assert.Equal(t, tc.wantFile, readFile(t, ws, "out.txt"), "the tool ran, with the input the person approved")
+			assert.NotContains(t, toolResult(model, "b1"), `"approved":false`)
+		})
+	}
+}
+
+// pendingAsk is callID's entry in the status query's pending list.
+func pendingAsk(t *testing.T, c client.Client, id, callID string) workflows.PendingAsk {
+	t.Helper()
+	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.StatusQuery)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	for _, p := range st.Pending {
+		if p.CallID == callID {
+			return p
+		}
+	}
+	t.Fatalf("call %s is not pending: %+v", callID, st.Pending)
+	return workflows.PendingAsk{}
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# mutants.sh: show that the test suite fails when the product breaks.
+#
+# Each mutant is a deliberate break of the product source (one security
+# property), applied to a fresh copy of the working tree (never to the tree
+# itself; no git stash). The tests that guard the property then run against
+# the copy: a failing run kills the mutant, a passing run lets it survive.
+# First the same tests run unmutated, so a kill is the mutant's doing.
+#
+# Prints killed/survived per mutant and a total; exits non-zero if any
+# mutant survives or no longer applies (its source text changed: update the
+# mutant). Needs what the tests need (bwrap, root for the sandbox denial
+# controls). Not part of make test: it runs the sandbox and workflow tests
+# once per mutant.
+#
+#   scripts/mutants.sh            all mutants
+#   scripts/mutants.sh net timer  mutants whose name contains a word
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+export GOTOOLCHAIN=go1.27.3 CI=1
+work=$(mktemp -d "${TMPDIR:-/tmp}/custos-mutants.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# The same path for every copy, so the build cache serves the packages a
+# mutant does not touch.
+tree=$work/tree
+log=$work/log
+
+# mutant NAME PACKAGES RUN FILE FROM TO [FILE FROM TO ...]: FROM must occur
+# in FILE exactly once and becomes TO.
+names=() pkgs=() runs=() edits=()
+mutant() {
+	names+=("$1") pkgs+=("$2") runs+=("$3")
+	shift 3
+	local e=""
+	while [ $# -gt 0 ]; do
+		e+="$1"$'\x1f'"$2"$'\x1f'"$3"$'\x1e'
+		shift 3
+	done
+	edits+=("$e")
+}
+
+mutant "no network namespace (drop --unshare-net)" \
+	"./sandbox" "TestBwrapDenies|TestBwrapNetworkAllowlist" \
+	sandbox/bwrap.go '"--unshare-net",' ''
+
+mutant "no .git/hooks protection" \
+	"./sandbox ./activities ./workers ./workflows" "TestBwrapDenies|Protected|Hook|TestWrite|TestEdit|PathGuard|ResolvePath" \
+	sandbox/protected.go 'case c == "hooks":' 'case c == "hooks-unprotected":'
+
+mutant "approval timer allows instead of denying" \
+	"./workflows" "Timeout|Timer|Deadline|Pipeline" \
+	workflows/calls.go 'approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason}' \
+	'approval.Verdict{Decision: approval.Allow, Layer: approval.LayerHuman, Reason: reason}'
+
+mutant "rule engine ignores deny rules" \
+	"./approval ./workflows" "." \
+	approval/policy.go '{ListDeny, s.Permissions.Deny, &p.deny},' '{ListDeny, nil, &p.deny},'
+
+mutant "path guard follows symlinks (lexical paths only)" \
+	"./sandbox ./activities" "Path|Resolve|Symlink|TestWrite|TestEdit|TestRead" \
+	sandbox/pathguard.go 'func canonicalize(base, rel string) (string, error) {' \
+	$'func canonicalize(base, rel string) (string, error) {\n\tif true {\n\t\treturn filepath.Join(base, rel), nil\n\t}'
+
+mutant "Write rewrites the file in place (not atomic)" \
+	"./activities" "TestWriteAtomic" \
+	activities/tools.go 'tmp := filepath.Join(dir, "."+filepath.Base(rel)+".custos-tmp-"+hex.EncodeToString(rnd[:]))' \
+	'tmp, _ := rel, hex.EncodeToString(rnd[:])' \
+	activities/tools.go 'root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)' \
+	'root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)'
+
+# copy_tree puts the working tree's tracked files (with uncommitted edits)
+# at $tree.
+copy_tree() {
+	rm -rf "$tree" && mkdir -p "$tree" &&
+		(cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -xf - -C "$tree"
+}
+
+# apply EDITS: perform one mutant's edits on $tree.
+apply() {
+	local rec file from to n
+	while IFS= read -r -d $'\x1e' rec; do
+		IFS=$'\x1f' read -r -d '' file from to <<<"$rec" || true
+		to=${to%$'\n'}
+		n=$(FROM="$from" perl -0ne '$n = () = /\Q$ENV{FROM}\E/g; print $n' "$tree/$file")
+		if [ "$n" != 1 ]; then
+			echo "    $file: the text to break occurs $n times, not once: update the mutant" >&2
+			return 1
+		fi
+		FROM="$from" TO="$to" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$tree/$file" || return 1
+	done <<<"$1"
+}
+
+# run_tests PKGS RUN: go test in $tree; output to $log.
+run_tests() {
+	# shellcheck disable=SC2086 # PKGS is a list
+	(cd "$tree" && go test -count=1 -timeout 20m -run "$2" $1) >"$log" 2>&1
+}
+
+selected() {
+	[ $# -eq 1 ] && return 0
+	local name=$1 w
+	shift
+	for w in "$@"; do
+		case "$name" in *"$w"*) return 0 ;; esac
+	done
+	return 1
+}
+
+killed=0 survived=0 broken=0 total=0
+for i in "${!names[@]}"; do
+	selected "${names[$i]}" "$@" || continue
+	total=$((total + 1))
+	echo "mutant: ${names[$i]}"
+	echo "  tests: go test -run '${runs[$i]}' ${pkgs[$i]}"
+	copy_tree || { echo "  cannot copy the tree" >&2; exit 2; }
+	if ! run_tests "${pkgs[$i]}" "${runs[$i]}"; then
+		echo "  BROKEN: the tests fail without the mutant:"; tail -20 "$log" | sed 's/^/    /'
+		broken=$((broken + 1))
+		continue
+	fi
+	if ! apply "${edits[$i]}"; then
+		echo "  BROKEN: the mutant does not apply"
+		broken=$((broken + 1))
+		continue
+	fi
+	if run_tests "${pkgs[$i]}" "${runs[$i]}"; then
+		echo "  SURVIVED: the tests pass with the product broken"
+		survived=$((survived + 1))
+	elif grep -qE '\[(build|setup) failed\]' "$log"; then
+		echo "  BROKEN: the mutant does not compile:"; grep -vE '^(ok|FAIL|---|===)' "$log" | head -10 | sed 's/^/    /'
+		broken=$((broken + 1))
+	else
+		echo "  killed by:"; grep -E '^\s*--- FAIL' "$log" | head -8 | sed 's/^/    /'
+		killed=$((killed + 1))
+	fi
+done
+echo "mutants: $total, killed: $killed, survived: $survived, broken: $broken"
+[ "$survived" -eq 0 ] && [ "$broken" -eq 0 ]
