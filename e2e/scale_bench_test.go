@@ -106,8 +106,12 @@ func BenchmarkParkedJobs(b *testing.B) {
 
 // BenchmarkEightWorkspaces is the wall time of 8 jobs, each running one
 // `sleep 2` on its own workspace, against one such job alone, on one worker
-// with 8 Bash lanes.
+// with 8 Bash lanes (CUSTOS_BENCH_LANES=1 shows one lane, as before lanes).
 func BenchmarkEightWorkspaces(b *testing.B) {
+	nLanes := 8
+	if v, err := strconv.Atoi(os.Getenv("CUSTOS_BENCH_LANES")); err == nil && v > 0 {
+		nLanes = v
+	}
 	srv := startServerB(b)
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
 		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
@@ -127,17 +131,17 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 		ran[task] = true
 		return oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})), nil
 	})
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), BashLanes: 8, Logger: quietLogger()})
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), BashLanes: nLanes, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer w.Stop()
-	// Eight workspaces on eight lanes.
+	// Eight workspaces, on as many lanes as there are.
 	lanes := map[string]bool{}
 	var ws []string
 	for len(ws) < 8 {
 		d := b.TempDir()
-		if q := activities.BashLaneQueue("", d, 8); !lanes[q] {
+		if q := activities.BashLaneQueue("", d, nLanes); !lanes[q] || len(lanes) >= nLanes {
 			lanes[q] = true
 			ws = append(ws, d)
 		}
