@@ -108,6 +108,7 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
+	observeBash(ctx, res)
 
 	out := formatBashResult(res, combined, max)
 	code := res.ExitCode

@@ -39,7 +39,9 @@ func run() error {
 		strict  = flag.Bool("require-sandbox", false, "fail instead of falling back when no OS sandbox is available")
 	)
 	flag.Parse()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	host, _ := os.Hostname()
+	host = cmp.Or(os.Getenv("CUSTOS_HOST"), host)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("host", host)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -63,10 +65,23 @@ func run() error {
 		c = emb.Client
 		fmt.Fprint(os.Stderr, emb.Banner())
 	}
+	tel, err := workers.StartTelemetry(ctx, workers.TelemetryFromEnv(host, logger))
+	if err != nil {
+		return err
+	}
+	defer tel.Close(context.Background())
+	tc, err := tel.Client(c, cmp.Or(opts.Namespace, "default"), logger)
+	if err != nil {
+		return err
+	}
+	if tc != c {
+		defer tc.Close()
+		c = tc
+	}
 	wo := workers.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
-		Logger:  logger,
+		Logger:  logger, Host: host, Versioning: workers.VersioningFromEnv(),
 	}
 	stopDemo, demo, err := workers.UseDemoModel(&wo)
 	if err != nil {

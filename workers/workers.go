@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -36,6 +37,12 @@ type Options struct {
 	// webhooks); none means jobs run no notification activities.
 	Notifiers []notify.Notifier
 	Logger    *slog.Logger
+	// Host names this worker in logs (default: the machine's name).
+	Host string
+	// Interceptors are added to every worker.
+	Interceptors []interceptor.WorkerInterceptor
+	// Versioning: the Worker Deployment Version of this process.
+	Versioning Versioning
 }
 
 // Workers are the running workers of one process.
@@ -79,7 +86,8 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
-	w.main = worker.New(c, activities.TaskQueue, worker.Options{})
+	wopts := workerOptions(o)
+	w.main = worker.New(c, activities.TaskQueue, wopts)
 	agent := &workflows.Agent{Hooks: reg}
 	w.main.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	set.Register(w.main)
@@ -89,7 +97,9 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	// go to the same lane, so they never overlap, while other workspaces'
 	// commands run on the other lanes.
 	for i := 0; i < lanes; i++ {
-		lw := worker.New(c, fmt.Sprintf("%s-%d", activities.BashTaskQueue, i), worker.Options{MaxConcurrentActivityExecutionSize: 1})
+		lo := wopts
+		lo.MaxConcurrentActivityExecutionSize = 1
+		lw := worker.New(c, fmt.Sprintf("%s-%d", activities.BashTaskQueue, i), lo)
 		set.RegisterBash(lw)
 		w.lanes = append(w.lanes, lw)
 	}
