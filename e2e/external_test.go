@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/workflows"
 )
 
 // The suite runs against the embedded server by default. With
@@ -88,7 +89,8 @@ func externalServer(t *testing.T) *testServer {
 	return srv
 }
 
-// terminateOpen terminates every open workflow on srv's default namespace.
+// terminateOpen terminates every open job on srv's default namespace (not
+// the server's own system workflows, such as worker deployments').
 func terminateOpen(t *testing.T, srv *testServer) {
 	c, err := client.Dial(client.Options{HostPort: srv.addr, Logger: quietTemporalLogger(),
 		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
@@ -102,7 +104,7 @@ func terminateOpen(t *testing.T, srv *testServer) {
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: "ExecutionStatus = 'Running'", NextPageToken: token})
+			Query: "ExecutionStatus = 'Running' AND WorkflowType = '" + workflows.WorkflowName + "'", NextPageToken: token})
 		if err != nil {
 			t.Errorf("listing leftover jobs: %v", err)
 			return
@@ -120,4 +122,19 @@ func terminateOpen(t *testing.T, srv *testServer) {
 			return
 		}
 	}
+}
+
+// externalServerB is the external server for a benchmark.
+func externalServerB(b *testing.B) *testServer {
+	b.Helper()
+	dir := os.Getenv(externalTLSEnv)
+	if dir == "" {
+		b.Fatalf("%s is set: %s must name the server's certificate directory", externalAddrEnv, externalTLSEnv)
+	}
+	certs := devserver.TLSFilesIn(dir)
+	cfg, err := certs.ClientTLS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &testServer{addr: os.Getenv(externalAddrEnv), certs: certs, tls: cfg}
 }

@@ -60,6 +60,14 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 		}, time.Minute, 200*time.Millisecond, "setting %s current", build)
 	}
 	jobIn := func(task string) workflows.JobInput { return workflows.JobInput{Task: task, Workspace: workspace(t)} }
+	// The task queues now belong to this deployment; on a server the tests
+	// share (CUSTOS_E2E_TEMPORAL_ADDRESS), hand them back to unversioned
+	// workers, or the next test's jobs would wait for v2.
+	t.Cleanup(func() {
+		_, err := c.WorkerDeploymentClient().GetHandle(deployment).SetCurrentVersion(context.Background(),
+			client.WorkerDeploymentSetCurrentVersionOptions{BuildID: "", IgnoreMissingTaskQueues: true})
+		assert.NoError(t, err, "handing the task queues back to unversioned workers")
+	})
 
 	v1 := start("v1", baseV1)
 	makeCurrent("v1")
