@@ -69,7 +69,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer tel.Close(context.Background())
+	defer func() {
+		// Flush the last spans, but do not hang on an unreachable collector.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Close(cctx); err != nil {
+			logger.Warn("telemetry shutdown", "error", err)
+		}
+	}()
 	tc, err := tel.Client(c, cmp.Or(opts.Namespace, "default"), logger)
 	if err != nil {
 		return err
