@@ -29,7 +29,9 @@ func main() {
 func run() error {
 	var (
 		pgAddr  = flag.String("pg", "", "PostgreSQL host:port (loopback)")
-		pgUser  = flag.String("pg-user", "temporal", "PostgreSQL user")
+		pgUser  = flag.String("pg-user", "temporal", "PostgreSQL user (password: PGPASSWORD)")
+		pgDB    = flag.String("pg-db", "temporal", "database of the Temporal schema")
+		pgVisDB = flag.String("pg-visibility-db", "temporal_visibility", "database of the visibility schema")
 		port    = flag.Int("port", 0, "frontend port (0: any free port)")
 		tlsDir  = flag.String("tls-dir", "", "directory for the server's and the owner's certificates (required)")
 		addrOut = flag.String("addr-file", "", "write the frontend host:port here once it serves")
@@ -45,7 +47,8 @@ func run() error {
 	defer cancel()
 	srv, err := devserver.Start(sctx, devserver.Options{
 		Port: *port, UIPort: -1, TLSDir: *tlsDir, Logger: logger,
-		Postgres: &devserver.Postgres{Addr: *pgAddr, User: *pgUser, Password: os.Getenv("PGPASSWORD")},
+		Postgres: &devserver.Postgres{Addr: *pgAddr, User: *pgUser, Password: os.Getenv("PGPASSWORD"),
+			DB: *pgDB, VisibilityDB: *pgVisDB},
 	})
 	if err != nil {
 		return err
