@@ -50,7 +50,7 @@ test-postgres: deps
 ## bench-postgres: short-job throughput on the PostgreSQL-backed server
 ## (one and two worker processes) against the embedded SQLite server
 bench-postgres: deps
-	.ci/postgres-e2e $(GO) test -run '^$$' -bench ShortJobs -benchtime 40x ./e2e/
+	.ci/postgres-e2e $(GO) test -run '^$$' -bench ShortJobs -benchtime 100x ./e2e/
 
 ## bench: the benchmarks quoted in the closing notes
 bench: deps
