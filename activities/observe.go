@@ -19,7 +19,9 @@ const (
 // observeBash counts a killed command by why it was killed, and separately
 // the resource limit it ran into, if any.
 func observeBash(ctx context.Context, res sandbox.Result) {
-	if !res.Killed {
+	// Outside an activity (tools called directly, as tests and the
+	// starter's sandbox exec do) there is no metrics handler to ask.
+	if !res.Killed || !activity.IsActivity(ctx) {
 		return
 	}
 	h := activity.GetMetricsHandler(ctx)
