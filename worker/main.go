@@ -44,7 +44,7 @@ func run() error {
 		strict  = flag.Bool("require-sandbox", false, "refuse to start when no OS sandbox is available (without it the worker starts and Bash is refused, or asked for each command with allowUnsandboxed)")
 	)
 	flag.Parse()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("host", *host)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -72,12 +72,32 @@ func run() error {
 		c = emb.Client
 		fmt.Fprint(os.Stderr, emb.Banner())
 	}
+	tel, err := workers.StartTelemetry(ctx, workers.TelemetryFromEnv(*host, logger))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush the last spans, but do not hang on an unreachable collector.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Close(cctx); err != nil {
+			logger.Warn("telemetry shutdown", "error", err)
+		}
+	}()
+	tc, err := tel.Client(c, cmp.Or(opts.Namespace, "default"), logger)
+	if err != nil {
+		return err
+	}
+	if tc != c {
+		defer tc.Close()
+		c = tc
+	}
 	wo := workers.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
 		BashLanes: *lanes, ContextWindow: *window,
 		Host: *host, Workspaces: strings.Split(*roots, ","),
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
-		Logger:  logger,
+		Logger:  logger, Versioning: workers.VersioningFromEnv(),
 	}
 	ch, err := workers.StartChannels(ctx, c, channels, logger)
 	if err != nil {

@@ -51,10 +51,14 @@ func hostIdentity(o Options) (string, error) {
 }
 
 // hostWorkers are the host's workspace queue and its discovery poller.
-func hostWorkers(c client.Client, o Options, identity string, set activities.Set) ([]worker.Worker, error) {
-	hw := worker.New(c, activities.HostQueue(o.Host), worker.Options{Identity: identity})
+func hostWorkers(c client.Client, base worker.Options, identity, host string, set activities.Set) ([]worker.Worker, error) {
+	ho := base
+	ho.Identity = identity
+	hw := worker.New(c, activities.HostQueue(host), ho)
 	set.Register(hw)
-	disc := worker.New(c, HostsTaskQueue, worker.Options{Identity: identity, MaxConcurrentActivityExecutionSize: 1})
+	do := ho
+	do.MaxConcurrentActivityExecutionSize = 1
+	disc := worker.New(c, HostsTaskQueue, do)
 	disc.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "HostInfo"})
 	return []worker.Worker{hw, disc}, nil
 }

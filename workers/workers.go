@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -44,6 +45,10 @@ type Options struct {
 	// webhooks); none means jobs run no notification activities.
 	Notifiers []notify.Notifier
 	Logger    *slog.Logger
+	// Interceptors are added to every worker.
+	Interceptors []interceptor.WorkerInterceptor
+	// Versioning: the Worker Deployment Version of this process.
+	Versioning Versioning
 }
 
 // Workers are the running workers of one process.
@@ -92,7 +97,8 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
-	w.main = worker.New(c, activities.TaskQueue, worker.Options{})
+	wopts := workerOptions(o)
+	w.main = worker.New(c, activities.TaskQueue, wopts)
 	agent := &workflows.Agent{Hooks: reg}
 	w.main.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	set.Register(w.main)
@@ -108,12 +114,15 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		}
 	}
 	for i := 0; i < lanes; i++ {
-		lw := worker.New(c, activities.LaneQueue(o.Host, i), worker.Options{MaxConcurrentActivityExecutionSize: 1, Identity: identity})
+		lo := wopts
+		lo.MaxConcurrentActivityExecutionSize = 1
+		lo.Identity = identity
+		lw := worker.New(c, activities.LaneQueue(o.Host, i), lo)
 		set.RegisterBash(lw)
 		w.lanes = append(w.lanes, lw)
 	}
 	if o.Host != "" {
-		hw, err := hostWorkers(c, o, identity, set)
+		hw, err := hostWorkers(c, wopts, identity, o.Host, set)
 		if err != nil {
 			return nil, err
 		}

@@ -273,7 +273,12 @@ func (j *job) continueAsNew(ctx workflow.Context) error {
 	}
 	next := j.in
 	next.State = j.st
-	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+	// A pinned job moves to the current release at this boundary: the
+	// state it carries is plain JSON that newer releases read (fields are
+	// only ever added), and nothing is in flight.
+	return workflow.NewContinueAsNewErrorWithOptions(ctx, workflow.ContinueAsNewErrorOptions{
+		InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade,
+	}, WorkflowName, next)
 }
 
 // callModel runs the model activity with the llm.* hooks around it.

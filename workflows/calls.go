@@ -325,6 +325,7 @@ func (j *job) audit(ctx workflow.Context, r approval.AuditRecord) {
 	r.Time = workflow.Now(ctx)
 	r.JobID = j.id
 	j.st.Audit = append(j.st.Audit, r)
+	observe(ctx, r)
 }
 
 func verdictRecord(rec approval.AuditRecord, v approval.Verdict) approval.AuditRecord {
