@@ -65,11 +65,17 @@ func BenchmarkRunTrueMasks(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cmd := exec.Command(sb.bwrap, append(sb.profileArgs(ws, false, "", "", 3, 4, 5), "--", "true")...)
-			cmd.ExtraFiles = []*os.File{status, pw, gr}
-			if err := cmd.Run(); err != nil {
+			// The protected-path placeholders as Run makes and removes them.
+			prot := planProtected(ws)
+			if err := prot.prepare(); err != nil {
 				b.Fatal(err)
 			}
+			cmd := exec.Command(sb.bwrap, append(sb.profileArgs(ws, false, "", "", 3, 4, 5), "--", "true")...)
+			cmd.ExtraFiles = []*os.File{status, pw, gr}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatal(err, string(out))
+			}
+			prot.removePlaceholders()
 			status.Close()
 			pw.Close()
 			gr.Close()
