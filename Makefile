@@ -5,7 +5,7 @@ export GOTOOLCHAIN := go1.27.3
 GO ?= go
 TASK ?= summarise this repository and suggest one improvement
 
-.PHONY: run worker test vet bench deps mutants
+.PHONY: run worker test test-postgres vet bench bench-postgres deps mutants
 
 ## run: start a job on this directory (embedded Temporal server and, without
 ## OPENAI_API_KEY, the offline demo model)
@@ -46,6 +46,18 @@ test: deps
 	GOOS=darwin $(GO) build ./sandbox ./hooks   # the fallback must build where bwrap cannot exist
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/custos-dev/custos/$(notdir $(p))))
+
+## test-postgres: the end-to-end suite against a Temporal server on
+## PostgreSQL (Debian's postgresql package, a throwaway cluster on a free
+## loopback port, Temporal's schema from its own temporal-sql-tool); see
+## .ci/postgres-e2e
+test-postgres: deps
+	.ci/postgres-e2e $(GO) test -count=1 -timeout 40m ./e2e/
+
+## bench-postgres: short-job throughput on the PostgreSQL-backed server
+## (one and two worker processes) against the embedded SQLite server
+bench-postgres: deps
+	.ci/postgres-e2e $(GO) test -run '^$$' -bench ShortJobs -benchtime 100x ./e2e/
 
 ## bench: the benchmarks quoted in the closing notes
 bench: deps

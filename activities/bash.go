@@ -113,6 +113,7 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
+	observeBash(ctx, res)
 
 	if res.ExitCode != 0 && res.Note == "" && len(req.ReadDeny)+len(req.EditDeny) > 0 {
 		// Tell the model why a file may have refused it, so it can say

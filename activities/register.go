@@ -33,6 +33,7 @@ func (s Set) Register(r Registrar) {
 	reg(s.Settings.LoadSettings, LoadSettingsActivity)
 	reg(s.Settings.PersistRule, PersistRuleActivity)
 	reg(s.Settings.BashLane, BashLaneActivity)
+	reg(SaveSession, SaveSessionActivity)
 }
 
 // RegisterBash registers Bash, for a single-concurrency Bash lane.

@@ -47,7 +47,9 @@ type Settings struct {
 	BashLanes int
 	// ContextWindow is the worker's model's context window in tokens.
 	ContextWindow int
-	Sandbox       sandbox.Sandbox
+	// Host names this worker's host ("" for none), for its lane names.
+	Host    string
+	Sandbox sandbox.Sandbox
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -76,7 +78,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req LoadSettingsRequest) (L
 		return LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
 	return LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
-		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(ws, s.lanes()),
+		Notifiers: s.Notifiers, BashQueue: BashLaneQueue(s.Host, ws, s.lanes()),
 		ContextWindow: s.ContextWindow}, nil
 }
 

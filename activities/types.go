@@ -28,6 +28,7 @@ const (
 	BashActivity         = "Bash"
 	HooksActivity        = "RunHooks"
 	LoadSettingsActivity = "LoadSettings"
+	SaveSessionActivity  = "SaveSession"
 	PersistRuleActivity  = "PersistRule"
 )
 

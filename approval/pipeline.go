@@ -29,8 +29,18 @@ type Prelim struct {
 // hook can launder a command past a system or user deny rule; a rewrite that
 // the rules would send to a person still goes to a person.
 func (p *Policy) Decide(c Call, m Mode, runHooks HookRunner) Prelim {
+	return p.DecideWith(c, m, p.Evaluate, runHooks)
+}
+
+// Evaluator is layers 1-3 for one call: Policy.Evaluate, or a wrapper of it
+// (the workflow records each verdict in history, so a job replays with the
+// verdicts it was given even when a later release judges differently).
+type Evaluator func(c Call, m Mode) Verdict
+
+// DecideWith is Decide with layers 1-3 given by eval.
+func (p *Policy) DecideWith(c Call, m Mode, eval Evaluator, runHooks HookRunner) Prelim {
 	out := Prelim{Input: c.Input}
-	v := p.Evaluate(c, m)
+	v := eval(c, m)
 	if v.Decision == Allow || v.Decision == Deny {
 		out.Verdict = v
 		return out
@@ -49,7 +59,7 @@ func (p *Policy) Decide(c Call, m Mode, runHooks HookRunner) Prelim {
 					return out
 				}
 				out.Modified, out.Input = true, hr.ModifiedInput
-				v2 := p.Evaluate(Call{Tool: c.Tool, Input: hr.ModifiedInput}, m)
+				v2 := eval(Call{Tool: c.Tool, Input: hr.ModifiedInput}, m)
 				switch v2.Decision {
 				case Deny:
 					out.Verdict = v2

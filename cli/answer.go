@@ -24,54 +24,46 @@ func (e notApplied) Error() string        { return e.msg }
 func (e notApplied) Is(target error) bool { return target == errNotApplied }
 
 // sendDecision answers a call through the decide Update and waits for the
-// call's final decision. An answer that did not count comes back as an
-// error wrapping errNotApplied, with the job's own words.
+// call's final decision. An answer that did not count comes back as a
+// notApplied error (errors.Is errNotApplied), with the job's own words.
 func sendDecision(ctx context.Context, c client.Client, id string, d workflows.ApprovalDecision) (workflows.DecideResult, error) {
-	var res workflows.DecideResult
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   id,
-		UpdateName:   workflows.DecideUpdate,
-		Args:         []any{d},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, &res)
+	res, err := update[workflows.DecideResult](ctx, c, id, workflows.DecideUpdate, d)
+	if err != nil && !errors.Is(err, errNotApplied) {
+		err = fmt.Errorf("answer %s in %s: %w", d.CallID, id, err)
 	}
-	if err != nil {
-		if msg, ok := jobRefusal(err); ok {
-			return res, notApplied{msg}
-		}
-		return res, fmt.Errorf("answer %s in %s: %w", d.CallID, id, err)
-	}
-	return res, nil
+	return res, err
 }
 
 // sendMode changes a job's mode through the mode Update.
 func sendMode(ctx context.Context, c client.Client, id string, m workflows.ModeChange) (workflows.ModeResult, error) {
-	var res workflows.ModeResult
+	res, err := update[workflows.ModeResult](ctx, c, id, workflows.ModeUpdate, m)
+	if err != nil && !errors.Is(err, errNotApplied) {
+		err = fmt.Errorf("change the mode of %s: %w", id, err)
+	}
+	return res, err
+}
+
+// update sends an Update and waits for its result; the job's refusal comes
+// back as notApplied.
+func update[T any](ctx context.Context, c client.Client, id, name string, arg any) (T, error) {
+	var res T
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   id,
-		UpdateName:   workflows.ModeUpdate,
-		Args:         []any{m},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+		WorkflowID: id, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
-	if err != nil {
-		if msg, ok := jobRefusal(err); ok {
-			return res, notApplied{msg}
-		}
-		return res, fmt.Errorf("change the mode of %s: %w", id, err)
+	if msg, ok := jobRefusal(err); ok {
+		return res, notApplied{msg}
 	}
-	return res, nil
+	return res, err
 }
 
 // jobRefusal returns the job's message when err is its refusal of an
 // answer ("not applied: …", "refused: …").
 func jobRefusal(err error) (string, bool) {
 	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) && (ae.Type() == "NotApplied" || ae.Type() == "Refused") {
+	if err != nil && errors.As(err, &ae) && (ae.Type() == "NotApplied" || ae.Type() == "Refused") {
 		return ae.Message(), true
 	}
 	return "", false

@@ -25,6 +25,9 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	}
 	fmt.Fprintf(a.Stdout, "job:       %s\ntask:      %s\nworkspace: %s\nstate:     %s\nturn:      %d\nmode:      %s\nusage:     %d model calls, %d tokens\n",
 		st.JobID, firstLineOf(st.Task, 100), st.Workspace, st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens)
+	if st.Host != "" {
+		fmt.Fprintf(a.Stdout, "host:      %s\n", st.Host)
+	}
 	if len(st.Pending) == 0 {
 		fmt.Fprintln(a.Stdout, "pending:   none")
 	}

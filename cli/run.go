@@ -33,6 +33,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
 	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1"), "model name (OPENAI_MODEL)")
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
+	host := fs.String("host", "", "run on this worker host (default: the live host whose workspace roots hold --workspace)")
 	window := fs.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -65,15 +66,34 @@ func (a *App) run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
+	if s.workers == nil && *host == "" {
+		// Route to the host that holds the workspace, if the workers name
+		// hosts; refuse a workspace no live worker holds.
+		hosts, err := workers.LiveHosts(ctx, s.client)
+		if err != nil {
+			return err
+		}
+		if len(hosts) > 0 {
+			h, err := workers.Route(hosts, ws)
+			if err != nil {
+				return fmt.Errorf("cannot start the job: %w", err)
+			}
+			*host = h.Name
+		}
+	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
-		ContextWindow: *window}
+		ContextWindow: *window, Host: *host}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: activities.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("start job: %w", err)
 	}
-	fmt.Fprintf(a.Stderr, "custos: job %s started in %s\n", run.GetID(), ws)
+	if *host != "" {
+		fmt.Fprintf(a.Stderr, "custos: job %s started in %s on host %s\n", run.GetID(), ws, *host)
+	} else {
+		fmt.Fprintf(a.Stderr, "custos: job %s started in %s\n", run.GetID(), ws)
+	}
 	if *detach {
 		if s.workers != nil {
 			fmt.Fprintln(a.Stderr, "custos: note: the worker runs in this process; the job continues when a worker is running (go run ./worker)")

@@ -37,7 +37,7 @@ func TestComposeFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "custos", p.Name)
 
-	for _, name := range []string{"postgresql", "temporal", "temporal-ui", "custos-worker"} {
+	for _, name := range []string{"postgresql", "temporal-admin-tools", "temporal", "temporal-create-namespace", "temporal-ui", "custos-worker"} {
 		_, err := p.GetService(name)
 		require.NoError(t, err, "service %s", name)
 	}
@@ -46,11 +46,34 @@ func TestComposeFile(t *testing.T) {
 	require.True(t, strings.HasPrefix(pg.Image, "postgres:16"), pg.Image)
 	require.NotNil(t, pg.HealthCheck, "temporal waits for postgres to be healthy")
 
+	// Temporal's recommended self-hosted layout: a temporalio/admin-tools
+	// schema step, then temporalio/server of the release go.mod embeds
+	// (auto-setup is deprecated), then a namespace step.
+	serverVersion := goModVersion(t, filepath.Join(root, "go.mod"), "go.temporal.io/server")
+	schema, _ := p.GetService("temporal-admin-tools")
+	require.Equal(t, "temporalio/admin-tools:"+serverVersion, schema.Image)
+	require.Equal(t, types.ServiceConditionHealthy, schema.DependsOn["postgresql"].Condition)
+	require.Equal(t, "postgres12", *schema.Environment["SQL_PLUGIN"])
+	script := strings.Join(schema.Command, " ")
+	for _, want := range []string{"temporal-sql-tool", "setup-schema -v 0.0", "update-schema", "postgresql/v12/$schema/versioned", "temporal_visibility"} {
+		require.Contains(t, script, want)
+	}
+
 	temporal, _ := p.GetService("temporal")
-	require.True(t, strings.HasPrefix(temporal.Image, "temporalio/auto-setup:"), temporal.Image)
-	require.Equal(t, types.ServiceConditionHealthy, temporal.DependsOn["postgresql"].Condition)
+	require.Equal(t, "temporalio/server:"+serverVersion, temporal.Image)
+	require.Equal(t, types.ServiceConditionCompletedSuccessfully, temporal.DependsOn["temporal-admin-tools"].Condition)
 	require.Equal(t, "postgres12", *temporal.Environment["DB"])
 	require.Equal(t, "postgresql", *temporal.Environment["POSTGRES_SEEDS"])
+	require.NotNil(t, temporal.HealthCheck, "the namespace step, UI and worker wait for a healthy server")
+	require.Len(t, temporal.Configs, 1, "dynamic config")
+	dyn := p.Configs[temporal.Configs[0].Source]
+	require.Equal(t, *temporal.Environment["DYNAMIC_CONFIG_FILE_PATH"], temporal.Configs[0].Target)
+	require.Contains(t, dyn.Content, "system.enableDeploymentVersions")
+
+	ns, _ := p.GetService("temporal-create-namespace")
+	require.Equal(t, "temporalio/admin-tools:"+serverVersion, ns.Image)
+	require.Equal(t, types.ServiceConditionHealthy, ns.DependsOn["temporal"].Condition)
+	require.Contains(t, strings.Join(ns.Command, " "), "namespace create -n default --retention 168h")
 
 	ui, _ := p.GetService("temporal-ui")
 	require.True(t, strings.HasPrefix(ui.Image, "temporalio/ui:"), ui.Image)
@@ -64,7 +87,7 @@ func TestComposeFile(t *testing.T) {
 	require.Equal(t, root, w.Build.Context)
 	require.Equal(t, "Dockerfile", w.Build.Dockerfile)
 	require.FileExists(t, filepath.Join(w.Build.Context, w.Build.Dockerfile))
-	require.Contains(t, w.DependsOn, "temporal")
+	require.Equal(t, types.ServiceConditionCompletedSuccessfully, w.DependsOn["temporal-create-namespace"].Condition)
 	require.Equal(t, "temporal:7233", *w.Environment["TEMPORAL_ADDRESS"])
 	// OPENAI_* come from the host environment, unchanged; unset ones stay
 	// unset (nil) rather than becoming empty strings.
@@ -81,6 +104,16 @@ func TestComposeFile(t *testing.T) {
 	}
 	require.NotNil(t, ws, "workspace volume")
 	require.Equal(t, filepath.Join(root, "workspace"), ws.Source, "default workspace is ./workspace")
+}
+
+// goModVersion is module's version in the go.mod at path, without its "v".
+func goModVersion(t *testing.T, path, module string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(module) + `\s+v(\S+)`).FindSubmatch(b)
+	require.NotNil(t, m, "%s in go.mod", module)
+	return string(m[1])
 }
 
 // TestComposeValidationIsOn guards the test above: if loading stopped

@@ -134,7 +134,7 @@ func setupIfNew(conf *config.SQL, path string) error {
 	return nil
 }
 
-func buildConfig(ip string, ps portSet, sqlConf *config.SQL, certs TLSFiles) *config.Config {
+func buildConfig(ip string, ps portSet, sqlConf, visConf *config.SQL, certs TLSFiles) *config.Config {
 	frontend := net.JoinHostPort(ip, strconv.Itoa(ps.frontend))
 	service := func(port int) config.Service {
 		var s config.Service
@@ -147,13 +147,18 @@ func buildConfig(ip string, ps portSet, sqlConf *config.SQL, certs TLSFiles) *co
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = ip
 
-	const store = "sqlite-default"
+	// SQLite keeps both in one store (one file, one connection pool);
+	// PostgreSQL has a database for each, as Temporal's schema tool sets up.
+	store, visStore := "sqlite-default", "sqlite-default"
+	if visConf != sqlConf {
+		store, visStore = "default", "visibility"
+	}
 	conf.Persistence.DefaultStore = store
-	conf.Persistence.VisibilityStore = store
+	conf.Persistence.VisibilityStore = visStore
 	// One shard: a single process gains nothing from more, and each shard
 	// costs goroutines and SQLite writes.
 	conf.Persistence.NumHistoryShards = 1
-	conf.Persistence.DataStores = map[string]config.DataStore{store: {SQL: sqlConf}}
+	conf.Persistence.DataStores = map[string]config.DataStore{store: {SQL: sqlConf}, visStore: {SQL: visConf}}
 
 	conf.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,

@@ -87,6 +87,9 @@ type Options struct {
 	// --search-attribute` does), so the UI and List filters can use them.
 	// They are not added to a namespace that already exists in DBFile.
 	SearchAttributes map[string]enumspb.IndexedValueType
+	// Postgres, when set, replaces SQLite (DBFile must then be empty):
+	// see postgres.go.
+	Postgres *Postgres
 }
 
 // ErrDBInUse is returned (wrapped) by Start when another server, in this
@@ -238,7 +241,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}()
 
-	sqlConf, err := prepareDatabase(o)
+	var sqlConf, visConf *config.SQL
+	if o.Postgres != nil {
+		sqlConf, visConf, err = preparePostgres(o)
+	} else {
+		sqlConf, err = prepareDatabase(o)
+		visConf = sqlConf
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +277,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	logFloor.Set(slog.LevelWarn)
 	logger := serverLogger{log: o.Logger, floor: logFloor}
 
-	conf := buildConfig(o.IP, ports, sqlConf, certs)
+	conf := buildConfig(o.IP, ports, sqlConf, visConf, certs)
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: creating authorizer: %w", err)
@@ -377,6 +386,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Namespace == "" {
 		o.Namespace = defaultNamespace
+	}
+	if o.Postgres != nil && o.DBFile != "" {
+		return errors.New("devserver: DBFile and Postgres are mutually exclusive")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

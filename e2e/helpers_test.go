@@ -38,10 +38,15 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// startServer starts the embedded server on free ports with its SQLite file
-// in dbFile ("" = a new temp file).
-func startServer(t *testing.T, dbFile string, port int) *devserver.Server {
+// startServer gives the test a Temporal server: the embedded one on free
+// ports with its SQLite file in dbFile ("" = a new temp file), or, when
+// CUSTOS_E2E_TEMPORAL_ADDRESS is set, the external server there (see
+// external_test.go), which the test then shares with the others.
+func startServer(t *testing.T, dbFile string, port int) *testServer {
 	t.Helper()
+	if ext := externalServer(t); ext != nil {
+		return ext
+	}
 	if dbFile == "" {
 		dbFile = filepath.Join(t.TempDir(), "temporal.db")
 	}
@@ -50,10 +55,11 @@ func startServer(t *testing.T, dbFile string, port int) *devserver.Server {
 	srv, err := devserver.Start(ctx, devserver.Options{DBFile: dbFile, Port: port, UIPort: -1, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Stop() })
-	return srv
+	return embedded(srv)
 }
 
-func dial(t *testing.T, srv *devserver.Server) client.Client {
+// dial connects to srv as its owner (TLSServer covers both kinds).
+func dial(t *testing.T, srv tlsServer) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(quietLogger()),
 		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
@@ -112,7 +118,7 @@ func decisionsByCall(recs []approval.AuditRecord) map[string]approval.AuditRecor
 func quietTemporalLogger() tlog.Logger { return tlog.NewStructuredLogger(quietLogger()) }
 
 // tlsEnv points a worker process at srv through the TEMPORAL_TLS_* variables.
-func tlsEnv(srv *devserver.Server) []string {
+func tlsEnv(srv tlsServer) []string {
 	f := srv.TLSFiles()
 	return []string{"TEMPORAL_TLS_CERT=" + f.ClientCert, "TEMPORAL_TLS_KEY=" + f.ClientKey,
 		"TEMPORAL_TLS_CA=" + f.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}

@@ -46,7 +46,7 @@ func laneWorkspaces(t *testing.T, n, lanes int) []string {
 	var out []string
 	for len(out) < n {
 		ws := workspace(t)
-		if q := activities.BashLaneQueue(ws, lanes); !seen[q] {
+		if q := activities.BashLaneQueue("", ws, lanes); !seen[q] {
 			seen[q] = true
 			out = append(out, ws)
 		}
@@ -139,7 +139,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	}
 	// A workspace on a lane the one-lane worker does not serve.
 	var ws string
-	for ws == "" || activities.BashLaneQueue(ws, 4) == activities.BashLaneQueue(ws, 1) {
+	for ws == "" || activities.BashLaneQueue("", ws, 4) == activities.BashLaneQueue("", ws, 1) {
 		ws = workspace(t)
 	}
 	w4, err := workers.Start(c, opts(4))
@@ -173,7 +173,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 		}
 	}
 	require.Len(t, lane, 1)
-	assert.True(t, strings.HasPrefix(lane[0], "not started on "+activities.BashLaneQueue(ws, 4)+" within 3s"), lane[0])
+	assert.True(t, strings.HasPrefix(lane[0], "not started on "+activities.BashLaneQueue("", ws, 4)+" within 3s"), lane[0])
 }
 
 // answer allows a pending call through the decide Update.

@@ -31,7 +31,7 @@ var (
 )
 
 // buildWorker compiles ./worker once per test binary run.
-func buildWorker(t *testing.T) string {
+func buildWorker(t testing.TB) string {
 	t.Helper()
 	workerOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "custos-e2e-")
@@ -54,7 +54,7 @@ type workerProc struct {
 	log *os.File
 }
 
-func startWorkerProc(t *testing.T, bin string, env []string, args ...string) *workerProc {
+func startWorkerProc(t testing.TB, bin string, env []string, args ...string) *workerProc {
 	t.Helper()
 	logf, err := os.CreateTemp(t.TempDir(), "worker-*.log")
 	require.NoError(t, err)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
@@ -41,7 +40,7 @@ var (
 // slackRig is the embedded server, a worker with the Slack channel on, the
 // fake Slack and the bot's endpoint.
 type slackRig struct {
-	srv      *devserver.Server
+	srv      tlsServer
 	c        client.Client
 	slack    *slacktest.Server
 	endpoint string // interactivity URL
@@ -49,7 +48,7 @@ type slackRig struct {
 	model    *oaifake.Server
 }
 
-func startSlackRig(t testing.TB, srv *devserver.Server, c client.Client, script oaifake.Handler) *slackRig {
+func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script oaifake.Handler) *slackRig {
 	t.Helper()
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,12 +37,14 @@ func run() error {
 		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
 		port    = flag.Int("port", devserver.DefaultPort, "frontend port of the embedded server (0: any free port)")
 		uiPort  = flag.Int("ui-port", devserver.DefaultUIPort, "Web UI port of the embedded server (0: any free port, -1: no UI)")
+		host    = flag.String("host", workers.HostName(), "this host's name, for routing jobs to the workspaces it holds (CUSTOS_HOST; default the machine's name)")
+		roots   = flag.String("workspaces", cmp.Or(os.Getenv("CUSTOS_WORKSPACES"), "/"), "comma-separated workspace roots this host holds (CUSTOS_WORKSPACES)")
 		lanes   = flag.Int("bash-lanes", 0, "single-concurrency Bash lanes (default: CUSTOS_BASH_LANES, else one per CPU)")
 		window  = flag.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
 		strict  = flag.Bool("require-sandbox", false, "refuse to start when no OS sandbox is available (without it the worker starts and Bash is refused, or asked for each command with allowUnsandboxed)")
 	)
 	flag.Parse()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("host", *host)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -69,11 +72,32 @@ func run() error {
 		c = emb.Client
 		fmt.Fprint(os.Stderr, emb.Banner())
 	}
+	tel, err := workers.StartTelemetry(ctx, workers.TelemetryFromEnv(*host, logger))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush the last spans, but do not hang on an unreachable collector.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Close(cctx); err != nil {
+			logger.Warn("telemetry shutdown", "error", err)
+		}
+	}()
+	tc, err := tel.Client(c, cmp.Or(opts.Namespace, "default"), logger)
+	if err != nil {
+		return err
+	}
+	if tc != c {
+		defer tc.Close()
+		c = tc
+	}
 	wo := workers.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
 		BashLanes: *lanes, ContextWindow: *window,
+		Host: *host, Workspaces: strings.Split(*roots, ","),
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
-		Logger:  logger,
+		Logger:  logger, Versioning: workers.VersioningFromEnv(),
 	}
 	ch, err := workers.StartChannels(ctx, c, channels, logger)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -32,6 +33,11 @@ type Options struct {
 	// ContextWindow is the model's context window in tokens (0:
 	// CUSTOS_CONTEXT_WINDOW, else the table of well-known models).
 	ContextWindow int
+	// Host names the machine's workspaces for routing ("" : none, the
+	// worker serves every job's workspace activities on the shared queue);
+	// Workspaces are the roots it holds (default "/").
+	Host       string
+	Workspaces []string
 	// BashLanes is how many single-concurrency Bash lanes this worker
 	// serves (0: CUSTOS_BASH_LANES, else one per CPU).
 	BashLanes int
@@ -39,11 +45,16 @@ type Options struct {
 	// webhooks); none means jobs run no notification activities.
 	Notifiers []notify.Notifier
 	Logger    *slog.Logger
+	// Interceptors are added to every worker.
+	Interceptors []interceptor.WorkerInterceptor
+	// Versioning: the Worker Deployment Version of this process.
+	Versioning Versioning
 }
 
 // Workers are the running workers of one process.
 type Workers struct {
 	main    worker.Worker
+	host    []worker.Worker // the host's workspace queue and its discovery poller
 	lanes   []worker.Worker
 	Sandbox sandbox.Sandbox
 }
@@ -79,13 +90,15 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		return nil, err
 	}
 	set.Settings.BashLanes = lanes
+	set.Settings.Host = o.Host
 	if set.Settings.ContextWindow, err = contextWindow(o.ContextWindow, o.Model); err != nil {
 		return nil, err
 	}
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
-	w.main = worker.New(c, activities.TaskQueue, worker.Options{})
+	wopts := workerOptions(o)
+	w.main = worker.New(c, activities.TaskQueue, wopts)
 	agent := &workflows.Agent{Hooks: reg}
 	w.main.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	set.Register(w.main)
@@ -94,13 +107,35 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	// Each lane runs one command at a time: a workspace's commands always
 	// go to the same lane, so they never overlap, while other workspaces'
 	// commands run on the other lanes.
+	var identity string
+	if o.Host != "" {
+		if identity, err = hostIdentity(o); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < lanes; i++ {
-		lw := worker.New(c, fmt.Sprintf("%s-%d", activities.BashTaskQueue, i), worker.Options{MaxConcurrentActivityExecutionSize: 1})
+		lo := wopts
+		lo.MaxConcurrentActivityExecutionSize = 1
+		lo.Identity = identity
+		lw := worker.New(c, activities.LaneQueue(o.Host, i), lo)
 		set.RegisterBash(lw)
 		w.lanes = append(w.lanes, lw)
 	}
+	if o.Host != "" {
+		hw, err := hostWorkers(c, wopts, identity, o.Host, set)
+		if err != nil {
+			return nil, err
+		}
+		w.host = hw
+	}
 	if err := w.main.Start(); err != nil {
 		return nil, fmt.Errorf("start worker on %s: %w", activities.TaskQueue, err)
+	}
+	for _, hw := range w.host {
+		if err := hw.Start(); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("start host worker: %w", err)
+		}
 	}
 	for i, lw := range w.lanes {
 		if err := lw.Start(); err != nil {
@@ -116,6 +151,9 @@ func Start(c client.Client, o Options) (*Workers, error) {
 func (w *Workers) Stop() {
 	for _, lw := range w.lanes {
 		lw.Stop()
+	}
+	for _, hw := range w.host {
+		hw.Stop()
 	}
 	w.main.Stop()
 }

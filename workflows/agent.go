@@ -109,7 +109,7 @@ func (j *job) start(ctx workflow.Context) error {
 		j.st.Runs++
 	} else {
 		var loaded activities.LoadSettingsResult
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		actx := j.onHost(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 			Summary:             "load settings",
@@ -273,7 +273,12 @@ func (j *job) continueAsNew(ctx workflow.Context) error {
 	}
 	next := j.in
 	next.State = j.st
-	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+	// A pinned job moves to the current release at this boundary: the
+	// state it carries is plain JSON that newer releases read (fields are
+	// only ever added), and nothing is in flight.
+	return workflow.NewContinueAsNewErrorWithOptions(ctx, workflow.ContinueAsNewErrorOptions{
+		InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade,
+	}, WorkflowName, next)
 }
 
 // callModel runs the model activity with the llm.* hooks around it.
@@ -287,7 +292,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	}
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
 		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: names}})
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
 		// noticed in seconds, not after the start-to-close timeout.
@@ -368,11 +373,7 @@ func (j *job) save(ctx workflow.Context) error {
 	// A local activity: the save is a short append on the worker that runs
 	// the workflow, so it need not pay a round trip through the server every
 	// turn; its result is still recorded in history.
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
-	if err := workflow.ExecuteLocalActivity(lctx, activities.SaveSession, req).Get(ctx, nil); err != nil {
+	if err := j.saveActivity(ctx, req); err != nil {
 		return err
 	}
 	j.st.stored(j.st.total())
@@ -409,7 +410,7 @@ func (j *job) runHooks(ctx workflow.Context, point hooks.Point, p hooks.Payload)
 	for _, c := range cmds {
 		timeout += c.Timeout
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: timeout + 30*time.Second,
 		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},

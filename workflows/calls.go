@@ -113,9 +113,10 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
 	}
-	pre := j.policy.Decide(approval.Call{Tool: tool, Input: input}, j.st.Mode, func(c approval.Call) (hooks.Result, bool) {
-		return j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: c.Tool, Input: c.Input})
-	})
+	pre := j.policy.DecideWith(approval.Call{Tool: tool, Input: input}, j.st.Mode, j.recordedEvaluate(ctx),
+		func(c approval.Call) (hooks.Result, bool) {
+			return j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: c.Tool, Input: c.Input})
+		})
 	rec.Hook = pre.Hook
 	if pre.Modified {
 		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
@@ -128,6 +129,25 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	}
 	askReason := pre.AskReason
 	return j.ask(ctx, rec, askReason)
+}
+
+// recordedEvaluate is layers 1-3 with each verdict recorded in history (a
+// side effect): the rule engine is pure, but a later release may judge a
+// command differently, and a running job must replay with the verdicts it
+// was given. Histories recorded before this evaluate directly.
+func (j *job) recordedEvaluate(ctx workflow.Context) approval.Evaluator {
+	if workflow.GetVersion(ctx, "recorded-policy", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return j.policy.Evaluate
+	}
+	return func(c approval.Call, m approval.Mode) approval.Verdict {
+		var v approval.Verdict
+		err := workflow.SideEffect(ctx, func(workflow.Context) any { return j.policy.Evaluate(c, m) }).Get(&v)
+		if err != nil {
+			// Only a broken payload converter gets here: fail closed.
+			return approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules, Reason: "could not record the policy's verdict: " + err.Error()}
+		}
+		return v
+	}
 }
 
 // ask is layer 5: the call waits for an answer (the decide Update or the
@@ -236,7 +256,7 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 	j.st.Learned = append(j.st.Learned, LearnedRule{List: list, Rule: rule})
 	j.audit(ctx, approval.AuditRecord{JobID: j.id, Event: "rule-learned", Rule: rule, Decision: approval.Decision(list), Approver: by, Layer: approval.LayerHuman})
 	j.emit(ctx, Event{Kind: "rule", Text: fmt.Sprintf("learned %s rule %s", list, rule)})
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:             fmt.Sprintf("persist %s rule %s", list, rule),
@@ -267,7 +287,7 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 		res, err = j.runBash(ctx, opts, req)
 	} else {
-		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), tool, req).Get(ctx, &res)
+		err = workflow.ExecuteActivity(j.onHost(ctx, opts), tool, req).Get(ctx, &res)
 	}
 	if err != nil {
 		if tool == activities.BashActivity {
@@ -305,6 +325,7 @@ func (j *job) audit(ctx workflow.Context, r approval.AuditRecord) {
 	r.Time = workflow.Now(ctx)
 	r.JobID = j.id
 	j.st.Audit = append(j.st.Audit, r)
+	observe(ctx, r)
 }
 
 func verdictRecord(rec approval.AuditRecord, v approval.Verdict) approval.AuditRecord {

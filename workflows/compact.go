@@ -59,7 +59,7 @@ func (j *job) compact(ctx workflow.Context, why string, tighter int) error {
 		keep = min(keep, est/2) >> (tighter - 1)
 	}
 	j.runHooks(ctx, hooks.PreCompact, hooks.Payload{Reason: why})
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{

@@ -55,7 +55,7 @@ func (j *job) runBash(ctx workflow.Context, opts workflow.ActivityOptions, req a
 
 // resolveLane asks the host which lane serves the workspace now.
 func (j *job) resolveLane(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		Summary:             "which Bash lane",
 	})

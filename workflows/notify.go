@@ -109,7 +109,7 @@ func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOp
 func (j *job) preview(ctx workflow.Context, rec approval.AuditRecord, reason string) string {
 	switch rec.Tool {
 	case activities.WriteActivity, activities.EditActivity:
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		actx := j.onHost(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 			Summary:             "preview " + uiSummary(rec.Tool, rec.Input),

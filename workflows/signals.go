@@ -315,7 +315,7 @@ func (j *job) registerQueries(ctx workflow.Context) error {
 }
 
 func (j *job) status() Status {
-	s := Status{JobID: j.id, Task: j.in.Task, Workspace: j.in.Workspace, State: j.phase, Pending: []PendingAsk{}}
+	s := Status{JobID: j.id, Task: j.in.Task, Workspace: j.in.Workspace, Host: j.in.Host, State: j.phase, Pending: []PendingAsk{}}
 	if j.st == nil {
 		return s
 	}
@@ -336,6 +336,9 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		turn, mode = j.st.Turn, j.st.Mode
 	}
 	fmt.Fprintf(&b, "**custos** — turn %d, mode `%s`, %s\n\n", turn, mode, j.phase)
+	if j.in.Host != "" {
+		fmt.Fprintf(&b, "Workspace `%s` on host `%s`: its tools run only there, and wait while that host's worker is away.\n\n", j.in.Workspace, j.in.Host)
+	}
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")
 	} else {

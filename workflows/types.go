@@ -66,6 +66,10 @@ type JobInput struct {
 	// run (0: only when the server suggests it). Tests and long jobs use it.
 	ContinueAsNewEvery int `json:"continueAsNewEvery,omitempty"`
 
+	// Host is the worker host that holds the workspace: every activity that
+	// touches it runs on that host's task queue. "" runs them on the shared
+	// queue (one machine).
+	Host string `json:"host,omitempty"`
 	// ContextWindow is the model's context window in tokens (0: what the
 	// worker says for its model, or the table's for Model). CompactAt is the
 	// share of it a prompt may reach before the job compacts (0: 0.8).
@@ -204,6 +208,7 @@ type Status struct {
 	JobID      string        `json:"jobId"`
 	Task       string        `json:"task"`
 	Workspace  string        `json:"workspace"`
+	Host       string        `json:"host,omitempty"`
 	Turn       int           `json:"turn"`
 	Mode       approval.Mode `json:"mode"`
 	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, done

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// A job of this release with the steps a job waiting across an upgrade goes
+// through: an allowed Read, a Write approved through the decide Update, a
+// Bash command allowed by a workspace rule and run on a lane, a Write denied
+// through the Update, an answer. Its history replays against this code; with
+// CUSTOS_RECORD_HISTORIES=dir it is written to dir/release_history.json,
+// which workflows/replay_release_test.go keeps replaying against later
+// releases (docs/upgrades.md says when to record again).
+func TestReleaseHistoryReplays(t *testing.T) {
+	srv := startServer(t, "", 0)
+	c := dial(t, srv)
+	model, base := startModel(t, oaifake.Script(
+		oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})),
+		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo ran-on-a-lane"})),
+		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "d.txt", "content": "d"})),
+		oaifake.Say("release recorded"),
+	))
+	ws := workspace(t)
+	cfg := t.TempDir()
+	require.NoError(t, approval.TrustWorkspace(cfg, ws))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
+		[]byte(`{"permissions":{"allow":["Bash(echo *)"]}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha"), 0o644))
+	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "release-" + time.Now().Format("150405.000000"), TaskQueue: activities.TaskQueue},
+		workflows.WorkflowName, workflows.JobInput{Task: "record this release", Workspace: ws})
+	require.NoError(t, err)
+	decide := func(callID, decision string) {
+		waitPending(t, c, run.GetID(), callID)
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
+			Args:         []any{workflows.ApprovalDecision{CallID: callID, Decision: decision, By: "e2e", Channel: "cli"}},
+			WaitForStage: client.WorkflowUpdateStageCompleted})
+		require.NoError(t, err)
+		require.NoError(t, h.Get(ctx, nil))
+	}
+	decide("w1", "allow")
+	decide("w2", "deny")
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var res workflows.JobResult
+	require.NoError(t, run.Get(gctx, &res))
+	require.Equal(t, "release recorded", res.Answer)
+	require.Contains(t, toolResult(model, "b1"), "ran-on-a-lane", "the Bash call ran")
+	require.NoFileExists(t, filepath.Join(ws, "d.txt"), "the denied Write did not")
+
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	reg, err := workers.DefaultHooks()
+	require.NoError(t, err)
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions((&workflows.Agent{Hooks: reg}).Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist))
+
+	if dir := os.Getenv("CUSTOS_RECORD_HISTORIES"); dir != "" {
+		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+		require.NoError(t, err)
+		path := filepath.Join(dir, "release_history.json")
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		t.Logf("history with %d events written to %s", len(hist.Events), path)
+	}
+}

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// BenchmarkShortJobs is the throughput of short jobs (one Read, allowed by
+// layer 2, then an answer) run by worker processes that connect as deployed
+// workers do (TEMPORAL_ADDRESS and TLS files): on the embedded SQLite server
+// and, when CUSTOS_E2E_TEMPORAL_ADDRESS points at one (make bench-postgres),
+// on the PostgreSQL-backed server, with one and with two worker processes.
+// b.N jobs are started at once; the figure is jobs/s from the first start to
+// the last completion. Run with a fixed count (-benchtime 40x): each round
+// starts its own worker processes.
+func BenchmarkShortJobs(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, procs := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", backend, procs), func(b *testing.B) {
+				var srv tlsServer
+				switch backend {
+				case "sqlite":
+					srv = embedded(startServerB(b))
+				case "postgres":
+					if !usingExternalServer() {
+						b.Skip("no PostgreSQL-backed server: run through make bench-postgres")
+					}
+					srv = externalServerB(b)
+				}
+				benchShortJobs(b, srv, procs)
+			})
+		}
+	}
+}
+
+func benchShortJobs(b *testing.B, srv tlsServer, procs int) {
+	bin := buildWorker(b)
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
+		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	model := oaifake.New(func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+		for _, m := range req.Messages {
+			if m.Role == openai.ChatMessageRoleTool {
+				return oaifake.Say("done"), nil
+			}
+		}
+		return oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})), nil
+	})
+	base, err := model.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer model.Close()
+	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k",
+		"OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + b.TempDir()}, tlsEnv(srv)...)
+	for i := 0; i < procs; i++ {
+		startWorkerProc(b, bin, env)
+	}
+	ws, _ := filepath.EvalSymlinks(b.TempDir())
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
+	runJob := func(id string) error {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + id, TaskQueue: activities.TaskQueue},
+			workflows.WorkflowName, workflows.JobInput{Task: "read a.txt", Workspace: ws})
+		if err != nil {
+			return err
+		}
+		var res workflows.JobResult
+		if err := run.Get(ctx, &res); err != nil {
+			return err
+		}
+		if res.Answer != "done" {
+			return fmt.Errorf("job %s answered %q", id, res.Answer)
+		}
+		return nil
+	}
+	// One job per worker process first, so every process is up and polling
+	// before the clock starts.
+	for i := 0; i < procs; i++ {
+		if err := runJob(fmt.Sprintf("warmup-%d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, b.N)
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs <- runJob(fmt.Sprint(i))
+		}(i)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+}
