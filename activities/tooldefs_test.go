@@ -2,6 +2,7 @@ package activities
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,10 +14,20 @@ import (
 
 // Each schema is valid JSON, names exactly the fields its tool decodes (a
 // schema/struct mismatch would make the model send arguments the tool then
-// rejects), and the list is byte-identical from call to call.
+// rejects) and the fields written here by hand, and the list goes out in a
+// fixed order with each schema byte for byte as written (a stable prefix is
+// what prompt caching needs).
 func TestToolDefinitions(t *testing.T) {
 	defs := ToolDefinitions()
 	require.Len(t, defs, 6)
+	want := map[string]struct{ properties, required []string }{
+		"Read":  {[]string{"file_path", "limit", "offset"}, []string{"file_path"}},
+		"Glob":  {[]string{"path", "pattern"}, []string{"pattern"}},
+		"Grep":  {[]string{"-i", "-n", "context", "glob", "output_mode", "path", "pattern"}, []string{"pattern"}},
+		"Write": {[]string{"content", "file_path"}, []string{"file_path", "content"}},
+		"Edit":  {[]string{"file_path", "new_string", "old_string", "replace_all"}, []string{"file_path", "old_string", "new_string"}},
+		"Bash":  {[]string{"command", "description", "timeout"}, []string{"command"}},
+	}
 	var names []string
 	for _, d := range defs {
 		require.Equal(t, "function", string(d.Type))
@@ -48,6 +59,13 @@ func TestToolDefinitions(t *testing.T) {
 			_, ok := schema.Properties[r]
 			require.True(t, ok, "%s: required %q not in properties", name, r)
 		}
+		props := make([]string, 0, len(schema.Properties))
+		for p := range schema.Properties {
+			props = append(props, p)
+		}
+		slices.Sort(props)
+		require.Equal(t, want[name].properties, props, name)
+		require.Equal(t, want[name].required, schema.Required, name)
 	}
 	require.Equal(t, []string{"Read", "Glob", "Grep", "Write", "Edit", "Bash"}, names)
 
@@ -59,11 +77,11 @@ func TestToolDefinitions(t *testing.T) {
 		}
 	}
 
-	a, err := json.Marshal(ToolDefinitions())
+	// The schema is sent as written, not re-encoded: its own key order.
+	raw, err := json.Marshal(defs)
 	require.NoError(t, err)
-	b, err := json.Marshal(ToolDefinitions())
-	require.NoError(t, err)
-	require.Equal(t, a, b)
+	require.Contains(t, string(raw), `"name":"Bash",`)
+	require.Contains(t, string(raw), `"parameters":{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{`)
 }
 
 func newInputFor(tool string) any {

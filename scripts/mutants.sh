@@ -43,9 +43,12 @@ mutant "no network namespace (drop --unshare-net)" \
 	"./sandbox" "TestBwrapDenies|TestBwrapNetworkAllowlist" \
 	sandbox/bwrap.go '"--unshare-net",' ''
 
-mutant "no .git/hooks protection" \
-	"./sandbox ./activities ./workers ./workflows" "TestBwrapDenies|Protected|Hook|TestWrite|TestEdit|PathGuard|ResolvePath" \
-	sandbox/protected.go 'case c == "hooks":' 'case c == "hooks-unprotected":'
+# Commands may then write .git/hooks (the file tools refuse anything under
+# .git by another rule, so the Bash wall is what this breaks).
+mutant "no .git/hooks protection in the sandbox" \
+	"./sandbox" "TestBwrapDenies|Protected" \
+	sandbox/protected_gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), RuleGitHooks)' '_ = fi' \
+	sandbox/protected_gitdirs.go 'p.placeholder(hooks)' '_ = hooks'
 
 mutant "approval timer allows instead of denying" \
 	"./workflows" "Timeout|Timer|Deadline|Pipeline" \
