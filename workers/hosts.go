@@ -58,6 +58,7 @@ func hostWorkers(c client.Client, base worker.Options, identity, host string, se
 	set.Register(hw)
 	do := ho
 	do.MaxConcurrentActivityExecutionSize = 1
+	do.MaxConcurrentActivityTaskPollers = 1
 	disc := worker.New(c, HostsTaskQueue, do)
 	disc.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "HostInfo"})
 	return []worker.Worker{hw, disc}, nil

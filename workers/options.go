@@ -35,7 +35,14 @@ func workerOptions(o Options) worker.Options {
 		host, _ = os.Hostname()
 	}
 	ics := []interceptor.WorkerInterceptor{&activityObserver{log: o.Logger, host: host}}
-	wo := worker.Options{Interceptors: append(ics, o.Interceptors...)}
+	wo := worker.Options{
+		Interceptors: append(ics, o.Interceptors...),
+		// Hundreds of jobs may wake at once (a batch of approvals): more
+		// pollers than the SDK's two keep tasks from queueing behind the
+		// poll round trips.
+		MaxConcurrentWorkflowTaskPollers: 8,
+		MaxConcurrentActivityTaskPollers: 8,
+	}
 	if v := o.Versioning; v.BuildID != "" {
 		wo.DeploymentOptions = worker.DeploymentOptions{
 			UseVersioning: true,

@@ -116,6 +116,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	for i := 0; i < lanes; i++ {
 		lo := wopts
 		lo.MaxConcurrentActivityExecutionSize = 1
+		lo.MaxConcurrentActivityTaskPollers = 1 // one slot: one poll at a time
 		lo.Identity = identity
 		lw := worker.New(c, activities.LaneQueue(o.Host, i), lo)
 		set.RegisterBash(lw)
