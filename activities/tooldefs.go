@@ -111,16 +111,6 @@ func KnownTool(name string) bool {
 	return false
 }
 
-// IsReadOnly reports whether a tool only reads the workspace (Read, Glob,
-// Grep): the approval pipeline allows those without asking.
-func IsReadOnly(tool string) bool {
-	switch tool {
-	case ReadActivity, GlobActivity, GrepActivity:
-		return true
-	}
-	return false
-}
-
 // maxSummary bounds Summarize's answer, in runes.
 const maxSummary = 100
 

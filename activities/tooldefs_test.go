@@ -2,6 +2,7 @@ package activities
 
 import (
 	"encoding/json"
+	"github.com/custos-dev/custos/approval"
 	"slices"
 	"strings"
 	"testing"
@@ -114,7 +115,7 @@ func TestIsReadOnlyAndKnownTool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.tool, func(t *testing.T) {
 			require.Equal(t, tc.known, KnownTool(tc.tool))
-			require.Equal(t, tc.readOnly, IsReadOnly(tc.tool))
+			require.Equal(t, tc.readOnly, approval.IsReadOnly(tc.tool), "the approval pipeline's read-only set")
 		})
 	}
 }

@@ -137,9 +137,6 @@ func (p *Policy) WithRule(list, ruleText string) (*Policy, error) {
 	return np, nil
 }
 
-// Env returns the environment the policy was compiled for.
-func (p *Policy) Env() Env { return p.env }
-
 // readOnlyTools never change anything.
 var readOnlyTools = map[string]bool{"Read": true, "Glob": true, "Grep": true}
 
@@ -425,13 +422,6 @@ func resolvePath(p string, env Env) (abs, rel string) {
 	return abs, ""
 }
 
-// InWorkspace reports whether p (absolute, or relative to the workspace)
-// lies inside the workspace after lexical cleaning.
-func InWorkspace(p string, env Env) bool {
-	_, rel := resolvePath(p, env)
-	return rel != ""
-}
-
 // WorkspaceRel returns p relative to the workspace, lexically (no disk
 // access, so workflow code may call it); ok is false when p is outside it.
 func WorkspaceRel(p string, env Env) (rel string, ok bool) {
@@ -473,11 +463,6 @@ func (m Mode) Valid() bool {
 	}
 	return false
 }
-
-// DeniesAsk reports whether the mode turns a would-be question to the human
-// into a denial (dontAsk). The workflow applies it after the hooks had their
-// say, since a hook may still allow.
-func (m Mode) DeniesAsk() bool { return m == ModeDontAsk }
 
 // ModeLayer is layer 3: the permission mode's short-circuits.
 func ModeLayer(m Mode, c Call, env Env) Verdict {
