@@ -2,7 +2,6 @@ package activities
 
 import (
 	"encoding/json"
-	"github.com/custos-dev/custos/approval"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 )
 
