@@ -275,7 +275,7 @@ func (a *App) followJob(ctx context.Context, args []string) error {
 		return usagef("follow: the job (workflow) ID comes first")
 	}
 	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"),
-		APIKey: os.Getenv("OPENAI_API_KEY"), Model: cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1")})
+		APIKey: os.Getenv("OPENAI_API_KEY"), Model: cmp.Or(os.Getenv("OPENAI_MODEL"), workers.DefaultModel)})
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
 	detach := fs.Bool("detach", false, "start the job, print its ID and return")
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
-	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1"), "model name (OPENAI_MODEL)")
+	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), workers.DefaultModel), "model name (OPENAI_MODEL)")
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 	host := fs.String("host", "", "run on this worker host (default: the live host whose workspace roots hold --workspace)")
 	window := fs.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")

@@ -33,7 +33,7 @@ func main() {
 func run() error {
 	var (
 		baseURL = flag.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
-		model   = flag.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), "gpt-4.1"), "model name (OPENAI_MODEL)")
+		model   = flag.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), workers.DefaultModel), "model name (OPENAI_MODEL)")
 		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
 		port    = flag.Int("port", devserver.DefaultPort, "frontend port of the embedded server (0: any free port)")
 		uiPort  = flag.Int("ui-port", devserver.DefaultUIPort, "Web UI port of the embedded server (0: any free port, -1: no UI)")

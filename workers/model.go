@@ -9,6 +9,10 @@ import (
 // DemoModel is the offline demo model's name.
 const DemoModel = "custos-demo"
 
+// DefaultModel is the model a worker asks when OPENAI_MODEL and --model
+// are unset.
+const DefaultModel = "gpt-4.1"
+
 // UseDemoModel starts the built-in offline demo model when no API key and no
 // endpoint are configured, and points o at it. It returns a stop function and
 // whether the demo is in use.
