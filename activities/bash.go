@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -46,12 +47,9 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return errorResult("Bash: command must not be empty"), nil
 	}
-	timeoutMS := defaultBashTimeoutMS
-	if in.Timeout != nil {
-		if *in.Timeout <= 0 || *in.Timeout > maxBashTimeoutMS {
-			return errorResult("Bash: timeout is in milliseconds and must be between 1 and %d, got %d", maxBashTimeoutMS, *in.Timeout), nil
-		}
-		timeoutMS = *in.Timeout
+	timeout, err := in.timeout()
+	if err != nil {
+		return errorResult("Bash: %v", err), nil
 	}
 	if t.Sandbox == nil {
 		return errorResult("Bash: no sandbox is configured on this worker; commands cannot run"), nil
@@ -75,7 +73,7 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	sreq := sandbox.Request{
 		Workspace: req.Workspace,
 		Argv:      []string{"bash", "-c", in.Command},
-		Timeout:   time.Duration(timeoutMS) * time.Millisecond,
+		Timeout:   timeout,
 		Network: sandbox.Network{
 			AllowedDomains:    req.Sandbox.Network.AllowedDomains,
 			DeniedDomains:     req.Sandbox.Network.DeniedDomains,
@@ -244,4 +242,32 @@ func (c *combinedOutput) Text(limit int) (string, bool) {
 		tail = tail[i:]
 	}
 	return head + truncMarker(len(head)+len(tail), int(c.total)) + "\n\n" + tail, true
+}
+
+// timeout is the command's timeout: the default when none is given; an
+// error when out of range, which the tool refuses.
+func (in bashInput) timeout() (time.Duration, error) {
+	if in.Timeout == nil {
+		return defaultBashTimeoutMS * time.Millisecond, nil
+	}
+	if *in.Timeout <= 0 || *in.Timeout > maxBashTimeoutMS {
+		return 0, fmt.Errorf("timeout is in milliseconds and must be between 1 and %d, got %d", maxBashTimeoutMS, *in.Timeout)
+	}
+	return time.Duration(*in.Timeout) * time.Millisecond, nil
+}
+
+// BashTimeout is how long a Bash call's command may run, read from its input
+// by the same rule the tool applies (the workflow sizes the activity's
+// deadline with it). An input the tool would refuse gets the default: the
+// tool answers it at once.
+func BashTimeout(input json.RawMessage) time.Duration {
+	var in bashInput
+	if json.Unmarshal(input, &in) != nil {
+		return defaultBashTimeoutMS * time.Millisecond
+	}
+	d, err := in.timeout()
+	if err != nil {
+		return defaultBashTimeoutMS * time.Millisecond
+	}
+	return d
 }

@@ -282,7 +282,7 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 	var res activities.ToolResult
 	var err error
 	if tool == activities.BashActivity {
-		opts.StartToCloseTimeout = bashTimeout(input) + time.Minute
+		opts.StartToCloseTimeout = activities.BashTimeout(input) + time.Minute
 		opts.HeartbeatTimeout = 20 * time.Second
 		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 		res, err = j.runBash(ctx, opts, req)
@@ -299,23 +299,6 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		return res, fmt.Errorf("%s failed: %w", tool, err)
 	}
 	return res, nil
-}
-
-// bashTimeout reads the command's own timeout (milliseconds) so the activity
-// deadline leaves it room; bad values fall back to the tool's default.
-func bashTimeout(input json.RawMessage) time.Duration {
-	var in struct {
-		Timeout float64 `json:"timeout"`
-	}
-	_ = json.Unmarshal(input, &in)
-	d := time.Duration(in.Timeout) * time.Millisecond
-	if d <= 0 {
-		return 2 * time.Minute
-	}
-	if d > 10*time.Minute {
-		return 10 * time.Minute
-	}
-	return d
 }
 
 // audit is layer 6: every decision and every notable event, numbered.
