@@ -269,8 +269,9 @@ func (t *demoTurn) status(tool, ok string) string {
 	return ok
 }
 
-// isDenial recognises custos' structured result for a refused call
-// ({"approved":false, "reason": …}).
+// isDenial recognises custos' structured result for a refused call: the
+// whole result is a JSON object {"approved":false, "reason": …}. A file that
+// merely contains that text (a README quoting it) is not a denial.
 func isDenial(res string) (bool, string) {
 	var d struct {
 		Approved *bool  `json:"approved"`
@@ -279,8 +280,7 @@ func isDenial(res string) (bool, string) {
 	if json.Unmarshal([]byte(res), &d) == nil && d.Approved != nil {
 		return !*d.Approved, d.Reason
 	}
-	// Not JSON (or another shape) but still marked as refused.
-	return strings.Contains(strings.ReplaceAll(res, " ", ""), `"approved":false`), ""
+	return false, ""
 }
 
 func (t *demoTurn) summary() string {

@@ -200,3 +200,22 @@ func TestDemoIsStateless(t *testing.T) {
 	assert.Empty(t, none.Message.ToolCalls)
 	assert.Contains(t, none.Message.Content, "did not find a task")
 }
+
+// Only custos' structured denial is a denial: a Read of a file that quotes
+// one is a read.
+func TestIsDenial(t *testing.T) {
+	for _, tc := range []struct {
+		res    string
+		denied bool
+	}{
+		{`{"approved":false,"decision":"deny","layer":"human","reason":"no"}`, true},
+		{`{"approved": false, "reason": "no"}`, true},
+		{`{"approved":true,"error":"job canceled before the call ran"}`, false},
+		{"     1\tA refused call comes back as {\"approved\": false, …}\n", false},
+		{`Error: Read: no such file`, false},
+	} {
+		if got, _ := isDenial(tc.res); got != tc.denied {
+			t.Errorf("%q: denied = %v, want %v", tc.res, got, tc.denied)
+		}
+	}
+}
