@@ -315,7 +315,7 @@ func TestWriteAtomic(t *testing.T) {
 	// gen is odd while a Write runs; a read during which gen was odd or
 	// changed overlapped a write.
 	var gen, overlapped atomic.Int64
-	const wantOverlaps = 20
+	const wantOverlaps = 200
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	bad := make(chan string, 1)
