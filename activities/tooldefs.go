@@ -101,6 +101,15 @@ func ToolDefinitions() []openai.Tool {
 	return out
 }
 
+// ToolNames are the tools' names, in the order the model is offered them.
+func ToolNames() []string {
+	names := make([]string, len(toolDefs))
+	for i, d := range toolDefs {
+		names[i] = d.name
+	}
+	return names
+}
+
 // KnownTool reports whether name is one of the six tools.
 func KnownTool(name string) bool {
 	for _, d := range toolDefs {

@@ -285,13 +285,8 @@ func (j *job) continueAsNew(ctx workflow.Context) error {
 func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, error) {
 	j.phase = "thinking"
 	j.updateDetails(ctx)
-	tools := activities.ToolDefinitions()
-	names := make([]string, len(tools))
-	for i, t := range tools {
-		names[i] = t.Function.Name
-	}
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
-		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: names}})
+		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: activities.ToolNames()}})
 	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
