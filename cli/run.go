@@ -116,11 +116,7 @@ func newJobID() string {
 func (a *App) follow(ctx context.Context, c client.Client, id string, since int) error {
 	stop := make(chan struct{})
 	defer close(stop)
-	var lines chan string
-	if a.Interactive {
-		lines = make(chan string)
-		go readLines(a.Stdin, lines, stop)
-	}
+	lines := a.typedLines(stop)
 	done := make(chan error, 1)
 	finished := make(chan struct{})
 	go func() {
@@ -189,6 +185,17 @@ func (a *App) stopped(id string) {
 		return
 	}
 	fmt.Fprintf(a.Stderr, "\ncustos: stopped following; the job goes on. Resume with: starter follow %s\n", id)
+}
+
+// typedLines are the lines typed at the terminal until stop is closed; nil
+// when the session is not interactive (nobody is prompted).
+func (a *App) typedLines(stop <-chan struct{}) <-chan string {
+	if !a.Interactive {
+		return nil
+	}
+	lines := make(chan string)
+	go readLines(a.Stdin, lines, stop)
+	return lines
 }
 
 // readLines sends the lines of r to lines until r ends (then closes lines) or

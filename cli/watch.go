@@ -41,11 +41,7 @@ const watchPoll = time.Second
 func (a *App) watchAll(ctx context.Context, c client.Client) error {
 	stop := make(chan struct{})
 	defer close(stop)
-	var lines chan string
-	if a.Interactive {
-		lines = make(chan string)
-		go readLines(a.Stdin, lines, stop)
-	}
+	lines := a.typedLines(stop)
 	fmt.Fprintln(a.Stderr, "custos: watching every job that waits for approval (Ctrl-C to stop)")
 	seen := map[string]bool{} // job/call
 	tick := time.NewTicker(watchPoll)
