@@ -51,7 +51,7 @@ func hostIdentity(o Options) (string, error) {
 }
 
 // hostWorkers are the host's workspace queue and its discovery poller.
-func hostWorkers(c client.Client, base worker.Options, identity, host string, set activities.Set) ([]worker.Worker, error) {
+func hostWorkers(c client.Client, base worker.Options, identity, host string, set activities.Set) []worker.Worker {
 	ho := base
 	ho.Identity = identity
 	hw := worker.New(c, activities.HostQueue(host), ho)
@@ -61,7 +61,7 @@ func hostWorkers(c client.Client, base worker.Options, identity, host string, se
 	do.MaxConcurrentActivityTaskPollers = 1
 	disc := worker.New(c, HostsTaskQueue, do)
 	disc.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "HostInfo"})
-	return []worker.Worker{hw, disc}, nil
+	return []worker.Worker{hw, disc}
 }
 
 func canonicalRoots(roots []string) ([]string, error) {

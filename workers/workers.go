@@ -123,11 +123,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		w.lanes = append(w.lanes, lw)
 	}
 	if o.Host != "" {
-		hw, err := hostWorkers(c, wopts, identity, o.Host, set)
-		if err != nil {
-			return nil, err
-		}
-		w.host = hw
+		w.host = hostWorkers(c, wopts, identity, o.Host, set)
 	}
 	if err := w.main.Start(); err != nil {
 		return nil, fmt.Errorf("start worker on %s: %w", activities.TaskQueue, err)
