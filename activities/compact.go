@@ -61,13 +61,16 @@ func EstimateTokens(msgs ...openai.ChatCompletionMessage) int {
 // finds the summary it stored and returns it unchanged.
 func (m *Model) Compact(ctx context.Context, req CompactRequest) (CompactResult, error) {
 	c := req.Conversation
-	msgs, err := c.load()
+	// One read: the conversation, and the summary a previous attempt may
+	// have stored after it.
+	all, err := c.loadUpTo(c.Total + 1)
 	if err != nil {
 		return CompactResult{}, err
 	}
+	msgs := all[:c.Total]
 	before := EstimateTokens(c.View.visible(msgs)...)
 	summarySeq := c.Total + 1
-	if stored, ok := storedSummary(c); ok {
+	if stored, ok := storedSummary(all, c.Total); ok {
 		return stored.result(before, msgs), nil
 	}
 	// The cut: walk back over whole turns while they fit what may be kept.
@@ -122,14 +125,13 @@ func (c compaction) result(before int, msgs []openai.ChatCompletionMessage) Comp
 	return CompactResult{View: v, Message: c.msg, Summary: c.summary, Before: before, After: EstimateTokens(v.visible(msgs)...)}
 }
 
-// storedSummary finds a summary a previous attempt stored at seq Total+1.
-func storedSummary(c Conversation) (compaction, bool) {
-	next := Conversation{Workspace: c.Workspace, JobID: c.JobID, Total: c.Total + 1}
-	all, err := next.load()
-	if err != nil || len(all) <= c.Total {
+// storedSummary finds a summary a previous attempt stored after the
+// conversation's total messages.
+func storedSummary(all []openai.ChatCompletionMessage, total int) (compaction, bool) {
+	if len(all) <= total {
 		return compaction{}, false
 	}
-	m := all[c.Total]
+	m := all[total]
 	if m.Name != CompactionName {
 		return compaction{}, false
 	}
@@ -138,7 +140,7 @@ func storedSummary(c Conversation) (compaction, bool) {
 	if _, err := fmt.Sscanf(head+"\n", compactionHeader, &a, &b, &from); err != nil {
 		return compaction{}, false
 	}
-	return compaction{seq: c.Total + 1, from: from, summary: body, msg: m}, true
+	return compaction{seq: total + 1, from: from, summary: body, msg: m}, true
 }
 
 // summarise asks the model for a summary of msgs, in pieces that fit the

@@ -71,6 +71,12 @@ func (c Conversation) appendMessages() error {
 // load appends what is new and reads the whole conversation back, checking
 // that the file holds exactly seqs 1..Total.
 func (c Conversation) load() ([]openai.ChatCompletionMessage, error) {
+	return c.loadUpTo(c.Total)
+}
+
+// loadUpTo is load reading up to limit (>= Total) messages: those past
+// Total are there when a previous attempt stored them.
+func (c Conversation) loadUpTo(limit int) ([]openai.ChatCompletionMessage, error) {
 	if err := c.appendMessages(); err != nil {
 		return nil, err
 	}
@@ -86,7 +92,7 @@ func (c Conversation) load() ([]openai.ChatCompletionMessage, error) {
 	msgs := make([]openai.ChatCompletionMessage, 0, c.Total)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() && len(msgs) < c.Total {
+	for len(msgs) < limit && sc.Scan() {
 		// Two decodes: the message's own UnmarshalJSON would hide seq.
 		var l struct {
 			Seq int `json:"seq"`
