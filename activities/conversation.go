@@ -118,6 +118,21 @@ func (c Conversation) loadUpTo(limit int) ([]openai.ChatCompletionMessage, error
 	return msgs, nil
 }
 
+// VisibleCount is how many of a transcript's total messages visible sends:
+// all of them until a compaction, then the system prompt, the task, the
+// summary and the messages kept verbatim (earlier summaries lie before From).
+func (v View) VisibleCount(total int) int {
+	if v.SummarySeq == 0 && v.From <= 3 {
+		return total
+	}
+	from := max(v.From, 3)
+	n := min(2, total) + max(total-from+1, 0)
+	if v.SummarySeq > 0 && v.SummarySeq <= total && v.SummarySeq < from {
+		n++ // the summary, placed after the task (within the kept part it is counted already)
+	}
+	return n
+}
+
 // visible is the part of msgs the model sees under the view.
 func (v View) visible(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
 	if v.SummarySeq == 0 && v.From <= 3 {

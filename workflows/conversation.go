@@ -25,19 +25,8 @@ func (s *State) stored(n int) {
 	}
 }
 
-// visibleCount is how many messages the model will be sent: all of them
-// until a compaction, then the system prompt, the task, the summary and the
-// messages kept verbatim.
-func (s *State) visibleCount() int {
-	if s.View.SummarySeq == 0 && s.View.From <= 3 {
-		return s.total()
-	}
-	n := 2 + s.total() - max(s.View.From, 3) + 1
-	if s.View.SummarySeq == 0 || s.View.SummarySeq < s.View.From {
-		n++ // the summary, placed after the task
-	}
-	return n
-}
+// visibleCount is how many messages the model will be sent.
+func (s *State) visibleCount() int { return s.View.VisibleCount(s.total()) }
 
 // conversation is the model activity's view of the job's transcript.
 func (j *job) conversation() *activities.Conversation {
