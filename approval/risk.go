@@ -56,8 +56,8 @@ func ClassifyRisk(c Call, env Env) Risk {
 				return RiskNetwork
 			}
 		}
-		for _, t := range a.WriteTargets {
-			if len(t) > 9 && (t[:9] == "/dev/tcp/" || t[:9] == "/dev/udp/") {
+		for _, f := range a.Files {
+			if f.Kind == AccessConnect {
 				return RiskNetwork
 			}
 		}
