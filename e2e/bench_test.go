@@ -39,12 +39,7 @@ func emptyActivities(ctx workflow.Context, n int) error {
 // trip in a workflow on the embedded server. ns/op is per activity.
 func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv)
 	w := worker.New(c, "bench-empty", worker.Options{})
 	w.RegisterWorkflow(emptyActivities)
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "noop"})
@@ -68,12 +63,7 @@ func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
 // turn; compare with BenchmarkEmptyActivityRoundTrip.
 func BenchmarkAllowedToolCallTurn(b *testing.B) {
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv)
 	turns := 0
 	model := oaifake.New(func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
 		turns++

@@ -59,7 +59,7 @@ func startServer(t *testing.T, dbFile string, port int) *testServer {
 }
 
 // dial connects to srv as its owner (TLSServer covers both kinds).
-func dial(t *testing.T, srv tlsServer) client.Client {
+func dial(t testing.TB, srv tlsServer) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: tlog.NewStructuredLogger(quietLogger()),
 		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})

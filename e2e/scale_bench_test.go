@@ -34,12 +34,7 @@ func BenchmarkParkedJobs(b *testing.B) {
 		n = v
 	}
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv)
 	var mu sync.Mutex
 	asked := map[string]bool{}
 	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
@@ -113,12 +108,7 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 		nLanes = v
 	}
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv)
 	var mu sync.Mutex
 	ran := map[string]bool{}
 	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {

@@ -38,10 +38,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 	const perPath = 100
 	cli := temporalCLIPath(b)
 	srv := startServerB(b)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
-	require.NoError(b, err)
-	b.Cleanup(c.Close)
+	c := dial(b, srv)
 
 	n := 2 * perPath
 	callID := func(i int) string { return fmt.Sprintf("c%03d", i) }

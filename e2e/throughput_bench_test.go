@@ -47,12 +47,7 @@ func BenchmarkShortJobs(b *testing.B) {
 
 func benchShortJobs(b *testing.B, srv tlsServer, procs int) {
 	bin := buildWorker(b)
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv)
 	model := oaifake.New(func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
 		for _, m := range req.Messages {
 			if m.Role == openai.ChatMessageRoleTool {
