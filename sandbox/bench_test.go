@@ -26,36 +26,8 @@ func BenchmarkRunTrue(b *testing.B) {
 		}
 	})
 	b.Run("bwrap-direct", func(b *testing.B) {
-		passwd, group := identityFiles()
 		for b.Loop() {
-			status, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pw, err := dataPipe(passwd)
-			if err != nil {
-				b.Fatal(err)
-			}
-			gr, err := dataPipe(group)
-			if err != nil {
-				b.Fatal(err)
-			}
-			// The protected-path placeholders as Run makes and removes them,
-			// so every iteration sees the same workspace.
-			prot := planProtected(ws)
-			if err := prot.prepare(); err != nil {
-				b.Fatal(err)
-			}
-			args := append(sb.profileArgs(ws, false, "", "", 3, 4, 5), "--", "true")
-			cmd := exec.Command(sb.bwrap, args...)
-			cmd.ExtraFiles = []*os.File{status, pw, gr}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatal(err, string(out))
-			}
-			prot.removePlaceholders()
-			status.Close()
-			pw.Close()
-			gr.Close()
+			runBareBwrap(b, sb, ws)
 		}
 	})
 	b.Run("exec.Command", func(b *testing.B) {
@@ -65,4 +37,37 @@ func BenchmarkRunTrue(b *testing.B) {
 			}
 		}
 	})
+}
+
+// runBareBwrap runs `true` under bwrap with the profile Run would use, but
+// without Run's plumbing (prlimit, cgroup, status reading): the baseline of
+// the sandbox benchmarks. The protected-path placeholders are made and
+// removed as Run does, so every iteration sees the same workspace.
+func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
+	passwd, group := identityFiles()
+	status, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer status.Close()
+	pw, err := dataPipe(passwd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pw.Close()
+	gr, err := dataPipe(group)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gr.Close()
+	prot := planProtected(ws)
+	if err := prot.prepare(); err != nil {
+		b.Fatal(err)
+	}
+	defer prot.removePlaceholders()
+	cmd := exec.Command(sb.bwrap, append(sb.profileArgs(ws, false, "", "", 3, 4, 5), "--", "true")...)
+	cmd.ExtraFiles = []*os.File{status, pw, gr}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatal(err, string(out))
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -51,34 +50,8 @@ func BenchmarkRunTrueMasks(b *testing.B) {
 	}
 	var bare, plain, masked time.Duration
 	b.Run("bwrap-bare", func(b *testing.B) {
-		passwd, group := identityFiles()
 		for b.Loop() {
-			status, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pw, err := dataPipe(passwd)
-			if err != nil {
-				b.Fatal(err)
-			}
-			gr, err := dataPipe(group)
-			if err != nil {
-				b.Fatal(err)
-			}
-			// The protected-path placeholders as Run makes and removes them.
-			prot := planProtected(ws)
-			if err := prot.prepare(); err != nil {
-				b.Fatal(err)
-			}
-			cmd := exec.Command(sb.bwrap, append(sb.profileArgs(ws, false, "", "", 3, 4, 5), "--", "true")...)
-			cmd.ExtraFiles = []*os.File{status, pw, gr}
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatal(err, string(out))
-			}
-			prot.removePlaceholders()
-			status.Close()
-			pw.Close()
-			gr.Close()
+			runBareBwrap(b, sb, ws)
 		}
 		bare = b.Elapsed() / time.Duration(b.N)
 	})
