@@ -64,30 +64,45 @@ func TestJobHistoryReplays(t *testing.T) {
 	require.NoError(t, run.Get(gctx, &res))
 	require.Equal(t, "recorded", res.Answer)
 
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
+	hist := fetchHistory(t, c, run)
 	// Replay with the system hooks the worker ran (workers.Start with no
 	// Hooks uses DefaultHooks) succeeds; without them the protected write
 	// would have gone to a person, so the same history does not replay.
 	sys, err := workers.DefaultHooks()
 	require.NoError(t, err)
-	replay := func(agent *workflows.Agent) error {
-		replayer := worker.NewWorkflowReplayer()
-		replayer.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-		return replayer.ReplayWorkflowHistory(nil, hist)
-	}
-	require.NoError(t, replay(&workflows.Agent{Hooks: sys}))
-	require.Error(t, replay(&workflows.Agent{}), "replay without the system hooks must diverge")
+	require.NoError(t, replay(hist, &workflows.Agent{Hooks: sys}))
+	require.Error(t, replay(hist, &workflows.Agent{}), "replay without the system hooks must diverge")
 
 	if path := os.Getenv("CUSTOS_RECORD_HISTORY"); path != "" {
-		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(path, b, 0o644))
-		t.Logf("history with %d events written to %s", len(hist.Events), path)
+		writeHistory(t, hist, path)
 	}
+}
+
+// fetchHistory is a run's whole history from the server.
+func fetchHistory(t *testing.T, c client.Client, run client.WorkflowRun) *historypb.History {
+	t.Helper()
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(context.Background(), run.GetID(), run.GetRunID(), false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	return hist
+}
+
+// replay replays hist against agent, as a worker would.
+func replay(hist *historypb.History, agent *workflows.Agent) error {
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	return replayer.ReplayWorkflowHistory(nil, hist)
+}
+
+// writeHistory saves hist as the JSON the replay tests read.
+func writeHistory(t *testing.T, hist *historypb.History, path string) {
+	t.Helper()
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	t.Logf("history with %d events written to %s", len(hist.Events), path)
 }

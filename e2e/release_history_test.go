@@ -8,11 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
@@ -71,24 +67,12 @@ func TestReleaseHistoryReplays(t *testing.T) {
 	require.Contains(t, toolResult(model, "b1"), "ran-on-a-lane", "the Bash call ran")
 	require.NoFileExists(t, filepath.Join(ws, "d.txt"), "the denied Write did not")
 
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
+	hist := fetchHistory(t, c, run)
 	reg, err := workers.DefaultHooks()
 	require.NoError(t, err)
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions((&workflows.Agent{Hooks: reg}).Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist))
+	require.NoError(t, replay(hist, &workflows.Agent{Hooks: reg}))
 
 	if dir := os.Getenv("CUSTOS_RECORD_HISTORIES"); dir != "" {
-		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
-		require.NoError(t, err)
-		path := filepath.Join(dir, "release_history.json")
-		require.NoError(t, os.WriteFile(path, b, 0o644))
-		t.Logf("history with %d events written to %s", len(hist.Events), path)
+		writeHistory(t, hist, filepath.Join(dir, "release_history.json"))
 	}
 }
