@@ -135,7 +135,7 @@ func Route(hosts []Host, dir string) (Host, error) {
 	for _, h := range hosts {
 		names = append(names, fmt.Sprintf("%s (%s)", h.Name, strings.Join(h.Roots, ", ")))
 	}
-	return Host{}, fmt.Errorf("%s: %w; live hosts: %s", dir, ErrNoHost, cmpJoin(names))
+	return Host{}, fmt.Errorf("%s: %w; live hosts: %s", dir, ErrNoHost, joinOrNone(names))
 }
 
 func within(root, dir string) bool {
@@ -143,7 +143,7 @@ func within(root, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-func cmpJoin(names []string) string {
+func joinOrNone(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
