@@ -17,9 +17,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/connect"
 	"github.com/custos-dev/custos/devserver"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -163,7 +163,7 @@ func (a *App) dial(ctx context.Context) (client.Client, error) {
 type session struct {
 	client   client.Client
 	embedded *connect.Embedded
-	workers  *workers.Workers
+	workers  *app.Workers
 	stopDemo func()
 	demo     bool
 }
@@ -185,7 +185,7 @@ func (s *session) Close() {
 // connectOrEmbed connects to TEMPORAL_ADDRESS, or to a server already on
 // 127.0.0.1:7233, or else starts the embedded server and a worker in-process
 // so that one command is the whole quick start.
-func (a *App) connectOrEmbed(ctx context.Context, wo workers.Options) (*session, error) {
+func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, error) {
 	logger := a.quietLogger()
 	opts, set, err := connect.FromEnv(logger)
 	if err != nil {
@@ -209,14 +209,14 @@ func (a *App) connectOrEmbed(ctx context.Context, wo workers.Options) (*session,
 	s := &session{client: emb.Client, embedded: emb}
 	fmt.Fprint(a.Stderr, emb.Banner())
 	wo.Logger = logger
-	if s.stopDemo, s.demo, err = workers.UseDemoModel(&wo); err != nil {
+	if s.stopDemo, s.demo, err = app.UseDemoModel(&wo); err != nil {
 		s.Close()
 		return nil, err
 	}
 	if s.demo {
 		fmt.Fprintln(a.Stderr, "custos: no OPENAI_API_KEY: using the built-in offline demo model")
 	}
-	if s.workers, err = workers.Start(emb.Client, wo); err != nil {
+	if s.workers, err = app.Start(emb.Client, wo); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -274,8 +274,8 @@ func (a *App) followJob(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		return usagef("follow: the job (workflow) ID comes first")
 	}
-	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"),
-		APIKey: os.Getenv("OPENAI_API_KEY"), Model: cmp.Or(os.Getenv("OPENAI_MODEL"), workers.DefaultModel)})
+	s, err := a.connectOrEmbed(ctx, app.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"),
+		APIKey: os.Getenv("OPENAI_API_KEY"), Model: cmp.Or(os.Getenv("OPENAI_MODEL"), app.DefaultModel)})
 	if err != nil {
 		return err
 	}

@@ -16,11 +16,11 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
-	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/sandbox"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -44,19 +44,19 @@ type env struct {
 	err     error
 	dir     string
 	srv     *devserver.Server
-	model   *oaifake.Server
-	workers *workers.Workers
+	model   *demomodel.Server
+	workers *app.Workers
 	client  client.Client
 
 	mu      sync.Mutex
-	scripts map[string]oaifake.Handler
+	scripts map[string]demomodel.Handler
 }
 
-var shared = &env{scripts: map[string]oaifake.Handler{}}
+var shared = &env{scripts: map[string]demomodel.Handler{}}
 
 // route answers a request with the script registered for its task (the
 // first user message).
-func (e *env) route(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+func (e *env) route(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 	task := ""
 	for _, m := range req.Messages {
 		if m.Role == openai.ChatMessageRoleUser {
@@ -68,7 +68,7 @@ func (e *env) route(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
 	h := e.scripts[task]
 	e.mu.Unlock()
 	if h == nil {
-		return oaifake.Fail(http.StatusBadRequest, fmt.Sprintf("cli test: no script for task %q", task)), nil
+		return demomodel.Fail(http.StatusBadRequest, fmt.Sprintf("cli test: no script for task %q", task)), nil
 	}
 	return h(req)
 }
@@ -85,7 +85,7 @@ func (e *env) start() error {
 	if err != nil {
 		return fmt.Errorf("start devserver: %w", err)
 	}
-	e.model = oaifake.New(e.route)
+	e.model = demomodel.New(e.route)
 	base, err := e.model.Start("127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("start fake model: %w", err)
@@ -99,7 +99,7 @@ func (e *env) start() error {
 	if err := os.MkdirAll(userConfig, 0o755); err != nil {
 		return fmt.Errorf("config dir: %w", err)
 	}
-	e.workers, err = workers.Start(e.client, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: userConfig, Logger: quietLogger()})
+	e.workers, err = app.Start(e.client, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: userConfig, Logger: quietLogger()})
 	if err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
@@ -126,7 +126,7 @@ func (e *env) stop() {
 
 // jobEnv starts the shared server once, points TEMPORAL_ADDRESS at it for
 // this test and registers script as the model for task.
-func jobEnv(t *testing.T, task string, script oaifake.Handler) client.Client {
+func jobEnv(t *testing.T, task string, script demomodel.Handler) client.Client {
 	t.Helper()
 	shared.once.Do(func() { shared.err = shared.start() })
 	require.NoError(t, shared.err)

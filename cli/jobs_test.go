@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // startDetached runs `run --detach` and returns the job ID it printed.
@@ -37,12 +37,12 @@ func startDetached(t *testing.T, ws, task string, extra ...string) string {
 // decided what at which layer.
 func TestJobApproveDenyStatusAudit(t *testing.T) {
 	const task = "cli test: approve one write, deny the other"
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(
-			oaifake.ToolCall("w_yes", "Write", map[string]any{"file_path": "yes.txt", "content": "approved\n"}),
-			oaifake.ToolCall("w_no", "Write", map[string]any{"file_path": "no.txt", "content": "denied\n"}),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(
+			demomodel.ToolCall("w_yes", "Write", map[string]any{"file_path": "yes.txt", "content": "approved\n"}),
+			demomodel.ToolCall("w_no", "Write", map[string]any{"file_path": "no.txt", "content": "denied\n"}),
 		),
-		oaifake.Say("wrote yes.txt; no.txt was refused"),
+		demomodel.Say("wrote yes.txt; no.txt was refused"),
 	))
 	ws := workspace(t)
 	id := startDetached(t, ws, task)
@@ -148,10 +148,10 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 // allowed by the mode layer without asking.
 func TestJobModeChange(t *testing.T) {
 	const task = "cli test: switch to acceptEdits"
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("m1", "Write", map[string]any{"file_path": "one.txt", "content": "1\n"})),
-		oaifake.Calls(oaifake.ToolCall("m2", "Write", map[string]any{"file_path": "two.txt", "content": "2\n"})),
-		oaifake.Say("two files"),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("m1", "Write", map[string]any{"file_path": "one.txt", "content": "1\n"})),
+		demomodel.Calls(demomodel.ToolCall("m2", "Write", map[string]any{"file_path": "two.txt", "content": "2\n"})),
+		demomodel.Say("two files"),
 	))
 	ws := workspace(t)
 	id := startDetached(t, ws, task)
@@ -185,9 +185,9 @@ func TestJobModeChange(t *testing.T) {
 // `cancel` ends a job that waits for a person; nothing it asked for runs.
 func TestJobCancel(t *testing.T) {
 	const task = "cli test: cancel while waiting"
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("c1", "Write", map[string]any{"file_path": "never.txt", "content": "x"})),
-		oaifake.Say("unreachable"),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("c1", "Write", map[string]any{"file_path": "never.txt", "content": "x"})),
+		demomodel.Say("unreachable"),
 	))
 	ws := workspace(t)
 	id := startDetached(t, ws, task)
@@ -214,7 +214,7 @@ func TestJobCancel(t *testing.T) {
 
 // Errors of the job commands: exit codes and messages a person can act on.
 func TestJobCommandErrors(t *testing.T) {
-	jobEnv(t, "cli test: errors (no job runs)", oaifake.Script())
+	jobEnv(t, "cli test: errors (no job runs)", demomodel.Script())
 	const missing = "custos-no-such-job"
 	cases := []struct {
 		name      string

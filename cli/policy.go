@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/workers"
 )
 
 // PolicyResult is what `policy check` prints.
@@ -84,7 +84,7 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 	if !activities.KnownTool(tool) {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
 	}
-	system, err := workers.DefaultHooks()
+	system, err := app.DefaultHooks()
 	if err != nil {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerHook, Reason: err.Error()}
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the App writes to it.
@@ -93,10 +93,10 @@ func (term *terminal) typeLine(s string) {
 func TestInteractiveRun(t *testing.T) {
 	const task = "cli test: interactive write then bash"
 	t.Setenv("USER", "tester")
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("i_w", "Write", map[string]any{"file_path": "notes.txt", "content": "line one\nline two\n"})),
-		oaifake.Calls(oaifake.ToolCall("i_b", "Bash", map[string]any{"command": "touch ran.txt"})),
-		oaifake.Say("FINAL: wrote notes.txt, Bash was refused"),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("i_w", "Write", map[string]any{"file_path": "notes.txt", "content": "line one\nline two\n"})),
+		demomodel.Calls(demomodel.ToolCall("i_b", "Bash", map[string]any{"command": "touch ran.txt"})),
+		demomodel.Say("FINAL: wrote notes.txt, Bash was refused"),
 	))
 	ws := workspace(t)
 	id := "custos-cli-test-interactive"
@@ -151,11 +151,11 @@ func TestInteractiveRun(t *testing.T) {
 // decided elsewhere ends its prompt at once, and "a" learns a rule.
 func TestInteractiveRaces(t *testing.T) {
 	const task = "cli test: interactive races"
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("r_typeahead", "Write", map[string]any{"file_path": "typeahead.txt", "content": "x"})),
-		oaifake.Calls(oaifake.ToolCall("r_elsewhere", "Write", map[string]any{"file_path": "elsewhere.txt", "content": "y"})),
-		oaifake.Calls(oaifake.ToolCall("r_always", "Bash", map[string]any{"command": "echo learned"})),
-		oaifake.Say("FINAL: races done"),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("r_typeahead", "Write", map[string]any{"file_path": "typeahead.txt", "content": "x"})),
+		demomodel.Calls(demomodel.ToolCall("r_elsewhere", "Write", map[string]any{"file_path": "elsewhere.txt", "content": "y"})),
+		demomodel.Calls(demomodel.ToolCall("r_always", "Bash", map[string]any{"command": "echo learned"})),
+		demomodel.Say("FINAL: races done"),
 	))
 	ws := workspace(t)
 	id := "custos-cli-test-races"
@@ -203,9 +203,9 @@ func TestInteractiveRaces(t *testing.T) {
 // to decide each call from elsewhere.
 func TestFollowNotInteractive(t *testing.T) {
 	const task = "cli test: follow without a terminal"
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("f_w", "Write", map[string]any{"file_path": "f.txt", "content": "f"})),
-		oaifake.Say("FINAL: followed"),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("f_w", "Write", map[string]any{"file_path": "f.txt", "content": "f"})),
+		demomodel.Say("FINAL: followed"),
 	))
 	ws := workspace(t)
 	id := "custos-cli-test-follow"
@@ -237,9 +237,9 @@ func TestFollowNotInteractive(t *testing.T) {
 // Ctrl-C at a prompt stops following; the job keeps waiting on the server.
 func TestInteractiveInterrupt(t *testing.T) {
 	const task = "cli test: interrupt at the prompt"
-	c := jobEnv(t, task, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("x_w", "Write", map[string]any{"file_path": "x.txt", "content": "x"})),
-		oaifake.Say("FINAL: resumed"),
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("x_w", "Write", map[string]any{"file_path": "x.txt", "content": "x"})),
+		demomodel.Say("FINAL: resumed"),
 	))
 	ws := workspace(t)
 	id := "custos-cli-test-interrupt"

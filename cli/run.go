@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -31,7 +31,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
 	detach := fs.Bool("detach", false, "start the job, print its ID and return")
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
-	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), workers.DefaultModel), "model name (OPENAI_MODEL)")
+	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), app.DefaultModel), "model name (OPENAI_MODEL)")
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 	host := fs.String("host", "", "run on this worker host (default: the live host whose workspace roots hold --workspace)")
 	window := fs.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
@@ -61,7 +61,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	if err := a.offerTrust(ws); err != nil {
 		return err
 	}
-	s, err := a.connectOrEmbed(ctx, workers.Options{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model})
+	s, err := a.connectOrEmbed(ctx, app.Options{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model})
 	if err != nil {
 		return err
 	}
@@ -69,12 +69,12 @@ func (a *App) run(ctx context.Context, args []string) error {
 	if s.workers == nil && *host == "" {
 		// Route to the host that holds the workspace, if the workers name
 		// hosts; refuse a workspace no live worker holds.
-		hosts, err := workers.LiveHosts(ctx, s.client)
+		hosts, err := app.LiveHosts(ctx, s.client)
 		if err != nil {
 			return err
 		}
 		if len(hosts) > 0 {
-			h, err := workers.Route(hosts, ws)
+			h, err := app.Route(hosts, ws)
 			if err != nil {
 				return fmt.Errorf("cannot start the job: %w", err)
 			}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // repoWorkspace is a workspace whose committed settings would widen the
@@ -68,7 +68,7 @@ func TestRunOffersTrust(t *testing.T) {
 			cfg := t.TempDir()
 			t.Setenv("XDG_CONFIG_HOME", cfg)
 			task := "trust offer " + t.Name()
-			jobEnv(t, task, oaifake.Script(oaifake.Say("ok")))
+			jobEnv(t, task, demomodel.Script(demomodel.Say("ok")))
 			ws := repoWorkspace(t)
 			var out, errb bytes.Buffer
 			app := &cli.App{Stdin: strings.NewReader(tc.answer), Stdout: &out, Stderr: &errb, Interactive: true, Logger: quietLogger()}

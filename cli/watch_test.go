@@ -12,20 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // `watch` with no job finds every job that waits, in any workspace, and
 // prompts for each call; the answers run or refuse the calls.
 func TestWatchEveryWaitingJob(t *testing.T) {
 	const taskA, taskB = "cli test: watch job A", "cli test: watch job B"
-	c := jobEnv(t, taskA, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("wa", "Write", map[string]any{"file_path": "a.txt", "content": "A\n"})),
-		oaifake.Say("A done"),
+	c := jobEnv(t, taskA, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("wa", "Write", map[string]any{"file_path": "a.txt", "content": "A\n"})),
+		demomodel.Say("A done"),
 	))
-	jobEnv(t, taskB, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("wb", "Edit", map[string]any{"file_path": "b.txt", "old_string": "old", "new_string": "new"})),
-		oaifake.Say("B done"),
+	jobEnv(t, taskB, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("wb", "Edit", map[string]any{"file_path": "b.txt", "old_string": "old", "new_string": "new"})),
+		demomodel.Say("B done"),
 	))
 	wsA, wsB := workspace(t), workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(wsB, "b.txt"), []byte("old\n"), 0o644))
@@ -80,7 +80,7 @@ func TestWatchEveryWaitingJob(t *testing.T) {
 // `watch JOB` refuses a job that has ended, and says so.
 func TestWatchEndedJob(t *testing.T) {
 	const task = "cli test: watch ended"
-	c := jobEnv(t, task, oaifake.Script(oaifake.Say("over")))
+	c := jobEnv(t, task, demomodel.Script(demomodel.Say("over")))
 	id := startDetached(t, workspace(t), task)
 	_, err := jobResult(t, c, id)
 	require.NoError(t, err)

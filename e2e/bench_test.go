@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -65,19 +65,19 @@ func BenchmarkAllowedToolCallTurn(b *testing.B) {
 	srv := startServerB(b)
 	c := dial(b, srv)
 	turns := 0
-	model := oaifake.New(func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	model := demomodel.New(func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		turns++
 		if turns > b.N {
-			return oaifake.Say("done"), nil
+			return demomodel.Say("done"), nil
 		}
-		return oaifake.Calls(oaifake.ToolCall(fmt.Sprintf("r%d", turns), "Read", map[string]any{"file_path": "a.txt"})), nil
+		return demomodel.Calls(demomodel.ToolCall(fmt.Sprintf("r%d", turns), "Read", map[string]any{"file_path": "a.txt"})), nil
 	})
 	base, err := model.Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer model.Close()
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -25,12 +25,12 @@ func TestDecideUpdateFromTemporalCLI(t *testing.T) {
 	cli := temporalCLI(t)
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
-	_, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "u.txt", "content": "by update"})),
-		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "v.txt", "content": "second"})),
-		oaifake.Say("done"),
+	_, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "u.txt", "content": "by update"})),
+		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "v.txt", "content": "second"})),
+		demomodel.Say("done"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	ws := workspace(t)

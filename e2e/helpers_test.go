@@ -16,8 +16,8 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
-	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -68,9 +68,9 @@ func dial(t testing.TB, srv tlsServer) client.Client {
 	return c
 }
 
-func startModel(t *testing.T, h oaifake.Handler) (*oaifake.Server, string) {
+func startModel(t *testing.T, h demomodel.Handler) (*demomodel.Server, string) {
 	t.Helper()
-	srv := oaifake.New(h)
+	srv := demomodel.New(h)
 	base, err := srv.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
@@ -138,7 +138,7 @@ func startServerB(b *testing.B) *devserver.Server {
 }
 
 // toolResult is the last tool result for callID that the model was sent.
-func toolResult(model *oaifake.Server, callID string) string {
+func toolResult(model *demomodel.Server, callID string) string {
 	var out string
 	for _, req := range model.Requests() {
 		for _, m := range req.Messages {

@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -27,19 +27,19 @@ import (
 func TestJobHistoryReplays(t *testing.T) {
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
-	_, base := startModel(t, oaifake.Script(
-		oaifake.Calls(
-			oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}),
-			oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
-			oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo hi"}),
+	_, base := startModel(t, demomodel.Script(
+		demomodel.Calls(
+			demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}),
+			demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
+			demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo hi"}),
 			// Denied by the system hook before anyone is asked: replay
 			// needs the hooks the worker had.
-			oaifake.ToolCall("p1", "Write", map[string]any{"file_path": ".git/hooks/pre-commit", "content": "x"}),
+			demomodel.ToolCall("p1", "Write", map[string]any{"file_path": ".git/hooks/pre-commit", "content": "x"}),
 		),
-		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "b.txt", "old_string": "b", "new_string": "c"})),
-		oaifake.Say("recorded"),
+		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "b.txt", "old_string": "b", "new_string": "c"})),
+		demomodel.Say("recorded"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	ws := workspace(t)
@@ -65,10 +65,10 @@ func TestJobHistoryReplays(t *testing.T) {
 	require.Equal(t, "recorded", res.Answer)
 
 	hist := fetchHistory(t, c, run)
-	// Replay with the system hooks the worker ran (workers.Start with no
+	// Replay with the system hooks the worker ran (app.Start with no
 	// Hooks uses DefaultHooks) succeeds; without them the protected write
 	// would have gone to a person, so the same history does not replay.
-	sys, err := workers.DefaultHooks()
+	sys, err := app.DefaultHooks()
 	require.NoError(t, err)
 	require.NoError(t, replay(hist, &workflows.Agent{Hooks: sys}))
 	require.Error(t, replay(hist, &workflows.Agent{}), "replay without the system hooks must diverge")

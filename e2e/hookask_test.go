@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -44,9 +44,9 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 	c := dial(t, srv)
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			model, base := startModel(t, oaifake.Script(
-				oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo original > out.txt"})),
-				oaifake.Say("done"),
+			model, base := startModel(t, demomodel.Script(
+				demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo original > out.txt"})),
+				demomodel.Say("done"),
 			))
 			ws := workspace(t)
 			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
@@ -56,7 +56,7 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 			userDir := t.TempDir()
 			require.NoError(t, approval.TrustWorkspace(userDir, ws))
 
-			w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: userDir, Logger: quietLogger()})
+			w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: userDir, Logger: quietLogger()})
 			require.NoError(t, err)
 			defer w.Stop()
 			ctx := context.Background()

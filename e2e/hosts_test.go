@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -46,20 +46,20 @@ func TestJobsRunOnTheHostThatHoldsTheWorkspace(t *testing.T) {
 	beta := startWorkerProc(t, bin, env("beta", rootB))
 
 	ctx := context.Background()
-	var hosts []workers.Host
+	var hosts []app.Host
 	require.Eventually(t, func() bool {
 		var err error
-		hosts, err = workers.LiveHosts(ctx, c)
+		hosts, err = app.LiveHosts(ctx, c)
 		names := map[string]bool{}
 		for _, h := range hosts {
 			names[h.Name] = true
 		}
 		return err == nil && names["alpha"] && names["beta"]
 	}, time.Minute, 200*time.Millisecond, "both hosts announce themselves")
-	ha, err := workers.Route(hosts, wsA)
+	ha, err := app.Route(hosts, wsA)
 	require.NoError(t, err)
 	assert.Equal(t, "alpha", ha.Name)
-	hb, err := workers.Route(hosts, wsB)
+	hb, err := app.Route(hosts, wsB)
 	require.NoError(t, err)
 	assert.Equal(t, "beta", hb.Name)
 

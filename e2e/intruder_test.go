@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -42,11 +42,11 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 
 	srv := startServer(t, filepath.Join(base, "temporal.db"), 0)
 	c := dial(t, srv)
-	_, modelURL := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "owner.txt", "content": "the owner decided"})),
-		oaifake.Say("done"),
+	_, modelURL := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "owner.txt", "content": "the owner decided"})),
+		demomodel.Say("done"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: modelURL, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: modelURL, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	ws := workspace(t)

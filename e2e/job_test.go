@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -24,17 +24,17 @@ import (
 func TestJobReadEditBash(t *testing.T) {
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
-	model, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "greet.txt"})),
-		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
-		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "cat greet.txt"})),
-		oaifake.Say("changed hello to goodbye"),
+	model, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "greet.txt"})),
+		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
+		demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "cat greet.txt"})),
+		demomodel.Say("changed hello to goodbye"),
 	))
 	ws := workspace(t)
 	cfg := t.TempDir()
 	// The workspace's allow rule counts only for a workspace the user trusts.
 	require.NoError(t, approval.TrustWorkspace(cfg, ws))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 

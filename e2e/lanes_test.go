@@ -16,25 +16,25 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
 // byTask answers each job by its task: one Bash command, then done.
-func byTask(commands map[string]string) oaifake.Handler {
+func byTask(commands map[string]string) demomodel.Handler {
 	var mu sync.Mutex
 	ran := map[string]bool{}
-	return func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	return func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		task := req.Messages[1].Content
 		if ran[task] {
-			return oaifake.Say("done"), nil
+			return demomodel.Say("done"), nil
 		}
 		ran[task] = true
-		return oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})), nil
+		return demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})), nil
 	}
 }
 
@@ -106,7 +106,7 @@ func TestBashLanes(t *testing.T) {
 	c := dial(t, srv)
 	cmds := map[string]string{"a": "sleep 2", "b": "sleep 2", "c": "sleep 2", "d": "sleep 2"}
 	_, base := startModel(t, byTask(cmds))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
 		BashLanes: 3, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
@@ -134,15 +134,15 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
 	_, base := startModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
-	opts := func(lanes int) workers.Options {
-		return workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), BashLanes: lanes, Logger: quietLogger()}
+	opts := func(lanes int) app.Options {
+		return app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), BashLanes: lanes, Logger: quietLogger()}
 	}
 	// A workspace on a lane the one-lane worker does not serve.
 	var ws string
 	for ws == "" || activities.BashLaneQueue("", ws, 4) == activities.BashLaneQueue("", ws, 1) {
 		ws = workspace(t)
 	}
-	w4, err := workers.Start(c, opts(4))
+	w4, err := app.Start(c, opts(4))
 	require.NoError(t, err)
 	ctx := context.Background()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "lane-restart", TaskQueue: activities.TaskQueue}, workflows.WorkflowName,
@@ -151,7 +151,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	waitPending(t, c, run.GetID(), "b1")
 	w4.Stop()
 
-	w1, err := workers.Start(c, opts(1))
+	w1, err := app.Start(c, opts(1))
 	require.NoError(t, err)
 	t.Cleanup(w1.Stop)
 	answer(t, c, run.GetID(), "b1")

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -37,16 +37,16 @@ func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 	c := dial(t, srv)
 	var mu sync.Mutex
 	calls := 0
-	model, base := startModel(t, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	model, base := startModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
 		if calls > turns {
-			return oaifake.Say(fmt.Sprintf("read it %d times; the conversation has %d messages", turns, len(req.Messages))), nil
+			return demomodel.Say(fmt.Sprintf("read it %d times; the conversation has %d messages", turns, len(req.Messages))), nil
 		}
-		return oaifake.Calls(oaifake.ToolCall(fmt.Sprintf("r%d", calls), "Read", map[string]any{"file_path": "page.txt"})), nil
+		return demomodel.Calls(demomodel.ToolCall(fmt.Sprintf("r%d", calls), "Read", map[string]any{"file_path": "page.txt"})), nil
 	})
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	ws := workspace(t)

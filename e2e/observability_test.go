@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -47,7 +47,7 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	t.Cleanup(func() { otel.SetTracerProvider(prevTP) })
 
 	ctx := context.Background()
-	tel, err := workers.StartTelemetry(ctx, workers.TelemetryFromEnv("host-a", quietLogger()))
+	tel, err := app.StartTelemetry(ctx, app.TelemetryFromEnv("host-a", quietLogger()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tel.Close(context.Background()) })
 	require.NotEmpty(t, tel.MetricsURL)
@@ -57,13 +57,13 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	t.Cleanup(wc.Close)
 
 	usage := openai.Usage{PromptTokens: 100, CompletionTokens: 7}
-	withUsage := func(r oaifake.Reply) oaifake.Reply { r.Usage = usage; return r }
-	_, base := startModel(t, oaifake.Script(
-		withUsage(oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}))),
-		withUsage(oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "B"}))),
-		withUsage(oaifake.Say("done")),
+	withUsage := func(r demomodel.Reply) demomodel.Reply { r.Usage = usage; return r }
+	_, base := startModel(t, demomodel.Script(
+		withUsage(demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}))),
+		withUsage(demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "B"}))),
+		withUsage(demomodel.Say("done")),
 	))
-	w, err := workers.Start(wc, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+	w, err := app.Start(wc, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
 		Logger: quietLogger(), Host: "host-a"})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
-	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -75,9 +75,9 @@ func TestPostgresServerKilledAndRestarted(t *testing.T) {
 	server := startWorkerProc(t, pgserver, serverEnv, serverArgs...)
 
 	c := dialEventually(t, addr, devserver.TLSFilesIn(tlsDir))
-	_, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
-		oaifake.Say("done after a server restart"),
+	_, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
+		demomodel.Say("done after a server restart"),
 	))
 	certs := devserver.TLSFilesIn(tlsDir)
 	env := []string{"TEMPORAL_ADDRESS=" + addr, "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",

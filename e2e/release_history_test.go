@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -27,12 +27,12 @@ import (
 func TestReleaseHistoryReplays(t *testing.T) {
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
-	model, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})),
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
-		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo ran-on-a-lane"})),
-		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "d.txt", "content": "d"})),
-		oaifake.Say("release recorded"),
+	model, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})),
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo ran-on-a-lane"})),
+		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "d.txt", "content": "d"})),
+		demomodel.Say("release recorded"),
 	))
 	ws := workspace(t)
 	cfg := t.TempDir()
@@ -41,7 +41,7 @@ func TestReleaseHistoryReplays(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
 		[]byte(`{"permissions":{"allow":["Bash(echo *)"]}}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha"), 0o644))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 
@@ -68,7 +68,7 @@ func TestReleaseHistoryReplays(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(ws, "d.txt"), "the denied Write did not")
 
 	hist := fetchHistory(t, c, run)
-	reg, err := workers.DefaultHooks()
+	reg, err := app.DefaultHooks()
 	require.NoError(t, err)
 	require.NoError(t, replay(hist, &workflows.Agent{Hooks: reg}))
 

@@ -20,7 +20,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -99,15 +99,15 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	// The first model request hangs until the worker that sent it is dead.
 	var requests atomic.Int32
 	release := make(chan struct{})
-	script := oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "a.txt", "content": "A"})),
-		oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "echo ran >> bash.log; sleep 60"})),
-		oaifake.Say("finished"),
+	script := demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "a.txt", "content": "A"})),
+		demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo ran >> bash.log; sleep 60"})),
+		demomodel.Say("finished"),
 	)
-	model, base := startModel(t, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	model, base := startModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		if requests.Add(1) == 1 {
 			<-release
-			return oaifake.Fail(503, "the worker that asked is gone"), nil
+			return demomodel.Fail(503, "the worker that asked is gone"), nil
 		}
 		return script(req)
 	})

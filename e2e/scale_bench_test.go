@@ -16,9 +16,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -37,15 +37,15 @@ func BenchmarkParkedJobs(b *testing.B) {
 	c := dial(b, srv)
 	var mu sync.Mutex
 	asked := map[string]bool{}
-	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		task := req.Messages[1].Content
 		if asked[task] {
-			return oaifake.Say("done"), nil
+			return demomodel.Say("done"), nil
 		}
 		asked[task] = true
-		return oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": task})), nil
+		return demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": task})), nil
 	})
 	cfg := b.TempDir()
 	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k",
@@ -111,17 +111,17 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	c := dial(b, srv)
 	var mu sync.Mutex
 	ran := map[string]bool{}
-	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		task := req.Messages[1].Content
 		if ran[task] {
-			return oaifake.Say("done"), nil
+			return demomodel.Say("done"), nil
 		}
 		ran[task] = true
-		return oaifake.Calls(oaifake.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})), nil
+		return demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})), nil
 	})
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), BashLanes: nLanes, Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), BashLanes: nLanes, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -176,8 +176,8 @@ func parallel(n, width int, fn func(i int)) {
 	wg.Wait()
 }
 
-func startModelB(b *testing.B, h oaifake.Handler) (*oaifake.Server, string) {
-	srv := oaifake.New(h)
+func startModelB(b *testing.B, h demomodel.Handler) (*demomodel.Server, string) {
+	srv := demomodel.New(h)
 	base, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
-	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -44,9 +44,9 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	_, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
-		oaifake.Say("done after a server restart"),
+	_, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
+		demomodel.Say("done after a server restart"),
 	))
 	env := []string{"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + t.TempDir(), "TEMPORAL_ADDRESS="}
 	args := []string{"--db", db, "--port", fmt.Sprint(port), "--ui-port", "-1"}

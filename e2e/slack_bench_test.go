@@ -19,9 +19,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -42,7 +42,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 
 	n := 2 * perPath
 	callID := func(i int) string { return fmt.Sprintf("c%03d", i) }
-	rig := startSlackRig(b, srv, c, func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	rig := startSlackRig(b, srv, c, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		turn := 0
 		for _, m := range req.Messages {
 			if m.Role == openai.ChatMessageRoleTool {
@@ -50,9 +50,9 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 			}
 		}
 		if turn >= n {
-			return oaifake.Say("done"), nil
+			return demomodel.Say("done"), nil
 		}
-		return oaifake.Calls(oaifake.ToolCall(callID(turn), "Write",
+		return demomodel.Calls(demomodel.ToolCall(callID(turn), "Write",
 			map[string]any{"file_path": fmt.Sprintf("f%03d.txt", turn), "content": "x\n"})), nil
 	})
 	ws, err := filepath.EvalSymlinks(b.TempDir())

@@ -16,12 +16,12 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -45,10 +45,10 @@ type slackRig struct {
 	slack    *slacktest.Server
 	endpoint string // interactivity URL
 	commands string // slash command URL
-	model    *oaifake.Server
+	model    *demomodel.Server
 }
 
-func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script oaifake.Handler) *slackRig {
+func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script demomodel.Handler) *slackRig {
 	t.Helper()
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)
@@ -59,11 +59,11 @@ func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script oaifake.
 	cfg := slack.Config{BotToken: slackToken, SigningSecret: slackSecret, Channel: slackChannel, Approvers: approvers,
 		APIURL: fake.URL, Addr: "127.0.0.1:0"}
 	require.NoError(t, cfg.Validate())
-	ch, err := workers.StartChannels(context.Background(), c, workers.ChannelConfig{Slack: &cfg}, quietLogger())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, quietLogger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
 	model, base := startModel2(t, script)
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
 		Notifiers: ch.Notifiers, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
@@ -72,9 +72,9 @@ func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script oaifake.
 }
 
 // startModel2 is startModel for tests and benchmarks alike.
-func startModel2(t testing.TB, h oaifake.Handler) (*oaifake.Server, string) {
+func startModel2(t testing.TB, h demomodel.Handler) (*demomodel.Server, string) {
 	t.Helper()
-	srv := oaifake.New(h)
+	srv := demomodel.New(h)
 	base, err := srv.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
@@ -174,10 +174,10 @@ func buttons(t *testing.T, m slacktest.Message) []string {
 func TestSlackApproval(t *testing.T) {
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
-	rig := startSlackRig(t, srv, c, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "notes.md", "content": "from slack\n"})),
-		oaifake.Calls(oaifake.ToolCall("w2", "Write", map[string]any{"file_path": "other.md", "content": "never\n"})),
-		oaifake.Say("done"),
+	rig := startSlackRig(t, srv, c, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "notes.md", "content": "from slack\n"})),
+		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "other.md", "content": "never\n"})),
+		demomodel.Say("done"),
 	))
 	ws := workspace(t)
 	ctx := context.Background()
@@ -302,9 +302,9 @@ func TestSlackApproval(t *testing.T) {
 func TestSlackRetryDiffAndTimer(t *testing.T) {
 	srv := startServer(t, "", 0)
 	c := dial(t, srv)
-	rig := startSlackRig(t, srv, c, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
-		oaifake.Say("denied, fine"),
+	rig := startSlackRig(t, srv, c, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
+		demomodel.Say("denied, fine"),
 	))
 	ws := workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("line one\nhello world\nline three\n"), 0o644))
@@ -375,15 +375,15 @@ func TestSlackSocketMode(t *testing.T) {
 	require.NoError(t, err)
 	cfg := slack.Config{BotToken: slackToken, AppToken: slacktest.AppToken, Channel: slackChannel, Approvers: approvers, APIURL: fake.URL}
 	require.NoError(t, cfg.Validate(), "Socket Mode needs no signing secret")
-	ch, err := workers.StartChannels(context.Background(), c, workers.ChannelConfig{Slack: &cfg}, quietLogger())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, quietLogger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
 	assert.Empty(t, ch.SlackAddr, "no HTTP endpoint in Socket Mode")
-	_, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("s1", "Write", map[string]any{"file_path": "socket.txt", "content": "over the socket\n"})),
-		oaifake.Say("done"),
+	_, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("s1", "Write", map[string]any{"file_path": "socket.txt", "content": "over the socket\n"})),
+		demomodel.Say("done"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
 		Notifiers: ch.Notifiers, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -48,13 +48,13 @@ func BenchmarkShortJobs(b *testing.B) {
 func benchShortJobs(b *testing.B, srv tlsServer, procs int) {
 	bin := buildWorker(b)
 	c := dial(b, srv)
-	model := oaifake.New(func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	model := demomodel.New(func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		for _, m := range req.Messages {
 			if m.Role == openai.ChatMessageRoleTool {
-				return oaifake.Say("done"), nil
+				return demomodel.Say("done"), nil
 			}
 		}
-		return oaifake.Calls(oaifake.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})), nil
+		return demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})), nil
 	})
 	base, err := model.Start("127.0.0.1:0")
 	if err != nil {

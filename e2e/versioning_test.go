@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -30,23 +30,23 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 	deployment := fmt.Sprintf("custos-test-%d", time.Now().UnixNano())
 	// Each release has its own model endpoint, so which release served a
 	// model call is plain from which endpoint got it.
-	handler := func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	handler := func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		for _, m := range req.Messages {
 			if m.Role == openai.ChatMessageRoleTool {
-				return oaifake.Say("finished"), nil
+				return demomodel.Say("finished"), nil
 			}
 		}
 		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "wait for me") {
-			return oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "v.txt", "content": "v"})), nil
+			return demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "v.txt", "content": "v"})), nil
 		}
-		return oaifake.Say("finished"), nil
+		return demomodel.Say("finished"), nil
 	}
 	modelV1, baseV1 := startModel(t, handler)
 	modelV2, baseV2 := startModel(t, handler)
 	cfg := t.TempDir()
-	start := func(build, base string) *workers.Workers {
-		w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger(),
-			Versioning: workers.Versioning{DeploymentName: deployment, BuildID: build}})
+	start := func(build, base string) *app.Workers {
+		w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger(),
+			Versioning: app.Versioning{DeploymentName: deployment, BuildID: build}})
 		require.NoError(t, err)
 		return w
 	}

@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/notify/webhook"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -96,14 +96,14 @@ func TestWebhooks(t *testing.T) {
 
 	cfg := webhook.Config{URLs: []string{flakySrv.URL + "/hook", stuckSrv.URL + "/hook"}, Secret: hookSecret}
 	require.NoError(t, cfg.Validate())
-	ch, err := workers.StartChannels(context.Background(), c, workers.ChannelConfig{Webhook: &cfg}, quietLogger())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Webhook: &cfg}, quietLogger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
-	model, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Write", map[string]any{"file_path": "hook.txt", "content": "hooked\n"})),
-		oaifake.Say("done"),
+	model, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "hook.txt", "content": "hooked\n"})),
+		demomodel.Say("done"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
 		Notifiers: ch.Notifiers, Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)

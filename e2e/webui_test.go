@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
-	"github.com/custos-dev/custos/oaifake"
-	"github.com/custos-dev/custos/workers"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -89,11 +89,11 @@ func TestWebUIAnswersPendingCall(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Stop() })
 	c := dial(t, srv)
-	_, base := startModel(t, oaifake.Script(
-		oaifake.Calls(oaifake.ToolCall("w1", "Edit", map[string]any{"file_path": "notes.md", "old_string": "draft", "new_string": "final"})),
-		oaifake.Say("done"),
+	_, base := startModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Edit", map[string]any{"file_path": "notes.md", "old_string": "draft", "new_string": "final"})),
+		demomodel.Say("done"),
 	))
-	w, err := workers.Start(c, workers.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
+	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	ws := workspace(t)

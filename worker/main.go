@@ -16,10 +16,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/connect"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/sandbox"
-	"github.com/custos-dev/custos/workers"
 )
 
 func main() {
@@ -33,11 +33,11 @@ func main() {
 func run() error {
 	var (
 		baseURL = flag.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
-		model   = flag.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), workers.DefaultModel), "model name (OPENAI_MODEL)")
+		model   = flag.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), app.DefaultModel), "model name (OPENAI_MODEL)")
 		dbFile  = flag.String("db", "", "SQLite file of the embedded server (default: user state dir)")
 		port    = flag.Int("port", devserver.DefaultPort, "frontend port of the embedded server (0: any free port)")
 		uiPort  = flag.Int("ui-port", devserver.DefaultUIPort, "Web UI port of the embedded server (0: any free port, -1: no UI)")
-		host    = flag.String("host", workers.HostName(), "this host's name, for routing jobs to the workspaces it holds (CUSTOS_HOST; default the machine's name)")
+		host    = flag.String("host", app.HostName(), "this host's name, for routing jobs to the workspaces it holds (CUSTOS_HOST; default the machine's name)")
 		roots   = flag.String("workspaces", cmp.Or(os.Getenv("CUSTOS_WORKSPACES"), "/"), "comma-separated workspace roots this host holds (CUSTOS_WORKSPACES)")
 		lanes   = flag.Int("bash-lanes", 0, "single-concurrency Bash lanes (default: CUSTOS_BASH_LANES, else one per CPU)")
 		window  = flag.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
@@ -48,7 +48,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	channels, err := workers.ChannelsFromEnv(os.Getenv)
+	channels, err := app.ChannelsFromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func run() error {
 		c = emb.Client
 		fmt.Fprint(os.Stderr, emb.Banner())
 	}
-	tel, err := workers.StartTelemetry(ctx, workers.TelemetryFromEnv(*host, logger))
+	tel, err := app.StartTelemetry(ctx, app.TelemetryFromEnv(*host, logger))
 	if err != nil {
 		return err
 	}
@@ -92,20 +92,20 @@ func run() error {
 		defer tc.Close()
 		c = tc
 	}
-	wo := workers.Options{
+	wo := app.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
 		BashLanes: *lanes, ContextWindow: *window,
 		Host: *host, Workspaces: strings.Split(*roots, ","),
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
-		Logger:  logger, Versioning: workers.VersioningFromEnv(),
+		Logger:  logger, Versioning: app.VersioningFromEnv(),
 	}
-	ch, err := workers.StartChannels(ctx, c, channels, logger)
+	ch, err := app.StartChannels(ctx, c, channels, logger)
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
 	wo.Notifiers = ch.Notifiers
-	stopDemo, demo, err := workers.UseDemoModel(&wo)
+	stopDemo, demo, err := app.UseDemoModel(&wo)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func run() error {
 	if demo {
 		fmt.Fprintln(os.Stderr, "custos: no OPENAI_API_KEY or OPENAI_BASE_URL: using the offline demo model")
 	}
-	w, err := workers.Start(c, wo)
+	w, err := app.Start(c, wo)
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,13 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 func TestReadOnlyCallRunsWithoutSignal(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("c1", "Read", map[string]any{"file_path": "hello.txt"})),
-		oaifake.Say("it says hi"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("c1", "Read", map[string]any{"file_path": "hello.txt"})),
+		demomodel.Say("it says hi"),
 	))
 	h.writeFile("hello.txt", "hi there\n")
 	res, err := h.run()
@@ -37,9 +37,9 @@ func TestReadOnlyCallRunsWithoutSignal(t *testing.T) {
 }
 
 func TestWriteWaitsForAllowThenRuns(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "written"})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "written"})),
+		demomodel.Say("done"),
 	))
 	// Before the signal the call is pending and the file untouched.
 	h.env.RegisterDelayedCallback(func() {
@@ -64,9 +64,9 @@ func TestWriteWaitsForAllowThenRuns(t *testing.T) {
 }
 
 func TestDenyReturnsStructuredDenialToModel(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
-		oaifake.Say("ok, not writing"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
+		demomodel.Say("ok, not writing"),
 	))
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "w1", Decision: "deny", Reason: "not now", By: "test"})
@@ -83,9 +83,9 @@ func TestDenyReturnsStructuredDenialToModel(t *testing.T) {
 }
 
 func TestNoAnswerWithinTimeoutDenies(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
-		oaifake.Say("gave up"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
+		demomodel.Say("gave up"),
 	))
 	// A signal after the deadline is too late and is recorded as ignored.
 	h.signalAt(61*time.Second, "w1", "allow")
@@ -101,9 +101,9 @@ func TestNoAnswerWithinTimeoutDenies(t *testing.T) {
 }
 
 func TestApprovalTimeoutIsPerJob(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
-		oaifake.Say("gave up"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
+		demomodel.Say("gave up"),
 	))
 	h.input.ApprovalTimeout = 5 * time.Second
 	_, err := h.run()
@@ -114,13 +114,13 @@ func TestApprovalTimeoutIsPerJob(t *testing.T) {
 }
 
 func TestParallelCallsDecidedIndependently(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			call("a", "Write", map[string]any{"file_path": "a.txt", "content": "A"}),
 			call("b", "Write", map[string]any{"file_path": "b.txt", "content": "B"}),
 			call("c", "Read", map[string]any{"file_path": "seed.txt"}),
 		),
-		oaifake.Say("done"),
+		demomodel.Say("done"),
 	))
 	h.writeFile("seed.txt", "seed")
 	// b is denied first; a is still pending and is allowed later.
@@ -139,13 +139,13 @@ func TestParallelCallsDecidedIndependently(t *testing.T) {
 
 func TestBashRunsSeriallyInCallOrder(t *testing.T) {
 	// If these ran in parallel, the shorter sleeps would append first.
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			call("b1", "Bash", map[string]any{"command": "sleep 0.6; echo one >> order.txt"}),
 			call("b2", "Bash", map[string]any{"command": "sleep 0.3; echo two >> order.txt"}),
 			call("b3", "Bash", map[string]any{"command": "echo three >> order.txt"}),
 		),
-		oaifake.Say("done"),
+		demomodel.Say("done"),
 	))
 	h.input.Mode = approval.ModeBypass
 	_, err := h.run()
@@ -154,9 +154,9 @@ func TestBashRunsSeriallyInCallOrder(t *testing.T) {
 }
 
 func TestUnknownAndDuplicateSignalsIgnored(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
+		demomodel.Say("done"),
 	))
 	h.signalAt(time.Second, "nope", "allow")
 	h.env.RegisterDelayedCallback(func() {
@@ -183,10 +183,10 @@ func TestUnknownAndDuplicateSignalsIgnored(t *testing.T) {
 }
 
 func TestModelRateLimitRetried(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Fail(429, "slow down"),
-		oaifake.Fail(503, "overloaded"),
-		oaifake.Say("finally"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Fail(429, "slow down"),
+		demomodel.Fail(503, "overloaded"),
+		demomodel.Say("finally"),
 	))
 	res, err := h.run()
 	require.NoError(t, err)
@@ -196,9 +196,9 @@ func TestModelRateLimitRetried(t *testing.T) {
 }
 
 func TestModelBadRequestNotRetried(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Fail(400, "bad request: context too long"),
-		oaifake.Say("never reached"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Fail(400, "bad request: context too long"),
+		demomodel.Say("never reached"),
 	))
 	_, err := h.run()
 	require.Error(t, err)
@@ -213,12 +213,12 @@ func TestModelBadRequestNotRetried(t *testing.T) {
 }
 
 func TestUnknownToolAndMalformedArgumentsAreResults(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			rawCall("u1", "Teleport", `{"to":"mars"}`),
 			rawCall("m1", "Read", `{"file_path": `),
 		),
-		oaifake.Say("adapted"),
+		demomodel.Say("adapted"),
 	))
 	res, err := h.run()
 	require.NoError(t, err)
@@ -235,8 +235,8 @@ func TestUnknownToolAndMalformedArgumentsAreResults(t *testing.T) {
 }
 
 func TestContinueAsNewCarriesPendingState(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
 	))
 	h.input.ContinueAsNewEvery = 1
 	h.env.RegisterDelayedCallback(func() {
@@ -266,7 +266,7 @@ func TestContinueAsNewCarriesPendingState(t *testing.T) {
 
 	// The next run picks the pending call up and runs it (acceptEdits
 	// allows), on the same workspace and transcript.
-	h2 := newHarness(t, oaifake.Script(oaifake.Say("finished after continue-as-new")))
+	h2 := newHarness(t, demomodel.Script(demomodel.Say("finished after continue-as-new")))
 	require.NoError(t, os.CopyFS(filepath.Join(h2.ws, ".custos"), os.DirFS(filepath.Join(h.ws, ".custos"))))
 	next.Workspace = h2.ws
 	next.State.Env.Workspace = h2.ws
@@ -285,10 +285,10 @@ func TestContinueAsNewCarriesPendingState(t *testing.T) {
 }
 
 func TestTurnLimitStopsTheJob(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("r1", "Glob", map[string]any{"pattern": "*"})),
-		oaifake.Calls(call("r2", "Glob", map[string]any{"pattern": "*"})),
-		oaifake.Calls(call("r3", "Glob", map[string]any{"pattern": "*"})),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("r1", "Glob", map[string]any{"pattern": "*"})),
+		demomodel.Calls(call("r2", "Glob", map[string]any{"pattern": "*"})),
+		demomodel.Calls(call("r3", "Glob", map[string]any{"pattern": "*"})),
 	))
 	h.input.MaxTurns = 2
 	res, err := h.run()
@@ -300,12 +300,12 @@ func TestTurnLimitStopsTheJob(t *testing.T) {
 }
 
 func TestDuplicateAndMissingCallIDsAreMadeUnique(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			rawCall("same", "Write", `{"file_path":"a.txt","content":"a"}`),
 			rawCall("same", "Write", `{"file_path":"b.txt","content":"b"}`),
 		),
-		oaifake.Say("done"),
+		demomodel.Say("done"),
 	))
 	h.signalAt(time.Second, "same", "allow")
 	h.signalAt(2*time.Second, "same_2", "deny")
@@ -320,9 +320,9 @@ func TestDuplicateAndMissingCallIDsAreMadeUnique(t *testing.T) {
 
 // The Web UI's "Current details" name each pending call and the exact signal.
 func TestCurrentDetailsShowPendingApproval(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("b1", "Bash", map[string]any{"command": "ls *_test.go"})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("b1", "Bash", map[string]any{"command": "ls *_test.go"})),
+		demomodel.Say("done"),
 	))
 	currentDetails := func() string {
 		v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
@@ -352,7 +352,7 @@ func TestCurrentDetailsShowPendingApproval(t *testing.T) {
 // A broken settings file stops the job at its start with the file's name,
 // before any model call: never an empty policy.
 func TestBrokenSettingsFailTheJobAtStart(t *testing.T) {
-	h := newHarness(t, oaifake.Script(oaifake.Say("never asked")),
+	h := newHarness(t, demomodel.Script(demomodel.Say("never asked")),
 		withSettings(`{"permissions":{"allow":["Bash(npm test"]}}`))
 	_, err := h.run()
 	require.Error(t, err)

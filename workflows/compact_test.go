@@ -11,26 +11,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // readingModel reads data.txt turns times, then answers; a request without
 // tools is a compaction, answered with a summary.
-func readingModel(turns int) (oaifake.Handler, *int) {
+func readingModel(turns int) (demomodel.Handler, *int) {
 	var mu sync.Mutex
 	calls, summaries := 0, 0
-	return func(req openai.ChatCompletionRequest) (oaifake.Reply, error) {
+	return func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(req.Tools) == 0 {
 			summaries++
-			return oaifake.Say(fmt.Sprintf("SUMMARY %d: the agent read data.txt many times; nothing changed.", summaries)), nil
+			return demomodel.Say(fmt.Sprintf("SUMMARY %d: the agent read data.txt many times; nothing changed.", summaries)), nil
 		}
 		calls++
 		if calls > turns {
-			return oaifake.Say("done"), nil
+			return demomodel.Say("done"), nil
 		}
-		return oaifake.Calls(call(fmt.Sprintf("r%d", calls), "Read", map[string]any{"file_path": "data.txt"})), nil
+		return demomodel.Calls(call(fmt.Sprintf("r%d", calls), "Read", map[string]any{"file_path": "data.txt"})), nil
 	}, &summaries
 }
 

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // updateOutcome is what the sender of one Update learned.
@@ -49,10 +49,10 @@ func (h *harness) update(name string, arg any, o *updateOutcome) {
 	}, arg)
 }
 
-func writeCall(id string) oaifake.Handler {
-	return oaifake.Script(
-		oaifake.Calls(call(id, "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
-		oaifake.Say("done"),
+func writeCall(id string) demomodel.Handler {
+	return demomodel.Script(
+		demomodel.Calls(call(id, "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
+		demomodel.Say("done"),
 	)
 }
 
@@ -91,11 +91,11 @@ func TestDecideAlwaysReturnsLearnedRule(t *testing.T) {
 // TestDecideUpdateRejected: each answer that would not count is refused to
 // its sender by the validator, and leaves nothing in the job's audit.
 func TestDecideUpdateRejected(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "a.txt", "content": "a"})),
-		oaifake.Calls(call("w2", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
-		oaifake.Calls(call("w3", "Write", map[string]any{"file_path": "c.txt", "content": "c"})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "a.txt", "content": "a"})),
+		demomodel.Calls(call("w2", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		demomodel.Calls(call("w3", "Write", map[string]any{"file_path": "c.txt", "content": "c"})),
+		demomodel.Say("done"),
 	))
 	h.input.ApprovalTimeout = time.Minute
 	unknown := h.updateAt(time.Second, DecideUpdate, ApprovalDecision{CallID: "nope", Decision: "allow"})
@@ -210,10 +210,10 @@ func TestRefusedAnswerIsAuditedAndCallKeepsWaiting(t *testing.T) {
 // TestModeUpdate: the mode Update validates like the signal, answers with
 // the change, and records refusals without changing the mode.
 func TestModeUpdate(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w1", "Write", map[string]any{"file_path": "a.txt", "content": "a"})),
-		oaifake.Calls(call("w2", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "a.txt", "content": "a"})),
+		demomodel.Calls(call("w2", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		demomodel.Say("done"),
 	))
 	h.signalAt(3*time.Second, "w1", "allow")
 	bad := h.updateAt(time.Second, ModeUpdate, ModeChange{Mode: "yolo"})

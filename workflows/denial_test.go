@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // TestDenialSaysWhatWouldAllowIt pins, per scenario, the exact structured
@@ -40,7 +40,7 @@ func TestDenialSaysWhatWouldAllowIt(t *testing.T) {
 			if tc.settings != "" {
 				opts = append(opts, withSettings(tc.settings))
 			}
-			h := newHarness(t, oaifake.Script(oaifake.Calls(call("c1", tc.tool, tc.args)), oaifake.Say("done")), opts...)
+			h := newHarness(t, demomodel.Script(demomodel.Calls(call("c1", tc.tool, tc.args)), demomodel.Say("done")), opts...)
 			h.input.Mode = tc.mode
 			h.writeFile("a.txt", "a")
 			if tc.deny {

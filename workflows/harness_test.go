@@ -17,8 +17,8 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/oaifake"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -30,7 +30,7 @@ type harness struct {
 	suite testsuite.WorkflowTestSuite
 	env   *testsuite.TestWorkflowEnvironment
 	ws    string
-	oai   *oaifake.Server
+	oai   *demomodel.Server
 	input JobInput
 	// userConfigDir holds the user's own settings.json.
 	userConfigDir string
@@ -49,7 +49,7 @@ type harnessConfig struct {
 func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
 func withSettings(s string) harnessOpt             { return func(c *harnessConfig) { c.settings = s } }
 
-func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harness {
+func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *harness {
 	t.Helper()
 	var cfg harnessConfig
 	for _, o := range opts {
@@ -61,7 +61,7 @@ func newHarness(t *testing.T, handler oaifake.Handler, opts ...harnessOpt) *harn
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(cfg.settings), 0o644))
 	}
-	srv := oaifake.New(handler)
+	srv := demomodel.New(handler)
 	base, err := srv.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
@@ -153,7 +153,7 @@ func (h *harness) writeFile(rel, content string) {
 	require.NoError(h.t, os.WriteFile(p, []byte(content), 0o644))
 }
 
-func call(id, tool string, args any) openai.ToolCall { return oaifake.ToolCall(id, tool, args) }
+func call(id, tool string, args any) openai.ToolCall { return demomodel.ToolCall(id, tool, args) }
 
 // rawCall is a tool call with arguments exactly as given, malformed or not.
 func rawCall(id, tool, args string) openai.ToolCall {

@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/oaifake"
 )
 
 // Every hook point is wired: a user command hook on each one records that it
@@ -34,13 +34,13 @@ func TestEveryHookPointIsWired(t *testing.T) {
 	for _, p := range points {
 		groups = append(groups, fmt.Sprintf(`%q:[{"hooks":[{"type":"command","command":"echo %s >> hook-points.txt"}]}]`, p, p))
 	}
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			call("ok", "Read", map[string]any{"file_path": "a.txt"}),
 			call("missing", "Read", map[string]any{"file_path": "nope.txt"}),
 			call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
 		),
-		oaifake.Fail(400, "bad request"),
+		demomodel.Fail(400, "bad request"),
 	), withSettings(`{"hooks":{`+strings.Join(groups, ",")+`}}`))
 	h.writeFile("a.txt", "alpha")
 	h.signalAt(time.Second, "w", "deny")
@@ -62,9 +62,9 @@ func TestEveryHookPointIsWired(t *testing.T) {
 
 // A tool.approval.post hook may rewrite what the model sees.
 func TestApprovalPostHookRewritesOutput(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("r", "Read", map[string]any{"file_path": "a.txt"})),
-		oaifake.Say("read"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("r", "Read", map[string]any{"file_path": "a.txt"})),
+		demomodel.Say("read"),
 	), withSettings(`{"hooks":{"tool.approval.post":[{"matcher":"Read","hooks":[{"type":"command","command":"cat >/dev/null; echo '{\"modifiedOutput\":\"[redacted]\"}'"}]}]}}`))
 	h.writeFile("a.txt", "token=hunter2")
 	_, err := h.run()
@@ -75,9 +75,9 @@ func TestApprovalPostHookRewritesOutput(t *testing.T) {
 // A hook that times out or crashes is "no decision", recorded, and the call
 // goes on to a person.
 func TestBrokenHookIsNoDecision(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		demomodel.Say("done"),
 	), withSettings(`{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"echo not-json; exit 1"}]}]}}`))
 	h.signalAt(time.Second, "w", "allow")
 	_, err := h.run()
@@ -99,9 +99,9 @@ func TestBrokenHookIsNoDecision(t *testing.T) {
 // Canceling a job while a call waits denies the call, saves the transcript
 // and audit, and ends the workflow as canceled.
 func TestCancelWhileWaiting(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
-		oaifake.Say("never"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
+		demomodel.Say("never"),
 	))
 	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, 5*time.Second)
 	_, err := h.run()
@@ -122,9 +122,9 @@ func TestHookPointsReceiveTheirData(t *testing.T) {
 	for _, p := range []hooks.Point{hooks.LLMRequestBefore, hooks.LLMResponseAfter, hooks.SessionSaveBefore, hooks.SessionSaveAfter} {
 		groups = append(groups, fmt.Sprintf(`%q:[{"hooks":[{"type":"command","command":"cat >> payloads.jsonl; echo >> payloads.jsonl"}]}]`, p))
 	}
-	calls := oaifake.Calls(call("r", "Read", map[string]any{"file_path": "a.txt"}))
+	calls := demomodel.Calls(call("r", "Read", map[string]any{"file_path": "a.txt"}))
 	calls.Usage = openai.Usage{PromptTokens: 120, CompletionTokens: 7, TotalTokens: 127}
-	h := newHarness(t, oaifake.Script(calls, oaifake.Say("done")), withSettings(`{"hooks":{`+strings.Join(groups, ",")+`}}`))
+	h := newHarness(t, demomodel.Script(calls, demomodel.Say("done")), withSettings(`{"hooks":{`+strings.Join(groups, ",")+`}}`))
 	h.input.Model = "gpt-test"
 	h.writeFile("a.txt", "alpha")
 	_, err := h.run()

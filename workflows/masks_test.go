@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // The job's Read and Edit deny rules reach the sandbox (issue 8 §1): a
@@ -24,12 +24,12 @@ func TestDenyRulesHoldInsideBash(t *testing.T) {
 		}
 		t.Skip("bwrap not installed")
 	}
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("g", "Glob", map[string]any{"pattern": "**/*"})),
-		oaifake.Calls(call("b", "Bash", map[string]any{"command": `python3 -c "print(open('.env').read())"; python3 -c "print(open('conf/tls.pem').read())"; python3 -c "open('go.mod','w').write('pwned')"; echo x > notes.txt`})),
-		oaifake.Calls(call("n", "Edit", map[string]any{"file_path": "notes.txt", "old_string": "x", "new_string": "y"})),
-		oaifake.Calls(call("b2", "Bash", map[string]any{"command": `python3 -c "open('notes.txt','w').write('again')"`})),
-		oaifake.Say("done"),
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("g", "Glob", map[string]any{"pattern": "**/*"})),
+		demomodel.Calls(call("b", "Bash", map[string]any{"command": `python3 -c "print(open('.env').read())"; python3 -c "print(open('conf/tls.pem').read())"; python3 -c "open('go.mod','w').write('pwned')"; echo x > notes.txt`})),
+		demomodel.Calls(call("n", "Edit", map[string]any{"file_path": "notes.txt", "old_string": "x", "new_string": "y"})),
+		demomodel.Calls(call("b2", "Bash", map[string]any{"command": `python3 -c "open('notes.txt','w').write('again')"`})),
+		demomodel.Say("done"),
 	), withSettings(`{"permissions": {"deny": ["Read(.env)", "Read(conf/**)", "Edit(go.mod)"]}}`))
 	h.writeFile(".env", "KEY=topsecret")
 	h.writeFile("conf/tls.pem", "PEM=topsecret")

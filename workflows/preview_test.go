@@ -7,20 +7,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // TestPendingEditShowsItsDiff: a waiting Edit carries the unified diff of a
 // dry run against the file as it is, and nothing is written before the
 // answer; an Edit that would fail says so.
 func TestPendingEditShowsItsDiff(t *testing.T) {
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			call("e1", "Edit", map[string]any{"file_path": "main.go", "old_string": "return 1", "new_string": "return 2"}),
 			call("e2", "Edit", map[string]any{"file_path": "main.go", "old_string": "not in the file", "new_string": "x"}),
 			call("w1", "Write", map[string]any{"file_path": "new.txt", "content": "hello\n"}),
 		),
-		oaifake.Say("done"),
+		demomodel.Say("done"),
 	))
 	h.writeFile("main.go", "package main\n\nfunc f() int {\n\treturn 1\n}\n")
 	var pending map[string]PendingAsk

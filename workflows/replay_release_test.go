@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -21,7 +21,7 @@ func TestReplayReleaseHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/*_history.json")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 2, "the recorded histories are in testdata")
-	reg, err := workers.DefaultHooks()
+	reg, err := app.DefaultHooks()
 	require.NoError(t, err)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

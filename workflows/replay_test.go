@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/workers"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -16,7 +16,7 @@ import (
 // stray signal, a mode change and an Edit allowed by the new mode. A change
 // to the workflow that would break running jobs fails here.
 func TestReplayRecordedHistory(t *testing.T) {
-	reg, err := workers.DefaultHooks()
+	reg, err := app.DefaultHooks()
 	require.NoError(t, err)
 	agent := &workflows.Agent{Hooks: reg}
 	replayer := worker.NewWorkflowReplayer()

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // pathWithoutBwrap points the worker's PATH at a directory holding the
@@ -50,12 +50,12 @@ func (h *harness) events() []Event {
 // event says which backend is active. Other tools still work.
 func TestUnconfinedBashRefusedByDefault(t *testing.T) {
 	pathWithoutBwrap(t)
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
 			call("b", "Bash", map[string]any{"command": "echo ran > ran.txt"}),
 			call("r", "Read", map[string]any{"file_path": "notes.md"}),
 		),
-		oaifake.Say("done"),
+		demomodel.Say("done"),
 	), withSettings(`{"permissions": {"allow": ["Bash(echo:*)"]}}`))
 	h.writeFile("notes.md", "hello")
 	h.input.Mode = approval.ModeBypass
@@ -86,13 +86,13 @@ func TestUnconfinedBashRefusedByDefault(t *testing.T) {
 // what they deny does not, and a deny rule still denies without asking.
 func TestUnconfinedBashAsksEveryTime(t *testing.T) {
 	pathWithoutBwrap(t)
-	h := newHarness(t, oaifake.Script(
-		oaifake.Calls(call("a", "Bash", map[string]any{"command": "echo one > one.txt"})),
-		oaifake.Calls(
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("a", "Bash", map[string]any{"command": "echo one > one.txt"})),
+		demomodel.Calls(
 			call("b", "Bash", map[string]any{"command": "echo two > two.txt"}),
 			call("c", "Bash", map[string]any{"command": "curl http://example.com"}),
 		),
-		oaifake.Say("done"),
+		demomodel.Say("done"),
 	), withSettings(`{"permissions": {"allow": ["Bash(echo:*)"], "deny": ["Bash(curl:*)"]}}`))
 	userSettings(t, h, `{"sandbox": {"allowUnsandboxed": true}}`)
 	h.input.Mode = approval.ModeBypass

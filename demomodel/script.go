@@ -1,4 +1,4 @@
-package oaifake
+package demomodel
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func Script(replies ...Reply) Handler {
 		if next >= len(replies) {
 			next++
 			return Fail(http.StatusInternalServerError,
-				fmt.Sprintf("oaifake: script exhausted: request %d, but only %d replies were scripted", next, len(replies))), nil
+				fmt.Sprintf("demomodel: script exhausted: request %d, but only %d replies were scripted", next, len(replies))), nil
 		}
 		r := replies[next]
 		next++
@@ -44,12 +44,12 @@ func ToolCall(id, name string, args any) openai.ToolCall {
 	default:
 		b, err := json.Marshal(args)
 		if err != nil {
-			panic(fmt.Sprintf("oaifake.ToolCall(%q): arguments do not marshal to JSON: %v", name, err))
+			panic(fmt.Sprintf("demomodel.ToolCall(%q): arguments do not marshal to JSON: %v", name, err))
 		}
 		text = string(b)
 	}
 	if !json.Valid([]byte(text)) {
-		panic(fmt.Sprintf("oaifake.ToolCall(%q): arguments are not valid JSON: %q", name, text))
+		panic(fmt.Sprintf("demomodel.ToolCall(%q): arguments are not valid JSON: %q", name, text))
 	}
 	return openai.ToolCall{
 		ID:       id,

@@ -1,7 +1,9 @@
-// Package oaifake is a real HTTP server speaking the OpenAI chat completions
-// protocol (non-streaming), for tests and for custos' offline demo. Point any
-// OpenAI client at the base URL Start returns; replies come from a Handler.
-package oaifake
+// Package demomodel is custos' offline model: a real HTTP server speaking the
+// OpenAI chat completions protocol (non-streaming) that answers from a script.
+// The demo script (demo.go) drives the quick start when no API key is set;
+// tests give it their own scripts. Point any OpenAI client at the base URL
+// Start returns; replies come from a Handler.
+package demomodel
 
 import (
 	"context"
@@ -100,22 +102,22 @@ func New(handler Handler) *Server {
 // background. It returns the base URL to give an OpenAI client, ending in "/v1".
 func (s *Server) Start(addr string) (string, error) {
 	if s.handler == nil {
-		return "", errors.New("oaifake: nil handler")
+		return "", errors.New("demomodel: nil handler")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv != nil {
-		return "", errors.New("oaifake: server already started")
+		return "", errors.New("demomodel: server already started")
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("oaifake: listen on %s: %w", addr, err)
+		return "", fmt.Errorf("demomodel: listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("oaifake serves POST /v1/chat/completions and GET /v1/models, not %s %s", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("demomodel serves POST /v1/chat/completions and GET /v1/models, not %s %s", r.Method, r.URL.Path))
 	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.baseURL = "http://" + ln.Addr().String() + "/v1"
@@ -159,15 +161,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req openai.ChatCompletionRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 32<<20))
 	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("oaifake: request body is not a chat completion request: %v", err))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("demomodel: request body is not a chat completion request: %v", err))
 		return
 	}
 	if req.Stream {
-		writeError(w, http.StatusBadRequest, "oaifake: streaming is not supported; send stream=false")
+		writeError(w, http.StatusBadRequest, "demomodel: streaming is not supported; send stream=false")
 		return
 	}
 	if len(req.Messages) == 0 {
-		writeError(w, http.StatusBadRequest, "oaifake: messages must not be empty")
+		writeError(w, http.StatusBadRequest, "demomodel: messages must not be empty")
 		return
 	}
 
@@ -242,7 +244,7 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req openai.ChatCompletio
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
-		"data":   []map[string]any{{"id": ModelID, "object": "model", "created": 0, "owned_by": "oaifake"}},
+		"data":   []map[string]any{{"id": ModelID, "object": "model", "created": 0, "owned_by": "custos-demo"}},
 	})
 }
 

@@ -1,4 +1,4 @@
-package oaifake
+package demomodel
 
 import (
 	"encoding/json"

@@ -1,9 +1,9 @@
-package workers
+package app
 
 import (
 	"fmt"
 
-	"github.com/custos-dev/custos/oaifake"
+	"github.com/custos-dev/custos/demomodel"
 )
 
 // DemoModel is the offline demo model's name.
@@ -20,7 +20,7 @@ func UseDemoModel(o *Options) (stop func(), demo bool, err error) {
 	if o.APIKey != "" || o.BaseURL != "" {
 		return func() {}, false, nil
 	}
-	srv := oaifake.New(oaifake.Demo())
+	srv := demomodel.New(demomodel.Demo())
 	base, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		return nil, false, fmt.Errorf("start offline demo model: %w", err)

@@ -1,4 +1,4 @@
-package oaifake
+package demomodel
 
 import (
 	"context"
@@ -253,6 +253,6 @@ func TestToolCallHelper(t *testing.T) {
 		Path string `json:"file_path"`
 	}{"a.txt"})
 	assert.Equal(t, `{"file_path":"a.txt"}`, tc.Function.Arguments)
-	assert.PanicsWithValue(t, `oaifake.ToolCall("Bash"): arguments are not valid JSON: "{nope"`, func() { ToolCall("", "Bash", "{nope") })
+	assert.PanicsWithValue(t, `demomodel.ToolCall("Bash"): arguments are not valid JSON: "{nope"`, func() { ToolCall("", "Bash", "{nope") })
 	assert.Panics(t, func() { ToolCall("", "Bash", make(chan int)) })
 }

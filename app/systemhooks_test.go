@@ -1,4 +1,4 @@
-package workers
+package app
 
 import (
 	"encoding/json"

@@ -1,7 +1,8 @@
-// Package workers builds and runs custos' two Temporal workers: the main
-// queue (workflow, model, file tools, hooks, settings, sessions) and the Bash
-// queue, served one command at a time.
-package workers
+// Package app is what the worker binary wires: custos' Temporal workers (the
+// main queue with the workflow, model, file tools, hooks, settings and
+// sessions; the host queue; the single-concurrency Bash lanes), the approval
+// channels, the system hooks, telemetry and host routing.
+package app
 
 import (
 	"fmt"
