@@ -107,6 +107,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		err = a.temporalProfile(args[1:])
 	case "ui-url":
 		err = a.uiURL(args[1:])
+	case "sandbox":
+		return sandboxMain(args[1:], a.Stdout, a.Stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(a.Stdout, usage)
 		return 0

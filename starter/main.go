@@ -14,9 +14,6 @@ import (
 
 func main() {
 	sandbox.MaybeRunHelper()
-	if len(os.Args) > 1 && os.Args[1] == "sandbox" {
-		os.Exit(sandboxCmd(os.Args[2:]))
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	fi, _ := os.Stdin.Stat()
 	app := &cli.App{

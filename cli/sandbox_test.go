@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -9,14 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/custos-dev/custos/sandbox"
 )
-
-func TestMain(m *testing.M) {
-	sandbox.MaybeRunHelper()
-	os.Exit(m.Run())
-}
 
 func runSandbox(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -23,12 +23,9 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// sandboxCmd implements `starter sandbox exec|check`. main() must have called
-// sandbox.MaybeRunHelper() first (the allowlist bridge re-executes this binary).
-func sandboxCmd(args []string) int {
-	return sandboxMain(args, os.Stdout, os.Stderr)
-}
-
+// sandboxMain implements `starter sandbox exec|check` and returns the exit
+// code (exec: the command's). main() must have called sandbox.MaybeRunHelper()
+// first: the allowlist bridge re-executes this binary.
 func sandboxMain(args []string, stdout, stderr io.Writer) int {
 	usage := func() int {
 		fmt.Fprintln(stderr, "usage: starter sandbox check\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] [--explain] -- CMD ARGS...")
