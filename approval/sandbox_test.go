@@ -61,17 +61,15 @@ func TestUnconfinedBash(t *testing.T) {
 	allowed := refused
 	allowed.AllowUnconfined = true
 	confined := SandboxStatus{Backend: "bwrap"}
-	allowHook := func(Call) (hooks.Result, bool) { return hooks.Result{Decision: "allow", Hook: "h"}, true }
-	rewriteHook := func(Call) (hooks.Result, bool) {
-		return hooks.Result{Hook: "h", ModifiedInput: json.RawMessage(`{"command":"echo rewritten"}`)}, true
-	}
+	allowHook := &hooks.Result{Decision: "allow", Hook: "h"}
+	rewriteHook := &hooks.Result{Hook: "h", ModifiedInput: json.RawMessage(`{"command":"echo rewritten"}`)}
 	tests := []struct {
 		name   string
 		sb     SandboxStatus
 		call   Call
 		mode   Mode
-		hook   HookRunner
-		want   Decision // of Decide
+		hook   *hooks.Result // what layer 4 decided, if the rules leave the call open
+		want   Decision      // of Decide
 		human  bool
 		rule   string
 		reason string // substring of the verdict or ask reason
@@ -107,7 +105,11 @@ func TestUnconfinedBash(t *testing.T) {
 			if mode == "" {
 				mode = ModeDefault
 			}
-			pre := p.Decide(tc.call, mode, tc.hook)
+			found := Findings{Rules: p.Evaluate(tc.call, mode)}
+			if found.Rules.Open() {
+				found.Hook = tc.hook
+			}
+			pre := Decide(tc.call, mode, p.Evaluate, found)
 			if pre.Verdict.Decision != tc.want || pre.NeedsHuman != tc.human {
 				t.Fatalf("Decide = %+v (human %v), want %s (human %v)", pre.Verdict, pre.NeedsHuman, tc.want, tc.human)
 			}

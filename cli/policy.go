@@ -78,7 +78,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	return json.NewEncoder(a.Stdout).Encode(res)
 }
 
-// checkCall is layers 1-4 for one call: the same Policy.Decide the workflow
+// checkCall is layers 1-4 for one call: the same approval.Decide the workflow
 // uses, with system hooks inline and the user's command hooks run directly.
 func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
 	if !activities.KnownTool(tool) {
@@ -88,30 +88,44 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 	if err != nil {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerHook, Reason: err.Error()}
 	}
-	pre := pol.Decide(approval.Call{Tool: tool, Input: input}, m, func(c approval.Call) (hooks.Result, bool) {
-		p := hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "policy-check", CallID: "check", Tool: c.Tool,
-			Input: c.Input, Mode: string(m), Workspace: ws}
-		if r, ok := hooks.Dispatch(system.Handlers(hooks.ToolApprovalPre, c.Tool), p); ok {
-			return r, true
+	// The workflow's steps (workflows/calls.go decide): layers 1-3, the hooks
+	// only if the rules left the call open, then approval.Decide.
+	call := approval.Call{Tool: tool, Input: input}
+	found := approval.Findings{Rules: pol.Evaluate(call, m)}
+	if found.Rules.Open() {
+		if r, ok := a.runApprovalHooks(ctx, system, settings, ws, m, call); ok {
+			found.Hook = &r
 		}
-		cmds := settings.Hooks.CommandHooks(hooks.ToolApprovalPre, c.Tool)
-		if len(cmds) == 0 {
-			return hooks.Result{}, false
-		}
-		r, outcomes := hooks.RunAll(ctx, cmds, p, ws)
-		for _, o := range outcomes {
-			if o.Err != "" || o.TimedOut {
-				fmt.Fprintf(a.Stderr, "custos: hook %s gave no decision: %s (timed out: %v)\n", o.Hook, o.Err, o.TimedOut)
-			}
-		}
-		return r, !r.Empty()
-	})
+	}
+	pre := approval.Decide(call, m, pol.Evaluate, found)
 	res := PolicyResult{Decision: pre.Verdict.Decision, Layer: pre.Verdict.Layer, Rule: pre.Verdict.Rule,
 		Reason: pre.Verdict.Reason, Hook: pre.Hook}
 	if pre.Modified {
 		res.Input = pre.Input
 	}
 	return res
+}
+
+// runApprovalHooks is layer 4 as a job runs it (workflows' runHooks): the
+// system hooks first, then the user's command hooks, here run directly
+// instead of in an activity; the first decision wins.
+func (a *App) runApprovalHooks(ctx context.Context, system *hooks.Registry, settings approval.Settings, ws string, m approval.Mode, c approval.Call) (hooks.Result, bool) {
+	p := hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "policy-check", CallID: "check", Tool: c.Tool,
+		Input: c.Input, Mode: string(m), Workspace: ws}
+	if r, ok := hooks.Dispatch(system.Handlers(hooks.ToolApprovalPre, c.Tool), p); ok {
+		return r, true
+	}
+	cmds := settings.Hooks.CommandHooks(hooks.ToolApprovalPre, c.Tool)
+	if len(cmds) == 0 {
+		return hooks.Result{}, false
+	}
+	r, outcomes := hooks.RunAll(ctx, cmds, p, ws)
+	for _, o := range outcomes {
+		if o.Err != "" || o.TimedOut {
+			fmt.Fprintf(a.Stderr, "custos: hook %s gave no decision: %s (timed out: %v)\n", o.Hook, o.Err, o.TimedOut)
+		}
+	}
+	return r, !r.Empty()
 }
 
 // warnIgnored says what an untrusted workspace's settings asked for in vain.

@@ -113,10 +113,15 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
 	}
-	pre := j.policy.DecideWith(approval.Call{Tool: tool, Input: input}, j.st.Mode, j.recordedEvaluate(ctx),
-		func(c approval.Call) (hooks.Result, bool) {
-			return j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: c.Tool, Input: c.Input})
-		})
+	// Layers 1-3; layer 4's hooks only if the rules left the call open.
+	call, eval := approval.Call{Tool: tool, Input: input}, j.recordedEvaluate(ctx)
+	found := approval.Findings{Rules: eval(call, j.st.Mode)}
+	if found.Rules.Open() {
+		if r, ok := j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: tool, Input: input}); ok {
+			found.Hook = &r
+		}
+	}
+	pre := approval.Decide(call, j.st.Mode, eval, found)
 	rec.Hook = pre.Hook
 	if pre.Modified {
 		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
