@@ -80,3 +80,26 @@ func TestDecideWeighsLayers(t *testing.T) {
 		})
 	}
 }
+
+// A job's mode: the one asked for, else the settings' default, else default,
+// with Claude Code's alias resolved (an unresolved alias would match no mode).
+func TestResolveMode(t *testing.T) {
+	tests := []struct {
+		requested, settings Mode
+		want                Mode
+		err                 bool
+	}{
+		{"", "", ModeDefault, false},
+		{"", ModePlan, ModePlan, false},
+		{ModeAcceptEdits, ModePlan, ModeAcceptEdits, false},
+		{"bypassPermissions", "", ModeBypass, false},
+		{"", "dontask", ModeDontAsk, false},
+		{"yolo", ModePlan, "", true},
+	}
+	for _, tc := range tests {
+		got, err := ResolveMode(tc.requested, tc.settings)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ResolveMode(%q, %q) = %q, %v; want %q (error %v)", tc.requested, tc.settings, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -453,6 +454,12 @@ func ParseMode(s string) (Mode, error) {
 		return ModeBypass, nil
 	}
 	return "", fmt.Errorf("unknown permission mode %q (want default, acceptEdits, dontAsk, plan or bypass)", s)
+}
+
+// ResolveMode is the mode a job starts in: the one asked for, else the
+// settings' defaultMode, else default; aliases are resolved to their mode.
+func ResolveMode(requested, settingsDefault Mode) (Mode, error) {
+	return ParseMode(string(cmp.Or(requested, settingsDefault)))
 }
 
 // Valid reports whether m is one of the known modes ("" counts as default).

@@ -64,14 +64,8 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := approval.Mode(*mode)
-	if m == "" {
-		m = settings.Permissions.DefaultMode
-	}
-	if m == "" {
-		m = approval.ModeDefault
-	}
-	if m, err = approval.ParseMode(string(m)); err != nil {
+	m, err := approval.ResolveMode(approval.Mode(*mode), settings.Permissions.DefaultMode)
+	if err != nil {
 		return usagef("policy check: %v", err)
 	}
 	res := a.checkCall(ctx, pol, settings, ws, m, *tool, json.RawMessage(*input))

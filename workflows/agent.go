@@ -125,14 +125,8 @@ func (j *job) start(ctx workflow.Context) error {
 		if loaded.Env.Workspace != "" {
 			j.in.Workspace = loaded.Env.Workspace
 		}
-		mode := j.in.Mode
-		if mode == "" {
-			mode = loaded.Settings.Permissions.DefaultMode
-		}
-		if mode == "" {
-			mode = approval.ModeDefault
-		}
-		if _, err := approval.ParseMode(string(mode)); err != nil {
+		mode, err := approval.ResolveMode(j.in.Mode, loaded.Settings.Permissions.DefaultMode)
+		if err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 		}
 		j.st = &State{
