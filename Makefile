@@ -39,10 +39,16 @@ deps:
 # without it, to keep CI time reasonable.
 RACE_PKGS := ./approval ./hooks ./activities ./workflows
 
-## test: vet, then every test (unit, workflow, sandbox, end to end)
+# WORKFLOWCHECK is Temporal's workflow determinism checker; its config
+# (workflowcheck.config.yaml) says which standard-library calls it flags are
+# deterministic after all.
+WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+
+## test: vet, the workflow determinism check, then every test (unit, workflow, sandbox, end to end)
 test: deps
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
 	GOOS=darwin $(GO) build ./sandbox ./hooks   # the fallback must build where bwrap cannot exist
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/custos-dev/custos/$(notdir $(p))))

@@ -1033,6 +1033,7 @@ func normaliseWords(words []string) SimpleCommand {
 				}
 			}
 		}
+		//workflowcheck:ignore the flags are sorted below
 		for f := range set {
 			sc.Flags = append(sc.Flags, f)
 		}

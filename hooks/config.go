@@ -133,6 +133,7 @@ func Merge(cs ...Config) Config {
 // result that workflow code depends on.
 func (c Config) keys() []string {
 	keys := make([]string, 0, len(c))
+	//workflowcheck:ignore the keys are sorted below
 	for k := range c {
 		keys = append(keys, k)
 	}

@@ -66,6 +66,7 @@ func (p Point) ClaudeName() string {
 
 func aliasNames() []string {
 	names := make([]string, 0, len(claudeAliases))
+	//workflowcheck:ignore the names are sorted below
 	for n := range claudeAliases {
 		names = append(names, n)
 	}
