@@ -124,12 +124,27 @@ type cmdSpec struct {
 	atFileRead     bool            // option values @FILE are files read (curl -d @file)
 }
 
+// apply records what a command of this spec does to the files its words
+// name: first its options (scanOptions), then its operands by their role.
 func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
-	var ops []argWord
-	hasLeadOpt, inPlace, toStdout, targetDir := false, false, false, false
+	o := s.scanOptions(w, name, rest)
+	s.applyOperands(w, name, o)
+}
+
+// scanned is what a command's options said, and the operands left.
+type scanned struct {
+	ops                                      []argWord
+	hasLeadOpt, inPlace, toStdout, targetDir bool
+}
+
+// scanOptions walks the words of one command: options that name files are
+// recorded as they come (-o FILE, --output=FILE, -t DIR, @FILE); the rest
+// say how to read the operands, which are returned.
+func (s *cmdSpec) scanOptions(w *walker, name string, rest []argWord) scanned {
+	var o scanned
 	optFile := func(opt string, v argWord) {
 		if s.includeInPlace && (opt == "i" || opt == "include") && v.static && v.s == "inplace" {
-			inPlace = true
+			o.inPlace = true
 			return
 		}
 		if s.atFileRead && v.static && (strings.HasPrefix(v.s, "@") || strings.Contains(v.s, "=@")) {
@@ -142,7 +157,7 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 		}
 		if r, ok := s.optFiles[opt]; ok {
 			if opt == "t" || opt == "target-directory" {
-				targetDir = true
+				o.targetDir = true
 				w.destination(v, name+" "+optName(opt))
 				return
 			}
@@ -165,17 +180,17 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 				w.mention(argWord{s: a.s}, "option of "+name)
 			}
 		case !a.static || a.s == "-" || !strings.HasPrefix(a.s, "-"):
-			ops = append(ops, a)
+			o.ops = append(o.ops, a)
 		case a.s == "--":
-			ops = append(ops, rest[i+1:]...)
+			o.ops = append(o.ops, rest[i+1:]...)
 			i = len(rest)
 		case strings.HasPrefix(a.s, "--"):
 			k, v, hasV := strings.Cut(a.s[2:], "=")
 			if contains(s.leadLong, k) {
-				hasLeadOpt = true
+				o.hasLeadOpt = true
 			}
 			if contains(s.inPlaceL, k) {
-				inPlace = true
+				o.inPlace = true
 			}
 			if hasV {
 				optFile(k, argWord{s: v, static: true})
@@ -189,46 +204,60 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 				optFile(k, rest[i])
 			}
 		default:
-			cluster := a.s[1:]
-			for j := 0; j < len(cluster); j++ {
-				c := cluster[j]
-				if strings.IndexByte(s.leadUnless, c) >= 0 {
-					hasLeadOpt = true
-				}
-				if strings.IndexByte(s.stdoutOpt, c) >= 0 {
-					toStdout = true
-				}
-				if strings.IndexByte(s.inPlace, c) >= 0 {
-					inPlace = true
-					break // sed -i[SUFFIX]: the rest is a suffix
-				}
-				if strings.IndexByte(s.valued, c) >= 0 {
-					v := argWord{s: cluster[j+1:], static: true}
-					if v.s == "" {
-						if i+1 >= len(rest) {
-							break
-						}
-						i++
-						v = rest[i]
-					}
-					optFile(string(c), v)
-					break
-				}
-			}
+			i = s.scanCluster(&o, a.s[1:], rest, i, optFile)
 		}
 	}
-	if s.lead > 0 && !hasLeadOpt {
+	return o
+}
+
+// scanCluster reads one cluster of short options (-la, -oFILE, -o FILE) at
+// rest[i] and returns the index of the last word it used.
+func (s *cmdSpec) scanCluster(o *scanned, cluster string, rest []argWord, i int, optFile func(string, argWord)) int {
+	for j := 0; j < len(cluster); j++ {
+		c := cluster[j]
+		if strings.IndexByte(s.leadUnless, c) >= 0 {
+			o.hasLeadOpt = true
+		}
+		if strings.IndexByte(s.stdoutOpt, c) >= 0 {
+			o.toStdout = true
+		}
+		if strings.IndexByte(s.inPlace, c) >= 0 {
+			o.inPlace = true
+			return i // sed -i[SUFFIX]: the rest is a suffix
+		}
+		if strings.IndexByte(s.valued, c) >= 0 {
+			v := argWord{s: cluster[j+1:], static: true}
+			if v.s == "" {
+				if i+1 >= len(rest) {
+					return i
+				}
+				i++
+				v = rest[i]
+			}
+			optFile(string(c), v)
+			return i
+		}
+	}
+	return i
+}
+
+// applyOperands records what the command does to each operand: read, write
+// or both by the spec's role and the options seen, the last one a
+// destination for cp/mv-like commands.
+func (s *cmdSpec) applyOperands(w *walker, name string, o scanned) {
+	ops := o.ops
+	if s.lead > 0 && !o.hasLeadOpt {
 		ops = ops[min(s.lead, len(ops)):]
 	}
 	srcRole := s.operands
-	if inPlace && srcRole == roleRead {
+	if o.inPlace && srcRole == roleRead {
 		srcRole = roleReadWrite
 	}
-	if toStdout && srcRole == roleReadWrite {
+	if o.toStdout && srcRole == roleReadWrite {
 		srcRole = roleRead
 	}
 	via := name + " operand"
-	if inPlace {
+	if o.inPlace {
 		via = name + " in place"
 	}
 	for i, a := range ops {
@@ -236,7 +265,7 @@ func (s *cmdSpec) apply(w *walker, name string, rest []argWord) {
 		switch {
 		case s.assigns && isAssignment(a):
 			continue
-		case s.lastDest && !targetDir && len(ops) >= 2 && i == len(ops)-1:
+		case s.lastDest && !o.targetDir && len(ops) >= 2 && i == len(ops)-1:
 			w.destination(a, name+" destination")
 			continue
 		case s.lastDest && len(ops) == 1 && name == "ln":

@@ -224,6 +224,9 @@ func (w *walker) stmts(ss []*syntax.Stmt, nd int) {
 	}
 }
 
+// stmt interprets one statement: its redirections, then its command. It is
+// long because it is one case per kind of command in mvdan.cc/sh's syntax
+// tree (call, pipeline, subshell, if, loops, case, functions, ...), each short.
 func (w *walker) stmt(s *syntax.Stmt, nd int) {
 	if s == nil {
 		return
@@ -429,7 +432,8 @@ func (w *walker) word(word *syntax.Word) ([]string, bool) {
 }
 
 // parts evaluates word parts into their possible values. first marks the
-// start of a word, where an unquoted ~ expands.
+// start of a word, where an unquoted ~ expands. It is long because it is one
+// case per kind of word part in mvdan.cc/sh's syntax tree, each short.
 func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
 	vals := []string{""}
 	static := true
@@ -661,6 +665,9 @@ var shells = map[string]bool{
 var privileged = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "run0": true}
 
 // command interprets one argv (after wrappers before it were stripped).
+// It is long because it is one decision read top to bottom: system denials,
+// nested shells and eval, wrappers, the commands that run others, then file
+// access; split up, the order between those checks would be lost.
 func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
 	if nd > maxNodeDepth {
 		w.a.undecidable("command nesting is too deep to analyse")
@@ -1138,45 +1145,48 @@ func isDuration(s string) bool {
 	return true
 }
 
+// wrapperSpec is the option grammar of a command that runs another.
+type wrapperSpec struct {
+	valued   string   // short options taking a value
+	longVal  []string // long options taking a separate value
+	posArgs  int      // positional arguments before the command (timeout DURATION)
+	dashNum  bool     // accepts -N (nice -10)
+	assigns  bool     // accepts NAME=value before the command (env)
+	optStops bool     // options end at the first non-option
+}
+
+// wrapperSpecs are the wrappers unwrap sees through.
+var wrapperSpecs = map[string]wrapperSpec{
+	"env":         {valued: "uCS", longVal: []string{"--unset", "--chdir", "--split-string"}, assigns: true},
+	"sudo":        {valued: "ugpChDrtTUR", longVal: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--chroot", "--command-timeout"}},
+	"doas":        {valued: "uC"},
+	"pkexec":      {longVal: []string{"--user"}},
+	"run0":        {valued: "uD", longVal: []string{"--user", "--chdir", "--setenv", "--property", "--unit", "--description", "--slice", "--nice"}},
+	"timeout":     {valued: "sk", longVal: []string{"--signal", "--kill-after"}, posArgs: 1},
+	"nice":        {valued: "n", longVal: []string{"--adjustment"}, dashNum: true},
+	"nohup":       {},
+	"time":        {valued: "fo", longVal: []string{"--format", "--output"}},
+	"xargs":       {valued: "aEeIiLlnPsd", longVal: []string{"--arg-file", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}},
+	"command":     {},
+	"builtin":     {},
+	"exec":        {valued: "a"},
+	"stdbuf":      {valued: "ioe", longVal: []string{"--input", "--output", "--error"}},
+	"ionice":      {valued: "cnp", longVal: []string{"--class", "--classdata", "--pid"}},
+	"chrt":        {posArgs: 1},
+	"setsid":      {},
+	"unbuffer":    {},
+	"caffeinate":  {},
+	"flock":       {valued: "wEc", posArgs: 1},
+	"taskset":     {posArgs: 1},
+	"numactl":     {},
+	"systemd-run": {valued: "pEuM", longVal: []string{"--unit", "--property", "--setenv", "--uid", "--gid", "--description", "--slice", "--working-directory"}},
+}
+
 // unwrap reports whether name is a wrapper command and, if so, the index in
 // rest where the wrapped command starts (len(rest) if none; -1 if it cannot
 // be told statically).
 func unwrap(name string, rest []argWord) (int, bool) {
-	// valued lists the options of each wrapper that take a separate value.
-	type wrapper struct {
-		valued   string   // short options taking a value
-		longVal  []string // long options taking a separate value
-		posArgs  int      // positional arguments before the command (timeout DURATION)
-		dashNum  bool     // accepts -N (nice -10)
-		assigns  bool     // accepts NAME=value before the command (env)
-		optStops bool     // options end at the first non-option
-	}
-	ws := map[string]wrapper{
-		"env":         {valued: "uCS", longVal: []string{"--unset", "--chdir", "--split-string"}, assigns: true},
-		"sudo":        {valued: "ugpChDrtTUR", longVal: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--chroot", "--command-timeout"}},
-		"doas":        {valued: "uC"},
-		"pkexec":      {longVal: []string{"--user"}},
-		"run0":        {valued: "uD", longVal: []string{"--user", "--chdir", "--setenv", "--property", "--unit", "--description", "--slice", "--nice"}},
-		"timeout":     {valued: "sk", longVal: []string{"--signal", "--kill-after"}, posArgs: 1},
-		"nice":        {valued: "n", longVal: []string{"--adjustment"}, dashNum: true},
-		"nohup":       {},
-		"time":        {valued: "fo", longVal: []string{"--format", "--output"}},
-		"xargs":       {valued: "aEeIiLlnPsd", longVal: []string{"--arg-file", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}},
-		"command":     {},
-		"builtin":     {},
-		"exec":        {valued: "a"},
-		"stdbuf":      {valued: "ioe", longVal: []string{"--input", "--output", "--error"}},
-		"ionice":      {valued: "cnp", longVal: []string{"--class", "--classdata", "--pid"}},
-		"chrt":        {posArgs: 1},
-		"setsid":      {},
-		"unbuffer":    {},
-		"caffeinate":  {},
-		"flock":       {valued: "wEc", posArgs: 1},
-		"taskset":     {posArgs: 1},
-		"numactl":     {},
-		"systemd-run": {valued: "pEuM", longVal: []string{"--unit", "--property", "--setenv", "--uid", "--gid", "--description", "--slice", "--working-directory"}},
-	}
-	wr, ok := ws[name]
+	wr, ok := wrapperSpecs[name]
 	if !ok {
 		return 0, false
 	}

@@ -220,18 +220,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("devserver: %w", err)
 	}
 
-	var dbLock *os.File
-	var err error
-	if o.DBFile != "" {
-		if o.DBFile, err = filepath.Abs(o.DBFile); err != nil {
-			return nil, fmt.Errorf("devserver: resolving DB file: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o700); err != nil {
-			return nil, fmt.Errorf("devserver: creating DB directory: %w", err)
-		}
-		if dbLock, err = lockDB(o.DBFile); err != nil {
-			return nil, err
-		}
+	dbLock, err := claimDBFile(&o)
+	if err != nil {
+		return nil, err
 	}
 	// Until the Server owns the lock, release it on every error return.
 	started := false
@@ -277,36 +268,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	logFloor.Set(slog.LevelWarn)
 	logger := serverLogger{log: o.Logger, floor: logFloor}
 
-	conf := buildConfig(o.IP, ports, sqlConf, visConf, certs)
-	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	srv, err := newTemporalServer(o.IP, ports, buildConfig(o.IP, ports, sqlConf, visConf, certs), logger)
 	if err != nil {
-		return nil, fmt.Errorf("devserver: creating authorizer: %w", err)
-	}
-	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
-	if err != nil {
-		return nil, fmt.Errorf("devserver: creating claim mapper: %w", err)
-	}
-	hostPort := func(port int) static.Hosts {
-		return static.SingleLocalHost(net.JoinHostPort(o.IP, strconv.Itoa(port)))
-	}
-	srv, err := temporal.NewServer(
-		temporal.WithConfig(conf),
-		temporal.ForServices(temporal.DefaultServices),
-		// Static membership: every service is on this host, so no ringpop
-		// gossip and no membership ports.
-		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
-			primitives.FrontendService: hostPort(ports.frontend),
-			primitives.HistoryService:  hostPort(ports.history),
-			primitives.MatchingService: hostPort(ports.matching),
-			primitives.WorkerService:   hostPort(ports.worker),
-		}),
-		temporal.WithLogger(logger),
-		temporal.WithAuthorizer(authorizer),
-		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(dynamicConfig()),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("devserver: creating server: %w", err)
+		return nil, err
 	}
 
 	s := &Server{
@@ -335,6 +299,58 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// claimDBFile makes o.DBFile absolute, creates its directory and takes the
+// lock that keeps a second server off the same file (nil with no file).
+func claimDBFile(o *Options) (*os.File, error) {
+	if o.DBFile == "" {
+		return nil, nil
+	}
+	var err error
+	if o.DBFile, err = filepath.Abs(o.DBFile); err != nil {
+		return nil, fmt.Errorf("devserver: resolving DB file: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o700); err != nil {
+		return nil, fmt.Errorf("devserver: creating DB directory: %w", err)
+	}
+	return lockDB(o.DBFile)
+}
+
+// newTemporalServer builds (does not start) the server with every service
+// on this host, with the authorizer the config names.
+func newTemporalServer(ip string, ports portSet, conf *config.Config, logger serverLogger) (temporal.Server, error) {
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: creating authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: creating claim mapper: %w", err)
+	}
+	hostPort := func(port int) static.Hosts {
+		return static.SingleLocalHost(net.JoinHostPort(ip, strconv.Itoa(port)))
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		// Static membership: every service is on this host, so no ringpop
+		// gossip and no membership ports.
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: hostPort(ports.frontend),
+			primitives.HistoryService:  hostPort(ports.history),
+			primitives.MatchingService: hostPort(ports.matching),
+			primitives.WorkerService:   hostPort(ports.worker),
+		}),
+		temporal.WithLogger(logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: creating server: %w", err)
+	}
+	return srv, nil
 }
 
 // Stop stops the UI and the server. It is safe to call more than once and

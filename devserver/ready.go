@@ -82,15 +82,47 @@ func (s *Server) startUI(ctx context.Context, o Options, ports portSet) (err err
 			err = fmt.Errorf("devserver: creating UI server: %v", r)
 		}
 	}()
-	c := s.certs
-	// The ui-server is a client of the frontend like any other. Its
-	// certificates go in as data: from files it would log a line on every
-	// handshake.
-	clientData, err := readBase64(c.CA, c.ClientCert, c.ClientKey)
+	clientData, err := readBase64(s.certs.CA, s.certs.ClientCert, s.certs.ClientKey)
 	if err != nil {
 		return err
 	}
-	ui := uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+	ui := uiserver.NewServer(uiserveroptions.WithConfigProvider(s.uiConfig(o, ports, clientData)))
+	s.ui, s.uiDone = ui, make(chan struct{})
+	go func() {
+		defer close(s.uiDone)
+		if err := ui.Start(); err != nil {
+			o.Logger.Error("devserver: UI server stopped", "error", err)
+		}
+	}()
+
+	if err := s.waitUI(ctx, backend); err != nil {
+		return err
+	}
+	s.uiGate = newUIGate(backend, s.ClientTLS(), ports.ui, s.certs.Dir, o.Logger)
+	s.uiHTTP = &http.Server{Handler: s.uiGate, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := s.uiHTTP.Serve(public); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.Logger.Error("devserver: Web UI gate stopped", "error", err)
+		}
+	}()
+	s.uiAddr = "http://" + addr
+	if s.uiLogin, err = s.NewUILoginURL(); err != nil {
+		return err
+	}
+	// For `starter ui-url` (MintUILoginURL).
+	if err := writePrivate(filepath.Join(s.certs.Dir, uiAddressFile), []byte(s.uiAddr+"\n")); err != nil {
+		return err
+	}
+	return nil
+}
+
+// uiConfig is the ui-server's configuration: a client of the frontend like
+// any other, serving only the gate (mutual TLS). Its client certificates go
+// in as data (CA, cert, key): from files it would log a line on every
+// handshake.
+func (s *Server) uiConfig(o Options, ports portSet, clientData []string) *uiconfig.Config {
+	c := s.certs
+	return &uiconfig.Config{
 		Host:                o.IP,
 		Port:                ports.uiBackend,
 		TemporalGRPCAddress: s.frontendAddr,
@@ -111,15 +143,11 @@ func (s *Server) startUI(ctx context.Context, o Options, ports portSet) (err err
 		HideLogs: true,
 		// Loopback only and possibly offline: don't call out for news.
 		DisableNewsFetch: true,
-	}))
-	s.ui, s.uiDone = ui, make(chan struct{})
-	go func() {
-		defer close(s.uiDone)
-		if err := ui.Start(); err != nil {
-			o.Logger.Error("devserver: UI server stopped", "error", err)
-		}
-	}()
+	}
+}
 
+// waitUI waits until the ui-server on backend completes a TLS handshake.
+func (s *Server) waitUI(ctx context.Context, backend string) error {
 	ctx, cancel := withDefaultTimeout(ctx, readyTimeout)
 	defer cancel()
 	// A full handshake, not a bare TCP connect: the ui-server logs every
@@ -129,7 +157,7 @@ func (s *Server) startUI(ctx context.Context, o Options, ports portSet) (err err
 		c, derr := d.DialContext(ctx, "tcp", backend)
 		if derr == nil {
 			_ = c.Close()
-			break
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -139,23 +167,6 @@ func (s *Server) startUI(ctx context.Context, o Options, ports portSet) (err err
 		case <-time.After(pollInterval):
 		}
 	}
-
-	s.uiGate = newUIGate(backend, s.ClientTLS(), ports.ui, s.certs.Dir, o.Logger)
-	s.uiHTTP = &http.Server{Handler: s.uiGate, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.uiHTTP.Serve(public); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			o.Logger.Error("devserver: Web UI gate stopped", "error", err)
-		}
-	}()
-	s.uiAddr = "http://" + addr
-	if s.uiLogin, err = s.NewUILoginURL(); err != nil {
-		return err
-	}
-	// For `starter ui-url` (MintUILoginURL).
-	if err := writePrivate(filepath.Join(s.certs.Dir, uiAddressFile), []byte(s.uiAddr+"\n")); err != nil {
-		return err
-	}
-	return nil
 }
 
 // withDefaultTimeout bounds ctx by d unless it already has a deadline.
