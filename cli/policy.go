@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // PolicyResult is what `policy check` prints.
@@ -42,12 +42,9 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	if *tool == "" {
 		return usagef("policy check: --tool is required")
 	}
-	ws, err := filepath.Abs(*workspace)
-	if err == nil {
-		ws, err = filepath.EvalSymlinks(ws)
-	}
+	ws, err := sandbox.CanonicalWorkspace(*workspace)
 	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
+		return err
 	}
 	dir := *configDir
 	if dir == "" {
@@ -149,12 +146,9 @@ func (a *App) trust(args []string) error {
 	if len(pos) == 1 {
 		dir = pos[0]
 	}
-	ws, err := filepath.Abs(dir)
-	if err == nil {
-		ws, err = filepath.EvalSymlinks(ws)
-	}
+	ws, err := sandbox.CanonicalWorkspace(dir)
 	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
+		return err
 	}
 	cfg := *configDir
 	if cfg == "" {

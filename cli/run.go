@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -48,12 +48,9 @@ func (a *App) run(ctx context.Context, args []string) error {
 			return usagef("run: %v", err)
 		}
 	}
-	ws, err := filepath.Abs(*workspace)
-	if err == nil {
-		ws, err = filepath.EvalSymlinks(ws)
-	}
+	ws, err := sandbox.CanonicalWorkspace(*workspace)
 	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
+		return err
 	}
 	if *id == "" {
 		*id = newJobID()
@@ -67,18 +64,8 @@ func (a *App) run(ctx context.Context, args []string) error {
 	}
 	defer s.Close()
 	if s.workers == nil && *host == "" {
-		// Route to the host that holds the workspace, if the workers name
-		// hosts; refuse a workspace no live worker holds.
-		hosts, err := app.LiveHosts(ctx, s.client)
-		if err != nil {
+		if *host, err = routeJob(ctx, s.client, ws); err != nil {
 			return err
-		}
-		if len(hosts) > 0 {
-			h, err := app.Route(hosts, ws)
-			if err != nil {
-				return fmt.Errorf("cannot start the job: %w", err)
-			}
-			*host = h.Name
 		}
 	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
@@ -103,6 +90,20 @@ func (a *App) run(ctx context.Context, args []string) error {
 	}
 	a.inProcess = s.workers != nil
 	return a.follow(ctx, s.client, run.GetID(), 0)
+}
+
+// routeJob names the live host that holds the workspace, or "" when the
+// workers name no hosts; a workspace no live worker holds is refused.
+func routeJob(ctx context.Context, c client.Client, ws string) (string, error) {
+	hosts, err := app.LiveHosts(ctx, c)
+	if err != nil || len(hosts) == 0 {
+		return "", err
+	}
+	h, err := app.Route(hosts, ws)
+	if err != nil {
+		return "", fmt.Errorf("cannot start the job: %w", err)
+	}
+	return h.Name, nil
 }
 
 func newJobID() string {
@@ -267,6 +268,24 @@ func formatEvent(e workflows.Event) string {
 	}
 }
 
+// typedAnswer is the decision a line typed at the prompt means: allow, deny,
+// always, never, view (show the input), or "" for anything else.
+func typedAnswer(line string) string {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return "allow"
+	case "n", "no":
+		return "deny"
+	case "a", "always":
+		return "always"
+	case "never":
+		return "never"
+	case "v", "view":
+		return "view"
+	}
+	return ""
+}
+
 // prompt asks the person at the terminal about one pending call. It gives up
 // when the call is decided elsewhere (Web UI, another CLI), when its deadline
 // passes, or when the job ends.
@@ -328,20 +347,12 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 				}
 			}
 		}
-		decision := ""
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			decision = "allow"
-		case "n", "no":
-			decision = "deny"
-		case "a", "always":
-			decision = "always"
-		case "never":
-			decision = "never"
-		case "v", "view":
+		decision := typedAnswer(line)
+		if decision == "view" {
 			fmt.Fprintln(a.Stdout, viewInput(p.Input))
 			continue
-		default:
+		}
+		if decision == "" {
 			continue // empty or unknown: ask again, with the countdown updated
 		}
 		// First answer wins across channels: the job says whether this one

@@ -76,34 +76,26 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "starter sandbox exec: no command (put it after --)")
 		return 2
 	}
-	// The workspace's settings apply as they would to a job: their domains,
-	// environment names and failIfUnavailable join the flags, and their
-	// Read and Edit deny rules are masked in the sandbox.
-	configDir, _ := os.UserConfigDir()
 	canon, err := sandbox.CanonicalWorkspace(*ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1
 	}
 	*ws = canon
-	loaded, err := approval.Load(configDir, *ws)
+	loaded, readDeny, editDeny, err := workspaceSandbox(*ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "settings:", err)
 		return 1
 	}
-	home, _ := os.UserHomeDir()
-	policy, err := approval.Compile(loaded.Settings, approval.Env{Workspace: *ws, Home: home})
-	if err != nil {
-		fmt.Fprintln(stderr, "settings:", err)
-		return 1
-	}
-	readDeny, editDeny := policy.SandboxDenies()
 	if *explain {
 		explainMasks(stderr, *ws, readDeny, editDeny)
 	}
 	for _, what := range loaded.Ignored {
 		fmt.Fprintln(stderr, "settings: workspace not trusted, ignored:", what)
 	}
+	// The workspace's settings apply as they would to a job: their domains,
+	// environment names and failIfUnavailable join the flags, and their
+	// Read and Edit deny rules are masked in the sandbox.
 	ss := loaded.Settings.Sandbox
 	allow = append(allow, ss.Network.AllowedDomains...)
 	deny = append(deny, ss.Network.DeniedDomains...)
@@ -138,6 +130,29 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		}
 		return 1
 	}
+	return reportSandboxRun(stderr, res)
+}
+
+// workspaceSandbox is what a workspace's settings say about its sandbox: the
+// settings as a job would load them, and the paths their Read and Edit deny
+// rules mask.
+func workspaceSandbox(ws string) (loaded approval.Loaded, readDeny, editDeny []string, err error) {
+	configDir, _ := os.UserConfigDir()
+	if loaded, err = approval.Load(configDir, ws); err != nil {
+		return loaded, nil, nil, err
+	}
+	home, _ := os.UserHomeDir()
+	policy, err := approval.Compile(loaded.Settings, approval.Env{Workspace: ws, Home: home})
+	if err != nil {
+		return loaded, nil, nil, err
+	}
+	readDeny, editDeny = policy.SandboxDenies()
+	return loaded, readDeny, editDeny, nil
+}
+
+// reportSandboxRun says how the command ended, on stderr, and returns its
+// exit code as a process exit code.
+func reportSandboxRun(stderr io.Writer, res sandbox.Result) int {
 	if res.Note != "" {
 		fmt.Fprintln(stderr, "sandbox note:", res.Note)
 	}
@@ -147,11 +162,10 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 	if res.Killed {
 		fmt.Fprintf(stderr, "sandbox: killed (%s) after %s\n", res.KillReason, res.Duration.Round(time.Millisecond))
 	}
-	code := res.ExitCode
-	if code < 0 || code > 255 {
-		code = 255
+	if res.ExitCode < 0 || res.ExitCode > 255 {
+		return 255
 	}
-	return code
+	return res.ExitCode
 }
 
 // explainMasks prints what the deny rules mask right now.

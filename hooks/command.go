@@ -125,16 +125,23 @@ func RunCommand(ctx context.Context, h CommandHook, p Payload, dir string) (out 
 		return out
 	}
 
+	readAnswer(h, &out, &stdout, runErr)
+	return out
+}
+
+// readAnswer reads the answer of a hook that ran to its end: exit 0 with
+// JSON, exit 2 (deny, stderr the reason), or any other exit (no decision).
+func readAnswer(h CommandHook, out *Outcome, stdout *capped, runErr error) {
 	switch out.ExitCode {
 	case 0:
 		res, err := ParseOutput(stdout.Bytes())
 		if err != nil {
 			out.Err = err.Error()
-			return out
+			return
 		}
 		if stdout.truncated {
 			out.Err = fmt.Sprintf("hook stdout larger than %d bytes", maxCapture)
-			return out
+			return
 		}
 		out.Result = res
 	case 2:
@@ -150,12 +157,11 @@ func RunCommand(ctx context.Context, h CommandHook, p Payload, dir string) (out 
 			msg += ": " + shorten(out.Stderr, 200)
 		}
 		out.Err = msg
-		return out
+		return
 	}
 	if !out.Result.Empty() {
 		out.Result.Hook = h.Name
 	}
-	return out
 }
 
 // RunAll runs hooks in order. The first non-empty result is returned with Hook
