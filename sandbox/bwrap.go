@@ -72,115 +72,29 @@ func identityFiles() (passwd, group string) {
 	return passwd, group
 }
 
-// profileArgs builds the bubblewrap arguments for one command. fdPasswd and
-// fdGroup are the child's fds carrying the generated identity files.
-func (b *bwrapSandbox) profileArgs(ws string, withProxy bool, proxySock string, helper string, fdStatus, fdPasswd, fdGroup int) []string {
-	a := []string{
-		"--die-with-parent", "--new-session",
-		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		// Even with the allowlist proxy the command has no direct network: it
-		// only reaches the bridge on its own loopback.
-		"--unshare-net",
-		"--uid", fmt.Sprint(SandboxUID), "--gid", fmt.Sprint(SandboxUID),
-		"--hostname", "custos-sandbox",
-		"--disable-userns", "--cap-drop", "ALL",
-		"--json-status-fd", fmt.Sprint(fdStatus),
-	}
-	for _, p := range rootEntries {
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-			continue
-		case fi.Mode()&os.ModeSymlink != 0:
-			if t, err := os.Readlink(p); err == nil {
-				a = append(a, "--symlink", t, p)
-			}
-		case fi.IsDir():
-			a = append(a, "--ro-bind", p, p)
-		}
-	}
-	for _, e := range etcAllow {
-		p := "/etc/" + e
-		if _, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
-			a = append(a, "--ro-bind", p, p)
-		}
-	}
-	a = append(a,
-		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdPasswd), "/etc/passwd",
-		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdGroup), "/etc/group",
-		"--proc", "/proc",
-		"--dev", "/dev",
-		"--size", fmt.Sprint(b.cfg.TmpSizeBytes), "--tmpfs", sbTmp,
-		"--dir", sbHome,
-		"--dir", sbTmp+"/go",
-	)
-	if withProxy {
-		a = append(a,
-			"--ro-bind", helper, sbHelper,
-			"--bind", proxySock, sbProxySock,
-		)
-	}
-	// The workspace comes after /tmp so a workspace under /tmp is visible on
-	// top of the fresh tmpfs, at its own path.
-	a = append(a, "--bind", ws, ws)
-	a = append(a, protectedInWorkspace(ws)...)
-	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
-	// workspace and /tmp is writable (mounts below it keep their own flags).
-	a = append(a, "--remount-ro", "/", "--chdir", ws)
-	return a
-}
-
 // run is Run without the backend name, shared with the probe.
 func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	ws, err := checkRequest(req)
 	if err != nil {
 		return Result{}, err
 	}
-	masks, err := prepareMasks(ws, req)
+	var undo cleanups
+	defer undo.run()
+	p, err := b.planProfile(ws, req, &undo)
 	if err != nil {
-		return Result{}, err
-	}
-	defer masks.undo()
-	var (
-		proxySock string
-		helper    string
-		cleanup   []func()
-	)
-	defer func() {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
-		}
-	}()
-	withProxy := len(req.Network.AllowedDomains) > 0
-	if withProxy {
-		helper, err = helperExecutable()
-		if err != nil {
-			return Result{}, err
-		}
-		p, err := startProxy(b.cfg, req.Network, "unix", "")
-		if err != nil {
-			return Result{}, err
-		}
-		cleanup = append(cleanup, func() { p.Close() })
-		proxySock = p.SocketPath()
-	}
-
-	prot := planProtected(ws)
-	defer prot.removePlaceholders()
-	if err := prot.prepare(); err != nil {
 		return Result{}, err
 	}
 	scR, err := seccompFile()
 	if err != nil {
 		return Result{}, err
 	}
-	cleanup = append(cleanup, func() { scR.Close() })
+	undo.add(func() { scR.Close() })
 
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
-	cleanup = append(cleanup, func() { statusR.Close() })
+	undo.add(func() { statusR.Close() })
 	passwd, group := identityFiles()
 	pwR, err := dataPipe(passwd)
 	if err != nil {
@@ -194,34 +108,9 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 
-	args, err := masks.apply(b.profileArgs(ws, withProxy, proxySock, helper, 3, 4, 5))
-	if err != nil {
-		statusW.Close()
-		pwR.Close()
-		grR.Close()
-		return Result{}, err
-	}
-	inner := prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
-	if withProxy {
-		inner = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, inner...)
-	}
-	args = append(args, seccompArgs(6)...)
-	args = append(args, "--")
-	args = append(args, inner...)
-
-	proxyAddr := ""
-	if withProxy {
-		proxyAddr = sbProxyAddr
-	}
-	env, err := buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, nil)
-	if err != nil {
-		statusW.Close()
-		pwR.Close()
-		grR.Close()
-		return Result{}, err
-	}
+	args := bwrapArgs(p)
 	cmd := exec.Command(b.bwrap, args...)
-	cmd.Env = env // bwrap hands its environment to the command unchanged
+	cmd.Env = p.Env // bwrap hands its environment to the command unchanged
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{statusW, pwR, grR, scR}
 
@@ -241,7 +130,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 			// cgroup first and then execs bwrap (arguments stay positional, no
 			// quoting involved).
 			cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(cg.dir, "cgroup.procs"), b.bwrap}, args...)...)
-			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR, scR}
+			cmd.Env, cmd.Dir, cmd.ExtraFiles = p.Env, "/", []*os.File{statusW, pwR, grR, scR}
 		} else {
 			// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
 			d, err := os.Open(cg.dir)
