@@ -65,7 +65,8 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
 		b.Fatal(err)
 	}
 	defer prot.removePlaceholders()
-	cmd := exec.Command(sb.bwrap, append(sb.profileArgs(ws, false, "", "", 3, 4, 5), "--", "true")...)
+	p := bwrapProfile{Workspace: ws, TmpSize: sb.cfg.TmpSizeBytes, System: systemMounts(), Protected: prot.mounts, Command: []string{"true"}}
+	cmd := exec.Command(sb.bwrap, bwrapArgs(p)...)
 	cmd.ExtraFiles = []*os.File{status, pw, gr}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatal(err, string(out))

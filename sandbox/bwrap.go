@@ -72,239 +72,186 @@ func identityFiles() (passwd, group string) {
 	return passwd, group
 }
 
-// profileArgs builds the bubblewrap arguments for one command. fdPasswd and
-// fdGroup are the child's fds carrying the generated identity files.
-func (b *bwrapSandbox) profileArgs(ws string, withProxy bool, proxySock string, helper string, fdStatus, fdPasswd, fdGroup int) []string {
-	a := []string{
-		"--die-with-parent", "--new-session",
-		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		// Even with the allowlist proxy the command has no direct network: it
-		// only reaches the bridge on its own loopback.
-		"--unshare-net",
-		"--uid", fmt.Sprint(SandboxUID), "--gid", fmt.Sprint(SandboxUID),
-		"--hostname", "custos-sandbox",
-		"--disable-userns", "--cap-drop", "ALL",
-		"--json-status-fd", fmt.Sprint(fdStatus),
-	}
-	for _, p := range rootEntries {
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-			continue
-		case fi.Mode()&os.ModeSymlink != 0:
-			if t, err := os.Readlink(p); err == nil {
-				a = append(a, "--symlink", t, p)
-			}
-		case fi.IsDir():
-			a = append(a, "--ro-bind", p, p)
-		}
-	}
-	for _, e := range etcAllow {
-		p := "/etc/" + e
-		if _, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
-			a = append(a, "--ro-bind", p, p)
-		}
-	}
-	a = append(a,
-		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdPasswd), "/etc/passwd",
-		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdGroup), "/etc/group",
-		"--proc", "/proc",
-		"--dev", "/dev",
-		"--size", fmt.Sprint(b.cfg.TmpSizeBytes), "--tmpfs", sbTmp,
-		"--dir", sbHome,
-		"--dir", sbTmp+"/go",
-	)
-	if withProxy {
-		a = append(a,
-			"--ro-bind", helper, sbHelper,
-			"--bind", proxySock, sbProxySock,
-		)
-	}
-	// The workspace comes after /tmp so a workspace under /tmp is visible on
-	// top of the fresh tmpfs, at its own path.
-	a = append(a, "--bind", ws, ws)
-	a = append(a, protectedInWorkspace(ws)...)
-	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
-	// workspace and /tmp is writable (mounts below it keep their own flags).
-	a = append(a, "--remount-ro", "/", "--chdir", ws)
-	return a
-}
-
 // run is Run without the backend name, shared with the probe.
 func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	ws, err := checkRequest(req)
 	if err != nil {
 		return Result{}, err
 	}
-	masks, err := prepareMasks(ws, req)
+	var undo cleanups
+	defer undo.run()
+	p, err := b.planProfile(ws, req, &undo)
 	if err != nil {
 		return Result{}, err
 	}
-	defer masks.undo()
-	var (
-		proxySock string
-		helper    string
-		cleanup   []func()
-	)
+	files, err := openRunFiles()
+	if err != nil {
+		return Result{}, err
+	}
+	undo.add(files.close)
+	cmd, cg, err := b.command(bwrapArgs(p), p.Env, files.child(), &undo)
+	if err != nil {
+		return Result{}, err
+	}
+	status := watchStatus(files.statusR, cg)
+	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req,
+		afterStart: files.closeChild,
+		signal:     func(sig syscall.Signal) { signalSandbox(int(status.initPID.Load()), cmd.Process.Pid, sig) },
+	})
+	if err != nil {
+		return res, err
+	}
+	return status.verdict(res, cg)
+}
+
+// runFiles are the pipes of one bwrap run: the read end of bwrap's JSON
+// status, which the worker reads, and the files the child gets (the status
+// pipe's write end, the generated passwd and group, the seccomp filter).
+// Each is closed once, by closeChild (the worker's copies of the child's
+// files, right after Start) or by close (whatever is still open).
+type runFiles struct {
+	statusR                         *os.File
+	statusW, passwd, group, seccomp *os.File
+}
+
+// openRunFiles opens the run's pipes, all of them or none.
+func openRunFiles() (*runFiles, error) {
+	f := &runFiles{}
+	ok := false
 	defer func() {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
+		if !ok {
+			f.close()
 		}
 	}()
-	withProxy := len(req.Network.AllowedDomains) > 0
-	if withProxy {
-		helper, err = helperExecutable()
-		if err != nil {
-			return Result{}, err
-		}
-		p, err := startProxy(b.cfg, req.Network, "unix", "")
-		if err != nil {
-			return Result{}, err
-		}
-		cleanup = append(cleanup, func() { p.Close() })
-		proxySock = p.SocketPath()
+	var err error
+	if f.seccomp, err = seccompFile(); err != nil {
+		return nil, err
 	}
-
-	prot := planProtected(ws)
-	defer prot.removePlaceholders()
-	if err := prot.prepare(); err != nil {
-		return Result{}, err
+	if f.statusR, f.statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
-	scR, err := seccompFile()
-	if err != nil {
-		return Result{}, err
-	}
-	cleanup = append(cleanup, func() { scR.Close() })
-
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: status pipe: %w", err)
-	}
-	cleanup = append(cleanup, func() { statusR.Close() })
 	passwd, group := identityFiles()
-	pwR, err := dataPipe(passwd)
-	if err != nil {
-		statusW.Close()
-		return Result{}, err
+	if f.passwd, err = dataPipe(passwd); err != nil {
+		return nil, err
 	}
-	grR, err := dataPipe(group)
-	if err != nil {
-		statusW.Close()
-		pwR.Close()
-		return Result{}, err
+	if f.group, err = dataPipe(group); err != nil {
+		return nil, err
 	}
+	ok = true
+	return f, nil
+}
 
-	args, err := masks.apply(b.profileArgs(ws, withProxy, proxySock, helper, 3, 4, 5))
-	if err != nil {
-		statusW.Close()
-		pwR.Close()
-		grR.Close()
-		return Result{}, err
-	}
-	inner := prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
-	if withProxy {
-		inner = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, inner...)
-	}
-	args = append(args, seccompArgs(6)...)
-	args = append(args, "--")
-	args = append(args, inner...)
+// child returns the child's files for cmd.ExtraFiles, each at the place
+// that makes it the fd the profile names (ExtraFiles[i] is fd 3+i).
+func (f *runFiles) child() []*os.File {
+	files := make([]*os.File, 4)
+	files[fdStatus-3], files[fdPasswd-3], files[fdGroup-3], files[fdSeccomp-3] = f.statusW, f.passwd, f.group, f.seccomp
+	return files
+}
 
-	proxyAddr := ""
-	if withProxy {
-		proxyAddr = sbProxyAddr
+// closeChild closes the worker's copies of the child's files: after Start
+// the child has its own, and the status reader sees EOF only once every
+// write end is gone.
+func (f *runFiles) closeChild() {
+	for _, p := range []**os.File{&f.statusW, &f.passwd, &f.group, &f.seccomp} {
+		if *p != nil {
+			(*p).Close()
+			*p = nil
+		}
 	}
-	env, err := buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, nil)
-	if err != nil {
-		statusW.Close()
-		pwR.Close()
-		grR.Close()
-		return Result{}, err
+}
+
+// close closes whatever is still open.
+func (f *runFiles) close() {
+	f.closeChild()
+	if f.statusR != nil {
+		f.statusR.Close()
+		f.statusR = nil
 	}
+}
+
+// command is the bwrap command of one run. When the worker has a pids
+// cgroup (see cgroup.go) it creates the run's own, and bwrap starts inside
+// it; what it sets up is registered with undo.
+func (b *bwrapSandbox) command(args, env []string, files []*os.File, undo *cleanups) (*exec.Cmd, *runCgroup, error) {
 	cmd := exec.Command(b.bwrap, args...)
-	cmd.Env = env // bwrap hands its environment to the command unchanged
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{statusW, pwR, grR, scR}
-
 	var cg *runCgroup
 	if b.pids != nil {
+		var err error
 		cg, err = b.pids.create(b.cfg.NProc)
 		if err != nil {
-			statusW.Close()
-			pwR.Close()
-			grR.Close()
-			return Result{}, err
+			return nil, nil, err
 		}
-		defer cg.remove()
+		undo.add(cg.remove)
 		if !cg.v2 {
 			// cgroup v1 has no CLONE_INTO_CGROUP, and moving bwrap after Start
 			// races with its clone of the sandbox. So a tiny /bin/sh joins the
 			// cgroup first and then execs bwrap (arguments stay positional, no
 			// quoting involved).
 			cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(cg.dir, "cgroup.procs"), b.bwrap}, args...)...)
-			cmd.Env, cmd.Dir, cmd.ExtraFiles = env, "/", []*os.File{statusW, pwR, grR, scR}
 		} else {
 			// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
 			d, err := os.Open(cg.dir)
 			if err != nil {
-				statusW.Close()
-				pwR.Close()
-				grR.Close()
-				return Result{}, fmt.Errorf("sandbox: pids cgroup: %w", err)
+				return nil, nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
 			}
-			defer d.Close()
+			undo.add(func() { d.Close() })
 			cmd.SysProcAttr = cgroupSysProcAttr(int(d.Fd()))
 		}
 	}
-	var escaped atomic.Bool
+	cmd.Env = env // bwrap hands its environment to the command unchanged
+	cmd.Dir = "/"
+	cmd.ExtraFiles = files
+	return cmd, cg, nil
+}
 
-	// Read bwrap's JSON status concurrently: it tells a setup failure (no
-	// child-pid) apart from the command exiting 1.
-	var (
-		statusWG sync.WaitGroup
-		started  bool
-		initPID  atomic.Int64
-	)
-	statusWG.Add(1)
+// statusWatch reads bwrap's JSON status while the command runs: it tells a
+// setup failure (no child-pid) apart from the command exiting 1, and names
+// the sandbox's init for the kill sequence.
+type statusWatch struct {
+	wg      sync.WaitGroup
+	started bool // read after wg.Wait
+	initPID atomic.Int64
+	escaped atomic.Bool
+}
+
+func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
+	w := &statusWatch{}
+	w.wg.Add(1)
 	go func() {
-		defer statusWG.Done()
-		dec := json.NewDecoder(statusR)
+		defer w.wg.Done()
+		dec := json.NewDecoder(r)
 		for {
 			var m map[string]any
 			if err := dec.Decode(&m); err != nil {
-				_, _ = io.Copy(io.Discard, statusR)
+				_, _ = io.Copy(io.Discard, r)
 				return
 			}
 			if pid, ok := m["child-pid"].(float64); ok {
-				started = true
-				initPID.Store(int64(pid))
+				w.started = true
+				w.initPID.Store(int64(pid))
 				// Defence in depth: a sandbox outside its pids cgroup would
 				// run without a process limit; kill it rather than run.
 				if cg != nil && !cg.contains(int(pid)) {
-					escaped.Store(true)
+					w.escaped.Store(true)
 					_ = syscall.Kill(int(pid), syscall.SIGKILL)
 				}
 			}
 		}
 	}()
-	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req,
-		afterStart: func() {
-			statusW.Close()
-			pwR.Close()
-			grR.Close()
-		},
-		signal: func(sig syscall.Signal) { signalSandbox(int(initPID.Load()), cmd.Process.Pid, sig) },
-	})
-	if err != nil {
-		return res, err
-	}
-	statusWG.Wait()
-	if escaped.Load() {
+	return w
+}
+
+// verdict waits for the status to end and judges the finished run with it.
+func (w *statusWatch) verdict(res Result, cg *runCgroup) (Result, error) {
+	w.wg.Wait()
+	if w.escaped.Load() {
 		return res, errors.New("sandbox: the sandbox started outside its pids cgroup and was stopped; retry")
 	}
 	if cg != nil && res.Killed && res.KillReason == "timeout" && cg.hitMax() {
 		res.KillReason = "timeout (process limit reached)"
 	}
-	if !started && !res.Killed {
+	if !w.started && !res.Killed {
 		return res, fmt.Errorf("sandbox: bubblewrap could not set up the sandbox: %s", strings.TrimSpace(trimForLog(res.Stderr)))
 	}
 	return res, nil

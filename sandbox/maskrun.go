@@ -13,9 +13,9 @@ import (
 // sources exist and the placeholders of missing paths are in place. undo
 // removes what it created.
 type maskRun struct {
-	pins, masks []string
-	ws          string
-	undo        func()
+	plan MaskPlan
+	src  MaskSources
+	undo func()
 }
 
 // prepareMasks expands the request's deny rules for the workspace ws (real
@@ -23,7 +23,7 @@ type maskRun struct {
 // built, so that placeholders exist when bubblewrap mounts over them (even
 // below a directory another part of the profile makes read-only).
 func prepareMasks(ws string, req Request) (*maskRun, error) {
-	r := &maskRun{ws: ws, undo: func() {}}
+	r := &maskRun{undo: func() {}}
 	plan, err := ExpandMasks(ws, req.ReadDeny, req.EditDeny)
 	if err != nil || plan.Empty() {
 		return r, err
@@ -66,7 +66,7 @@ func prepareMasks(ws string, req Request) (*maskRun, error) {
 		}
 		undo = append(undo, u)
 	}
-	r.pins, r.masks = plan.Args(srcs)
+	r.plan, r.src = plan, srcs
 	return r, nil
 }
 
@@ -126,28 +126,4 @@ func removeIfEmpty(p string) {
 	case fi.IsDir():
 		_ = os.Remove(p) // fails (and keeps it) unless empty
 	}
-}
-
-// apply puts the pins right after the workspace's own bind, before anything
-// mounted below the workspace (a pin bound later would cover those mounts
-// with the host's view), and the masks last, on top of everything.
-func (r *maskRun) apply(args []string) ([]string, error) {
-	if len(r.pins)+len(r.masks) == 0 {
-		return args, nil
-	}
-	at := -1
-	for i := 0; i+2 < len(args); i++ {
-		if args[i] == "--bind" && args[i+1] == r.ws && args[i+2] == r.ws {
-			at = i + 3
-			break
-		}
-	}
-	if at < 0 {
-		return nil, fmt.Errorf("%w: the profile has no workspace bind to put the masks after", ErrMasks)
-	}
-	out := make([]string, 0, len(args)+len(r.pins)+len(r.masks))
-	out = append(out, args[:at]...)
-	out = append(out, r.pins...)
-	out = append(out, args[at:]...)
-	return append(out, r.masks...), nil
 }

@@ -219,18 +219,6 @@ func TestMaskPlanArgs(t *testing.T) {
 	assert.False(t, plan.Hides("go.mod"))
 }
 
-// The pins go right after the workspace bind, the masks last; a profile
-// without the workspace bind is refused.
-func TestMaskRunApply(t *testing.T) {
-	r := &maskRun{ws: "/w", pins: []string{"--bind", "/w/a", "/w/a"}, masks: []string{"--ro-bind", "/S/file", "/w/a/.env"}}
-	got, err := r.apply([]string{"--tmpfs", "/tmp", "--bind", "/w", "/w", "--ro-bind", "/w/.git/hooks", "/w/.git/hooks", "--remount-ro", "/"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"--tmpfs", "/tmp", "--bind", "/w", "/w", "--bind", "/w/a", "/w/a",
-		"--ro-bind", "/w/.git/hooks", "/w/.git/hooks", "--remount-ro", "/", "--ro-bind", "/S/file", "/w/a/.env"}, got)
-	_, err = r.apply([]string{"--bind", "/elsewhere", "/elsewhere"})
-	require.ErrorIs(t, err, ErrMasks)
-}
-
 func TestDeniedBy(t *testing.T) {
 	ws := "/w"
 	tests := []struct {

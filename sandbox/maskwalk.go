@@ -318,20 +318,14 @@ func (x *expansion) outside(p *denyPattern) error {
 	return nil
 }
 
-// visibleSystemPaths are the host paths bound into the sandbox (see
-// profileArgs); the merged-/usr links (/bin -> usr/bin) are left out, their
-// targets are listed.
+// visibleSystemPaths are the host paths bound into the sandbox (the
+// profile's system mounts); the merged-/usr links (/bin -> usr/bin) are left
+// out, their targets are listed.
 func visibleSystemPaths() []string {
 	var out []string
-	for _, p := range rootEntries {
-		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			out = append(out, p)
-		}
-	}
-	for _, e := range etcAllow {
-		p := "/etc/" + e
-		if _, err := os.Stat(p); err == nil { // as profileArgs: links are bound as their target
-			out = append(out, p)
+	for _, m := range systemMounts() {
+		if m.Kind == mountROBind {
+			out = append(out, m.Dst)
 		}
 	}
 	return out

@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkProtectedPlan measures the walk that finds protected paths before
-// every Bash call (run() plans once, profileArgs once more): an empty
-// workspace, and a repository with a submodule, a nested repository and 2,000
-// directories within the search depth (plus more below it, not visited).
+// every Bash call: an empty workspace, and a repository with a submodule, a
+// nested repository and 2,000 directories within the search depth (plus
+// more below it, not visited).
 func BenchmarkProtectedPlan(b *testing.B) {
 	empty := b.TempDir()
 	big := b.TempDir()
@@ -45,9 +45,9 @@ func BenchmarkProtectedPlan(b *testing.B) {
 				if p.err != nil {
 					b.Fatal(p.err)
 				}
-				n = len(p.args)
+				n = len(p.mounts)
 			}
-			b.ReportMetric(float64(n), "args")
+			b.ReportMetric(float64(n), "mounts")
 		})
 	}
 }

@@ -52,19 +52,9 @@ func writeFile(t *testing.T, path, content string) {
 // a refusal is the protection's doing, not the sandbox's in general.
 func runUnprotected(t *testing.T, sb *bwrapSandbox, ws, script string) (int, string) {
 	t.Helper()
-	args := sb.profileArgs(ws, false, "", "", 3, 4, 5)
-	prot := protectedInWorkspace(ws)
-	if len(prot) > 0 {
-		i := -1
-		for j := range len(args) - len(prot) + 1 {
-			if slices.Equal(args[j:j+len(prot)], prot) {
-				i = j
-				break
-			}
-		}
-		require.GreaterOrEqual(t, i, 0, "protected mounts not found in the profile")
-		args = append(args[:i:i], args[i+len(prot):]...)
-	}
+	// The profile Run builds, without the protected mounts, the proxy,
+	// masks, prlimit or seccomp.
+	args := bwrapArgs(bwrapProfile{Workspace: ws, TmpSize: sb.cfg.TmpSizeBytes, System: systemMounts(), Command: bash(script)})
 	status, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	defer status.Close()
@@ -77,7 +67,7 @@ func runUnprotected(t *testing.T, sb *bwrapSandbox, ws, script string) (int, str
 	defer gr.Close()
 	env, err := buildEnv(Request{Workspace: ws, Argv: bash(script)}, sandboxPath, sbHome, sbTmp, "", nil)
 	require.NoError(t, err)
-	cmd := exec.Command(sb.bwrap, append(append(args, "--"), bash(script)...)...)
+	cmd := exec.Command(sb.bwrap, args...)
 	cmd.Env, cmd.Dir = env, "/"
 	cmd.ExtraFiles = []*os.File{status, pw, gr}
 	out, err := cmd.CombinedOutput()
@@ -328,7 +318,7 @@ func TestProtectedPlanSkipsNodeModules(t *testing.T) {
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "node_modules", "pkg", ".vscode", "settings.json"), "{}")
 	writeFile(t, filepath.Join(ws, "pkg", ".vscode", "settings.json"), "{}")
-	args := strings.Join(planProtected(ws).args, " ")
+	args := strings.Join(mountArgs(planProtected(ws).mounts), " ")
 	assert.NotContains(t, args, "node_modules")
 	assert.Contains(t, args, filepath.Join(ws, "pkg", ".vscode"))
 }

@@ -100,7 +100,7 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 		f := filepath.Join(g, h.name)
 		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
 			p.pinParents(f)
-			p.args = append(p.args, "--ro-bind", f, f)
+			p.mounts = append(p.mounts, bwrapMount{mountROBind, f, f})
 			p.files = append(p.files, fileHolder{f, h.content})
 		}
 	}

@@ -19,8 +19,8 @@ const protectedSearchDepth = 3
 // protectedPlan is the bubblewrap profile's share of the protected list for
 // one workspace at one moment.
 type protectedPlan struct {
-	ws   string
-	args []string
+	ws     string
+	mounts []bwrapMount
 	// placeholders are the read-only empty directories mounted where a
 	// protected path is missing; bubblewrap leaves each behind on the host
 	// as its mount point, and removePlaceholders takes them away again.
@@ -30,14 +30,6 @@ type protectedPlan struct {
 	gitdirs      map[string]bool
 	bound        map[string]bool // paths already mounted over
 	err          error
-}
-
-// protectedInWorkspace returns the bubblewrap arguments that keep every
-// protected path read-only inside the sandbox. run() has refused a workspace
-// whose plan has an error, and written the placeholder files, before it gets
-// here (see planProtected and prepare).
-func protectedInWorkspace(ws string) []string {
-	return planProtected(ws).args
 }
 
 // planProtected finds what must be protected in ws and how:
@@ -188,7 +180,7 @@ func (p *protectedPlan) placeholder(path string) {
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.args = append(p.args, "--tmpfs", path, "--remount-ro", path)
+	p.mounts = append(p.mounts, bwrapMount{mountEmptyRO, "", path})
 	p.placeholders = append(p.placeholders, path)
 }
 
@@ -203,7 +195,7 @@ func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule ProtectedRul
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.args = append(p.args, "--ro-bind", path, path)
+	p.mounts = append(p.mounts, bwrapMount{mountROBind, path, path})
 }
 
 // pinParents binds every directory strictly between the workspace and path
@@ -218,7 +210,7 @@ func (p *protectedPlan) pinParents(path string) {
 		cur = filepath.Join(cur, c)
 		if !p.pinned[cur] {
 			p.pinned[cur] = true
-			p.args = append(p.args, "--bind", cur, cur)
+			p.mounts = append(p.mounts, bwrapMount{mountBind, cur, cur})
 		}
 	}
 }

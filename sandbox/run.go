@@ -134,28 +134,13 @@ type runSpec struct {
 // enforces timeout/context/output-flood by killing the whole group (SIGTERM,
 // grace, SIGKILL), and reports what happened.
 func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
-	req := spec.req
 	cmd := spec.cmd
-	maxOut := req.MaxOutput
-	if maxOut <= 0 {
-		maxOut = cfg.MaxOutput
-	}
-	killAt := cfg.OutputKillBytes
-	if killAt < int64(maxOut) {
-		killAt = int64(maxOut)
-	}
-
-	outR, outW, err := os.Pipe()
+	pipes, err := openOutputPipes()
 	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: stdout pipe: %w", err)
+		return Result{}, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return Result{}, fmt.Errorf("sandbox: stderr pipe: %w", err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
+	defer pipes.close()
+	cmd.Stdout, cmd.Stderr = pipes.outW, pipes.errW
 	cmd.Stdin = nil // /dev/null: commands must not wait for a terminal
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -164,43 +149,117 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 	// the worker dies, the child (bwrap, which takes the sandbox with it) dies too.
 	cmd.SysProcAttr.Setpgid = true
 	setParentDeathSignal(cmd.SysProcAttr)
-
-	floodCh := make(chan struct{})
-	var floodOnce sync.Once
-	flood := func() { floodOnce.Do(func() { close(floodCh) }) }
-	stdout := &capture{max: maxOut, live: req.Stdout, killAt: killAt, flood: flood}
-	stderr := &capture{max: maxOut, live: req.Stderr, killAt: killAt, flood: flood}
+	out := newOutputs(cfg, spec.req)
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		if spec.afterStart != nil {
-			spec.afterStart()
-		}
-		return Result{}, fmt.Errorf("sandbox: start %s: %w", cmd.Path, err)
-	}
-	outW.Close()
-	errW.Close()
+	err = cmd.Start()
+	pipes.closeWriters()
 	if spec.afterStart != nil {
 		spec.afterStart()
 	}
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: start %s: %w", cmd.Path, err)
+	}
+	readers := out.read(pipes)
+	res, werr := supervise(ctx, cfg, spec, out.flood)
+	res.Duration = time.Since(start)
+
+	// Whatever the main process left in its group (background jobs) goes now.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if spec.afterExit != nil {
+		spec.afterExit()
+	}
+	drain(readers, pipes)
+	res.Stdout, res.Truncated = out.stdout.result()
+	var t2 bool
+	res.Stderr, t2 = out.stderr.result()
+	res.Truncated = res.Truncated || t2
+	return exitResult(res, werr)
+}
+
+// outputPipes are the command's stdout and stderr pipes. closeWriters closes
+// the worker's copies of the write ends (after Start, so the readers see EOF
+// once the command's are gone too), closeReaders the read ends, close
+// whatever is still open; each file is closed once. Only the goroutine of
+// runProcess closes them.
+type outputPipes struct {
+	outR, outW, errR, errW *os.File
+}
+
+// openOutputPipes opens both pipes, or none.
+func openOutputPipes() (*outputPipes, error) {
+	p := &outputPipes{}
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox: stdout pipe: %w", err)
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.close()
+		return nil, fmt.Errorf("sandbox: stderr pipe: %w", err)
+	}
+	return p, nil
+}
+
+func closeOnce(fs ...**os.File) {
+	for _, f := range fs {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+}
+
+func (p *outputPipes) closeWriters() { closeOnce(&p.outW, &p.errW) }
+func (p *outputPipes) closeReaders() { closeOnce(&p.outR, &p.errR) }
+func (p *outputPipes) close()        { closeOnce(&p.outW, &p.errW, &p.outR, &p.errR) }
+
+// outputs capture the command's stdout and stderr; flood is closed when
+// either passes the kill threshold.
+type outputs struct {
+	stdout, stderr *capture
+	flood          chan struct{}
+}
+
+func newOutputs(cfg Config, req Request) *outputs {
+	maxOut := req.MaxOutput
+	if maxOut <= 0 {
+		maxOut = cfg.MaxOutput
+	}
+	killAt := cfg.OutputKillBytes
+	if killAt < int64(maxOut) {
+		killAt = int64(maxOut)
+	}
+	o := &outputs{flood: make(chan struct{})}
+	var floodOnce sync.Once
+	flood := func() { floodOnce.Do(func() { close(o.flood) }) }
+	o.stdout = &capture{max: maxOut, live: req.Stdout, killAt: killAt, flood: flood}
+	o.stderr = &capture{max: maxOut, live: req.Stderr, killAt: killAt, flood: flood}
+	return o
+}
+
+// read starts reading both pipes' read ends; the WaitGroup is done when
+// both readers are.
+func (o *outputs) read(p *outputPipes) *sync.WaitGroup {
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); stdout.readFrom(outR) }()
-	go func() { defer readers.Done(); stderr.readFrom(errR) }()
+	go func(r *os.File) { defer readers.Done(); o.stdout.readFrom(r) }(p.outR)
+	go func(r *os.File) { defer readers.Done(); o.stderr.readFrom(r) }(p.errR)
+	return &readers
+}
 
+// supervise waits for the started command to exit, or kills it on timeout,
+// output flood or cancellation: SIGTERM, the grace period, SIGKILL (through
+// spec.signal, or to the process group), and waits for it then. It returns
+// Wait's error, and in res whether and why the command was killed.
+func supervise(ctx context.Context, cfg Config, spec runSpec, flood <-chan struct{}) (res Result, werr error) {
+	cmd := spec.cmd
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
 
 	pgid := cmd.Process.Pid
-	timer := time.NewTimer(cfg.timeout(req))
+	timer := time.NewTimer(cfg.timeout(spec.req))
 	defer timer.Stop()
 
-	var res Result
-	var werr error
 	signal := spec.signal
 	if signal == nil {
 		signal = func(sig syscall.Signal) { _ = syscall.Kill(-pgid, sig) }
@@ -219,37 +278,32 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 	case werr = <-waitErr:
 	case <-timer.C:
 		kill("timeout")
-	case <-floodCh:
+	case <-flood:
 		kill("output limit")
 	case <-ctx.Done():
 		kill("canceled: " + context.Cause(ctx).Error())
 	}
-	res.Duration = time.Since(start)
+	return res, werr
+}
 
-	// Whatever the main process left in its group (background jobs) goes now.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if spec.afterExit != nil {
-		spec.afterExit()
-	}
-	// Readers end when every writer is gone; a writer that escaped all of the
-	// above must not hang us, so close the read ends after a short wait.
+// drain waits for the output readers, which end when every writer is gone;
+// a writer that escaped the kill must not hang us, so the read ends are
+// closed after a short wait.
+func drain(readers *sync.WaitGroup, pipes *outputPipes) {
 	done := make(chan struct{})
 	go func() { readers.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
-		outR.Close()
-		errR.Close()
+		pipes.closeReaders()
 		<-done
 	}
-	outR.Close()
-	errR.Close()
+	pipes.closeReaders()
+}
 
-	res.Stdout, res.Truncated = stdout.result()
-	var t2 bool
-	res.Stderr, t2 = stderr.result()
-	res.Truncated = res.Truncated || t2
-
+// exitResult records how the command ended, from Wait's error: its exit
+// code (128+signal when a signal ended it), and a kill by its own rlimits.
+func exitResult(res Result, werr error) (Result, error) {
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:

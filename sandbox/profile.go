@@ -1,0 +1,249 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+)
+
+// The bubblewrap command line of one run is a pure function of a profile
+// value (bwrapArgs), the way Codex's linux-sandbox builds its argument
+// vector from a policy: everything that decides it, including what the
+// file-system probes found, is a field of bwrapProfile, gathered beforehand
+// by planProfile. So the exact argument vector can be tested without running
+// bubblewrap (profile_test.go).
+
+// bwrapProfile is everything that decides the bubblewrap argument vector of
+// one run.
+type bwrapProfile struct {
+	// Workspace is the workspace's real path: bound read-write at its own
+	// path, and the command's working directory.
+	Workspace string
+	// TmpSize is the size of the sandbox's own /tmp (a tmpfs), in bytes.
+	TmpSize int64
+	// System is what of the host's system is visible, read-only: the
+	// top-level system directories (or the symbolic links a merged-/usr
+	// host has instead) and the allowed /etc entries (see probeSystem).
+	System []bwrapMount
+	// Proxy, when set, brings the network allowlist proxy into the
+	// sandbox: its socket and the bridge helper are mounted, and the
+	// command runs behind the helper. Nil: no network at all.
+	Proxy *proxyMounts
+	// Protected keeps the protected paths read-only (planProtected): the
+	// present ones bound onto themselves, missing ones held by read-only
+	// placeholders, the directories on the way pinned.
+	Protected []bwrapMount
+	// Masks are the deny rules' masks and pins as expanded against the
+	// workspace (ExpandMasks: which paths exist, and which are
+	// directories), and MaskSources what is bound over them.
+	Masks       MaskPlan
+	MaskSources MaskSources
+	// Seccomp installs the seccomp filter read from fdSeccomp.
+	Seccomp bool
+	// Command is what runs in the sandbox (the request's argv behind
+	// prlimit); the proxy's helper goes in front of it when Proxy is set.
+	Command []string
+	// Env is the command's environment. It is not part of the arguments:
+	// bubblewrap hands its own environment to the command unchanged, so it
+	// becomes the environment of the bwrap process.
+	Env []string
+}
+
+// proxyMounts are the host paths the allowlist proxy needs in the sandbox.
+type proxyMounts struct {
+	// Helper is the custos binary run as the in-sandbox bridge.
+	Helper string
+	// Socket is the proxy's unix socket on the host.
+	Socket string
+}
+
+// The child's file descriptors: cmd.ExtraFiles, in this order, become fds 3,
+// 4, ... (runFiles.child hands them over in this order).
+const (
+	fdStatus  = 3 + iota // bwrap's --json-status-fd
+	fdPasswd             // the generated /etc/passwd
+	fdGroup              // the generated /etc/group
+	fdSeccomp            // the seccomp filter
+)
+
+// mountKind is what one bubblewrap mount does.
+type mountKind uint8
+
+const (
+	mountBind    mountKind = iota // --bind Src Dst: read-write
+	mountROBind                   // --ro-bind Src Dst: read-only
+	mountEmptyRO                  // --tmpfs Dst --remount-ro Dst: an empty read-only directory
+	mountSymlink                  // --symlink Src Dst: Src is the link's target
+)
+
+// bwrapMount is one mount of the profile.
+type bwrapMount struct {
+	Kind     mountKind
+	Src, Dst string
+}
+
+// args is the mount as bubblewrap arguments.
+func (m bwrapMount) args() []string {
+	switch m.Kind {
+	case mountBind:
+		return []string{"--bind", m.Src, m.Dst}
+	case mountROBind:
+		return []string{"--ro-bind", m.Src, m.Dst}
+	case mountEmptyRO:
+		return []string{"--tmpfs", m.Dst, "--remount-ro", m.Dst}
+	case mountSymlink:
+		return []string{"--symlink", m.Src, m.Dst}
+	}
+	panic(fmt.Sprintf("sandbox: unknown mount kind %d", m.Kind))
+}
+
+func mountArgs(ms []bwrapMount) []string {
+	var a []string
+	for _, m := range ms {
+		a = append(a, m.args()...)
+	}
+	return a
+}
+
+// bwrapArgs is the bubblewrap argument vector of a profile, the command
+// included. It does no I/O. The order of the mounts matters: a later mount
+// covers an earlier one.
+func bwrapArgs(p bwrapProfile) []string {
+	a := []string{
+		"--die-with-parent", "--new-session",
+		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		// Even with the allowlist proxy the command has no direct network: it
+		// only reaches the bridge on its own loopback.
+		"--unshare-net",
+		"--uid", fmt.Sprint(SandboxUID), "--gid", fmt.Sprint(SandboxUID),
+		"--hostname", "custos-sandbox",
+		"--disable-userns", "--cap-drop", "ALL",
+		"--json-status-fd", fmt.Sprint(fdStatus),
+	}
+	a = append(a, mountArgs(p.System)...)
+	a = append(a,
+		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdPasswd), "/etc/passwd",
+		"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdGroup), "/etc/group",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--size", fmt.Sprint(p.TmpSize), "--tmpfs", sbTmp,
+		"--dir", sbHome,
+		"--dir", sbTmp+"/go",
+	)
+	if p.Proxy != nil {
+		a = append(a,
+			"--ro-bind", p.Proxy.Helper, sbHelper,
+			"--bind", p.Proxy.Socket, sbProxySock,
+		)
+	}
+	// The workspace comes after /tmp so a workspace under /tmp is visible on
+	// top of the fresh tmpfs, at its own path. The masks' pins come right
+	// after it, before anything mounted below the workspace (a pin bound
+	// later would cover those mounts with the host's view).
+	a = append(a, "--bind", p.Workspace, p.Workspace)
+	pins, masks := p.Masks.Args(p.MaskSources)
+	a = append(a, pins...)
+	a = append(a, mountArgs(p.Protected)...)
+	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
+	// workspace and /tmp is writable (mounts below it keep their own flags).
+	a = append(a, "--remount-ro", "/", "--chdir", p.Workspace)
+	// The masks go last, on top of everything.
+	a = append(a, masks...)
+	if p.Seccomp {
+		a = append(a, seccompArgs(fdSeccomp)...)
+	}
+	a = append(a, "--")
+	if p.Proxy != nil {
+		a = append(a, sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--")
+	}
+	return append(a, p.Command...)
+}
+
+// systemMounts probes the host for the system directories and /etc
+// entries the sandbox shows (rootEntries, etcAllow).
+func systemMounts() []bwrapMount {
+	etc := make([]string, len(etcAllow))
+	for i, e := range etcAllow {
+		etc[i] = "/etc/" + e
+	}
+	return probeSystem(rootEntries, etc)
+}
+
+// probeSystem returns the read-only mounts of the host's system: each root
+// that is a directory is bound read-only, one that is a symbolic link
+// (merged /usr: /bin -> usr/bin) is recreated as the same link, anything
+// else or missing is left out; each etc path that exists is bound
+// read-only (as its target when it is a link; a dangling link is left out).
+func probeSystem(roots, etc []string) []bwrapMount {
+	var ms []bwrapMount
+	for _, p := range roots {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := os.Readlink(p); err == nil {
+				ms = append(ms, bwrapMount{mountSymlink, t, p})
+			}
+		case fi.IsDir():
+			ms = append(ms, bwrapMount{mountROBind, p, p})
+		}
+	}
+	for _, p := range etc {
+		if _, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
+			ms = append(ms, bwrapMount{mountROBind, p, p})
+		}
+	}
+	return ms
+}
+
+// planProfile prepares on the host what one run's sandbox needs (the masks'
+// sources and placeholders, the allowlist proxy, the protected paths'
+// placeholders), probes the file system, and returns the profile. Whatever
+// it set up is registered with undo, also when it fails.
+func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwrapProfile, error) {
+	p := bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, System: systemMounts(), Seccomp: true}
+	// The masks come first, so that their placeholders exist when bubblewrap
+	// mounts over them (even below a directory the protected mounts make
+	// read-only).
+	masks, err := prepareMasks(ws, req)
+	if err != nil {
+		return p, err
+	}
+	undo.add(masks.undo)
+	p.Masks, p.MaskSources = masks.plan, masks.src
+	proxyAddr := ""
+	if len(req.Network.AllowedDomains) > 0 {
+		helper, err := helperExecutable()
+		if err != nil {
+			return p, err
+		}
+		px, err := startProxy(b.cfg, req.Network, "unix", "")
+		if err != nil {
+			return p, err
+		}
+		undo.add(func() { px.Close() })
+		p.Proxy = &proxyMounts{Helper: helper, Socket: px.SocketPath()}
+		proxyAddr = sbProxyAddr
+	}
+	prot := planProtected(ws)
+	undo.add(prot.removePlaceholders)
+	if err := prot.prepare(); err != nil {
+		return p, err
+	}
+	p.Protected = prot.mounts
+	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
+	p.Env, err = buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, nil)
+	return p, err
+}
+
+// cleanups undoes, last first, what a run set up on the host.
+type cleanups []func()
+
+func (c *cleanups) add(f func()) { *c = append(*c, f) }
+
+func (c *cleanups) run() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+	*c = nil
+}
