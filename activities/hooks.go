@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/hooks/hookexec"
 )
 
 // DefaultHookHeartbeat is how often RunHooks heartbeats while a hook runs. The
@@ -63,7 +62,7 @@ func (h *Hooks) RunHooks(ctx context.Context, req HookRequest) (HookResponse, er
 		every = DefaultHookHeartbeat
 	}
 	stop := heartbeatEvery(ctx, every, func() any { return "running hooks" })
-	res, outs := hookexec.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
+	res, outs := hooks.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
 	stop()
 
 	if err := ctx.Err(); err != nil {

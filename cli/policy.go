@@ -11,7 +11,6 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/hooks/hookexec"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -111,7 +110,7 @@ func (a *App) runApprovalHooks(ctx context.Context, system *hooks.Registry, sett
 	if len(cmds) == 0 {
 		return hooks.Result{}, false
 	}
-	r, outcomes := hookexec.RunAll(ctx, cmds, p, ws)
+	r, outcomes := hooks.RunAll(ctx, cmds, p, ws)
 	for _, o := range outcomes {
 		if o.Err != "" || o.TimedOut {
 			fmt.Fprintf(a.Stderr, "custos: hook %s gave no decision: %s (timed out: %v)\n", o.Hook, o.Err, o.TimedOut)

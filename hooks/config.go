@@ -92,7 +92,7 @@ func (c Config) CommandHooks(p Point, tool string) []CommandHook {
 					timeout = time.Duration(h.Timeout) * time.Second
 				}
 				out = append(out, CommandHook{
-					Name:     fmt.Sprintf("%s[%d].hooks[%d] %s", key, gi, hi, Shorten(h.Command, 80)),
+					Name:     fmt.Sprintf("%s[%d].hooks[%d] %s", key, gi, hi, shorten(h.Command, 80)),
 					Command:  h.Command,
 					Timeout:  timeout,
 					Priority: h.Priority,
@@ -141,8 +141,7 @@ func (c Config) keys() []string {
 	return keys
 }
 
-// Shorten folds white space and cuts s to n runes, for messages about a hook.
-func Shorten(s string, n int) string {
+func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package hookexec
+package hooks
 
 import "os/exec"
 
