@@ -8,7 +8,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/protected"
 )
 
 // toolDef is one tool as the model sees it. Schemas are literal JSON so the
@@ -17,10 +17,10 @@ type toolDef struct {
 	name, description, schema string
 }
 
-// protectedNote is the one list of protected paths (sandbox.ProtectedBy), as
+// protectedNote is the one list of protected paths (protected.By), as
 // Write, Edit and Bash describe it: the same paths the path guard, the
 // system hook and the sandbox refuse.
-var protectedNote = sandbox.ProtectedSummary()
+var protectedNote = protected.Summary()
 
 var toolDefs = []toolDef{
 	{

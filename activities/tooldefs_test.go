@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/protected"
 )
 
 // Each schema is valid JSON, names exactly the fields its tool decodes (a
@@ -74,7 +74,7 @@ func TestToolDefinitions(t *testing.T) {
 	for _, d := range defs {
 		switch d.Function.Name {
 		case WriteActivity, EditActivity, BashActivity:
-			require.Contains(t, d.Function.Description, sandbox.ProtectedSummary(), d.Function.Name)
+			require.Contains(t, d.Function.Description, protected.Summary(), d.Function.Name)
 		}
 	}
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/protected"
 )
 
 // DefaultHooks are custos' system hooks. They run inside workflow code before
@@ -28,7 +28,7 @@ func DefaultHooks() (*hooks.Registry, error) {
 }
 
 // denyProtectedWrite refuses, before anyone is asked, a Write or Edit of the
-// paths the tools would refuse anyway (sandbox.ProtectedBy: git hooks and
+// paths the tools would refuse anyway (protected.By: git hooks and
 // config, shell start-up files, editor and agent configuration, .custos/): a
 // person should not be asked to approve what cannot run. The reason names
 // the rule, so the model can tell the user what it could not do.
@@ -43,8 +43,8 @@ func denyProtectedWrite(p hooks.Payload) hooks.Result {
 	if !ok {
 		return hooks.Result{}
 	}
-	if rule, protected := sandbox.ProtectedBy(rel); protected {
-		return hooks.Result{Decision: "deny", Reason: sandbox.ProtectedReason(in.FilePath, rule)}
+	if rule, ok := protected.By(rel); ok {
+		return hooks.Result{Decision: "deny", Reason: protected.Reason(in.FilePath, rule)}
 	}
 	return hooks.Result{}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/custos-dev/custos/hooks"
-	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/protected"
 )
 
 func TestDenyProtectedWrite(t *testing.T) {
@@ -44,28 +44,28 @@ func TestDenyProtectedWriteNamesRule(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		path string
-		rule sandbox.ProtectedRule
+		rule protected.Rule
 	}{
-		{".git/hooks/pre-commit", sandbox.RuleGitHooks},
-		{"/ws/.git/config", sandbox.RuleGitConfig},
-		{".git", sandbox.RuleGitPointer},
-		{"sub/.git", sandbox.RuleGitPointer},
-		{".git/modules/sub/hooks/post-checkout", sandbox.RuleGitHooks},
-		{".git/modules/sub/config", sandbox.RuleGitConfig},
-		{".git/worktrees/wt/config.worktree", sandbox.RuleGitConfig},
-		{".git/worktrees/wt/commondir", sandbox.RuleGitPointer},
-		{"vendor/lib/.git/config", sandbox.RuleGitConfig},
-		{".gitmodules", sandbox.RuleGitConfigFile},
-		{".gitconfig", sandbox.RuleGitConfigFile},
-		{".bashrc", sandbox.RuleShellStartup},
-		{"./.zshrc", sandbox.RuleShellStartup},
-		{".profile", sandbox.RuleShellStartup},
-		{".vscode/tasks.json", sandbox.RuleEditorConfig},
-		{".idea/workspace.xml", sandbox.RuleEditorConfig},
-		{".claude/settings.json", sandbox.RuleAgentConfig},
-		{".mcp.json", sandbox.RuleMCPServers},
-		{"src/../.custos/settings.json", sandbox.RuleCustos},
-		{".GIT/HOOKS/x", sandbox.RuleGitHooks},
+		{".git/hooks/pre-commit", protected.GitHooks},
+		{"/ws/.git/config", protected.GitConfig},
+		{".git", protected.GitPointer},
+		{"sub/.git", protected.GitPointer},
+		{".git/modules/sub/hooks/post-checkout", protected.GitHooks},
+		{".git/modules/sub/config", protected.GitConfig},
+		{".git/worktrees/wt/config.worktree", protected.GitConfig},
+		{".git/worktrees/wt/commondir", protected.GitPointer},
+		{"vendor/lib/.git/config", protected.GitConfig},
+		{".gitmodules", protected.GitConfigFile},
+		{".gitconfig", protected.GitConfigFile},
+		{".bashrc", protected.ShellStartup},
+		{"./.zshrc", protected.ShellStartup},
+		{".profile", protected.ShellStartup},
+		{".vscode/tasks.json", protected.EditorConfig},
+		{".idea/workspace.xml", protected.EditorConfig},
+		{".claude/settings.json", protected.AgentConfig},
+		{".mcp.json", protected.MCPServers},
+		{"src/../.custos/settings.json", protected.Custos},
+		{".GIT/HOOKS/x", protected.GitHooks},
 	} {
 		for _, tool := range []string{"Write", "Edit"} {
 			in, _ := json.Marshal(map[string]string{"file_path": tc.path})

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // core.hooksPath moves a repository's hooks out of .git/hooks, usually into
@@ -123,7 +125,7 @@ func hooksDirOf(gitdir, worktreeHint string) string {
 // points to), for the path guard. Nested repositories are the sandbox's
 // concern only.
 func rootHooksDir(ws string) string {
-	gd := filepath.Join(ws, gitDirName)
+	gd := filepath.Join(ws, protected.GitDir)
 	fi, err := os.Lstat(gd)
 	switch {
 	case err != nil:

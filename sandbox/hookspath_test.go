@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 func TestGitCoreValues(t *testing.T) {
@@ -48,7 +50,7 @@ func TestResolvePathHooksPath(t *testing.T) {
 		_, err := ResolvePath(ws, p, true)
 		var pe *ProtectedError
 		require.ErrorAs(t, err, &pe, p)
-		assert.Equal(t, RuleGitHooks, pe.Rule)
+		assert.Equal(t, protected.GitHooks, pe.Rule)
 		assert.Contains(t, err.Error(), "core.hooksPath")
 	}
 	_, err = ResolvePath(ws, ".husky/pre-commit", true)

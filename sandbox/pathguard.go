@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // Sentinel errors of the path guard. Callers test them with errors.Is; the
@@ -16,7 +18,7 @@ var (
 	// symlinks, leaves the workspace.
 	ErrOutsideWorkspace = errors.New("path is outside the workspace")
 	// ErrProtectedPath means the path may be read but not written by the
-	// file tools: the host runs what it names (see ProtectedBy). Refusals
+	// file tools: the host runs what it names (see protected.By). Refusals
 	// are *ProtectedError values, which name the rule.
 	ErrProtectedPath = errors.New("path is protected and read-only")
 )
@@ -80,7 +82,7 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 		}
 	}
 	if write {
-		if rule, ok := ProtectedBy(rel); ok {
+		if rule, ok := protected.By(rel); ok {
 			return "", &ProtectedError{Path: p, Rule: rule}
 		}
 	}
@@ -96,11 +98,11 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 		return "", fmt.Errorf("%s (resolves to %s): %w", p, canon, ErrOutsideWorkspace)
 	}
 	if write {
-		if rule, ok := ProtectedBy(crel); ok {
+		if rule, ok := protected.By(crel); ok {
 			return "", &ProtectedError{Path: fmt.Sprintf("%s (resolves to %s)", p, crel), Rule: rule}
 		}
 		if inRootHooksDir(canonWS, canon) {
-			return "", &ProtectedError{Path: p + " (in the directory core.hooksPath names)", Rule: RuleGitHooks}
+			return "", &ProtectedError{Path: p + " (in the directory core.hooksPath names)", Rule: protected.GitHooks}
 		}
 	}
 	return canon, nil

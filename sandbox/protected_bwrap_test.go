@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // hostGit runs git on the host, as a user would, with no user or system
@@ -286,7 +288,8 @@ func TestBwrapProtectedPaths(t *testing.T) {
 			assert.False(t, tc.pwned(ws), "the target changed on the host: stderr=%q", res.Stderr)
 			for _, n := range dirNames(t, ws) {
 				if !slices.Contains(before, n) {
-					assert.False(t, ProtectedPath(n), "placeholder %s left behind", n)
+					_, isProtected := protected.By(n)
+					assert.False(t, isProtected, "placeholder %s left behind", n)
 				}
 			}
 		})
@@ -366,11 +369,11 @@ func TestBwrapProtectedSymlinkRefused(t *testing.T) {
 		name, link, target, wantRule string
 		repo                         bool
 	}{
-		{name: ".custos to /root", link: ".custos", target: "/root", wantRule: RuleCustos.Name},
-		{name: ".vscode inside", link: ".vscode", target: "conf", wantRule: RuleEditorConfig.Name},
-		{name: "git hooks", link: ".git/hooks", target: "../githooks", wantRule: RuleGitHooks.Name, repo: true},
-		{name: ".git itself", link: ".git", target: "elsewhere", wantRule: RuleGitPointer.Name},
-		{name: "nested .bashrc", link: "home/.bashrc", target: "../rc", wantRule: RuleShellStartup.Name},
+		{name: ".custos to /root", link: ".custos", target: "/root", wantRule: protected.Custos.Name},
+		{name: ".vscode inside", link: ".vscode", target: "conf", wantRule: protected.EditorConfig.Name},
+		{name: "git hooks", link: ".git/hooks", target: "../githooks", wantRule: protected.GitHooks.Name, repo: true},
+		{name: ".git itself", link: ".git", target: "elsewhere", wantRule: protected.GitPointer.Name},
+		{name: "nested .bashrc", link: "home/.bashrc", target: "../rc", wantRule: protected.ShellStartup.Name},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

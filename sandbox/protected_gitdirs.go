@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // Git directories in every layout, for the protected plan: which of their
@@ -37,7 +39,7 @@ type fileHolder struct{ path, content string }
 func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 	switch {
 	case typ&fs.ModeSymlink != 0:
-		p.fail(path, RuleGitPointer)
+		p.fail(path, protected.GitPointer)
 	case typ.IsDir():
 		p.gitDir(path, true, 0)
 		p.hooksPath(path, filepath.Dir(path))
@@ -46,7 +48,7 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 		// points to when that is inside the workspace (a submodule's
 		// .git/modules/<name>, usually found by the walk anyway), and the
 		// hooks directory its config names, wherever the config is.
-		p.readOnly(path, typ, RuleGitPointer)
+		p.readOnly(path, typ, protected.GitPointer)
 		if target, ok := p.gitdirTarget(path); ok {
 			p.gitDir(target, false, 0)
 		}
@@ -82,16 +84,16 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 	hooks := filepath.Join(g, "hooks")
 	switch fi, err := os.Lstat(hooks); {
 	case err == nil:
-		p.readOnly(hooks, fi.Mode().Type(), RuleGitHooks)
+		p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)
 	case errors.Is(err, fs.ErrNotExist) && hooksPlaceholder:
 		p.placeholder(hooks)
 	}
 	for _, n := range gitdirEntries {
 		f := filepath.Join(g, n)
 		if fi, err := os.Lstat(f); err == nil {
-			rule := RuleGitConfig
+			rule := protected.GitConfig
 			if n == "commondir" || n == "gitdir" {
-				rule = RuleGitPointer
+				rule = protected.GitPointer
 			}
 			p.readOnly(f, fi.Mode().Type(), rule)
 		}
@@ -131,18 +133,18 @@ func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
 		return // outside the workspace: not even visible inside
 	}
 	if rel == "." {
-		p.fail(hp, RuleGitHooks) // hooks in the workspace root itself
+		p.fail(hp, protected.GitHooks) // hooks in the workspace root itself
 		return
 	}
 	// A symlink on the way would let a command swap the directory out
 	// from under the mount.
 	if parent, err := filepath.EvalSymlinks(filepath.Dir(hp)); err == nil && parent != filepath.Dir(hp) {
-		p.fail(filepath.Dir(hp), RuleGitHooks)
+		p.fail(filepath.Dir(hp), protected.GitHooks)
 		return
 	}
 	switch fi, err := os.Lstat(hp); {
 	case err == nil:
-		p.readOnly(hp, fi.Mode().Type(), RuleGitHooks)
+		p.readOnly(hp, fi.Mode().Type(), protected.GitHooks)
 	case errors.Is(err, fs.ErrNotExist):
 		p.placeholder(hp)
 	}

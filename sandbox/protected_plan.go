@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // protectedSearchDepth bounds how deep below the workspace root protected
@@ -65,7 +67,7 @@ func planProtected(ws string) *protectedPlan {
 	return p
 }
 
-func (p *protectedPlan) fail(path string, rule ProtectedRule) {
+func (p *protectedPlan) fail(path string, rule protected.Rule) {
 	if p.err == nil {
 		rel, _ := filepath.Rel(p.ws, path)
 		p.err = fmt.Errorf("sandbox: %s (%s): %w", rel, rule.Name, errUnprotectable)
@@ -105,12 +107,10 @@ func (p *protectedPlan) walk() {
 			name := strings.ToLower(e.Name())
 			path := filepath.Join(d.path, e.Name())
 			switch {
-			case name == gitDirName:
+			case name == protected.GitDir:
 				p.gitEntry(path, e.Type())
-			case lookup(protectedDirs, name) != nil:
-				p.readOnly(path, e.Type(), *lookup(protectedDirs, name))
-			case lookup(protectedFiles, name) != nil:
-				p.readOnly(path, e.Type(), *lookup(protectedFiles, name))
+			case protected.Lookup(name) != nil:
+				p.readOnly(path, e.Type(), *protected.Lookup(name))
 			case name == "node_modules":
 				// Installed packages: no editor, shell or git on the host
 				// starts there, and pinning a package's stray .vscode would
@@ -131,11 +131,11 @@ func (p *protectedPlan) walk() {
 // new .bashrc, and every mount costs bubblewrap about a millisecond.
 func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
 	home := p.isHome(seen)
-	names := []string{gitDirName}
-	for _, l := range [][]protectedName{protectedDirs, protectedFiles} {
+	names := []string{protected.GitDir}
+	for _, l := range [][]protected.Name{protected.Dirs, protected.Files} {
 		for _, n := range l {
-			if !n.home || home {
-				names = append(names, n.name)
+			if !n.Home || home {
+				names = append(names, n.Name)
 			}
 		}
 	}
@@ -154,8 +154,8 @@ func (p *protectedPlan) isHome(seen map[string]bool) bool {
 			return true
 		}
 	}
-	for _, n := range protectedFiles {
-		if n.home && seen[n.name] {
+	for _, n := range protected.Files {
+		if n.Home && seen[n.Name] {
 			return true
 		}
 	}
@@ -185,7 +185,7 @@ func (p *protectedPlan) placeholder(path string) {
 }
 
 // readOnly binds an existing protected entry onto itself read-only.
-func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule ProtectedRule) {
+func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule protected.Rule) {
 	if typ&fs.ModeSymlink != 0 {
 		p.fail(path, rule)
 		return

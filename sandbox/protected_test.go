@@ -9,83 +9,32 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/protected"
 )
 
-// protectedCases are paths (relative to the workspace) in every layout the
-// list covers, with the rule that must name them. Shared by the path guard
-// test below; the system hook test has its own copy of the idea.
-var protectedCases = []struct {
+// guardCases are protected paths for the path guard: one for each rule and
+// the spellings (the full list is protected's test).
+var guardCases = []struct {
 	rel  string
-	rule ProtectedRule
+	rule protected.Rule
 }{
-	// git, every layout
-	{".git", RuleGitPointer},                // repository dir, or a worktree/submodule pointer file
-	{"sub/.git", RuleGitPointer},            // submodule checkout or nested repository
-	{".git/hooks", RuleGitHooks},            //
-	{".git/hooks/pre-commit", RuleGitHooks}, //
-	{".git/config", RuleGitConfig},          //
-	{".git/config.worktree", RuleGitConfig}, //
-	{".git/modules/sub/hooks/post-checkout", RuleGitHooks},
-	{".git/modules/sub/config", RuleGitConfig},
-	{".git/modules/a/modules/b/config", RuleGitConfig}, // nested submodule
-	{".git/worktrees/wt/config.worktree", RuleGitConfig},
-	{".git/worktrees/wt/commondir", RuleGitPointer},
-	{".git/worktrees/wt/gitdir", RuleGitPointer},
-	{"vendor/lib/.git/hooks/pre-push", RuleGitHooks}, // nested repository
-	{"vendor/lib/.git/config", RuleGitConfig},
-	{".git/HEAD", RuleGitMetadata},
-	{".git/refs/heads/main", RuleGitMetadata},
-	{".gitmodules", RuleGitConfigFile},
-	{".gitconfig", RuleGitConfigFile},
-	// shell start-up files, anywhere
-	{".bashrc", RuleShellStartup}, {".bash_profile", RuleShellStartup}, {".bash_login", RuleShellStartup},
-	{".bash_logout", RuleShellStartup}, {".profile", RuleShellStartup}, {".zshrc", RuleShellStartup},
-	{".zshenv", RuleShellStartup}, {".zprofile", RuleShellStartup}, {".zlogin", RuleShellStartup},
-	{".zlogout", RuleShellStartup}, {"home/user/.bashrc", RuleShellStartup},
-	// editors and agents
-	{".vscode/tasks.json", RuleEditorConfig}, {".idea/workspace.xml", RuleEditorConfig},
-	{".zed/tasks.json", RuleEditorConfig}, {".devcontainer/devcontainer.json", RuleEditorConfig},
-	{"pkg/.vscode/settings.json", RuleEditorConfig},
-	{".claude/settings.json", RuleAgentConfig}, {".claude/commands/x.md", RuleAgentConfig},
-	{".cursor/mcp.json", RuleAgentConfig}, {".codex/config.toml", RuleAgentConfig}, {".gemini/settings.json", RuleAgentConfig},
-	{".mcp.json", RuleMCPServers}, {".claude.json", RuleMCPServers},
-	{".ripgreprc", RuleToolConfig},
-	{".custos", RuleCustos}, {".custos/settings.local.json", RuleCustos},
-	// spellings
-	{"./.git/hooks/x", RuleGitHooks},
-	{"src/../.git/config", RuleGitConfig},
-	{".GIT/Config", RuleGitConfig},
-	{".VSCode/tasks.json", RuleEditorConfig},
-	{`.git\hooks\pre-commit`, RuleGitHooks}, // only where \ is a separator
-}
-
-func TestProtectedBy(t *testing.T) {
-	for _, tc := range protectedCases {
-		if strings.Contains(tc.rel, `\`) && filepath.Separator != '\\' {
-			continue
-		}
-		t.Run(tc.rel, func(t *testing.T) {
-			rule, ok := ProtectedBy(tc.rel)
-			require.True(t, ok)
-			assert.Equal(t, tc.rule, rule)
-		})
-	}
-	for _, rel := range []string{
-		"src/main.go", ".gitignore", ".gitattributes", ".github/workflows/ci.yml", ".git-blame-ignore-revs",
-		"gitconfig.go", "bashrc", ".custosrc", "docs/vscode.md", ".", "../.bashrc", "/etc/profile",
-	} {
-		t.Run("not "+rel, func(t *testing.T) {
-			_, ok := ProtectedBy(rel)
-			assert.False(t, ok)
-		})
-	}
+	{".git", protected.GitPointer}, {"sub/.git", protected.GitPointer},
+	{".git/hooks/pre-commit", protected.GitHooks}, {".git/config", protected.GitConfig},
+	{".git/modules/sub/config", protected.GitConfig}, {".git/worktrees/wt/commondir", protected.GitPointer},
+	{".git/HEAD", protected.GitMetadata}, {".gitmodules", protected.GitConfigFile},
+	{".bashrc", protected.ShellStartup}, {".vscode/tasks.json", protected.EditorConfig},
+	{".claude/settings.json", protected.AgentConfig}, {".mcp.json", protected.MCPServers},
+	{".ripgreprc", protected.ToolConfig}, {".custos/settings.local.json", protected.Custos},
+	{"./.git/hooks/x", protected.GitHooks}, {"src/../.git/config", protected.GitConfig},
+	{".GIT/Config", protected.GitConfig}, {`.git\hooks\pre-commit`, protected.GitHooks},
 }
 
 // Every protected path is refused for writing by the path guard with an
 // error that is ErrProtectedPath and names the rule; reading stays allowed.
 func TestResolvePathNamesProtectedRule(t *testing.T) {
 	ws := t.TempDir()
-	for _, tc := range protectedCases {
+	for _, tc := range guardCases {
 		if strings.Contains(tc.rel, `\`) && filepath.Separator != '\\' {
 			continue
 		}
@@ -108,19 +57,5 @@ func TestResolvePathNamesProtectedRule(t *testing.T) {
 	_, err := ResolvePath(ws, "editor/tasks.json", true)
 	var pe *ProtectedError
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, RuleEditorConfig, pe.Rule)
-}
-
-// The tool descriptions list every protected name.
-func TestProtectedSummary(t *testing.T) {
-	s := ProtectedSummary()
-	for _, l := range [][]protectedName{protectedFiles, protectedDirs} {
-		for _, n := range l {
-			assert.Contains(t, s, n.name)
-		}
-	}
-	for _, n := range []string{".git/", "hooks", "config"} {
-		assert.Contains(t, s, n)
-	}
-	assert.Equal(t, s, ProtectedSummary(), "fixed bytes")
+	assert.Equal(t, protected.EditorConfig, pe.Rule)
 }
