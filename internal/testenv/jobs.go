@@ -85,3 +85,12 @@ func Result(c client.Client, id string, within time.Duration) (workflows.JobResu
 	err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
 	return res, err
 }
+
+// Finished waits at most within for job id to end, fails the test unless it
+// ended well, and returns its result.
+func Finished(t testing.TB, c client.Client, id string, within time.Duration, msgAndArgs ...any) workflows.JobResult {
+	t.Helper()
+	res, err := Result(c, id, within)
+	require.NoError(t, err, msgAndArgs...)
+	return res
+}
