@@ -75,8 +75,7 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "denied Write no.txt, by bob@test via cli (not that file)\n", out)
 
-	res, err := testenv.Result(c, id, time.Minute)
-	require.NoError(t, err)
+	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "wrote yes.txt; no.txt was refused", res.Answer)
 	b, err := os.ReadFile(filepath.Join(ws, "yes.txt"))
 	require.NoError(t, err)
@@ -168,8 +167,7 @@ func TestJobModeChange(t *testing.T) {
 
 	code, _, errOut = runApp(t, context.Background(), "approve", id, "m1")
 	require.Equal(t, 0, code, errOut)
-	res, err := testenv.Result(c, id, time.Minute)
-	require.NoError(t, err)
+	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "two files", res.Answer)
 	assert.FileExists(t, filepath.Join(ws, "two.txt"))
 

@@ -258,7 +258,6 @@ func TestInteractiveInterrupt(t *testing.T) {
 
 	code, _, errOut := runApp(t, context.Background(), "approve", id, "x_w")
 	require.Equal(t, 0, code, errOut)
-	res, err := testenv.Result(c, id, time.Minute)
-	require.NoError(t, err)
+	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "FINAL: resumed", res.Answer)
 }

@@ -55,11 +55,9 @@ func TestWatchEveryWaitingJob(t *testing.T) {
 			term.typeLine("n") // a job left waiting by another test
 		}
 	}
-	resA, err := testenv.Result(c, idA, time.Minute)
-	require.NoError(t, err)
+	resA := testenv.Finished(t, c, idA, time.Minute)
 	assert.Equal(t, "A done", resA.Answer)
-	_, err = testenv.Result(c, idB, time.Minute)
-	require.NoError(t, err)
+	testenv.Finished(t, c, idB, time.Minute)
 	term.waitFor("wb: denied Edit b.txt, by watcher via terminal")
 	term.cancel()
 	select {
@@ -83,8 +81,7 @@ func TestWatchEndedJob(t *testing.T) {
 	const task = "cli test: watch ended"
 	c := jobEnv(t, task, demomodel.Script(demomodel.Say("over")))
 	id := startDetached(t, testenv.Workspace(t), task)
-	_, err := testenv.Result(c, id, time.Minute)
-	require.NoError(t, err)
+	testenv.Finished(t, c, id, time.Minute)
 	code, _, errOut := runApp(t, context.Background(), "watch", id)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "cannot watch "+id+": the job has ended (completed)")
