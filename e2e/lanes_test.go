@@ -23,20 +23,28 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-// byTask answers each job by its task: one Bash command, then done.
-func byTask(commands map[string]string) demomodel.Handler {
+// oneCall answers each job by its task: the tool call call(task) makes,
+// then done.
+func oneCall(call func(task string) openai.ToolCall) demomodel.Handler {
 	var mu sync.Mutex
-	ran := map[string]bool{}
+	asked := map[string]bool{}
 	return func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		task := req.Messages[1].Content
-		if ran[task] {
+		if asked[task] {
 			return demomodel.Say("done"), nil
 		}
-		ran[task] = true
-		return demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})), nil
+		asked[task] = true
+		return demomodel.Calls(call(task)), nil
 	}
+}
+
+// byTask answers each job by its task: one Bash command, then done.
+func byTask(commands map[string]string) demomodel.Handler {
+	return oneCall(func(task string) openai.ToolCall {
+		return demomodel.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})
+	})
 }
 
 // laneWorkspaces returns n workspaces whose lanes among lanes differ (or,

@@ -37,18 +37,9 @@ func BenchmarkParkedJobs(b *testing.B) {
 	}
 	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
 	c := testenv.Dial(b, srv)
-	var mu sync.Mutex
-	asked := map[string]bool{}
-	_, base := testenv.StartModel(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		task := req.Messages[1].Content
-		if asked[task] {
-			return demomodel.Say("done"), nil
-		}
-		asked[task] = true
-		return demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": task})), nil
-	})
+	_, base := testenv.StartModel(b, oneCall(func(task string) openai.ToolCall {
+		return demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": task})
+	}))
 	cfg := b.TempDir()
 	env := workerEnv(srv, base, cfg)
 	w := startWorkerProc(b, buildWorker(b), env)
@@ -110,18 +101,9 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	}
 	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
 	c := testenv.Dial(b, srv)
-	var mu sync.Mutex
-	ran := map[string]bool{}
-	_, base := testenv.StartModel(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		task := req.Messages[1].Content
-		if ran[task] {
-			return demomodel.Say("done"), nil
-		}
-		ran[task] = true
-		return demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})), nil
-	})
+	_, base := testenv.StartModel(b, oneCall(func(string) openai.ToolCall {
+		return demomodel.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})
+	}))
 	testenv.StartWorkers(b, c, base, app.Options{BashLanes: nLanes})
 	// Eight workspaces, on as many lanes as there are.
 	lanes := map[string]bool{}
