@@ -69,7 +69,7 @@ func (e *Env) start(model demomodel.Handler) error {
 	return nil
 }
 
-// Stop stops what runs, in the reverse order of starting, and removes Dir.
+// Stop stops what runs (the workers first, the server last) and removes Dir.
 // A nil Env (StartEnv never called, or failed) is fine.
 func (e *Env) Stop() {
 	if e == nil {
