@@ -16,6 +16,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 )
 
 // startDetached runs `run --detach` and returns the job ID it printed.
@@ -28,7 +29,7 @@ func startDetached(t *testing.T, ws, task string, extra ...string) string {
 	id := strings.TrimSpace(out)
 	require.Regexp(t, `^custos-\d{8}-\d{6}-[0-9a-f]{6}$`, id, "run --detach prints only the job ID")
 	assert.Contains(t, errOut, "job "+id+" started in "+ws)
-	assert.Contains(t, errOut, "using the Temporal server at "+shared.srv.FrontendAddr())
+	assert.Contains(t, errOut, "using the Temporal server at "+shared.env.Server.FrontendAddr())
 	return id
 }
 
@@ -44,10 +45,10 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 		),
 		demomodel.Say("wrote yes.txt; no.txt was refused"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := startDetached(t, ws, task)
-	waitPending(t, c, id, "w_yes")
-	waitPending(t, c, id, "w_no")
+	testenv.WaitPending(t, c, id, "w_yes", pendingWait)
+	testenv.WaitPending(t, c, id, "w_no", pendingWait)
 
 	code, out, errOut := runApp(t, context.Background(), "status", id)
 	require.Equal(t, 0, code, errOut)
@@ -74,15 +75,14 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "denied Write no.txt, by bob@test via cli (not that file)\n", out)
 
-	res, err := jobResult(t, c, id)
-	require.NoError(t, err)
+	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "wrote yes.txt; no.txt was refused", res.Answer)
 	b, err := os.ReadFile(filepath.Join(ws, "yes.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "approved\n", string(b))
 	assert.NoFileExists(t, filepath.Join(ws, "no.txt"))
 
-	dec := decisions(auditOf(t, c, id))
+	dec := testenv.Decisions(testenv.Audit(t, c, id))
 	require.Contains(t, dec, "w_yes")
 	require.Contains(t, dec, "w_no")
 	assert.Equal(t, approval.Allow, dec["w_yes"].Decision)
@@ -130,7 +130,7 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 		}
 		// The same records as the query, in sequence, with no duplicates from
 		// merging the file and the query.
-		q := auditOf(t, c, id)
+		q := testenv.Audit(t, c, id)
 		require.Len(t, recs, len(q))
 		for i := range recs {
 			assert.Equal(t, q[i].Seq, recs[i].Seq)
@@ -138,7 +138,7 @@ func TestJobApproveDenyStatusAudit(t *testing.T) {
 			assert.Equal(t, q[i].Decision, recs[i].Decision)
 			assert.Equal(t, q[i].Layer, recs[i].Layer)
 		}
-		got := decisions(recs)
+		got := testenv.Decisions(recs)
 		assert.Equal(t, approval.LayerHuman, got["w_no"].Layer)
 		assert.Equal(t, approval.Deny, got["w_no"].Decision)
 	})
@@ -153,9 +153,9 @@ func TestJobModeChange(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("m2", "Write", map[string]any{"file_path": "two.txt", "content": "2\n"})),
 		demomodel.Say("two files"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := startDetached(t, ws, task)
-	waitPending(t, c, id, "m1")
+	testenv.WaitPending(t, c, id, "m1", pendingWait)
 
 	code, out, errOut := runApp(t, context.Background(), "mode", id, "acceptEdits")
 	require.Equal(t, 0, code, errOut)
@@ -167,12 +167,11 @@ func TestJobModeChange(t *testing.T) {
 
 	code, _, errOut = runApp(t, context.Background(), "approve", id, "m1")
 	require.Equal(t, 0, code, errOut)
-	res, err := jobResult(t, c, id)
-	require.NoError(t, err)
+	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "two files", res.Answer)
 	assert.FileExists(t, filepath.Join(ws, "two.txt"))
 
-	dec := decisions(auditOf(t, c, id))
+	dec := testenv.Decisions(testenv.Audit(t, c, id))
 	assert.Equal(t, approval.LayerHuman, dec["m1"].Layer)
 	assert.Equal(t, approval.LayerMode, dec["m2"].Layer)
 	assert.Equal(t, approval.Allow, dec["m2"].Decision)
@@ -189,9 +188,9 @@ func TestJobCancel(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("c1", "Write", map[string]any{"file_path": "never.txt", "content": "x"})),
 		demomodel.Say("unreachable"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := startDetached(t, ws, task)
-	waitPending(t, c, id, "c1")
+	testenv.WaitPending(t, c, id, "c1", pendingWait)
 
 	// A call that is not pending: the job refuses the answer, and says why.
 	code, out, errOut := runApp(t, context.Background(), "approve", id, "c_other")
@@ -199,14 +198,14 @@ func TestJobCancel(t *testing.T) {
 	assert.Equal(t, "custos: not applied: no call \"c_other\" is waiting for approval in this job\n", errOut)
 	assert.Empty(t, out)
 	// The Update's validator refused it before anything entered history.
-	for _, r := range auditOf(t, c, id) {
+	for _, r := range testenv.Audit(t, c, id) {
 		assert.NotEqual(t, "c_other", r.CallID, "a refused answer left a record: %+v", r)
 	}
 
 	code, out, errOut = runApp(t, context.Background(), "cancel", id)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "cancel requested for "+id+"\n", out)
-	_, err := jobResult(t, c, id)
+	_, err := testenv.Result(c, id, time.Minute)
 	var canceled *temporal.CanceledError
 	assert.True(t, errors.As(err, &canceled), "job ends canceled, got %v", err)
 	assert.NoFileExists(t, filepath.Join(ws, "never.txt"))

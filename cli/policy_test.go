@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
+	"github.com/custos-dev/custos/internal/testenv"
 )
 
 // policyHook is a real PreToolUse command hook. It reads the call on stdin and
@@ -46,7 +47,7 @@ const policySettings = `{
 // policyWorkspace is a workspace with .custos/settings.json and the hook script.
 func policyWorkspace(t *testing.T) string {
 	t.Helper()
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(policySettings), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "policy.sh"), []byte(policyHook), 0o755))
@@ -60,16 +61,9 @@ const issueSettings = `{"permissions": {"allow": ["Bash(cat:*)", "Bash(echo:*)",
 
 func issueWorkspace(t *testing.T) string {
 	t.Helper()
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(issueSettings), 0o644))
-	return ws
-}
-
-func workspace(t *testing.T) string {
-	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
 	return ws
 }
 
@@ -77,12 +71,12 @@ func workspace(t *testing.T) string {
 func runApp(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := (&cli.App{Stdout: &out, Stderr: &errb, Logger: quietLogger()}).Main(ctx, args)
+	code := (&cli.App{Stdout: &out, Stderr: &errb, Logger: testenv.Logger()}).Main(ctx, args)
 	return code, out.String(), errb.String()
 }
 
 func TestPolicyCheck(t *testing.T) {
-	plain := workspace(t)           // no settings at all
+	plain := testenv.Workspace(t)   // no settings at all
 	withRules := policyWorkspace(t) // user rules and the hook
 	configDir := t.TempDir()        // user settings that trust withRules only
 	require.NoError(t, approval.TrustWorkspace(configDir, withRules))
@@ -197,13 +191,13 @@ func TestPolicyCheck(t *testing.T) {
 }
 
 func TestPolicyCheckErrors(t *testing.T) {
-	broken := workspace(t)
+	broken := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(broken, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(broken, ".custos", "settings.json"), []byte(`{"permissions": {"allow": [}`), 0o644))
-	typo := workspace(t)
+	typo := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(typo, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(typo, ".custos", "settings.local.json"), []byte(`{"permissions": {"denny": ["Bash(*)"]}}`), 0o644))
-	plain := workspace(t)
+	plain := testenv.Workspace(t)
 	configDir := t.TempDir()
 
 	cases := []struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the App writes to it.
@@ -53,7 +54,7 @@ func startInteractive(t *testing.T, args ...string) *terminal {
 	t.Helper()
 	r, w := io.Pipe()
 	term := &terminal{t: t, out: &syncBuffer{}, errOut: &syncBuffer{}, stdin: w, code: make(chan int, 1)}
-	app := &cli.App{Stdin: r, Stdout: term.out, Stderr: term.errOut, Interactive: true, Logger: quietLogger()}
+	app := &cli.App{Stdin: r, Stdout: term.out, Stderr: term.errOut, Interactive: true, Logger: testenv.Logger()}
 	ctx, cancel := context.WithCancel(context.Background())
 	term.cancel = cancel
 	go func() { term.code <- app.Main(ctx, args) }()
@@ -98,7 +99,7 @@ func TestInteractiveRun(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("i_b", "Bash", map[string]any{"command": "touch ran.txt"})),
 		demomodel.Say("FINAL: wrote notes.txt, Bash was refused"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := "custos-cli-test-interactive"
 	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
 
@@ -137,7 +138,7 @@ func TestInteractiveRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "line one\nline two\n", string(b))
 	assert.NoFileExists(t, filepath.Join(ws, "ran.txt"))
-	dec := decisions(auditOf(t, c, id))
+	dec := testenv.Decisions(testenv.Audit(t, c, id))
 	assert.Equal(t, approval.Allow, dec["i_w"].Decision)
 	assert.Equal(t, approval.LayerHuman, dec["i_w"].Layer)
 	assert.Equal(t, approval.Deny, dec["i_b"].Decision)
@@ -157,7 +158,7 @@ func TestInteractiveRaces(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("r_always", "Bash", map[string]any{"command": "echo learned"})),
 		demomodel.Say("FINAL: races done"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := "custos-cli-test-races"
 	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
 
@@ -165,7 +166,7 @@ func TestInteractiveRaces(t *testing.T) {
 	term.typeLine("y")
 	first := term.waitFor("): ")
 	require.Contains(t, first, "? Write typeahead.txt")
-	waitPending(t, c, id, "r_typeahead")
+	testenv.WaitPending(t, c, id, "r_typeahead", pendingWait)
 	term.typeLine("n")
 
 	// Decided by someone else while the prompt waits.
@@ -187,7 +188,7 @@ func TestInteractiveRaces(t *testing.T) {
 	assert.Equal(t, 0, code, "stderr: %s", term.errOut.String())
 	assert.Contains(t, term.out.String(), "\nFINAL: races done\n")
 
-	dec := decisions(auditOf(t, c, id))
+	dec := testenv.Decisions(testenv.Audit(t, c, id))
 	assert.Equal(t, approval.Deny, dec["r_typeahead"].Decision, "the typed-ahead y was discarded")
 	assert.NoFileExists(t, filepath.Join(ws, "typeahead.txt"))
 	assert.Equal(t, approval.Allow, dec["r_elsewhere"].Decision)
@@ -207,10 +208,10 @@ func TestFollowNotInteractive(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("f_w", "Write", map[string]any{"file_path": "f.txt", "content": "f"})),
 		demomodel.Say("FINAL: followed"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := "custos-cli-test-follow"
 	out, errOut := &syncBuffer{}, &syncBuffer{}
-	app := &cli.App{Stdin: strings.NewReader("y\n"), Stdout: out, Stderr: errOut, Logger: quietLogger()}
+	app := &cli.App{Stdin: strings.NewReader("y\n"), Stdout: out, Stderr: errOut, Logger: testenv.Logger()}
 	code := make(chan int, 1)
 	go func() { code <- app.Main(context.Background(), []string{"run", "--workspace", ws, "--id", id, task}) }()
 
@@ -218,7 +219,7 @@ func TestFollowNotInteractive(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), hint) },
 		30*time.Second, 50*time.Millisecond, "no hint; output:\n%s", out.String())
 	assert.NotContains(t, out.String(), "allow? [y]es", "no prompt without a terminal")
-	st, err := queryStatus(t, c, id)
+	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
 	require.Len(t, st.Pending, 1, "stdin is not read without a terminal")
 
@@ -241,7 +242,7 @@ func TestInteractiveInterrupt(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("x_w", "Write", map[string]any{"file_path": "x.txt", "content": "x"})),
 		demomodel.Say("FINAL: resumed"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	id := "custos-cli-test-interrupt"
 	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
 	term.waitFor("? Write x.txt")
@@ -253,11 +254,10 @@ func TestInteractiveInterrupt(t *testing.T) {
 		t.Fatal("run did not return after the interrupt")
 	}
 	assert.Contains(t, term.errOut.String(), "custos: stopped following; the job goes on. Resume with: starter follow "+id)
-	waitPending(t, c, id, "x_w")
+	testenv.WaitPending(t, c, id, "x_w", pendingWait)
 
 	code, _, errOut := runApp(t, context.Background(), "approve", id, "x_w")
 	require.Equal(t, 0, code, errOut)
-	res, err := jobResult(t, c, id)
-	require.NoError(t, err)
+	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "FINAL: resumed", res.Answer)
 }

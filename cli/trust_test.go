@@ -15,12 +15,13 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 )
 
 // repoWorkspace is a workspace whose committed settings would widen the
 // policy: allow every Bash command.
 func repoWorkspace(t *testing.T) string {
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
 		[]byte(`{"permissions":{"allow":["Bash"]}}`), 0o644))
@@ -71,7 +72,7 @@ func TestRunOffersTrust(t *testing.T) {
 			jobEnv(t, task, demomodel.Script(demomodel.Say("ok")))
 			ws := repoWorkspace(t)
 			var out, errb bytes.Buffer
-			app := &cli.App{Stdin: strings.NewReader(tc.answer), Stdout: &out, Stderr: &errb, Interactive: true, Logger: quietLogger()}
+			app := &cli.App{Stdin: strings.NewReader(tc.answer), Stdout: &out, Stderr: &errb, Interactive: true, Logger: testenv.Logger()}
 			code := app.Main(context.Background(), []string{"run", "--detach", "--workspace", ws, task})
 			require.Equal(t, 0, code, errb.String())
 			assert.Contains(t, out.String(), "? Trust "+ws)

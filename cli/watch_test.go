@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 )
 
 // `watch` with no job finds every job that waits, in any workspace, and
@@ -27,12 +28,12 @@ func TestWatchEveryWaitingJob(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("wb", "Edit", map[string]any{"file_path": "b.txt", "old_string": "old", "new_string": "new"})),
 		demomodel.Say("B done"),
 	))
-	wsA, wsB := workspace(t), workspace(t)
+	wsA, wsB := testenv.Workspace(t), testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(wsB, "b.txt"), []byte("old\n"), 0o644))
 	idA := startDetached(t, wsA, taskA)
 	idB := startDetached(t, wsB, taskB)
-	waitPending(t, c, idA, "wa")
-	waitPending(t, c, idB, "wb")
+	testenv.WaitPending(t, c, idA, "wa", pendingWait)
+	testenv.WaitPending(t, c, idB, "wb", pendingWait)
 
 	t.Setenv("USER", "watcher")
 	term := startInteractive(t, "watch")
@@ -54,11 +55,9 @@ func TestWatchEveryWaitingJob(t *testing.T) {
 			term.typeLine("n") // a job left waiting by another test
 		}
 	}
-	resA, err := jobResult(t, c, idA)
-	require.NoError(t, err)
+	resA := testenv.Finished(t, c, idA, time.Minute)
 	assert.Equal(t, "A done", resA.Answer)
-	_, err = jobResult(t, c, idB)
-	require.NoError(t, err)
+	testenv.Finished(t, c, idB, time.Minute)
 	term.waitFor("wb: denied Edit b.txt, by watcher via terminal")
 	term.cancel()
 	select {
@@ -73,17 +72,16 @@ func TestWatchEveryWaitingJob(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(wsB, "b.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "old\n", string(b))
-	assert.Equal(t, "watcher", decisions(auditOf(t, c, idA))["wa"].Approver)
-	assert.Equal(t, approval.Deny, decisions(auditOf(t, c, idB))["wb"].Decision)
+	assert.Equal(t, "watcher", testenv.Decisions(testenv.Audit(t, c, idA))["wa"].Approver)
+	assert.Equal(t, approval.Deny, testenv.Decisions(testenv.Audit(t, c, idB))["wb"].Decision)
 }
 
 // `watch JOB` refuses a job that has ended, and says so.
 func TestWatchEndedJob(t *testing.T) {
 	const task = "cli test: watch ended"
 	c := jobEnv(t, task, demomodel.Script(demomodel.Say("over")))
-	id := startDetached(t, workspace(t), task)
-	_, err := jobResult(t, c, id)
-	require.NoError(t, err)
+	id := startDetached(t, testenv.Workspace(t), task)
+	testenv.Finished(t, c, id, time.Minute)
 	code, _, errOut := runApp(t, context.Background(), "watch", id)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "cannot watch "+id+": the job has ended (completed)")

@@ -18,6 +18,8 @@ import (
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -38,8 +40,8 @@ func emptyActivities(ctx workflow.Context, n int) error {
 // BenchmarkEmptyActivityRoundTrip is the baseline: one empty activity round
 // trip in a workflow on the embedded server. ns/op is per activity.
 func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
-	srv := startServerB(b)
-	c := dial(b, srv)
+	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
+	c := testenv.Dial(b, srv)
 	w := worker.New(c, "bench-empty", worker.Options{})
 	w.RegisterWorkflow(emptyActivities)
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "noop"})
@@ -62,27 +64,18 @@ func BenchmarkEmptyActivityRoundTrip(b *testing.B) {
 // the Read activity, the session save, on the embedded server. ns/op is per
 // turn; compare with BenchmarkEmptyActivityRoundTrip.
 func BenchmarkAllowedToolCallTurn(b *testing.B) {
-	srv := startServerB(b)
-	c := dial(b, srv)
+	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
+	c := testenv.Dial(b, srv)
 	turns := 0
-	model := demomodel.New(func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+	_, base := testenv.StartModel(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		turns++
 		if turns > b.N {
 			return demomodel.Say("done"), nil
 		}
 		return demomodel.Calls(demomodel.ToolCall(fmt.Sprintf("r%d", turns), "Read", map[string]any{"file_path": "a.txt"})), nil
 	})
-	base, err := model.Start("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer model.Close()
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), Logger: quietLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
-	ws, _ := filepath.EvalSymlinks(b.TempDir())
+	testenv.StartWorkers(b, c, base, app.Options{})
+	ws := testenv.Workspace(b)
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}

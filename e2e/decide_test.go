@@ -12,9 +12,9 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -23,22 +23,17 @@ import (
 // event in the job's history; an accepted one returns the final decision.
 func TestDecideUpdateFromTemporalCLI(t *testing.T) {
 	cli := temporalCLI(t)
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
-	_, base := startModel(t, demomodel.Script(
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "u.txt", "content": "by update"})),
 		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "v.txt", "content": "second"})),
 		demomodel.Say("done"),
 	))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	ws := workspace(t)
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "cli-update", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "write it", Workspace: ws})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "cli-update", workflows.JobInput{Task: "write it", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	update := func(input string) (string, error) {
 		cmd := exec.Command(cli, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", "decide",
@@ -66,16 +61,14 @@ func TestDecideUpdateFromTemporalCLI(t *testing.T) {
 	assert.Contains(t, out, `"summary": "Write u.txt"`)
 
 	// A late answer, while the job still runs (w2 waits): told what happened.
-	waitPending(t, c, run.GetID(), "w2")
+	testenv.WaitPending(t, c, run.GetID(), "w2", pendingWait)
 	out, err = update(`{"callId":"w1","decision":"deny","by":"late"}`)
 	require.Error(t, err)
 	assert.Regexp(t, `not applied: already allowed by ops via temporal-cli at \d\d:\d\d:\d\d UTC`, out)
 	_, err = update(`{"callId":"w2","decision":"allow","by":"ops"}`)
 	require.NoError(t, err)
 
-	gctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.Equal(t, "by update", readFile(t, ws, "u.txt"))
 }
 

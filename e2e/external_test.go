@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -28,14 +29,6 @@ const (
 	externalAddrEnv = "CUSTOS_E2E_TEMPORAL_ADDRESS"
 	externalTLSEnv  = "CUSTOS_E2E_TEMPORAL_TLS_DIR"
 )
-
-// tlsServer is what the tests need of a server: where it is and how its
-// owner connects.
-type tlsServer interface {
-	FrontendAddr() string
-	ClientTLS() *tls.Config
-	TLSFiles() devserver.TLSFiles
-}
 
 // testServer is an embedded or an external server.
 type testServer struct {
@@ -63,16 +56,8 @@ var externalOnce struct {
 	err error
 }
 
-// externalServer is the external server, or nil when none is configured.
-// Workers in every test serve the same task queues on it, so whatever a
-// test leaves running (a job waiting for approval, a job whose worker was
-// killed) is terminated when the test ends: otherwise the next test's
-// workers would pick it up and feed it the next test's model replies.
-func externalServer(t *testing.T) *testServer {
-	t.Helper()
-	if !usingExternalServer() {
-		return nil
-	}
+// external is the external server, its certificates read once.
+func external() (*testServer, error) {
 	externalOnce.Do(func() {
 		dir := os.Getenv(externalTLSEnv)
 		if dir == "" {
@@ -83,8 +68,24 @@ func externalServer(t *testing.T) *testServer {
 		cfg, err := certs.ClientTLS()
 		externalOnce.srv, externalOnce.err = &testServer{addr: os.Getenv(externalAddrEnv), certs: certs, tls: cfg}, err
 	})
-	require.NoError(t, externalOnce.err, "%s is set: %s must name the server's certificate directory", externalAddrEnv, externalTLSEnv)
-	srv := externalOnce.srv
+	return externalOnce.srv, externalOnce.err
+}
+
+// externalHint says what an unusable external server lacks.
+const externalHint = "%s is set: %s must name the server's certificate directory"
+
+// externalServer is the external server, or nil when none is configured.
+// Workers in every test serve the same task queues on it, so whatever a
+// test leaves running (a job waiting for approval, a job whose worker was
+// killed) is terminated when the test ends: otherwise the next test's
+// workers would pick it up and feed it the next test's model replies.
+func externalServer(t *testing.T) *testServer {
+	t.Helper()
+	if !usingExternalServer() {
+		return nil
+	}
+	srv, err := external()
+	require.NoError(t, err, externalHint, externalAddrEnv, externalTLSEnv)
 	t.Cleanup(func() { terminateOpen(t, srv) })
 	return srv
 }
@@ -92,8 +93,7 @@ func externalServer(t *testing.T) *testServer {
 // terminateOpen terminates every open job on srv's default namespace (not
 // the server's own system workflows, such as worker deployments').
 func terminateOpen(t *testing.T, srv *testServer) {
-	c, err := client.Dial(client.Options{HostPort: srv.addr, Logger: quietTemporalLogger(),
-		ConnectionOptions: client.ConnectionOptions{TLS: srv.ClientTLS()}})
+	c, err := client.Dial(testenv.ClientOptions(srv.addr, srv.ClientTLS()))
 	if err != nil {
 		t.Errorf("terminating leftover jobs: %v", err)
 		return
@@ -127,14 +127,7 @@ func terminateOpen(t *testing.T, srv *testServer) {
 // externalServerB is the external server for a benchmark.
 func externalServerB(b *testing.B) *testServer {
 	b.Helper()
-	dir := os.Getenv(externalTLSEnv)
-	if dir == "" {
-		b.Fatalf("%s is set: %s must name the server's certificate directory", externalAddrEnv, externalTLSEnv)
-	}
-	certs := devserver.TLSFilesIn(dir)
-	cfg, err := certs.ClientTLS()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &testServer{addr: os.Getenv(externalAddrEnv), certs: certs, tls: cfg}
+	srv, err := external()
+	require.NoError(b, err, externalHint, externalAddrEnv, externalTLSEnv)
+	return srv
 }

@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -25,9 +25,9 @@ import (
 // there; workflows/testdata/agent_history.json was recorded this way and
 // replay_test.go keeps replaying it against later code.
 func TestJobHistoryReplays(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
-	_, base := startModel(t, demomodel.Script(
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(
 			demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}),
 			demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
@@ -39,18 +39,14 @@ func TestJobHistoryReplays(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "b.txt", "old_string": "b", "new_string": "c"})),
 		demomodel.Say("recorded"),
 	))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	ws := workspace(t)
+	testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(ws+"/a.txt", []byte("alpha"), 0o644))
 
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "history-recording", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "record a history", Workspace: ws})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
-	waitPending(t, c, run.GetID(), "b1")
+	run := testenv.StartJob(t, c, "history-recording", workflows.JobInput{Task: "record a history", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
+	testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
 	signal := func(name string, v any) {
 		require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", name, v))
 	}
@@ -58,10 +54,7 @@ func TestJobHistoryReplays(t *testing.T) {
 	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"})
 	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "b1", Decision: "deny", Reason: "no", By: "e2e"})
 	signal(workflows.ModeSignal, workflows.ModeChange{Mode: "acceptEdits", By: "e2e"})
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	var res workflows.JobResult
-	require.NoError(t, run.Get(gctx, &res))
+	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	require.Equal(t, "recorded", res.Answer)
 
 	hist := fetchHistory(t, c, run)

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -40,15 +40,15 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 		{name: "modifiedInput without a decision", hook: `{"modifiedInput":{"command":"echo rewritten > out.txt"}}`,
 			wantInput: `{"command":"echo rewritten > out.txt"}`, wantFile: "rewritten\n"},
 	}
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			model, base := startModel(t, demomodel.Script(
+			model, base := testenv.StartModel(t, demomodel.Script(
 				demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo original > out.txt"})),
 				demomodel.Say("done"),
 			))
-			ws := workspace(t)
+			ws := testenv.Workspace(t)
 			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
 				[]byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./hook.sh"}]}]}}`), 0o644))
@@ -56,16 +56,12 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 			userDir := t.TempDir()
 			require.NoError(t, approval.TrustWorkspace(userDir, ws))
 
-			w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: userDir, Logger: quietLogger()})
-			require.NoError(t, err)
-			defer w.Stop()
+			testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: userDir})
 			ctx := context.Background()
-			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("hook-ask-%d", i), TaskQueue: activities.TaskQueue},
-				workflows.WorkflowName, workflows.JobInput{Task: "run it", Workspace: ws})
-			require.NoError(t, err)
+			run := testenv.StartJob(t, c, fmt.Sprintf("hook-ask-%d", i), workflows.JobInput{Task: "run it", Workspace: ws})
 
 			// The call reaches a person, showing what the hook said or made.
-			waitPending(t, c, run.GetID(), "b1")
+			testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
 			ask := pendingAsk(t, c, run.GetID(), "b1")
 			assert.JSONEq(t, tc.wantInput, string(ask.Input))
 			if tc.wantReason != "" {
@@ -75,13 +71,10 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 
 			require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
 				workflows.ApprovalDecision{CallID: "b1", Decision: "allow", By: "e2e"}))
-			gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			var res workflows.JobResult
-			require.NoError(t, run.Get(gctx, &res))
+			res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 			assert.Equal(t, "done", res.Answer)
 			assert.Equal(t, tc.wantFile, readFile(t, ws, "out.txt"), "the tool ran, with the input the person approved")
-			assert.NotContains(t, toolResult(model, "b1"), `"approved":false`)
+			assert.NotContains(t, testenv.ToolResult(model, "b1"), `"approved":false`)
 		})
 	}
 }
@@ -89,10 +82,8 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 // pendingAsk is callID's entry in the status query's pending list.
 func pendingAsk(t *testing.T, c client.Client, id, callID string) workflows.PendingAsk {
 	t.Helper()
-	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.StatusQuery)
+	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
-	var st workflows.Status
-	require.NoError(t, v.Get(&st))
 	for _, p := range st.Pending {
 		if p.CallID == callID {
 			return p

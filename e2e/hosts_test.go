@@ -14,10 +14,10 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -31,16 +31,15 @@ func TestJobsRunOnTheHostThatHoldsTheWorkspace(t *testing.T) {
 		t.Skip("builds the worker binary")
 	}
 	bin := buildWorker(t)
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
-	_, base := startModel(t, byTask(map[string]string{"on alpha": "echo alpha > host.txt", "on beta": "echo beta > host.txt"}))
-	rootA, rootB := workspace(t), workspace(t)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, byTask(map[string]string{"on alpha": "echo alpha > host.txt", "on beta": "echo beta > host.txt"}))
+	rootA, rootB := testenv.Workspace(t), testenv.Workspace(t)
 	wsA, wsB := filepath.Join(rootA, "svc"), filepath.Join(rootB, "app")
 	require.NoError(t, os.MkdirAll(wsA, 0o755))
 	require.NoError(t, os.MkdirAll(wsB, 0o755))
 	env := func(host, root string) []string {
-		return append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k",
-			"OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + t.TempDir(), "CUSTOS_HOST=" + host, "CUSTOS_WORKSPACES=" + root}, tlsEnv(srv)...)
+		return append(workerEnv(srv, base, t.TempDir()), "CUSTOS_HOST="+host, "CUSTOS_WORKSPACES="+root)
 	}
 	startWorkerProc(t, bin, env("alpha", rootA))
 	beta := startWorkerProc(t, bin, env("beta", rootB))
@@ -71,7 +70,7 @@ func TestJobsRunOnTheHostThatHoldsTheWorkspace(t *testing.T) {
 			t.Setenv(k, v)
 		}
 		var out, errOut bytes.Buffer
-		app := &cli.App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Logger: quietLogger()}
+		app := &cli.App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Logger: testenv.Logger()}
 		code := app.Main(ctx, []string{"run", "--detach", "--workspace", t.TempDir(), "nowhere"})
 		assert.Equal(t, 1, code)
 		assert.Contains(t, errOut.String(), "no live worker holds this workspace; live hosts: alpha ("+rootA+"); beta ("+rootB+")")
@@ -80,20 +79,16 @@ func TestJobsRunOnTheHostThatHoldsTheWorkspace(t *testing.T) {
 	}
 
 	start := func(id, task, ws, host string, mode approval.Mode) client.WorkflowRun {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue}, workflows.WorkflowName,
-			workflows.JobInput{Task: task, Workspace: ws, Host: host, Mode: mode, ApprovalTimeout: 10 * time.Minute})
-		require.NoError(t, err)
+		run := testenv.StartJob(t, c, id, workflows.JobInput{Task: task, Workspace: ws, Host: host, Mode: mode, ApprovalTimeout: 10 * time.Minute})
 		return run
 	}
 	runB := start("host-beta-job", "on beta", wsB, "beta", approval.ModeDefault)
-	waitPending(t, c, runB.GetID(), "b1")
+	testenv.WaitPending(t, c, runB.GetID(), "b1", pendingWait)
 	beta.kill()
 	answer(t, c, runB.GetID(), "b1")
 
 	runA := start("host-alpha-job", "on alpha", wsA, "alpha", approval.ModeBypass)
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	require.NoError(t, runA.Get(gctx, nil), "alpha's job goes on while beta is away")
+	testenv.Finished(t, c, runA.GetID(), 2*time.Minute, "alpha's job goes on while beta is away")
 	assert.Equal(t, "alpha\n", readFile(t, wsA, "host.txt"))
 	_, err = os.Stat(filepath.Join(wsB, "host.txt"))
 	assert.True(t, os.IsNotExist(err), "beta's approved command waits for beta")
@@ -102,9 +97,7 @@ func TestJobsRunOnTheHostThatHoldsTheWorkspace(t *testing.T) {
 	assert.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus())
 
 	startWorkerProc(t, bin, env("beta", rootB))
-	gctx2, cancel2 := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel2()
-	require.NoError(t, runB.Get(gctx2, nil), "beta's job resumes when beta comes back")
+	testenv.Finished(t, c, runB.GetID(), 3*time.Minute, "beta's job resumes when beta comes back")
 	assert.Equal(t, "beta\n", readFile(t, wsB, "host.txt"))
 
 	for id, host := range map[string]string{runA.GetID(): "alpha", runB.GetID(): "beta"} {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -11,12 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -40,21 +39,16 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	cli := filepath.Join(base, "temporal")
 	linkOrCopy(t, temporalCLI(t), cli)
 
-	srv := startServer(t, filepath.Join(base, "temporal.db"), 0)
-	c := dial(t, srv)
-	_, modelURL := startModel(t, demomodel.Script(
+	srv := startServer(t, filepath.Join(base, "temporal.db"))
+	c := testenv.Dial(t, srv)
+	_, modelURL := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "owner.txt", "content": "the owner decided"})),
 		demomodel.Say("done"),
 	))
-	w, err := app.Start(c, app.Options{BaseURL: modelURL, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	ws := workspace(t)
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "owners-job", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "write it", Workspace: ws})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	testenv.StartWorkers(t, c, modelURL, app.Options{})
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "owners-job", workflows.JobInput{Task: "write it", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	ownerFlags := srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())
 	temporal := func(user string, args ...string) (string, error) {
@@ -85,10 +79,8 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	}
 
 	// Nothing changed: the call still waits, in the default mode.
-	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.StatusQuery)
+	st, err := testenv.Status(c, run.GetID())
 	require.NoError(t, err)
-	var st workflows.Status
-	require.NoError(t, v.Get(&st))
 	assert.Equal(t, approval.ModeDefault, st.Mode)
 	require.Len(t, st.Pending, 1)
 	assert.Equal(t, "w1", st.Pending[0].CallID)
@@ -96,13 +88,11 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	// The owner, same command, the printed flags.
 	out, err := temporal("", append(approve("owner-cli"), ownerFlags...)...)
 	require.NoError(t, err, out)
-	gctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.Equal(t, "the owner decided", readFile(t, ws, "owner.txt"))
 	recs, err := activities.ReadAudit(ws, run.GetID())
 	require.NoError(t, err)
-	assert.Equal(t, "owner-cli", decisionsByCall(recs)["w1"].Approver)
+	assert.Equal(t, "owner-cli", testenv.Decisions(recs)["w1"].Approver)
 	for _, r := range recs {
 		assert.NotEqual(t, "intruder", r.Approver)
 	}

@@ -10,33 +10,31 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
 // A job that reads, edits after an approval signal sent through the Temporal
 // client, runs Bash, and finishes with the file changed and the audit complete.
 func TestJobReadEditBash(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
-	model, base := startModel(t, demomodel.Script(
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	model, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "greet.txt"})),
 		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
 		demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "cat greet.txt"})),
 		demomodel.Say("changed hello to goodbye"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	cfg := t.TempDir()
 	// The workspace's allow rule counts only for a workspace the user trusts.
 	require.NoError(t, approval.TrustWorkspace(cfg, ws))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
+	testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: cfg})
 
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("hello world\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
@@ -44,30 +42,25 @@ func TestJobReadEditBash(t *testing.T) {
 		[]byte(`{"permissions":{"allow":["Bash(cat *)"]}}`), 0o644))
 
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "e2e-" + t.Name(), TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "say goodbye", Workspace: ws})
-	require.NoError(t, err)
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Task: "say goodbye", Workspace: ws})
 
-	waitPending(t, c, run.GetID(), "e1")
+	testenv.WaitPending(t, c, run.GetID(), "e1", pendingWait)
 	assert.Equal(t, "hello world\n", readFile(t, ws, "greet.txt"), "nothing changes before approval")
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
 		workflows.ApprovalDecision{CallID: "e1", Decision: "allow", By: "e2e"}))
 
-	var res workflows.JobResult
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, &res))
+	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	assert.Equal(t, "changed hello to goodbye", res.Answer)
 	assert.Equal(t, "goodbye world\n", readFile(t, ws, "greet.txt"))
 
 	// The Bash result the model saw is the command's output.
-	bashOut := toolResult(model, "b1")
+	bashOut := testenv.ToolResult(model, "b1")
 	assert.Contains(t, bashOut, "goodbye world")
 
 	// The audit trail (file and query agree) names the layer of every decision.
 	recs, err := activities.ReadAudit(ws, run.GetID())
 	require.NoError(t, err)
-	dec := decisionsByCall(recs)
+	dec := testenv.Decisions(recs)
 	require.Len(t, dec, 3)
 	assert.Equal(t, approval.LayerReadOnly, dec["r1"].Layer)
 	assert.Equal(t, approval.LayerHuman, dec["e1"].Layer)
@@ -77,11 +70,7 @@ func TestJobReadEditBash(t *testing.T) {
 	for _, r := range dec {
 		assert.Equal(t, approval.Allow, r.Decision)
 	}
-	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.AuditQuery)
-	require.NoError(t, err)
-	var q []approval.AuditRecord
-	require.NoError(t, v.Get(&q))
-	assert.Equal(t, len(recs), len(q))
+	assert.Equal(t, len(recs), len(testenv.Audit(t, c, run.GetID())))
 
 	// The transcript is readable without Temporal.
 	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))

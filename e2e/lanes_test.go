@@ -19,23 +19,32 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
-// byTask answers each job by its task: one Bash command, then done.
-func byTask(commands map[string]string) demomodel.Handler {
+// oneCall answers each job by its task: the tool call call(task) makes,
+// then done.
+func oneCall(call func(task string) openai.ToolCall) demomodel.Handler {
 	var mu sync.Mutex
-	ran := map[string]bool{}
+	asked := map[string]bool{}
 	return func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		task := req.Messages[1].Content
-		if ran[task] {
+		if asked[task] {
 			return demomodel.Say("done"), nil
 		}
-		ran[task] = true
-		return demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})), nil
+		asked[task] = true
+		return demomodel.Calls(call(task)), nil
 	}
+}
+
+// byTask answers each job by its task: one Bash command, then done.
+func byTask(commands map[string]string) demomodel.Handler {
+	return oneCall(func(task string) openai.ToolCall {
+		return demomodel.ToolCall("b1", "Bash", map[string]any{"command": commands[task]})
+	})
 }
 
 // laneWorkspaces returns n workspaces whose lanes among lanes differ (or,
@@ -45,7 +54,7 @@ func laneWorkspaces(t *testing.T, n, lanes int) []string {
 	seen := map[string]bool{}
 	var out []string
 	for len(out) < n {
-		ws := workspace(t)
+		ws := testenv.Workspace(t)
 		if q := activities.BashLaneQueue("", ws, lanes); !seen[q] {
 			seen[q] = true
 			out = append(out, ws)
@@ -85,31 +94,24 @@ func overlap(a, b interval) bool { return a.start.Before(b.end) && b.start.Befor
 
 func runJobs(t *testing.T, c client.Client, jobs map[string]workflows.JobInput) {
 	t.Helper()
-	ctx := context.Background()
 	var runs []client.WorkflowRun
 	for id, in := range jobs {
-		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue}, workflows.WorkflowName, in)
-		require.NoError(t, err)
+		r := testenv.StartJob(t, c, id, in)
 		runs = append(runs, r)
 	}
 	for _, r := range runs {
-		gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		require.NoError(t, r.Get(gctx, nil))
-		cancel()
+		testenv.Finished(t, c, r.GetID(), 2*time.Minute)
 	}
 }
 
 // Commands on different workspaces run at the same time on their lanes;
 // commands on one workspace, even from two jobs, never overlap.
 func TestBashLanes(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	cmds := map[string]string{"a": "sleep 2", "b": "sleep 2", "c": "sleep 2", "d": "sleep 2"}
-	_, base := startModel(t, byTask(cmds))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
-		BashLanes: 3, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
+	_, base := testenv.StartModel(t, byTask(cmds))
+	testenv.StartWorkers(t, c, base, app.Options{BashLanes: 3})
 
 	// Three workspaces on three lanes: two jobs alone on theirs, two jobs
 	// sharing the third.
@@ -131,33 +133,23 @@ func TestBashLanes(t *testing.T) {
 // A job waiting when its worker restarts with another lane count finds its
 // workspace's new lane: the call that did not start is sent again there.
 func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
-	_, base := startModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
-	opts := func(lanes int) app.Options {
-		return app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), BashLanes: lanes, Logger: quietLogger()}
-	}
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
 	// A workspace on a lane the one-lane worker does not serve.
 	var ws string
 	for ws == "" || activities.BashLaneQueue("", ws, 4) == activities.BashLaneQueue("", ws, 1) {
-		ws = workspace(t)
+		ws = testenv.Workspace(t)
 	}
-	w4, err := app.Start(c, opts(4))
-	require.NoError(t, err)
+	w4 := testenv.StartWorkers(t, c, base, app.Options{BashLanes: 4})
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "lane-restart", TaskQueue: activities.TaskQueue}, workflows.WorkflowName,
-		workflows.JobInput{Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "b1")
+	run := testenv.StartJob(t, c, "lane-restart", workflows.JobInput{Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
+	testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
 	w4.Stop()
 
-	w1, err := app.Start(c, opts(1))
-	require.NoError(t, err)
-	t.Cleanup(w1.Stop)
+	testenv.StartWorkers(t, c, base, app.Options{BashLanes: 1})
 	answer(t, c, run.GetID(), "b1")
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	b, err := os.ReadFile(filepath.Join(ws, "ran.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "ran\n", string(b))

@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enums "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -33,11 +33,11 @@ func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 		t.Skip("runs 300 turns")
 	}
 	const turns = 300
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	var mu sync.Mutex
 	calls := 0
-	model, base := startModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+	model, base := testenv.StartModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -46,21 +46,14 @@ func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 		}
 		return demomodel.Calls(demomodel.ToolCall(fmt.Sprintf("r%d", calls), "Read", map[string]any{"file_path": "page.txt"})), nil
 	})
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	ws := workspace(t)
+	testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "page.txt"), []byte(strings.Repeat("0123456789abcdef\n", 480)), 0o644)) // 8 KB
 
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "long-job", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "read the page many times", Workspace: ws, MaxTurns: turns + 10,
-			ContextWindow: 10_000_000}) // this test is about history, not compaction
-	require.NoError(t, err)
-	gctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
-	defer cancel()
-	var res workflows.JobResult
-	require.NoError(t, c.GetWorkflow(gctx, run.GetID(), "").Get(gctx, &res))
+	run := testenv.StartJob(t, c, "long-job", workflows.JobInput{Task: "read the page many times", Workspace: ws, MaxTurns: turns + 10,
+		ContextWindow: 10_000_000}) // this test is about history, not compaction
+	res := testenv.Finished(t, c, run.GetID(), 15*time.Minute)
 	assert.Equal(t, fmt.Sprintf("read it %d times; the conversation has %d messages", turns, 2+2*turns), res.Answer,
 		"the last request carried the whole conversation")
 	assert.Equal(t, turns+1, res.Turns)

@@ -27,6 +27,7 @@ import (
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -37,8 +38,8 @@ import (
 // next to the SDK's own metrics; an OTLP receiver on loopback gets one trace
 // with the job's model calls, decisions and tool calls as spans.
 func TestJobMetricsAndTrace(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	otlp := startOTLPReceiver(t)
 	t.Setenv("CUSTOS_METRICS_ADDR", "127.0.0.1:0")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+otlp.addr)
@@ -47,41 +48,34 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	t.Cleanup(func() { otel.SetTracerProvider(prevTP) })
 
 	ctx := context.Background()
-	tel, err := app.StartTelemetry(ctx, app.TelemetryFromEnv("host-a", quietLogger()))
+	tel, err := app.StartTelemetry(ctx, app.TelemetryFromEnv("host-a", testenv.Logger()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tel.Close(context.Background()) })
 	require.NotEmpty(t, tel.MetricsURL)
 	require.NotNil(t, tel.Tracing)
-	wc, err := tel.Client(c, "default", quietLogger())
+	wc, err := tel.Client(c, "default", testenv.Logger())
 	require.NoError(t, err)
 	t.Cleanup(wc.Close)
 
 	usage := openai.Usage{PromptTokens: 100, CompletionTokens: 7}
 	withUsage := func(r demomodel.Reply) demomodel.Reply { r.Usage = usage; return r }
-	_, base := startModel(t, demomodel.Script(
+	_, base := testenv.StartModel(t, demomodel.Script(
 		withUsage(demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"}))),
 		withUsage(demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "B"}))),
 		withUsage(demomodel.Say("done")),
 	))
-	w, err := app.Start(wc, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
-		Logger: quietLogger(), Host: "host-a"})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	ws := workspace(t)
+	testenv.StartWorkers(t, wc, base, app.Options{Host: "host-a"})
+	ws := testenv.Workspace(t)
 	require.NoError(t, writeFile(ws, "a.txt", "alpha\n"))
 
-	run, err := wc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "observed-" + time.Now().Format("150405.000000"), TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "observe me", Workspace: ws})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	run := testenv.StartJob(t, wc, "observed-"+time.Now().Format("150405.000000"), workflows.JobInput{Task: "observe me", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
 		Args:         []any{workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "slack"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, h.Get(ctx, nil))
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, wc, run.GetID(), 2*time.Minute)
 
 	// Metrics, as Prometheus scrapes them.
 	m := scrape(t, tel.MetricsURL)

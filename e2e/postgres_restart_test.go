@@ -11,14 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -75,41 +71,21 @@ func TestPostgresServerKilledAndRestarted(t *testing.T) {
 	server := startWorkerProc(t, pgserver, serverEnv, serverArgs...)
 
 	c := dialEventually(t, addr, devserver.TLSFilesIn(tlsDir))
-	_, base := startModel(t, demomodel.Script(
-		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
-		demomodel.Say("done after a server restart"),
-	))
-	certs := devserver.TLSFilesIn(tlsDir)
-	env := []string{"TEMPORAL_ADDRESS=" + addr, "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
-		"XDG_CONFIG_HOME=" + t.TempDir(), "TEMPORAL_TLS_CERT=" + certs.ClientCert, "TEMPORAL_TLS_KEY=" + certs.ClientKey,
-		"TEMPORAL_TLS_CA=" + certs.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
-	startWorkerProc(t, worker, env)
+	_, base := testenv.StartModel(t, restartScript())
+	startWorkerProc(t, worker, workerEnv(&testServer{addr: addr, certs: devserver.TLSFilesIn(tlsDir)}, base, t.TempDir()))
 
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("pg-restart-%d", time.Now().UnixNano()), TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "survive", Workspace: ws})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	run := testenv.StartJob(t, c, fmt.Sprintf("pg-restart-%d", time.Now().UnixNano()), workflows.JobInput{Task: "survive", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	server.kill()
 	dctx, dcancel := context.WithTimeout(ctx, 3*time.Second)
-	_, err = c.DescribeWorkflowExecution(dctx, run.GetID(), "")
+	_, err := c.DescribeWorkflowExecution(dctx, run.GetID(), "")
 	dcancel()
 	require.Error(t, err, "the server is down")
 	startWorkerProc(t, pgserver, serverEnv, serverArgs...)
 	// Client and worker reconnect by themselves; the job is read back from
 	// PostgreSQL.
-	waitPending(t, c, run.GetID(), "w1")
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
-		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	var res workflows.JobResult
-	require.NoError(t, c.GetWorkflow(gctx, run.GetID(), "").Get(gctx, &res))
-	assert.Equal(t, "done after a server restart", res.Answer)
-	assert.Equal(t, "survived", readFile(t, ws, "out.txt"))
-	recs, err := activities.ReadAudit(ws, run.GetID())
-	require.NoError(t, err)
-	assert.Equal(t, approval.LayerHuman, decisionsByCall(recs)["w1"].Layer)
+	finishAfterRestart(t, c, run.GetID(), ws)
 }

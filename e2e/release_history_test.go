@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -25,32 +25,28 @@ import (
 // which workflows/replay_release_test.go keeps replaying against later
 // releases (docs/upgrades.md says when to record again).
 func TestReleaseHistoryReplays(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
-	model, base := startModel(t, demomodel.Script(
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	model, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})),
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "b.txt", "content": "b"})),
 		demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo ran-on-a-lane"})),
 		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "d.txt", "content": "d"})),
 		demomodel.Say("release recorded"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	cfg := t.TempDir()
 	require.NoError(t, approval.TrustWorkspace(cfg, ws))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
 		[]byte(`{"permissions":{"allow":["Bash(echo *)"]}}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha"), 0o644))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
+	testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: cfg})
 
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "release-" + time.Now().Format("150405.000000"), TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "record this release", Workspace: ws})
-	require.NoError(t, err)
+	run := testenv.StartJob(t, c, "release-"+time.Now().Format("150405.000000"), workflows.JobInput{Task: "record this release", Workspace: ws})
 	decide := func(callID, decision string) {
-		waitPending(t, c, run.GetID(), callID)
+		testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
 			Args:         []any{workflows.ApprovalDecision{CallID: callID, Decision: decision, By: "e2e", Channel: "cli"}},
 			WaitForStage: client.WorkflowUpdateStageCompleted})
@@ -59,12 +55,9 @@ func TestReleaseHistoryReplays(t *testing.T) {
 	}
 	decide("w1", "allow")
 	decide("w2", "deny")
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	var res workflows.JobResult
-	require.NoError(t, run.Get(gctx, &res))
+	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	require.Equal(t, "release recorded", res.Answer)
-	require.Contains(t, toolResult(model, "b1"), "ran-on-a-lane", "the Bash call ran")
+	require.Contains(t, testenv.ToolResult(model, "b1"), "ran-on-a-lane", "the Bash call ran")
 	require.NoFileExists(t, filepath.Join(ws, "d.txt"), "the denied Write did not")
 
 	hist := fetchHistory(t, c, run)

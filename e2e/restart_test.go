@@ -16,11 +16,11 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -47,6 +47,14 @@ func buildWorker(t testing.TB) string {
 	})
 	require.NoError(t, workerErr, "build worker")
 	return workerBin
+}
+
+// workerEnv points a worker process at the server srv (address and TLS
+// files, as deployed workers connect) and the model at base, with its user
+// settings in configHome.
+func workerEnv(srv testenv.Server, base, configHome string) []string {
+	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "XDG_CONFIG_HOME=" + configHome}, testenv.ModelEnv(base)...)
+	return append(env, tlsEnv(srv)...)
 }
 
 type workerProc struct {
@@ -86,10 +94,10 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		t.Skip("builds the worker binary and kills it three times")
 	}
 	bin := buildWorker(t)
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	cfg := t.TempDir()
 	require.NoError(t, approval.TrustWorkspace(cfg, ws))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
@@ -104,25 +112,18 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "echo ran >> bash.log; sleep 60"})),
 		demomodel.Say("finished"),
 	)
-	model, base := startModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+	model, base := testenv.StartModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		if requests.Add(1) == 1 {
 			<-release
 			return demomodel.Fail(503, "the worker that asked is gone"), nil
 		}
 		return script(req)
 	})
-	env := []string{
-		"TEMPORAL_ADDRESS=" + srv.FrontendAddr(),
-		"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
-		"XDG_CONFIG_HOME=" + cfg,
-	}
-	env = append(env, tlsEnv(srv)...)
+	env := workerEnv(srv, base, cfg)
 	w := startWorkerProc(t, bin, env)
 
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "restart-" + fmt.Sprint(time.Now().UnixNano()), TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "restart me", Workspace: ws})
-	require.NoError(t, err)
+	run := testenv.StartJob(t, c, "restart-"+fmt.Sprint(time.Now().UnixNano()), workflows.JobInput{Task: "restart me", Workspace: ws})
 
 	// 1. mid-model-call
 	require.Eventually(t, func() bool { return requests.Load() >= 1 }, 90*time.Second, 100*time.Millisecond)
@@ -131,7 +132,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	w = startWorkerProc(t, bin, env)
 
 	// 2. waiting for approval
-	waitPending(t, c, run.GetID(), "w1")
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	w.kill()
 	w = startWorkerProc(t, bin, env)
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
@@ -145,15 +146,12 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	w.kill()
 	startWorkerProc(t, bin, env)
 
-	var res workflows.JobResult
-	gctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, &res))
+	res := testenv.Finished(t, c, run.GetID(), 3*time.Minute)
 	assert.Equal(t, "finished", res.Answer)
 
 	assert.Equal(t, "A", readFile(t, ws, "a.txt"))
 	assert.Equal(t, "ran\n", readFile(t, ws, "bash.log"), "Bash is at-most-once")
-	bashResult := toolResult(model, "b1")
+	bashResult := testenv.ToolResult(model, "b1")
 	assert.Contains(t, bashResult, "interrupted")
 	assert.Contains(t, bashResult, "may have partially run")
 

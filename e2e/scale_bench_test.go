@@ -19,6 +19,8 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -33,23 +35,13 @@ func BenchmarkParkedJobs(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("CUSTOS_PARKED")); err == nil && v > 0 {
 		n = v
 	}
-	srv := startServerB(b)
-	c := dial(b, srv)
-	var mu sync.Mutex
-	asked := map[string]bool{}
-	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		task := req.Messages[1].Content
-		if asked[task] {
-			return demomodel.Say("done"), nil
-		}
-		asked[task] = true
-		return demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": task})), nil
-	})
+	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
+	c := testenv.Dial(b, srv)
+	_, base := testenv.StartModel(b, oneCall(func(task string) openai.ToolCall {
+		return demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": task})
+	}))
 	cfg := b.TempDir()
-	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k",
-		"OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + cfg}, tlsEnv(srv)...)
+	env := workerEnv(srv, base, cfg)
 	w := startWorkerProc(b, buildWorker(b), env)
 	ws := make([]string, n)
 	for i := range ws {
@@ -107,25 +99,12 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("CUSTOS_BENCH_LANES")); err == nil && v > 0 {
 		nLanes = v
 	}
-	srv := startServerB(b)
-	c := dial(b, srv)
-	var mu sync.Mutex
-	ran := map[string]bool{}
-	_, base := startModelB(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		task := req.Messages[1].Content
-		if ran[task] {
-			return demomodel.Say("done"), nil
-		}
-		ran[task] = true
-		return demomodel.Calls(demomodel.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})), nil
-	})
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: b.TempDir(), BashLanes: nLanes, Logger: quietLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
+	c := testenv.Dial(b, srv)
+	_, base := testenv.StartModel(b, oneCall(func(string) openai.ToolCall {
+		return demomodel.ToolCall("b1", "Bash", map[string]any{"command": "sleep 2"})
+	}))
+	testenv.StartWorkers(b, c, base, app.Options{BashLanes: nLanes})
 	// Eight workspaces, on as many lanes as there are.
 	lanes := map[string]bool{}
 	var ws []string
@@ -176,25 +155,11 @@ func parallel(n, width int, fn func(i int)) {
 	wg.Wait()
 }
 
-func startModelB(b *testing.B, h demomodel.Handler) (*demomodel.Server, string) {
-	srv := demomodel.New(h)
-	base, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(srv.Close)
-	return srv, base
-}
-
 func waitPendingB(b *testing.B, c client.Client, id, callID string) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
-		v, err := c.QueryWorkflow(context.Background(), id, "", workflows.StatusQuery)
-		if err == nil {
-			var st workflows.Status
-			if v.Get(&st) == nil && len(st.Pending) > 0 && st.Pending[0].CallID == callID {
-				return
-			}
+		if testenv.Pending(c, id, callID) {
+			return
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -44,38 +45,46 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "temporal.db")
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	_, base := startModel(t, demomodel.Script(
-		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
-		demomodel.Say("done after a server restart"),
-	))
-	env := []string{"OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + t.TempDir(), "TEMPORAL_ADDRESS="}
+	_, base := testenv.StartModel(t, restartScript())
+	env := append(testenv.ModelEnv(base), "XDG_CONFIG_HOME="+t.TempDir(), "TEMPORAL_ADDRESS=")
 	args := []string{"--db", db, "--port", fmt.Sprint(port), "--ui-port", "-1"}
 	w := startWorkerProc(t, bin, env, args...)
 
 	// The worker's server makes its certificates beside its DB file.
 	c := dialEventually(t, addr, devserver.TLSFilesIn(filepath.Join(filepath.Dir(db), "tls")))
-	ws := workspace(t)
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "server-restart", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "survive", Workspace: ws})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "server-restart", workflows.JobInput{Task: "survive", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	w.kill()
 	startWorkerProc(t, bin, env, args...)
 	// The client reconnects by itself; the job is read back from SQLite.
-	waitPending(t, c, run.GetID(), "w1")
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
+	finishAfterRestart(t, c, run.GetID(), ws)
+}
+
+// restartScript is the model of the server-restart tests: one Write, which
+// waits for a person across the restart, then an answer.
+func restartScript() demomodel.Handler {
+	return demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "out.txt", "content": "survived"})),
+		demomodel.Say("done after a server restart"),
+	)
+}
+
+// finishAfterRestart checks a restartScript job in ws once its server is
+// back: the Write still waits, and once approved it runs, the job answers,
+// and the audit names the person's decision.
+func finishAfterRestart(t *testing.T, c client.Client, id, ws string) {
+	t.Helper()
+	testenv.WaitPending(t, c, id, "w1", pendingWait)
+	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", workflows.ApprovalSignal,
 		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	var res workflows.JobResult
-	require.NoError(t, c.GetWorkflow(gctx, run.GetID(), "").Get(gctx, &res))
+	res := testenv.Finished(t, c, id, 2*time.Minute)
 	assert.Equal(t, "done after a server restart", res.Answer)
 	assert.Equal(t, "survived", readFile(t, ws, "out.txt"))
-	recs, err := activities.ReadAudit(ws, run.GetID())
+	recs, err := activities.ReadAudit(ws, id)
 	require.NoError(t, err)
-	assert.Equal(t, approval.LayerHuman, decisionsByCall(recs)["w1"].Layer)
+	assert.Equal(t, approval.LayerHuman, testenv.Decisions(recs)["w1"].Layer)
 }
 
 // dialEventually connects once the server at addr answers, with the client
@@ -90,8 +99,7 @@ func dialEventually(t *testing.T, addr string, certs devserver.TLSFiles) client.
 		if err != nil {
 			return false
 		}
-		c, err = client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietTemporalLogger(),
-			ConnectionOptions: client.ConnectionOptions{TLS: tc}})
+		c, err = client.DialContext(ctx, testenv.ClientOptions(addr, tc))
 		return err == nil
 	}, 2*time.Minute, 500*time.Millisecond, "server at %s never answered", addr)
 	t.Cleanup(c.Close)

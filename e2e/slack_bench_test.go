@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +17,8 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
 	"github.com/custos-dev/custos/workflows"
@@ -36,9 +35,10 @@ import (
 // The figures are reported as metrics (milliseconds).
 func BenchmarkSlackClickToToolStart(b *testing.B) {
 	const perPath = 100
-	cli := temporalCLIPath(b)
-	srv := startServerB(b)
-	c := dial(b, srv)
+	cli, err := testenv.TemporalCLI()
+	require.NoError(b, err)
+	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
+	c := testenv.Dial(b, srv)
 
 	n := 2 * perPath
 	callID := func(i int) string { return fmt.Sprintf("c%03d", i) }
@@ -55,15 +55,12 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 		return demomodel.Calls(demomodel.ToolCall(callID(turn), "Write",
 			map[string]any{"file_path": fmt.Sprintf("f%03d.txt", turn), "content": "x\n"})), nil
 	})
-	ws, err := filepath.EvalSymlinks(b.TempDir())
-	require.NoError(b, err)
+	ws := testenv.Workspace(b)
 
 	b.ResetTimer()
 	for range b.N {
 		id := fmt.Sprintf("bench-slack-%d", time.Now().UnixNano())
-		run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue},
-			workflows.WorkflowName, workflows.JobInput{Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
-		require.NoError(b, err)
+		run := testenv.StartJob(b, c, id, workflows.JobInput{Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
 		firstRun := run.GetRunID() // Get follows continue-as-new and moves on
 		sent := map[string]time.Time{}
 		viaSlack := map[string]bool{}
@@ -152,18 +149,4 @@ func report(b *testing.B, name string, d []time.Duration) {
 	b.ReportMetric(ms(med), name+"-median-ms")
 	b.ReportMetric(ms(p99), name+"-p99-ms")
 	b.Logf("%s: n=%d median %.1f ms, p99 %.1f ms, min %.1f ms, max %.1f ms", name, len(d), ms(med), ms(p99), ms(d[0]), ms(d[len(d)-1]))
-}
-
-// temporalCLIPath finds the real Temporal CLI; a benchmark that compares
-// against it cannot run without it.
-func temporalCLIPath(b *testing.B) string {
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	out, err := exec.Command("go", "env", "GOPATH").Output()
-	require.NoError(b, err)
-	p := filepath.Join(strings.TrimSpace(string(out)), "bin", "temporal")
-	_, err = os.Stat(p)
-	require.NoError(b, err, "the Temporal CLI is not installed (make deps installs it)")
-	return p
 }

@@ -15,10 +15,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
@@ -40,7 +40,7 @@ var (
 // slackRig is the embedded server, a worker with the Slack channel on, the
 // fake Slack and the bot's endpoint.
 type slackRig struct {
-	srv      tlsServer
+	srv      testenv.Server
 	c        client.Client
 	slack    *slacktest.Server
 	endpoint string // interactivity URL
@@ -48,7 +48,7 @@ type slackRig struct {
 	model    *demomodel.Server
 }
 
-func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script demomodel.Handler) *slackRig {
+func startSlackRig(t testing.TB, srv testenv.Server, c client.Client, script demomodel.Handler) *slackRig {
 	t.Helper()
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)
@@ -59,26 +59,13 @@ func startSlackRig(t testing.TB, srv tlsServer, c client.Client, script demomode
 	cfg := slack.Config{BotToken: slackToken, SigningSecret: slackSecret, Channel: slackChannel, Approvers: approvers,
 		APIURL: fake.URL, Addr: "127.0.0.1:0"}
 	require.NoError(t, cfg.Validate())
-	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, quietLogger())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, testenv.Logger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
-	model, base := startModel2(t, script)
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
-		Notifiers: ch.Notifiers, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
+	model, base := testenv.StartModel(t, script)
+	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
 	return &slackRig{srv: srv, c: c, slack: fake, endpoint: "http://" + ch.SlackAddr + slack.InteractivityPath,
 		commands: "http://" + ch.SlackAddr + slack.CommandsPath, model: model}
-}
-
-// startModel2 is startModel for tests and benchmarks alike.
-func startModel2(t testing.TB, h demomodel.Handler) (*demomodel.Server, string) {
-	t.Helper()
-	srv := demomodel.New(h)
-	base, err := srv.Start("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	return srv, base
 }
 
 // message waits for the approval message of call and returns it.
@@ -129,24 +116,6 @@ func (r *slackRig) reply(t testing.TB, respURL string) slacktest.Reply {
 	return got
 }
 
-func status(t *testing.T, c client.Client, id string) workflows.Status {
-	t.Helper()
-	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.StatusQuery)
-	require.NoError(t, err)
-	var st workflows.Status
-	require.NoError(t, v.Get(&st))
-	return st
-}
-
-func auditOf(t *testing.T, c client.Client, id string) []approval.AuditRecord {
-	t.Helper()
-	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.AuditQuery)
-	require.NoError(t, err)
-	var recs []approval.AuditRecord
-	require.NoError(t, v.Get(&recs))
-	return recs
-}
-
 func buttons(t *testing.T, m slacktest.Message) []string {
 	t.Helper()
 	var blocks []struct {
@@ -172,18 +141,15 @@ func buttons(t *testing.T, m slacktest.Message) []string {
 // click runs the call; the message shows the outcome; a stale click is told
 // what happened.
 func TestSlackApproval(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	rig := startSlackRig(t, srv, c, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "notes.md", "content": "from slack\n"})),
 		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "other.md", "content": "never\n"})),
 		demomodel.Say("done"),
 	))
-	ws := workspace(t)
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-approval", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
-	require.NoError(t, err)
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "slack-approval", workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	m := rig.message(t, "w1")
 	assert.Equal(t, slackChannel, m.Channel)
@@ -194,7 +160,8 @@ func TestSlackApproval(t *testing.T) {
 	assert.Contains(t, m.Text, "<!date^")
 
 	stillPending := func(why string) {
-		st := status(t, c, run.GetID())
+		st, err := testenv.Status(c, run.GetID())
+		require.NoError(t, err, why)
 		require.Len(t, st.Pending, 1, why)
 		assert.Equal(t, "w1", st.Pending[0].CallID, why)
 		assert.NoFileExists(t, ws+"/notes.md", why)
@@ -215,7 +182,7 @@ func TestSlackApproval(t *testing.T) {
 		rig.reply(t, respURL).Text)
 	stillPending("after a click by someone not in SLACK_APPROVERS")
 	var refused []approval.AuditRecord
-	for _, r := range auditOf(t, c, run.GetID()) {
+	for _, r := range testenv.Audit(t, c, run.GetID()) {
 		if r.Event == "answer-refused" {
 			refused = append(refused, r)
 		}
@@ -234,7 +201,7 @@ func TestSlackApproval(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(ws, "notes.md"))
 		return err == nil && string(b) == "from slack\n"
 	}, time.Minute, 50*time.Millisecond, "the allowed Write never ran")
-	dec := decisionsByCall(auditOf(t, c, run.GetID()))["w1"]
+	dec := testenv.Decisions(testenv.Audit(t, c, run.GetID()))["w1"]
 	assert.Equal(t, approval.Allow, dec.Decision)
 	assert.Equal(t, "U0ALICE (alice)", dec.Approver)
 	assert.Equal(t, "slack", dec.Channel)
@@ -275,7 +242,7 @@ func TestSlackApproval(t *testing.T) {
 	assert.Equal(t, "job slack-approval: mode default → acceptEdits", command(lead, "mode slack-approval acceptEdits"))
 	assert.Contains(t, command(mallory, "status slack-approval"), "Write other.md (call w2)")
 	var modeRefused int
-	for _, r := range auditOf(t, c, run.GetID()) {
+	for _, r := range testenv.Audit(t, c, run.GetID()) {
 		if r.Event == "mode-refused" && r.Approver == "U0MALLORY (mallory)" {
 			modeRefused++
 		}
@@ -286,9 +253,7 @@ func TestSlackApproval(t *testing.T) {
 	code, respURL = rig.click(t, m2, slack.ActionDeny, mallory, slackSecret, time.Now())
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "denied Write other.md", rig.reply(t, respURL).Text)
-	gctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.NoFileExists(t, ws+"/other.md")
 	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Messages()[1].Updates > 0 }), "message never updated")
 	assert.Contains(t, rig.slack.Messages()[1].Text, "*Denied* by <@U0MALLORY> via slack")
@@ -300,20 +265,18 @@ func TestSlackApproval(t *testing.T) {
 // Edit's unified diff; nobody answers, the timer denies, and the message
 // says so.
 func TestSlackRetryDiffAndTimer(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	rig := startSlackRig(t, srv, c, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "greet.txt", "old_string": "hello", "new_string": "goodbye"})),
 		demomodel.Say("denied, fine"),
 	))
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("line one\nhello world\nline three\n"), 0o644))
 	// Slack stores the message, then the connection drops before the answer.
 	rig.slack.FailNext("chat.postMessage", slacktest.FailDropResponse)
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-timer", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
-	require.NoError(t, err)
+	run := testenv.StartJob(t, c, "slack-timer", workflows.JobInput{Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
 
 	m := rig.message(t, "e1")
 	var blocks []struct {
@@ -331,11 +294,9 @@ func TestSlackRetryDiffAndTimer(t *testing.T) {
 	}
 	assert.Equal(t, "*What it would do*\n```--- a/greet.txt\n+++ b/greet.txt\n@@ -1,3 +1,3 @@\n line one\n-hello world\n+goodbye world\n line three```", preview)
 
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	assert.Equal(t, "line one\nhello world\nline three\n", readFile(t, ws, "greet.txt"), "denied: unchanged")
-	assert.Equal(t, approval.Deny, decisionsByCall(auditOf(t, c, run.GetID()))["e1"].Decision)
+	assert.Equal(t, approval.Deny, testenv.Decisions(testenv.Audit(t, c, run.GetID()))["e1"].Decision)
 
 	// Temporal really retried the posting activity …
 	attempts := map[string]int32{}
@@ -366,8 +327,8 @@ func TestSlackRetryDiffAndTimer(t *testing.T) {
 // Socket Mode: no endpoint, no signatures; the click comes over the app's
 // WebSocket, is acknowledged, and runs the call like an HTTP click.
 func TestSlackSocketMode(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)
 	t.Cleanup(fake.Close)
@@ -375,25 +336,19 @@ func TestSlackSocketMode(t *testing.T) {
 	require.NoError(t, err)
 	cfg := slack.Config{BotToken: slackToken, AppToken: slacktest.AppToken, Channel: slackChannel, Approvers: approvers, APIURL: fake.URL}
 	require.NoError(t, cfg.Validate(), "Socket Mode needs no signing secret")
-	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, quietLogger())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, testenv.Logger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
 	assert.Empty(t, ch.SlackAddr, "no HTTP endpoint in Socket Mode")
-	_, base := startModel(t, demomodel.Script(
+	_, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("s1", "Write", map[string]any{"file_path": "socket.txt", "content": "over the socket\n"})),
 		demomodel.Say("done"),
 	))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
-		Notifiers: ch.Notifiers, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
+	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
 	rig := &slackRig{slack: fake}
 
-	ws := workspace(t)
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "slack-socket", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
-	require.NoError(t, err)
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "slack-socket", workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	m := rig.message(t, "s1")
 
 	// A non-approver first: refused over the socket too.
@@ -411,9 +366,7 @@ func TestSlackSocketMode(t *testing.T) {
 	_, err = fake.SocketSend("interactive", json.RawMessage(payload))
 	require.NoError(t, err)
 	assert.Equal(t, "allowed Write socket.txt", rig.reply(t, respURL).Text)
-	gctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.Equal(t, "over the socket\n", readFile(t, ws, "socket.txt"))
 	assert.NotEmpty(t, fake.Calls("apps.connections.open"))
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -29,10 +31,10 @@ func BenchmarkShortJobs(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		for _, procs := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/workers=%d", backend, procs), func(b *testing.B) {
-				var srv tlsServer
+				var srv testenv.Server
 				switch backend {
 				case "sqlite":
-					srv = embedded(startServerB(b))
+					srv = embedded(testenv.StartServer(b, devserver.Options{UIPort: -1}))
 				case "postgres":
 					if !usingExternalServer() {
 						b.Skip("no PostgreSQL-backed server: run through make bench-postgres")
@@ -45,10 +47,10 @@ func BenchmarkShortJobs(b *testing.B) {
 	}
 }
 
-func benchShortJobs(b *testing.B, srv tlsServer, procs int) {
+func benchShortJobs(b *testing.B, srv testenv.Server, procs int) {
 	bin := buildWorker(b)
-	c := dial(b, srv)
-	model := demomodel.New(func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+	c := testenv.Dial(b, srv)
+	_, base := testenv.StartModel(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		for _, m := range req.Messages {
 			if m.Role == openai.ChatMessageRoleTool {
 				return demomodel.Say("done"), nil
@@ -56,17 +58,11 @@ func benchShortJobs(b *testing.B, srv tlsServer, procs int) {
 		}
 		return demomodel.Calls(demomodel.ToolCall("r1", "Read", map[string]any{"file_path": "a.txt"})), nil
 	})
-	base, err := model.Start("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer model.Close()
-	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k",
-		"OPENAI_MODEL=fake", "XDG_CONFIG_HOME=" + b.TempDir()}, tlsEnv(srv)...)
+	env := workerEnv(srv, base, b.TempDir())
 	for i := 0; i < procs; i++ {
 		startWorkerProc(b, bin, env)
 	}
-	ws, _ := filepath.EvalSymlinks(b.TempDir())
+	ws := testenv.Workspace(b)
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}

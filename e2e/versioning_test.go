@@ -13,9 +13,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -25,8 +25,8 @@ import (
 // with v1's workers gone, v2's workers do not touch it, however long it
 // waits; once a v1 worker is back, it finishes there.
 func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 	deployment := fmt.Sprintf("custos-test-%d", time.Now().UnixNano())
 	// Each release has its own model endpoint, so which release served a
 	// model call is plain from which endpoint got it.
@@ -41,14 +41,12 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 		}
 		return demomodel.Say("finished"), nil
 	}
-	modelV1, baseV1 := startModel(t, handler)
-	modelV2, baseV2 := startModel(t, handler)
+	modelV1, baseV1 := testenv.StartModel(t, handler)
+	modelV2, baseV2 := testenv.StartModel(t, handler)
 	cfg := t.TempDir()
 	start := func(build, base string) *app.Workers {
-		w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: cfg, Logger: quietLogger(),
+		return testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: cfg,
 			Versioning: app.Versioning{DeploymentName: deployment, BuildID: build}})
-		require.NoError(t, err)
-		return w
 	}
 	ctx := context.Background()
 	makeCurrent := func(build string) {
@@ -59,7 +57,9 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 			return err == nil
 		}, time.Minute, 200*time.Millisecond, "setting %s current", build)
 	}
-	jobIn := func(task string) workflows.JobInput { return workflows.JobInput{Task: task, Workspace: workspace(t)} }
+	jobIn := func(task string) workflows.JobInput {
+		return workflows.JobInput{Task: task, Workspace: testenv.Workspace(t)}
+	}
 	// The task queues now belong to this deployment; on a server the tests
 	// share (CUSTOS_E2E_TEMPORAL_ADDRESS), hand them back to unversioned
 	// workers, or the next test's jobs would wait for v2.
@@ -71,17 +71,12 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 
 	v1 := start("v1", baseV1)
 	makeCurrent("v1")
-	pinned, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: deployment + "-pinned", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, jobIn("wait for me"))
-	require.NoError(t, err)
-	waitPending(t, c, pinned.GetID(), "w1")
+	pinned := testenv.StartJob(t, c, deployment+"-pinned", jobIn("wait for me"))
+	testenv.WaitPending(t, c, pinned.GetID(), "w1", pendingWait)
 
-	v2 := start("v2", baseV2)
-	t.Cleanup(v2.Stop)
+	start("v2", baseV2)
 	makeCurrent("v2")
-	fresh, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: deployment + "-fresh", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, jobIn("a new job"))
-	require.NoError(t, err)
+	fresh := testenv.StartJob(t, c, deployment+"-fresh", jobIn("a new job"))
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	require.NoError(t, fresh.Get(gctx, nil))
@@ -98,8 +93,7 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 	// A v1 worker again (a straggler, or the operator scaling v1 back up
 	// until its jobs drain): the job finishes there.
 	v1Before := len(modelV1.Requests())
-	v1 = start("v1", baseV1)
-	t.Cleanup(v1.Stop)
+	start("v1", baseV1)
 	require.NoError(t, pinned.Get(gctx, nil))
 	assert.Greater(t, len(modelV1.Requests()), v1Before, "the pinned job's last model call ran on v1")
 	assert.Equal(t, v2Before, len(modelV2.Requests()))

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/webhook"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -66,8 +66,8 @@ func (h *hookReceiver) events(event string) []hookDelivery {
 // the job up: the approved call runs and the model is asked again while
 // that receiver is still stuck on the first event.
 func TestWebhooks(t *testing.T) {
-	srv := startServer(t, "", 0)
-	c := dial(t, srv)
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
 
 	flaky := &hookReceiver{}
 	var flakyCalls atomic.Int32
@@ -96,24 +96,19 @@ func TestWebhooks(t *testing.T) {
 
 	cfg := webhook.Config{URLs: []string{flakySrv.URL + "/hook", stuckSrv.URL + "/hook"}, Secret: hookSecret}
 	require.NoError(t, cfg.Validate())
-	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Webhook: &cfg}, quietLogger())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Webhook: &cfg}, testenv.Logger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
-	model, base := startModel(t, demomodel.Script(
+	model, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "hook.txt", "content": "hooked\n"})),
 		demomodel.Say("done"),
 	))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(),
-		Notifiers: ch.Notifiers, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
+	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
 
-	ws := workspace(t)
+	ws := testenv.Workspace(t)
 	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "webhooks", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	run := testenv.StartJob(t, c, "webhooks", workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	require.Eventually(t, func() bool { return stuckEntered.Load() == 1 }, time.Minute, 20*time.Millisecond, "the stuck receiver never got the pending event")
 
 	// Answer while the stuck receiver still holds the announcement.
@@ -128,9 +123,7 @@ func TestWebhooks(t *testing.T) {
 	assert.Zero(t, stuckReturned.Load(), "the call ran and the model was asked again while the receiver was still stuck")
 	letGo()
 
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	require.NoError(t, run.Get(gctx, nil))
+	testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	require.Eventually(t, func() bool { return len(flaky.events("decided")) == 1 && len(stuck.events("decided")) == 1 },
 		time.Minute, 50*time.Millisecond, "decided events not delivered")
 

@@ -15,12 +15,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -83,25 +83,17 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // call as decided, not pending. CUSTOS_SHOTS=DIR keeps screenshots.
 func TestWebUIAnswersPendingCall(t *testing.T) {
 	ctx := browser(t)
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := devserver.Start(sctx, devserver.Options{DBFile: filepath.Join(t.TempDir(), "t.db"), UIPort: 0, Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(func() { srv.Stop() })
-	c := dial(t, srv)
-	_, base := startModel(t, demomodel.Script(
+	srv := testenv.StartServer(t, devserver.Options{DBFile: filepath.Join(t.TempDir(), "t.db"), UIPort: 0})
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Edit", map[string]any{"file_path": "notes.md", "old_string": "draft", "new_string": "final"})),
 		demomodel.Say("done"),
 	))
-	w, err := app.Start(c, app.Options{BaseURL: base, APIKey: "k", Model: "fake", UserConfigDir: t.TempDir(), Logger: quietLogger()})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	ws := workspace(t)
+	testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.md"), []byte("a draft\n"), 0o644))
-	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: "webui-job", TaskQueue: activities.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "finish the notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
-	require.NoError(t, err)
-	waitPending(t, c, run.GetID(), "w1")
+	run := testenv.StartJob(t, c, "webui-job", workflows.JobInput{Task: "finish the notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	// The one-time link the worker prints lets this browser in.
 	url := srv.UIAddr() + "/namespaces/default/workflows/" + run.GetID()
@@ -139,16 +131,14 @@ func TestWebUIAnswersPendingCall(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-custos-target]`)), chromedp.Sleep(time.Second)))
 	shot(t, ctx, "6-submitted")
 
-	gctx, cancelRun := context.WithTimeout(context.Background(), time.Minute)
-	defer cancelRun()
-	require.NoError(t, run.Get(gctx, nil), "the job goes on after the answer sent from the UI")
+	testenv.Finished(t, c, run.GetID(), time.Minute, "the job goes on after the answer sent from the UI")
 	b, err := os.ReadFile(filepath.Join(ws, "notes.md"))
 	require.NoError(t, err)
 	assert.Equal(t, "a final\n", string(b))
 	recs, err := activities.ReadAudit(ws, run.GetID())
 	require.NoError(t, err)
-	assert.Equal(t, "browser", decisionsByCall(recs)["w1"].Approver)
-	assert.Equal(t, "web-ui", decisionsByCall(recs)["w1"].Channel)
+	assert.Equal(t, "browser", testenv.Decisions(recs)["w1"].Approver)
+	assert.Equal(t, "web-ui", testenv.Decisions(recs)["w1"].Channel)
 
 	// After the decision the details show the call as decided, not pending.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Reload(), chromedp.Sleep(2*time.Second)))
