@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
-	"github.com/custos-dev/custos/connect"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/temporalclient"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -149,11 +149,11 @@ func (a *App) withJob(ctx context.Context, args []string, verb string, fn func(c
 
 // dial connects to the configured server without starting one.
 func (a *App) dial(ctx context.Context) (client.Client, error) {
-	opts, _, err := connect.FromEnv(a.quietLogger())
+	opts, _, err := temporalclient.FromEnv(a.quietLogger())
 	if err != nil {
 		return nil, err
 	}
-	c, err := connect.Dial(ctx, opts, 5*time.Second)
+	c, err := temporalclient.Dial(ctx, opts, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is a worker running? start one with: go run ./worker)", err)
 	}
@@ -164,7 +164,7 @@ func (a *App) dial(ctx context.Context) (client.Client, error) {
 // server and in-process workers this command started.
 type session struct {
 	client   client.Client
-	embedded *connect.Embedded
+	embedded *temporalclient.Embedded
 	workers  *app.Workers
 	stopDemo func()
 	demo     bool
@@ -189,7 +189,7 @@ func (s *session) Close() {
 // so that one command is the whole quick start.
 func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, error) {
 	logger := a.quietLogger()
-	opts, set, err := connect.FromEnv(logger)
+	opts, set, err := temporalclient.FromEnv(logger)
 	if err != nil {
 		return nil, err
 	}
@@ -197,14 +197,14 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 	if set {
 		wait = 30 * time.Second
 	}
-	if c, err := connect.Dial(ctx, opts, wait); err == nil {
+	if c, err := temporalclient.Dial(ctx, opts, wait); err == nil {
 		fmt.Fprintf(a.Stderr, "custos: using the Temporal server at %s (its workers run the job)\n", opts.HostPort)
 		return &session{client: c}, nil
 	} else if set {
 		return nil, err
 	}
 	fmt.Fprintln(a.Stderr, "custos: no Temporal server on 127.0.0.1:7233; starting an embedded one with a worker in this process")
-	emb, err := connect.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
+	emb, err := temporalclient.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package connect
+package temporalclient
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func TestWriteProfile(t *testing.T) {
 	}
 }
 
-// The profile and the TLS settings the connect package derives reach a real
+// The profile and the TLS settings the temporalclient package derives reach a real
 // embedded server: the Temporal CLI with the written profile (from its
 // default config file) and an SDK client with EmbeddedTLS. Before the
 // server has made certificates, EmbeddedTLS trusts no server at all.

@@ -1,6 +1,6 @@
-// Package connect gives custos' commands a Temporal client: the server named by
+// Package temporalclient gives custos' commands a Temporal client: the server named by
 // the usual TEMPORAL_* variables, or an embedded one started in-process.
-package connect
+package temporalclient
 
 import (
 	"cmp"
