@@ -81,8 +81,8 @@ func TestPostgresServerKilledAndRestarted(t *testing.T) {
 	))
 	certs := devserver.TLSFilesIn(tlsDir)
 	env := []string{"TEMPORAL_ADDRESS=" + addr, "OPENAI_BASE_URL=" + base, "OPENAI_API_KEY=k", "OPENAI_MODEL=fake",
-		"XDG_CONFIG_HOME=" + t.TempDir(), "TEMPORAL_TLS_CERT=" + certs.ClientCert, "TEMPORAL_TLS_KEY=" + certs.ClientKey,
-		"TEMPORAL_TLS_CA=" + certs.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
+		"XDG_CONFIG_HOME=" + t.TempDir(), "TEMPORAL_TLS_CLIENT_CERT_PATH=" + certs.ClientCert, "TEMPORAL_TLS_CLIENT_KEY_PATH=" + certs.ClientKey,
+		"TEMPORAL_TLS_SERVER_CA_CERT_PATH=" + certs.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
 	startWorkerProc(t, worker, env)
 
 	ws := workspace(t)

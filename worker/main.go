@@ -1,5 +1,7 @@
-// Command worker serves custos' task queues. With TEMPORAL_ADDRESS unset it
-// starts an embedded Temporal server (SQLite, loopback) and its Web UI.
+// Command worker serves custos' task queues, on the Temporal server the
+// Temporal CLI's settings name (TEMPORAL_* variables, TEMPORAL_PROFILE; see
+// temporalclient.Load). With no address configured it starts an embedded
+// Temporal server (SQLite, loopback) and its Web UI.
 package main
 
 import (
@@ -52,7 +54,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	opts, set, err := temporalclient.FromEnv(logger)
+	opts, set, err := temporalclient.Load(logger)
 	if err != nil {
 		return err
 	}
