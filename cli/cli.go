@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
-	"github.com/custos-dev/custos/connect"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/temporalclient"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -54,9 +54,13 @@ usage:
   starter temporal-profile [--write] how your temporal CLI reaches the embedded server (mutual TLS)
   starter ui-url                     a new one-time link to the embedded server's Web UI
 
-Temporal: TEMPORAL_ADDRESS (unset: your embedded server on 127.0.0.1:7233, over
-mutual TLS with the certificates in ~/.local/state/custos/tls; else it is started),
-TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/KEY/CA.
+Temporal: as the temporal CLI: the profile TEMPORAL_PROFILE (default "default") of
+TEMPORAL_CONFIG_FILE (default ~/.config/temporalio/temporal.toml), then TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CLIENT_CERT_PATH,
+TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME.
+No address (or the profile temporal-profile --write makes): your embedded server on
+127.0.0.1:7233, over mutual TLS with the certificates in ~/.local/state/custos/tls;
+started if none runs.
 Model: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL (no key: offline demo model).
 `
 
@@ -149,11 +153,11 @@ func (a *App) withJob(ctx context.Context, args []string, verb string, fn func(c
 
 // dial connects to the configured server without starting one.
 func (a *App) dial(ctx context.Context) (client.Client, error) {
-	opts, _, err := connect.FromEnv(a.quietLogger())
+	opts, _, err := temporalclient.Load(a.quietLogger())
 	if err != nil {
 		return nil, err
 	}
-	c, err := connect.Dial(ctx, opts, 5*time.Second)
+	c, err := temporalclient.Dial(ctx, opts, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is a worker running? start one with: go run ./worker)", err)
 	}
@@ -164,7 +168,7 @@ func (a *App) dial(ctx context.Context) (client.Client, error) {
 // server and in-process workers this command started.
 type session struct {
 	client   client.Client
-	embedded *connect.Embedded
+	embedded *temporalclient.Embedded
 	workers  *app.Workers
 	stopDemo func()
 	demo     bool
@@ -184,12 +188,12 @@ func (s *session) Close() {
 	}
 }
 
-// connectOrEmbed connects to TEMPORAL_ADDRESS, or to a server already on
+// connectOrEmbed connects to the configured address, or to a server already on
 // 127.0.0.1:7233, or else starts the embedded server and a worker in-process
 // so that one command is the whole quick start.
 func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, error) {
 	logger := a.quietLogger()
-	opts, set, err := connect.FromEnv(logger)
+	opts, set, err := temporalclient.Load(logger)
 	if err != nil {
 		return nil, err
 	}
@@ -197,14 +201,14 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 	if set {
 		wait = 30 * time.Second
 	}
-	if c, err := connect.Dial(ctx, opts, wait); err == nil {
+	if c, err := temporalclient.Dial(ctx, opts, wait); err == nil {
 		fmt.Fprintf(a.Stderr, "custos: using the Temporal server at %s (its workers run the job)\n", opts.HostPort)
 		return &session{client: c}, nil
 	} else if set {
 		return nil, err
 	}
 	fmt.Fprintln(a.Stderr, "custos: no Temporal server on 127.0.0.1:7233; starting an embedded one with a worker in this process")
-	emb, err := connect.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
+	emb, err := temporalclient.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -64,15 +65,18 @@ func jobEnv(t *testing.T, task string, script demomodel.Handler) client.Client {
 	shared.once.Do(func() { shared.env, shared.err = testenv.StartEnv(route) })
 	require.NoError(t, shared.err)
 	srv := shared.env.Server
+	// No profile of the developer's Temporal CLI config counts.
+	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "no-temporal.toml"))
+	t.Setenv("TEMPORAL_PROFILE", "")
 	t.Setenv("TEMPORAL_ADDRESS", srv.FrontendAddr())
 	t.Setenv("TEMPORAL_NAMESPACE", "")
 	t.Setenv("TEMPORAL_API_KEY", "")
 	// The embedded server wants its owner's client certificate.
 	certs := srv.TLSFiles()
 	t.Setenv("TEMPORAL_TLS", "")
-	t.Setenv("TEMPORAL_TLS_CERT", certs.ClientCert)
-	t.Setenv("TEMPORAL_TLS_KEY", certs.ClientKey)
-	t.Setenv("TEMPORAL_TLS_CA", certs.CA)
+	t.Setenv("TEMPORAL_TLS_CLIENT_CERT_PATH", certs.ClientCert)
+	t.Setenv("TEMPORAL_TLS_CLIENT_KEY_PATH", certs.ClientKey)
+	t.Setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", certs.CA)
 	t.Setenv("TEMPORAL_TLS_SERVER_NAME", devserver.ServerName)
 	shared.mu.Lock()
 	shared.scripts[task] = script

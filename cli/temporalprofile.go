@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/custos-dev/custos/connect"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/temporalclient"
 )
 
 // embeddedCerts are the certificates of this user's embedded server, which
@@ -30,9 +30,9 @@ func embeddedCerts() (devserver.TLSFiles, error) {
 // server and, with --write, saves it as the CLI profile "custos".
 func (a *App) temporalProfile(args []string) error {
 	flags := newFlagSet("temporal-profile", a.Stderr)
-	write := flags.Bool("write", false, "write profile "+connect.ProfileName+" into the Temporal CLI's config file")
-	addr := flags.String("address", connect.DefaultAddress, "the embedded server's frontend address")
-	file := flags.String("config-file", connect.ProfileFile(), "the Temporal CLI's config file (TEMPORAL_CONFIG_FILE)")
+	write := flags.Bool("write", false, "write profile "+temporalclient.ProfileName+" into the Temporal CLI's config file")
+	addr := flags.String("address", temporalclient.DefaultAddress, "the embedded server's frontend address")
+	file := flags.String("config-file", temporalclient.ProfileFile(), "the Temporal CLI's config file (TEMPORAL_CONFIG_FILE)")
 	if rest, err := parseInterleaved(flags, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
@@ -42,23 +42,23 @@ func (a *App) temporalProfile(args []string) error {
 	if err != nil {
 		return err
 	}
-	profile := connect.EmbeddedProfile(*addr, f)
+	profile := temporalclient.EmbeddedProfile(*addr, f)
 	if *write {
-		if err := connect.WriteProfile(*file, connect.ProfileName, profile); err != nil {
+		if err := temporalclient.WriteProfile(*file, temporalclient.ProfileName, profile); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.Stdout, "wrote profile %q to %s\nuse it with: temporal --profile %s workflow list\n",
-			connect.ProfileName, *file, connect.ProfileName)
+			temporalclient.ProfileName, *file, temporalclient.ProfileName)
 		return nil
 	}
-	toml, err := connect.ProfileTOML(connect.ProfileName, profile)
+	toml, err := temporalclient.ProfileTOML(temporalclient.ProfileName, profile)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(a.Stdout, "# The embedded server wants your client certificate (only you can read these files):\n")
-	fmt.Fprintf(a.Stdout, "temporal workflow list %s\n\n", connect.ShellJoin(f.TemporalCLIFlags(*addr)))
+	fmt.Fprintf(a.Stdout, "temporal workflow list %s\n\n", temporalclient.ShellJoin(f.TemporalCLIFlags(*addr)))
 	fmt.Fprintf(a.Stdout, "# or, after `starter temporal-profile --write` (into %s):\n", *file)
-	fmt.Fprintf(a.Stdout, "temporal --profile %s workflow list\n\n", connect.ProfileName)
+	fmt.Fprintf(a.Stdout, "temporal --profile %s workflow list\n\n", temporalclient.ProfileName)
 	fmt.Fprintf(a.Stdout, "# the profile:\n%s", toml)
 	return nil
 }

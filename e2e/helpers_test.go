@@ -48,6 +48,6 @@ const pendingWait = 90 * time.Second
 // tlsEnv points a worker process at srv through the TEMPORAL_TLS_* variables.
 func tlsEnv(srv testenv.Server) []string {
 	f := srv.TLSFiles()
-	return []string{"TEMPORAL_TLS_CERT=" + f.ClientCert, "TEMPORAL_TLS_KEY=" + f.ClientKey,
-		"TEMPORAL_TLS_CA=" + f.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
+	return []string{"TEMPORAL_TLS_CLIENT_CERT_PATH=" + f.ClientCert, "TEMPORAL_TLS_CLIENT_KEY_PATH=" + f.ClientKey,
+		"TEMPORAL_TLS_SERVER_CA_CERT_PATH=" + f.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
 }

@@ -1,5 +1,7 @@
-// Command worker serves custos' task queues. With TEMPORAL_ADDRESS unset it
-// starts an embedded Temporal server (SQLite, loopback) and its Web UI.
+// Command worker serves custos' task queues, on the Temporal server the
+// Temporal CLI's settings name (TEMPORAL_* variables, TEMPORAL_PROFILE; see
+// temporalclient.Load). With no address configured it starts an embedded
+// Temporal server (SQLite, loopback) and its Web UI.
 package main
 
 import (
@@ -17,9 +19,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
-	"github.com/custos-dev/custos/connect"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/temporalclient"
 )
 
 func main() {
@@ -52,19 +54,19 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	opts, set, err := connect.FromEnv(logger)
+	opts, set, err := temporalclient.Load(logger)
 	if err != nil {
 		return err
 	}
 	c := client.Client(nil)
 	if set {
-		if c, err = connect.Dial(ctx, opts, 30*time.Second); err != nil {
+		if c, err = temporalclient.Dial(ctx, opts, 30*time.Second); err != nil {
 			return err
 		}
 		defer c.Close()
 		logger.Info("connected to Temporal", "address", opts.HostPort, "namespace", opts.Namespace)
 	} else {
-		emb, err := connect.StartEmbedded(ctx, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort}, logger)
+		emb, err := temporalclient.StartEmbedded(ctx, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort}, logger)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,8 @@
 // of SQLite, for the PostgreSQL end-to-end run and benchmarks
 // (.ci/postgres-e2e). The schema must already be set up with Temporal's
 // temporal-sql-tool. Clients connect as a deployed worker does:
-// TEMPORAL_ADDRESS plus the TEMPORAL_TLS_* files in --tls-dir.
+// TEMPORAL_ADDRESS plus TEMPORAL_TLS_CLIENT_CERT_PATH, _CLIENT_KEY_PATH,
+// _SERVER_CA_CERT_PATH and _SERVER_NAME for the files in --tls-dir.
 package main
 
 import (

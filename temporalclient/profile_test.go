@@ -1,4 +1,4 @@
-package connect
+package temporalclient
 
 import (
 	"context"
@@ -78,21 +78,22 @@ func TestWriteProfile(t *testing.T) {
 	}
 }
 
-// The profile and the TLS settings the connect package derives reach a real
-// embedded server: the Temporal CLI with the written profile (from its
-// default config file) and an SDK client with EmbeddedTLS. Before the
-// server has made certificates, EmbeddedTLS trusts no server at all.
+// The profile and the TLS settings the temporalclient package derives reach a
+// real embedded server: the Temporal CLI with the written profile (from its
+// default config file), an SDK client with the profile as envconfig reads it
+// back, Load with TEMPORAL_PROFILE, and an SDK client with EmbeddedTLS.
+// Before the server has made certificates, EmbeddedTLS trusts no server at
+// all.
 func TestEmbeddedSettingsReachTheServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
 	}
 	cli := temporalCLI(t) // before HOME moves: GOPATH defaults to HOME/go
 	state := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", state)
+	clearTemporalEnv(t, "", state) // "": the default config file
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "")
-	t.Setenv("TEMPORAL_CONFIG_FILE", "")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -120,6 +121,21 @@ func TestEmbeddedSettingsReachTheServer(t *testing.T) {
 
 	require.NoError(t, WriteProfile(ProfileFile(), ProfileName, EmbeddedProfile(srv.FrontendAddr(), srv.TLSFiles())))
 	require.Equal(t, filepath.Join(home, ".config", "temporalio", "temporal.toml"), ProfileFile())
+
+	// What was written is what envconfig reads back, and it gets in.
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: ProfileName})
+	require.NoError(t, err)
+	require.Equal(t, srv.FrontendAddr(), opts.HostPort)
+	require.Equal(t, "default", opts.Namespace)
+	require.NoError(t, dial(&opts.ConnectionOptions), "envconfig's options from the written profile")
+	// And so does custos, told the profile as the CLI is.
+	t.Setenv("TEMPORAL_PROFILE", ProfileName)
+	opts, set, err := Load(logger)
+	require.NoError(t, err)
+	require.True(t, set, "the profile names a server on another port than the default")
+	require.Equal(t, srv.FrontendAddr(), opts.HostPort)
+	require.NoError(t, dial(&opts.ConnectionOptions), "Load's options from TEMPORAL_PROFILE")
+	require.NoError(t, os.Unsetenv("TEMPORAL_PROFILE"))
 	cmd := exec.Command(cli, "--profile", ProfileName, "workflow", "list", "--command-timeout", "10s")
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	out, err := cmd.CombinedOutput()
