@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,6 +18,17 @@ const (
 	defaultBashTimeoutMS = 120_000
 	maxBashTimeoutMS     = 600_000
 )
+
+//go:embed bash.md
+var bashDescription string
+
+// bashTool is Bash as the model sees it: bash.md describes it, and the
+// schema names exactly the fields of bashInput.
+var bashTool = toolDef{
+	name:        BashActivity,
+	description: describe(bashDescription),
+	schema:      `{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},"description":{"type":"string","description":"What the command does, in 5-10 words"}},"required":["command"],"additionalProperties":false}`,
+}
 
 type bashInput struct {
 	Command     string `json:"command"`

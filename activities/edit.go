@@ -2,11 +2,23 @@ package activities
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 )
+
+//go:embed edit.md
+var editDescription string
+
+// editTool is Edit as the model sees it: edit.md describes it, and the
+// schema names exactly the fields of editInput.
+var editTool = toolDef{
+	name:        EditActivity,
+	description: describe(editDescription),
+	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"old_string":{"type":"string","description":"The exact text to replace"},"new_string":{"type":"string","description":"The text to put in its place"},"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false}`,
+}
 
 type editInput struct {
 	FilePath   string  `json:"file_path"`

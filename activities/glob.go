@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,17 @@ import (
 // maxGlobResults caps Glob's answer; a model that needs more should narrow
 // the pattern.
 const maxGlobResults = 1000
+
+//go:embed glob.md
+var globDescription string
+
+// globTool is Glob as the model sees it: glob.md describes it, and the
+// schema names exactly the fields of globInput.
+var globTool = toolDef{
+	name:        GlobActivity,
+	description: describe(globDescription),
+	schema:      `{"type":"object","properties":{"pattern":{"type":"string","description":"Glob pattern to match file paths against"},"path":{"type":"string","description":"Directory to search in, relative to the workspace root (default: the root)"}},"required":["pattern"],"additionalProperties":false}`,
+}
 
 type globInput struct {
 	Pattern string `json:"pattern"`

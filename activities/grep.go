@@ -3,6 +3,7 @@ package activities
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +19,17 @@ const maxGrepFileSize = 10 << 20
 
 // maxGrepContext bounds the context lines one match may pull in.
 const maxGrepContext = 20
+
+//go:embed grep.md
+var grepDescription string
+
+// grepTool is Grep as the model sees it: grep.md describes it, and the
+// schema names exactly the fields of grepInput.
+var grepTool = toolDef{
+	name:        GrepActivity,
+	description: describe(grepDescription),
+	schema:      `{"type":"object","properties":{"pattern":{"type":"string","description":"Regular expression (RE2) to search for"},"path":{"type":"string","description":"File or directory to search, relative to the workspace root (default: the root)"},"glob":{"type":"string","description":"Only search files matching this glob, e.g. \"*.go\""},"output_mode":{"type":"string","enum":["content","files_with_matches","count"],"description":"What to return (default files_with_matches)"},"-i":{"type":"boolean","description":"Case-insensitive search"},"-n":{"type":"boolean","description":"Show line numbers in content mode (default true)"},"context":{"type":"integer","minimum":0,"maximum":20,"description":"Lines of context before and after each match (content mode)"}},"required":["pattern"],"additionalProperties":false}`,
+}
 
 type grepInput struct {
 	Pattern    string `json:"pattern"`

@@ -3,6 +3,7 @@ package activities
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,17 @@ import (
 
 // defaultReadLimit is how many lines Read returns when the model gives no limit.
 const defaultReadLimit = 2000
+
+//go:embed read.md
+var readDescription string
+
+// readTool is Read as the model sees it: read.md describes it, and the
+// schema names exactly the fields of readInput.
+var readTool = toolDef{
+	name:        ReadActivity,
+	description: describe(readDescription),
+	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"offset":{"type":"integer","minimum":1,"description":"1-based line number to start reading from"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read (default 2000)"}},"required":["file_path"],"additionalProperties":false}`,
+}
 
 type readInput struct {
 	FilePath string `json:"file_path"`

@@ -35,7 +35,12 @@ func TestToolDefinitions(t *testing.T) {
 		name := d.Function.Name
 		names = append(names, name)
 		require.True(t, KnownTool(name))
-		require.NotEmpty(t, d.Function.Description)
+		desc := d.Function.Description
+		require.NotEmpty(t, desc)
+		// The .md files are embedded as written: no placeholder left over,
+		// no newline or space an editor added at either end.
+		require.NotContains(t, desc, "{{", "%s: unknown placeholder in its .md", name)
+		require.Equal(t, strings.TrimSpace(desc), desc, "%s: description has surrounding whitespace", name)
 
 		raw, err := json.Marshal(d.Function.Parameters)
 		require.NoError(t, err)

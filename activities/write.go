@@ -3,10 +3,22 @@ package activities
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 )
+
+//go:embed write.md
+var writeDescription string
+
+// writeTool is Write as the model sees it: write.md describes it, and the
+// schema names exactly the fields of writeInput.
+var writeTool = toolDef{
+	name:        WriteActivity,
+	description: describe(writeDescription),
+	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"content":{"type":"string","description":"The complete new content of the file"}},"required":["file_path","content"],"additionalProperties":false}`,
+}
 
 type writeInput struct {
 	FilePath string  `json:"file_path"`
