@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/hooks/command"
 )
 
 // DefaultHookHeartbeat is how often RunHooks heartbeats while a hook runs. The
@@ -40,7 +41,7 @@ type HookResponse struct {
 	Outcomes []hooks.Outcome `json:"outcomes"`
 }
 
-// RunHooks runs req.Hooks in order via hooks.RunAll. A failing hook is an
+// RunHooks runs req.Hooks in order via command.RunAll. A failing hook is an
 // outcome, not an activity error (it simply does not decide); only a malformed
 // request fails the activity, non-retryably. It heartbeats while hooks run, so
 // a lost worker is noticed long before a hook's own timeout; when the activity
@@ -62,7 +63,7 @@ func (h *Hooks) RunHooks(ctx context.Context, req HookRequest) (HookResponse, er
 		every = DefaultHookHeartbeat
 	}
 	stop := heartbeatEvery(ctx, every, func() any { return "running hooks" })
-	res, outs := hooks.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
+	res, outs := command.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
 	stop()
 
 	if err := ctx.Err(); err != nil {

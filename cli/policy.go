@@ -12,6 +12,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/hooks/command"
 )
 
 // PolicyResult is what `policy check` prints.
@@ -98,7 +99,7 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 		if len(cmds) == 0 {
 			return hooks.Result{}, false
 		}
-		r, outcomes := hooks.RunAll(ctx, cmds, p, ws)
+		r, outcomes := command.RunAll(ctx, cmds, p, ws)
 		for _, o := range outcomes {
 			if o.Err != "" || o.TimedOut {
 				fmt.Fprintf(a.Stderr, "custos: hook %s gave no decision: %s (timed out: %v)\n", o.Hook, o.Err, o.TimedOut)
