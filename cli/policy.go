@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
@@ -82,7 +82,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 // checkCall is layers 1-4 for one call: the same Policy.Decide the workflow
 // uses, with system hooks inline and the user's command hooks run directly.
 func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
-	if !activities.KnownTool(tool) {
+	if !api.KnownTool(tool) {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
 	}
 	system, err := app.DefaultHooks()
