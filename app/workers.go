@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
@@ -101,8 +100,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	w := &Workers{Sandbox: sb}
 	wopts := workerOptions(o)
 	w.main = worker.New(c, api.TaskQueue, wopts)
-	agent := &workflows.Agent{Hooks: reg}
-	w.main.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	(&workflows.Agent{Hooks: reg}).Register(w.main)
 	set.Register(w.main)
 	notifiers.Register(w.main)
 

@@ -16,12 +16,26 @@ import (
 )
 
 // Agent is the workflow's host: it carries what the worker provides in Go
-// rather than in workflow input, the system hooks. Register Agent.Run under
-// WorkflowName.
+// rather than in workflow input, the system hooks. Register puts its Run on a
+// worker under WorkflowName.
 type Agent struct {
 	// Hooks holds system hooks (Go functions, run inside workflow code, so
 	// they must be deterministic). Nil means none.
 	Hooks *hooks.Registry
+}
+
+// Registrar is what a workflow is registered with: a worker, a
+// worker.WorkflowReplayer, a test environment.
+type Registrar interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// Register registers the agent's workflow under WorkflowName, the one way
+// workers do, so that a replayer registered by it decides as the worker did
+// (given the same Hooks). Versioning is a worker option (the deployment's
+// default behaviour), not a registration one, and plays no part in replay.
+func (a *Agent) Register(r Registrar) {
+	r.RegisterWorkflowWithOptions(a.Run, workflow.RegisterOptions{Name: WorkflowName})
 }
 
 // job is the in-memory state of one workflow run.
