@@ -7,10 +7,12 @@
 // is declared here, as go.temporal.io/api declares what crosses it between
 // an SDK and the Temporal server.
 //
-// It does no I/O and imports nothing that does: the workflow package
-// imports it instead of package activities (the implementations: files,
-// processes, the sandbox, HTTP), so workflow code, and a replay of it, needs
-// only itself and these names. workflows/imports_test.go holds both to that.
+// It does no I/O. The workflow package imports it instead of package
+// activities (the implementations: files, processes, the sandbox, HTTP), so
+// workflow code, and a replay of it, needs only itself and these names. Of
+// its own imports only go-openai holds I/O code: the chat message types
+// used here share a package with the HTTP client, which only activities
+// build. internal/archtest holds both packages to that.
 package api
 
 import (
