@@ -37,7 +37,7 @@ deps:
 # goroutines of their own (workflow test environments, activity heartbeats,
 # hook processes). The rest (the embedded server, sandbox, end to end) run
 # without it, to keep CI time reasonable.
-RACE_PKGS := ./approval ./hooks ./activities ./workflows
+RACE_PKGS := ./approval ./hooks ./hooks/command ./activities ./workflows
 
 # WORKFLOWCHECK is Temporal's workflow determinism checker; its config
 # (workflowcheck.config.yaml) says which standard-library calls it flags are
@@ -49,9 +49,9 @@ test: deps
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
-	GOOS=darwin $(GO) build ./sandbox ./hooks   # the fallback must build where bwrap cannot exist
+	GOOS=darwin $(GO) build ./sandbox ./hooks/...   # the fallback must build where bwrap cannot exist
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
-	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/custos-dev/custos/$(notdir $(p))))
+	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/custos-dev/custos/$(patsubst ./%,%,$(p))))
 
 ## test-postgres: the end-to-end suite against a Temporal server on
 ## PostgreSQL (Debian's postgresql package, a throwaway cluster on a free

@@ -2,21 +2,27 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
+	_ "embed"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/sandbox"
 )
 
-// Bash timeouts, in milliseconds as the model gives them.
-const (
-	defaultBashTimeoutMS = 120_000
-	maxBashTimeoutMS     = 600_000
-)
+//go:embed bash.md
+var bashDescription string
+
+// bashTool is Bash as the model sees it: bash.md describes it, and the
+// schema names exactly the fields of bashInput.
+var bashTool = toolDef{
+	name:        api.BashActivity,
+	description: describe(bashDescription),
+	schema:      `{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},"description":{"type":"string","description":"What the command does, in 5-10 words"}},"required":["command"],"additionalProperties":false}`,
+}
 
 type bashInput struct {
 	Command     string `json:"command"`
@@ -39,7 +45,7 @@ type bashProgress struct {
 // the command a second time but reports that the first run was interrupted.
 // A non-zero exit or a kill is a normal result with IsError set, not an
 // activity failure.
-func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
+func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in bashInput
 	if err := decodeInput(req.Input, &in, "command"); err != nil {
 		return errorResult("Bash: %v", err), nil
@@ -105,7 +111,7 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		if ctx.Err() != nil {
 			// Cancelled or timed out as an activity: report that to
 			// Temporal rather than dressing it up as a result.
-			return ToolResult{}, fmt.Errorf("bash: %w", ctx.Err())
+			return api.ToolResult{}, fmt.Errorf("bash: %w", ctx.Err())
 		}
 		return errorResult("Bash: the sandbox could not run the command: %v", err), nil
 	}
@@ -130,7 +136,7 @@ func (t *Tools) Bash(ctx context.Context, req ToolRequest) (ToolResult, error) {
 // (its start and its end both matter). live is the streamed copy of the
 // output; when the sandbox streamed nothing into it, the Result's own
 // stdout and stderr are used, stderr under a label.
-func formatBashResult(res sandbox.Result, live *combinedOutput, limit int) ToolResult {
+func formatBashResult(res sandbox.Result, live *combinedOutput, limit int) api.ToolResult {
 	var status []string
 	if res.Killed {
 		reason := res.KillReason
@@ -184,7 +190,7 @@ func formatBashResult(res sandbox.Result, live *combinedOutput, limit int) ToolR
 		}
 		text += footer
 	}
-	return ToolResult{Output: text, Truncated: truncated}
+	return api.ToolResult{Output: text, Truncated: truncated}
 }
 
 // combinedOutput receives a command's stdout and stderr as they are
@@ -244,30 +250,9 @@ func (c *combinedOutput) Text(limit int) (string, bool) {
 	return head + truncMarker(len(head)+len(tail), int(c.total)) + "\n\n" + tail, true
 }
 
-// timeout is the command's timeout: the default when none is given; an
-// error when out of range, which the tool refuses.
+// timeout is the command's timeout, by the rule the workflow sizes the
+// activity's deadline with (api.CheckBashTimeout): the default when none is
+// given; an error when out of range, which the tool refuses.
 func (in bashInput) timeout() (time.Duration, error) {
-	if in.Timeout == nil {
-		return defaultBashTimeoutMS * time.Millisecond, nil
-	}
-	if *in.Timeout <= 0 || *in.Timeout > maxBashTimeoutMS {
-		return 0, fmt.Errorf("timeout is in milliseconds and must be between 1 and %d, got %d", maxBashTimeoutMS, *in.Timeout)
-	}
-	return time.Duration(*in.Timeout) * time.Millisecond, nil
-}
-
-// BashTimeout is how long a Bash call's command may run, read from its input
-// by the same rule the tool applies (the workflow sizes the activity's
-// deadline with it). An input the tool would refuse gets the default: the
-// tool answers it at once.
-func BashTimeout(input json.RawMessage) time.Duration {
-	var in bashInput
-	if json.Unmarshal(input, &in) != nil {
-		return defaultBashTimeoutMS * time.Millisecond
-	}
-	d, err := in.timeout()
-	if err != nil {
-		return defaultBashTimeoutMS * time.Millisecond
-	}
-	return d
+	return api.CheckBashTimeout(in.Timeout)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 )
@@ -39,14 +40,14 @@ func TestBashWithoutSandbox(t *testing.T) {
 			env := suite.NewTestActivityEnvironment()
 			env.RegisterActivity(tools.Bash)
 			ws := t.TempDir()
-			val, err := env.ExecuteActivity(tools.Bash, ToolRequest{
+			val, err := env.ExecuteActivity(tools.Bash, api.ToolRequest{
 				Workspace:  ws,
 				Input:      json.RawMessage(`{"command":"echo ran > ran.txt; echo ran"}`),
 				Sandbox:    tc.settings,
 				Unconfined: tc.unconfined,
 			})
 			require.NoError(t, err)
-			var res ToolResult
+			var res api.ToolResult
 			require.NoError(t, val.Get(&res))
 			require.Equal(t, !tc.ran, res.IsError, res.Output)
 			require.Contains(t, res.Output, tc.contains)
@@ -83,7 +84,7 @@ func TestLoadSettingsReportsSandbox(t *testing.T) {
 				require.NoError(t, os.WriteFile(p, []byte(tc.user), 0o644))
 			}
 			s := &Settings{UserConfigDir: cfg, Sandbox: tc.sb}
-			res, err := s.LoadSettings(t.Context(), LoadSettingsRequest{Workspace: t.TempDir()})
+			res, err := s.LoadSettings(t.Context(), api.LoadSettingsRequest{Workspace: t.TempDir()})
 			require.NoError(t, err)
 			got := res.Env.Sandbox
 			if tc.want.Unconfined {

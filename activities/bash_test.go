@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 )
@@ -93,7 +94,7 @@ func TestBash(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			res, err := tools.Bash(t.Context(), ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input), MaxOutput: tc.maxOutput})
+			res, err := tools.Bash(t.Context(), api.ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input), MaxOutput: tc.maxOutput})
 			require.NoError(t, err)
 			require.Equal(t, tc.isErr, res.IsError, res.Output)
 			require.Equal(t, tc.truncated, res.Truncated, res.Output)
@@ -150,13 +151,13 @@ func TestBashHeartbeats(t *testing.T) {
 		}
 		_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
 	}()
-	val, err := env.ExecuteActivity(tools.Bash, ToolRequest{
+	val, err := env.ExecuteActivity(tools.Bash, api.ToolRequest{
 		Workspace: ws,
 		Input:     json.RawMessage(`{"command":"while [ ! -e release ]; do sleep 0.01; done; ` + inSandbox + `; echo done","timeout":120000}`),
 		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
 	})
 	require.NoError(t, err)
-	var res ToolResult
+	var res api.ToolResult
 	require.NoError(t, val.Get(&res))
 	require.False(t, res.IsError, res.Output)
 	require.Contains(t, res.Output, "done")
@@ -170,7 +171,7 @@ func TestBashCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := (&Tools{Sandbox: sb}).Bash(ctx, ToolRequest{Workspace: t.TempDir(), Input: json.RawMessage(`{"command":"sleep 30"}`)})
+	res, err := (&Tools{Sandbox: sb}).Bash(ctx, api.ToolRequest{Workspace: t.TempDir(), Input: json.RawMessage(`{"command":"sleep 30"}`)})
 	require.Less(t, time.Since(start), 15*time.Second)
 	if err == nil {
 		// The sandbox may report the kill as a result instead; it must
@@ -277,13 +278,13 @@ func TestCombinedOutput(t *testing.T) {
 
 // bashRetryWorkflow schedules Bash with a retry policy that (wrongly) allows
 // a second attempt, to check that Bash itself stays at-most-once.
-func bashRetryWorkflow(ctx workflow.Context, req ToolRequest) (ToolResult, error) {
+func bashRetryWorkflow(ctx workflow.Context, req api.ToolRequest) (api.ToolResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Millisecond, MaximumAttempts: 2},
 	})
-	var res ToolResult
-	err := workflow.ExecuteActivity(ctx, BashActivity, req).Get(ctx, &res)
+	var res api.ToolResult
+	err := workflow.ExecuteActivity(ctx, api.BashActivity, req).Get(ctx, &res)
 	return res, err
 }
 
@@ -291,20 +292,20 @@ func TestBashNotRunTwice(t *testing.T) {
 	sb := realSandbox(t)
 	ws := t.TempDir()
 	tools := &Tools{Sandbox: sb}
-	crashAfterFirst := func(ctx context.Context, req ToolRequest) (ToolResult, error) {
+	crashAfterFirst := func(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 		res, err := tools.Bash(ctx, req)
 		if activity.GetInfo(ctx).Attempt == 1 {
-			return ToolResult{}, errors.New("simulated worker crash while the command ran")
+			return api.ToolResult{}, errors.New("simulated worker crash while the command ran")
 		}
 		return res, err
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(bashRetryWorkflow)
-	env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: BashActivity})
-	env.ExecuteWorkflow(bashRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran $(hostname) >> count.txt"}`)})
+	env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: api.BashActivity})
+	env.ExecuteWorkflow(bashRetryWorkflow, api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"echo ran $(hostname) >> count.txt"}`)})
 	require.NoError(t, env.GetWorkflowError())
-	var res ToolResult
+	var res api.ToolResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.True(t, res.IsError)
 	require.Contains(t, res.Output, "interrupted")

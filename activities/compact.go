@@ -3,55 +3,17 @@ package activities
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
-// CompactActivity summarises the older part of a job's conversation.
-const CompactActivity = "Compact"
-
-// CompactRequest asks for a compaction of the conversation.
-type CompactRequest struct {
-	Conversation Conversation `json:"conversation"`
-	// Window is the model's context window in tokens; KeepTokens how much
-	// of it the most recent turns may keep verbatim.
-	Window     int    `json:"window"`
-	KeepTokens int    `json:"keepTokens"`
-	Model      string `json:"model,omitempty"`
-}
-
-// CompactResult is the new view of the conversation. The summary is the
-// transcript message SummarySeq (the conversation now has SummarySeq
-// messages); From is the first message kept verbatim.
-type CompactResult struct {
-	View View `json:"view"`
-	// Message is the summary as stored in the transcript.
-	Message   openai.ChatCompletionMessage `json:"message"`
-	Summary   string                       `json:"summary"`
-	Compacted int                          `json:"compacted"` // messages summarised this time
-	// Before and After estimate the prompt in tokens.
-	Before int `json:"before"`
-	After  int `json:"after"`
-}
-
-// CompactedNothingType is a compaction that could not shorten the prompt: the
-// most recent turn alone is over what may be kept.
-const CompactedNothingType = "NothingToCompact"
-
 const compactionHeader = "[custos compaction: messages %d-%d summarised; the conversation goes on from message %d]\n"
-
-// EstimateTokens estimates the prompt tokens of messages the way
-// OpenAI-compatible servers roughly count them: about four bytes a token of
-// the messages as sent.
-func EstimateTokens(msgs ...openai.ChatCompletionMessage) int {
-	b, _ := json.Marshal(msgs)
-	return len(b)/4 + 1
-}
 
 // Compact summarises the messages between the task and the most recent
 // turns with a model call without tools, stores the summary in the
@@ -59,16 +21,16 @@ func EstimateTokens(msgs ...openai.ChatCompletionMessage) int {
 // and returns the view that starts from it. Tool calls and their results
 // are never split: the kept part starts at an assistant message. A retry
 // finds the summary it stored and returns it unchanged.
-func (m *Model) Compact(ctx context.Context, req CompactRequest) (CompactResult, error) {
+func (m *Model) Compact(ctx context.Context, req api.CompactRequest) (api.CompactResult, error) {
 	c := req.Conversation
 	// One read: the conversation, and the summary a previous attempt may
 	// have stored after it.
-	all, err := c.loadUpTo(c.Total + 1)
+	all, err := loadUpTo(c, c.Total+1)
 	if err != nil {
-		return CompactResult{}, err
+		return api.CompactResult{}, err
 	}
 	msgs := all[:c.Total]
-	before := EstimateTokens(c.View.visible(msgs)...)
+	before := api.EstimateTokens(c.View.Visible(msgs)...)
 	summarySeq := c.Total + 1
 	if stored, ok := storedSummary(all, c.Total); ok {
 		return stored.result(before, msgs), nil
@@ -79,7 +41,7 @@ func (m *Model) Compact(ctx context.Context, req CompactRequest) (CompactResult,
 		if msgs[i].Role != openai.ChatMessageRoleAssistant {
 			continue
 		}
-		t := EstimateTokens(msgs[i:cut]...)
+		t := api.EstimateTokens(msgs[i:cut]...)
 		if kept+t > req.KeepTokens && cut < len(msgs) {
 			break
 		}
@@ -88,7 +50,7 @@ func (m *Model) Compact(ctx context.Context, req CompactRequest) (CompactResult,
 	}
 	start := max(c.View.From, 3) - 1 // first message not yet summarised (0-based)
 	if cut <= start {
-		return CompactResult{}, nothingToCompact(fmt.Sprintf("the most recent turn alone (about %d tokens) is over the %d tokens it may keep", kept, req.KeepTokens))
+		return api.CompactResult{}, nothingToCompact(fmt.Sprintf("the most recent turn alone (about %d tokens) is over the %d tokens it may keep", kept, req.KeepTokens))
 	}
 	prev := ""
 	if c.View.SummarySeq > 0 {
@@ -97,13 +59,13 @@ func (m *Model) Compact(ctx context.Context, req CompactRequest) (CompactResult,
 	}
 	summary, err := m.summarise(ctx, req, msgs[1].Content, prev, msgs[start:cut])
 	if err != nil {
-		return CompactResult{}, err
+		return api.CompactResult{}, err
 	}
-	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Name: CompactionName,
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Name: api.CompactionName,
 		Content: fmt.Sprintf(compactionHeader, 3, cut, cut+1) + summary}
-	store := Conversation{Workspace: c.Workspace, JobID: c.JobID, FirstSeq: summarySeq, Append: []openai.ChatCompletionMessage{msg}}
-	if err := store.appendMessages(); err != nil {
-		return CompactResult{}, err
+	store := api.Conversation{Workspace: c.Workspace, JobID: c.JobID, FirstSeq: summarySeq, Append: []openai.ChatCompletionMessage{msg}}
+	if err := appendMessages(store); err != nil {
+		return api.CompactResult{}, err
 	}
 	res := compaction{seq: summarySeq, from: cut + 1, summary: summary, msg: msg}
 	r := res.result(before, append(msgs, msg))
@@ -117,12 +79,12 @@ type compaction struct {
 	msg       openai.ChatCompletionMessage
 }
 
-func (c compaction) result(before int, msgs []openai.ChatCompletionMessage) CompactResult {
-	v := View{SummarySeq: c.seq, From: c.from}
+func (c compaction) result(before int, msgs []openai.ChatCompletionMessage) api.CompactResult {
+	v := api.View{SummarySeq: c.seq, From: c.from}
 	if len(msgs) < c.seq {
 		msgs = append(msgs, c.msg)
 	}
-	return CompactResult{View: v, Message: c.msg, Summary: c.summary, Before: before, After: EstimateTokens(v.visible(msgs)...)}
+	return api.CompactResult{View: v, Message: c.msg, Summary: c.summary, Before: before, After: api.EstimateTokens(v.Visible(msgs)...)}
 }
 
 // storedSummary finds a summary a previous attempt stored after the
@@ -132,7 +94,7 @@ func storedSummary(all []openai.ChatCompletionMessage, total int) (compaction, b
 		return compaction{}, false
 	}
 	m := all[total]
-	if m.Name != CompactionName {
+	if m.Name != api.CompactionName {
 		return compaction{}, false
 	}
 	var a, b, from int
@@ -145,14 +107,14 @@ func storedSummary(all []openai.ChatCompletionMessage, total int) (compaction, b
 
 // summarise asks the model for a summary of msgs, in pieces that fit the
 // window when they are many: each piece's summary feeds the next.
-func (m *Model) summarise(ctx context.Context, req CompactRequest, task, prev string, msgs []openai.ChatCompletionMessage) (string, error) {
+func (m *Model) summarise(ctx context.Context, req api.CompactRequest, task, prev string, msgs []openai.ChatCompletionMessage) (string, error) {
 	budget := max(req.Window*6/10, 1000) * 4 // bytes of rendered conversation a request may carry
 	summary := prev
 	for len(msgs) > 0 {
 		var b strings.Builder
 		n := 0
 		for n < len(msgs) {
-			if msgs[n].Name == CompactionName {
+			if msgs[n].Name == api.CompactionName {
 				n++ // an earlier summary: it reached this one as prev
 				continue
 			}
@@ -173,7 +135,7 @@ func (m *Model) summarise(ctx context.Context, req CompactRequest, task, prev st
 	return summary, nil
 }
 
-func (m *Model) summaryCall(ctx context.Context, req CompactRequest, task, prev, conversation string) (string, error) {
+func (m *Model) summaryCall(ctx context.Context, req api.CompactRequest, task, prev, conversation string) (string, error) {
 	name := cmp.Or(req.Model, m.Model)
 	words := max(req.Window/10*3/4, 100)
 	var user strings.Builder
@@ -223,33 +185,5 @@ func renderForSummary(msg openai.ChatCompletionMessage, max int) string {
 }
 
 func nothingToCompact(msg string) error {
-	return temporal.NewNonRetryableApplicationError(msg, CompactedNothingType, nil)
-}
-
-// contextWindows are the context windows of well-known models, by name
-// prefix (longest first wins).
-var contextWindows = []struct {
-	prefix string
-	tokens int
-}{
-	{"gpt-4.1", 1047576}, {"gpt-4o", 128000}, {"gpt-4-turbo", 128000}, {"gpt-4", 8192}, {"gpt-3.5-turbo", 16385},
-	{"gpt-5", 400000}, {"o1", 200000}, {"o3", 200000}, {"o4-mini", 200000},
-	{"claude", 200000}, {"gemini", 1048576}, {"llama3.1", 128000}, {"llama-3.1", 128000}, {"llama3", 8192},
-	{"qwen2.5", 32768}, {"mistral", 32768}, {"deepseek", 128000},
-}
-
-// DefaultContextWindow is the window of a model the table does not know.
-const DefaultContextWindow = 128000
-
-// ContextWindowFor is the context window of a model, from the table of
-// well-known names, else DefaultContextWindow.
-func ContextWindowFor(model string) int {
-	best, tokens := 0, DefaultContextWindow
-	m := strings.ToLower(model)
-	for _, w := range contextWindows {
-		if strings.HasPrefix(m, w.prefix) && len(w.prefix) > best {
-			best, tokens = len(w.prefix), w.tokens
-		}
-	}
-	return tokens
+	return temporal.NewNonRetryableApplicationError(msg, api.CompactedNothingType, nil)
 }

@@ -10,6 +10,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // The conversation of a job lives in its transcript,
@@ -22,38 +24,8 @@ import (
 // last line is cut off, so a kill -9 of any worker loses nothing the
 // workflow has not got again in its history.
 
-// TranscriptErrorType is the error of a transcript that does not hold the
-// conversation the job expects (a file deleted or edited by hand): the job
-// cannot rebuild the conversation, so retrying does not help.
-const TranscriptErrorType = "TranscriptError"
-
-// Conversation names a job's stored conversation and what the model sees.
-type Conversation struct {
-	Workspace string `json:"workspace"`
-	JobID     string `json:"jobId"`
-	// Append are messages that may not be in the transcript yet: message
-	// i has seq FirstSeq+i. Those already there are skipped.
-	FirstSeq int                            `json:"firstSeq,omitempty"`
-	Append   []openai.ChatCompletionMessage `json:"append,omitempty"`
-	// Total is how many messages the conversation has (the last seq).
-	Total int `json:"total"`
-	// View is the part of the conversation the model sees.
-	View View `json:"view"`
-}
-
-// View is what the model is sent after compaction: the system prompt and the
-// task (seqs 1 and 2), the summary message (SummarySeq, 0 for none), then
-// every message from seq From (0: from seq 3) on, other summaries left out.
-type View struct {
-	SummarySeq int `json:"summarySeq,omitempty"`
-	From       int `json:"from,omitempty"`
-}
-
-// CompactionName marks a summary message in the transcript.
-const CompactionName = "compaction"
-
 // appendMessages stores the messages the workflow sent, idempotently.
-func (c Conversation) appendMessages() error {
+func appendMessages(c api.Conversation) error {
 	if len(c.Append) == 0 {
 		return nil
 	}
@@ -62,25 +34,25 @@ func (c Conversation) appendMessages() error {
 		seq := c.FirstSeq + i
 		lines[i] = seqLine{seq: seq, v: transcriptLine{Seq: seq, Msg: m}}
 	}
-	if err := appendSeq(SessionFile(c.Workspace, c.JobID), lines); err != nil {
+	if err := appendSeq(api.SessionFile(c.Workspace, c.JobID), lines); err != nil {
 		return fmt.Errorf("append to the transcript: %w", err)
 	}
 	return nil
 }
 
-// load appends what is new and reads the whole conversation back, checking
-// that the file holds exactly seqs 1..Total.
-func (c Conversation) load() ([]openai.ChatCompletionMessage, error) {
-	return c.loadUpTo(c.Total)
+// loadConversation appends what is new and reads the whole conversation
+// back, checking that the file holds exactly seqs 1..Total.
+func loadConversation(c api.Conversation) ([]openai.ChatCompletionMessage, error) {
+	return loadUpTo(c, c.Total)
 }
 
-// loadUpTo is load reading up to limit (>= Total) messages: those past
-// Total are there when a previous attempt stored them.
-func (c Conversation) loadUpTo(limit int) ([]openai.ChatCompletionMessage, error) {
-	if err := c.appendMessages(); err != nil {
+// loadUpTo is loadConversation reading up to limit (>= Total) messages:
+// those past Total are there when a previous attempt stored them.
+func loadUpTo(c api.Conversation, limit int) ([]openai.ChatCompletionMessage, error) {
+	if err := appendMessages(c); err != nil {
 		return nil, err
 	}
-	path := SessionFile(c.Workspace, c.JobID)
+	path := api.SessionFile(c.Workspace, c.JobID)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, transcriptError("transcript %s is missing; the job cannot rebuild its conversation", path)
@@ -118,40 +90,7 @@ func (c Conversation) loadUpTo(limit int) ([]openai.ChatCompletionMessage, error
 	return msgs, nil
 }
 
-// VisibleCount is how many of a transcript's total messages visible sends:
-// all of them until a compaction, then the system prompt, the task, the
-// summary and the messages kept verbatim (earlier summaries lie before From).
-func (v View) VisibleCount(total int) int {
-	if v.SummarySeq == 0 && v.From <= 3 {
-		return total
-	}
-	from := max(v.From, 3)
-	n := min(2, total) + max(total-from+1, 0)
-	if v.SummarySeq > 0 && v.SummarySeq <= total && v.SummarySeq < from {
-		n++ // the summary, placed after the task (within the kept part it is counted already)
-	}
-	return n
-}
-
-// visible is the part of msgs the model sees under the view.
-func (v View) visible(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
-	if v.SummarySeq == 0 && v.From <= 3 {
-		return msgs
-	}
-	out := append([]openai.ChatCompletionMessage(nil), msgs[:min(2, len(msgs))]...)
-	if v.SummarySeq > 0 && v.SummarySeq <= len(msgs) {
-		out = append(out, msgs[v.SummarySeq-1])
-	}
-	for i := max(v.From, 3) - 1; i < len(msgs); i++ {
-		if msgs[i].Name == CompactionName && msgs[i].Role == openai.ChatMessageRoleUser {
-			continue
-		}
-		out = append(out, msgs[i])
-	}
-	return out
-}
-
 func transcriptError(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	return temporal.NewNonRetryableApplicationError(msg, TranscriptErrorType, nil)
+	return temporal.NewNonRetryableApplicationError(msg, api.TranscriptErrorType, nil)
 }

@@ -2,11 +2,25 @@ package activities
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/custos-dev/custos/activities/api"
 )
+
+//go:embed edit.md
+var editDescription string
+
+// editTool is Edit as the model sees it: edit.md describes it, and the
+// schema names exactly the fields of editInput.
+var editTool = toolDef{
+	name:        api.EditActivity,
+	description: describe(editDescription),
+	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"old_string":{"type":"string","description":"The exact text to replace"},"new_string":{"type":"string","description":"The text to put in its place"},"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false}`,
+}
 
 type editInput struct {
 	FilePath   string  `json:"file_path"`
@@ -34,17 +48,17 @@ const editSnippetContext = 3
 //     taken as applied: nothing is left to verify it by.
 //
 // On a first attempt, only the first rule applies.
-func (t *Tools) Edit(ctx context.Context, req ToolRequest) (ToolResult, error) {
+func (t *Tools) Edit(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	plan, tgt, res := t.planEdit(ctx, req)
 	if tgt == nil {
 		return res, nil
 	}
 	defer tgt.Close()
 	if plan.done != "" {
-		return ToolResult{Output: plan.done}, nil
+		return api.ToolResult{Output: plan.done}, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return ToolResult{}, err
+		return api.ToolResult{}, err
 	}
 	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(plan.updated)); err != nil {
 		return errorResult("Edit: %s: %v", plan.path, err), nil
@@ -60,7 +74,7 @@ func (t *Tools) Edit(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		msg += "\n" + editSnippet(plan.updated, plan.at, plan.newLen)
 	}
 	text, truncated := capHead(msg, maxOutput(req))
-	return ToolResult{Output: text, Truncated: truncated}, nil
+	return api.ToolResult{Output: text, Truncated: truncated}, nil
 }
 
 // editPlan is what an Edit would do, worked out without writing: the Edit
@@ -77,7 +91,7 @@ type editPlan struct {
 
 // planEdit parses and validates an Edit and matches it against the file. It
 // returns the open target, or nil and the error result for the model.
-func (t *Tools) planEdit(ctx context.Context, req ToolRequest) (editPlan, *fileTarget, ToolResult) {
+func (t *Tools) planEdit(ctx context.Context, req api.ToolRequest) (editPlan, *fileTarget, api.ToolResult) {
 	var in editInput
 	if err := decodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
 		return editPlan{}, nil, errorResult("Edit: %v", err)
@@ -93,7 +107,7 @@ func (t *Tools) planEdit(ctx context.Context, req ToolRequest) (editPlan, *fileT
 	if err != nil {
 		return editPlan{}, nil, errorResult("Edit: %v", err)
 	}
-	fail := func(r ToolResult) (editPlan, *fileTarget, ToolResult) {
+	fail := func(r api.ToolResult) (editPlan, *fileTarget, api.ToolResult) {
 		tgt.Close()
 		return editPlan{}, nil, r
 	}
@@ -116,16 +130,16 @@ func (t *Tools) planEdit(ctx context.Context, req ToolRequest) (editPlan, *fileT
 		switch {
 		case newS != "" && strings.Contains(content, newS):
 			plan.done = fmt.Sprintf("%s: old_string not found, but new_string is already present: edit already applied, file unchanged", tgt.show)
-			return plan, tgt, ToolResult{}
+			return plan, tgt, api.ToolResult{}
 		case newS == "" && retry:
 			plan.done = fmt.Sprintf("%s: old_string not found on retry; the deletion was already applied, file unchanged", tgt.show)
-			return plan, tgt, ToolResult{}
+			return plan, tgt, api.ToolResult{}
 		}
 		return fail(errorResult("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation; Read the file to copy the exact text", in.FilePath))
 	}
 	if retry && strings.Contains(newS, oldS) && allCovered(content, oldS, newS) {
 		plan.done = fmt.Sprintf("%s: every occurrence of old_string is already part of new_string on retry: edit already applied, file unchanged", tgt.show)
-		return plan, tgt, ToolResult{}
+		return plan, tgt, api.ToolResult{}
 	}
 	if count > 1 && !in.ReplaceAll {
 		return fail(errorResult("Edit: old_string occurs %d times in %s; it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to replace every occurrence", count, in.FilePath))
@@ -137,7 +151,7 @@ func (t *Tools) planEdit(ctx context.Context, req ToolRequest) (editPlan, *fileT
 	} else {
 		plan.updated = strings.Replace(content, oldS, newS, 1)
 	}
-	return plan, tgt, ToolResult{}
+	return plan, tgt, api.ToolResult{}
 }
 
 // allCovered reports whether every occurrence of old in content lies inside

@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // escapeFixture adds the classic ways out of a workspace.
@@ -99,7 +101,7 @@ func TestReadOutputCap(t *testing.T) {
 		fmt.Fprintf(&b, "%s %d\n", strings.Repeat("y", 90), i)
 	}
 	mkfiles(t, ws, map[string]string{"big.txt": b.String()})
-	res, err := (&Tools{}).Read(t.Context(), ToolRequest{Workspace: ws, Input: []byte(`{"file_path":"big.txt"}`), MaxOutput: 4000})
+	res, err := (&Tools{}).Read(t.Context(), api.ToolRequest{Workspace: ws, Input: []byte(`{"file_path":"big.txt"}`), MaxOutput: 4000})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	require.True(t, res.Truncated)
@@ -238,7 +240,7 @@ func TestGrepOutputCap(t *testing.T) {
 		fmt.Fprintf(&b, "needle %d\n", i)
 	}
 	mkfiles(t, ws, map[string]string{"n.txt": b.String()})
-	res, err := (&Tools{}).Grep(t.Context(), ToolRequest{Workspace: ws, MaxOutput: 2000,
+	res, err := (&Tools{}).Grep(t.Context(), api.ToolRequest{Workspace: ws, MaxOutput: 2000,
 		Input: []byte(`{"pattern":"needle","output_mode":"content"}`)})
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
@@ -459,13 +461,13 @@ func TestAllCovered(t *testing.T) {
 }
 
 // editRetryWorkflow runs Edit with one retry, the way a workflow would.
-func editRetryWorkflow(ctx workflow.Context, req ToolRequest) (ToolResult, error) {
+func editRetryWorkflow(ctx workflow.Context, req api.ToolRequest) (api.ToolResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Millisecond, MaximumAttempts: 2},
 	})
-	var res ToolResult
-	err := workflow.ExecuteActivity(ctx, EditActivity, req).Get(ctx, &res)
+	var res api.ToolResult
+	err := workflow.ExecuteActivity(ctx, api.EditActivity, req).Get(ctx, &res)
 	return res, err
 }
 
@@ -489,11 +491,11 @@ func TestEditRetriedAfterLostCompletion(t *testing.T) {
 			mkfiles(t, ws, map[string]string{"f": tc.file})
 			tools := &Tools{}
 			var attempts atomic.Int32
-			crashAfterFirst := func(ctx context.Context, req ToolRequest) (ToolResult, error) {
+			crashAfterFirst := func(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 				res, err := tools.Edit(ctx, req)
 				if activity.GetInfo(ctx).Attempt == 1 {
 					attempts.Add(1)
-					return ToolResult{}, errors.New("simulated worker crash after the write")
+					return api.ToolResult{}, errors.New("simulated worker crash after the write")
 				}
 				attempts.Add(1)
 				return res, err
@@ -501,11 +503,11 @@ func TestEditRetriedAfterLostCompletion(t *testing.T) {
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestWorkflowEnvironment()
 			env.RegisterWorkflow(editRetryWorkflow)
-			env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: EditActivity})
-			env.ExecuteWorkflow(editRetryWorkflow, ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input)})
+			env.RegisterActivityWithOptions(crashAfterFirst, activity.RegisterOptions{Name: api.EditActivity})
+			env.ExecuteWorkflow(editRetryWorkflow, api.ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input)})
 			require.True(t, env.IsWorkflowCompleted())
 			require.NoError(t, env.GetWorkflowError())
-			var res ToolResult
+			var res api.ToolResult
 			require.NoError(t, env.GetWorkflowResult(&res))
 			require.Equal(t, int32(2), attempts.Load())
 			require.False(t, res.IsError, res.Output)

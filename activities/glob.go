@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,11 +12,24 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // maxGlobResults caps Glob's answer; a model that needs more should narrow
 // the pattern.
 const maxGlobResults = 1000
+
+//go:embed glob.md
+var globDescription string
+
+// globTool is Glob as the model sees it: glob.md describes it, and the
+// schema names exactly the fields of globInput.
+var globTool = toolDef{
+	name:        api.GlobActivity,
+	description: describe(globDescription),
+	schema:      `{"type":"object","properties":{"pattern":{"type":"string","description":"Glob pattern to match file paths against"},"path":{"type":"string","description":"Directory to search in, relative to the workspace root (default: the root)"}},"required":["pattern"],"additionalProperties":false}`,
+}
 
 type globInput struct {
 	Pattern string `json:"pattern"`
@@ -46,7 +60,7 @@ func matchAny(gs []glob.Glob, s string) bool {
 }
 
 // Glob lists files matching a pattern, newest first.
-func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
+func (t *Tools) Glob(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in globInput
 	if err := decodeInput(req.Input, &in, "pattern"); err != nil {
 		return errorResult("Glob: %v", err), nil
@@ -97,7 +111,7 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ToolResult{}, ctx.Err()
+			return api.ToolResult{}, ctx.Err()
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return errorResult("Glob: directory %s does not exist", tgt.show), nil
@@ -105,7 +119,7 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		return errorResult("Glob: %v", err), nil
 	}
 	if len(matches) == 0 {
-		return ToolResult{Output: "No files found"}, nil
+		return api.ToolResult{Output: "No files found"}, nil
 	}
 	sort.Slice(matches, func(i, j int) bool {
 		if !matches[i].mtime.Equal(matches[j].mtime) {
@@ -126,5 +140,5 @@ func (t *Tools) Glob(ctx context.Context, req ToolRequest) (ToolResult, error) {
 		fmt.Fprintf(&b, "[%d of %d matches shown, newest first; use a more specific pattern or path]\n", maxGlobResults, n)
 	}
 	text, truncated := capHead(b.String(), maxOutput(req))
-	return ToolResult{Output: text, Truncated: truncated || n > maxGlobResults}, nil
+	return api.ToolResult{Output: text, Truncated: truncated || n > maxGlobResults}, nil
 }

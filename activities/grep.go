@@ -3,6 +3,7 @@ package activities
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // maxGrepFileSize skips files larger than this: generated blobs and data
@@ -18,6 +21,17 @@ const maxGrepFileSize = 10 << 20
 
 // maxGrepContext bounds the context lines one match may pull in.
 const maxGrepContext = 20
+
+//go:embed grep.md
+var grepDescription string
+
+// grepTool is Grep as the model sees it: grep.md describes it, and the
+// schema names exactly the fields of grepInput.
+var grepTool = toolDef{
+	name:        api.GrepActivity,
+	description: describe(grepDescription),
+	schema:      `{"type":"object","properties":{"pattern":{"type":"string","description":"Regular expression (RE2) to search for"},"path":{"type":"string","description":"File or directory to search, relative to the workspace root (default: the root)"},"glob":{"type":"string","description":"Only search files matching this glob, e.g. \"*.go\""},"output_mode":{"type":"string","enum":["content","files_with_matches","count"],"description":"What to return (default files_with_matches)"},"-i":{"type":"boolean","description":"Case-insensitive search"},"-n":{"type":"boolean","description":"Show line numbers in content mode (default true)"},"context":{"type":"integer","minimum":0,"maximum":20,"description":"Lines of context before and after each match (content mode)"}},"required":["pattern"],"additionalProperties":false}`,
+}
 
 type grepInput struct {
 	Pattern    string `json:"pattern"`
@@ -31,7 +45,7 @@ type grepInput struct {
 
 // Grep searches file contents with a Go (RE2) regular expression. Files are
 // visited in lexical path order, so the same tree gives the same answer.
-func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
+func (t *Tools) Grep(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in grepInput
 	if err := decodeInput(req.Input, &in, "pattern"); err != nil {
 		return errorResult("Grep: %v", err), nil
@@ -153,12 +167,12 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ToolResult{}, ctx.Err()
+			return api.ToolResult{}, ctx.Err()
 		}
 		return errorResult("Grep: %v", err), nil
 	}
 	if files == 0 {
-		return ToolResult{Output: "No matches found"}, nil
+		return api.ToolResult{Output: "No matches found"}, nil
 	}
 	text := out.String()
 	truncated := false
@@ -177,7 +191,7 @@ func (t *Tools) Grep(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	if mode == "count" && !truncated {
 		text += fmt.Sprintf("[%d matching lines in %d files]\n", matchesTotal, files)
 	}
-	return ToolResult{Output: text, Truncated: truncated}, nil
+	return api.ToolResult{Output: text, Truncated: truncated}, nil
 }
 
 // grepFile searches one file and emits its part of the answer; it returns

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/hooks"
 )
 
@@ -52,11 +53,11 @@ echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"comma
 			var beats atomic.Int32
 			env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
 			env.RegisterActivityWithOptions((&Hooks{HeartbeatEvery: 50 * time.Millisecond}).RunHooks,
-				activity.RegisterOptions{Name: HooksActivity})
+				activity.RegisterOptions{Name: api.HooksActivity})
 
-			val, err := env.ExecuteActivity(HooksActivity, HookRequest{Hooks: hooksFor, Payload: payload(tt.cmd), Dir: dir})
+			val, err := env.ExecuteActivity(api.HooksActivity, api.HookRequest{Hooks: hooksFor, Payload: payload(tt.cmd), Dir: dir})
 			require.NoError(t, err)
-			var resp HookResponse
+			var resp api.HookResponse
 			require.NoError(t, val.Get(&resp))
 
 			assert.True(t, resp.Decided)
@@ -81,14 +82,14 @@ const hookHeartbeatTimeout = 2 * time.Second
 
 // hookTestWorkflow runs RunHooks once with a short heartbeat timeout and no
 // retries, so a missing heartbeat fails it.
-func hookTestWorkflow(ctx workflow.Context, req HookRequest) (HookResponse, error) {
+func hookTestWorkflow(ctx workflow.Context, req api.HookRequest) (api.HookResponse, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		HeartbeatTimeout:    hookHeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	var resp HookResponse
-	err := workflow.ExecuteActivity(ctx, HooksActivity, req).Get(ctx, &resp)
+	var resp api.HookResponse
+	err := workflow.ExecuteActivity(ctx, api.HooksActivity, req).Get(ctx, &resp)
 	return resp, err
 }
 
@@ -111,7 +112,7 @@ func TestRunHooksHeartbeats(t *testing.T) {
 			// reached the server (three batch windows, 2.4 times the timeout,
 			// so it outlived the timeout only by heartbeating), or, when they
 			// do not come, after 2.5 times the timeout.
-			req := HookRequest{
+			req := api.HookRequest{
 				Hooks: []hooks.CommandHook{{Name: "slow", Timeout: 30 * time.Second,
 					Command: `while [ ! -e '` + release + `' ]; do sleep 0.01; done; echo '{"decision":"ask"}'`}},
 				Payload: hooks.Payload{Point: hooks.ToolApprovalPre, Tool: "Bash"},
@@ -124,7 +125,7 @@ func TestRunHooksHeartbeats(t *testing.T) {
 			env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
 			env.RegisterWorkflow(hookTestWorkflow)
 			env.RegisterActivityWithOptions((&Hooks{HeartbeatEvery: tt.every}).RunHooks,
-				activity.RegisterOptions{Name: HooksActivity})
+				activity.RegisterOptions{Name: api.HooksActivity})
 			done := make(chan struct{})
 			defer close(done)
 			go func() {
@@ -152,7 +153,7 @@ func TestRunHooksHeartbeats(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, beats.Load(), int32(4), "released by heartbeats, not by giving up")
-			var resp HookResponse
+			var resp api.HookResponse
 			require.NoError(t, env.GetWorkflowResult(&resp))
 			assert.Equal(t, hooks.Result{Decision: "ask", Hook: "slow"}, resp.Result)
 		})
@@ -165,20 +166,20 @@ func TestRunHooksActivityBadRequest(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	tests := []struct {
 		name string
-		req  HookRequest
+		req  api.HookRequest
 		want string
 	}{
-		{"no dir", HookRequest{}, "dir (the workspace) is empty"},
-		{"missing dir", HookRequest{Dir: filepath.Join(dir, "gone")}, "workspace:"},
-		{"dir is a file", HookRequest{Dir: file}, "is not a directory"},
-		{"empty command", HookRequest{Dir: dir, Hooks: []hooks.CommandHook{{Name: "x"}}}, "hooks[0] (x): empty command"},
+		{"no dir", api.HookRequest{}, "dir (the workspace) is empty"},
+		{"missing dir", api.HookRequest{Dir: filepath.Join(dir, "gone")}, "workspace:"},
+		{"dir is a file", api.HookRequest{Dir: file}, "is not a directory"},
+		{"empty command", api.HookRequest{Dir: dir, Hooks: []hooks.CommandHook{{Name: "x"}}}, "hooks[0] (x): empty command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestActivityEnvironment()
-			env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: HooksActivity})
-			_, err := env.ExecuteActivity(HooksActivity, tt.req)
+			env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: api.HooksActivity})
+			_, err := env.ExecuteActivity(api.HooksActivity, tt.req)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			var appErr *temporal.ApplicationError
@@ -191,10 +192,10 @@ func TestRunHooksActivityBadRequest(t *testing.T) {
 func TestRunHooksActivityNoHooks(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: HooksActivity})
-	val, err := env.ExecuteActivity(HooksActivity, HookRequest{Dir: t.TempDir()})
+	env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: api.HooksActivity})
+	val, err := env.ExecuteActivity(api.HooksActivity, api.HookRequest{Dir: t.TempDir()})
 	require.NoError(t, err)
-	var resp HookResponse
+	var resp api.HookResponse
 	require.NoError(t, val.Get(&resp))
 	assert.False(t, resp.Decided)
 	assert.Empty(t, resp.Outcomes)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // Glob and Grep leave Read-denied files out, as the sandbox hides them
@@ -28,7 +30,7 @@ func TestGlobGrepLeaveMaskedFilesOut(t *testing.T) {
 	tools := &Tools{}
 	denied := []string{".env", "secrets/**"}
 	run := func(fn toolFunc, input string, deny []string) string {
-		res, err := fn(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(input), ReadDeny: deny})
+		res, err := fn(context.Background(), api.ToolRequest{Workspace: ws, Input: json.RawMessage(input), ReadDeny: deny})
 		require.NoError(t, err)
 		require.False(t, res.IsError, res.Output)
 		return res.Output
@@ -53,11 +55,11 @@ func TestGlobGrepLeaveMaskedFilesOut(t *testing.T) {
 			assert.NotContains(t, with, "topsecret")
 		})
 	}
-	res, err := tools.Grep(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(`{"pattern":"KEY","path":"src/copy.txt","output_mode":"content"}`), ReadDeny: denied})
+	res, err := tools.Grep(context.Background(), api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"pattern":"KEY","path":"src/copy.txt","output_mode":"content"}`), ReadDeny: denied})
 	require.NoError(t, err)
 	assert.NotContains(t, res.Output, "topsecret", "a hard link named directly is left out too")
 
-	res, err = tools.Glob(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(`{"pattern":"*"}`), ReadDeny: []string{"re:("}})
+	res, err = tools.Glob(context.Background(), api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"pattern":"*"}`), ReadDeny: []string{"re:("}})
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "a rule that cannot be enforced refuses: %s", res.Output)
 }
@@ -70,7 +72,7 @@ func TestBashEnforcesDenyRules(t *testing.T) {
 		ws, err := filepath.EvalSymlinks(t.TempDir())
 		require.NoError(t, err)
 		mkfiles(t, ws, map[string]string{".env": "KEY=topsecret", "go.mod": "module x\n"})
-		req := ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"cat .env; echo changed > go.mod"}`)}
+		req := api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"command":"cat .env; echo changed > go.mod"}`)}
 		if withRules {
 			req.ReadDeny, req.EditDeny = []string{".env"}, []string{"go.mod"}
 		}
@@ -101,7 +103,7 @@ func TestFileToolsCheckTheRealPath(t *testing.T) {
 		input string
 		read  []string
 		edit  []string
-		check func(t *testing.T, ws string, res ToolResult, denied bool)
+		check func(t *testing.T, ws string, res api.ToolResult, denied bool)
 	}{
 		{name: "read through a symlink", fn: tools.Read, input: `{"file_path":"link"}`, read: []string{".env"}},
 		{name: "read through a symlinked directory", fn: tools.Read, input: `{"file_path":"s/prod.key"}`, read: []string{"secrets/**"}},
@@ -121,7 +123,7 @@ func TestFileToolsCheckTheRealPath(t *testing.T) {
 				require.NoError(t, os.Symlink("secrets", filepath.Join(ws, "s")))
 				require.NoError(t, os.Symlink("go.mod", filepath.Join(ws, "modlink")))
 				require.NoError(t, os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "src/copy.txt")))
-				req := ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input)}
+				req := api.ToolRequest{Workspace: ws, Input: json.RawMessage(tc.input)}
 				if withRules {
 					req.ReadDeny, req.EditDeny = tc.read, tc.edit
 				}

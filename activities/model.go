@@ -10,17 +10,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/activities/api"
 )
-
-// ModelRequestErrorType is the application error type of a model call that
-// must not be retried (a 4xx other than 408, 409 and 429: bad request, bad
-// key, unknown model, context too long).
-const ModelRequestErrorType = "ModelRequestError"
-
-// ContextLengthErrorType is a model call refused because the prompt is over
-// the model's context window (HTTP 400, code context_length_exceeded): the
-// job compacts its conversation and calls again.
-const ContextLengthErrorType = "ContextLengthExceeded"
 
 // Model is the chat completion activity, for any OpenAI-compatible endpoint.
 type Model struct {
@@ -48,19 +40,19 @@ func NewModel(baseURL, apiKey, model string, httpClient *http.Client) *Model {
 // Chat makes one chat completion call. Errors are classified for Temporal's
 // retry policy: 408, 409, 429, 5xx, network errors, unreadable responses and
 // empty answers are plain errors (retried with backoff); any other 4xx is a
-// non-retryable application error of type ModelRequestErrorType.
-func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, error) {
+// non-retryable application error of type api.ModelRequestErrorType.
+func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelResponse, error) {
 	name := req.Model
 	if name == "" {
 		name = m.Model
 	}
 	msgs := req.Messages
 	if req.Conversation != nil {
-		all, err := req.Conversation.load()
+		all, err := loadConversation(*req.Conversation)
 		if err != nil {
-			return ModelResponse{}, err
+			return api.ModelResponse{}, err
 		}
-		msgs = req.Conversation.View.visible(all)
+		msgs = req.Conversation.View.Visible(all)
 	}
 	tools := req.Tools
 	if req.WithTools {
@@ -83,13 +75,13 @@ func (m *Model) Chat(ctx context.Context, req ModelRequest) (ModelResponse, erro
 	resp, err := m.Client.CreateChatCompletion(ctx, creq)
 	stop()
 	if err != nil {
-		return ModelResponse{}, classifyModelError(name, err)
+		return api.ModelResponse{}, classifyModelError(name, err)
 	}
 	if len(resp.Choices) == 0 {
-		return ModelResponse{}, fmt.Errorf("model %s: response has no choices (id %q)", name, resp.ID)
+		return api.ModelResponse{}, fmt.Errorf("model %s: response has no choices (id %q)", name, resp.ID)
 	}
 	c := resp.Choices[0]
-	return ModelResponse{
+	return api.ModelResponse{
 		Message:      c.Message,
 		Usage:        resp.Usage,
 		FinishReason: string(c.FinishReason),
@@ -110,12 +102,12 @@ func classifyModelError(model string, err error) error {
 	}
 	wrapped := fmt.Errorf("model %s: %w", model, err)
 	if status == http.StatusBadRequest && contextLengthExceeded(apiErr) {
-		return temporal.NewNonRetryableApplicationError(wrapped.Error(), ContextLengthErrorType, err)
+		return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ContextLengthErrorType, err)
 	}
 	if retryableStatus(status) {
 		return wrapped
 	}
-	return temporal.NewNonRetryableApplicationError(wrapped.Error(), ModelRequestErrorType, err)
+	return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ModelRequestErrorType, err)
 }
 
 // retryableStatus: 0 is "no HTTP answer" (network error, timeout, malformed

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // fakeOpenAI is a real HTTP server speaking the chat completions protocol:
@@ -81,7 +83,7 @@ func TestModelChat(t *testing.T) {
 			m := NewModel(srv.URL+"/v1", "test-key", "test-model", srv.Client())
 			env.RegisterActivity(m.Chat)
 
-			req := ModelRequest{
+			req := api.ModelRequest{
 				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "fix the test"}},
 				Tools:    ToolDefinitions(),
 			}
@@ -92,7 +94,7 @@ func TestModelChat(t *testing.T) {
 			switch tc.wantErr {
 			case "":
 				require.NoError(t, err)
-				var resp ModelResponse
+				var resp api.ModelResponse
 				require.NoError(t, val.Get(&resp))
 				require.Equal(t, "tool_calls", resp.FinishReason)
 				require.Len(t, resp.Message.ToolCalls, 2)
@@ -114,19 +116,19 @@ func TestModelChat(t *testing.T) {
 				var appErr *temporal.ApplicationError
 				require.True(t, errors.As(err, &appErr), "got %T: %v", err, err)
 				require.False(t, appErr.NonRetryable(), "must be retryable: %v", err)
-				require.NotEqual(t, ModelRequestErrorType, appErr.Type())
+				require.NotEqual(t, api.ModelRequestErrorType, appErr.Type())
 			case "nonretryable":
 				require.Error(t, err)
 				var appErr *temporal.ApplicationError
 				require.True(t, errors.As(err, &appErr), "want an application error, got %T: %v", err, err)
 				require.True(t, appErr.NonRetryable())
-				require.Equal(t, ModelRequestErrorType, appErr.Type())
+				require.Equal(t, api.ModelRequestErrorType, appErr.Type())
 				require.Contains(t, appErr.Error(), "test-model")
 			case "context":
 				var appErr *temporal.ApplicationError
 				require.True(t, errors.As(err, &appErr), "want an application error, got %T: %v", err, err)
 				require.True(t, appErr.NonRetryable(), "compaction, not a retry, fixes it")
-				require.Equal(t, ContextLengthErrorType, appErr.Type())
+				require.Equal(t, api.ContextLengthErrorType, appErr.Type())
 			}
 		})
 	}
@@ -142,12 +144,12 @@ func TestModelChatOverridesModelAndOmitsParallelWithoutTools(t *testing.T) {
 	env := suite.NewTestActivityEnvironment()
 	m := NewModel(srv.URL+"/v1", "k", "default-model", nil)
 	env.RegisterActivity(m.Chat)
-	val, err := env.ExecuteActivity(m.Chat, ModelRequest{
+	val, err := env.ExecuteActivity(m.Chat, api.ModelRequest{
 		Model:    "other-model",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},
 	})
 	require.NoError(t, err)
-	var resp ModelResponse
+	var resp api.ModelResponse
 	require.NoError(t, val.Get(&resp))
 	require.Equal(t, "done", resp.Message.Content)
 	require.Equal(t, "stop", resp.FinishReason)
@@ -167,7 +169,7 @@ func TestModelChatNetworkErrorIsRetryable(t *testing.T) {
 	env := suite.NewTestActivityEnvironment()
 	m := NewModel(url+"/v1", "k", "m", nil)
 	env.RegisterActivity(m.Chat)
-	_, err := env.ExecuteActivity(m.Chat, ModelRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
+	_, err := env.ExecuteActivity(m.Chat, api.ModelRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
 	require.Error(t, err)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "got %T: %v", err, err)

@@ -8,10 +8,9 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
-)
 
-// PreviewActivity is the dry run of a Write or Edit waiting for approval.
-const PreviewActivity = "Preview"
+	"github.com/custos-dev/custos/activities/api"
+)
 
 // Limits of a preview: a person reads it in a prompt or a chat message.
 const (
@@ -21,93 +20,56 @@ const (
 	previewMaxInput = 4 << 20
 )
 
-// PreviewResult is what a Write or Edit would change.
-type PreviewResult struct {
-	// Diff is a unified diff against the file as it is now ("" when the
-	// call would change nothing).
-	Diff string `json:"diff,omitempty"`
-	// Omitted counts diff lines left out to keep the preview readable.
-	Omitted int `json:"omitted,omitempty"`
-	// Note says what the call would do when there is no diff to show.
-	Note string `json:"note,omitempty"`
-	// Failed says why the call would fail: a person may deny knowing that.
-	Failed string `json:"failed,omitempty"`
-}
-
-// Text renders the preview for a person.
-func (r PreviewResult) Text() string {
-	switch {
-	case r.Failed != "":
-		return "Dry run failed — the call would fail as it stands:\n" + r.Failed
-	case r.Diff == "":
-		return r.Note
-	}
-	s := r.Diff
-	if r.Omitted > 0 {
-		s += fmt.Sprintf("… %d more diff lines not shown\n", r.Omitted)
-	}
-	if r.Note != "" {
-		s = r.Note + "\n" + s
-	}
-	return strings.TrimSuffix(s, "\n")
-}
-
-// PreviewRequest names the tool whose call is previewed.
-type PreviewRequest struct {
-	Tool string      `json:"tool"`
-	Call ToolRequest `json:"call"`
-}
-
 // Preview parses, validates and matches a Write or Edit exactly as the tool
 // would, and returns the diff instead of writing. It is a read: it needs no
 // approval and runs on the host that holds the workspace.
-func (t *Tools) Preview(ctx context.Context, req PreviewRequest) (PreviewResult, error) {
+func (t *Tools) Preview(ctx context.Context, req api.PreviewRequest) (api.PreviewResult, error) {
 	switch req.Tool {
-	case EditActivity:
+	case api.EditActivity:
 		return t.previewEdit(ctx, req.Call), nil
-	case WriteActivity:
+	case api.WriteActivity:
 		return t.previewWrite(req.Call), nil
 	}
-	return PreviewResult{}, fmt.Errorf("no preview for tool %q", req.Tool)
+	return api.PreviewResult{}, fmt.Errorf("no preview for tool %q", req.Tool)
 }
 
-func (t *Tools) previewEdit(ctx context.Context, req ToolRequest) PreviewResult {
+func (t *Tools) previewEdit(ctx context.Context, req api.ToolRequest) api.PreviewResult {
 	plan, tgt, res := t.planEdit(ctx, req)
 	if tgt == nil {
-		return PreviewResult{Failed: res.Output}
+		return api.PreviewResult{Failed: res.Output}
 	}
 	defer tgt.Close()
 	if plan.done != "" {
-		return PreviewResult{Note: plan.done}
+		return api.PreviewResult{Note: plan.done}
 	}
 	return unifiedDiff(tgt.show, plan.original, plan.updated, true)
 }
 
-func (t *Tools) previewWrite(req ToolRequest) PreviewResult {
+func (t *Tools) previewWrite(req api.ToolRequest) api.PreviewResult {
 	var in writeInput
 	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
-		return PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}
+		return api.PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}
 	}
 	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
 	if err != nil {
-		return PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}
+		return api.PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}
 	}
 	defer tgt.Close()
 	old, _, err := readRegular(tgt.root, tgt.rel, previewMaxInput)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return PreviewResult{Note: fmt.Sprintf("Write would replace %s (%d bytes); no diff: %v", tgt.show, len(*in.Content), err)}
+		return api.PreviewResult{Note: fmt.Sprintf("Write would replace %s (%d bytes); no diff: %v", tgt.show, len(*in.Content), err)}
 	}
 	if exists && string(old) == *in.Content {
-		return PreviewResult{Note: fmt.Sprintf("%s already has this content; nothing would change", tgt.show)}
+		return api.PreviewResult{Note: fmt.Sprintf("%s already has this content; nothing would change", tgt.show)}
 	}
 	return unifiedDiff(tgt.show, string(old), *in.Content, exists)
 }
 
 // unifiedDiff is the git-style diff of one file, capped for people.
-func unifiedDiff(path, before, after string, existed bool) PreviewResult {
+func unifiedDiff(path, before, after string, existed bool) api.PreviewResult {
 	if len(before) > previewMaxInput || len(after) > previewMaxInput {
-		return PreviewResult{Note: fmt.Sprintf("%s: %d bytes → %d bytes (too large to diff)", path, len(before), len(after))}
+		return api.PreviewResult{Note: fmt.Sprintf("%s: %d bytes → %d bytes (too large to diff)", path, len(before), len(after))}
 	}
 	from := "a/" + path
 	if !existed {
@@ -118,9 +80,9 @@ func unifiedDiff(path, before, after string, existed bool) PreviewResult {
 		FromFile: from, ToFile: "b/" + path, Context: 3,
 	})
 	if err != nil {
-		return PreviewResult{Failed: fmt.Sprintf("diff %s: %v", path, err)}
+		return api.PreviewResult{Failed: fmt.Sprintf("diff %s: %v", path, err)}
 	}
-	var res PreviewResult
+	var res api.PreviewResult
 	if !existed {
 		res.Note = "new file " + path
 	}

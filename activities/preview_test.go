@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 func TestPreview(t *testing.T) {
@@ -18,23 +20,23 @@ func TestPreview(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, existing string
 		input                map[string]any
-		want                 PreviewResult
+		want                 api.PreviewResult
 	}{
-		{name: "edit without final newline", tool: EditActivity, existing: "a\nb",
+		{name: "edit without final newline", tool: api.EditActivity, existing: "a\nb",
 			input: map[string]any{"file_path": "f", "old_string": "b", "new_string": "c"},
-			want:  PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"}},
-		{name: "write adds a final newline", tool: WriteActivity, existing: "a",
+			want:  api.PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"}},
+		{name: "write adds a final newline", tool: api.WriteActivity, existing: "a",
 			input: map[string]any{"file_path": "f", "content": "a\n"},
-			want:  PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"}},
-		{name: "write of the same content", tool: WriteActivity, existing: "same\n",
+			want:  api.PreviewResult{Diff: "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n"}},
+		{name: "write of the same content", tool: api.WriteActivity, existing: "same\n",
 			input: map[string]any{"file_path": "f", "content": "same\n"},
-			want:  PreviewResult{Note: "f already has this content; nothing would change"}},
-		{name: "write outside the workspace fails", tool: WriteActivity,
+			want:  api.PreviewResult{Note: "f already has this content; nothing would change"}},
+		{name: "write outside the workspace fails", tool: api.WriteActivity,
 			input: map[string]any{"file_path": "../x", "content": "x"},
-			want:  PreviewResult{Failed: "Write: ../x: path is outside the workspace"}},
-		{name: "edit with bad arguments fails", tool: EditActivity, existing: "a\n",
+			want:  api.PreviewResult{Failed: "Write: ../x: path is outside the workspace"}},
+		{name: "edit with bad arguments fails", tool: api.EditActivity, existing: "a\n",
 			input: map[string]any{"file_path": "f", "old_string": "a"},
-			want:  PreviewResult{Failed: "Edit: missing required parameter(s): new_string"}},
+			want:  api.PreviewResult{Failed: "Edit: missing required parameter(s): new_string"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
@@ -42,7 +44,7 @@ func TestPreview(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte(tc.existing), 0o644))
 			}
 			in, _ := json.Marshal(tc.input)
-			got, err := (&Tools{}).Preview(context.Background(), PreviewRequest{Tool: tc.tool, Call: ToolRequest{Workspace: ws, Input: in}})
+			got, err := (&Tools{}).Preview(context.Background(), api.PreviewRequest{Tool: tc.tool, Call: api.ToolRequest{Workspace: ws, Input: in}})
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 			if tc.existing != "" {
@@ -54,7 +56,7 @@ func TestPreview(t *testing.T) {
 	t.Run("a long diff is cut with a count", func(t *testing.T) {
 		ws := t.TempDir()
 		in, _ := json.Marshal(map[string]any{"file_path": "big", "content": many})
-		got, err := (&Tools{}).Preview(context.Background(), PreviewRequest{Tool: WriteActivity, Call: ToolRequest{Workspace: ws, Input: in}})
+		got, err := (&Tools{}).Preview(context.Background(), api.PreviewRequest{Tool: api.WriteActivity, Call: api.ToolRequest{Workspace: ws, Input: in}})
 		require.NoError(t, err)
 		// 3 header lines + 500 added lines; 200 are shown.
 		assert.Equal(t, 503-previewMaxLines, got.Omitted)

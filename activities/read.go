@@ -3,15 +3,29 @@ package activities
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // defaultReadLimit is how many lines Read returns when the model gives no limit.
 const defaultReadLimit = 2000
+
+//go:embed read.md
+var readDescription string
+
+// readTool is Read as the model sees it: read.md describes it, and the
+// schema names exactly the fields of readInput.
+var readTool = toolDef{
+	name:        api.ReadActivity,
+	description: describe(readDescription),
+	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"offset":{"type":"integer","minimum":1,"description":"1-based line number to start reading from"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read (default 2000)"}},"required":["file_path"],"additionalProperties":false}`,
+}
 
 type readInput struct {
 	FilePath string `json:"file_path"`
@@ -21,7 +35,7 @@ type readInput struct {
 
 // Read returns a text file's lines numbered like `cat -n`, from offset
 // (1-based) for limit lines.
-func (t *Tools) Read(ctx context.Context, req ToolRequest) (ToolResult, error) {
+func (t *Tools) Read(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in readInput
 	if err := decodeInput(req.Input, &in, "file_path"); err != nil {
 		return errorResult("Read: %v", err), nil
@@ -87,7 +101,7 @@ func (t *Tools) Read(ctx context.Context, req ToolRequest) (ToolResult, error) {
 	for {
 		if lineNo%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return ToolResult{}, err
+				return api.ToolResult{}, err
 			}
 		}
 		line, dropped, err := readLine(br, maxLineRunes*4)
@@ -118,9 +132,9 @@ func (t *Tools) Read(ctx context.Context, req ToolRequest) (ToolResult, error) {
 
 	switch {
 	case lineNo == 0:
-		return ToolResult{Output: fmt.Sprintf("(%s is empty)", in.FilePath)}, nil
+		return api.ToolResult{Output: fmt.Sprintf("(%s is empty)", in.FilePath)}, nil
 	case offset > lineNo:
-		return ToolResult{Output: fmt.Sprintf("(%s has %d lines; offset %d is past the end)", in.FilePath, lineNo, offset)}, nil
+		return api.ToolResult{Output: fmt.Sprintf("(%s has %d lines; offset %d is past the end)", in.FilePath, lineNo, offset)}, nil
 	}
 	text := out.String()
 	if cut {
@@ -138,7 +152,7 @@ func (t *Tools) Read(ctx context.Context, req ToolRequest) (ToolResult, error) {
 			text += "]\n"
 		}
 	}
-	return ToolResult{Output: text, Truncated: cut}, nil
+	return api.ToolResult{Output: text, Truncated: cut}, nil
 }
 
 // readLine reads one line without its "\n", keeping at most keep bytes of it

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"go.temporal.io/sdk/activity"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // Registrar is what both a worker and the test environment offer.
@@ -21,22 +23,22 @@ type Set struct {
 // file tools, hooks, settings and the session sink. Bash is not among them.
 func (s Set) Register(r Registrar) {
 	reg := func(fn any, name string) { r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	reg(s.Model.Chat, ModelActivity)
-	reg(s.Model.Compact, CompactActivity)
-	reg(s.Tools.Read, ReadActivity)
-	reg(s.Tools.Glob, GlobActivity)
-	reg(s.Tools.Grep, GrepActivity)
-	reg(s.Tools.Write, WriteActivity)
-	reg(s.Tools.Edit, EditActivity)
-	reg(s.Tools.Preview, PreviewActivity)
-	reg(s.Hooks.RunHooks, HooksActivity)
-	reg(s.Settings.LoadSettings, LoadSettingsActivity)
-	reg(s.Settings.PersistRule, PersistRuleActivity)
-	reg(s.Settings.BashLane, BashLaneActivity)
-	reg(SaveSession, SaveSessionActivity)
+	reg(s.Model.Chat, api.ModelActivity)
+	reg(s.Model.Compact, api.CompactActivity)
+	reg(s.Tools.Read, api.ReadActivity)
+	reg(s.Tools.Glob, api.GlobActivity)
+	reg(s.Tools.Grep, api.GrepActivity)
+	reg(s.Tools.Write, api.WriteActivity)
+	reg(s.Tools.Edit, api.EditActivity)
+	reg(s.Tools.Preview, api.PreviewActivity)
+	reg(s.Hooks.RunHooks, api.HooksActivity)
+	reg(s.Settings.LoadSettings, api.LoadSettingsActivity)
+	reg(s.Settings.PersistRule, api.PersistRuleActivity)
+	reg(s.Settings.BashLane, api.BashLaneActivity)
+	reg(SaveSession, api.SaveSessionActivity)
 }
 
 // RegisterBash registers Bash, for a single-concurrency Bash lane.
 func (s Set) RegisterBash(r Registrar) {
-	r.RegisterActivityWithOptions(s.Tools.Bash, activity.RegisterOptions{Name: BashActivity})
+	r.RegisterActivityWithOptions(s.Tools.Bash, activity.RegisterOptions{Name: api.BashActivity})
 }

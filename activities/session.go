@@ -11,18 +11,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 )
-
-// SaveSessionRequest carries what a job has not yet written to its workspace.
-type SaveSessionRequest struct {
-	Workspace string `json:"workspace"`
-	JobID     string `json:"jobId"`
-	// FirstMessage is the index (in the whole conversation) of Messages[0].
-	FirstMessage int                            `json:"firstMessage"`
-	Messages     []openai.ChatCompletionMessage `json:"messages,omitempty"`
-	Audit        []approval.AuditRecord         `json:"audit,omitempty"`
-}
 
 // transcriptLine is one line of .custos/sessions/<job>.jsonl: the message
 // with its sequence number in front. (Embedding the message in a struct would
@@ -45,20 +36,10 @@ func (l transcriptLine) MarshalJSON() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// SessionDir and AuditDir are where a job's files live in its workspace.
-func SessionFile(workspace, jobID string) string {
-	return filepath.Join(workspace, ".custos", "sessions", safeName(jobID)+".jsonl")
-}
-
-// AuditFile is the audit trail of one job.
-func AuditFile(workspace, jobID string) string {
-	return filepath.Join(workspace, ".custos", "audit", safeName(jobID)+".jsonl")
-}
-
 // SaveSession appends new transcript messages and audit records. Every line
 // carries a sequence number and only lines past the file's last one are
 // written, so a retried save never duplicates anything.
-func SaveSession(ctx context.Context, req SaveSessionRequest) error {
+func SaveSession(ctx context.Context, req api.SaveSessionRequest) error {
 	if req.Workspace == "" || req.JobID == "" {
 		return fmt.Errorf("save session: workspace and job id are required")
 	}
@@ -66,14 +47,14 @@ func SaveSession(ctx context.Context, req SaveSessionRequest) error {
 	for i, m := range req.Messages {
 		lines = append(lines, seqLine{seq: req.FirstMessage + i + 1, v: transcriptLine{Seq: req.FirstMessage + i + 1, Msg: m}})
 	}
-	if err := appendSeq(SessionFile(req.Workspace, req.JobID), lines); err != nil {
+	if err := appendSeq(api.SessionFile(req.Workspace, req.JobID), lines); err != nil {
 		return fmt.Errorf("save transcript: %w", err)
 	}
 	lines = lines[:0]
 	for _, r := range req.Audit {
 		lines = append(lines, seqLine{seq: r.Seq, v: r})
 	}
-	if err := appendSeq(AuditFile(req.Workspace, req.JobID), lines); err != nil {
+	if err := appendSeq(api.AuditFile(req.Workspace, req.JobID), lines); err != nil {
 		return fmt.Errorf("save audit: %w", err)
 	}
 	return nil
@@ -182,7 +163,7 @@ func lastSeq(path string) (int, error) {
 
 // ReadAudit reads a job's audit file.
 func ReadAudit(workspace, jobID string) ([]approval.AuditRecord, error) {
-	f, err := os.Open(AuditFile(workspace, jobID))
+	f, err := os.Open(api.AuditFile(workspace, jobID))
 	if err != nil {
 		return nil, err
 	}
@@ -198,18 +179,4 @@ func ReadAudit(workspace, jobID string) ([]approval.AuditRecord, error) {
 		out = append(out, r)
 	}
 	return out, sc.Err()
-}
-
-// safeName keeps a workflow id usable as a file name.
-func safeName(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || b[0] == '.' {
-		return "_" + string(b)
-	}
-	return string(b)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 )
 
@@ -27,16 +28,16 @@ func TestSaveSessionIsIdempotent(t *testing.T) {
 	ws := t.TempDir()
 	ctx := context.Background()
 	big := strings.Repeat("x", 200<<10) // longer than one backwards read
-	first := SaveSessionRequest{Workspace: ws, JobID: "job/1", Messages: msgs("a", big),
+	first := api.SaveSessionRequest{Workspace: ws, JobID: "job/1", Messages: msgs("a", big),
 		Audit: []approval.AuditRecord{{Seq: 1, CallID: "c1"}}}
 	require.NoError(t, SaveSession(ctx, first))
 	require.NoError(t, SaveSession(ctx, first)) // retried
-	second := SaveSessionRequest{Workspace: ws, JobID: "job/1", FirstMessage: 1, Messages: msgs(big, "c"),
+	second := api.SaveSessionRequest{Workspace: ws, JobID: "job/1", FirstMessage: 1, Messages: msgs(big, "c"),
 		Audit: []approval.AuditRecord{{Seq: 1, CallID: "c1"}, {Seq: 2, CallID: "c2"}}}
 	require.NoError(t, SaveSession(ctx, second))
 	require.NoError(t, SaveSession(ctx, second))
 
-	data, err := os.ReadFile(SessionFile(ws, "job/1"))
+	data, err := os.ReadFile(api.SessionFile(ws, "job/1"))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	require.Len(t, lines, 3)
@@ -57,9 +58,9 @@ func TestSaveSessionRepairsTornLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
 			require.NoError(t, os.MkdirAll(ws+"/.custos/sessions", 0o755))
-			require.NoError(t, os.WriteFile(SessionFile(ws, "j"), []byte(tc.torn), 0o644))
-			require.NoError(t, SaveSession(context.Background(), SaveSessionRequest{Workspace: ws, JobID: "j", Messages: msgs("a", "b")}))
-			data, err := os.ReadFile(SessionFile(ws, "j"))
+			require.NoError(t, os.WriteFile(api.SessionFile(ws, "j"), []byte(tc.torn), 0o644))
+			require.NoError(t, SaveSession(context.Background(), api.SaveSessionRequest{Workspace: ws, JobID: "j", Messages: msgs("a", "b")}))
+			data, err := os.ReadFile(api.SessionFile(ws, "j"))
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 			require.Len(t, lines, 2, string(data))

@@ -5,11 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -34,8 +33,13 @@ func TestToolDefinitions(t *testing.T) {
 		require.Equal(t, "function", string(d.Type))
 		name := d.Function.Name
 		names = append(names, name)
-		require.True(t, KnownTool(name))
-		require.NotEmpty(t, d.Function.Description)
+		require.True(t, api.KnownTool(name))
+		desc := d.Function.Description
+		require.NotEmpty(t, desc)
+		// The .md files are embedded as written: no placeholder left over,
+		// no newline or space an editor added at either end.
+		require.NotContains(t, desc, "{{", "%s: unknown placeholder in its .md", name)
+		require.Equal(t, strings.TrimSpace(desc), desc, "%s: description has surrounding whitespace", name)
 
 		raw, err := json.Marshal(d.Function.Parameters)
 		require.NoError(t, err)
@@ -69,11 +73,12 @@ func TestToolDefinitions(t *testing.T) {
 		require.Equal(t, want[name].required, schema.Required, name)
 	}
 	require.Equal(t, []string{"Read", "Glob", "Grep", "Write", "Edit", "Bash"}, names)
+	require.Equal(t, api.ToolNames(), names, "the contract's list of tools, in the same order")
 
 	// Write, Edit and Bash describe the one protected list.
 	for _, d := range defs {
 		switch d.Function.Name {
-		case WriteActivity, EditActivity, BashActivity:
+		case api.WriteActivity, api.EditActivity, api.BashActivity:
 			require.Contains(t, d.Function.Description, protected.Summary(), d.Function.Name)
 		}
 	}
@@ -87,63 +92,18 @@ func TestToolDefinitions(t *testing.T) {
 
 func newInputFor(tool string) any {
 	switch tool {
-	case ReadActivity:
+	case api.ReadActivity:
 		return &readInput{}
-	case GlobActivity:
+	case api.GlobActivity:
 		return &globInput{}
-	case GrepActivity:
+	case api.GrepActivity:
 		return &grepInput{}
-	case WriteActivity:
+	case api.WriteActivity:
 		return &writeInput{}
-	case EditActivity:
+	case api.EditActivity:
 		return &editInput{}
-	case BashActivity:
+	case api.BashActivity:
 		return &bashInput{}
 	}
 	return nil
-}
-
-func TestIsReadOnlyAndKnownTool(t *testing.T) {
-	tests := []struct {
-		tool            string
-		known, readOnly bool
-	}{
-		{"Read", true, true}, {"Glob", true, true}, {"Grep", true, true},
-		{"Write", true, false}, {"Edit", true, false}, {"Bash", true, false},
-		{"read", false, false}, {"WebFetch", false, false}, {"", false, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.tool, func(t *testing.T) {
-			require.Equal(t, tc.known, KnownTool(tc.tool))
-			require.Equal(t, tc.readOnly, approval.IsReadOnly(tc.tool), "the approval pipeline's read-only set")
-		})
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	long := strings.Repeat("a", 300)
-	tests := []struct {
-		tool, input, want string
-	}{
-		{"Read", `{"file_path":"README.md"}`, "Read README.md"},
-		{"Read", `{"file_path":"a.go","offset":120,"limit":40}`, "Read a.go from line 120"},
-		{"Glob", `{"pattern":"**/*.go","path":"cmd"}`, "Glob **/*.go in cmd"},
-		{"Grep", `{"pattern":"func main","glob":"*.go"}`, `Grep "func main" (*.go)`},
-		{"Write", `{"file_path":"x/y.txt","content":"..."}`, "Write x/y.txt"},
-		{"Edit", `{"file_path":"src/a.go","old_string":"a","new_string":"b"}`, "Edit src/a.go"},
-		{"Edit", `{"file_path":"a.go","old_string":"a","new_string":"b","replace_all":true}`, "Edit a.go (replace all)"},
-		{"Bash", `{"command":"go test ./..."}`, "Bash: go test ./..."},
-		{"Bash", `{"command":"cd x &&\n  make\tall"}`, "Bash: cd x && make all"},
-		{"Bash", `not json`, "Bash (invalid arguments)"},
-		{"Mystery", `{"b":1,"a":2}`, `Mystery {"a":2,"b":1}`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.want, func(t *testing.T) {
-			require.Equal(t, tc.want, Summarize(tc.tool, json.RawMessage(tc.input)))
-		})
-	}
-	s := Summarize("Bash", json.RawMessage(`{"command":"echo `+long+`"}`))
-	require.Equal(t, 100, utf8.RuneCountInString(s))
-	require.True(t, strings.HasSuffix(s, "…"))
-	require.True(t, strings.HasPrefix(s, "Bash: echo aaa"))
 }

@@ -19,15 +19,17 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/sandbox"
 )
 
 // Tools implements the six tool activities. The worker registers a *Tools
 // value, so each exported method is an activity named after it ("Read",
-// "Glob", …, matching the *Activity constants). Every method turns bad input
-// and failed file operations into a ToolResult with IsError set; an activity
-// error is returned only when the activity itself cannot finish (its context
-// was cancelled), so Temporal never retries the model's mistakes.
+// "Glob", …, matching api's *Activity constants). Every method turns bad
+// input and failed file operations into an api.ToolResult with IsError set;
+// an activity error is returned only when the activity itself cannot finish
+// (its context was cancelled), so Temporal never retries the model's
+// mistakes.
 type Tools struct {
 	// Sandbox runs Bash commands; nil makes Bash answer with an error result.
 	Sandbox sandbox.Sandbox
@@ -59,8 +61,8 @@ const (
 )
 
 // errorResult is a failed tool call as the model sees it.
-func errorResult(format string, args ...any) ToolResult {
-	return ToolResult{Output: fmt.Sprintf(format, args...), IsError: true}
+func errorResult(format string, args ...any) api.ToolResult {
+	return api.ToolResult{Output: fmt.Sprintf(format, args...), IsError: true}
 }
 
 // decodeInput decodes the model's JSON arguments strictly into v: not JSON,
@@ -99,11 +101,11 @@ func decodeInput(raw json.RawMessage, v any, required ...string) error {
 	return nil
 }
 
-func maxOutput(req ToolRequest) int {
+func maxOutput(req api.ToolRequest) int {
 	if req.MaxOutput > 0 {
 		return req.MaxOutput
 	}
-	return DefaultMaxOutput
+	return api.DefaultMaxOutput
 }
 
 // truncMarker is appended (or inserted) where output was cut.

@@ -10,16 +10,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // toolFunc is the signature every tool activity has.
-type toolFunc func(context.Context, ToolRequest) (ToolResult, error)
+type toolFunc func(context.Context, api.ToolRequest) (api.ToolResult, error)
 
 // callTool runs one tool the way the worker does, minus Temporal: the
 // activity body is the same function.
-func callTool(t *testing.T, fn toolFunc, ws, input string) ToolResult {
+func callTool(t *testing.T, fn toolFunc, ws, input string) api.ToolResult {
 	t.Helper()
-	res, err := fn(context.Background(), ToolRequest{Workspace: ws, Input: json.RawMessage(input)})
+	res, err := fn(context.Background(), api.ToolRequest{Workspace: ws, Input: json.RawMessage(input)})
 	require.NoError(t, err, "a tool must report problems as results, not activity errors")
 	return res
 }

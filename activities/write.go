@@ -3,10 +3,24 @@ package activities
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/custos-dev/custos/activities/api"
 )
+
+//go:embed write.md
+var writeDescription string
+
+// writeTool is Write as the model sees it: write.md describes it, and the
+// schema names exactly the fields of writeInput.
+var writeTool = toolDef{
+	name:        api.WriteActivity,
+	description: describe(writeDescription),
+	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"content":{"type":"string","description":"The complete new content of the file"}},"required":["file_path","content"],"additionalProperties":false}`,
+}
 
 type writeInput struct {
 	FilePath string  `json:"file_path"`
@@ -16,7 +30,7 @@ type writeInput struct {
 // Write creates or replaces a file with the given content, atomically.
 // Retrying it is harmless: the same content lands again (and an unchanged
 // file is not even rewritten).
-func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) {
+func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in writeInput
 	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
 		return errorResult("Write: %v", err), nil
@@ -30,7 +44,7 @@ func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) 
 		return errorResult("%s", msg), nil
 	}
 	if err := ctx.Err(); err != nil {
-		return ToolResult{}, err
+		return api.ToolResult{}, err
 	}
 	data := []byte(*in.Content)
 
@@ -40,7 +54,7 @@ func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) 
 	// another size is "too large" or differs anyway.
 	old, _, err := readRegular(tgt.root, tgt.rel, int64(len(data)))
 	if err == nil && bytes.Equal(old, data) {
-		return ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.show, len(data))}, nil
+		return api.ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.show, len(data))}, nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.log().Debug("Write: existing file not comparable", "path", tgt.show, "err", err)
@@ -55,5 +69,5 @@ func (t *Tools) Write(ctx context.Context, req ToolRequest) (ToolResult, error) 
 		verb = "Created"
 	}
 	t.log().Info("tool Write", "job", req.JobID, "path", tgt.show, "bytes", len(data), "created", created)
-	return ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.show, len(data))}, nil
+	return api.ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.show, len(data))}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // Metric names emitted around activities, by the worker's interceptor, so
@@ -21,8 +21,8 @@ const (
 
 // toolActivities are the activities that run a tool call for the model.
 var toolActivities = map[string]bool{
-	activities.ReadActivity: true, activities.GlobActivity: true, activities.GrepActivity: true,
-	activities.WriteActivity: true, activities.EditActivity: true, activities.BashActivity: true,
+	api.ReadActivity: true, api.GlobActivity: true, api.GrepActivity: true,
+	api.WriteActivity: true, api.EditActivity: true, api.BashActivity: true,
 }
 
 // activityObserver measures model calls and tool calls and logs each tool
@@ -55,20 +55,20 @@ func (i *observedActivity) ExecuteActivity(ctx context.Context, in *interceptor.
 	info := activity.GetInfo(ctx)
 	h := activity.GetMetricsHandler(ctx)
 	switch name := info.ActivityType.Name; {
-	case name == activities.ModelActivity:
+	case name == api.ModelActivity:
 		h.WithTags(map[string]string{"outcome": outcome}).Timer(MetricModelLatency).Record(took)
-		if r, ok := res.(activities.ModelResponse); ok && err == nil {
+		if r, ok := res.(api.ModelResponse); ok && err == nil {
 			h.WithTags(map[string]string{"kind": "prompt"}).Counter(MetricModelTokens).Inc(int64(r.Usage.PromptTokens))
 			h.WithTags(map[string]string{"kind": "completion"}).Counter(MetricModelTokens).Inc(int64(r.Usage.CompletionTokens))
 		}
 	case toolActivities[name]:
-		if r, ok := res.(activities.ToolResult); ok && r.IsError && err == nil {
+		if r, ok := res.(api.ToolResult); ok && r.IsError && err == nil {
 			outcome = "tool_error"
 		}
 		h.WithTags(map[string]string{"tool": name, "outcome": outcome}).Timer(MetricToolDuration).Record(took)
 		call := ""
 		if len(in.Args) > 0 {
-			if req, ok := in.Args[0].(activities.ToolRequest); ok {
+			if req, ok := in.Args[0].(api.ToolRequest); ok {
 				call = req.CallID
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // HostsTaskQueue is polled by every worker that has a host, with the host's
@@ -54,7 +55,7 @@ func hostIdentity(o Options) (string, error) {
 func hostWorkers(c client.Client, base worker.Options, identity, host string, set activities.Set) []worker.Worker {
 	ho := base
 	ho.Identity = identity
-	hw := worker.New(c, activities.HostQueue(host), ho)
+	hw := worker.New(c, api.HostQueue(host), ho)
 	set.Register(hw)
 	do := ho
 	do.MaxConcurrentActivityExecutionSize = 1

@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
@@ -99,9 +99,8 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	set.Settings.Notifiers = notifiers.Names()
 	w := &Workers{Sandbox: sb}
 	wopts := workerOptions(o)
-	w.main = worker.New(c, activities.TaskQueue, wopts)
-	agent := &workflows.Agent{Hooks: reg}
-	w.main.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	w.main = worker.New(c, api.TaskQueue, wopts)
+	(&workflows.Agent{Hooks: reg}).Register(w.main)
 	set.Register(w.main)
 	notifiers.Register(w.main)
 
@@ -119,7 +118,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		lo.MaxConcurrentActivityExecutionSize = 1
 		lo.MaxConcurrentActivityTaskPollers = 1 // one slot: one poll at a time
 		lo.Identity = identity
-		lw := worker.New(c, activities.LaneQueue(o.Host, i), lo)
+		lw := worker.New(c, api.LaneQueue(o.Host, i), lo)
 		set.RegisterBash(lw)
 		w.lanes = append(w.lanes, lw)
 	}
@@ -127,7 +126,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		w.host = hostWorkers(c, wopts, identity, o.Host, set)
 	}
 	if err := w.main.Start(); err != nil {
-		return nil, fmt.Errorf("start worker on %s: %w", activities.TaskQueue, err)
+		return nil, fmt.Errorf("start worker on %s: %w", api.TaskQueue, err)
 	}
 	for _, hw := range w.host {
 		if err := hw.Start(); err != nil {
@@ -185,5 +184,5 @@ func contextWindow(n int, model string) (int, error) {
 		}
 		return n, nil
 	}
-	return activities.ContextWindowFor(model), nil
+	return api.ContextWindowFor(model), nil
 }

@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/hooks/command"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -72,7 +73,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 // checkCall is layers 1-4 for one call: the same approval.Decide the workflow
 // uses, with system hooks inline and the user's command hooks run directly.
 func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
-	if !activities.KnownTool(tool) {
+	if !api.KnownTool(tool) {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
 	}
 	system, err := app.DefaultHooks()
@@ -110,7 +111,7 @@ func (a *App) runApprovalHooks(ctx context.Context, system *hooks.Registry, sett
 	if len(cmds) == 0 {
 		return hooks.Result{}, false
 	}
-	r, outcomes := hooks.RunAll(ctx, cmds, p, ws)
+	r, outcomes := command.RunAll(ctx, cmds, p, ws)
 	for _, o := range outcomes {
 		if o.Err != "" || o.TimedOut {
 			fmt.Fprintf(a.Stderr, "custos: hook %s gave no decision: %s (timed out: %v)\n", o.Hook, o.Err, o.TimedOut)

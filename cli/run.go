@@ -16,7 +16,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
@@ -71,7 +71,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
 		ContextWindow: *window, Host: *host}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: *id, TaskQueue: activities.TaskQueue, StaticSummary: firstLineOf(task, 200),
+		ID: *id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("start job: %w", err)

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
@@ -80,7 +80,7 @@ func BenchmarkAllowedToolCallTurn(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: activities.TaskQueue},
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue},
 		workflows.WorkflowName, workflows.JobInput{Task: "bench", Workspace: ws, MaxTurns: b.N + 1})
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
@@ -84,10 +83,10 @@ func fetchHistory(t *testing.T, c client.Client, run client.WorkflowRun) *histor
 	return hist
 }
 
-// replay replays hist against agent, as a worker would.
+// replay replays hist against agent, registered as a worker registers it.
 func replay(hist *historypb.History, agent *workflows.Agent) error {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	agent.Register(replayer)
 	return replayer.ReplayWorkflowHistory(nil, hist)
 }
 

@@ -15,7 +15,7 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
@@ -55,7 +55,7 @@ func laneWorkspaces(t *testing.T, n, lanes int) []string {
 	var out []string
 	for len(out) < n {
 		ws := testenv.Workspace(t)
-		if q := activities.BashLaneQueue("", ws, lanes); !seen[q] {
+		if q := api.BashLaneQueue("", ws, lanes); !seen[q] {
 			seen[q] = true
 			out = append(out, ws)
 		}
@@ -75,7 +75,7 @@ func bashInterval(t *testing.T, c client.Client, id string) interval {
 	for it.HasNext() {
 		e, err := it.Next()
 		require.NoError(t, err)
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.BashActivity {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == api.BashActivity {
 			scheduled[e.GetEventId()] = true
 		}
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
@@ -138,7 +138,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	_, base := testenv.StartModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
 	// A workspace on a lane the one-lane worker does not serve.
 	var ws string
-	for ws == "" || activities.BashLaneQueue("", ws, 4) == activities.BashLaneQueue("", ws, 1) {
+	for ws == "" || api.BashLaneQueue("", ws, 4) == api.BashLaneQueue("", ws, 1) {
 		ws = testenv.Workspace(t)
 	}
 	w4 := testenv.StartWorkers(t, c, base, app.Options{BashLanes: 4})
@@ -165,7 +165,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 		}
 	}
 	require.Len(t, lane, 1)
-	assert.True(t, strings.HasPrefix(lane[0], "not started on "+activities.BashLaneQueue("", ws, 4)+" within 3s"), lane[0])
+	assert.True(t, strings.HasPrefix(lane[0], "not started on "+api.BashLaneQueue("", ws, 4)+" within 3s"), lane[0])
 }
 
 // answer allows a pending call through the decide Update.

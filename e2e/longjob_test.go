@@ -16,7 +16,7 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -84,7 +84,7 @@ func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 			events++
 			n := proto.Size(e)
 			largest = max(largest, n)
-			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.ModelActivity {
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == api.ModelActivity {
 				turn++
 			}
 			perTurn[turn] += n

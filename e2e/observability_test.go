@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -91,7 +91,7 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	assert.Equal(t, 1.0, m.value("custos_tool_duration_seconds_count", "tool", "Write", "outcome", "ok"))
 	// The SDK's own metrics come through the same handler.
 	assert.GreaterOrEqual(t, m.value("temporal_workflow_completed_total", "workflow_type", workflows.WorkflowName), 1.0)
-	assert.Positive(t, m.value("temporal_activity_execution_latency_seconds_count", "activity_type", activities.ModelActivity))
+	assert.Positive(t, m.value("temporal_activity_execution_latency_seconds_count", "activity_type", api.ModelActivity))
 
 	// Traces: flushed on Close, one trace for the job.
 	require.NoError(t, tel.Close(ctx))
@@ -101,7 +101,7 @@ func TestJobMetricsAndTrace(t *testing.T) {
 		byName[s.Name] = s
 	}
 	for _, name := range []string{"StartWorkflow:" + workflows.WorkflowName, "RunWorkflow:" + workflows.WorkflowName,
-		"RunActivity:" + activities.ModelActivity, "RunActivity:" + activities.ReadActivity, "RunActivity:" + activities.WriteActivity,
+		"RunActivity:" + api.ModelActivity, "RunActivity:" + api.ReadActivity, "RunActivity:" + api.WriteActivity,
 		"Decision:Read", "Decision:Write"} {
 		require.Contains(t, byName, name, "spans: %v", spanNames(spans))
 	}

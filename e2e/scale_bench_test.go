@@ -15,7 +15,7 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
@@ -53,7 +53,7 @@ func BenchmarkParkedJobs(b *testing.B) {
 	ids := make([]string, n)
 	parallel(n, 32, func(i int) {
 		ids[i] = fmt.Sprintf("parked-%d", i)
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ids[i], TaskQueue: activities.TaskQueue}, workflows.WorkflowName,
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ids[i], TaskQueue: api.TaskQueue}, workflows.WorkflowName,
 			workflows.JobInput{Task: fmt.Sprintf("job %d", i), Workspace: ws[i], ApprovalTimeout: time.Hour})
 		if err != nil {
 			b.Error(err)
@@ -79,7 +79,7 @@ func BenchmarkParkedJobs(b *testing.B) {
 			b.Error(err)
 			return
 		}
-		lat[i] = toolStarted(b, c, ids[i], activities.WriteActivity).Sub(sent[i])
+		lat[i] = toolStarted(b, c, ids[i], api.WriteActivity).Sub(sent[i])
 	})
 	b.StopTimer()
 	sort.Slice(lat, func(i, k int) bool { return lat[i] < lat[k] })
@@ -110,7 +110,7 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	var ws []string
 	for len(ws) < 8 {
 		d := b.TempDir()
-		if q := activities.BashLaneQueue("", d, nLanes); !lanes[q] || len(lanes) >= nLanes {
+		if q := api.BashLaneQueue("", d, nLanes); !lanes[q] || len(lanes) >= nLanes {
 			lanes[q] = true
 			ws = append(ws, d)
 		}
@@ -118,7 +118,7 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	runJobsB := func(k int, round int) time.Duration {
 		start := time.Now()
 		parallel(k, k, func(i int) {
-			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: activities.TaskQueue}, workflows.WorkflowName,
+			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue}, workflows.WorkflowName,
 				workflows.JobInput{Task: fmt.Sprintf("r%d-%d", round, i), Workspace: ws[i], Mode: approval.ModeBypass})
 			if err == nil {
 				err = run.Get(context.Background(), nil)

@@ -15,7 +15,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -127,8 +127,8 @@ func runToolStarts(b *testing.B, c client.Client, id, runID string, out map[stri
 		if a := e.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
 			next = a.GetNewExecutionRunId()
 		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.WriteActivity {
-			var req activities.ToolRequest
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == api.WriteActivity {
+			var req api.ToolRequest
 			require.NoError(b, json.Unmarshal(a.GetInput().GetPayloads()[0].GetData(), &req))
 			scheduled[e.GetEventId()] = req.CallID
 		}

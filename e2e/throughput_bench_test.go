@@ -12,7 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -70,7 +70,7 @@ func benchShortJobs(b *testing.B, srv testenv.Server, procs int) {
 	defer cancel()
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
 	runJob := func(id string) error {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + id, TaskQueue: activities.TaskQueue},
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + id, TaskQueue: api.TaskQueue},
 			workflows.WorkflowName, workflows.JobInput{Task: "read a.txt", Workspace: ws})
 		if err != nil {
 			return err

@@ -92,7 +92,7 @@ func (c Config) CommandHooks(p Point, tool string) []CommandHook {
 					timeout = time.Duration(h.Timeout) * time.Second
 				}
 				out = append(out, CommandHook{
-					Name:     fmt.Sprintf("%s[%d].hooks[%d] %s", key, gi, hi, shorten(h.Command, 80)),
+					Name:     fmt.Sprintf("%s[%d].hooks[%d] %s", key, gi, hi, Shorten(h.Command, 80)),
 					Command:  h.Command,
 					Timeout:  timeout,
 					Priority: h.Priority,
@@ -141,7 +141,8 @@ func (c Config) keys() []string {
 	return keys
 }
 
-func shorten(s string, n int) string {
+// Shorten makes s one line of at most n runes, for messages about a hook.
+func Shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {

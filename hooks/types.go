@@ -1,5 +1,7 @@
-// Package hooks holds custos' hook points, the handler registry (system hooks in
-// Go, user hooks as commands) and the runner for command hooks.
+// Package hooks holds custos' hook points, payloads and results, the handler
+// registry (system hooks in Go, user hooks as commands) and the reading of a
+// command hook's answer. It starts no process, so workflow code and the
+// approval pipeline use it freely; hooks/command runs command hooks.
 package hooks
 
 import (

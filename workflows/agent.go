@@ -10,18 +10,32 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 )
 
 // Agent is the workflow's host: it carries what the worker provides in Go
-// rather than in workflow input, the system hooks. Register Agent.Run under
-// WorkflowName.
+// rather than in workflow input, the system hooks. Register puts its Run on a
+// worker under WorkflowName.
 type Agent struct {
 	// Hooks holds system hooks (Go functions, run inside workflow code, so
 	// they must be deterministic). Nil means none.
 	Hooks *hooks.Registry
+}
+
+// Registrar is what a workflow is registered with: a worker, a
+// worker.WorkflowReplayer, a test environment.
+type Registrar interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// Register registers the agent's workflow under WorkflowName, the one way
+// workers do, so that a replayer registered by it decides as the worker did
+// (given the same Hooks). Versioning is a worker option (the deployment's
+// default behaviour), not a registration one, and plays no part in replay.
+func (a *Agent) Register(r Registrar) {
+	r.RegisterWorkflowWithOptions(a.Run, workflow.RegisterOptions{Name: WorkflowName})
 }
 
 // job is the in-memory state of one workflow run.
@@ -108,14 +122,14 @@ func (j *job) start(ctx workflow.Context) error {
 		j.in.State = nil
 		j.st.Runs++
 	} else {
-		var loaded activities.LoadSettingsResult
+		var loaded api.LoadSettingsResult
 		actx := j.onHost(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 			Summary:             "load settings",
 		})
-		err := workflow.ExecuteActivity(actx, activities.LoadSettingsActivity,
-			activities.LoadSettingsRequest{Workspace: j.in.Workspace}).Get(ctx, &loaded)
+		err := workflow.ExecuteActivity(actx, api.LoadSettingsActivity,
+			api.LoadSettingsRequest{Workspace: j.in.Workspace}).Get(ctx, &loaded)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("settings: %v", err), "SettingsError", err)
@@ -280,7 +294,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	j.phase = "thinking"
 	j.updateDetails(ctx)
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
-		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: activities.ToolNames()}})
+		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: api.ToolNames()}})
 	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
@@ -296,9 +310,9 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		},
 		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
 	})
-	resp, err := j.chat(ctx, func() (activities.ModelResponse, error) {
-		var resp activities.ModelResponse
-		err := workflow.ExecuteActivity(actx, activities.ModelActivity, activities.ModelRequest{
+	resp, err := j.chat(ctx, func() (api.ModelResponse, error) {
+		var resp api.ModelResponse
+		err := workflow.ExecuteActivity(actx, api.ModelActivity, api.ModelRequest{
 			Conversation: j.conversation(),
 			WithTools:    true,
 			Model:        j.in.Model,
@@ -342,13 +356,13 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 // with the session.save.* hooks around it.
 func (j *job) save(ctx workflow.Context) error {
 	info := &hooks.SessionSave{
-		Transcript:   activities.SessionFile(j.in.Workspace, j.id),
-		Audit:        activities.AuditFile(j.in.Workspace, j.id),
+		Transcript:   api.SessionFile(j.in.Workspace, j.id),
+		Audit:        api.AuditFile(j.in.Workspace, j.id),
 		FirstMessage: j.st.SavedMessages, LastMessage: j.st.total(),
 		AuditFrom: j.st.AuditSaved, AuditTo: j.st.AuditSeq,
 	}
 	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{Session: info})
-	req := activities.SaveSessionRequest{
+	req := api.SaveSessionRequest{
 		Workspace:    j.in.Workspace,
 		JobID:        j.id,
 		FirstMessage: j.st.SavedMessages,
@@ -405,8 +419,8 @@ func (j *job) runHooks(ctx workflow.Context, point hooks.Point, p hooks.Payload)
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
 		Summary:             fmt.Sprintf("hooks %s %s", point, p.Tool),
 	})
-	var resp activities.HookResponse
-	err := workflow.ExecuteActivity(actx, activities.HooksActivity, activities.HookRequest{
+	var resp api.HookResponse
+	err := workflow.ExecuteActivity(actx, api.HooksActivity, api.HookRequest{
 		Hooks: cmds, Payload: p, Dir: j.in.Workspace,
 	}).Get(ctx, &resp)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 )
@@ -207,7 +207,7 @@ func TestModelBadRequestNotRetried(t *testing.T) {
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(actErr, &appErr), "%v", err)
 	assert.True(t, appErr.NonRetryable())
-	assert.Equal(t, activities.ModelRequestErrorType, appErr.Type())
+	assert.Equal(t, api.ModelRequestErrorType, appErr.Type())
 	assert.Contains(t, err.Error(), "context too long")
 	assert.Len(t, h.oai.Requests(), 1, "a 400 is not retried")
 }

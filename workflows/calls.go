@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 )
@@ -29,7 +29,7 @@ func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall) []string {
 	for i, tc := range calls {
 		var mine workflow.Settable
 		prev := prevBash
-		if tc.Function.Name == activities.BashActivity {
+		if tc.Function.Name == api.BashActivity {
 			var f workflow.Future
 			f, mine = workflow.NewFuture(ctx)
 			prevBash = f
@@ -62,7 +62,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash work
 		b, _ := json.Marshal(tc.Function.Arguments)
 		input = b
 	}
-	j.emit(ctx, Event{Kind: "call", CallID: tc.ID, Tool: tool, Text: activities.Summarize(tool, input)})
+	j.emit(ctx, Event{Kind: "call", CallID: tc.ID, Tool: tool, Text: api.Summarize(tool, input)})
 
 	rec := j.decide(ctx, tc.ID, tool, input)
 	j.audit(ctx, rec)
@@ -109,7 +109,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash work
 // input the tool must run with.
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
 	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input}
-	if !activities.KnownTool(tool) {
+	if !api.KnownTool(tool) {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
 	}
@@ -161,7 +161,7 @@ func (j *job) recordedEvaluate(ctx workflow.Context) approval.Evaluator {
 // with a preview of what it would do.
 func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string) approval.AuditRecord {
 	p := &pendingCall{
-		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: activities.Summarize(rec.Tool, rec.Input),
+		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: api.Summarize(rec.Tool, rec.Input),
 			Input: rec.Input, Reason: reason},
 		// Buffered, so an answer is never blocked on a call that just timed out.
 		ch: workflow.NewBufferedChannel(ctx, 1),
@@ -266,7 +266,7 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:             fmt.Sprintf("persist %s rule %s", list, rule),
 	})
-	err = workflow.ExecuteActivity(actx, activities.PersistRuleActivity, activities.PersistRuleRequest{
+	err = workflow.ExecuteActivity(actx, api.PersistRuleActivity, api.PersistRuleRequest{
 		Workspace: j.in.Workspace, List: list, Rule: rule}).Get(ctx, nil)
 	if err != nil {
 		j.emit(ctx, Event{Kind: "error", Text: fmt.Sprintf("could not save rule %s to settings.local.json: %v", rule, err)})
@@ -275,8 +275,8 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 
 // executeTool runs the tool's activity. Bash goes to its own task queue and is
 // never retried: a command cut off by a crash comes back as interrupted.
-func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (activities.ToolResult, error) {
-	req := activities.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input,
+func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (api.ToolResult, error) {
+	req := api.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input,
 		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput}
 	j.withSandboxRules(&req, tool)
 	opts := workflow.ActivityOptions{
@@ -284,10 +284,10 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 		Summary:             uiSummary(tool, input),
 	}
-	var res activities.ToolResult
+	var res api.ToolResult
 	var err error
-	if tool == activities.BashActivity {
-		opts.StartToCloseTimeout = activities.BashTimeout(input) + time.Minute
+	if tool == api.BashActivity {
+		opts.StartToCloseTimeout = api.BashTimeout(input) + time.Minute
 		opts.HeartbeatTimeout = 20 * time.Second
 		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 		res, err = j.runBash(ctx, opts, req)
@@ -295,7 +295,7 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		err = workflow.ExecuteActivity(j.onHost(ctx, opts), tool, req).Get(ctx, &res)
 	}
 	if err != nil {
-		if tool == activities.BashActivity {
+		if tool == api.BashActivity {
 			var te *temporal.TimeoutError
 			if errors.As(err, &te) {
 				return res, fmt.Errorf("interrupted: the worker running this command stopped (%s timeout); the command may have partially run", te.TimeoutType())
@@ -350,7 +350,7 @@ func (j *job) required(rec approval.AuditRecord) string {
 	switch rec.Layer {
 	case approval.LayerRules:
 		switch {
-		case !activities.KnownTool(rec.Tool):
+		case !api.KnownTool(rec.Tool):
 			return "nothing: there is no such tool"
 		case rec.System:
 			return "nothing: a system rule denies this call and nothing overrides it"
@@ -413,7 +413,7 @@ func firstLine(s string, max int) string {
 // summaries as markdown: the argument goes in a code span so globs and shell
 // commands (`**/*`, `a_b`) are shown as written.
 func uiSummary(tool string, input json.RawMessage) string {
-	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(activities.Summarize(tool, input), tool), ":"))
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(api.Summarize(tool, input), tool), ":"))
 	if rest == "" {
 		return tool
 	}

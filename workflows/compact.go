@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 )
@@ -27,7 +27,7 @@ const maxCompactionsPerCall = 3
 // added accounts for messages appended to the conversation since the last
 // model call, for the next call's prompt estimate.
 func (j *job) added(msgs ...openai.ChatCompletionMessage) {
-	j.st.Pending += activities.EstimateTokens(msgs...)
+	j.st.Pending += api.EstimateTokens(msgs...)
 }
 
 // window is the job's context window.
@@ -64,12 +64,12 @@ func (j *job) compact(ctx workflow.Context, why string, tighter int) error {
 		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
-			NonRetryableErrorTypes: []string{activities.CompactedNothingType},
+			NonRetryableErrorTypes: []string{api.CompactedNothingType},
 		},
 		Summary: fmt.Sprintf("turn %d: compact the conversation", j.st.Turn),
 	})
-	var res activities.CompactResult
-	err := workflow.ExecuteActivity(actx, activities.CompactActivity, activities.CompactRequest{
+	var res api.CompactResult
+	err := workflow.ExecuteActivity(actx, api.CompactActivity, api.CompactRequest{
 		Conversation: *j.conversation(), Window: j.window(), KeepTokens: keep, Model: j.in.Model,
 	}).Get(ctx, &res)
 	if err != nil {
@@ -93,19 +93,19 @@ func (j *job) compact(ctx workflow.Context, why string, tighter int) error {
 // chat is the model call with compaction around it: before, when the prompt
 // would pass the threshold; after, when the endpoint answers
 // context_length_exceeded anyway.
-func (j *job) chat(ctx workflow.Context, call func() (activities.ModelResponse, error)) (activities.ModelResponse, error) {
+func (j *job) chat(ctx workflow.Context, call func() (api.ModelResponse, error)) (api.ModelResponse, error) {
 	if workflow.GetVersion(ctx, "context-compaction", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return call()
 	}
 	if over, est := j.overThreshold(); over {
 		if err := j.compact(ctx, fmt.Sprintf("the prompt would be about %d tokens", est), 0); err != nil {
-			return activities.ModelResponse{}, err
+			return api.ModelResponse{}, err
 		}
 	}
 	for tighter := 0; ; tighter++ {
 		resp, err := call()
 		var ae *temporal.ApplicationError
-		if err == nil || !errors.As(err, &ae) || ae.Type() != activities.ContextLengthErrorType || tighter >= maxCompactionsPerCall {
+		if err == nil || !errors.As(err, &ae) || ae.Type() != api.ContextLengthErrorType || tighter >= maxCompactionsPerCall {
 			return resp, err
 		}
 		j.emit(ctx, Event{Kind: "compact", Text: "the endpoint refused the prompt as too long; compacting and calling again"})
@@ -127,11 +127,11 @@ func contextWindowOf(in JobInput, worker int) int {
 	case in.ContextWindow > 0:
 		return in.ContextWindow
 	case in.Model != "":
-		return activities.ContextWindowFor(in.Model)
+		return api.ContextWindowFor(in.Model)
 	case worker > 0:
 		return worker
 	}
-	return activities.DefaultContextWindow
+	return api.DefaultContextWindow
 }
 
 var windowRe = regexp.MustCompile(`maximum context length is (\d+) tokens`)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/demomodel"
 )
 
@@ -62,7 +62,7 @@ func TestCompactionKeepsALongJobWithinTheWindow(t *testing.T) {
 	assert.Greater(t, total/4, 10*window, "the tool outputs add up to ten windows")
 	require.GreaterOrEqual(t, len(last.Messages), 4)
 	assert.Equal(t, "test task", last.Messages[1].Content, "the task is always kept")
-	assert.Equal(t, activities.CompactionName, last.Messages[2].Name)
+	assert.Equal(t, api.CompactionName, last.Messages[2].Name)
 	assert.Contains(t, last.Messages[2].Content, fmt.Sprintf("SUMMARY %d:", *summaries), "the latest summary")
 	tail := last.Messages[len(last.Messages)-2:]
 	assert.Equal(t, fmt.Sprintf("r%d", turns), tail[0].ToolCalls[0].ID, "the most recent turn is kept verbatim")

@@ -3,7 +3,7 @@ package workflows
 import (
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // total is how many messages the conversation has.
@@ -29,8 +29,8 @@ func (s *State) stored(n int) {
 func (s *State) visibleCount() int { return s.View.VisibleCount(s.total()) }
 
 // conversation is the model activity's view of the job's transcript.
-func (j *job) conversation() *activities.Conversation {
-	return &activities.Conversation{
+func (j *job) conversation() *api.Conversation {
+	return &api.Conversation{
 		Workspace: j.in.Workspace, JobID: j.id,
 		FirstSeq: j.st.SavedMessages + 1, Append: j.st.unsaved(),
 		Total: j.st.total(), View: j.st.View,

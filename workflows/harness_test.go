@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
@@ -70,8 +69,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	h.suite.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	h.env = h.suite.NewTestWorkflowEnvironment()
 	h.env.SetTestTimeout(2 * time.Minute)
-	agent := &Agent{Hooks: cfg.hooks}
-	h.env.RegisterWorkflowWithOptions(agent.Run, workflow.RegisterOptions{Name: WorkflowName})
+	(&Agent{Hooks: cfg.hooks}).Register(h.env)
 	sb, err := sandbox.New(cfg.sandbox)
 	require.NoError(t, err)
 	set := activities.Set{

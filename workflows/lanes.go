@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 )
 
 // defaultLaneWait is how long a Bash call may wait to start on its lane
@@ -22,12 +22,12 @@ const defaultLaneWait = 2 * time.Minute
 // within the lane wait never ran, so it is safe to send again: the job asks
 // the host for the lane (a worker that came back with another lane count
 // names another lane) and sends it there. A busy lane just gets it again.
-func (j *job) runBash(ctx workflow.Context, opts workflow.ActivityOptions, req activities.ToolRequest) (activities.ToolResult, error) {
+func (j *job) runBash(ctx workflow.Context, opts workflow.ActivityOptions, req api.ToolRequest) (api.ToolResult, error) {
 	if workflow.GetVersion(ctx, "bash-lanes", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		// Recorded before lanes: one Bash queue for the worker.
-		opts.TaskQueue = activities.BashTaskQueue
-		var res activities.ToolResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.BashActivity, req).Get(ctx, &res)
+		opts.TaskQueue = api.BashTaskQueue
+		var res api.ToolResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), api.BashActivity, req).Get(ctx, &res)
 		return res, err
 	}
 	opts.ScheduleToStartTimeout = j.in.LaneWait
@@ -37,17 +37,17 @@ func (j *job) runBash(ctx workflow.Context, opts workflow.ActivityOptions, req a
 	for {
 		if j.st.BashQueue == "" {
 			if err := j.resolveLane(ctx); err != nil {
-				return activities.ToolResult{}, err
+				return api.ToolResult{}, err
 			}
 		}
 		opts.TaskQueue = j.st.BashQueue
-		var res activities.ToolResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.BashActivity, req).Get(ctx, &res)
+		var res api.ToolResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), api.BashActivity, req).Get(ctx, &res)
 		var te *temporal.TimeoutError
 		if err == nil || !errors.As(err, &te) || te.TimeoutType() != enums.TIMEOUT_TYPE_SCHEDULE_TO_START || ctx.Err() != nil {
 			return res, err
 		}
-		j.emit(ctx, Event{Kind: "lane", CallID: req.CallID, Tool: activities.BashActivity,
+		j.emit(ctx, Event{Kind: "lane", CallID: req.CallID, Tool: api.BashActivity,
 			Text: fmt.Sprintf("not started on %s within %s; asking the host for the lane again", j.st.BashQueue, opts.ScheduleToStartTimeout)})
 		j.st.BashQueue = ""
 	}
@@ -60,8 +60,8 @@ func (j *job) resolveLane(ctx workflow.Context) error {
 		Summary:             "which Bash lane",
 	})
 	var q string
-	if err := workflow.ExecuteActivity(actx, activities.BashLaneActivity,
-		activities.BashLaneRequest{Workspace: j.in.Workspace}).Get(ctx, &q); err != nil {
+	if err := workflow.ExecuteActivity(actx, api.BashLaneActivity,
+		api.BashLaneRequest{Workspace: j.in.Workspace}).Get(ctx, &q); err != nil {
 		return fmt.Errorf("choose a Bash lane: %w", err)
 	}
 	j.st.BashQueue = q

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/notify"
 )
@@ -108,21 +108,21 @@ func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOp
 // shown as the parsed commands, why it asks and what the sandbox allows.
 func (j *job) preview(ctx workflow.Context, rec approval.AuditRecord, reason string) string {
 	switch rec.Tool {
-	case activities.WriteActivity, activities.EditActivity:
+	case api.WriteActivity, api.EditActivity:
 		actx := j.onHost(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 			Summary:             "preview " + uiSummary(rec.Tool, rec.Input),
 		})
-		var res activities.PreviewResult
-		err := workflow.ExecuteActivity(actx, activities.PreviewActivity, activities.PreviewRequest{Tool: rec.Tool,
-			Call: activities.ToolRequest{JobID: j.id, CallID: rec.CallID, Workspace: j.in.Workspace, Input: rec.Input},
+		var res api.PreviewResult
+		err := workflow.ExecuteActivity(actx, api.PreviewActivity, api.PreviewRequest{Tool: rec.Tool,
+			Call: api.ToolRequest{JobID: j.id, CallID: rec.CallID, Workspace: j.in.Workspace, Input: rec.Input},
 		}).Get(ctx, &res)
 		if err != nil {
 			return fmt.Sprintf("(no preview: %v)", err)
 		}
 		return res.Text()
-	case activities.BashActivity:
+	case api.BashActivity:
 		return bashPreview(rec.Input, reason, j.st.Env, j.st.Settings.Sandbox)
 	}
 	return ""

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 )
 
@@ -17,15 +17,15 @@ import (
 // files out; Read, Write and Edit check the real path they touch (a symlink
 // or hard link may lead to a denied file the written path does not name).
 // The rules come from the current policy, learned ones included.
-func (j *job) withSandboxRules(req *activities.ToolRequest, tool string) {
+func (j *job) withSandboxRules(req *api.ToolRequest, tool string) {
 	switch tool {
-	case activities.BashActivity:
+	case api.BashActivity:
 		req.ReadDeny, req.EditDeny = j.policy.SandboxDenies()
 		sb := j.st.Env.Sandbox
 		req.Unconfined = sb.Unconfined && sb.AllowUnconfined
-	case activities.ReadActivity, activities.GlobActivity, activities.GrepActivity:
+	case api.ReadActivity, api.GlobActivity, api.GrepActivity:
 		req.ReadDeny, _ = j.policy.SandboxDenies()
-	case activities.WriteActivity, activities.EditActivity:
+	case api.WriteActivity, api.EditActivity:
 		_, req.EditDeny = j.policy.SandboxDenies()
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 )
 
@@ -84,14 +84,14 @@ type JobInput struct {
 }
 
 // State is everything a job carries into its next run. The conversation
-// itself is in the job's transcript (see activities.Conversation): State
+// itself is in the job's transcript (see api.Conversation): State
 // holds only the messages that may not be stored yet, Messages, which start
 // at index MessageBase of the whole conversation.
 type State struct {
 	Messages    []openai.ChatCompletionMessage `json:"messages"`
 	MessageBase int                            `json:"messageBase,omitempty"`
 	// View is what the model sees of the conversation after compaction.
-	View activities.View `json:"view,omitempty"`
+	View api.View `json:"view,omitempty"`
 	// ContextWindow is the job's model's window; LastPrompt the prompt
 	// tokens the endpoint reported for the last call, Pending an estimate
 	// of the messages added since.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -16,7 +16,7 @@ import (
 // StartJob starts a custos job with ID id on c.
 func StartJob(t testing.TB, c client.Client, id string, in workflows.JobInput) client.WorkflowRun {
 	t.Helper()
-	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue},
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue},
 		workflows.WorkflowName, in)
 	require.NoError(t, err)
 	return run

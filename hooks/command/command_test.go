@@ -1,4 +1,4 @@
-package hooks
+package command
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/hooks"
 )
 
 // writeScript puts an executable shell script in dir and returns its path.
@@ -22,9 +24,9 @@ func writeScript(t *testing.T, dir, name, body string) string {
 	return path
 }
 
-func bashPayload(dir string) Payload {
-	return Payload{
-		Point:     ToolApprovalPre,
+func bashPayload(dir string) hooks.Payload {
+	return hooks.Payload{
+		Point:     hooks.ToolApprovalPre,
 		JobID:     "job-1",
 		CallID:    "call_1",
 		Tool:      "Bash",
@@ -39,52 +41,52 @@ func TestRunCommandDecisions(t *testing.T) {
 	tests := []struct {
 		name     string
 		script   string
-		want     Result
+		want     hooks.Result
 		wantExit int
-		wantErr  string // substring of Outcome.Err; "" means none
+		wantErr  string // substring of hooks.Outcome.Err; "" means none
 	}{
 		{
 			name:   "allow (our shape)",
 			script: `cat >/dev/null; echo '{"decision":"allow","reason":"looks fine"}'`,
-			want:   Result{Decision: "allow", Reason: "looks fine"},
+			want:   hooks.Result{Decision: "allow", Reason: "looks fine"},
 		},
 		{
 			name:     "deny via exit 2, stderr is the reason",
 			script:   `echo "rm is not allowed here" >&2; exit 2`,
-			want:     Result{Decision: "deny", Reason: "rm is not allowed here"},
+			want:     hooks.Result{Decision: "deny", Reason: "rm is not allowed here"},
 			wantExit: 2,
 		},
 		{
 			name:   "modified input (our shape)",
 			script: `echo '{"decision":"allow","modifiedInput":{"command":"rm -rf ./build"}}'`,
-			want:   Result{Decision: "allow", ModifiedInput: json.RawMessage(`{"command":"rm -rf ./build"}`)},
+			want:   hooks.Result{Decision: "allow", ModifiedInput: json.RawMessage(`{"command":"rm -rf ./build"}`)},
 		},
 		{
 			name:   "modified output",
 			script: `echo '{"modifiedOutput":"[redacted]"}'`,
-			want:   Result{ModifiedOutput: strPtr("[redacted]")},
+			want:   hooks.Result{ModifiedOutput: strPtr("[redacted]")},
 		},
 		{
 			name: "Claude Code hookSpecificOutput deny",
 			script: `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",` +
 				`"permissionDecisionReason":"blocked by policy"},"suppressOutput":true}'`,
-			want: Result{Decision: "deny", Reason: "blocked by policy"},
+			want: hooks.Result{Decision: "deny", Reason: "blocked by policy"},
 		},
 		{
 			name: "Claude Code hookSpecificOutput allow with updatedInput",
 			script: `echo '{"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"safe",` +
 				`"updatedInput":{"command":"ls"}}}'`,
-			want: Result{Decision: "allow", Reason: "safe", ModifiedInput: json.RawMessage(`{"command":"ls"}`)},
+			want: hooks.Result{Decision: "allow", Reason: "safe", ModifiedInput: json.RawMessage(`{"command":"ls"}`)},
 		},
 		{
 			name:   "Claude Code ask",
 			script: `echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"check this"}}'`,
-			want:   Result{Decision: "ask", Reason: "check this"},
+			want:   hooks.Result{Decision: "ask", Reason: "check this"},
 		},
 		{
 			name:   "Claude Code top-level block",
 			script: `echo '{"decision":"block","reason":"tests must pass first"}'`,
-			want:   Result{Decision: "deny", Reason: "tests must pass first"},
+			want:   hooks.Result{Decision: "deny", Reason: "tests must pass first"},
 		},
 		{
 			name:   "empty stdout is no decision",
@@ -126,8 +128,8 @@ func TestRunCommandDecisions(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			script := writeScript(t, dir, "hook"+strconv.Itoa(i)+".sh", tt.script)
-			h := CommandHook{Name: "h" + strconv.Itoa(i), Command: script, Timeout: 10 * time.Second, Point: ToolApprovalPre}
-			o := RunCommand(context.Background(), h, bashPayload(dir), dir)
+			h := hooks.CommandHook{Name: "h" + strconv.Itoa(i), Command: script, Timeout: 10 * time.Second, Point: hooks.ToolApprovalPre}
+			o := Run(context.Background(), h, bashPayload(dir), dir)
 
 			if tt.wantErr != "" {
 				assert.Contains(t, o.Err, tt.wantErr)
@@ -156,10 +158,10 @@ func TestRunCommandTimeoutKillsProcessGroup(t *testing.T) {
 	// fork and the file write on a loaded machine; 2 s against the 60 s the
 	// processes would otherwise run keeps both sides of the race far apart.
 	script := writeScript(t, dir, "slow.sh", `sleep 60 & echo $! > child.pid; sleep 60`)
-	h := CommandHook{Name: "slow", Command: script, Timeout: 2 * time.Second}
+	h := hooks.CommandHook{Name: "slow", Command: script, Timeout: 2 * time.Second}
 
 	start := time.Now()
-	o := RunCommand(context.Background(), h, bashPayload(dir), dir)
+	o := Run(context.Background(), h, bashPayload(dir), dir)
 	elapsed := time.Since(start)
 
 	assert.True(t, o.TimedOut)
@@ -192,7 +194,7 @@ func TestRunCommandParentCancel(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	o := RunCommand(ctx, CommandHook{Name: "slow", Command: "sleep 10", Timeout: time.Minute}, bashPayload(dir), dir)
+	o := Run(ctx, hooks.CommandHook{Name: "slow", Command: "sleep 10", Timeout: time.Minute}, bashPayload(dir), dir)
 	assert.False(t, o.TimedOut, "the hook's own timeout did not fire")
 	assert.Contains(t, o.Err, "canceled")
 	assert.Less(t, o.Duration, 5*time.Second)
@@ -201,8 +203,8 @@ func TestRunCommandParentCancel(t *testing.T) {
 func TestRunCommandBackgroundChildHoldingStdout(t *testing.T) {
 	dir := t.TempDir()
 	// The shell answers and exits, but a grandchild keeps stdout open.
-	o := RunCommand(context.Background(),
-		CommandHook{Name: "bg", Command: `echo '{"decision":"allow"}'; sleep 10 &`, Timeout: time.Minute},
+	o := Run(context.Background(),
+		hooks.CommandHook{Name: "bg", Command: `echo '{"decision":"allow"}'; sleep 10 &`, Timeout: time.Minute},
 		bashPayload(dir), dir)
 	assert.Contains(t, o.Err, "background process")
 	assert.True(t, o.Result.Empty())
@@ -213,17 +215,17 @@ func TestRunCommandBadInput(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name string
-		h    CommandHook
+		h    hooks.CommandHook
 		dir  string
 		want string
 	}{
-		{"empty command", CommandHook{Name: "x", Command: " "}, dir, "empty command"},
-		{"no dir", CommandHook{Name: "x", Command: "true"}, "", "no working directory"},
-		{"missing dir", CommandHook{Name: "x", Command: "true"}, filepath.Join(dir, "nope"), "start hook"},
+		{"empty command", hooks.CommandHook{Name: "x", Command: " "}, dir, "empty command"},
+		{"no dir", hooks.CommandHook{Name: "x", Command: "true"}, "", "no working directory"},
+		{"missing dir", hooks.CommandHook{Name: "x", Command: "true"}, filepath.Join(dir, "nope"), "start hook"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := RunCommand(context.Background(), tt.h, bashPayload(dir), tt.dir)
+			o := Run(context.Background(), tt.h, bashPayload(dir), tt.dir)
 			assert.Contains(t, o.Err, tt.want)
 			assert.True(t, o.Result.Empty())
 		})
@@ -241,7 +243,7 @@ func TestRunCommandStdinAndEnv(t *testing.T) {
 	t.Setenv("HARMLESS_SETTING", "visible")
 
 	script := writeScript(t, dir, "probe.sh", `cat > payload.json; env > env.txt`)
-	o := RunCommand(context.Background(), CommandHook{Name: "probe", Command: script}, bashPayload(dir), dir)
+	o := Run(context.Background(), hooks.CommandHook{Name: "probe", Command: script}, bashPayload(dir), dir)
 	require.Empty(t, o.Err)
 
 	rawEnv, err := os.ReadFile(filepath.Join(dir, "env.txt"))
@@ -287,33 +289,33 @@ func TestIsSecretEnv(t *testing.T) {
 
 func TestRunAll(t *testing.T) {
 	dir := t.TempDir()
-	mk := func(name, cmd string) CommandHook {
-		return CommandHook{Name: name, Command: cmd, Timeout: 10 * time.Second}
+	mk := func(name, cmd string) hooks.CommandHook {
+		return hooks.CommandHook{Name: name, Command: cmd, Timeout: 10 * time.Second}
 	}
 	// Each hook appends its name to ran.txt so we see which ones ran.
 	log := func(name, answer string) string {
 		return "echo " + name + " >> ran.txt; " + answer
 	}
-	hooks := []CommandHook{
+	hs := []hooks.CommandHook{
 		mk("broken", log("broken", "exit 1")),
 		mk("silent", log("silent", "true")),
 		mk("denier", log("denier", "echo nope >&2; exit 2")),
 		mk("allower", log("allower", `echo '{"decision":"allow"}'`)),
 	}
 	tests := []struct {
-		point   Point
+		point   hooks.Point
 		wantRan string
 	}{
-		{ToolApprovalPre, "broken\nsilent\ndenier\n"},
-		{ToolExecuteAfter, "broken\nsilent\ndenier\nallower\n"},
+		{hooks.ToolApprovalPre, "broken\nsilent\ndenier\n"},
+		{hooks.ToolExecuteAfter, "broken\nsilent\ndenier\nallower\n"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.point), func(t *testing.T) {
 			_ = os.Remove(filepath.Join(dir, "ran.txt"))
 			p := bashPayload(dir)
 			p.Point = tt.point
-			res, outs := RunAll(context.Background(), hooks, p, dir)
-			assert.Equal(t, Result{Decision: "deny", Reason: "nope", Hook: "denier"}, res)
+			res, outs := RunAll(context.Background(), hs, p, dir)
+			assert.Equal(t, hooks.Result{Decision: "deny", Reason: "nope", Hook: "denier"}, res)
 			ran, err := os.ReadFile(filepath.Join(dir, "ran.txt"))
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRan, string(ran))
@@ -323,14 +325,14 @@ func TestRunAll(t *testing.T) {
 	}
 
 	t.Run("nothing decides", func(t *testing.T) {
-		res, outs := RunAll(context.Background(), hooks[:2], bashPayload(dir), dir)
+		res, outs := RunAll(context.Background(), hs[:2], bashPayload(dir), dir)
 		assert.True(t, res.Empty())
 		assert.Len(t, outs, 2)
 	})
 	t.Run("canceled context runs nothing", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		res, outs := RunAll(ctx, hooks, bashPayload(dir), dir)
+		res, outs := RunAll(ctx, hs, bashPayload(dir), dir)
 		assert.True(t, res.Empty())
 		assert.Empty(t, outs)
 	})
@@ -339,7 +341,7 @@ func TestRunAll(t *testing.T) {
 func TestRunCommandShellKilled(t *testing.T) {
 	dir := t.TempDir()
 	// Inline, the shell itself dies: no exit code at all.
-	o := RunCommand(context.Background(), CommandHook{Name: "suicide", Command: `echo '{"decision":"allow"}'; kill -9 $$`}, bashPayload(dir), dir)
+	o := Run(context.Background(), hooks.CommandHook{Name: "suicide", Command: `echo '{"decision":"allow"}'; kill -9 $$`}, bashPayload(dir), dir)
 	assert.Equal(t, -1, o.ExitCode)
 	assert.Contains(t, o.Err, "signal: killed")
 	assert.True(t, o.Result.Empty())

@@ -1,6 +1,19 @@
-// Package activities holds everything custos does with side effects: the model
-// call, the tools, hook runners, settings loading, the transcript and audit sinks.
-package activities
+// Package api is the contract between custos' workflow and its activity
+// workers: the task queues and activity names, each activity's request and
+// result types, the error types the workflow tells apart, and the few pure
+// rules both sides must apply alike (which tools exist, how long a Bash call
+// may run, how a call is summarised, how many tokens a prompt is, which
+// queue a workspace's calls go to). What crosses the wire between the two
+// is declared here, as go.temporal.io/api declares what crosses it between
+// an SDK and the Temporal server.
+//
+// It does no I/O. The workflow package imports it instead of package
+// activities (the implementations: files, processes, the sandbox, HTTP), so
+// workflow code, and a replay of it, needs only itself and these names. Of
+// its own imports only go-openai holds I/O code: the chat message types
+// used here share a package with the HTTP client, which only activities
+// build. internal/archtest holds both packages to that.
+package api
 
 import (
 	"encoding/json"
@@ -20,16 +33,39 @@ const (
 // Activity names as registered on the worker.
 const (
 	ModelActivity        = "Model"
+	CompactActivity      = "Compact" // summarises the older part of a job's conversation
 	ReadActivity         = "Read"
 	GlobActivity         = "Glob"
 	GrepActivity         = "Grep"
 	WriteActivity        = "Write"
 	EditActivity         = "Edit"
 	BashActivity         = "Bash"
+	PreviewActivity      = "Preview" // the dry run of a Write or Edit waiting for approval
 	HooksActivity        = "RunHooks"
 	LoadSettingsActivity = "LoadSettings"
 	SaveSessionActivity  = "SaveSession"
 	PersistRuleActivity  = "PersistRule"
+	BashLaneActivity     = "BashLane" // names the lane a workspace's commands run on
+)
+
+// Application error types of activity failures the workflow tells apart.
+const (
+	// ModelRequestErrorType is the application error type of a model call
+	// that must not be retried (a 4xx other than 408, 409 and 429: bad
+	// request, bad key, unknown model, context too long).
+	ModelRequestErrorType = "ModelRequestError"
+	// ContextLengthErrorType is a model call refused because the prompt is
+	// over the model's context window (HTTP 400, code
+	// context_length_exceeded): the job compacts its conversation and calls
+	// again.
+	ContextLengthErrorType = "ContextLengthExceeded"
+	// CompactedNothingType is a compaction that could not shorten the
+	// prompt: the most recent turn alone is over what may be kept.
+	CompactedNothingType = "NothingToCompact"
+	// TranscriptErrorType is the error of a transcript that does not hold
+	// the conversation the job expects (a file deleted or edited by hand):
+	// the job cannot rebuild the conversation, so retrying does not help.
+	TranscriptErrorType = "TranscriptError"
 )
 
 // DefaultMaxOutput is how many bytes of one tool's output are kept in history.
@@ -75,8 +111,8 @@ type ModelRequest struct {
 	Conversation *Conversation                  `json:"conversation,omitempty"`
 	Messages     []openai.ChatCompletionMessage `json:"messages,omitempty"`
 	Tools        []openai.Tool                  `json:"tools,omitempty"`
-	// WithTools offers the model custos' tools (ToolDefinitions), which the
-	// activity adds itself so they do not travel in every request.
+	// WithTools offers the model custos' tools (activities.ToolDefinitions),
+	// which the activity adds itself so they do not travel in every request.
 	WithTools bool `json:"withTools,omitempty"`
 	// Model overrides the worker's configured model name when set.
 	Model string `json:"model,omitempty"`

@@ -1,4 +1,10 @@
-package hooks
+// Package command runs command hooks: a hook's command in its own process
+// group with the payload on stdin, its answer read from the exit code and
+// stdout (hooks.ParseOutput). It is the part of hooks that starts
+// processes, kept out of package hooks so that the workflow and the
+// approval pipeline, which use hook points, payloads and results, import no
+// os/exec.
+package command
 
 import (
 	"bytes"
@@ -10,19 +16,9 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-)
 
-// Outcome is what running one command hook produced. Result is empty ("no
-// decision") whenever Err is set: a hook that fails never allows by accident.
-type Outcome struct {
-	Hook     string        `json:"hook"`
-	Result   Result        `json:"result"`
-	ExitCode int           `json:"exitCode"` // -1 when the process did not exit normally
-	Stderr   string        `json:"stderr,omitempty"`
-	Err      string        `json:"err,omitempty"`
-	TimedOut bool          `json:"timedOut,omitempty"`
-	Duration time.Duration `json:"duration"`
-}
+	"github.com/custos-dev/custos/hooks"
+)
 
 // maxCapture caps what is kept of a hook's stdout and stderr; a chatty hook must
 // not blow up the worker's memory or the workflow history.
@@ -35,7 +31,7 @@ const waitDelay = time.Second
 // stdinDoc is what a command hook reads on stdin: our Payload plus the field
 // names Claude Code hooks read, so existing Claude Code hook scripts work as is.
 type stdinDoc struct {
-	Payload
+	hooks.Payload
 	HookEventName  string          `json:"hook_event_name"`
 	SessionID      string          `json:"session_id"`
 	Cwd            string          `json:"cwd"`
@@ -46,21 +42,21 @@ type stdinDoc struct {
 	PermissionMode string          `json:"permission_mode,omitempty"`
 }
 
-// RunCommand runs one command hook: `/bin/sh -c Command` in dir, its own process
-// group, the Payload as JSON on stdin, a scrubbed environment. The answer is read
-// from the exit code and stdout:
+// Run runs one command hook: `/bin/sh -c Command` in dir, its own process
+// group, the Payload as JSON on stdin, a scrubbed environment. The answer is
+// read from the exit code and stdout:
 //
 //   - exit 2: deny, with stderr as the reason (Claude Code's convention);
 //   - exit 0, empty stdout: no decision;
-//   - exit 0, JSON on stdout: see ParseOutput;
+//   - exit 0, JSON on stdout: see hooks.ParseOutput;
 //   - anything else (other exit codes, bad JSON, timeout, crash, a start
 //     failure): no decision, with Err saying why.
 //
-// A hook that outlives h.Timeout (DefaultTimeout when zero) or ctx has its whole
-// process group killed.
-func RunCommand(ctx context.Context, h CommandHook, p Payload, dir string) (out Outcome) {
+// A hook that outlives h.Timeout (hooks.DefaultTimeout when zero) or ctx has
+// its whole process group killed.
+func Run(ctx context.Context, h hooks.CommandHook, p hooks.Payload, dir string) (out hooks.Outcome) {
 	start := time.Now()
-	out = Outcome{Hook: h.Name, ExitCode: -1}
+	out = hooks.Outcome{Hook: h.Name, ExitCode: -1}
 	defer func() { out.Duration = time.Since(start) }()
 
 	if strings.TrimSpace(h.Command) == "" {
@@ -85,7 +81,7 @@ func RunCommand(ctx context.Context, h CommandHook, p Payload, dir string) (out 
 
 	timeout := h.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = hooks.DefaultTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -131,10 +127,10 @@ func RunCommand(ctx context.Context, h CommandHook, p Payload, dir string) (out 
 
 // readAnswer reads the answer of a hook that ran to its end: exit 0 with
 // JSON, exit 2 (deny, stderr the reason), or any other exit (no decision).
-func readAnswer(h CommandHook, out *Outcome, stdout *capped, runErr error) {
+func readAnswer(h hooks.CommandHook, out *hooks.Outcome, stdout *capped, runErr error) {
 	switch out.ExitCode {
 	case 0:
-		res, err := ParseOutput(stdout.Bytes())
+		res, err := hooks.ParseOutput(stdout.Bytes())
 		if err != nil {
 			out.Err = err.Error()
 			return
@@ -149,12 +145,12 @@ func readAnswer(h CommandHook, out *Outcome, stdout *capped, runErr error) {
 		if reason == "" {
 			reason = "denied by hook " + h.Name
 		}
-		out.Result = Result{Decision: "deny", Reason: reason}
+		out.Result = hooks.Result{Decision: "deny", Reason: reason}
 	default:
 		// Exit 1 and friends are a broken hook, not a verdict (as in Claude Code).
 		msg := fmt.Sprintf("hook failed: %v", runErr)
 		if out.Stderr != "" {
-			msg += ": " + shorten(out.Stderr, 200)
+			msg += ": " + hooks.Shorten(out.Stderr, 200)
 		}
 		out.Err = msg
 		return
@@ -168,19 +164,19 @@ func readAnswer(h CommandHook, out *Outcome, stdout *capped, runErr error) {
 // set. At decision points (Point.Decides) that result ends the run; at observer
 // points every hook runs and the first result is only reported. Hooks not run
 // because ctx ended have no Outcome.
-func RunAll(ctx context.Context, hooks []CommandHook, p Payload, dir string) (Result, []Outcome) {
+func RunAll(ctx context.Context, hs []hooks.CommandHook, p hooks.Payload, dir string) (hooks.Result, []hooks.Outcome) {
 	point := p.Point
-	if point == "" && len(hooks) > 0 {
-		point = hooks[0].Point
+	if point == "" && len(hs) > 0 {
+		point = hs[0].Point
 	}
-	var res Result
+	var res hooks.Result
 	decided := false
-	outs := make([]Outcome, 0, len(hooks))
-	for _, h := range hooks {
+	outs := make([]hooks.Outcome, 0, len(hs))
+	for _, h := range hs {
 		if ctx.Err() != nil {
 			break
 		}
-		o := RunCommand(ctx, h, p, dir)
+		o := Run(ctx, h, p, dir)
 		outs = append(outs, o)
 		if decided || o.Result.Empty() {
 			continue
@@ -193,87 +189,7 @@ func RunAll(ctx context.Context, hooks []CommandHook, p Payload, dir string) (Re
 	return res, outs
 }
 
-// hookOutput is the union of the answers we accept on stdout: ours
-// ({decision, reason, modifiedInput, modifiedOutput}), Claude Code's PreToolUse
-// hookSpecificOutput, and Claude Code's top-level {"decision":"block"}. Unknown
-// fields (suppressOutput, systemMessage, …) are ignored.
-type hookOutput struct {
-	Decision           string          `json:"decision"`
-	Reason             string          `json:"reason"`
-	ModifiedInput      json.RawMessage `json:"modifiedInput"`
-	ModifiedOutput     *string         `json:"modifiedOutput"`
-	HookSpecificOutput *struct {
-		PermissionDecision       string          `json:"permissionDecision"`
-		PermissionDecisionReason string          `json:"permissionDecisionReason"`
-		UpdatedInput             json.RawMessage `json:"updatedInput"`
-	} `json:"hookSpecificOutput"`
-}
-
-// ParseOutput reads a hook's stdout. Empty output is no decision. Claude Code's
-// hookSpecificOutput wins over top-level fields (as in Claude Code, where the
-// top-level decision is the deprecated form). Decisions are normalised:
-// allow/approve → "allow", deny/block → "deny", ask → "ask", defer → none.
-// Modified input must be a JSON object (a tool input); anything malformed is an
-// error, never a partial result.
-func ParseOutput(stdout []byte) (Result, error) {
-	if len(bytes.TrimSpace(stdout)) == 0 {
-		return Result{}, nil
-	}
-	var ho hookOutput
-	if err := json.Unmarshal(stdout, &ho); err != nil {
-		return Result{}, fmt.Errorf("hook stdout is not a JSON object: %w (stdout: %q)", err, shorten(string(stdout), 120))
-	}
-	decision, reason, input := ho.Decision, ho.Reason, ho.ModifiedInput
-	if hs := ho.HookSpecificOutput; hs != nil {
-		if hs.PermissionDecision != "" {
-			decision, reason = hs.PermissionDecision, hs.PermissionDecisionReason
-		}
-		if len(hs.UpdatedInput) > 0 {
-			input = hs.UpdatedInput
-		}
-	}
-	d, err := normaliseDecision(decision)
-	if err != nil {
-		return Result{}, err
-	}
-	if isJSONNull(input) {
-		input = nil
-	}
-	if len(input) > 0 {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(input, &obj); err != nil {
-			return Result{}, fmt.Errorf("hook's modified input is not a JSON object: %w", err)
-		}
-	}
-	res := Result{Decision: d, ModifiedInput: input, ModifiedOutput: ho.ModifiedOutput}
-	if !res.Empty() {
-		res.Reason = reason
-	}
-	return res, nil
-}
-
-func normaliseDecision(d string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(d)) {
-	case "":
-		return "", nil
-	case "allow", "approve":
-		return "allow", nil
-	case "deny", "block":
-		return "deny", nil
-	case "ask":
-		return "ask", nil
-	case "defer":
-		return "", nil
-	default:
-		return "", fmt.Errorf("unknown hook decision %q (want allow, deny, ask or block)", d)
-	}
-}
-
-func isJSONNull(b json.RawMessage) bool {
-	return string(bytes.TrimSpace(b)) == "null"
-}
-
-func newStdinDoc(p Payload, dir string) stdinDoc {
+func newStdinDoc(p hooks.Payload, dir string) stdinDoc {
 	return stdinDoc{
 		Payload:        p,
 		HookEventName:  p.Point.ClaudeName(),
@@ -308,7 +224,7 @@ func IsSecretEnv(name string) bool {
 // hookEnv is base without secrets and without stale CUSTOS_* hook variables,
 // plus the hook's own variables. CLAUDE_PROJECT_DIR is set too, because Claude
 // Code hook commands commonly refer to it.
-func hookEnv(base []string, p Payload, dir string) []string {
+func hookEnv(base []string, p hooks.Payload, dir string) []string {
 	own := map[string]string{
 		"CUSTOS_HOOK_POINT":  string(p.Point),
 		"CUSTOS_JOB_ID":      p.JobID,

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/hooks"
+)
+
+// LoadSettingsRequest names the workspace whose settings a job uses.
+type LoadSettingsRequest struct {
+	Workspace string `json:"workspace"`
+}
+
+// LoadSettingsResult is the merged settings plus what layers 1-3 need to know
+// about the machine, recorded in history so the workflow stays deterministic.
+type LoadSettingsResult struct {
+	Settings approval.Settings `json:"settings"`
+	Env      approval.Env      `json:"env"`
+	Sources  []string          `json:"sources,omitempty"`
+	// Trusted tells whether the workspace's own settings were taken in full;
+	// Ignored names what they asked for and did not get (approval.Load).
+	Trusted bool     `json:"trusted"`
+	Ignored []string `json:"ignored,omitempty"`
+	// Notifiers name the channels this worker announces pending calls on.
+	Notifiers []string `json:"notifiers,omitempty"`
+	// BashQueue is the lane of the workspace (see BashLaneQueue).
+	BashQueue string `json:"bashQueue,omitempty"`
+	// ContextWindow is the worker's model's context window in tokens.
+	ContextWindow int `json:"contextWindow,omitempty"`
+}
+
+// PersistRuleRequest is an Always/Never answer to save.
+type PersistRuleRequest struct {
+	Workspace string `json:"workspace"`
+	List      string `json:"list"`
+	Rule      string `json:"rule"`
+}
+
+// HookRequest is the input of RunHooks: the hooks the workflow selected for the
+// point and tool (hooks.Config.CommandHooks, in order), what they receive, and
+// the workspace they run in.
+type HookRequest struct {
+	Hooks   []hooks.CommandHook `json:"hooks"`
+	Payload hooks.Payload       `json:"payload"`
+	Dir     string              `json:"dir"`
+}
+
+// HookResponse is the first non-empty result (Decided reports whether there was
+// one) and every hook's outcome, for the audit.
+type HookResponse struct {
+	Result   hooks.Result    `json:"result"`
+	Decided  bool            `json:"decided"`
+	Outcomes []hooks.Outcome `json:"outcomes"`
+}
+
+// PreviewResult is what a Write or Edit would change.
+type PreviewResult struct {
+	// Diff is a unified diff against the file as it is now ("" when the
+	// call would change nothing).
+	Diff string `json:"diff,omitempty"`
+	// Omitted counts diff lines left out to keep the preview readable.
+	Omitted int `json:"omitted,omitempty"`
+	// Note says what the call would do when there is no diff to show.
+	Note string `json:"note,omitempty"`
+	// Failed says why the call would fail: a person may deny knowing that.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Text renders the preview for a person.
+func (r PreviewResult) Text() string {
+	switch {
+	case r.Failed != "":
+		return "Dry run failed — the call would fail as it stands:\n" + r.Failed
+	case r.Diff == "":
+		return r.Note
+	}
+	s := r.Diff
+	if r.Omitted > 0 {
+		s += fmt.Sprintf("… %d more diff lines not shown\n", r.Omitted)
+	}
+	if r.Note != "" {
+		s = r.Note + "\n" + s
+	}
+	return strings.TrimSuffix(s, "\n")
+}
+
+// PreviewRequest names the tool whose call is previewed.
+type PreviewRequest struct {
+	Tool string      `json:"tool"`
+	Call ToolRequest `json:"call"`
+}
