@@ -16,7 +16,6 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/workflows"
@@ -29,8 +28,6 @@ type Options struct {
 	Sandbox                sandbox.Config
 	// UserConfigDir overrides where user settings are read from.
 	UserConfigDir string
-	// Hooks are the system hooks; nil means DefaultHooks().
-	Hooks *hooks.Registry
 	// ContextWindow is the model's context window in tokens (0:
 	// CUSTOS_CONTEXT_WINDOW, else the table of well-known models).
 	ContextWindow int
@@ -74,12 +71,6 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	}
 	name, why := sb.Backend()
 	o.Logger.Info("sandbox ready", "backend", name, "why", why)
-	reg := o.Hooks
-	if reg == nil {
-		if reg, err = DefaultHooks(); err != nil {
-			return nil, err
-		}
-	}
 	set := activities.Set{
 		Model:    activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil),
 		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
@@ -100,7 +91,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	w := &Workers{Sandbox: sb}
 	wopts := workerOptions(o)
 	w.main = worker.New(c, api.TaskQueue, wopts)
-	(&workflows.Agent{Hooks: reg}).Register(w.main)
+	(&workflows.Agent{}).Register(w.main)
 	set.Register(w.main)
 	notifiers.Register(w.main)
 

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
@@ -76,10 +75,7 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 	if !api.KnownTool(tool) {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
 	}
-	system, err := app.DefaultHooks()
-	if err != nil {
-		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerHook, Reason: err.Error()}
-	}
+	system := approval.SystemHooks()
 	// The workflow's steps (workflows/calls.go decide): layers 1-3, the hooks
 	// only if the rules left the call open, then approval.Decide.
 	call := approval.Call{Tool: tool, Input: input}

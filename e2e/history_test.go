@@ -14,6 +14,7 @@ import (
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -57,13 +58,12 @@ func TestJobHistoryReplays(t *testing.T) {
 	require.Equal(t, "recorded", res.Answer)
 
 	hist := fetchHistory(t, c, run)
-	// Replay with the system hooks the worker ran (app.Start with no
-	// Hooks uses DefaultHooks) succeeds; without them the protected write
-	// would have gone to a person, so the same history does not replay.
-	sys, err := app.DefaultHooks()
-	require.NoError(t, err)
-	require.NoError(t, replay(hist, &workflows.Agent{Hooks: sys}))
-	require.Error(t, replay(hist, &workflows.Agent{}), "replay without the system hooks must diverge")
+	// Replay as a worker runs the workflow (its Agent's system hooks are
+	// approval.SystemHooks) succeeds with nothing else given; with no system
+	// hooks the protected write would have gone to a person, so the same
+	// history does not replay.
+	require.NoError(t, replay(hist, &workflows.Agent{}))
+	require.Error(t, replay(hist, &workflows.Agent{Hooks: hooks.NewRegistry()}), "replay without the system hooks must diverge")
 
 	if path := os.Getenv("CUSTOS_RECORD_HISTORY"); path != "" {
 		writeHistory(t, hist, path)

@@ -20,7 +20,8 @@ import (
 // worker under WorkflowName.
 type Agent struct {
 	// Hooks holds system hooks (Go functions, run inside workflow code, so
-	// they must be deterministic). Nil means none.
+	// they must be deterministic). Nil means approval.SystemHooks(), as on
+	// every worker, so a replayer needs nothing more.
 	Hooks *hooks.Registry
 }
 
@@ -31,8 +32,7 @@ type Registrar interface {
 }
 
 // Register registers the agent's workflow under WorkflowName, the one way
-// workers do, so that a replayer registered by it decides as the worker did
-// (given the same Hooks). Versioning is a worker option (the deployment's
+// workers do, so that a replayer registered by it decides as the worker did. Versioning is a worker option (the deployment's
 // default behaviour), not a registration one, and plays no part in replay.
 func (a *Agent) Register(r Registrar) {
 	r.RegisterWorkflowWithOptions(a.Run, workflow.RegisterOptions{Name: WorkflowName})
@@ -400,10 +400,12 @@ func (j *job) runHooks(ctx workflow.Context, point hooks.Point, p hooks.Payload)
 	p.Mode = string(j.st.Mode)
 	p.Turn = j.st.Turn
 	decisionPoint := point == hooks.ToolApprovalPre || point == hooks.ToolApprovalPost
+	system := approval.SystemHooks()
 	if j.agent != nil && j.agent.Hooks != nil {
-		if r, ok := hooks.Dispatch(j.agent.Hooks.Handlers(point, p.Tool), p); ok && decisionPoint {
-			return r, true
-		}
+		system = j.agent.Hooks
+	}
+	if r, ok := hooks.Dispatch(system.Handlers(point, p.Tool), p); ok && decisionPoint {
+		return r, true
 	}
 	cmds := j.st.Settings.Hooks.CommandHooks(point, p.Tool)
 	if len(cmds) == 0 {

@@ -15,9 +15,9 @@ import (
 // to the workflow that would break running jobs fails here.
 //
 // The workflow replays with nothing but this package: no activity runs in a
-// replay, and no call in this history was decided by a system hook, so the
-// worker's (app.DefaultHooks) are not needed. e2e/history_test.go replays
-// one that was, with them.
+// replay, and an Agent with no Hooks has the system hooks every worker has
+// (approval.SystemHooks). e2e/history_test.go replays a history in which a
+// system hook decided a call.
 func TestReplayRecordedHistory(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
 	(&workflows.Agent{}).Register(replayer)

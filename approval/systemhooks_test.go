@@ -1,4 +1,4 @@
-package app
+package approval
 
 import (
 	"encoding/json"
@@ -10,10 +10,7 @@ import (
 )
 
 func TestDenyProtectedWrite(t *testing.T) {
-	reg, err := DefaultHooks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := SystemHooks()
 	for _, tc := range []struct {
 		tool, path string
 		deny       bool
@@ -38,10 +35,7 @@ func TestDenyProtectedWrite(t *testing.T) {
 // Each protected path, in every layout and spelling, is refused by the system
 // hook with a reason that names the path and the rule; its neighbours are not.
 func TestDenyProtectedWriteNamesRule(t *testing.T) {
-	reg, err := DefaultHooks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := SystemHooks()
 	for _, tc := range []struct {
 		path string
 		rule protected.Rule

@@ -1,17 +1,29 @@
-package app
+package approval
 
 import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/protected"
 )
 
-// DefaultHooks are custos' system hooks. They run inside workflow code before
-// any user hook, so they are pure functions of the call.
-func DefaultHooks() (*hooks.Registry, error) {
+// SystemHooks are custos' own layer-4 hooks. They run inside workflow code
+// (and in policy check) before any user hook, so they are pure functions of
+// the call. The workflow uses them unless its Agent is given others.
+func SystemHooks() *hooks.Registry { return systemRegistry }
+
+// systemRegistry is built once: a fixed registration that cannot fail
+// unless this file is wrong.
+var systemRegistry = func() *hooks.Registry {
+	r, err := systemHooks()
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()
+
+func systemHooks() (*hooks.Registry, error) {
 	r := hooks.NewRegistry()
 	err := r.Register(hooks.Handler{
 		Name:     "system:protected-paths",
@@ -39,7 +51,7 @@ func denyProtectedWrite(p hooks.Payload) hooks.Result {
 	if json.Unmarshal(p.Input, &in) != nil || in.FilePath == "" {
 		return hooks.Result{}
 	}
-	rel, ok := approval.WorkspaceRel(in.FilePath, approval.Env{Workspace: p.Workspace})
+	rel, ok := WorkspaceRel(in.FilePath, Env{Workspace: p.Workspace})
 	if !ok {
 		return hooks.Result{}
 	}
