@@ -320,32 +320,9 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		}
 		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
 			p.Summary, reason, left)
-		var line string
-	wait:
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					fmt.Fprintln(a.Stdout)
-					return nil // stdin closed: leave the call to other approvers
-				}
-				line = l
-				break wait
-			case <-deadline.C:
-				fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", p.CallID)
-				return nil
-			case <-finished:
-				fmt.Fprintln(a.Stdout)
-				return nil
-			case <-ctx.Done():
-				fmt.Fprintln(a.Stdout)
-				return nil
-			case <-check.C:
-				if st, err := queryStatus(ctx, c, id); err == nil && !hasPending(st, p.CallID) {
-					fmt.Fprintf(a.Stdout, "\n    %s was decided elsewhere\n", p.CallID)
-					return nil
-				}
-			}
+		line, ok := a.awaitLine(ctx, c, id, p.CallID, lines, finished, deadline.C, check.C)
+		if !ok {
+			return nil
 		}
 		decision := typedAnswer(line)
 		if decision == "view" {
@@ -368,6 +345,36 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		}
 		fmt.Fprintf(a.Stdout, "    %s: %s\n", p.CallID, outcomeText(res))
 		return nil
+	}
+}
+
+// awaitLine waits for the next line typed at the prompt. It reports false,
+// having said why, when there will be none for this call: stdin closed (the
+// call is left to other approvers), the deadline passed, the job finished,
+// the command was interrupted, or the call was decided elsewhere.
+func (a *App) awaitLine(ctx context.Context, c client.Client, id, callID string, lines <-chan string, finished <-chan struct{}, deadline <-chan time.Time, check <-chan time.Time) (string, bool) {
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(a.Stdout)
+			}
+			return l, ok
+		case <-deadline:
+			fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", callID)
+			return "", false
+		case <-finished:
+			fmt.Fprintln(a.Stdout)
+			return "", false
+		case <-ctx.Done():
+			fmt.Fprintln(a.Stdout)
+			return "", false
+		case <-check:
+			if st, err := queryStatus(ctx, c, id); err == nil && !hasPending(st, callID) {
+				fmt.Fprintf(a.Stdout, "\n    %s was decided elsewhere\n", callID)
+				return "", false
+			}
+		}
 	}
 }
 

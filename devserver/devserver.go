@@ -232,13 +232,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}()
 
-	var sqlConf, visConf *config.SQL
-	if o.Postgres != nil {
-		sqlConf, visConf, err = preparePostgres(o)
-	} else {
-		sqlConf, err = prepareDatabase(o)
-		visConf = sqlConf
-	}
+	sqlConf, visConf, err := preparePersistence(o)
 	if err != nil {
 		return nil, err
 	}
@@ -287,18 +281,33 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("devserver: starting server: %w", err)
 	}
 	started = true // from here on, s.Stop releases the lock
-	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace, clientTLS); err != nil {
+	if err := s.ready(ctx, o); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
-
-	if ports.ui > 0 {
-		if err := s.startUI(ctx, o, ports); err != nil {
-			_ = s.Stop()
-			return nil, err
-		}
-	}
 	return s, nil
+}
+
+// preparePersistence is the SQL configuration of the stores: PostgreSQL
+// when o names it (visibility in its own database), else SQLite for both.
+func preparePersistence(o Options) (sqlConf, visConf *config.SQL, err error) {
+	if o.Postgres != nil {
+		return preparePostgres(o)
+	}
+	sqlConf, err = prepareDatabase(o)
+	return sqlConf, sqlConf, err
+}
+
+// ready waits for the frontend to serve the namespace, then starts the Web
+// UI (when it has a port) and waits for it too.
+func (s *Server) ready(ctx context.Context, o Options) error {
+	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace, s.clientTLS); err != nil {
+		return err
+	}
+	if s.ports.ui > 0 {
+		return s.startUI(ctx, o, s.ports)
+	}
+	return nil
 }
 
 // claimDBFile makes o.DBFile absolute, creates its directory and takes the

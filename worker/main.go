@@ -14,14 +14,10 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
-
-	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/sandbox"
-	"github.com/custos-dev/custos/temporalclient"
 )
 
 func main() {
@@ -49,78 +45,11 @@ func run() error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("host", *host)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	channels, err := app.ChannelsFromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
-	opts, set, err := temporalclient.Load(logger)
-	if err != nil {
-		return err
-	}
-	c := client.Client(nil)
-	if set {
-		if c, err = temporalclient.Dial(ctx, opts, 30*time.Second); err != nil {
-			return err
-		}
-		defer c.Close()
-		logger.Info("connected to Temporal", "address", opts.HostPort, "namespace", opts.Namespace)
-	} else {
-		emb, err := temporalclient.StartEmbedded(ctx, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort}, logger)
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		c = emb.Client
-		fmt.Fprint(os.Stderr, emb.Banner())
-	}
-	tel, err := app.StartTelemetry(ctx, app.TelemetryFromEnv(*host, logger))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		// Flush the last spans, but do not hang on an unreachable collector.
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tel.Close(cctx); err != nil {
-			logger.Warn("telemetry shutdown", "error", err)
-		}
-	}()
-	tc, err := tel.Client(c, cmp.Or(opts.Namespace, "default"), logger)
-	if err != nil {
-		return err
-	}
-	if tc != c {
-		defer tc.Close()
-		c = tc
-	}
-	wo := app.Options{
+	return app.Serve(ctx, app.Options{
 		BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model,
 		BashLanes: *lanes, ContextWindow: *window,
 		Host: *host, Workspaces: strings.Split(*roots, ","),
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
 		Logger:  logger, Versioning: app.VersioningFromEnv(),
-	}
-	ch, err := app.StartChannels(ctx, c, channels, logger)
-	if err != nil {
-		return err
-	}
-	defer ch.Close()
-	wo.Notifiers = ch.Notifiers
-	stopDemo, demo, err := app.UseDemoModel(&wo)
-	if err != nil {
-		return err
-	}
-	defer stopDemo()
-	if demo {
-		fmt.Fprintln(os.Stderr, "custos: no OPENAI_API_KEY or OPENAI_BASE_URL: using the offline demo model")
-	}
-	w, err := app.Start(c, wo)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	logger.Info("custos worker ready", "queues", "custos, custos-bash")
-	<-ctx.Done()
-	return nil
+	}, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort}, os.Stderr)
 }
