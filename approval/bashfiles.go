@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // This file judges the files a Bash command line reads and writes (its
@@ -270,12 +272,15 @@ func (r *rule) mayMatchGlob(abs, rel string, side globSide) bool {
 		}
 		target = rel
 	}
-	for _, alt := range expandRuleBraces(r.value) {
-		if globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(target, side)) {
-			return true
-		}
-		if r.baseName && !r.absolute && globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(path.Base(target), side)) {
-			return true
+	// The rule means its globstar variants too (pathglob), as in matchPath.
+	for _, v := range pathglob.Variants(r.value) {
+		for _, alt := range expandRuleBraces(v) {
+			if globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(target, side)) {
+				return true
+			}
+			if r.baseName && !r.absolute && globsIntersect(tokenizeGlob(alt, ruleGlob), tokenizeGlob(path.Base(target), side)) {
+				return true
+			}
 		}
 	}
 	return false

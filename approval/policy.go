@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // Env is what the policy needs to know about where a job runs. Both paths
@@ -549,9 +551,9 @@ func SuggestRule(c Call, env Env) string {
 		return "Bash(" + strings.Join(strings.Fields(in.command), " ") + ")"
 	case "Read", "Write", "Edit":
 		if in.rel != "" && in.rel != "." {
-			return c.Tool + "(" + escapeGlob(in.rel) + ")"
+			return c.Tool + "(" + pathglob.Escape(in.rel) + ")"
 		}
-		return c.Tool + "(" + escapeGlob(in.abs) + ")"
+		return c.Tool + "(" + pathglob.Escape(in.abs) + ")"
 	}
 	return c.Tool
 }
@@ -566,19 +568,6 @@ func quoteSuggested(w string) string {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-}
-
-// escapeGlob quotes glob metacharacters so a suggested path rule matches
-// exactly that path.
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]{}\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func contains(xs []string, x string) bool {

@@ -97,7 +97,7 @@ func TestCompileErrorNamesRule(t *testing.T) {
 
 func TestPathRules(t *testing.T) {
 	p := mustCompile(t, Settings{Permissions: Permissions{
-		Deny:  []string{"Read(.env*)", "Edit(secrets/**)", "Read(/etc/shadow)", "Read(~/.ssh/**)"},
+		Deny:  []string{"Read(.env*)", "Edit(secrets/**)", "Read(/etc/shadow)", "Read(~/.ssh/**)", "Read(**/id_*)", "Edit(conf/**/*.key)"},
 		Ask:   []string{"Write(docs/*.md)"},
 		Allow: []string{"Edit(src/**)", "Write(*.txt)", "Edit(/tmp/**)"},
 	}})
@@ -133,6 +133,13 @@ func TestPathRules(t *testing.T) {
 		{"Write", "../notes.txt", Continue},
 		{"Edit", "/tmp/x", Continue}, // outside the workspace: never allowed by a rule
 		{"Edit", "main.go", Continue},
+		// A "**/" may be no directory at all, as for the sandbox's masks
+		// (pathglob): one meaning of a pattern everywhere.
+		{"Read", "id_rsa", Deny},
+		{"Read", "keys/old/id_ed25519", Deny},
+		{"Write", "conf/a.key", Deny},
+		{"Write", "conf/x/y/a.key", Deny},
+		{"Write", "conf.key", Continue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.path, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gobwas/glob"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // ErrMalformedRule is wrapped by every rule parse error.
@@ -242,7 +244,7 @@ func (r *rule) compilePath(spec string, env Env) error {
 		return errors.New("relative path rule must not leave the workspace; use an absolute path")
 	}
 	r.baseName = !r.absolute && !strings.Contains(p, "/")
-	g, err := glob.Compile(p, '/')
+	g, err := pathglob.Compile(p)
 	if err != nil {
 		return fmt.Errorf("bad glob %q: %w", p, err)
 	}

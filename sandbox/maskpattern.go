@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // Deny patterns: compiled once per expansion, matched against every entry
@@ -22,7 +24,7 @@ type denyPattern struct {
 	// base: no "/": matches base names at any depth of the workspace.
 	base glob.Glob
 	// full matches the absolute path; dirForm, for "X/**", matches X.
-	full, dirForm anyGlob
+	full, dirForm pathglob.Glob
 	re            *regexp.Regexp
 	// segs is the absolute pattern split at "/", for pruning the walk; nil
 	// when the pattern cannot be split safely.
@@ -86,33 +88,33 @@ func compileDeny(spec, ws string, kind MaskKind) (*denyPattern, error) {
 			return bad("bad glob", err)
 		}
 		p.base, p.root = g, ws
-		if !hasMeta(s) {
-			p.literal = filepath.Join(ws, unescape(s))
+		if !pathglob.HasMeta(s) {
+			p.literal = filepath.Join(ws, pathglob.Unescape(s))
 		}
 		return p, nil
 	}
 	full := s
 	if !abs {
-		full = escapeMeta(ws) + "/" + s
+		full = pathglob.Escape(ws) + "/" + s
 	}
-	g, err := compileVariants(full)
+	g, err := pathglob.Compile(full)
 	if err != nil {
 		return bad("bad glob", err)
 	}
 	p.full = g
 	if d, ok := strings.CutSuffix(full, "/**"); ok && d != "" {
-		if d == escapeMeta(ws) {
+		if d == pathglob.Escape(ws) {
 			p.all, p.root = true, ws
 			return p, nil
 		}
-		if p.dirForm, err = compileVariants(d); err != nil {
+		if p.dirForm, err = pathglob.Compile(d); err != nil {
 			return bad("bad glob", err)
 		}
-		if !hasMeta(d) {
-			p.literal, p.literalDir = unescape(d), true
+		if !pathglob.HasMeta(d) {
+			p.literal, p.literalDir = pathglob.Unescape(d), true
 		}
-	} else if !hasMeta(full) {
-		p.literal = unescape(full)
+	} else if !pathglob.HasMeta(full) {
+		p.literal = pathglob.Unescape(full)
 	}
 	p.segs = splitSegments(full)
 	p.root = literalRoot(full)
@@ -178,46 +180,6 @@ func (p *denyPattern) namesBelow(abs string) bool {
 	return true
 }
 
-// hasMeta reports an unescaped glob metacharacter.
-func hasMeta(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '*', '?', '[', ']', '{', '}':
-			return true
-		}
-	}
-	return false
-}
-
-// escapeMeta quotes glob metacharacters so s matches itself.
-func escapeMeta(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]{}\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// unescape removes glob escapes from a pattern without metacharacters.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // splitSegments splits an absolute pattern at "/" for pruning, or returns
 // nil when a class or alternation spans a "/" (then nothing is pruned).
 func splitSegments(full string) []segment {
@@ -261,50 +223,10 @@ func literalRoot(full string) string {
 	root := "/"
 	parts := strings.Split(strings.TrimPrefix(full, "/"), "/")
 	for _, s := range parts[:len(parts)-1] {
-		if hasMeta(s) {
+		if pathglob.HasMeta(s) {
 			break
 		}
-		root = path.Join(root, unescape(s))
+		root = path.Join(root, pathglob.Unescape(s))
 	}
 	return root
-}
-
-// anyGlob matches when one of its globs does.
-type anyGlob []glob.Glob
-
-func (g anyGlob) Match(s string) bool {
-	for _, x := range g {
-		if x.Match(s) {
-			return true
-		}
-	}
-	return false
-}
-
-// compileVariants compiles a pattern with "/" as separator, together with
-// its variants where a "**/" matches nothing, so "**/secrets/**" also names
-// a top-level secrets/ (gitignore style; gobwas' ** alone needs the
-// separators around it). Stricter than the glob alone, which is the safe
-// side for a deny rule. At most the first four "**/" are expanded.
-func compileVariants(pattern string) (anyGlob, error) {
-	var out anyGlob
-	for _, v := range globstarVariants(pattern, 0, 4) {
-		g, err := glob.Compile(v, '/')
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, nil
-}
-
-func globstarVariants(p string, from, budget int) []string {
-	j := strings.Index(p[from:], "**/")
-	if j < 0 || budget == 0 {
-		return []string{p}
-	}
-	j += from
-	keep := globstarVariants(p, j+3, budget-1)
-	drop := globstarVariants(p[:j]+p[j+3:], j, budget-1)
-	return append(keep, drop...)
 }

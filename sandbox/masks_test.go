@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // maskTree builds a workspace from "path" (file) and "path/" (directory)
@@ -257,7 +259,7 @@ func TestExpandMasksWorkspaceWithGlobCharacters(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "b.key"), nil, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "c.txt"), nil, 0o644))
-	abs := escapeMeta(ws) + "/a/c.txt"
+	abs := pathglob.Escape(ws) + "/a/c.txt"
 	plan, err := ExpandMasks(ws, []string{"a/*.key"}, []string{abs})
 	require.NoError(t, err)
 	require.Len(t, plan.Masks, 2, "%+v", plan.Masks)
