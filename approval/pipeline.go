@@ -68,23 +68,23 @@ func Decide(c Call, m Mode, eval Evaluator, f Findings) Prelim {
 			case Ask:
 				forced, out.AskReason = true, v2.Reason
 			case Allow:
-				if hr.Decision != "deny" && hr.Decision != "ask" {
+				if hr.Decision != hooks.Deny && hr.Decision != hooks.Ask {
 					out.Verdict = v2
 					return out
 				}
 			}
 		}
 		switch hr.Decision {
-		case "deny":
+		case hooks.Deny:
 			out.Verdict = Verdict{Decision: Deny, Layer: LayerHook, Rule: hr.Hook, Reason: cmp.Or(hr.Reason, "denied by hook")}
 			return out
-		case "allow":
+		case hooks.Allow:
 			if !forced {
 				out.Verdict = Verdict{Decision: Allow, Layer: LayerHook, Rule: hr.Hook, Reason: hr.Reason}
 				return out
 			}
 			// An ask rule, or a command no rule can read, still needs a person.
-		case "ask":
+		case hooks.Ask:
 			out.AskReason = cmp.Or(hr.Reason, out.AskReason)
 		}
 	}

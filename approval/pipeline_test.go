@@ -20,7 +20,7 @@ func TestDecideWeighsLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rewrite := func(decision, cmd string) *hooks.Result {
+	rewrite := func(decision hooks.Decision, cmd string) *hooks.Result {
 		in, _ := json.Marshal(map[string]string{"command": cmd})
 		return &hooks.Result{Hook: "h", Decision: decision, ModifiedInput: in}
 	}

@@ -56,7 +56,7 @@ func denyProtectedWrite(p hooks.Payload) hooks.Result {
 		return hooks.Result{}
 	}
 	if rule, ok := protected.By(rel); ok {
-		return hooks.Result{Decision: "deny", Reason: protected.Reason(in.FilePath, rule)}
+		return hooks.Result{Decision: hooks.Deny, Reason: protected.Reason(in.FilePath, rule)}
 	}
 	return hooks.Result{}
 }

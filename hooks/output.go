@@ -79,16 +79,16 @@ func ParseOutput(stdout []byte) (Result, error) {
 	return res, nil
 }
 
-func normaliseDecision(d string) (string, error) {
+func normaliseDecision(d string) (Decision, error) {
 	switch strings.ToLower(strings.TrimSpace(d)) {
 	case "":
 		return "", nil
 	case "allow", "approve":
-		return "allow", nil
+		return Allow, nil
 	case "deny", "block":
-		return "deny", nil
+		return Deny, nil
 	case "ask":
-		return "ask", nil
+		return Ask, nil
 	case "defer":
 		return "", nil
 	default:

@@ -8,7 +8,7 @@ import (
 )
 
 func decideWith(d string) func(Payload) Result {
-	return func(Payload) Result { return Result{Decision: d, Reason: "because " + d} }
+	return func(Payload) Result { return Result{Decision: Decision(d), Reason: "because " + d} }
 }
 
 func names(hs []Handler) []string {

@@ -81,9 +81,20 @@ type SessionSave struct {
 	AuditTo      int    `json:"auditTo"`
 }
 
+// Decision is what a hook decided about a call: Allow, Deny, Ask, or ""
+// (no decision: the next hook, then a person, decides).
+type Decision string
+
+// The decisions a hook can make.
+const (
+	Allow Decision = "allow"
+	Deny  Decision = "deny"
+	Ask   Decision = "ask"
+)
+
 // Result is a decision hook's answer. The zero value is "no decision".
 type Result struct {
-	Decision       string          `json:"decision,omitempty"` // "allow", "deny", "ask" or ""
+	Decision       Decision        `json:"decision,omitempty"`
 	Reason         string          `json:"reason,omitempty"`
 	ModifiedInput  json.RawMessage `json:"modifiedInput,omitempty"`
 	ModifiedOutput *string         `json:"modifiedOutput,omitempty"`

@@ -145,7 +145,7 @@ func readAnswer(h hooks.CommandHook, out *hooks.Outcome, stdout *capped, runErr 
 		if reason == "" {
 			reason = "denied by hook " + h.Name
 		}
-		out.Result = hooks.Result{Decision: "deny", Reason: reason}
+		out.Result = hooks.Result{Decision: hooks.Deny, Reason: reason}
 	default:
 		// Exit 1 and friends are a broken hook, not a verdict (as in Claude Code).
 		msg := fmt.Sprintf("hook failed: %v", runErr)
