@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -50,24 +51,12 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if err := decodeInput(req.Input, &in, "command"); err != nil {
 		return errorResult("Bash: %v", err), nil
 	}
-	if strings.TrimSpace(in.Command) == "" {
-		return errorResult("Bash: command must not be empty"), nil
-	}
-	timeout, err := in.timeout()
+	cmd, err := in.command()
 	if err != nil {
 		return errorResult("Bash: %v", err), nil
 	}
-	if t.Sandbox == nil {
-		return errorResult("Bash: no sandbox is configured on this worker; commands cannot run"), nil
-	}
-	unconfined := req.Unconfined && req.Sandbox.AllowUnsandboxed && !req.Sandbox.FailIfUnavailable
-	if name, why := t.Sandbox.Backend(); name != sandbox.BackendBwrap && !unconfined {
-		// No isolation, no command: unless the user allowed unconfined
-		// runs and a person approved this one knowing it (issue 8 §4).
-		return errorResult("Bash: %s", sandbox.UnavailableHelp(why)), nil
-	}
-	if a := attempt(ctx); a > 1 {
-		return errorResult("Bash: the command was interrupted (the worker running it stopped) and may have partially run; it was not run again. Check its effects before retrying it."), nil
+	if cmd.unconfined, err = t.mayRun(ctx, req); err != nil {
+		return errorResult("Bash: %v", err), nil
 	}
 
 	max := maxOutput(req)
@@ -76,37 +65,7 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	// interleaves stdout and stderr in the order they came, as a terminal
 	// would show them.
 	combined := &combinedOutput{keep: max}
-	sreq := sandbox.Request{
-		Workspace: req.Workspace,
-		Argv:      []string{"bash", "-c", in.Command},
-		Timeout:   timeout,
-		Network: sandbox.Network{
-			AllowedDomains:    req.Sandbox.Network.AllowedDomains,
-			DeniedDomains:     req.Sandbox.Network.DeniedDomains,
-			AllowLocalBinding: req.Sandbox.Network.AllowLocalBinding,
-		},
-		Env:             req.Sandbox.Env,
-		MaxOutput:       max,
-		Stdout:          combined,
-		Stderr:          combined,
-		ReadDeny:        req.ReadDeny,
-		EditDeny:        req.EditDeny,
-		AllowUnconfined: unconfined,
-	}
-
-	// Heartbeat while the command runs, so a worker that dies mid-command is
-	// detected within the workflow's HeartbeatTimeout instead of the whole
-	// StartToCloseTimeout; a cancelled activity cancels ctx, which kills it.
-	every := t.HeartbeatInterval
-	if every <= 0 {
-		every = 5 * time.Second
-	}
-	begin := time.Now()
-	stop := heartbeatEvery(ctx, every, func() any {
-		return bashProgress{Command: in.Command, OutputBytes: combined.Total(), ElapsedMS: time.Since(begin).Milliseconds()}
-	})
-	res, err := t.Sandbox.Run(ctx, sreq)
-	stop()
+	res, err := t.runHeartbeating(ctx, cmd.sandboxRequest(req, combined, max), cmd.command, combined)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Cancelled or timed out as an activity: report that to
@@ -118,17 +77,101 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
 	observeBash(ctx, res)
+	return commandResult(res, combined, max, len(req.ReadDeny)+len(req.EditDeny) > 0), nil
+}
 
-	if res.ExitCode != 0 && res.Note == "" && len(req.ReadDeny)+len(req.EditDeny) > 0 {
+// bashCommand is a command Bash accepted to run.
+type bashCommand struct {
+	command    string
+	timeout    time.Duration
+	unconfined bool // run without OS isolation (see mayRun)
+}
+
+// command checks the input: a command, and a timeout in range.
+func (in bashInput) command() (bashCommand, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return bashCommand{}, errors.New("command must not be empty")
+	}
+	timeout, err := in.timeout()
+	if err != nil {
+		return bashCommand{}, err
+	}
+	return bashCommand{command: in.Command, timeout: timeout}, nil
+}
+
+// mayRun says whether this worker runs the command, and whether it runs it
+// unconfined; the error says why not.
+func (t *Tools) mayRun(ctx context.Context, req api.ToolRequest) (unconfined bool, err error) {
+	if t.Sandbox == nil {
+		return false, errors.New("no sandbox is configured on this worker; commands cannot run")
+	}
+	unconfined = req.Unconfined && req.Sandbox.AllowUnsandboxed && !req.Sandbox.FailIfUnavailable
+	if name, why := t.Sandbox.Backend(); name != sandbox.BackendBwrap && !unconfined {
+		// No isolation, no command: unless the user allowed unconfined
+		// runs and a person approved this one knowing it (issue 8 §4).
+		return false, errors.New(sandbox.UnavailableHelp(why))
+	}
+	if a := attempt(ctx); a > 1 {
+		return false, errors.New("the command was interrupted (the worker running it stopped) and may have partially run; it was not run again. Check its effects before retrying it.")
+	}
+	return unconfined, nil
+}
+
+// sandboxRequest runs the command with bash in the workspace, under the
+// job's sandbox settings and deny rules, streaming its output into out and
+// keeping limit bytes.
+func (c bashCommand) sandboxRequest(req api.ToolRequest, out *combinedOutput, limit int) sandbox.Request {
+	return sandbox.Request{
+		Workspace: req.Workspace,
+		Argv:      []string{"bash", "-c", c.command},
+		Timeout:   c.timeout,
+		Network: sandbox.Network{
+			AllowedDomains:    req.Sandbox.Network.AllowedDomains,
+			DeniedDomains:     req.Sandbox.Network.DeniedDomains,
+			AllowLocalBinding: req.Sandbox.Network.AllowLocalBinding,
+		},
+		Env:             req.Sandbox.Env,
+		MaxOutput:       limit,
+		Stdout:          out,
+		Stderr:          out,
+		ReadDeny:        req.ReadDeny,
+		EditDeny:        req.EditDeny,
+		AllowUnconfined: c.unconfined,
+	}
+}
+
+// runHeartbeating runs sreq in the sandbox and heartbeats while the command
+// runs, so a worker that dies mid-command is detected within the
+// workflow's HeartbeatTimeout instead of the whole StartToCloseTimeout; a
+// cancelled activity cancels ctx, which kills it.
+func (t *Tools) runHeartbeating(ctx context.Context, sreq sandbox.Request, command string, out *combinedOutput) (sandbox.Result, error) {
+	every := t.HeartbeatInterval
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	begin := time.Now()
+	stop := heartbeatEvery(ctx, every, func() any {
+		return bashProgress{Command: command, OutputBytes: out.Total(), ElapsedMS: time.Since(begin).Milliseconds()}
+	})
+	res, err := t.Sandbox.Run(ctx, sreq)
+	stop()
+	return res, err
+}
+
+// commandResult is Bash's answer for a command that ran: its output and
+// status within limit bytes, its exit code, and an error when it failed or
+// was killed. With deny rules in force, a failure notes them.
+func commandResult(res sandbox.Result, live *combinedOutput, limit int, denyRules bool) api.ToolResult {
+	if res.ExitCode != 0 && res.Note == "" && denyRules {
 		// Tell the model why a file may have refused it, so it can say
 		// what it could not do instead of retrying.
 		res.Note = denyRulesNote
 	}
-	out := formatBashResult(res, combined, max)
+	out := formatBashResult(res, live, limit)
 	code := res.ExitCode
 	out.ExitCode = &code
 	out.IsError = res.ExitCode != 0 || res.Killed
-	return out, nil
+	return out
 }
 
 // formatBashResult lays out the output, then status lines, within limit

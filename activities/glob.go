@@ -50,13 +50,61 @@ func compileGlobs(pattern string) ([]glob.Glob, error) {
 	return gs, nil
 }
 
-func matchAny(gs []glob.Glob, s string) bool {
-	for _, g := range gs {
-		if g.Match(s) {
+// globFilter selects the files a search (Glob, Grep) reports by a glob:
+// by the path relative to the search directory, or, byBase, by the base
+// name alone. A nil *globFilter selects every file.
+type globFilter struct {
+	globs  []glob.Glob
+	byBase bool
+}
+
+// newGlobFilter compiles pattern, with either separator and without a
+// leading "./", into a filter.
+func newGlobFilter(pattern string, byBase bool) (*globFilter, error) {
+	gs, err := compileGlobs(strings.TrimPrefix(filepath.ToSlash(pattern), "./"))
+	if err != nil {
+		return nil, err
+	}
+	return &globFilter{globs: gs, byBase: byBase}, nil
+}
+
+// matches reports whether the filter selects the file rel (slash-separated,
+// relative to the workspace) found in the search directory dir (as
+// fileTarget.show).
+func (f *globFilter) matches(dir, rel string) bool {
+	if f == nil {
+		return true
+	}
+	name := rel
+	if f.byBase {
+		name = path.Base(rel)
+	} else if dir != "." {
+		name = strings.TrimPrefix(rel, dir+"/")
+	}
+	for _, g := range f.globs {
+		if g.Match(name) {
 			return true
 		}
 	}
 	return false
+}
+
+// searchScope is what a search (Glob, Grep) looks through: the files under
+// its directory that the Read deny rules do not hide and the filter selects.
+type searchScope struct {
+	tgt    *fileTarget
+	hidden *hider
+	filter *globFilter
+}
+
+// shows reports whether the file rel is in the scope: not Read-denied (nor
+// another name of a denied file) and selected by the filter. The error says
+// the deny rules cannot be enforced.
+func (s searchScope) shows(rel string) (bool, error) {
+	if hide, err := s.hidden.hidesFile(s.tgt.root, rel); err != nil || hide {
+		return false, err
+	}
+	return s.filter.matches(s.tgt.show, rel), nil
 }
 
 // Glob lists files matching a pattern, newest first.
@@ -65,50 +113,23 @@ func (t *Tools) Glob(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if err := decodeInput(req.Input, &in, "pattern"); err != nil {
 		return errorResult("Glob: %v", err), nil
 	}
-	if in.Pattern == "" {
-		return errorResult("Glob: pattern must not be empty"), nil
-	}
-	pattern := filepath.ToSlash(in.Pattern)
-	if strings.HasPrefix(pattern, "/") || pattern == ".." || strings.HasPrefix(pattern, "../") || strings.Contains(pattern, "/../") {
-		return errorResult("Glob: pattern %q must be relative to the search directory and must not contain \"..\"; use path to choose the directory", in.Pattern), nil
-	}
-	pattern = strings.TrimPrefix(pattern, "./")
-	gs, err := compileGlobs(pattern)
+	filter, err := in.filter()
 	if err != nil {
-		return errorResult("Glob: invalid pattern %q: %v", in.Pattern, err), nil
+		return errorResult("Glob: %v", err), nil
 	}
-
 	tgt, err := searchRoot(req.Workspace, in.Path)
 	if err != nil {
 		return errorResult("Glob: %v", err), nil
 	}
 	defer tgt.Close()
-	fi, err := tgt.root.Stat(tgt.rel)
-	if err == nil && !fi.IsDir() {
+	if fi, err := tgt.root.Stat(tgt.rel); err == nil && !fi.IsDir() {
 		return errorResult("Glob: path %s is not a directory", in.Path), nil
 	}
-	canonWS := tgt.ws
-	hidden, err := newHider(canonWS, req.ReadDeny)
+	hidden, err := newHider(tgt.ws, req.ReadDeny)
 	if err != nil {
 		return errorResult("Glob: %v", err), nil
 	}
-
-	var matches []walkEntry
-	err = walkFiles(ctx, canonWS, tgt.rel, func(e walkEntry) error {
-		if hide, err := hidden.hidesFile(tgt.root, e.rel); err != nil || hide {
-			return err // Read-denied (or another name of one): not listed either
-		}
-		// Match relative to the search directory, report relative to the
-		// workspace (what Read and Edit take).
-		within := e.rel
-		if tgt.show != "." {
-			within = strings.TrimPrefix(e.rel, tgt.show+"/")
-		}
-		if matchAny(gs, within) {
-			matches = append(matches, e)
-		}
-		return nil
-	})
+	matches, err := globMatches(ctx, searchScope{tgt: tgt, hidden: hidden, filter: filter})
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.ToolResult{}, ctx.Err()
@@ -121,6 +142,44 @@ func (t *Tools) Glob(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if len(matches) == 0 {
 		return api.ToolResult{Output: "No files found"}, nil
 	}
+	return globListing(matches, maxOutput(req)), nil
+}
+
+// filter checks the pattern, which is relative to the search directory and
+// never leaves it (path chooses the directory), and compiles it.
+func (in globInput) filter() (*globFilter, error) {
+	if in.Pattern == "" {
+		return nil, errors.New("pattern must not be empty")
+	}
+	pattern := filepath.ToSlash(in.Pattern)
+	if strings.HasPrefix(pattern, "/") || pattern == ".." || strings.HasPrefix(pattern, "../") || strings.Contains(pattern, "/../") {
+		return nil, fmt.Errorf("pattern %q must be relative to the search directory and must not contain \"..\"; use path to choose the directory", in.Pattern)
+	}
+	f, err := newGlobFilter(pattern, false)
+	if err != nil {
+		return nil, fmt.Errorf("invalid pattern %q: %v", in.Pattern, err)
+	}
+	return f, nil
+}
+
+// globMatches lists the files in scope. They are matched relative to the
+// search directory and reported relative to the workspace (what Read and
+// Edit take).
+func globMatches(ctx context.Context, scope searchScope) ([]walkEntry, error) {
+	var matches []walkEntry
+	err := walkFiles(ctx, scope.tgt.ws, scope.tgt.rel, func(e walkEntry) error {
+		ok, err := scope.shows(e.rel)
+		if ok {
+			matches = append(matches, e)
+		}
+		return err
+	})
+	return matches, err
+}
+
+// globListing is Glob's answer: the matches newest first (by path among
+// equals), at most maxGlobResults of them and max bytes.
+func globListing(matches []walkEntry, max int) api.ToolResult {
 	sort.Slice(matches, func(i, j int) bool {
 		if !matches[i].mtime.Equal(matches[j].mtime) {
 			return matches[i].mtime.After(matches[j].mtime)
@@ -139,6 +198,6 @@ func (t *Tools) Glob(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if n > maxGlobResults {
 		fmt.Fprintf(&b, "[%d of %d matches shown, newest first; use a more specific pattern or path]\n", maxGlobResults, n)
 	}
-	text, truncated := capHead(b.String(), maxOutput(req))
-	return api.ToolResult{Output: text, Truncated: truncated || n > maxGlobResults}, nil
+	text, truncated := capHead(b.String(), max)
+	return api.ToolResult{Output: text, Truncated: truncated || n > maxGlobResults}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -40,23 +41,10 @@ func (t *Tools) Read(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if err := decodeInput(req.Input, &in, "file_path"); err != nil {
 		return errorResult("Read: %v", err), nil
 	}
-	offset, limit := 1, defaultReadLimit
-	if in.Offset != nil {
-		// 0 is accepted as "from the start": models often count from 0.
-		if *in.Offset < 0 {
-			return errorResult("Read: offset must be a line number >= 1, got %d", *in.Offset), nil
-		}
-		if *in.Offset > 0 {
-			offset = *in.Offset
-		}
+	w, err := in.window()
+	if err != nil {
+		return errorResult("Read: %v", err), nil
 	}
-	if in.Limit != nil {
-		if *in.Limit <= 0 {
-			return errorResult("Read: limit must be a positive number of lines, got %d", *in.Limit), nil
-		}
-		limit = *in.Limit
-	}
-
 	tgt, err := resolveTarget(req.Workspace, in.FilePath, false)
 	if err != nil {
 		return errorResult("Read: %v", err), nil
@@ -65,94 +53,159 @@ func (t *Tools) Read(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if msg := deniedTarget("Read", tgt, req.ReadDeny, true); msg != "" {
 		return errorResult("%s", msg), nil
 	}
-
-	fi, err := tgt.root.Stat(tgt.rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errorResult("Read: %s does not exist", in.FilePath), nil
-	case err != nil:
-		return errorResult("Read: %v", err), nil
-	case fi.IsDir():
-		return errorResult("Read: %s is a directory, not a file; use Glob to list its files", in.FilePath), nil
-	case !fi.Mode().IsRegular():
-		return errorResult("Read: %s is not a regular file (%s)", in.FilePath, fi.Mode().Type()), nil
-	}
-	f, err := tgt.root.Open(tgt.rel)
+	f, br, err := openText(tgt, in.FilePath)
 	if err != nil {
 		return errorResult("Read: %v", err), nil
 	}
 	defer f.Close()
+	// The budget keeps room for the footer.
+	page, err := readPage(ctx, br, w, max(maxOutput(req)-200, 0))
+	if err != nil {
+		if errors.Is(err, ctx.Err()) {
+			return api.ToolResult{}, err // cancelled: the activity's failure, not the model's
+		}
+		return errorResult("Read: %s: %v", in.FilePath, err), nil
+	}
+	return page.result(in.FilePath), nil
+}
 
+// readWindow is the lines Read shows: limit lines from line offset (1-based).
+type readWindow struct {
+	offset, limit int
+}
+
+// window checks offset and limit, and fills in their defaults.
+func (in readInput) window() (readWindow, error) {
+	w := readWindow{offset: 1, limit: defaultReadLimit}
+	if in.Offset != nil {
+		// 0 is accepted as "from the start": models often count from 0.
+		if *in.Offset < 0 {
+			return w, fmt.Errorf("offset must be a line number >= 1, got %d", *in.Offset)
+		}
+		if *in.Offset > 0 {
+			w.offset = *in.Offset
+		}
+	}
+	if in.Limit != nil {
+		if *in.Limit <= 0 {
+			return w, fmt.Errorf("limit must be a positive number of lines, got %d", *in.Limit)
+		}
+		w.limit = *in.Limit
+	}
+	return w, nil
+}
+
+// openText opens the file Read shows, refusing what is not a regular text
+// file; name is the path the model gave.
+func openText(tgt *fileTarget, name string) (*os.File, *bufio.Reader, error) {
+	fi, err := tgt.root.Stat(tgt.rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("%s does not exist", name)
+	case err != nil:
+		return nil, nil, err
+	case fi.IsDir():
+		return nil, nil, fmt.Errorf("%s is a directory, not a file; use Glob to list its files", name)
+	case !fi.Mode().IsRegular():
+		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
+	f, err := tgt.root.Open(tgt.rel)
+	if err != nil {
+		return nil, nil, err
+	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(binarySniffLen)
 	if looksBinary(head) {
-		return errorResult("Read: %s looks like a binary file (%d bytes); Read shows text files only", in.FilePath, fi.Size()), nil
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%s looks like a binary file (%d bytes); Read shows text files only", name, fi.Size())
 	}
+	return f, br, nil
+}
 
-	// Output is cut at whole lines, keeping room for the footer, so the
-	// model gets complete numbered lines and an exact offset to continue.
-	budget := maxOutput(req) - 200
-	if budget < 0 {
-		budget = 0
-	}
-	var out strings.Builder
-	lineNo, lastShown, wanted := 0, 0, 0
-	cut := false
+// filePage is what Read takes from a file: the window's lines, numbered, as
+// many as fit the budget, and where they stand in the file.
+type filePage struct {
+	readWindow
+	budget    int
+	out       strings.Builder
+	lines     int  // lines read so far; in the end, the file's
+	lastShown int  // the last line in out
+	wanted    int  // the bytes of the window's lines, shown or not
+	cut       bool // a line of the window did not fit
+}
+
+// readPage reads the file to its end, keeping the window's lines within
+// budget bytes. Output is cut at whole lines, so the model gets complete
+// numbered lines and an exact offset to continue. The error is the
+// context's when it ended, else the read's.
+func readPage(ctx context.Context, br *bufio.Reader, w readWindow, budget int) (*filePage, error) {
+	p := &filePage{readWindow: w, budget: budget}
 	for {
-		if lineNo%1024 == 0 {
+		if p.lines%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return api.ToolResult{}, err
+				return nil, err
 			}
 		}
 		line, dropped, err := readLine(br, maxLineRunes*4)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return errorResult("Read: %s: %v", in.FilePath, err), nil
+			return nil, err
 		}
 		if errors.Is(err, io.EOF) && line == "" && dropped == 0 {
-			break
+			return p, nil
 		}
-		lineNo++
-		if lineNo >= offset && lineNo < offset+limit {
-			if dropped > 0 {
-				line += fmt.Sprintf("… [line truncated, %d more bytes]", dropped)
-			}
-			formatted := fmt.Sprintf("%6d\t%s\n", lineNo, truncateLine(line))
-			wanted += len(formatted)
-			if !cut && out.Len()+len(formatted) <= budget {
-				out.WriteString(formatted)
-				lastShown = lineNo
-			} else {
-				cut = true
-			}
+		p.lines++
+		if p.lines >= w.offset && p.lines < w.offset+w.limit {
+			p.add(line, dropped)
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return p, nil
 		}
 	}
+}
 
+// add numbers the line just read, of which dropped bytes were not kept, and
+// keeps it if it and the lines before it fit the budget.
+func (p *filePage) add(line string, dropped int) {
+	if dropped > 0 {
+		line += fmt.Sprintf("… [line truncated, %d more bytes]", dropped)
+	}
+	formatted := fmt.Sprintf("%6d\t%s\n", p.lines, truncateLine(line))
+	p.wanted += len(formatted)
+	if !p.cut && p.out.Len()+len(formatted) <= p.budget {
+		p.out.WriteString(formatted)
+		p.lastShown = p.lines
+	} else {
+		p.cut = true
+	}
+}
+
+// result is Read's answer for the file the model named name: the lines,
+// then, unless they are the whole file, a footer saying which they are and
+// where to continue.
+func (p *filePage) result(name string) api.ToolResult {
 	switch {
-	case lineNo == 0:
-		return api.ToolResult{Output: fmt.Sprintf("(%s is empty)", in.FilePath)}, nil
-	case offset > lineNo:
-		return api.ToolResult{Output: fmt.Sprintf("(%s has %d lines; offset %d is past the end)", in.FilePath, lineNo, offset)}, nil
+	case p.lines == 0:
+		return api.ToolResult{Output: fmt.Sprintf("(%s is empty)", name)}
+	case p.offset > p.lines:
+		return api.ToolResult{Output: fmt.Sprintf("(%s has %d lines; offset %d is past the end)", name, p.lines, p.offset)}
 	}
-	text := out.String()
-	if cut {
-		text += strings.TrimPrefix(truncMarker(out.Len(), wanted), "\n") + "\n"
+	text := p.out.String()
+	if p.cut {
+		text += strings.TrimPrefix(truncMarker(p.out.Len(), p.wanted), "\n") + "\n"
 	}
-	if cut || offset > 1 || lastShown < lineNo {
-		if lastShown < offset {
+	if p.cut || p.offset > 1 || p.lastShown < p.lines {
+		if p.lastShown < p.offset {
 			// Not even one line fit (a tiny MaxOutput).
-			text += fmt.Sprintf("[%s has %d lines; no line fit in the output budget]\n", in.FilePath, lineNo)
+			text += fmt.Sprintf("[%s has %d lines; no line fit in the output budget]\n", name, p.lines)
 		} else {
-			text += fmt.Sprintf("[showing lines %d-%d of %d", offset, lastShown, lineNo)
-			if lastShown < lineNo {
-				text += fmt.Sprintf("; continue with offset=%d", lastShown+1)
+			text += fmt.Sprintf("[showing lines %d-%d of %d", p.offset, p.lastShown, p.lines)
+			if p.lastShown < p.lines {
+				text += fmt.Sprintf("; continue with offset=%d", p.lastShown+1)
 			}
 			text += "]\n"
 		}
 	}
-	return api.ToolResult{Output: text, Truncated: cut}, nil
+	return api.ToolResult{Output: text, Truncated: p.cut}
 }
 
 // readLine reads one line without its "\n", keeping at most keep bytes of it
