@@ -11,9 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gobwas/glob"
-
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // maxGlobResults caps Glob's answer; a model that needs more should narrow
@@ -36,36 +35,22 @@ type globInput struct {
 	Path    string `json:"path,omitempty"`
 }
 
-// compileGlobs compiles a pattern and its globstar variants with '/' as the
-// separator, so "*" stays within one directory and "**" crosses them.
-func compileGlobs(pattern string) ([]glob.Glob, error) {
-	var gs []glob.Glob
-	for _, p := range globVariants(pattern) {
-		g, err := glob.Compile(p, '/')
-		if err != nil {
-			return nil, err
-		}
-		gs = append(gs, g)
-	}
-	return gs, nil
-}
-
 // globFilter selects the files a search (Glob, Grep) reports by a glob:
 // by the path relative to the search directory, or, byBase, by the base
 // name alone. A nil *globFilter selects every file.
 type globFilter struct {
-	globs  []glob.Glob
+	glob   pathglob.Glob
 	byBase bool
 }
 
 // newGlobFilter compiles pattern, with either separator and without a
 // leading "./", into a filter.
 func newGlobFilter(pattern string, byBase bool) (*globFilter, error) {
-	gs, err := compileGlobs(strings.TrimPrefix(filepath.ToSlash(pattern), "./"))
+	g, err := pathglob.Compile(strings.TrimPrefix(filepath.ToSlash(pattern), "./"))
 	if err != nil {
 		return nil, err
 	}
-	return &globFilter{globs: gs, byBase: byBase}, nil
+	return &globFilter{glob: g, byBase: byBase}, nil
 }
 
 // matches reports whether the filter selects the file rel (slash-separated,
@@ -81,12 +66,7 @@ func (f *globFilter) matches(dir, rel string) bool {
 	} else if dir != "." {
 		name = strings.TrimPrefix(rel, dir+"/")
 	}
-	for _, g := range f.globs {
-		if g.Match(name) {
-			return true
-		}
-	}
-	return false
+	return f.glob.Match(name)
 }
 
 // searchScope is what a search (Glob, Grep) looks through: the files under

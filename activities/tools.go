@@ -384,23 +384,3 @@ func walkFiles(ctx context.Context, canonWS, dirRel string, visit func(walkEntry
 		return visit(walkEntry{rel: filepath.ToSlash(rel), mtime: info.ModTime(), size: info.Size()})
 	})
 }
-
-// globVariants expands each "**/" of a pattern into "with" and "without", so
-// "**/*.go" also matches "main.go" at the top and "a/**/b" matches "a/b", as
-// users of shell globstar and ripgrep expect (gobwas' ** alone needs at least
-// one separator around it). Only the first four "**/" are expanded, so at
-// most 16 variants are compiled.
-func globVariants(pattern string) []string {
-	return expandGlobstar(pattern, 0, 4)
-}
-
-func expandGlobstar(p string, from, budget int) []string {
-	j := strings.Index(p[from:], "**/")
-	if j < 0 || budget == 0 {
-		return []string{p}
-	}
-	j += from
-	keep := expandGlobstar(p, j+3, budget-1)
-	drop := expandGlobstar(p[:j]+p[j+3:], j, budget-1)
-	return append(keep, drop...)
-}

@@ -134,19 +134,3 @@ func TestCapHelpers(t *testing.T) {
 	require.True(t, strings.HasPrefix(out, "BEGIN"))
 	require.True(t, strings.HasSuffix(out, "END"))
 }
-
-func TestGlobVariants(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"*.go", []string{"*.go"}},
-		{"**/*.go", []string{"**/*.go", "*.go"}},
-		{"a/**/b/**/c", []string{"a/**/b/**/c", "a/**/b/c", "a/b/**/c", "a/b/c"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			require.ElementsMatch(t, tc.want, globVariants(tc.in))
-		})
-	}
-}
