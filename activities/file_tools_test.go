@@ -247,6 +247,14 @@ func TestGrepOutputCap(t *testing.T) {
 	require.LessOrEqual(t, len(res.Output), 2000)
 	require.Regexp(t, `\[output truncated: \d+ of \d+ bytes shown\]$`, res.Output)
 	require.True(t, strings.HasPrefix(res.Output, "n.txt:1:needle 0\n"))
+
+	// A budget smaller than the marker itself keeps no line and says so,
+	// instead of failing the tool.
+	res, err = (&Tools{}).Grep(t.Context(), api.ToolRequest{Workspace: ws, MaxOutput: 10,
+		Input: []byte(`{"pattern":"needle","output_mode":"content"}`)})
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.Regexp(t, `^\[output truncated: 0 of \d+ bytes shown\]$`, res.Output)
 }
 
 func TestWrite(t *testing.T) {

@@ -208,7 +208,7 @@ func (o *boundedOutput) text() (string, bool) {
 		return text, false
 	}
 	marker := truncMarker(o.max, o.total)
-	text = cutUTF8(text, o.max-len(marker))
+	text = cutUTF8(text, max(o.max-len(marker), 0)) // a budget smaller than the marker keeps no line
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[:i+1]
 	} else {
