@@ -375,26 +375,25 @@ func writeFile(t *testing.T, p, content string) {
 	}
 }
 
-func TestLoadSettings(t *testing.T) {
-	cfg, ws := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(cfg, "custos", "settings.json"), `{
+// TestMergeSettings merges a user, a project and a local file, least
+// specific first, as Load does.
+func TestMergeSettings(t *testing.T) {
+	var s Settings
+	for i, content := range []string{`{
 	  "permissions": {"allow": ["Bash(ls *)", "Bash(git status)"], "deny": ["Bash(curl *)"], "defaultMode": "acceptEdits"},
 	  "hooks": {"tool.approval.pre": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "a"}]}]},
 	  "sandbox": {"network": {"allowedDomains": ["a.com"]}},
 	  "model": "ignored"
-	}`)
-	writeFile(t, filepath.Join(ws, ".custos", "settings.json"), `{
+	}`, `{
 	  "permissions": {"allow": ["Bash(git status)", "Bash(make)"], "ask": ["Bash(git push *)"]},
 	  "hooks": {"tool.approval.pre": [{"hooks": [{"type": "command", "command": "b"}]}]},
 	  "sandbox": {"failIfUnavailable": true, "network": {"allowedDomains": ["b.com", "a.com"]}}
-	}`)
-	writeFile(t, filepath.Join(ws, ".custos", "settings.local.json"), `{"permissions": {"defaultMode": "plan", "deny": ["Bash(make)"]}}`)
-	s, sources, err := LoadSettings(cfg, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sources) != 3 {
-		t.Errorf("sources = %v", sources)
+	}`, `{"permissions": {"defaultMode": "plan", "deny": ["Bash(make)"]}}`} {
+		f, err := ParseSettings([]byte(content), "/home/user/project")
+		if err != nil {
+			t.Fatalf("file %d: %v", i, err)
+		}
+		s = MergeSettings(s, f)
 	}
 	want := Permissions{
 		Allow:       []string{"Bash(ls *)", "Bash(git status)", "Bash(make)"},
@@ -416,15 +415,9 @@ func TestLoadSettings(t *testing.T) {
 	if v := p.Rules(bashCall("make")); v.Decision != Deny {
 		t.Errorf("make = %+v, want deny", v)
 	}
-
-	// Missing files are fine.
-	s, sources, err = LoadSettings(t.TempDir(), t.TempDir())
-	if err != nil || len(sources) != 0 || len(s.Permissions.Allow) != 0 {
-		t.Errorf("no files: %+v %v %v", s, sources, err)
-	}
 }
 
-func TestLoadSettingsBroken(t *testing.T) {
+func TestParseSettingsBroken(t *testing.T) {
 	tests := []struct {
 		name, content, wantErr string
 	}{
@@ -441,12 +434,9 @@ func TestLoadSettingsBroken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws := t.TempDir()
-			f := filepath.Join(ws, ".custos", "settings.local.json")
-			writeFile(t, f, tt.content)
-			_, _, err := LoadSettings("", ws)
-			if err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("LoadSettings error = %v, want one naming %s and %q", err, f, tt.wantErr)
+			_, err := ParseSettings([]byte(tt.content), "/home/user/project")
+			if !errors.Is(err, ErrBadSettings) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("ParseSettings error = %v, want ErrBadSettings saying %q", err, tt.wantErr)
 			}
 		})
 	}
@@ -467,7 +457,11 @@ func TestAddRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, _, err := LoadSettings("", ws)
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSettings(data, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +470,6 @@ func TestAddRule(t *testing.T) {
 		!reflect.DeepEqual(s.Sandbox.Env, []string{"A"}) {
 		t.Errorf("after AddRule: %+v", s)
 	}
-	data, _ := os.ReadFile(f)
 	if !strings.Contains(string(data), `"other"`) {
 		t.Errorf("AddRule dropped other content: %s", data)
 	}

@@ -147,13 +147,6 @@ func TestAllowUnsandboxedUserOnly(t *testing.T) {
 		if !strings.Contains(strings.Join(l.Ignored, "\n"), "sandbox.allowUnsandboxed") {
 			t.Errorf("trusted=%v: ignored = %q, want allowUnsandboxed named", trusted, l.Ignored)
 		}
-		s, _, err := LoadSettings(cfg, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Sandbox.AllowUnsandboxed {
-			t.Errorf("LoadSettings took allowUnsandboxed from the workspace")
-		}
 
 		writeFile(t, UserSettingsFile(cfg), `{"sandbox": {"allowUnsandboxed": true}}`)
 		if trusted {
@@ -168,5 +161,17 @@ func TestAllowUnsandboxedUserOnly(t *testing.T) {
 		if !l.Settings.Sandbox.AllowUnsandboxed {
 			t.Errorf("trusted=%v: the user's own allowUnsandboxed was dropped", trusted)
 		}
+	}
+}
+
+func TestUserOnly(t *testing.T) {
+	in := Settings{Permissions: Permissions{Allow: []string{"Bash(ls)"}}, Sandbox: SandboxSettings{AllowUnsandboxed: true, Env: []string{"A"}}}
+	got, dropped := userOnly(in)
+	want := Settings{Permissions: Permissions{Allow: []string{"Bash(ls)"}}, Sandbox: SandboxSettings{Env: []string{"A"}}}
+	if !reflect.DeepEqual(got, want) || len(dropped) != 1 || !strings.Contains(dropped[0], "sandbox.allowUnsandboxed") {
+		t.Errorf("userOnly = %+v, %q; want %+v and allowUnsandboxed named", got, dropped, want)
+	}
+	if got, dropped := userOnly(want); !reflect.DeepEqual(got, want) || dropped != nil {
+		t.Errorf("userOnly without allowUnsandboxed = %+v, %q; want it unchanged", got, dropped)
 	}
 }

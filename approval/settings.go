@@ -19,8 +19,7 @@ import (
 // ErrBadSettings is wrapped by every error about a settings file's content.
 var ErrBadSettings = errors.New("bad settings file")
 
-// SettingsFiles returns the settings files LoadSettings reads, least specific
-// first.
+// SettingsFiles returns the settings files Load reads, least specific first.
 func SettingsFiles(userConfigDir, workspace string) []string {
 	var files []string
 	if userConfigDir != "" {
@@ -32,39 +31,6 @@ func SettingsFiles(userConfigDir, workspace string) []string {
 			filepath.Join(workspace, ".custos", "settings.local.json"))
 	}
 	return files
-}
-
-// LoadSettings reads and merges the user, project and local settings files,
-// taking the workspace's files in full, as if the workspace were trusted.
-// Jobs use Load, which applies workspace trust. Missing files are skipped; a file that exists but is broken is an error
-// naming the file (never an empty policy). sources lists the files loaded.
-//
-// Merge: rule lists are concatenated (duplicates dropped, first position
-// kept), defaultMode comes from the most specific file that sets it, hooks
-// are concatenated per point, sandbox domain and env lists concatenated and
-// booleans OR-ed. A deny anywhere stays a deny, since deny beats allow.
-func LoadSettings(userConfigDir, workspace string) (Settings, []string, error) {
-	var merged Settings
-	var sources []string
-	for _, f := range SettingsFiles(userConfigDir, workspace) {
-		data, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return Settings{}, nil, fmt.Errorf("approval: reading settings %s: %w", f, err)
-		}
-		s, err := ParseSettings(data, workspace)
-		if err != nil {
-			return Settings{}, nil, fmt.Errorf("approval: settings %s: %w", f, err)
-		}
-		if userConfigDir == "" || f != UserSettingsFile(userConfigDir) {
-			s, _ = userOnly(s)
-		}
-		merged = MergeSettings(merged, s)
-		sources = append(sources, f)
-	}
-	return merged, sources, nil
 }
 
 // permissionsJSON is the strict shape of "permissions": known Claude Code keys
@@ -136,6 +102,11 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 }
 
 // MergeSettings merges over (more specific) into base. Neither is modified.
+//
+// Rule lists are concatenated (duplicates dropped, first position kept),
+// defaultMode comes from the most specific file that sets it, hooks are
+// concatenated per point, sandbox domain and env lists concatenated and
+// booleans OR-ed. A deny anywhere stays a deny, since deny beats allow.
 func MergeSettings(base, over Settings) Settings {
 	out := Settings{
 		Permissions: Permissions{

@@ -35,8 +35,9 @@ type trustFile struct {
 	TrustedWorkspaces []string `json:"trustedWorkspaces"`
 }
 
-// Load reads and merges the user, project and local settings files like
-// LoadSettings, applying workspace trust.
+// Load reads and merges (MergeSettings) the user, project and local settings
+// files, applying workspace trust. Missing files are skipped; a file that
+// exists but is broken is an error naming the file (never an empty policy).
 func Load(userConfigDir, workspace string) (Loaded, error) {
 	var out Loaded
 	trusted, err := workspaceTrusted(userConfigDir, workspace)

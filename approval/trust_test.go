@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -116,5 +117,61 @@ func TestTrustWorkspace(t *testing.T) {
 	writeFile(t, filepath.Join(cfg, "custos", "settings.json"), `{"trustedWorkspaces": ["src"]}`)
 	if _, err := Load(cfg, ws); err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("relative trusted path: %v", err)
+	}
+}
+
+// TestLoadMerges reads the user, project and local files of a trusted
+// workspace, least specific first, and merges them.
+func TestLoadMerges(t *testing.T) {
+	cfg, ws := t.TempDir(), t.TempDir()
+	user := filepath.Join(cfg, "custos", "settings.json")
+	project := filepath.Join(ws, ".custos", "settings.json")
+	local := filepath.Join(ws, ".custos", "settings.local.json")
+	writeFile(t, user, `{"permissions": {"allow": ["Bash(ls *)"], "deny": ["Bash(curl *)"], "defaultMode": "acceptEdits"}}`)
+	writeFile(t, project, `{"permissions": {"allow": ["Bash(make)"], "ask": ["Bash(git push *)"]}, "sandbox": {"env": ["A"]}}`)
+	writeFile(t, local, `{"permissions": {"defaultMode": "plan", "deny": ["Bash(make)"]}}`)
+	if err := TrustWorkspace(cfg, ws); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(cfg, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Sources, []string{user, project, local}) {
+		t.Errorf("sources = %v, want %v", l.Sources, []string{user, project, local})
+	}
+	want := Permissions{
+		Allow:       []string{"Bash(ls *)", "Bash(make)"},
+		Ask:         []string{"Bash(git push *)"},
+		Deny:        []string{"Bash(curl *)", "Bash(make)"},
+		DefaultMode: ModePlan,
+	}
+	if !reflect.DeepEqual(l.Settings.Permissions, want) || !reflect.DeepEqual(l.Settings.Sandbox.Env, []string{"A"}) {
+		t.Errorf("settings = %+v, want permissions %+v and env [A]", l.Settings, want)
+	}
+	if !l.Trusted || len(l.Ignored) != 0 {
+		t.Errorf("trusted = %v, ignored = %q", l.Trusted, l.Ignored)
+	}
+
+	// Missing files are fine.
+	l, err = Load(t.TempDir(), t.TempDir())
+	if err != nil || len(l.Sources) != 0 || !reflect.DeepEqual(l.Settings, Settings{}) {
+		t.Errorf("no files: %+v %v", l, err)
+	}
+}
+
+// TestLoadBroken: a broken file, trusted or not, is an error naming it.
+func TestLoadBroken(t *testing.T) {
+	for _, rel := range []string{"cfg/custos/settings.json", "ws/.custos/settings.json", "ws/.custos/settings.local.json"} {
+		t.Run(rel, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, ws := filepath.Join(dir, "cfg"), filepath.Join(dir, "ws")
+			f := filepath.Join(dir, rel)
+			writeFile(t, f, `{"permissions": `)
+			_, err := Load(cfg, ws)
+			if !errors.Is(err, ErrBadSettings) || !strings.Contains(err.Error(), f) {
+				t.Fatalf("Load error = %v, want ErrBadSettings naming %s", err, f)
+			}
+		})
 	}
 }
