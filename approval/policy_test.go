@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -365,18 +363,8 @@ func TestAnalyzeNormalisation(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestMergeSettings merges a user, a project and a local file, least
-// specific first, as Load does.
+// specific first, as settingsfile.Load does.
 func TestMergeSettings(t *testing.T) {
 	var s Settings
 	for i, content := range []string{`{
@@ -442,53 +430,17 @@ func TestParseSettingsBroken(t *testing.T) {
 	}
 }
 
-func TestAddRule(t *testing.T) {
-	ws := t.TempDir()
-	if err := AddRule(ws, ListAllow, "Bash(npm test)"); err != nil {
-		t.Fatal(err)
+func TestCheckRule(t *testing.T) {
+	if err := CheckRule(ListAllow, "Bash(npm test)", "/home/user/project"); err != nil {
+		t.Errorf("valid rule: %v", err)
 	}
-	f := filepath.Join(ws, ".custos", "settings.local.json")
-	writeFile(t, f, `{"permissions": {"allow": ["Bash(npm test)"], "defaultMode": "plan"}, "sandbox": {"env": ["A"]}, "other": {"x": 1}}`)
-	for i := 0; i < 2; i++ { // idempotent
-		if err := AddRule(ws, ListAllow, "Bash(make)"); err != nil {
-			t.Fatal(err)
+	if err := CheckRule("maybe", "Bash", "/home/user/project"); !errors.Is(err, ErrUnknownList) || !strings.Contains(err.Error(), `"maybe"`) {
+		t.Errorf("unknown list: %v", err)
+	}
+	for _, r := range []string{"Bash(", "", "Bash(re:)"} {
+		if err := CheckRule(ListDeny, r, "/home/user/project"); !errors.Is(err, ErrMalformedRule) {
+			t.Errorf("CheckRule(%q) = %v, want ErrMalformedRule", r, err)
 		}
-		if err := AddRule(ws, ListDeny, "Bash(curl *)"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ParseSettings(data, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(s.Permissions.Allow, []string{"Bash(npm test)", "Bash(make)"}) ||
-		!reflect.DeepEqual(s.Permissions.Deny, []string{"Bash(curl *)"}) || s.Permissions.DefaultMode != ModePlan ||
-		!reflect.DeepEqual(s.Sandbox.Env, []string{"A"}) {
-		t.Errorf("after AddRule: %+v", s)
-	}
-	if !strings.Contains(string(data), `"other"`) {
-		t.Errorf("AddRule dropped other content: %s", data)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(f))
-	if len(entries) != 1 {
-		t.Errorf("temp files left behind: %v", entries)
-	}
-	for _, tt := range []struct{ list, rule string }{{"maybe", "Bash"}, {ListAllow, "Bash("}, {ListAllow, ""}} {
-		if err := AddRule(ws, tt.list, tt.rule); err == nil {
-			t.Errorf("AddRule(%q, %q) accepted", tt.list, tt.rule)
-		}
-	}
-	// A broken file is never overwritten.
-	writeFile(t, f, `{broken`)
-	if err := AddRule(ws, ListAllow, "Bash(ls)"); err == nil {
-		t.Error("AddRule overwrote a broken file")
-	}
-	if data, _ := os.ReadFile(f); string(data) != `{broken` {
-		t.Errorf("broken file changed: %s", data)
 	}
 }
 
