@@ -12,6 +12,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // On a worker without bubblewrap, Bash refuses, saying why and how to fix
@@ -79,7 +80,7 @@ func TestLoadSettingsReportsSandbox(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := t.TempDir()
 			if tc.user != "" {
-				p := approval.UserSettingsFile(cfg)
+				p := settingsfile.UserFile(cfg)
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, []byte(tc.user), 0o644))
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // Settings loads settings for jobs. UserConfigDir overrides os.UserConfigDir
@@ -43,7 +44,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 			dir = ""
 		}
 	}
-	loaded, err := approval.Load(dir, ws)
+	loaded, err := settingsfile.Load(dir, ws)
 	if err != nil {
 		return api.LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
@@ -63,7 +64,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 // PersistRule writes a learned rule to .custos/settings.local.json
 // (idempotent: a rule already there is not added twice).
 func (s *Settings) PersistRule(ctx context.Context, req api.PersistRuleRequest) error {
-	if err := approval.AddRule(req.Workspace, req.List, req.Rule); err != nil {
+	if err := settingsfile.AddRule(req.Workspace, req.List, req.Rule); err != nil {
 		return fmt.Errorf("persist %s rule %q: %w", req.List, req.Rule, err)
 	}
 	return nil

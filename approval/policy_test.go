@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -372,36 +370,25 @@ func TestAnalyzeNormalisation(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestLoadSettings(t *testing.T) {
-	cfg, ws := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(cfg, "custos", "settings.json"), `{
+// TestMergeSettings merges a user, a project and a local file, least
+// specific first, as settingsfile.Load does.
+func TestMergeSettings(t *testing.T) {
+	var s Settings
+	for i, content := range []string{`{
 	  "permissions": {"allow": ["Bash(ls *)", "Bash(git status)"], "deny": ["Bash(curl *)"], "defaultMode": "acceptEdits"},
 	  "hooks": {"tool.approval.pre": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "a"}]}]},
 	  "sandbox": {"network": {"allowedDomains": ["a.com"]}},
 	  "model": "ignored"
-	}`)
-	writeFile(t, filepath.Join(ws, ".custos", "settings.json"), `{
+	}`, `{
 	  "permissions": {"allow": ["Bash(git status)", "Bash(make)"], "ask": ["Bash(git push *)"]},
 	  "hooks": {"tool.approval.pre": [{"hooks": [{"type": "command", "command": "b"}]}]},
 	  "sandbox": {"failIfUnavailable": true, "network": {"allowedDomains": ["b.com", "a.com"]}}
-	}`)
-	writeFile(t, filepath.Join(ws, ".custos", "settings.local.json"), `{"permissions": {"defaultMode": "plan", "deny": ["Bash(make)"]}}`)
-	s, sources, err := LoadSettings(cfg, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sources) != 3 {
-		t.Errorf("sources = %v", sources)
+	}`, `{"permissions": {"defaultMode": "plan", "deny": ["Bash(make)"]}}`} {
+		f, err := ParseSettings([]byte(content), "/home/user/project")
+		if err != nil {
+			t.Fatalf("file %d: %v", i, err)
+		}
+		s = MergeSettings(s, f)
 	}
 	want := Permissions{
 		Allow:       []string{"Bash(ls *)", "Bash(git status)", "Bash(make)"},
@@ -423,15 +410,9 @@ func TestLoadSettings(t *testing.T) {
 	if v := p.Rules(bashCall("make")); v.Decision != Deny {
 		t.Errorf("make = %+v, want deny", v)
 	}
-
-	// Missing files are fine.
-	s, sources, err = LoadSettings(t.TempDir(), t.TempDir())
-	if err != nil || len(sources) != 0 || len(s.Permissions.Allow) != 0 {
-		t.Errorf("no files: %+v %v %v", s, sources, err)
-	}
 }
 
-func TestLoadSettingsBroken(t *testing.T) {
+func TestParseSettingsBroken(t *testing.T) {
 	tests := []struct {
 		name, content, wantErr string
 	}{
@@ -448,61 +429,25 @@ func TestLoadSettingsBroken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws := t.TempDir()
-			f := filepath.Join(ws, ".custos", "settings.local.json")
-			writeFile(t, f, tt.content)
-			_, _, err := LoadSettings("", ws)
-			if err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("LoadSettings error = %v, want one naming %s and %q", err, f, tt.wantErr)
+			_, err := ParseSettings([]byte(tt.content), "/home/user/project")
+			if !errors.Is(err, ErrBadSettings) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("ParseSettings error = %v, want ErrBadSettings saying %q", err, tt.wantErr)
 			}
 		})
 	}
 }
 
-func TestAddRule(t *testing.T) {
-	ws := t.TempDir()
-	if err := AddRule(ws, ListAllow, "Bash(npm test)"); err != nil {
-		t.Fatal(err)
+func TestCheckRule(t *testing.T) {
+	if err := CheckRule(ListAllow, "Bash(npm test)", "/home/user/project"); err != nil {
+		t.Errorf("valid rule: %v", err)
 	}
-	f := filepath.Join(ws, ".custos", "settings.local.json")
-	writeFile(t, f, `{"permissions": {"allow": ["Bash(npm test)"], "defaultMode": "plan"}, "sandbox": {"env": ["A"]}, "other": {"x": 1}}`)
-	for i := 0; i < 2; i++ { // idempotent
-		if err := AddRule(ws, ListAllow, "Bash(make)"); err != nil {
-			t.Fatal(err)
+	if err := CheckRule("maybe", "Bash", "/home/user/project"); !errors.Is(err, ErrUnknownList) || !strings.Contains(err.Error(), `"maybe"`) {
+		t.Errorf("unknown list: %v", err)
+	}
+	for _, r := range []string{"Bash(", "", "Bash(re:)"} {
+		if err := CheckRule(ListDeny, r, "/home/user/project"); !errors.Is(err, ErrMalformedRule) {
+			t.Errorf("CheckRule(%q) = %v, want ErrMalformedRule", r, err)
 		}
-		if err := AddRule(ws, ListDeny, "Bash(curl *)"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, _, err := LoadSettings("", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(s.Permissions.Allow, []string{"Bash(npm test)", "Bash(make)"}) ||
-		!reflect.DeepEqual(s.Permissions.Deny, []string{"Bash(curl *)"}) || s.Permissions.DefaultMode != ModePlan ||
-		!reflect.DeepEqual(s.Sandbox.Env, []string{"A"}) {
-		t.Errorf("after AddRule: %+v", s)
-	}
-	data, _ := os.ReadFile(f)
-	if !strings.Contains(string(data), `"other"`) {
-		t.Errorf("AddRule dropped other content: %s", data)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(f))
-	if len(entries) != 1 {
-		t.Errorf("temp files left behind: %v", entries)
-	}
-	for _, tt := range []struct{ list, rule string }{{"maybe", "Bash"}, {ListAllow, "Bash("}, {ListAllow, ""}} {
-		if err := AddRule(ws, tt.list, tt.rule); err == nil {
-			t.Errorf("AddRule(%q, %q) accepted", tt.list, tt.rule)
-		}
-	}
-	// A broken file is never overwritten.
-	writeFile(t, f, `{broken`)
-	if err := AddRule(ws, ListAllow, "Bash(ls)"); err == nil {
-		t.Error("AddRule overwrote a broken file")
-	}
-	if data, _ := os.ReadFile(f); string(data) != `{broken` {
-		t.Errorf("broken file changed: %s", data)
 	}
 }
 

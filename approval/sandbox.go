@@ -102,9 +102,9 @@ func (p *Policy) confine(c Call, v Verdict) Verdict {
 	return Verdict{Decision: Ask, Layer: LayerRules, Rule: RuleUnconfined, System: true, Reason: reason}
 }
 
-// userOnly drops what only the user's own settings may set from a
+// UserOnly drops what only the user's own settings may set from a
 // workspace's settings file, trusted or not, and names it.
-func userOnly(s Settings) (Settings, []string) {
+func UserOnly(s Settings) (Settings, []string) {
 	if !s.Sandbox.AllowUnsandboxed {
 		return s, nil
 	}

@@ -2,7 +2,6 @@ package approval
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -126,47 +125,14 @@ func TestUnconfinedBash(t *testing.T) {
 	}
 }
 
-// allowUnsandboxed is honoured only from the user's own settings: a
-// workspace cannot grant it, trusted or not, and the job is told.
-func TestAllowUnsandboxedUserOnly(t *testing.T) {
-	for _, trusted := range []bool{false, true} {
-		cfg, ws := t.TempDir(), t.TempDir()
-		writeFile(t, filepath.Join(ws, ".custos", "settings.json"), `{"sandbox": {"allowUnsandboxed": true}}`)
-		if trusted {
-			if err := TrustWorkspace(cfg, ws); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l, err := Load(cfg, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.Settings.Sandbox.AllowUnsandboxed {
-			t.Errorf("trusted=%v: a workspace granted allowUnsandboxed", trusted)
-		}
-		if !strings.Contains(strings.Join(l.Ignored, "\n"), "sandbox.allowUnsandboxed") {
-			t.Errorf("trusted=%v: ignored = %q, want allowUnsandboxed named", trusted, l.Ignored)
-		}
-		s, _, err := LoadSettings(cfg, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Sandbox.AllowUnsandboxed {
-			t.Errorf("LoadSettings took allowUnsandboxed from the workspace")
-		}
-
-		writeFile(t, UserSettingsFile(cfg), `{"sandbox": {"allowUnsandboxed": true}}`)
-		if trusted {
-			if err := TrustWorkspace(cfg, ws); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l, err = Load(cfg, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !l.Settings.Sandbox.AllowUnsandboxed {
-			t.Errorf("trusted=%v: the user's own allowUnsandboxed was dropped", trusted)
-		}
+func TestUserOnly(t *testing.T) {
+	in := Settings{Permissions: Permissions{Allow: []string{"Bash(ls)"}}, Sandbox: SandboxSettings{AllowUnsandboxed: true, Env: []string{"A"}}}
+	got, dropped := UserOnly(in)
+	want := Settings{Permissions: Permissions{Allow: []string{"Bash(ls)"}}, Sandbox: SandboxSettings{Env: []string{"A"}}}
+	if !reflect.DeepEqual(got, want) || len(dropped) != 1 || !strings.Contains(dropped[0], "sandbox.allowUnsandboxed") {
+		t.Errorf("UserOnly = %+v, %q; want %+v and allowUnsandboxed named", got, dropped, want)
+	}
+	if got, dropped := UserOnly(want); !reflect.DeepEqual(got, want) || dropped != nil {
+		t.Errorf("UserOnly without allowUnsandboxed = %+v, %q; want it unchanged", got, dropped)
 	}
 }

@@ -5,67 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/custos-dev/custos/hooks"
 )
 
-// This file is the only part of the package that does I/O; the workflow calls
-// it from an activity.
-
 // ErrBadSettings is wrapped by every error about a settings file's content.
 var ErrBadSettings = errors.New("bad settings file")
-
-// SettingsFiles returns the settings files LoadSettings reads, least specific
-// first.
-func SettingsFiles(userConfigDir, workspace string) []string {
-	var files []string
-	if userConfigDir != "" {
-		files = append(files, filepath.Join(userConfigDir, "custos", "settings.json"))
-	}
-	if workspace != "" {
-		files = append(files,
-			filepath.Join(workspace, ".custos", "settings.json"),
-			filepath.Join(workspace, ".custos", "settings.local.json"))
-	}
-	return files
-}
-
-// LoadSettings reads and merges the user, project and local settings files,
-// taking the workspace's files in full, as if the workspace were trusted.
-// Jobs use Load, which applies workspace trust. Missing files are skipped; a file that exists but is broken is an error
-// naming the file (never an empty policy). sources lists the files loaded.
-//
-// Merge: rule lists are concatenated (duplicates dropped, first position
-// kept), defaultMode comes from the most specific file that sets it, hooks
-// are concatenated per point, sandbox domain and env lists concatenated and
-// booleans OR-ed. A deny anywhere stays a deny, since deny beats allow.
-func LoadSettings(userConfigDir, workspace string) (Settings, []string, error) {
-	var merged Settings
-	var sources []string
-	for _, f := range SettingsFiles(userConfigDir, workspace) {
-		data, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return Settings{}, nil, fmt.Errorf("approval: reading settings %s: %w", f, err)
-		}
-		s, err := ParseSettings(data, workspace)
-		if err != nil {
-			return Settings{}, nil, fmt.Errorf("approval: settings %s: %w", f, err)
-		}
-		if userConfigDir == "" || f != UserSettingsFile(userConfigDir) {
-			s, _ = userOnly(s)
-		}
-		merged = MergeSettings(merged, s)
-		sources = append(sources, f)
-	}
-	return merged, sources, nil
-}
 
 // permissionsJSON is the strict shape of "permissions": known Claude Code keys
 // custos does not use are accepted and ignored; any other key is an error, so
@@ -135,7 +80,27 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 	return s, nil
 }
 
+// ErrUnknownList is wrapped by the error for a rule list other than allow,
+// ask or deny.
+var ErrUnknownList = errors.New("unknown rule list")
+
+// CheckRule checks a rule to be added to list ("allow", "ask" or "deny") as
+// ParseSettings checks a settings file's rules. workspace is used for the
+// rule check.
+func CheckRule(list, ruleText, workspace string) error {
+	if list != ListAllow && list != ListAsk && list != ListDeny {
+		return fmt.Errorf("%w %q (want allow, ask or deny)", ErrUnknownList, list)
+	}
+	_, err := parseRule(ruleText, Env{Workspace: workspace, Home: "/nonexistent-home"})
+	return err
+}
+
 // MergeSettings merges over (more specific) into base. Neither is modified.
+//
+// Rule lists are concatenated (duplicates dropped, first position kept),
+// defaultMode comes from the most specific file that sets it, hooks are
+// concatenated per point, sandbox domain and env lists concatenated and
+// booleans OR-ed. A deny anywhere stays a deny, since deny beats allow.
 func MergeSettings(base, over Settings) Settings {
 	out := Settings{
 		Permissions: Permissions{
@@ -187,114 +152,4 @@ func mergeLists(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// AddRule persists a learned rule into <workspace>/.custos/settings.local.json,
-// creating it if needed, keeping everything else in the file, adding nothing
-// if the rule is already there, and replacing the file atomically.
-func AddRule(workspace, list, ruleText string) error {
-	if list != ListAllow && list != ListAsk && list != ListDeny {
-		return fmt.Errorf("approval: unknown rule list %q (want allow, ask or deny)", list)
-	}
-	if workspace == "" {
-		return errors.New("approval: AddRule needs a workspace")
-	}
-	if _, err := parseRule(ruleText, Env{Workspace: workspace, Home: "/nonexistent-home"}); err != nil {
-		return fmt.Errorf("approval: AddRule: %w", err)
-	}
-	ruleText = strings.TrimSpace(ruleText)
-	file := filepath.Join(workspace, ".custos", "settings.local.json")
-	return updateJSONFile(file, func(top map[string]json.RawMessage) error {
-		// Never overwrite a file we cannot understand: the user's other
-		// settings would be lost.
-		if len(top) > 0 {
-			data, _ := json.Marshal(top)
-			if _, err := ParseSettings(data, workspace); err != nil {
-				return err
-			}
-		}
-		perms := map[string]json.RawMessage{}
-		if raw, ok := top["permissions"]; ok && string(raw) != "null" {
-			if err := json.Unmarshal(raw, &perms); err != nil {
-				return fmt.Errorf("permissions: %w", err)
-			}
-		}
-		var rules []string
-		if raw, ok := perms[list]; ok && string(raw) != "null" {
-			if err := json.Unmarshal(raw, &rules); err != nil {
-				return fmt.Errorf("permissions.%s: %w", list, err)
-			}
-		}
-		for _, r := range rules {
-			if r == ruleText {
-				return errUnchanged // idempotent: already there
-			}
-		}
-		var err error
-		if perms[list], err = json.Marshal(append(rules, ruleText)); err != nil {
-			return fmt.Errorf("encoding rules: %w", err)
-		}
-		if top["permissions"], err = json.Marshal(perms); err != nil {
-			return fmt.Errorf("encoding permissions: %w", err)
-		}
-		return nil
-	})
-}
-
-// errUnchanged tells updateJSONFile there is nothing to write.
-var errUnchanged = errors.New("unchanged")
-
-// updateJSONFile applies change to the JSON object in file (an empty object
-// when the file does not exist) and replaces the file atomically: a temp file
-// in the same directory, synced, then renamed over it.
-func updateJSONFile(file string, change func(top map[string]json.RawMessage) error) error {
-	top := map[string]json.RawMessage{}
-	data, err := os.ReadFile(file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("approval: reading %s: %w", file, err)
-	default:
-		if err := json.Unmarshal(data, &top); err != nil {
-			return fmt.Errorf("approval: %s: %w: %w", file, ErrBadSettings, err)
-		}
-		if top == nil {
-			return fmt.Errorf("approval: %s: %w: top level must be a JSON object", file, ErrBadSettings)
-		}
-	}
-	if err := change(top); err != nil {
-		if errors.Is(err, errUnchanged) {
-			return nil
-		}
-		return fmt.Errorf("approval: %s: %w", file, err)
-	}
-	out, err := json.MarshalIndent(top, "", "  ")
-	if err != nil {
-		return fmt.Errorf("approval: encoding %s: %w", file, err)
-	}
-	out = append(out, '\n')
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("approval: creating %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("approval: creating temp file in %s: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after a successful rename
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return fmt.Errorf("approval: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("approval: syncing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("approval: closing %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("approval: replacing %s: %w", file, err)
-	}
-	return nil
 }

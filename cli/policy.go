@@ -12,6 +12,7 @@ import (
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // PolicyResult is what `policy check` prints.
@@ -50,7 +51,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir, _ = os.UserConfigDir()
 	}
-	loaded, err := approval.Load(dir, ws)
+	loaded, err := settingsfile.Load(dir, ws)
 	if err != nil {
 		return err
 	}
@@ -153,9 +154,9 @@ func (a *App) trust(args []string) error {
 			return fmt.Errorf("user config dir: %w", err)
 		}
 	}
-	if err := approval.TrustWorkspace(cfg, ws); err != nil {
+	if err := settingsfile.Trust(cfg, ws); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stdout, "trusted %s (in %s): its .custos settings now apply in full\n", ws, approval.UserSettingsFile(cfg))
+	fmt.Fprintf(a.Stdout, "trusted %s (in %s): its .custos settings now apply in full\n", ws, settingsfile.UserFile(cfg))
 	return nil
 }

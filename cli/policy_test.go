@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // policyHook is a real PreToolUse command hook. It reads the call on stdin and
@@ -79,9 +80,9 @@ func TestPolicyCheck(t *testing.T) {
 	plain := testenv.Workspace(t)   // no settings at all
 	withRules := policyWorkspace(t) // user rules and the hook
 	configDir := t.TempDir()        // user settings that trust withRules only
-	require.NoError(t, approval.TrustWorkspace(configDir, withRules))
+	require.NoError(t, settingsfile.Trust(configDir, withRules))
 	issue := issueWorkspace(t) // issue 8's settings
-	require.NoError(t, approval.TrustWorkspace(configDir, issue))
+	require.NoError(t, settingsfile.Trust(configDir, issue))
 
 	edit := `{"file_path":"a.txt","old_string":"a","new_string":"b"}`
 	write := `{"file_path":"a.txt","content":"x"}`

@@ -20,6 +20,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -427,7 +428,7 @@ func (a *App) offerTrust(ws string) error {
 	if err != nil {
 		return nil // no user settings: nothing to trust with
 	}
-	loaded, err := approval.Load(cfg, ws)
+	loaded, err := settingsfile.Load(cfg, ws)
 	if err != nil {
 		return err // a broken settings file stops here, before any job
 	}
@@ -444,7 +445,7 @@ func (a *App) offerTrust(ws string) error {
 		fmt.Fprintln(a.Stdout, "    not trusted: the job runs with the narrowed settings")
 		return nil
 	}
-	if err := approval.TrustWorkspace(cfg, ws); err != nil {
+	if err := settingsfile.Trust(cfg, ws); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.Stdout, "    trusted %s\n", ws)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -136,9 +137,9 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 // workspaceSandbox is what a workspace's settings say about its sandbox: the
 // settings as a job would load them, and the paths their Read and Edit deny
 // rules mask.
-func workspaceSandbox(ws string) (loaded approval.Loaded, readDeny, editDeny []string, err error) {
+func workspaceSandbox(ws string) (loaded settingsfile.Loaded, readDeny, editDeny []string, err error) {
 	configDir, _ := os.UserConfigDir()
-	if loaded, err = approval.Load(configDir, ws); err != nil {
+	if loaded, err = settingsfile.Load(configDir, ws); err != nil {
 		return loaded, nil, nil, err
 	}
 	home, _ := os.UserHomeDir()

@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // repoWorkspace is a workspace whose committed settings would widen the
@@ -76,7 +77,7 @@ func TestRunOffersTrust(t *testing.T) {
 			code := app.Main(context.Background(), []string{"run", "--detach", "--workspace", ws, task})
 			require.Equal(t, 0, code, errb.String())
 			assert.Contains(t, out.String(), "? Trust "+ws)
-			l, err := approval.Load(cfg, ws)
+			l, err := settingsfile.Load(cfg, ws)
 			require.NoError(t, err)
 			assert.Equal(t, tc.trust, l.Trusted)
 		})

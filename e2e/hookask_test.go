@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
-	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -54,7 +54,7 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 				[]byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./hook.sh"}]}]}}`), 0o644))
 			require.NoError(t, os.WriteFile(filepath.Join(ws, "hook.sh"), []byte("#!/bin/sh\ncat >/dev/null\necho '"+tc.hook+"'\n"), 0o755))
 			userDir := t.TempDir()
-			require.NoError(t, approval.TrustWorkspace(userDir, ws))
+			require.NoError(t, settingsfile.Trust(userDir, ws))
 
 			testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: userDir})
 			ctx := context.Background()

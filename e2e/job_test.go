@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -33,7 +34,7 @@ func TestJobReadEditBash(t *testing.T) {
 	ws := testenv.Workspace(t)
 	cfg := t.TempDir()
 	// The workspace's allow rule counts only for a workspace the user trusts.
-	require.NoError(t, approval.TrustWorkspace(cfg, ws))
+	require.NoError(t, settingsfile.Trust(cfg, ws))
 	testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: cfg})
 
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "greet.txt"), []byte("hello world\n"), 0o644))

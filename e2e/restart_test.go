@@ -21,6 +21,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -99,7 +100,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 
 	ws := testenv.Workspace(t)
 	cfg := t.TempDir()
-	require.NoError(t, approval.TrustWorkspace(cfg, ws))
+	require.NoError(t, settingsfile.Trust(cfg, ws))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
 		[]byte(`{"permissions":{"allow":["Bash(echo *)","Bash(sleep *)","Edit(bash.log)"]}}`), 0o644))

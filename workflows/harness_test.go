@@ -19,6 +19,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // harness runs AgentWorkflow in the test environment (time skipping) with the
@@ -180,7 +181,7 @@ func untrustedWorkspace() harnessOpt { return func(c *harnessConfig) { c.untrust
 func userConfig(t *testing.T, ws string, trust bool) string {
 	dir := t.TempDir()
 	if trust {
-		require.NoError(t, approval.TrustWorkspace(dir, ws))
+		require.NoError(t, settingsfile.Trust(dir, ws))
 	}
 	return dir
 }

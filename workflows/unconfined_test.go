@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
 // pathWithoutBwrap points the worker's PATH at a directory holding the
@@ -33,8 +34,8 @@ func pathWithoutBwrap(t *testing.T) {
 // into the harness's user config dir, keeping the trust list.
 func userSettings(t *testing.T, h *harness, content string) {
 	t.Helper()
-	require.NoError(t, os.WriteFile(approval.UserSettingsFile(h.userConfigDir), []byte(content), 0o644))
-	require.NoError(t, approval.TrustWorkspace(h.userConfigDir, h.ws))
+	require.NoError(t, os.WriteFile(settingsfile.UserFile(h.userConfigDir), []byte(content), 0o644))
+	require.NoError(t, settingsfile.Trust(h.userConfigDir, h.ws))
 }
 
 func (h *harness) events() []Event {

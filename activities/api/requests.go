@@ -20,7 +20,7 @@ type LoadSettingsResult struct {
 	Env      approval.Env      `json:"env"`
 	Sources  []string          `json:"sources,omitempty"`
 	// Trusted tells whether the workspace's own settings were taken in full;
-	// Ignored names what they asked for and did not get (approval.Load).
+	// Ignored names what they asked for and did not get (settingsfile.Load).
 	Trusted bool     `json:"trusted"`
 	Ignored []string `json:"ignored,omitempty"`
 	// Notifiers name the channels this worker announces pending calls on.

@@ -48,8 +48,9 @@ var boundaries = []boundary{
 	},
 	{
 		pkg:        mod + "/approval",
-		transitive: []string{"os/exec", "net/http", mod + "/sandbox", mod + "/hooks/command"},
-		why:        "policy runs inside the workflow: it starts no process and makes no request",
+		transitive: []string{"os/exec", "net/http", mod + "/sandbox", mod + "/hooks/command", mod + "/settingsfile"},
+		direct:     []string{"os"},
+		why:        "policy runs inside the workflow: it starts no process, makes no request and reads no file; settingsfile reads and writes the settings files",
 	},
 	{
 		pkg:        mod + "/hooks",

@@ -1,11 +1,14 @@
-package approval
+package settingsfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/custos-dev/custos/approval"
 )
 
 const hostileSettings = `{
@@ -27,7 +30,7 @@ func TestLoadUntrustedWorkspaceOnlyNarrows(t *testing.T) {
 		t.Fatal("workspace trusted without being listed")
 	}
 	s := l.Settings
-	want := Permissions{Allow: []string{"Bash(ls *)"}, Ask: []string{"Bash(git push *)"}, Deny: []string{"Bash(rm *)"}}
+	want := approval.Permissions{Allow: []string{"Bash(ls *)"}, Ask: []string{"Bash(git push *)"}, Deny: []string{"Bash(rm *)"}}
 	if !reflect.DeepEqual(s.Permissions, want) {
 		t.Errorf("permissions = %+v, want %+v", s.Permissions, want)
 	}
@@ -93,11 +96,11 @@ func TestTrustedWorkspacesOnlyFromUserFile(t *testing.T) {
 	}
 }
 
-func TestTrustWorkspace(t *testing.T) {
+func TestTrust(t *testing.T) {
 	cfg, ws := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(cfg, "custos", "settings.json"), `{"permissions": {"deny": ["Bash(curl *)"]}}`)
 	for i := 0; i < 2; i++ { // idempotent
-		if err := TrustWorkspace(cfg, ws); err != nil {
+		if err := Trust(cfg, ws); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,5 +119,99 @@ func TestTrustWorkspace(t *testing.T) {
 	writeFile(t, filepath.Join(cfg, "custos", "settings.json"), `{"trustedWorkspaces": ["src"]}`)
 	if _, err := Load(cfg, ws); err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("relative trusted path: %v", err)
+	}
+}
+
+// TestLoadMerges reads the user, project and local files of a trusted
+// workspace, least specific first, and merges them.
+func TestLoadMerges(t *testing.T) {
+	cfg, ws := t.TempDir(), t.TempDir()
+	user := filepath.Join(cfg, "custos", "settings.json")
+	project := filepath.Join(ws, ".custos", "settings.json")
+	local := filepath.Join(ws, ".custos", "settings.local.json")
+	writeFile(t, user, `{"permissions": {"allow": ["Bash(ls *)"], "deny": ["Bash(curl *)"], "defaultMode": "acceptEdits"}}`)
+	writeFile(t, project, `{"permissions": {"allow": ["Bash(make)"], "ask": ["Bash(git push *)"]}, "sandbox": {"env": ["A"]}}`)
+	writeFile(t, local, `{"permissions": {"defaultMode": "plan", "deny": ["Bash(make)"]}}`)
+	if err := Trust(cfg, ws); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(cfg, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Sources, []string{user, project, local}) {
+		t.Errorf("sources = %v, want %v", l.Sources, []string{user, project, local})
+	}
+	want := approval.Permissions{
+		Allow:       []string{"Bash(ls *)", "Bash(make)"},
+		Ask:         []string{"Bash(git push *)"},
+		Deny:        []string{"Bash(curl *)", "Bash(make)"},
+		DefaultMode: approval.ModePlan,
+	}
+	if !reflect.DeepEqual(l.Settings.Permissions, want) || !reflect.DeepEqual(l.Settings.Sandbox.Env, []string{"A"}) {
+		t.Errorf("settings = %+v, want permissions %+v and env [A]", l.Settings, want)
+	}
+	if !l.Trusted || len(l.Ignored) != 0 {
+		t.Errorf("trusted = %v, ignored = %q", l.Trusted, l.Ignored)
+	}
+
+	// Missing files are fine.
+	l, err = Load(t.TempDir(), t.TempDir())
+	if err != nil || len(l.Sources) != 0 || !reflect.DeepEqual(l.Settings, approval.Settings{}) {
+		t.Errorf("no files: %+v %v", l, err)
+	}
+}
+
+// TestLoadBroken: a broken file, trusted or not, is an error naming it.
+func TestLoadBroken(t *testing.T) {
+	for _, rel := range []string{"cfg/custos/settings.json", "ws/.custos/settings.json", "ws/.custos/settings.local.json"} {
+		t.Run(rel, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, ws := filepath.Join(dir, "cfg"), filepath.Join(dir, "ws")
+			f := filepath.Join(dir, rel)
+			writeFile(t, f, `{"permissions": `)
+			_, err := Load(cfg, ws)
+			if !errors.Is(err, approval.ErrBadSettings) || !strings.Contains(err.Error(), f) {
+				t.Fatalf("Load error = %v, want approval.ErrBadSettings naming %s", err, f)
+			}
+		})
+	}
+}
+
+// allowUnsandboxed is honoured only from the user's own settings: a
+// workspace cannot grant it, trusted or not, and the job is told.
+func TestAllowUnsandboxedUserOnly(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		cfg, ws := t.TempDir(), t.TempDir()
+		writeFile(t, filepath.Join(ws, ".custos", "settings.json"), `{"sandbox": {"allowUnsandboxed": true}}`)
+		if trusted {
+			if err := Trust(cfg, ws); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := Load(cfg, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Settings.Sandbox.AllowUnsandboxed {
+			t.Errorf("trusted=%v: a workspace granted allowUnsandboxed", trusted)
+		}
+		if !strings.Contains(strings.Join(l.Ignored, "\n"), "sandbox.allowUnsandboxed") {
+			t.Errorf("trusted=%v: ignored = %q, want allowUnsandboxed named", trusted, l.Ignored)
+		}
+
+		writeFile(t, UserFile(cfg), `{"sandbox": {"allowUnsandboxed": true}}`)
+		if trusted {
+			if err := Trust(cfg, ws); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err = Load(cfg, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.Settings.Sandbox.AllowUnsandboxed {
+			t.Errorf("trusted=%v: the user's own allowUnsandboxed was dropped", trusted)
+		}
 	}
 }

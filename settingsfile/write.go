@@ -1,0 +1,124 @@
+package settingsfile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/custos-dev/custos/approval"
+)
+
+// AddRule persists a learned rule into <workspace>/.custos/settings.local.json,
+// creating it if needed, keeping everything else in the file, adding nothing
+// if the rule is already there, and replacing the file atomically.
+func AddRule(workspace, list, ruleText string) error {
+	err := approval.CheckRule(list, ruleText, workspace)
+	if errors.Is(err, approval.ErrUnknownList) {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if workspace == "" {
+		return errors.New("settings: AddRule needs a workspace")
+	}
+	if err != nil {
+		return fmt.Errorf("settings: AddRule: %w", err)
+	}
+	ruleText = strings.TrimSpace(ruleText)
+	file := filepath.Join(workspace, ".custos", "settings.local.json")
+	return updateJSONFile(file, func(top map[string]json.RawMessage) error {
+		// Never overwrite a file we cannot understand: the user's other
+		// settings would be lost.
+		if len(top) > 0 {
+			data, _ := json.Marshal(top)
+			if _, err := approval.ParseSettings(data, workspace); err != nil {
+				return err
+			}
+		}
+		perms := map[string]json.RawMessage{}
+		if raw, ok := top["permissions"]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &perms); err != nil {
+				return fmt.Errorf("permissions: %w", err)
+			}
+		}
+		var rules []string
+		if raw, ok := perms[list]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &rules); err != nil {
+				return fmt.Errorf("permissions.%s: %w", list, err)
+			}
+		}
+		for _, r := range rules {
+			if r == ruleText {
+				return errUnchanged // idempotent: already there
+			}
+		}
+		var err error
+		if perms[list], err = json.Marshal(append(rules, ruleText)); err != nil {
+			return fmt.Errorf("encoding rules: %w", err)
+		}
+		if top["permissions"], err = json.Marshal(perms); err != nil {
+			return fmt.Errorf("encoding permissions: %w", err)
+		}
+		return nil
+	})
+}
+
+// errUnchanged tells updateJSONFile there is nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// updateJSONFile applies change to the JSON object in file (an empty object
+// when the file does not exist) and replaces the file atomically: a temp file
+// in the same directory, synced, then renamed over it.
+func updateJSONFile(file string, change func(top map[string]json.RawMessage) error) error {
+	top := map[string]json.RawMessage{}
+	data, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("settings: reading %s: %w", file, err)
+	default:
+		if err := json.Unmarshal(data, &top); err != nil {
+			return fmt.Errorf("settings: %s: %w: %w", file, approval.ErrBadSettings, err)
+		}
+		if top == nil {
+			return fmt.Errorf("settings: %s: %w: top level must be a JSON object", file, approval.ErrBadSettings)
+		}
+	}
+	if err := change(top); err != nil {
+		if errors.Is(err, errUnchanged) {
+			return nil
+		}
+		return fmt.Errorf("settings: %s: %w", file, err)
+	}
+	out, err := json.MarshalIndent(top, "", "  ")
+	if err != nil {
+		return fmt.Errorf("settings: encoding %s: %w", file, err)
+	}
+	out = append(out, '\n')
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("settings: creating %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("settings: creating temp file in %s: %w", dir, err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after a successful rename
+	if _, err := tmp.Write(out); err != nil {
+		tmp.Close()
+		return fmt.Errorf("settings: writing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("settings: syncing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("settings: closing %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return fmt.Errorf("settings: replacing %s: %w", file, err)
+	}
+	return nil
+}
