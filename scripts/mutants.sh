@@ -41,13 +41,13 @@ mutant() {
 
 mutant "no network namespace (drop --unshare-net)" \
 	"./sandbox" "TestBwrapDenies|TestBwrapNetworkAllowlist" \
-	sandbox/bwrap.go '"--unshare-net",' ''
+	sandbox/profile.go '"--unshare-net",' ''
 
 # Commands may then write .git/hooks (the file tools refuse anything under
 # .git by another rule, so the Bash wall is what this breaks).
 mutant "no .git/hooks protection in the sandbox" \
 	"./sandbox" "TestBwrapDenies|Protected" \
-	sandbox/protected_gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), RuleGitHooks)' '_ = fi' \
+	sandbox/protected_gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)' '_ = fi' \
 	sandbox/protected_gitdirs.go 'p.placeholder(hooks)' '_ = hooks'
 
 mutant "approval timer allows instead of denying" \
@@ -58,6 +58,15 @@ mutant "approval timer allows instead of denying" \
 mutant "rule engine ignores deny rules" \
 	"./approval ./workflows" "." \
 	approval/policy.go '{ListDeny, s.Permissions.Deny, &p.deny},' '{ListDeny, nil, &p.deny},'
+
+mutant "a hook's rewrite is not judged by the rules again" \
+	"./approval" "TestDecide" \
+	approval/pipeline.go 'switch v2 := eval(Call{Tool: c.Tool, Input: hr.ModifiedInput}, m); v2.Decision {' \
+	'switch v2 := (Verdict{Decision: Continue}); v2.Decision {'
+
+mutant "a **/ in a path rule needs a directory again (policy and sandbox disagree)" \
+	"./approval ./pathglob" "TestPathRules|TestMatch" \
+	pathglob/pathglob.go 'const maxGlobstars = 4' 'const maxGlobstars = 0'
 
 mutant "path guard follows symlinks (lexical paths only)" \
 	"./sandbox ./activities" "Path|Resolve|Symlink|TestWrite|TestEdit|TestRead" \

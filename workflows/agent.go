@@ -32,8 +32,9 @@ type Registrar interface {
 }
 
 // Register registers the agent's workflow under WorkflowName, the one way
-// workers do, so that a replayer registered by it decides as the worker did. Versioning is a worker option (the deployment's
-// default behaviour), not a registration one, and plays no part in replay.
+// workers do, so that a replayer registered by it decides as the worker
+// did. Versioning is a worker option (the deployment's default behaviour),
+// not a registration one, and plays no part in replay.
 func (a *Agent) Register(r Registrar) {
 	r.RegisterWorkflowWithOptions(a.Run, workflow.RegisterOptions{Name: WorkflowName})
 }
