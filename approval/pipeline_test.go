@@ -53,15 +53,7 @@ func TestDecideWeighsLayers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mode := tc.mode
-			if mode == "" {
-				mode = ModeDefault
-			}
-			found := Findings{Rules: p.Evaluate(tc.call, mode)}
-			if found.Rules.Open() {
-				found.Hook = tc.hook
-			}
-			pre := Decide(tc.call, mode, p.Evaluate, found)
+			pre := decideWith(p, tc.call, tc.mode, tc.hook)
 			if pre.Verdict.Decision != tc.want || pre.Verdict.Layer != tc.layer || pre.NeedsHuman != tc.human {
 				t.Fatalf("Decide = %+v (human %v), want %s at %s (human %v)", pre.Verdict, pre.NeedsHuman, tc.want, tc.layer, tc.human)
 			}
@@ -79,6 +71,19 @@ func TestDecideWeighsLayers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decideWith is layers 1-4 as the workflow runs them, with hook as what
+// layer 4 decides when the rules leave the call open ("" mode: default).
+func decideWith(p *Policy, c Call, m Mode, hook *hooks.Result) Prelim {
+	if m == "" {
+		m = ModeDefault
+	}
+	found := Findings{Rules: p.Evaluate(c, m)}
+	if found.Rules.Open() {
+		found.Hook = hook
+	}
+	return Decide(c, m, p.Evaluate, found)
 }
 
 // A job's mode: the one asked for, else the settings' default, else default,

@@ -100,15 +100,7 @@ func TestUnconfinedBash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mode := tc.mode
-			if mode == "" {
-				mode = ModeDefault
-			}
-			found := Findings{Rules: p.Evaluate(tc.call, mode)}
-			if found.Rules.Open() {
-				found.Hook = tc.hook
-			}
-			pre := Decide(tc.call, mode, p.Evaluate, found)
+			pre := decideWith(p, tc.call, tc.mode, tc.hook)
 			if pre.Verdict.Decision != tc.want || pre.NeedsHuman != tc.human {
 				t.Fatalf("Decide = %+v (human %v), want %s (human %v)", pre.Verdict, pre.NeedsHuman, tc.want, tc.human)
 			}
