@@ -21,6 +21,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/custos-dev/custos/internal/testbin"
 )
 
 // ownerEnv is an embedded server with its UI, started by this (root) user in
@@ -76,32 +78,10 @@ func newOwnerEnv(t *testing.T) *ownerEnv {
 // (GOPATH/bin is under /root).
 func runnableTemporalCLI(t *testing.T, base string) string {
 	t.Helper()
-	src, err := exec.LookPath("temporal")
-	if err != nil {
-		out, gerr := exec.Command("go", "env", "GOPATH").Output()
-		require.NoError(t, gerr)
-		src = filepath.Join(strings.TrimSpace(string(out)), "bin", "temporal")
-	}
-	if _, err := os.Stat(src); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the Temporal CLI is not installed (make deps installs it): %v", err)
-		}
-		t.Skipf("the Temporal CLI is not installed (make deps installs it): %v", err)
-	}
 	bin := filepath.Join(base, "bin")
 	require.NoError(t, os.Mkdir(bin, 0o755))
 	dst := filepath.Join(bin, "temporal")
-	if err := os.Link(src, dst); err != nil { // another file system: copy
-		in, err := os.Open(src)
-		require.NoError(t, err)
-		defer func() { _ = in.Close() }()
-		out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-		require.NoError(t, err)
-		_, err = io.Copy(out, in)
-		require.NoError(t, err)
-		require.NoError(t, out.Close())
-	}
-	require.NoError(t, os.Chmod(dst, 0o755))
+	testbin.LinkOrCopy(t, testbin.Temporal(t), dst)
 	return dst
 }
 

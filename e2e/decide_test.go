@@ -12,28 +12,23 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
 )
 
 // The decide Update through the real Temporal CLI, as the README shows it:
 // an answer that would not count is refused to its sender and leaves no
 // event in the job's history; an accepted one returns the final decision.
 func TestDecideUpdateFromTemporalCLI(t *testing.T) {
-	cli := temporalCLI(t)
+	cli := testbin.Temporal(t)
 	srv := startServer(t, "")
 	c := testenv.Dial(t, srv)
-	_, base := testenv.StartModel(t, demomodel.Script(
+	run, ws := startWaitingJob(t, c, "cli-update", demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "u.txt", "content": "by update"})),
 		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "v.txt", "content": "second"})),
 		demomodel.Say("done"),
-	))
-	testenv.StartWorkers(t, c, base, app.Options{})
-	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "cli-update", workflows.JobInput{Task: "write it", Workspace: ws})
-	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
+	), "w1")
 
 	update := func(input string) (string, error) {
 		cmd := exec.Command(cli, "workflow", "update", "execute", "--workflow-id", run.GetID(), "--name", "decide",

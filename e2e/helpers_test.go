@@ -9,9 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/workflows"
 )
 
 // binDirs are temp dirs of binaries built for the tests, removed at the end.
@@ -39,6 +44,18 @@ func startServer(t *testing.T, dbFile string) *testServer {
 		dbFile = filepath.Join(t.TempDir(), "temporal.db")
 	}
 	return embedded(testenv.StartServer(t, devserver.Options{DBFile: dbFile, UIPort: -1}))
+}
+
+// startWaitingJob serves script with in-process workers on c, starts job id
+// in a new workspace and returns once its call callID waits for a person.
+func startWaitingJob(t *testing.T, c client.Client, id string, script demomodel.Handler, callID string) (client.WorkflowRun, string) {
+	t.Helper()
+	_, base := testenv.StartModel(t, script)
+	testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, id, workflows.JobInput{Task: "write it", Workspace: ws})
+	testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
+	return run, ws
 }
 
 // pendingWait is how long a call may take to be waiting for a person (a

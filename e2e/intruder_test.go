@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -37,18 +36,14 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	t.Cleanup(func() { _ = os.RemoveAll(base) })
 	require.NoError(t, os.Chmod(base, 0o755))
 	cli := filepath.Join(base, "temporal")
-	linkOrCopy(t, temporalCLI(t), cli)
+	testbin.LinkOrCopy(t, testbin.Temporal(t), cli)
 
 	srv := startServer(t, filepath.Join(base, "temporal.db"))
 	c := testenv.Dial(t, srv)
-	_, modelURL := testenv.StartModel(t, demomodel.Script(
+	run, ws := startWaitingJob(t, c, "owners-job", demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "owner.txt", "content": "the owner decided"})),
 		demomodel.Say("done"),
-	))
-	testenv.StartWorkers(t, c, modelURL, app.Options{})
-	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "owners-job", workflows.JobInput{Task: "write it", Workspace: ws})
-	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
+	), "w1")
 
 	ownerFlags := srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())
 	temporal := func(user string, args ...string) (string, error) {
@@ -96,21 +91,4 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	for _, r := range recs {
 		assert.NotEqual(t, "intruder", r.Approver)
 	}
-}
-
-// linkOrCopy makes src runnable at dst by every user (it may live under
-// /root, which nobody cannot enter).
-func linkOrCopy(t *testing.T, src, dst string) {
-	t.Helper()
-	if err := os.Link(src, dst); err != nil {
-		in, err := os.Open(src)
-		require.NoError(t, err)
-		defer func() { _ = in.Close() }()
-		out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-		require.NoError(t, err)
-		_, err = io.Copy(out, in)
-		require.NoError(t, err)
-		require.NoError(t, out.Close())
-	}
-	require.NoError(t, os.Chmod(dst, 0o755))
 }

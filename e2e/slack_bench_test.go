@@ -18,6 +18,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
@@ -35,7 +36,7 @@ import (
 // The figures are reported as metrics (milliseconds).
 func BenchmarkSlackClickToToolStart(b *testing.B) {
 	const perPath = 100
-	cli, err := testenv.TemporalCLI()
+	cli, err := testbin.TemporalCLI()
 	require.NoError(b, err)
 	srv := testenv.StartServer(b, devserver.Options{UIPort: -1})
 	c := testenv.Dial(b, srv)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,38 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities"
-	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
 )
-
-// temporalCLI is the real Temporal CLI (see testenv.TemporalCLI); the test
-// skips where it is not installed.
-func temporalCLI(t *testing.T) string {
-	t.Helper()
-	p, err := testenv.TemporalCLI()
-	if errors.Is(err, testenv.ErrNoTemporalCLI) {
-		t.Skip(err)
-	}
-	require.NoError(t, err)
-	return p
-}
 
 // People approve from the Temporal CLI exactly as the README says: a query
 // shows the pending call, a signal decides it.
 func TestTemporalCLIQueriesAndApproves(t *testing.T) {
-	cli := temporalCLI(t)
+	cli := testbin.Temporal(t)
 	srv := startServer(t, "")
 	c := testenv.Dial(t, srv)
-	_, base := testenv.StartModel(t, demomodel.Script(
+	run, ws := startWaitingJob(t, c, "cli-approval", demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "cli.txt", "content": "approved from the CLI"})),
 		demomodel.Say("done"),
-	))
-	testenv.StartWorkers(t, c, base, app.Options{})
-	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "cli-approval", workflows.JobInput{Task: "write it", Workspace: ws})
-	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
+	), "w1")
 
 	temporal := func(args ...string) string {
 		cmd := exec.Command(cli, append(append(args, srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())...), "--namespace", "default")...)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testbin"
 )
 
 func TestWriteProfile(t *testing.T) {
@@ -88,7 +88,7 @@ func TestEmbeddedSettingsReachTheServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
 	}
-	cli := temporalCLI(t) // before HOME moves: GOPATH defaults to HOME/go
+	cli := testbin.Temporal(t) // before HOME moves: GOPATH defaults to HOME/go
 	state := t.TempDir()
 	clearTemporalEnv(t, "", state) // "": the default config file
 	home := t.TempDir()
@@ -150,21 +150,4 @@ func TestEmbeddedSettingsReachTheServer(t *testing.T) {
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err, "without the profile: %s", out)
-}
-
-func temporalCLI(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	out, err := exec.Command("go", "env", "GOPATH").Output()
-	require.NoError(t, err)
-	p := filepath.Join(strings.TrimSpace(string(out)), "bin", "temporal")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the Temporal CLI is not installed (make deps installs it): %v", err)
-		}
-		t.Skipf("the Temporal CLI is not installed (make deps installs it): %v", err)
-	}
-	return p
 }
