@@ -37,6 +37,8 @@ import (
 	"go.temporal.io/server/common/membership/static"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
+
+	"github.com/custos-dev/custos/internal/statedir"
 )
 
 // The standard ports of `temporal server start-dev`. Options.Port and
@@ -163,18 +165,7 @@ func DefaultDBFile() (string, error) {
 
 // DefaultStateDir is $XDG_STATE_HOME/custos or ~/.local/state/custos; it is
 // not created here.
-func DefaultStateDir() (string, error) {
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		// The XDG spec says relative values are invalid and must be ignored.
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("devserver: locating home directory: %w", err)
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(base, "custos"), nil
-}
+func DefaultStateDir() (string, error) { return statedir.Dir() }
 
 // DefaultTLSDir is where the server on the default DB file keeps its
 // certificates (DefaultStateDir/tls), and so where clients look for them.

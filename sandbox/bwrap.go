@@ -52,6 +52,8 @@ type bwrapSandbox struct {
 	// pids is set when the worker runs as root (see cgroup.go).
 	pids *pidsCgroup
 	why  string
+	// prov provisions the workspaces' toolchains (provision.go).
+	prov *provisioner
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -101,6 +103,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.CacheDir = p.CacheDir
 	return status.verdict(res, cg)
 }
 

@@ -73,6 +73,15 @@ type Config struct {
 	// TmpSizeBytes sizes the sandbox's private tmpfs /tmp.
 	TmpSizeBytes int64
 
+	// HostEnv is where the user's toolchain configuration and caches are
+	// found (zero: the worker's own home and environment).
+	HostEnv HostEnv
+	// CacheDir holds the per-workspace build and download caches ("":
+	// DefaultCacheDir); CacheBytes caps them all together (0:
+	// DefaultCacheBytes; negative: no cap).
+	CacheDir   string
+	CacheBytes int64
+
 	// Resolver, when set, replaces DNS in the network allowlist proxy. It exists
 	// for tests (map a name to an httptest server on 127.0.0.1).
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -156,7 +165,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
-	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg)}
 	limitNote := "process limit: RLIMIT_NPROC"
 	if os.Geteuid() == 0 && cfg.NProc > 0 {
 		pc, err := findPidsCgroup()
@@ -177,7 +186,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	defer os.RemoveAll(ws)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	res, err := b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second})
+	res, err := b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second, bare: true})
 	if err != nil {
 		return nil, fmt.Sprintf("probe `bwrap ... true` failed: %v", err)
 	}

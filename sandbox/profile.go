@@ -32,6 +32,12 @@ type bwrapProfile struct {
 	// present ones bound onto themselves, missing ones held by read-only
 	// placeholders, the directories on the way pinned.
 	Protected []bwrapMount
+	// Toolchain is what the workspace's toolchains are given (provision.go):
+	// the host's caches read-only, the workspace's own caches read-write,
+	// the user's git identity, the credential masks inside those caches,
+	// in that order. Mounted before the workspace, so nothing of it can
+	// cover the workspace.
+	Toolchain []bwrapMount
 	// Masks are the deny rules' masks and pins as expanded against the
 	// workspace (ExpandMasks: which paths exist, and which are
 	// directories), and MaskSources what is bound over them.
@@ -42,6 +48,8 @@ type bwrapProfile struct {
 	// Command is what runs in the sandbox (the request's argv behind
 	// prlimit); the proxy's helper goes in front of it when Proxy is set.
 	Command []string
+	// CacheDir is the workspace's cache directory on the host, if any.
+	CacheDir string
 	// Env is the command's environment. It is not part of the arguments:
 	// bubblewrap hands its own environment to the command unchanged, so it
 	// becomes the environment of the bwrap process.
@@ -135,6 +143,7 @@ func bwrapArgs(p bwrapProfile) []string {
 			"--bind", p.Proxy.Socket, sbProxySock,
 		)
 	}
+	a = append(a, mountArgs(p.Toolchain)...)
 	// The workspace comes after /tmp so a workspace under /tmp is visible on
 	// top of the fresh tmpfs, at its own path. The masks' pins come right
 	// after it, before anything mounted below the workspace (a pin bound
@@ -232,7 +241,16 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 	}
 	p.Protected = prot.mounts
 	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
-	p.Env, err = buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, nil)
+	var extra map[string]string
+	if b.prov != nil && !req.bare {
+		pr, err := b.prov.plan(ws, req)
+		undo.add(func() { b.prov.release(pr) })
+		if err != nil {
+			return p, err
+		}
+		p.Toolchain, extra, p.CacheDir = pr.mounts, pr.env, pr.CacheDir
+	}
+	p.Env, err = buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, extra)
 	return p, err
 }
 

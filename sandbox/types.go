@@ -37,6 +37,14 @@ type Request struct {
 	// with a person approving each command, may set it; without it the
 	// fallback refuses (see Unavailable).
 	AllowUnconfined bool
+	// Toolchains narrows the toolchains the sandbox provisions (settings'
+	// sandbox.toolchains) when ToolchainsSet: only these, none when empty.
+	// Unset, every toolchain found in the workspace is provisioned.
+	Toolchains    []string
+	ToolchainsSet bool
+
+	// bare runs without toolchain provisioning (the start-up probe).
+	bare bool
 }
 
 // Result is what a command did.
@@ -52,6 +60,8 @@ type Result struct {
 	Backend    string `json:"backend"`
 	// Note is shown to the model with the result, e.g. the fallback warning.
 	Note string `json:"note,omitempty"`
+	// CacheDir is the workspace's cache directory the run used ("" none).
+	CacheDir string `json:"cacheDir,omitempty"`
 }
 
 // Sandbox runs commands for a workspace.

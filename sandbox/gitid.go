@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Git inside the sandbox works as the user's git (issue 16 §3): their name
+// and email reach it, as ~/.gitconfig, and nothing else of their git
+// configuration — no credential helpers, includes, aliases, pager or hooks
+// settings — and not the system's (GIT_CONFIG_NOSYSTEM).
+
+// gitIdentity reads the user's git name and email, again only when one of
+// their global git configuration files changed.
+type gitIdentity struct {
+	env HostEnv
+
+	mu          sync.Mutex
+	key         string
+	name, email string
+}
+
+// files are the global configuration files git reads, as it finds them.
+func (g *gitIdentity) files() []string {
+	if p := g.env.getenv("GIT_CONFIG_GLOBAL"); p != "" {
+		return []string{p}
+	}
+	return []string{filepath.Join(g.env.home(), ".gitconfig"), filepath.Join(g.env.xdg("XDG_CONFIG_HOME", ".config"), "git", "config")}
+}
+
+// get returns the user's name and email ("" for what is not set).
+func (g *gitIdentity) get() (name, email string) {
+	var key strings.Builder
+	for _, f := range g.files() {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&key, "%s %d %d;", f, fi.ModTime().UnixNano(), fi.Size())
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if key.String() == g.key && g.key != "" {
+		return g.name, g.email
+	}
+	g.key = key.String()
+	g.name, g.email = g.read("user.name"), g.read("user.email")
+	return g.name, g.email
+}
+
+// read asks git for one global value, with the user's home and
+// configuration variables (includes are followed, as git follows them).
+func (g *gitIdentity) read(key string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "config", "--global", "--get", key)
+	cmd.Dir = "/"
+	env := []string{"HOME=" + g.env.home(), "PATH=" + hostPath()}
+	for _, k := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"} {
+		if v := g.env.getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// gitconfigText is the ~/.gitconfig of the sandbox: the identity alone,
+// quoted as git reads it. A value git could not read back as written (a
+// control character) is left out.
+func gitconfigText(name, email string) string {
+	var b strings.Builder
+	b.WriteString("# custos: the user's git identity; nothing else of their git configuration\n[user]\n")
+	for _, kv := range [][2]string{{"name", name}, {"email", email}} {
+		if v, ok := gitQuote(kv[1]); ok {
+			fmt.Fprintf(&b, "\t%s = %s\n", kv[0], v)
+		}
+	}
+	return b.String()
+}
+
+// gitQuote quotes a git configuration value.
+func gitQuote(v string) (string, bool) {
+	if v == "" {
+		return "", false
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return "", false
+		}
+	}
+	v = strings.ReplaceAll(v, `\`, `\\`)
+	v = strings.ReplaceAll(v, `"`, `\"`)
+	return `"` + v + `"`, true
+}
+
+// GitIdentity is what Describe reports of git.
+func (g *gitIdentity) describe() string {
+	name, email := g.get()
+	if name == "" && email == "" {
+		return "git identity: none (the user has no user.name/user.email in their git configuration)"
+	}
+	return fmt.Sprintf("git identity: %s <%s> (from the user's git configuration; nothing else of it)", name, email)
+}

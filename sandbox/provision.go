@@ -1,0 +1,370 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// provisioner gives each run what its workspace's toolchains need (issue
+// 16): the host's caches read-only, the workspace's own caches read-write,
+// the user's git identity, and the environment that points the tools at
+// them. One per sandbox; what it found of the host it keeps.
+type provisioner struct {
+	host   *hostToolchains
+	caches *wsCaches // nil: no usable cache directory (cacheWhy says why)
+	why    string
+	git    *gitIdentity
+}
+
+func newProvisioner(cfg Config) *provisioner {
+	p := &provisioner{host: discoverHost(cfg.HostEnv), git: &gitIdentity{env: cfg.HostEnv}}
+	root := cfg.CacheDir
+	if root == "" {
+		var err error
+		if root, err = DefaultCacheDir(); err != nil {
+			p.why = err.Error()
+			return p
+		}
+	}
+	capBytes := cfg.CacheBytes
+	if capBytes == 0 {
+		capBytes = DefaultCacheBytes
+	}
+	p.caches = newWSCaches(root, capBytes)
+	return p
+}
+
+// provision is what one run gets.
+type provision struct {
+	Detected []Detected
+	// ReadOnly are the host paths bound read-only; Skipped those not, with why.
+	ReadOnly, Skipped []HostPath
+	// GoToolchain names the Go toolchain from the module cache the run
+	// uses instead of the sandbox's go, when go.mod asks for a newer one.
+	GoToolchain string
+	// CacheDir is the workspace's cache directory on the host ("" when
+	// none: CacheWhy says why, and the caches are the run's /tmp).
+	CacheDir, CacheWhy string
+	Git                string
+	mounts             []bwrapMount
+	env                map[string]string
+	path               []string // PATH entries in front of the sandbox's
+	base               string   // where the caches are inside the sandbox
+	cache              *wsCache
+}
+
+// release ends the run's hold on its caches.
+func (p *provisioner) release(pr *provision) {
+	if pr.cache != nil && p.caches != nil {
+		p.caches.release(pr.cache)
+		pr.cache = nil
+	}
+}
+
+// plan works out the run's provision for workspace ws. Call release
+// afterwards, also on error.
+func (p *provisioner) plan(ws string, req Request) (*provision, error) {
+	pr := &provision{env: map[string]string{}}
+	pr.Detected = DetectToolchains(ws, req.Toolchains, req.ToolchainsSet)
+	if err := p.workspaceCache(pr, ws); err != nil {
+		return pr, err
+	}
+	offline := len(req.Network.AllowedDomains) == 0
+	for _, d := range pr.Detected {
+		switch d.Tool {
+		case ToolGo:
+			p.planGo(pr, ws, req.Network)
+		case ToolNode:
+			p.planNode(pr, offline)
+		case ToolPython:
+			p.planPython(pr, ws)
+		case ToolRust:
+			p.planRust(pr, offline)
+		case ToolJava:
+			p.planJava(pr, offline)
+		}
+	}
+	for _, hp := range p.host.paths {
+		if hp.Skip != "" && hasTool(pr.Detected, hp.Tool) {
+			pr.Skipped = append(pr.Skipped, hp)
+		}
+	}
+	p.planGit(pr)
+	p.finish(pr)
+	if len(pr.path) > 0 {
+		pr.env["PATH"] = strings.Join(pr.path, ":") + ":" + sandboxPath
+	}
+	return pr, nil
+}
+
+// workspaceCache opens ws's caches and points every tool's cache variable
+// into them (whether or not the toolchain was detected: a project can
+// start in an empty workspace). Without a usable cache directory the run
+// still goes on, its caches in its own /tmp, and the provision says why.
+func (p *provisioner) workspaceCache(pr *provision, ws string) error {
+	base := sbTmp
+	switch {
+	case p.caches == nil:
+		pr.CacheWhy = p.why
+	default:
+		c, err := p.caches.open(ws)
+		if err != nil && strings.Contains(err.Error(), "no space left") {
+			return err
+		}
+		if err != nil {
+			pr.CacheWhy = err.Error()
+			break
+		}
+		pr.cache, pr.CacheDir, base = c, c.dir, sbCache
+		pr.mounts = append(pr.mounts, bwrapMount{Kind: mountBind, Src: filepath.Join(c.dir, "cache"), Dst: sbCache})
+	}
+	for k, sub := range map[string]string{
+		"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "GOPATH": "go-path",
+		"npm_config_cache": "npm", "npm_config_logs_dir": "npm-logs",
+		"PIP_CACHE_DIR": "pip", "CARGO_HOME": "cargo",
+	} {
+		pr.env[k] = base + "/" + sub
+	}
+	pr.base = base
+	pr.env["npm_config_update_notifier"] = "false"
+	// No module source unless planGo finds one: the go command must not
+	// try a network that is not there.
+	pr.env["GOPROXY"] = "off"
+	return nil
+}
+
+// readOnly binds a vetted host path read-only at its own path.
+func (pr *provision) readOnly(tool, what, path string) {
+	pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: path, Dst: path})
+	pr.ReadOnly = append(pr.ReadOnly, HostPath{Tool: tool, What: what, Path: path})
+}
+
+// planGo: modules come from the host's module cache as a file:// proxy
+// (extracted into the workspace's own GOMODCACHE, so the host's is never
+// written), then from the network when a Go module proxy is allowed; a
+// go.mod asking for a newer Go gets that toolchain from the module cache.
+func (p *provisioner) planGo(pr *provision, ws string, n Network) {
+	var proxies []string
+	if d := p.host.goDownload; d != "" {
+		pr.readOnly(ToolGo, "Go module cache", d)
+		proxies = append(proxies, (&url.URL{Scheme: "file", Path: d}).String())
+	}
+	online := domainAllowed(n, "proxy.golang.org")
+	if online {
+		proxies = append(proxies, "https://proxy.golang.org")
+	}
+	if len(proxies) > 0 {
+		pr.env["GOPROXY"] = strings.Join(proxies, ",")
+	}
+	if !online || !domainAllowed(n, "sum.golang.org") {
+		// Every module in the host's cache was verified by the host's go
+		// when it was downloaded, and go.sum still checks each one; the
+		// checksum database is out of reach.
+		pr.env["GOSUMDB"] = "off"
+	}
+	if want, ok := goModRequires(ws); ok {
+		if t := p.host.pickGoToolchain(want); t != nil {
+			pr.readOnly(ToolGo, "Go toolchain "+t.name, t.dir)
+			pr.GoToolchain = t.name
+			pr.path = append(pr.path, t.dir+"/bin")
+		}
+	}
+	pr.path = append(pr.path, pr.env["GOPATH"]+"/bin")
+}
+
+// planNode: offline, npm reads the host's cache, read-only, and never
+// tries the network; with domains allowed it downloads into the
+// workspace's own cache.
+func (p *provisioner) planNode(pr *provision, offline bool) {
+	if offline && p.host.npmCache != "" {
+		pr.readOnly(ToolNode, "npm cache", filepath.Join(p.host.npmCache, "_cacache"))
+		pr.env["npm_config_cache"] = p.host.npmCache
+		pr.env["npm_config_offline"] = "true"
+	}
+}
+
+// planPython: pip's cache is the workspace's own (pip cannot read a cache
+// it may not write); a virtual environment in the workspace gets the
+// Python it was made from, read-only, when that lives outside the system
+// directories (pyenv, a user install).
+func (p *provisioner) planPython(pr *provision, ws string) {
+	for _, venv := range []string{".venv", "venv", "env"} {
+		home := readKeyValues(filepath.Join(ws, venv, "pyvenv.cfg"), "=")["home"]
+		if !filepath.IsAbs(home) || systemPath(home) {
+			continue
+		}
+		prefix := filepath.Dir(filepath.Clean(home)) // .../versions/3.11.7 from .../bin
+		real, skip := vetHostPath(prefix, p.git.env.home(), credentialPaths(p.git.env))
+		if skip != "" {
+			pr.Skipped = append(pr.Skipped, HostPath{Tool: ToolPython, What: "Python of " + venv, Path: prefix, Skip: skip})
+			continue
+		}
+		if real != "" {
+			pr.readOnly(ToolPython, "Python of "+venv, real)
+		}
+		return
+	}
+}
+
+// systemPath reports whether p is already visible in every sandbox.
+func systemPath(p string) bool {
+	for _, r := range rootEntries {
+		if inside(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// planRust: offline, cargo reads the host's registry and git databases,
+// read-only, inside the workspace's own CARGO_HOME.
+func (p *provisioner) planRust(pr *provision, offline bool) {
+	if !offline || p.host.cargoHome == "" {
+		return
+	}
+	for _, sub := range cargoShared {
+		src := p.host.usable(ToolRust, "cargo "+sub)
+		if src == "" {
+			continue
+		}
+		pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: src, Dst: pr.env["CARGO_HOME"] + "/" + sub})
+		pr.ReadOnly = append(pr.ReadOnly, HostPath{Tool: ToolRust, What: "cargo " + sub, Path: src})
+	}
+	pr.env["CARGO_NET_OFFLINE"] = "true"
+}
+
+// planJava: offline, Maven reads the host's local repository read-only.
+func (p *provisioner) planJava(pr *provision, offline bool) {
+	if !offline || p.host.mavenRepo == "" {
+		pr.env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + pr.base + "/m2"
+		return
+	}
+	pr.readOnly(ToolJava, "Maven repository", p.host.mavenRepo)
+	pr.env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + p.host.mavenRepo
+}
+
+// planGit gives git the user's identity and nothing else of theirs.
+func (p *provisioner) planGit(pr *provision) {
+	pr.env["GIT_CONFIG_NOSYSTEM"] = "1"
+	name, email := p.git.get()
+	if name == "" && email == "" {
+		pr.Git = "none (no user.name or user.email in the user's git configuration)"
+		return
+	}
+	pr.Git = fmt.Sprintf("%s <%s>", name, email)
+	if pr.CacheDir == "" {
+		// No directory of ours to keep the file in: the variables git
+		// reads before its configuration carry the identity.
+		for _, who := range []string{"AUTHOR", "COMMITTER"} {
+			pr.env["GIT_"+who+"_NAME"], pr.env["GIT_"+who+"_EMAIL"] = name, email
+		}
+		return
+	}
+	f := filepath.Join(pr.CacheDir, "gitconfig")
+	if err := writeIfChanged(f, gitconfigText(name, email)); err != nil {
+		return
+	}
+	pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: f, Dst: sbHome + "/.gitconfig"})
+}
+
+// finish appends the credential masks that fall inside what the run
+// mounts, last, so they cover it.
+func (p *provisioner) finish(pr *provision) {
+	for _, m := range p.host.masks {
+		for _, ro := range pr.ReadOnly {
+			if inside(ro.Path, m.Dst) {
+				pr.mounts = append(pr.mounts, m)
+				break
+			}
+		}
+	}
+}
+
+// domainAllowed reports whether the network policy lets a command reach
+// host through the proxy.
+func domainAllowed(n Network, host string) bool {
+	for _, d := range n.DeniedDomains {
+		if matchDomain(strings.ToLower(d), host) {
+			return false
+		}
+	}
+	for _, d := range n.AllowedDomains {
+		if matchDomain(strings.ToLower(d), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// Lines describe the provision for people, one thing a line.
+func (pr *provision) Lines() []string {
+	var out []string
+	if len(pr.Detected) == 0 {
+		out = append(out, "toolchains: none found in the workspace")
+	} else {
+		var ts []string
+		for _, d := range pr.Detected {
+			ts = append(ts, d.Tool+" ("+d.Marker+")")
+		}
+		out = append(out, "toolchains: "+strings.Join(ts, ", "))
+	}
+	for _, h := range pr.ReadOnly {
+		out = append(out, fmt.Sprintf("read-only from the host: %s %s", h.What, h.Path))
+	}
+	for _, h := range pr.Skipped {
+		out = append(out, fmt.Sprintf("not mounted: %s %s %s", h.What, h.Path, h.Skip))
+	}
+	if pr.GoToolchain != "" {
+		out = append(out, "go: "+pr.GoToolchain+" from the module cache (go.mod asks for it)")
+	}
+	if pr.CacheDir != "" {
+		size := readInfo(pr.CacheDir).Bytes
+		out = append(out, fmt.Sprintf("workspace caches (read-write, this workspace only): %s (%s as last measured)", filepath.Join(pr.CacheDir, "cache"), humanBytes(size)))
+	} else {
+		out = append(out, "workspace caches: none kept, each command starts cold in its /tmp: "+pr.CacheWhy)
+	}
+	out = append(out, "git identity: "+pr.Git)
+	return out
+}
+
+// humanBytes is n in B, KiB, MiB or GiB.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n), ""
+	for _, s := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		v /= unit
+		suffix = s
+		if v < unit {
+			break
+		}
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
+}
+
+// Describe says what a command in workspace ws would be given (issue 16
+// §4), without running one: the toolchains found, the host's caches shown
+// read-only (and those skipped, with why), the workspace's own caches and
+// their size, the git identity. It opens (creates) the workspace's cache
+// directory as a run would.
+func Describe(cfg Config, ws string, req Request) ([]string, error) {
+	p := newProvisioner(cfg)
+	pr, err := p.plan(ws, req)
+	p.release(pr)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Lines(), nil
+}
+
+// cacheRootOf is where cfg keeps the workspace caches.
+func cacheRootOf(cfg Config) (string, error) {
+	if cfg.CacheDir != "" {
+		return cfg.CacheDir, nil
+	}
+	return DefaultCacheDir()
+}

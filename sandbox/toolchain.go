@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Toolchains (issue 16): the sandbox shows a command the workspace and the
+// system, nothing of the user's home; so a project's build would find none
+// of the dependencies the host already has and start every build cold. For
+// each toolchain the workspace uses, the sandbox adds what that toolchain
+// needs to build offline and warm: the host's dependency caches, read-only
+// (hostcache.go), and build and download caches of the workspace's own
+// (wscache.go). This file says which toolchains a workspace uses.
+
+// Toolchain names, as settings (sandbox.toolchains) and reports spell them.
+const (
+	ToolGo     = "go"
+	ToolNode   = "node"
+	ToolPython = "python"
+	ToolRust   = "rust"
+	ToolJava   = "java"
+)
+
+// AllToolchains are the toolchains custos knows, in report order.
+var AllToolchains = []string{ToolGo, ToolNode, ToolPython, ToolRust, ToolJava}
+
+// toolchainMarkers are the files that say a directory is a project of a
+// toolchain.
+var toolchainMarkers = []struct {
+	tool  string
+	names []string
+}{
+	{ToolGo, []string{"go.mod", "go.work"}},
+	{ToolNode, []string{"package.json"}},
+	{ToolPython, []string{"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile"}},
+	{ToolRust, []string{"Cargo.toml"}},
+	{ToolJava, []string{"pom.xml", "build.gradle", "build.gradle.kts"}},
+}
+
+// Detected is a toolchain found in a workspace, with the file that says so
+// (relative to the workspace).
+type Detected struct {
+	Tool   string `json:"tool"`
+	Marker string `json:"marker"`
+}
+
+// skipDetect are directories whose projects are not the workspace's own:
+// dependencies and tool state.
+var skipDetect = map[string]bool{"node_modules": true, "vendor": true, "target": true, "build": true, "dist": true}
+
+// DetectToolchains lists the toolchains of the workspace: a marker file at
+// its root or one directory below (monorepos keep a service per directory),
+// leaving out hidden directories and dependency trees. only narrows the
+// result (nil: every toolchain; an empty list: none). The order is
+// AllToolchains'.
+func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
+	if onlySet && len(only) == 0 {
+		return nil
+	}
+	dirs := []string{""}
+	if ents, err := os.ReadDir(ws); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] {
+				dirs = append(dirs, n)
+			}
+		}
+	}
+	var out []Detected
+	for _, m := range toolchainMarkers {
+		if onlySet && !slices.Contains(only, m.tool) {
+			continue
+		}
+	find:
+		for _, d := range dirs {
+			for _, name := range m.names {
+				rel := filepath.Join(d, name)
+				if fi, err := os.Lstat(filepath.Join(ws, rel)); err == nil && fi.Mode().IsRegular() {
+					out = append(out, Detected{Tool: m.tool, Marker: filepath.ToSlash(rel)})
+					break find
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hasTool reports whether tool is among the detected.
+func hasTool(ds []Detected, tool string) bool {
+	return slices.ContainsFunc(ds, func(d Detected) bool { return d.Tool == tool })
+}
+
+// goVersion is a Go release as go.mod and toolchain names write it
+// ("1.26.8", "go1.27rc1"), comparable.
+type goVersion struct {
+	parts [3]int
+	// pre orders pre-releases before the release: 0 beta, 1 rc, 2 release.
+	pre, preN int
+}
+
+// parseGoVersion parses "1.27.3", "go1.27.3", "1.27", "1.27rc1"; ok is
+// false for anything else.
+func parseGoVersion(s string) (goVersion, bool) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "go")
+	v := goVersion{pre: 2}
+	for _, p := range []struct {
+		tag  string
+		rank int
+	}{{"rc", 1}, {"beta", 0}} {
+		if i := strings.Index(s, p.tag); i > 0 {
+			n, err := strconv.Atoi(s[i+len(p.tag):])
+			if err != nil {
+				return v, false
+			}
+			v.pre, v.preN, s = p.rank, n, s[:i]
+			break
+		}
+	}
+	f := strings.Split(s, ".")
+	if len(f) < 2 || len(f) > 3 {
+		return v, false
+	}
+	for i, x := range f {
+		n, err := strconv.Atoi(x)
+		if err != nil || n < 0 {
+			return v, false
+		}
+		v.parts[i] = n
+	}
+	return v, true
+}
+
+// less orders versions.
+func (v goVersion) less(w goVersion) bool {
+	for i := range v.parts {
+		if v.parts[i] != w.parts[i] {
+			return v.parts[i] < w.parts[i]
+		}
+	}
+	if v.pre != w.pre {
+		return v.pre < w.pre
+	}
+	return v.preN < w.preN
+}
+
+// goModRequires is the Go release a workspace's go.mod (or go.work) asks
+// for: the higher of its go and toolchain lines, as the go command reads
+// them. ok is false when there is no such file or line.
+func goModRequires(ws string) (goVersion, bool) {
+	var best goVersion
+	found := false
+	for _, name := range []string{"go.work", "go.mod"} {
+		f, err := os.Open(filepath.Join(ws, name))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) != 2 || (fields[0] != "go" && fields[0] != "toolchain") {
+				continue
+			}
+			if v, ok := parseGoVersion(fields[1]); ok && (!found || best.less(v)) {
+				best, found = v, true
+			}
+		}
+		f.Close()
+		if found {
+			return best, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,388 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/custos-dev/custos/internal/statedir"
+)
+
+// The per-workspace caches (issue 16 §2): what a workspace's builds write —
+// Go's build and module caches, npm's, pip's, cargo's — lives under custos'
+// state directory, one directory per workspace, owner-only, never shared
+// between workspaces and never the host's own, so the second build of a
+// workspace is warm and a poisoned cache reaches nothing but that
+// workspace's next command. The total is capped; past the cap whole
+// workspaces are evicted, least recently used first, never one a command
+// is using.
+//
+// Layout of CacheDir:
+//
+//	<hash of the workspace path>/
+//	    workspace    the workspace's path
+//	    lock         flock: shared while a command runs, exclusive to evict or clear
+//	    used         its modification time is the last use
+//	    size         bytes in cache/, as last measured
+//	    gitconfig    the user's git identity, bound read-only as ~/.gitconfig
+//	    cache/       bound read-write at /var/cache/custos
+//	        go-build go-mod go-path npm npm-logs pip cargo m2
+
+// sbCache is where a workspace's caches are inside the sandbox.
+const sbCache = "/var/cache/custos"
+
+// DefaultCacheBytes caps all workspaces' caches together.
+const DefaultCacheBytes = 20 << 30
+
+// cacheKinds are the subdirectories of a workspace's cache.
+var cacheKinds = []string{"go-build", "go-mod", "go-path", "npm", "npm-logs", "pip", "cargo", "m2"}
+
+// measureEvery bounds how often a workspace's cache is measured after its
+// commands (a walk of a large build cache costs tens of milliseconds).
+const measureEvery = 30 * time.Second
+
+// DefaultCacheDir is the state directory's sandbox-cache.
+func DefaultCacheDir() (string, error) {
+	d, err := statedir.Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "sandbox-cache"), nil
+}
+
+// wsCaches are the per-workspace caches of one sandbox.
+type wsCaches struct {
+	root     string
+	capBytes int64
+
+	mu       sync.Mutex
+	ready    map[string]bool      // workspace dirs checked and laid out
+	measured map[string]time.Time // last measurement per workspace dir
+}
+
+func newWSCaches(root string, capBytes int64) *wsCaches {
+	return &wsCaches{root: root, capBytes: capBytes, ready: map[string]bool{}, measured: map[string]time.Time{}}
+}
+
+// cacheDirFor is the directory of ws's caches under root.
+func cacheDirFor(root, ws string) string {
+	sum := sha256.Sum256([]byte(ws))
+	return filepath.Join(root, hex.EncodeToString(sum[:8]))
+}
+
+// wsCache is one workspace's caches, held for a run.
+type wsCache struct {
+	dir  string
+	lock *os.File
+}
+
+// open prepares ws's caches for a run and holds them (a shared lock) until
+// release. It fails with why when the cache cannot be used: a symbolic
+// link or a directory not the user's own is never used (the run then gets
+// throw-away caches in its /tmp), and a full disk says so.
+func (c *wsCaches) open(ws string) (*wsCache, error) {
+	dir := cacheDirFor(c.root, ws)
+	for try := 0; ; try++ {
+		c.mu.Lock()
+		ready := c.ready[dir]
+		c.mu.Unlock()
+		if !ready || try > 0 {
+			if err := layOut(c.root, dir, ws); err != nil {
+				return nil, err
+			}
+			c.mu.Lock()
+			c.ready[dir] = true
+			c.mu.Unlock()
+		}
+		w, err := lockCache(dir)
+		if errors.Is(err, fs.ErrNotExist) && try == 0 {
+			continue // evicted or cleared since it was laid out
+		}
+		return w, err
+	}
+}
+
+// lockCache takes dir's shared lock and marks it used; fs.ErrNotExist
+// says the cache was removed meanwhile.
+func lockCache(dir string) (*wsCache, error) {
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, cacheErr(dir, err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH); err != nil {
+		lock.Close()
+		return nil, cacheErr(dir, err)
+	}
+	// An eviction may have removed the directory between the open and the
+	// lock; the lock of a removed file guards nothing.
+	if _, err := os.Lstat(filepath.Join(dir, "cache")); err != nil {
+		lock.Close()
+		return nil, fs.ErrNotExist
+	}
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(dir, "used"), now, now)
+	return &wsCache{dir: dir, lock: lock}, nil
+}
+
+// release lets the cache go; the sandbox then measures it and evicts, in
+// the background, at most every measureEvery per workspace.
+func (c *wsCaches) release(w *wsCache) {
+	w.lock.Close()
+	c.mu.Lock()
+	due := time.Since(c.measured[w.dir]) >= measureEvery
+	if due {
+		c.measured[w.dir] = time.Now()
+	}
+	c.mu.Unlock()
+	if due {
+		go c.measureAndEvict(w.dir)
+	}
+}
+
+// cacheErr words a cache failure for the model and the user.
+func cacheErr(dir string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("sandbox: the disk holding the workspace cache %s is full (no space left on device): free space, or clear caches with `starter sandbox cache --clear`", dir)
+	}
+	return fmt.Errorf("sandbox: workspace cache %s: %w", dir, err)
+}
+
+// layOut creates (or checks) root and ws's directory: owner-only, the
+// user's own, no symbolic links.
+func layOut(root, dir, ws string) error {
+	for _, d := range []string{root, dir, filepath.Join(dir, "cache")} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			if errors.Is(err, fs.ErrNotExist) && d == root {
+				if err = os.MkdirAll(d, 0o700); err == nil {
+					continue
+				}
+			}
+			return cacheErr(dir, err)
+		}
+		if why := ownDir(d); why != "" {
+			return fmt.Errorf("sandbox: workspace cache %s %s: not used", d, why)
+		}
+	}
+	for _, k := range cacheKinds {
+		if err := os.Mkdir(filepath.Join(dir, "cache", k), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return cacheErr(dir, err)
+		}
+	}
+	if err := writeIfChanged(filepath.Join(dir, "workspace"), ws); err != nil {
+		return cacheErr(dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "used"), os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return cacheErr(dir, err)
+	}
+	return f.Close()
+}
+
+// ownDir says why d is not a private directory of the user's, or "".
+func ownDir(d string) string {
+	fi, err := os.Lstat(d)
+	switch {
+	case err != nil:
+		return err.Error()
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "is a symbolic link"
+	case !fi.IsDir():
+		return "is not a directory"
+	}
+	if why := ownedByUser(fi); why != "" {
+		return why
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		// Ours, but opened up: close it again rather than refuse.
+		if err := os.Chmod(d, 0o700); err != nil {
+			return "is accessible to others and cannot be made private: " + err.Error()
+		}
+	}
+	return ""
+}
+
+// writeIfChanged writes data to path (owner-only, not through a link)
+// unless it already holds exactly that.
+func writeIfChanged(path, data string) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == data {
+		return nil
+	}
+	tmp := path + ".tmp"
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// measureAndEvict records dir's size, then evicts while the total passes
+// the cap.
+func (c *wsCaches) measureAndEvict(dir string) {
+	size := dirSize(filepath.Join(dir, "cache"))
+	_ = writeIfChanged(filepath.Join(dir, "size"), strconv.FormatInt(size, 10))
+	if c.capBytes > 0 {
+		evict(c.root, c.capBytes)
+	}
+}
+
+// dirSize adds up the sizes of the regular files below dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// CacheInfo describes one workspace's caches.
+type CacheInfo struct {
+	Workspace string    `json:"workspace"`
+	Dir       string    `json:"dir"`
+	Bytes     int64     `json:"bytes"`
+	LastUsed  time.Time `json:"lastUsed"`
+}
+
+// ListCaches lists the workspace caches under root, most recently used
+// first, with their sizes measured now.
+func ListCaches(root string) ([]CacheInfo, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: caches: %w", err)
+	}
+	var out []CacheInfo
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		info := readInfo(dir)
+		info.Bytes = dirSize(filepath.Join(dir, "cache"))
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b CacheInfo) int { return b.LastUsed.Compare(a.LastUsed) })
+	return out, nil
+}
+
+// readInfo reads what dir records, its size as last measured.
+func readInfo(dir string) CacheInfo {
+	info := CacheInfo{Dir: dir}
+	if b, err := os.ReadFile(filepath.Join(dir, "workspace")); err == nil {
+		info.Workspace = string(b)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "used")); err == nil {
+		info.LastUsed = fi.ModTime()
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "size")); err == nil {
+		info.Bytes, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	}
+	return info
+}
+
+// ClearCache removes ws's caches under root, waiting for a command that
+// uses them to end. It reports whether there was anything.
+func ClearCache(root, ws string) (bool, error) {
+	return removeCache(cacheDirFor(root, ws), true)
+}
+
+// removeCache removes a workspace's cache directory under its exclusive
+// lock; without wait it gives up (false, nil) when a command holds it.
+func removeCache(dir string, wait bool) (bool, error) {
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return false, nil
+		}
+	} else if err != nil {
+		return false, fmt.Errorf("sandbox: cache %s: %w", dir, err)
+	} else {
+		defer lock.Close()
+		how := syscall.LOCK_EX
+		if !wait {
+			how |= syscall.LOCK_NB
+		}
+		if err := syscall.Flock(int(lock.Fd()), how); err != nil {
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return false, nil
+			}
+			return false, fmt.Errorf("sandbox: cache %s: %w", dir, err)
+		}
+	}
+	// Renamed away first, under the lock: a run that opens the cache from
+	// now on lays out a new one rather than lock a directory being deleted.
+	trash := filepath.Join(filepath.Dir(dir), ".removing-"+filepath.Base(dir)+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := os.Rename(dir, trash); err != nil {
+		return false, fmt.Errorf("sandbox: clearing cache %s: %w", dir, err)
+	}
+	if err := removeAllWritable(trash); err != nil {
+		return false, fmt.Errorf("sandbox: clearing cache %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// removeAllWritable removes a tree in which the go command left module
+// directories read-only, making each directory writable first.
+func removeAllWritable(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// evict removes whole workspace caches, least recently used first, until
+// what is left fits capBytes; a cache a command holds is skipped.
+func evict(root string, capBytes int64) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	var all []CacheInfo
+	var total int64
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			info := readInfo(filepath.Join(root, e.Name()))
+			all = append(all, info)
+			total += info.Bytes
+		}
+	}
+	slices.SortFunc(all, func(a, b CacheInfo) int { return a.LastUsed.Compare(b.LastUsed) })
+	for _, info := range all {
+		if total <= capBytes {
+			return
+		}
+		if ok, _ := removeCache(info.Dir, false); ok {
+			total -= info.Bytes
+		}
+	}
+}
