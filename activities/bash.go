@@ -137,7 +137,17 @@ func (c bashCommand) sandboxRequest(req api.ToolRequest, out *combinedOutput, li
 		ReadDeny:        req.ReadDeny,
 		EditDeny:        req.EditDeny,
 		AllowUnconfined: c.unconfined,
+		Toolchains:      toolchainList(req.Sandbox.Toolchains),
+		ToolchainsSet:   req.Sandbox.Toolchains != nil,
 	}
+}
+
+// toolchainList is sandbox.toolchains as the sandbox takes it.
+func toolchainList(tc *[]string) []string {
+	if tc == nil {
+		return nil
+	}
+	return *tc
 }
 
 // runHeartbeating runs sreq in the sandbox and heartbeats while the command

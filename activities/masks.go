@@ -13,12 +13,21 @@ import (
 
 // sandboxStatus is what the workflow learns about the worker's sandbox
 // (issue 8 §4), recorded in history with the settings.
-func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings) approval.SandboxStatus {
+func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings, ws string) approval.SandboxStatus {
 	if sb == nil {
 		return approval.SandboxStatus{}
 	}
 	name, why := sb.Backend()
 	st := approval.SandboxStatus{Backend: name, Why: why}
+	// What the workspace's toolchains are given (issue 16 §4), for the
+	// job's first event. A failure to say is said, not fatal: the Bash
+	// call meets the same failure and reports it.
+	gives, err := sandbox.Provisions(sb, ws, sandbox.Request{Workspace: ws, Network: sandbox.Network{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains},
+		Toolchains: toolchainList(ss.Toolchains), ToolchainsSet: ss.Toolchains != nil})
+	if err != nil {
+		gives = []string{"toolchains: " + err.Error()}
+	}
+	st.Gives = gives
 	if name != sandbox.BackendBwrap {
 		st.Unconfined = true
 		st.Help = sandbox.UnavailableHelp(why)

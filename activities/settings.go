@@ -50,7 +50,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 	}
 	settings := loaded.Settings
 	home, _ := os.UserHomeDir()
-	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox)}
+	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox, ws)}
 	// Compile here too, so a malformed rule fails the job's first activity
 	// with the file's name rather than later inside the workflow.
 	if _, err := approval.Compile(settings, env); err != nil {

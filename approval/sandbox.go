@@ -35,6 +35,10 @@ type SandboxStatus struct {
 	// AllowUnconfined: the user's settings allow that (allowUnsandboxed,
 	// and no failIfUnavailable anywhere), each command asked.
 	AllowUnconfined bool `json:"allowUnconfined,omitempty"`
+	// Gives says, a line each, what the workspace's commands are given:
+	// toolchains found, the host's caches read-only, the workspace's own
+	// caches, the git identity (issue 16 §4).
+	Gives []string `json:"gives,omitempty"`
 }
 
 // RuleSandboxRequired and RuleUnconfined name the verdicts of §4.

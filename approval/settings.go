@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/custos-dev/custos/hooks"
 )
@@ -76,6 +77,13 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		if err := json.Unmarshal(raw, &s.Sandbox); err != nil {
 			return Settings{}, fmt.Errorf("%w: sandbox: %w", ErrBadSettings, err)
 		}
+		if tc := s.Sandbox.Toolchains; tc != nil {
+			for i, name := range *tc {
+				if !contains(Toolchains, name) {
+					return Settings{}, fmt.Errorf("%w: sandbox.toolchains[%d]: unknown toolchain %q (want one of %s)", ErrBadSettings, i, name, strings.Join(Toolchains, ", "))
+				}
+			}
+		}
 	}
 	return s, nil
 }
@@ -118,6 +126,7 @@ func MergeSettings(base, over Settings) Settings {
 				DeniedDomains:     mergeLists(base.Sandbox.Network.DeniedDomains, over.Sandbox.Network.DeniedDomains),
 				AllowLocalBinding: base.Sandbox.Network.AllowLocalBinding || over.Sandbox.Network.AllowLocalBinding,
 			},
+			Toolchains: narrowToolchains(base.Sandbox.Toolchains, over.Sandbox.Toolchains),
 		},
 	}
 	if over.Permissions.DefaultMode != "" {
@@ -137,6 +146,25 @@ func MergeSettings(base, over Settings) Settings {
 }
 
 // mergeLists concatenates lists, dropping repeats (first occurrence kept).
+// narrowToolchains merges sandbox.toolchains: a more specific file can
+// only narrow what the less specific one gives (their intersection); nil
+// (not set) narrows nothing.
+func narrowToolchains(base, over *[]string) *[]string {
+	switch {
+	case base == nil:
+		return over
+	case over == nil:
+		return base
+	}
+	out := []string{}
+	for _, t := range *base {
+		if contains(*over, t) {
+			out = append(out, t)
+		}
+	}
+	return &out
+}
+
 func mergeLists(a, b []string) []string {
 	if len(a)+len(b) == 0 {
 		return nil

@@ -90,7 +90,16 @@ type SandboxSettings struct {
 	Network          NetworkSettings `json:"network,omitempty"`
 	// Env names extra environment variables passed from the worker into commands.
 	Env []string `json:"env,omitempty"`
+	// Toolchains narrows which toolchains the sandbox provisions with the
+	// host's caches and the workspace's own (issue 16): nil detects every
+	// one the workspace uses, a list only those (Toolchains), an empty list
+	// none. A workspace's settings can only narrow the user's.
+	Toolchains *[]string `json:"toolchains,omitempty"`
 }
+
+// Toolchains are the names sandbox.toolchains accepts; the sandbox's own
+// list (sandbox.AllToolchains) is held equal to it by a test.
+var Toolchains = []string{"go", "node", "python", "rust", "java"}
 
 // NetworkSettings is the network allowlist for sandboxed commands.
 type NetworkSettings struct {

@@ -29,7 +29,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // first: the allowlist bridge re-executes this binary.
 func sandboxMain(args []string, stdout, stderr io.Writer) int {
 	usage := func() int {
-		fmt.Fprintln(stderr, "usage: starter sandbox check\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] [--explain] -- CMD ARGS...")
+		fmt.Fprintln(stderr, "usage: starter sandbox check [--workspace DIR]\n       starter sandbox cache [--workspace DIR] [--clear]\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] [--explain] -- CMD ARGS...")
 		return 2
 	}
 	if len(args) == 0 {
@@ -38,23 +38,131 @@ func sandboxMain(args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	switch args[0] {
 	case "check":
-		sb, err := sandbox.New(sandbox.Config{Logger: logger})
-		if err != nil {
-			fmt.Fprintln(stderr, "sandbox:", err)
-			return 1
-		}
-		name, why := sb.Backend()
-		fmt.Fprintf(stdout, "backend: %s\nwhy: %s\n", name, why)
-		if name != sandbox.BackendBwrap {
-			// No silent fallback: say what jobs will do and how to fix it.
-			fmt.Fprintln(stdout, "note:", sandbox.UnavailableHelp(why))
-		}
-		return 0
+		return sandboxCheck(args[1:], logger, stdout, stderr)
+	case "cache":
+		return sandboxCache(args[1:], stdout, stderr)
 	case "exec":
 		return sandboxExec(args[1:], logger, stdout, stderr)
 	default:
 		return usage()
 	}
+}
+
+// sandboxCheck says which backend commands get and, for a workspace, what
+// its toolchains are given (issue 16 §4).
+func sandboxCheck(args []string, logger *slog.Logger, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("starter sandbox check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cwd, _ := os.Getwd()
+	ws := fs.String("workspace", cwd, "workspace whose provisioning to show")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	sb, err := sandbox.New(sandbox.Config{Logger: logger})
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return 1
+	}
+	name, why := sb.Backend()
+	fmt.Fprintf(stdout, "backend: %s\nwhy: %s\n", name, why)
+	if name != sandbox.BackendBwrap {
+		// No silent fallback: say what jobs will do and how to fix it.
+		fmt.Fprintln(stdout, "note:", sandbox.UnavailableHelp(why))
+		return 0
+	}
+	canon, err := sandbox.CanonicalWorkspace(*ws)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return 1
+	}
+	loaded, _, _, err := workspaceSandbox(canon)
+	if err != nil {
+		fmt.Fprintln(stderr, "settings:", err)
+		return 1
+	}
+	lines, err := sandbox.Provisions(sb, canon, toolchainRequest(canon, loaded.Settings.Sandbox))
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "workspace:", canon)
+	for _, l := range lines {
+		fmt.Fprintln(stdout, l)
+	}
+	return 0
+}
+
+// toolchainRequest is the part of a request the provisioning depends on,
+// from a workspace's sandbox settings.
+func toolchainRequest(ws string, ss approval.SandboxSettings) sandbox.Request {
+	req := sandbox.Request{Workspace: ws, Network: sandbox.Network{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains}}
+	if ss.Toolchains != nil {
+		req.Toolchains, req.ToolchainsSet = *ss.Toolchains, true
+	}
+	return req
+}
+
+// sandboxCache lists the per-workspace caches, or clears them (issue 16 §2).
+func sandboxCache(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("starter sandbox cache", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ws := fs.String("workspace", "", "only this workspace's caches (default: every workspace's)")
+	clear := fs.Bool("clear", false, "remove the caches (waits for a command using them to end)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	root, err := sandbox.CacheDir(sandbox.Config{})
+	if err != nil {
+		fmt.Fprintln(stderr, "sandbox:", err)
+		return 1
+	}
+	if *ws != "" {
+		canon, err := sandbox.CanonicalWorkspace(*ws)
+		if err != nil {
+			fmt.Fprintln(stderr, "sandbox:", err)
+			return 1
+		}
+		*ws = canon
+	}
+	infos, err := sandbox.ListCaches(root)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if *clear {
+		if *ws != "" {
+			infos = []sandbox.CacheInfo{{Workspace: *ws}}
+		}
+		for _, info := range infos {
+			removed, err := sandbox.ClearCache(root, info.Workspace)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
+			}
+			if removed {
+				fmt.Fprintf(stdout, "cleared %s (%s)\n", info.Workspace, sandbox.FormatBytes(info.Bytes))
+			} else {
+				fmt.Fprintf(stdout, "no cache for %s\n", info.Workspace)
+			}
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "workspace caches in %s (read-write in each workspace's sandbox, nothing shared):\n", root)
+	var total int64
+	shown := 0
+	for _, info := range infos {
+		if *ws != "" && info.Workspace != *ws {
+			continue
+		}
+		shown++
+		total += info.Bytes
+		fmt.Fprintf(stdout, "%10s  last used %s  %s\n", sandbox.FormatBytes(info.Bytes), info.LastUsed.Format(time.DateTime), info.Workspace)
+	}
+	if shown == 0 {
+		fmt.Fprintln(stdout, "  none")
+	}
+	fmt.Fprintf(stdout, "total %s\n", sandbox.FormatBytes(total))
+	return 0
 }
 
 func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) int {
@@ -107,6 +215,7 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1
 	}
+	tc := toolchainRequest(*ws, ss)
 	// Ctrl-C stops the command the same way a timeout does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -123,6 +232,8 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		// The user runs this command themselves, so their own
 		// allowUnsandboxed is consent enough; a workspace cannot grant it.
 		AllowUnconfined: ss.AllowUnsandboxed && !ss.FailIfUnavailable,
+		Toolchains:      tc.Toolchains,
+		ToolchainsSet:   tc.ToolchainsSet,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)

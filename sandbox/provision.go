@@ -321,7 +321,7 @@ func (pr *provision) Lines() []string {
 	}
 	if pr.CacheDir != "" {
 		size := readInfo(pr.CacheDir).Bytes
-		out = append(out, fmt.Sprintf("workspace caches (read-write, this workspace only): %s (%s as last measured)", filepath.Join(pr.CacheDir, "cache"), humanBytes(size)))
+		out = append(out, fmt.Sprintf("workspace caches (read-write, this workspace only): %s (%s as last measured)", filepath.Join(pr.CacheDir, "cache"), FormatBytes(size)))
 	} else {
 		out = append(out, "workspace caches: none kept, each command starts cold in its /tmp: "+pr.CacheWhy)
 	}
@@ -329,8 +329,8 @@ func (pr *provision) Lines() []string {
 	return out
 }
 
-// humanBytes is n in B, KiB, MiB or GiB.
-func humanBytes(n int64) string {
+// FormatBytes is n in B, KiB, MiB, GiB or TiB, for people.
+func FormatBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -346,23 +346,27 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %s", v, suffix)
 }
 
-// Describe says what a command in workspace ws would be given (issue 16
-// §4), without running one: the toolchains found, the host's caches shown
-// read-only (and those skipped, with why), the workspace's own caches and
-// their size, the git identity. It opens (creates) the workspace's cache
-// directory as a run would.
-func Describe(cfg Config, ws string, req Request) ([]string, error) {
-	p := newProvisioner(cfg)
-	pr, err := p.plan(ws, req)
-	p.release(pr)
+// Provisions says what a command in workspace ws would be given (issue
+// 16 §4), without running one: the toolchains found, the host's caches
+// shown read-only (and those skipped, with why), the workspace's own
+// caches and their size, the git identity. It opens (creates) the
+// workspace's cache directory as a run would. The fallback backend
+// provisions nothing (its commands run on the host), and says so.
+func Provisions(sb Sandbox, ws string, req Request) ([]string, error) {
+	b, ok := sb.(*bwrapSandbox)
+	if !ok || b.prov == nil {
+		return []string{"toolchains: not provisioned (no bubblewrap sandbox)"}, nil
+	}
+	pr, err := b.prov.plan(ws, req)
+	b.prov.release(pr)
 	if err != nil {
 		return nil, err
 	}
 	return pr.Lines(), nil
 }
 
-// cacheRootOf is where cfg keeps the workspace caches.
-func cacheRootOf(cfg Config) (string, error) {
+// CacheDir is where a sandbox of cfg keeps the workspace caches.
+func CacheDir(cfg Config) (string, error) {
 	if cfg.CacheDir != "" {
 		return cfg.CacheDir, nil
 	}

@@ -43,9 +43,13 @@ func sandboxText(sb approval.SandboxStatus) string {
 	return fmt.Sprintf("sandbox: NONE, Bash is refused: %s", sb.Help)
 }
 
-// announceSandbox is the job's first event: which backend is active.
+// announceSandbox is the job's first event: which backend is active, and
+// what the workspace's commands are given.
 func (j *job) announceSandbox(ctx workflow.Context) {
 	text := sandboxText(j.st.Env.Sandbox)
+	for _, line := range j.st.Env.Sandbox.Gives {
+		text += "\n  " + line
+	}
 	j.audit(ctx, approval.AuditRecord{Event: "sandbox", Reason: text})
 	j.emit(ctx, Event{Kind: "sandbox", Text: text})
 }
