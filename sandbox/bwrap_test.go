@@ -33,6 +33,10 @@ func newBwrap(t testing.TB, cfg Config) Sandbox {
 		t.Skip("bwrap not installed (apt-get install bubblewrap): skipping real-sandbox test")
 	}
 	cfg.FailIfUnavailable = true
+	if cfg.CacheDir == "" {
+		// The workspace caches of a test are its own, not the user's.
+		cfg.CacheDir = t.TempDir()
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	}

@@ -61,6 +61,8 @@ type HostPath struct {
 	// What it is, for people: "Go module cache", "npm cache", ….
 	What string `json:"what"`
 	Path string `json:"path"`
+	// At is where the sandbox shows it, when not at Path.
+	At string `json:"at,omitempty"`
 	// Skip, when set, says why the path is not mounted.
 	Skip string `json:"skip,omitempty"`
 }

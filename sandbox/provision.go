@@ -137,8 +137,25 @@ func (p *provisioner) workspaceCache(pr *provision, ws string) error {
 
 // readOnly binds a vetted host path read-only at its own path.
 func (pr *provision) readOnly(tool, what, path string) {
-	pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: path, Dst: path})
-	pr.ReadOnly = append(pr.ReadOnly, HostPath{Tool: tool, What: what, Path: path})
+	pr.readOnlyAt(tool, what, path, path)
+}
+
+// readOnlyAt binds a vetted host path read-only at the sandbox path at.
+func (pr *provision) readOnlyAt(tool, what, path, at string) {
+	pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: path, Dst: at})
+	hp := HostPath{Tool: tool, What: what, Path: path}
+	if at != path {
+		hp.At = at
+	}
+	pr.ReadOnly = append(pr.ReadOnly, hp)
+}
+
+// sandboxPath is where the sandbox shows the host path hp.
+func (hp HostPath) sandboxPath() string {
+	if hp.At != "" {
+		return hp.At
+	}
+	return hp.Path
 }
 
 // planGo: modules come from the host's module cache as a file:// proxy
@@ -229,8 +246,7 @@ func (p *provisioner) planRust(pr *provision, offline bool) {
 		if src == "" {
 			continue
 		}
-		pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: src, Dst: pr.env["CARGO_HOME"] + "/" + sub})
-		pr.ReadOnly = append(pr.ReadOnly, HostPath{Tool: ToolRust, What: "cargo " + sub, Path: src})
+		pr.readOnlyAt(ToolRust, "cargo "+sub, src, pr.env["CARGO_HOME"]+"/"+sub)
 	}
 	pr.env["CARGO_NET_OFFLINE"] = "true"
 }
@@ -270,11 +286,12 @@ func (p *provisioner) planGit(pr *provision) {
 }
 
 // finish appends the credential masks that fall inside what the run
-// mounts, last, so they cover it.
+// mounts, at the place the sandbox shows them, last, so they cover it.
 func (p *provisioner) finish(pr *provision) {
 	for _, m := range p.host.masks {
 		for _, ro := range pr.ReadOnly {
-			if inside(ro.Path, m.Dst) {
+			if rel, ok := within(ro.Path, m.Dst); ok {
+				m.Dst = filepath.Join(ro.sandboxPath(), rel)
 				pr.mounts = append(pr.mounts, m)
 				break
 			}
@@ -311,7 +328,11 @@ func (pr *provision) Lines() []string {
 		out = append(out, "toolchains: "+strings.Join(ts, ", "))
 	}
 	for _, h := range pr.ReadOnly {
-		out = append(out, fmt.Sprintf("read-only from the host: %s %s", h.What, h.Path))
+		at := ""
+		if h.At != "" {
+			at = " (at " + h.At + ")"
+		}
+		out = append(out, fmt.Sprintf("read-only from the host: %s %s%s", h.What, h.Path, at))
 	}
 	for _, h := range pr.Skipped {
 		out = append(out, fmt.Sprintf("not mounted: %s %s %s", h.What, h.Path, h.Skip))

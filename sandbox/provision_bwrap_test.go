@@ -92,3 +92,243 @@ func TestGoModuleWithDependencyTestsOffline(t *testing.T) {
 	_, err = os.Stat(filepath.Join(cacheDirFor(cache, ws), "cache", "go-mod", "github.com", "stretchr", "testify@"+testifyVersion(t)))
 	assert.NoError(t, err)
 }
+
+// secret is what every credential file of fakeHome holds.
+const secret = "SECRET-TOKEN-5f1c"
+
+// fakeHome is a user's home with a cache for every toolchain and every
+// credential issue 16 names, some of them inside the caches and some
+// reached from a cache through a symbolic link. It returns the home, the
+// environment that points the sandbox at it, and the credential paths.
+func fakeHome(t *testing.T) (home string, env HostEnv, creds []string) {
+	t.Helper()
+	home = t.TempDir()
+	creds = []string{
+		".npmrc", ".netrc", ".git-credentials", ".docker/config.json", ".config/gh/hosts.yml",
+		".ssh/id_ed25519", ".aws/credentials", ".m2/settings.xml", ".m2/settings-security.xml",
+		".cargo/credentials.toml", ".config/gcloud/credentials.db", ".kube/config", ".pypirc",
+		// Inside the caches themselves:
+		"go/pkg/mod/cache/download/.netrc", ".npm/_cacache/.npmrc", ".cargo/registry/index/credentials",
+		".m2/repository/settings.xml", "go/pkg/mod/cache/download/example.com/.ssh/id_rsa",
+	}
+	for _, c := range creds {
+		write(t, home, c, "token="+secret+"\n")
+	}
+	for _, f := range []string{
+		"go/pkg/mod/cache/download/example.com/m/@v/v1.0.0.mod", ".npm/_cacache/index-v5/aa/bb/entry",
+		".cargo/registry/index/crates.io/config.json", ".cargo/registry/cache/crates.io/x.crate",
+		".cargo/git/db/x/HEAD", ".m2/repository/org/x/x.pom",
+	} {
+		write(t, home, f, "cache entry\n")
+	}
+	// Links from the caches to what they must not reach.
+	for link, target := range map[string]string{
+		"go/pkg/mod/cache/download/ssh": "../../../../../.ssh",
+		".npm/_cacache/npmrc":           filepath.Join(home, ".npmrc"),
+		".cargo/registry/cache/creds":   filepath.Join(home, ".cargo/credentials.toml"),
+		".m2/repository/settings-link":  filepath.Join(home, ".m2/settings.xml"),
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(home, link)))
+	}
+	vars := map[string]string{"GOMODCACHE": filepath.Join(home, "go/pkg/mod")}
+	env = HostEnv{Home: home, Getenv: func(k string) string { return vars[k] }}
+	for i, c := range creds {
+		creds[i] = filepath.Join(home, c)
+	}
+	return home, env, creds
+}
+
+// polyglot is a workspace with a project file of every toolchain.
+func polyglot(t *testing.T) string {
+	ws := t.TempDir()
+	for _, f := range []string{"go.mod", "package.json", "Cargo.toml", "pom.xml", "pyproject.toml"} {
+		write(t, ws, f, "\n")
+	}
+	return ws
+}
+
+// TestCredentialsStayUnreadable: with every cache of a home mounted, none
+// of the home's credentials can be read from inside: not at their own
+// paths, not inside a cache, not through a link from a cache; and a search
+// of everything the sandbox mounts finds no secret.
+func TestCredentialsStayUnreadable(t *testing.T) {
+	home, env, creds := fakeHome(t)
+	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
+	ws := polyglot(t)
+
+	pr, err := b.prov.plan(ws, Request{Workspace: ws})
+	require.NoError(t, err)
+	b.prov.release(pr)
+	var mounted, hostPaths []string
+	for _, p := range pr.ReadOnly {
+		mounted, hostPaths = append(mounted, p.sandboxPath()), append(hostPaths, p.Path)
+	}
+	for _, want := range []string{"go/pkg/mod/cache/download", ".npm/_cacache", ".cargo/registry/index", ".cargo/registry/cache", ".cargo/git/db", ".m2/repository"} {
+		assert.Contains(t, hostPaths, filepath.Join(home, want), "the cache is mounted (else this test proves nothing)")
+	}
+
+	script := "for p in \"$@\"; do if cat \"$p\" 2>/dev/null | grep -q " + secret + "; then echo \"LEAK $p\"; fi; done\n" +
+		"grep -rl " + secret + " " + strings.Join(mounted, " ") + " /tmp /var/cache/custos 2>/dev/null | sed 's/^/LEAK-GREP /'\n" +
+		// The caches are there, readable:
+		"cat " + filepath.Join(home, ".m2/repository/org/x/x.pom") + "\n"
+	args := append([]string{"bash", "-c", script, "probe"}, creds...)
+	args = append(args, filepath.Join(home, "go/pkg/mod/cache/download/ssh/id_ed25519"), filepath.Join(home, ".npm/_cacache/npmrc"),
+		filepath.Join(home, ".cargo/registry/cache/creds"), filepath.Join(home, ".m2/repository/settings-link"))
+	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: args})
+	require.NoError(t, err)
+	assert.NotContains(t, res.Stdout, "LEAK")
+	assert.NotContains(t, res.Stdout, secret)
+	assert.Contains(t, res.Stdout, "cache entry", "the caches themselves are readable")
+}
+
+// snapshot records every file under dir: its mode, size, time and content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		sig := fi.Mode().String() + " " + fi.ModTime().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sig += " " + string(b)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			l, _ := os.Readlink(p)
+			sig += " -> " + l
+		}
+		out[p] = sig
+		return nil
+	}))
+	return out
+}
+
+// TestHostCachesNeverWritten: a command tries to write, create, remove,
+// rename and chmod in every host cache path it is shown; nothing of the
+// host's changes.
+func TestHostCachesNeverWritten(t *testing.T) {
+	home, env, _ := fakeHome(t)
+	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
+	ws := polyglot(t)
+	pr, err := b.prov.plan(ws, Request{Workspace: ws})
+	require.NoError(t, err)
+	b.prov.release(pr)
+	require.NotEmpty(t, pr.ReadOnly)
+	before := snapshot(t, home)
+
+	script := `for d in "$@"; do
+  touch "$d/new" 2>/dev/null && echo "WROTE $d/new"
+  mkdir "$d/newdir" 2>/dev/null && echo "WROTE $d/newdir"
+  find "$d" -type f | while read -r f; do
+    echo poison >> "$f" 2>/dev/null && echo "WROTE $f"
+    mv "$f" "$f.moved" 2>/dev/null && echo "WROTE moved $f"
+    rm -f "$f" 2>/dev/null; [ -e "$f" ] || echo "WROTE removed $f"
+  done
+  chmod 777 "$d" 2>/dev/null && echo "WROTE chmod $d"
+done
+echo done`
+	args := []string{"bash", "-c", script, "probe"}
+	for _, p := range pr.ReadOnly {
+		args = append(args, p.sandboxPath())
+	}
+	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: args})
+	require.NoError(t, err)
+	assert.Contains(t, res.Stdout, "done")
+	assert.NotContains(t, res.Stdout, "WROTE")
+	assert.Equal(t, before, snapshot(t, home), "the host's caches are unchanged")
+}
+
+// TestUntrustedCachesAreSkipped: a cache that is a symbolic link, owned by
+// someone else, or writable by others is not mounted, and the provision
+// says why.
+func TestUntrustedCachesAreSkipped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a cache another owner")
+	}
+	home, env, _ := fakeHome(t)
+	// npm: the cache is a link to a directory elsewhere.
+	elsewhere := t.TempDir()
+	require.NoError(t, os.RemoveAll(filepath.Join(home, ".npm/_cacache")))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(home, ".npm/_cacache")))
+	// Maven: owned by another user.
+	require.NoError(t, os.Chown(filepath.Join(home, ".m2/repository"), 12345, 12345))
+	// Go: writable by anyone.
+	require.NoError(t, os.Chmod(filepath.Join(home, "go/pkg/mod/cache/download"), 0o777))
+
+	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
+	ws := polyglot(t)
+	pr, err := b.prov.plan(ws, Request{Workspace: ws})
+	require.NoError(t, err)
+	b.prov.release(pr)
+	skipped := map[string]string{}
+	for _, s := range pr.Skipped {
+		skipped[s.What] = s.Skip
+	}
+	assert.Contains(t, skipped["npm cache"], "symbolic link")
+	assert.Contains(t, skipped["Maven repository"], "owned by uid 12345")
+	assert.Contains(t, skipped["Go module cache"], "writable by others")
+	for _, ro := range pr.ReadOnly {
+		assert.NotContains(t, []string{"npm cache", "Maven repository", "Go module cache"}, ro.What, "%s is mounted", ro.Path)
+	}
+	lines := strings.Join(pr.Lines(), "\n")
+	assert.Contains(t, lines, "not mounted: npm cache")
+	assert.Contains(t, lines, "is owned by uid 12345")
+}
+
+// TestGitCommitsAsTheUser: git inside commits with the user's name and
+// email, and sees nothing else of their git configuration (helpers,
+// aliases, pager, hooks, includes) nor the system's.
+func TestGitCommitsAsTheUser(t *testing.T) {
+	home, env, _ := fakeHome(t)
+	write(t, home, ".gitconfig", `[user]
+	name = Ada \"the Countess\" Lovelace
+	email = ada@example.com
+[credential]
+	helper = store
+[alias]
+	co = checkout
+[core]
+	pager = less
+	hooksPath = /tmp/evil-hooks
+[include]
+	path = extra.gitconfig
+`)
+	write(t, home, "extra.gitconfig", "[url \"https://evil.example/\"]\n\tinsteadOf = https://github.com/\n")
+	sb := newBwrap(t, Config{HostEnv: env})
+	// The repository exists (no command may create .git in a workspace:
+	// see protected.go).
+	ws := t.TempDir()
+	out, err := exec.Command("git", "init", "-q", ws).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(
+		"echo hi > a && git add a && git commit -qm first && git log --format='%an <%ae> / %cn <%ce>' && echo ---- && git config --list --show-origin")})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "stderr: %s", res.Stderr)
+	assert.Contains(t, res.Stdout, `Ada "the Countess" Lovelace <ada@example.com> / Ada "the Countess" Lovelace <ada@example.com>`)
+	_, cfg, _ := strings.Cut(res.Stdout, "----")
+	for _, leaked := range []string{"credential", "alias", "pager", "hookspath", "insteadof", "include"} {
+		assert.NotContains(t, strings.ToLower(cfg), leaked)
+	}
+}
+
+// TestWorkspaceCachesAreNotShared: what one workspace's build writes into
+// its caches, another workspace's command cannot see.
+func TestWorkspaceCachesAreNotShared(t *testing.T) {
+	sb := newBwrap(t, Config{})
+	a, b := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	res, err := sb.Run(ctx, Request{Workspace: a, Argv: bash(`echo planted > "$GOCACHE/marker" && echo planted > "$npm_config_cache/marker" && echo "$GOCACHE"`)})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, res.Stderr)
+	assert.Equal(t, sbCache+"/go-build\n", res.Stdout)
+	res, err = sb.Run(ctx, Request{Workspace: b, Argv: bash(`cat "$GOCACHE/marker" "$npm_config_cache/marker" 2>&1; ls /var/cache/custos/..`)})
+	require.NoError(t, err)
+	assert.NotContains(t, res.Stdout, "planted")
+	res, err = sb.Run(ctx, Request{Workspace: a, Argv: bash(`cat "$GOCACHE/marker"`)})
+	require.NoError(t, err)
+	assert.Equal(t, "planted\n", res.Stdout, "a workspace finds its own cache again")
+}

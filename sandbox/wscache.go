@@ -92,24 +92,29 @@ type wsCache struct {
 // throw-away caches in its /tmp), and a full disk says so.
 func (c *wsCaches) open(ws string) (*wsCache, error) {
 	dir := cacheDirFor(c.root, ws)
-	for try := 0; ; try++ {
+	var err error
+	// An eviction (another workspace's run, or `sandbox cache --clear`) may
+	// remove the directory while it is laid out or locked; then again.
+	for try := 0; try < 3; try++ {
 		c.mu.Lock()
 		ready := c.ready[dir]
 		c.mu.Unlock()
 		if !ready || try > 0 {
-			if err := layOut(c.root, dir, ws); err != nil {
+			if err = layOut(c.root, dir, ws); errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
 				return nil, err
 			}
 			c.mu.Lock()
 			c.ready[dir] = true
 			c.mu.Unlock()
 		}
-		w, err := lockCache(dir)
-		if errors.Is(err, fs.ErrNotExist) && try == 0 {
-			continue // evicted or cleared since it was laid out
+		var w *wsCache
+		if w, err = lockCache(dir); !errors.Is(err, fs.ErrNotExist) {
+			return w, err
 		}
-		return w, err
 	}
+	return nil, cacheErr(dir, err)
 }
 
 // lockCache takes dir's shared lock and marks it used; fs.ErrNotExist
@@ -220,12 +225,13 @@ func writeIfChanged(path, data string) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == data {
 		return nil
 	}
-	tmp := path + ".tmp"
-	_ = os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	// A file of its own (CreateTemp: O_EXCL, 0600) per writer, renamed
+	// over: concurrent writers never mix, a reader never sees half.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(f.Name())
 	if _, err := f.WriteString(data); err != nil {
 		f.Close()
 		return err
@@ -233,7 +239,7 @@ func writeIfChanged(path, data string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return os.Rename(f.Name(), path)
 }
 
 // measureAndEvict records dir's size, then evicts while the total passes
