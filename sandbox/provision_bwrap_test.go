@@ -332,3 +332,28 @@ func TestWorkspaceCachesAreNotShared(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "planted\n", res.Stdout, "a workspace finds its own cache again")
 }
+
+// TestGoToolchainFromModuleCache: a go.mod that asks for a newer Go than
+// the sandbox's go finds that toolchain in the host's module cache, as the
+// host's go does, offline.
+func TestGoToolchainFromModuleCache(t *testing.T) {
+	b := newBwrap(t, Config{}).(*bwrapSandbox)
+	h := b.prov.host
+	if !h.localGoOK || len(h.goToolchains) == 0 || !h.localGo.less(h.goToolchains[len(h.goToolchains)-1].version) {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI builds custos with a Go toolchain from the module cache newer than the installed go; none found")
+		}
+		t.Skip("no Go toolchain newer than the installed go in the module cache")
+	}
+	newest := h.goToolchains[len(h.goToolchains)-1]
+	ws := t.TempDir()
+	write(t, ws, "go.mod", "module example.com/m\n\ngo "+strings.TrimPrefix(newest.name, "go")+"\n")
+	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: bash("go version && go env GOROOT")})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "stderr: %s", res.Stderr)
+	assert.Contains(t, res.Stdout, "go version "+newest.name+" ")
+	assert.Contains(t, res.Stdout, newest.dir)
+	lines, err := Provisions(b, ws, Request{Workspace: ws})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(lines, "\n"), "go: "+newest.name+" from the module cache")
+}
