@@ -82,6 +82,11 @@ type hostToolchains struct {
 	localGoOK    bool
 	npmCache     string // npm's cache directory (its _cacache is mounted)
 	cargoHome    string // CARGO_HOME, whose registry and git db are mounted
+	// rustup are the rustup toolchains (name → directory), and
+	// rustDefault the default one: cargo and rustc come from there when
+	// the user's are rustup's (~/.cargo/bin holds only rustup's proxies).
+	rustup      map[string]string
+	rustDefault string
 	mavenRepo    string // the Maven local repository
 	// masks hide credential files found inside the mounted paths.
 	masks []bwrapMount
@@ -149,6 +154,7 @@ func discoverHost(env HostEnv) *hostToolchains {
 			h.cargoHome = cargo
 		}
 	}
+	h.rustup, h.rustDefault = rustupToolchains(env, home, creds)
 	h.mavenRepo = add(ToolJava, "Maven repository", mavenRepo(env))
 	h.masks = credentialMasks(h.mountedPaths(), creds)
 	return h
@@ -169,7 +175,61 @@ func (h *hostToolchains) mountedPaths() []string {
 	for _, t := range h.goToolchains {
 		out = append(out, t.dir)
 	}
+	for _, d := range h.rustup {
+		out = append(out, d)
+	}
 	return out
+}
+
+// rustupToolchains lists rustup's installed toolchains, vetted, and its
+// default (RUSTUP_HOME, else ~/.rustup; settings.toml's default_toolchain).
+func rustupToolchains(env HostEnv, home string, creds []string) (map[string]string, string) {
+	root := env.getenv("RUSTUP_HOME")
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(home, ".rustup")
+	}
+	ents, err := os.ReadDir(filepath.Join(root, "toolchains"))
+	if err != nil {
+		return nil, ""
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		dir := filepath.Join(root, "toolchains", e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "bin", "cargo")); err != nil {
+			continue
+		}
+		if real, skip := vetHostPath(dir, home, creds); real != "" && skip == "" {
+			out[e.Name()] = real
+		}
+	}
+	def := readKeyValues(filepath.Join(root, "settings.toml"), "=")["default_toolchain"]
+	return out, def
+}
+
+// rustTriple is this platform's host triple, as rustup names toolchains.
+func rustTriple() string {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "riscv64": "riscv64gc"}[runtime.GOARCH]
+	return arch + "-unknown-linux-gnu"
+}
+
+// pickRust is the rustup toolchain for workspace ws: its rust-toolchain
+// file's channel (rust-toolchain.toml or the plain file), else the
+// default; "" when that toolchain is not installed.
+func (h *hostToolchains) pickRust(ws string) (name, dir string) {
+	want := h.rustDefault
+	if ch := readKeyValues(filepath.Join(ws, "rust-toolchain.toml"), "=")["channel"]; ch != "" {
+		want = ch
+	} else if b, err := os.ReadFile(filepath.Join(ws, "rust-toolchain")); err == nil {
+		if line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n"); line != "" && !strings.Contains(line, "=") {
+			want = strings.TrimSpace(line)
+		}
+	}
+	for _, n := range []string{want, want + "-" + rustTriple()} {
+		if d, ok := h.rustup[n]; ok && want != "" {
+			return n, d
+		}
+	}
+	return "", ""
 }
 
 // vetHostPath checks a cache directory before it is shown to a sandbox. It

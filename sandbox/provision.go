@@ -81,7 +81,7 @@ func (p *provisioner) plan(ws string, req Request) (*provision, error) {
 		case ToolPython:
 			p.planPython(pr, ws)
 		case ToolRust:
-			p.planRust(pr, offline)
+			p.planRust(pr, ws, offline)
 		case ToolJava:
 			p.planJava(pr, offline)
 		}
@@ -235,9 +235,15 @@ func systemPath(p string) bool {
 	return false
 }
 
-// planRust: offline, cargo reads the host's registry and git databases,
-// read-only, inside the workspace's own CARGO_HOME.
-func (p *provisioner) planRust(pr *provision, offline bool) {
+// planRust: cargo and rustc come from the user's rustup toolchain (the
+// workspace's rust-toolchain file, else the default), read-only; offline,
+// cargo reads the host's registry and git databases, read-only, inside the
+// workspace's own CARGO_HOME.
+func (p *provisioner) planRust(pr *provision, ws string, offline bool) {
+	if name, dir := p.host.pickRust(ws); dir != "" {
+		pr.readOnly(ToolRust, "rust toolchain "+name, dir)
+		pr.path = append(pr.path, dir+"/bin")
+	}
 	if !offline || p.host.cargoHome == "" {
 		return
 	}

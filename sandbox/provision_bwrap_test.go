@@ -59,7 +59,7 @@ func testifyVersion(t *testing.T) string {
 	return ""
 }
 
-func write(t *testing.T, dir, name, data string) {
+func write(t testing.TB, dir, name, data string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -356,4 +356,23 @@ func TestGoToolchainFromModuleCache(t *testing.T) {
 	lines, err := Provisions(b, ws, Request{Workspace: ws})
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(lines, "\n"), "go: "+newest.name+" from the module cache")
+}
+
+// TestRustFromRustup: where cargo is rustup's (a proxy in ~/.cargo/bin
+// the sandbox does not show), the sandbox gets the rustup toolchain
+// read-only, and `cargo test --offline` builds in the workspace with its
+// own CARGO_HOME.
+func TestRustFromRustup(t *testing.T) {
+	b := newBwrap(t, Config{}).(*bwrapSandbox)
+	ws := t.TempDir()
+	write(t, ws, "Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+	write(t, ws, "src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[cfg(test)]\nmod tests { #[test] fn adds() { assert_eq!(super::add(2, 3), 5); } }\n")
+	if name, _ := b.prov.host.pickRust(ws); name == "" {
+		t.Skip("no rustup toolchain on this machine")
+	}
+	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: bash("cargo test --offline 2>&1 && echo CARGO_HOME=$CARGO_HOME"), Timeout: 5 * time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stdout, "test tests::adds ... ok")
+	assert.Contains(t, res.Stdout, "CARGO_HOME="+sbCache+"/cargo")
 }
