@@ -87,7 +87,7 @@ type hostToolchains struct {
 	// the user's are rustup's (~/.cargo/bin holds only rustup's proxies).
 	rustup      map[string]string
 	rustDefault string
-	mavenRepo    string // the Maven local repository
+	mavenRepo   string // the Maven local repository
 	// masks hide credential files found inside the mounted paths.
 	masks []bwrapMount
 }
