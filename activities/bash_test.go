@@ -39,7 +39,8 @@ func realSandbox(t *testing.T) sandbox.Sandbox {
 		}
 		t.Skipf("skipping: bwrap is not on PATH (%v); install bubblewrap to run the Bash tests", err)
 	}
-	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true})
+	// The workspace caches of a test are its own, not the user's.
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: t.TempDir()})
 	require.NoError(t, err)
 	name, why := sb.Backend()
 	require.Equal(t, sandbox.BackendBwrap, name, "bwrap is installed but unusable: %s", why)

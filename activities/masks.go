@@ -22,17 +22,18 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings, ws string) a
 	// What the workspace's toolchains are given (issue 16 §4), for the
 	// job's first event. A failure to say is said, not fatal: the Bash
 	// call meets the same failure and reports it.
+	if name != sandbox.BackendBwrap {
+		st.Unconfined = true
+		st.Help = sandbox.UnavailableHelp(why)
+		st.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
+		return st
+	}
 	gives, err := sandbox.Provisions(sb, ws, sandbox.Request{Workspace: ws, Network: sandbox.Network{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains},
 		Toolchains: toolchainList(ss.Toolchains), ToolchainsSet: ss.Toolchains != nil})
 	if err != nil {
 		gives = []string{"toolchains: " + err.Error()}
 	}
 	st.Gives = gives
-	if name != sandbox.BackendBwrap {
-		st.Unconfined = true
-		st.Help = sandbox.UnavailableHelp(why)
-		st.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
-	}
 	return st
 }
 

@@ -36,6 +36,10 @@ func newBwrap(t testing.TB, cfg Config) Sandbox {
 	if cfg.CacheDir == "" {
 		// The workspace caches of a test are its own, not the user's.
 		cfg.CacheDir = t.TempDir()
+		// go leaves module directories read-only, which TempDir's own
+		// cleanup cannot remove.
+		dir := cfg.CacheDir
+		t.Cleanup(func() { _ = removeAllWritable(dir) })
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))

@@ -247,7 +247,7 @@ func vetHostPath(path, home string, creds []string) (real, skip string) {
 		return "", ""
 	case fi.Mode()&fs.ModeSymlink != 0:
 		t, _ := os.Readlink(path)
-		return "", fmt.Sprintf("is a symbolic link (to %s): not followed", t)
+		return "", fmt.Sprintf("is a symbolic link to %s, not followed", t)
 	case !fi.IsDir():
 		return "", "is not a directory"
 	}

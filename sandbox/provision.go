@@ -348,7 +348,7 @@ func (pr *provision) Lines() []string {
 	}
 	if pr.CacheDir != "" {
 		size := readInfo(pr.CacheDir).Bytes
-		out = append(out, fmt.Sprintf("workspace caches (read-write, this workspace only): %s (%s as last measured)", filepath.Join(pr.CacheDir, "cache"), FormatBytes(size)))
+		out = append(out, fmt.Sprintf("workspace caches: %s (read-write, this workspace only; %s as last measured)", filepath.Join(pr.CacheDir, "cache"), FormatBytes(size)))
 	} else {
 		out = append(out, "workspace caches: none kept, each command starts cold in its /tmp: "+pr.CacheWhy)
 	}
