@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // provisioner gives each run what its workspace's toolchains need (issue
@@ -53,6 +57,7 @@ type provision struct {
 	path               []string // PATH entries in front of the sandbox's
 	base               string   // where the caches are inside the sandbox
 	cache              *wsCache
+	dry                bool // a description: nothing created, locked or written
 }
 
 // release ends the run's hold on its caches.
@@ -66,7 +71,13 @@ func (p *provisioner) release(pr *provision) {
 // plan works out the run's provision for workspace ws. Call release
 // afterwards, also on error.
 func (p *provisioner) plan(ws string, req Request) (*provision, error) {
-	pr := &provision{env: map[string]string{}}
+	return p.planRun(ws, req, false)
+}
+
+// planRun is plan; dry describes without creating or locking anything
+// (for reports: a job's first event, `sandbox check`).
+func (p *provisioner) planRun(ws string, req Request, dry bool) (*provision, error) {
+	pr := &provision{env: map[string]string{}, dry: dry}
 	pr.Detected = DetectToolchains(ws, req.Toolchains, req.ToolchainsSet)
 	if err := p.workspaceCache(pr, ws); err != nil {
 		return pr, err
@@ -108,9 +119,19 @@ func (p *provisioner) workspaceCache(pr *provision, ws string) error {
 	switch {
 	case p.caches == nil:
 		pr.CacheWhy = p.why
+	case pr.dry:
+		dir := cacheDirFor(p.caches.root, ws)
+		if why := ownDir(dir); why == "" {
+			pr.CacheDir, base = dir, sbCache
+		} else if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			pr.CacheDir, base = dir, sbCache
+			pr.CacheWhy = "not made yet: the workspace's first command makes it"
+		} else {
+			pr.CacheWhy = fmt.Sprintf("workspace cache %s %s: not used", dir, why)
+		}
 	default:
 		c, err := p.caches.open(ws)
-		if err != nil && strings.Contains(err.Error(), "no space left") {
+		if errors.Is(err, syscall.ENOSPC) {
 			return err
 		}
 		if err != nil {
@@ -285,6 +306,9 @@ func (p *provisioner) planGit(pr *provision) {
 		return
 	}
 	f := filepath.Join(pr.CacheDir, "gitconfig")
+	if pr.dry {
+		return
+	}
 	if err := writeIfChanged(f, gitconfigText(name, email)); err != nil {
 		return
 	}
@@ -346,10 +370,13 @@ func (pr *provision) Lines() []string {
 	if pr.GoToolchain != "" {
 		out = append(out, "go: "+pr.GoToolchain+" from the module cache (go.mod asks for it)")
 	}
-	if pr.CacheDir != "" {
+	switch {
+	case pr.CacheDir != "" && pr.CacheWhy != "":
+		out = append(out, fmt.Sprintf("workspace caches: %s (read-write, this workspace only; %s)", filepath.Join(pr.CacheDir, "cache"), pr.CacheWhy))
+	case pr.CacheDir != "":
 		size := readInfo(pr.CacheDir).Bytes
 		out = append(out, fmt.Sprintf("workspace caches: %s (read-write, this workspace only; %s as last measured)", filepath.Join(pr.CacheDir, "cache"), FormatBytes(size)))
-	} else {
+	default:
 		out = append(out, "workspace caches: none kept, each command starts cold in its /tmp: "+pr.CacheWhy)
 	}
 	out = append(out, "git identity: "+pr.Git)
@@ -376,16 +403,15 @@ func FormatBytes(n int64) string {
 // Provisions says what a command in workspace ws would be given (issue
 // 16 §4), without running one: the toolchains found, the host's caches
 // shown read-only (and those skipped, with why), the workspace's own
-// caches and their size, the git identity. It opens (creates) the
-// workspace's cache directory as a run would. The fallback backend
+// caches and their size, the git identity. It creates, locks and writes
+// nothing. The fallback backend
 // provisions nothing (its commands run on the host), and says so.
 func Provisions(sb Sandbox, ws string, req Request) ([]string, error) {
 	b, ok := sb.(*bwrapSandbox)
 	if !ok || b.prov == nil {
 		return []string{"toolchains: not provisioned (no bubblewrap sandbox)"}, nil
 	}
-	pr, err := b.prov.plan(ws, req)
-	b.prov.release(pr)
+	pr, err := b.prov.planRun(ws, req, true)
 	if err != nil {
 		return nil, err
 	}

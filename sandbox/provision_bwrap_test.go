@@ -376,3 +376,24 @@ func TestRustFromRustup(t *testing.T) {
 	assert.Contains(t, res.Stdout, "test tests::adds ... ok")
 	assert.Contains(t, res.Stdout, "CARGO_HOME="+sbCache+"/cargo")
 }
+
+// TestProvisionsDescribesWithoutMaking: the description a job's first
+// event and `sandbox check` show creates nothing; the first command makes
+// the cache, and the description then shows it.
+func TestProvisionsDescribesWithoutMaking(t *testing.T) {
+	cache := t.TempDir()
+	sb := newBwrap(t, Config{CacheDir: cache})
+	ws := t.TempDir()
+	lines, err := Provisions(sb, ws, Request{Workspace: ws})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(lines, "\n"), "not made yet")
+	assert.NoDirExists(t, cacheDirFor(cache, ws))
+
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("true")})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode)
+	assert.DirExists(t, cacheDirFor(cache, ws))
+	lines, err = Provisions(sb, ws, Request{Workspace: ws})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(lines, "\n"), "as last measured")
+}

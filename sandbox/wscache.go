@@ -160,7 +160,7 @@ func (c *wsCaches) release(w *wsCache) {
 // cacheErr words a cache failure for the model and the user.
 func cacheErr(dir string, err error) error {
 	if errors.Is(err, syscall.ENOSPC) {
-		return fmt.Errorf("sandbox: the disk holding the workspace cache %s is full (no space left on device): free space, or clear caches with `starter sandbox cache --clear`", dir)
+		return fmt.Errorf("sandbox: the disk holding the workspace cache %s is full (%w): free space, or clear caches with `starter sandbox cache --clear`", dir, syscall.ENOSPC)
 	}
 	return fmt.Errorf("sandbox: workspace cache %s: %w", dir, err)
 }
