@@ -318,12 +318,13 @@ func (x *expansion) outside(p *denyPattern) error {
 	return nil
 }
 
-// visibleSystemPaths are the host paths bound into the sandbox (the
-// profile's system mounts); the merged-/usr links (/bin -> usr/bin) are left
-// out, their targets are listed.
+// visibleSystemPaths are the host paths the sandbox shows (the profile's
+// system mounts, each /etc entry by itself rather than folded into the
+// /etc view); the merged-/usr links (/bin -> usr/bin) are left out, their
+// targets are listed.
 func visibleSystemPaths() []string {
 	var out []string
-	for _, m := range systemMounts() {
+	for _, m := range probeSystem(rootEntries, etcPaths()) {
 		if m.Kind == mountROBind {
 			out = append(out, m.Dst)
 		}

@@ -168,13 +168,10 @@ func bwrapArgs(p bwrapProfile) []string {
 }
 
 // systemMounts probes the host for the system directories and /etc
-// entries the sandbox shows (rootEntries, etcAllow).
+// entries the sandbox shows (rootEntries, etcAllow), with the /etc files
+// folded into one view (see systemMountsFor).
 func systemMounts() []bwrapMount {
-	etc := make([]string, len(etcAllow))
-	for i, e := range etcAllow {
-		etc[i] = "/etc/" + e
-	}
-	return probeSystem(rootEntries, etc)
+	return systemMountsFor("")
 }
 
 // probeSystem returns the read-only mounts of the host's system: each root
@@ -183,6 +180,13 @@ func systemMounts() []bwrapMount {
 // else or missing is left out; each etc path that exists is bound
 // read-only (as its target when it is a link; a dangling link is left out).
 func probeSystem(roots, etc []string) []bwrapMount {
+	ms, _ := probeSystemInfo(roots, etc)
+	return ms
+}
+
+// probeSystemInfo is probeSystem, and the stat (links followed) of each etc
+// path it binds.
+func probeSystemInfo(roots, etc []string) ([]bwrapMount, map[string]os.FileInfo) {
 	var ms []bwrapMount
 	for _, p := range roots {
 		fi, err := os.Lstat(p)
@@ -197,12 +201,14 @@ func probeSystem(roots, etc []string) []bwrapMount {
 			ms = append(ms, bwrapMount{mountROBind, p, p})
 		}
 	}
+	infos := make(map[string]os.FileInfo, len(etc))
 	for _, p := range etc {
-		if _, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
+		if fi, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
 			ms = append(ms, bwrapMount{mountROBind, p, p})
+			infos[p] = fi
 		}
 	}
-	return ms
+	return ms, infos
 }
 
 // planProfile prepares on the host what one run's sandbox needs (the masks'
@@ -210,7 +216,7 @@ func probeSystem(roots, etc []string) []bwrapMount {
 // placeholders), probes the file system, and returns the profile. Whatever
 // it set up is registered with undo, also when it fails.
 func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwrapProfile, error) {
-	p := bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, System: systemMounts(), Seccomp: true}
+	p := bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, System: systemMountsFor(ws), Seccomp: true}
 	// The masks come first, so that their placeholders exist when bubblewrap
 	// mounts over them (even below a directory the protected mounts make
 	// read-only).
