@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,12 +90,12 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	undo.add(files.close)
-	cmd, cg, err := b.command(bwrapArgs(p), p.Env, files.child(), &undo)
+	cmd, cg, start, err := b.command(bwrapArgs(p), p.Env, files.child(), &undo)
 	if err != nil {
 		return Result{}, err
 	}
 	status := watchStatus(files.statusR, cg)
-	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req,
+	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req, start: start,
 		afterStart: files.closeChild,
 		signal:     func(sig syscall.Signal) { signalSandbox(int(status.initPID.Load()), cmd.Process.Pid, sig) },
 	})
@@ -173,39 +172,43 @@ func (f *runFiles) close() {
 	}
 }
 
-// command is the bwrap command of one run. When the worker has a pids
-// cgroup (see cgroup.go) it creates the run's own, and bwrap starts inside
-// it; what it sets up is registered with undo.
-func (b *bwrapSandbox) command(args, env []string, files []*os.File, undo *cleanups) (*exec.Cmd, *runCgroup, error) {
+// command is the bwrap command of one run, and how to start it. When the
+// worker has a pids cgroup (see cgroup.go) it creates the run's own, and
+// bwrap starts inside it; what it sets up is registered with undo.
+func (b *bwrapSandbox) command(args, env []string, files []*os.File, undo *cleanups) (*exec.Cmd, *runCgroup, func() error, error) {
 	cmd := exec.Command(b.bwrap, args...)
-	var cg *runCgroup
-	if b.pids != nil {
-		var err error
-		cg, err = b.pids.create(b.cfg.NProc)
-		if err != nil {
-			return nil, nil, err
-		}
-		undo.add(cg.remove)
-		if !cg.v2 {
-			// cgroup v1 has no CLONE_INTO_CGROUP, and moving bwrap after Start
-			// races with its clone of the sandbox. So a tiny /bin/sh joins the
-			// cgroup first and then execs bwrap (arguments stay positional, no
-			// quoting involved).
-			cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(cg.dir, "cgroup.procs"), b.bwrap}, args...)...)
-		} else {
-			// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
-			d, err := os.Open(cg.dir)
-			if err != nil {
-				return nil, nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
-			}
-			undo.add(func() { d.Close() })
-			cmd.SysProcAttr = cgroupSysProcAttr(int(d.Fd()))
-		}
-	}
 	cmd.Env = env // bwrap hands its environment to the command unchanged
 	cmd.Dir = "/"
 	cmd.ExtraFiles = files
-	return cmd, cg, nil
+	start := cmd.Start
+	var cg *runCgroup
+	switch {
+	case b.pids != nil && !b.pids.v2:
+		// No CLONE_INTO_CGROUP on v1: a slot's thread, which lives in the
+		// slot's cgroup, starts bwrap (see v1Slot).
+		slot, err := v1PoolFor(*b.pids).checkout(b.cfg.NProc)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		undo.add(slot.checkin) // undo runs once the run is over
+		cg = slot.cg
+		start = func() error { return slot.start(cmd) }
+	case b.pids != nil:
+		// CLONE_INTO_CGROUP: bwrap starts inside the cgroup, no race.
+		var err error
+		cg, err = b.pids.create(b.cfg.NProc)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		undo.add(cg.remove)
+		d, err := os.Open(cg.dir)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("sandbox: pids cgroup: %w", err)
+		}
+		undo.add(func() { d.Close() })
+		cmd.SysProcAttr = cgroupSysProcAttr(int(d.Fd()))
+	}
+	return cmd, cg, start, nil
 }
 
 // statusWatch reads bwrap's JSON status while the command runs: it tells a

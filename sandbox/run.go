@@ -119,6 +119,9 @@ func (c Config) timeout(req Request) time.Duration {
 type runSpec struct {
 	cmd *exec.Cmd
 	req Request
+	// start, when set, replaces cmd.Start (after runProcess has set up
+	// cmd: pipes, process group, parent-death signal).
+	start func() error
 	// afterStart runs right after Start, successful or not, to close the
 	// parent's copies of fds handed to the child.
 	afterStart func()
@@ -152,7 +155,11 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 	out := newOutputs(cfg, spec.req)
 
 	start := time.Now()
-	err = cmd.Start()
+	if spec.start != nil {
+		err = spec.start()
+	} else {
+		err = cmd.Start()
+	}
 	pipes.closeWriters()
 	if spec.afterStart != nil {
 		spec.afterStart()
