@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/custos-dev/custos/protected"
 )
@@ -257,9 +258,9 @@ func (p *protectedPlan) removePlaceholders() {
 		}
 	}
 	for i := len(p.placeholders) - 1; i >= 0; i-- {
-		ph := p.placeholders[i]
-		if fi, err := os.Lstat(ph); err == nil && fi.IsDir() {
-			_ = os.Remove(ph) // fails, as it should, when not empty
-		}
+		// rmdir alone (one call, where Lstat and os.Remove's unlink-then-rmdir
+		// made three): it removes only an empty directory, never a file or a
+		// symbolic link, and fails, as it should, when not empty.
+		_ = syscall.Rmdir(p.placeholders[i])
 	}
 }
