@@ -68,12 +68,13 @@ func etcViewBase() string {
 // otherwise.
 func systemMountsFor(ws string) []bwrapMount {
 	ms, infos := probeSystemInfo(rootEntries, etcPaths())
+	private := privateEtcMasks(ms)
 	folded, dir, err := etcViews.fold(etcViewBase(), ms, infos)
 	if err != nil || (ws != "" && isWithin(ws, dir)) {
 		// A workspace holding the view could change the next runs' /etc.
-		return ms
+		return append(ms, private...)
 	}
-	return folded
+	return append(folded, private...)
 }
 
 // isWithin reports whether p is dir or below it (both clean and absolute).

@@ -397,3 +397,18 @@ func TestProvisionsDescribesWithoutMaking(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(lines, "\n"), "as last measured")
 }
+
+// TestEtcPrivateStaysPrivate: what the bound /etc directories hold for
+// their owner alone (a TLS key in /etc/ssl/private) is not readable inside,
+// even when the worker is that owner; the certificates are.
+func TestEtcPrivateStaysPrivate(t *testing.T) {
+	fi, err := os.Stat("/etc/ssl/private")
+	if err != nil || fi.Mode().Perm()&0o004 != 0 {
+		t.Skip("no owner-only /etc/ssl/private here")
+	}
+	sb := newBwrap(t, Config{})
+	res, err := sb.Run(context.Background(), Request{Workspace: t.TempDir(), Argv: bash(
+		"ls -A /etc/ssl/private | wc -l; cat /etc/ssl/private/* 2>/dev/null | wc -c; test -r /etc/ssl/certs/ca-certificates.crt && echo certs")})
+	require.NoError(t, err)
+	assert.Equal(t, "0\n0\ncerts\n", res.Stdout, "stderr: %s", res.Stderr)
+}
