@@ -53,6 +53,12 @@ var boundaries = []boundary{
 		why:        "policy runs inside the workflow: it starts no process, makes no request and reads no file; settingsfile reads and writes the settings files",
 	},
 	{
+		pkg:        mod + "/display",
+		transitive: noIO,
+		direct:     []string{"os"},
+		why:        "rendering text for people is pure: the workflow renders with it as the channels do",
+	},
+	{
 		pkg:        mod + "/hooks",
 		transitive: []string{"os/exec", "net/http", mod + "/sandbox"},
 		why:        "hook points, payloads and the registry are used in workflow code; running command hooks is hooks/command",
