@@ -22,7 +22,7 @@ var bashDescription string
 var bashTool = toolDef{
 	name:        api.BashActivity,
 	description: describe(bashDescription),
-	schema:      `{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},"description":{"type":"string","description":"What the command does, in 5-10 words"}},"required":["command"],"additionalProperties":false}`,
+	schema:      api.BashSchema,
 }
 
 type bashInput struct {

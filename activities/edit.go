@@ -19,7 +19,7 @@ var editDescription string
 var editTool = toolDef{
 	name:        api.EditActivity,
 	description: describe(editDescription),
-	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"old_string":{"type":"string","description":"The exact text to replace"},"new_string":{"type":"string","description":"The text to put in its place"},"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false}`,
+	schema:      api.EditSchema,
 }
 
 type editInput struct {

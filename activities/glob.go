@@ -27,7 +27,7 @@ var globDescription string
 var globTool = toolDef{
 	name:        api.GlobActivity,
 	description: describe(globDescription),
-	schema:      `{"type":"object","properties":{"pattern":{"type":"string","description":"Glob pattern to match file paths against"},"path":{"type":"string","description":"Directory to search in, relative to the workspace root (default: the root)"}},"required":["pattern"],"additionalProperties":false}`,
+	schema:      api.GlobSchema,
 }
 
 type globInput struct {

@@ -29,7 +29,7 @@ var grepDescription string
 var grepTool = toolDef{
 	name:        api.GrepActivity,
 	description: describe(grepDescription),
-	schema:      `{"type":"object","properties":{"pattern":{"type":"string","description":"Regular expression (RE2) to search for"},"path":{"type":"string","description":"File or directory to search, relative to the workspace root (default: the root)"},"glob":{"type":"string","description":"Only search files matching this glob, e.g. \"*.go\""},"output_mode":{"type":"string","enum":["content","files_with_matches","count"],"description":"What to return (default files_with_matches)"},"-i":{"type":"boolean","description":"Case-insensitive search"},"-n":{"type":"boolean","description":"Show line numbers in content mode (default true)"},"context":{"type":"integer","minimum":0,"maximum":20,"description":"Lines of context before and after each match (content mode)"}},"required":["pattern"],"additionalProperties":false}`,
+	schema:      api.GrepSchema,
 }
 
 type grepInput struct {

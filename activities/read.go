@@ -25,7 +25,7 @@ var readDescription string
 var readTool = toolDef{
 	name:        api.ReadActivity,
 	description: describe(readDescription),
-	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"offset":{"type":"integer","minimum":1,"description":"1-based line number to start reading from"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read (default 2000)"}},"required":["file_path"],"additionalProperties":false}`,
+	schema:      api.ReadSchema,
 }
 
 type readInput struct {

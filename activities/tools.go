@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,6 +82,9 @@ func decodeInput(raw json.RawMessage, v any, required ...string) error {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return fmt.Errorf("arguments are not a JSON object: %w", err)
 	}
+	if err := exactFields(raw, v); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -97,6 +101,46 @@ func decodeInput(raw json.RawMessage, v any, required ...string) error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing required parameter(s): %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// exactFields refuses what Go's decoder would take and the policy would
+// not see: a field spelled other than exactly as v names it ("COMMAND" for
+// "command", which the decoder matches without regard to case) and a field
+// given twice (the decoder keeps the last value; the rule engine and the
+// person may have judged another). The workflow refuses these before
+// anyone is asked (api.CheckArguments); this holds the tools to it too.
+func exactFields(raw json.RawMessage, v any) error {
+	names := map[string]bool{}
+	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		for f := range t.Elem().Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names[name] = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("invalid arguments: %w", err)
+		}
+		name, _ := t.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return fmt.Errorf("invalid arguments: %w", err)
+		}
+		switch {
+		case seen[name]:
+			return fmt.Errorf("invalid arguments: field %q is given more than once", name)
+		case !names[name]:
+			return fmt.Errorf("invalid arguments: unknown field %q", name)
+		}
+		seen[name] = true
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ var writeDescription string
 var writeTool = toolDef{
 	name:        api.WriteActivity,
 	description: describe(writeDescription),
-	schema:      `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"content":{"type":"string","description":"The complete new content of the file"}},"required":["file_path","content"],"additionalProperties":false}`,
+	schema:      api.WriteSchema,
 }
 
 type writeInput struct {

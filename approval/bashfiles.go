@@ -47,6 +47,8 @@ type fileJudgement struct {
 type pendingEdit struct {
 	cmd  int // index of the command whose operand it is; -1 for a redirection
 	what string
+	// program and option: the table entry and option that write it.
+	program, option string
 }
 
 func (j *fileJudgement) denied(v Verdict) {
@@ -190,7 +192,8 @@ func (p *Policy) judgeWrite(j *fileJudgement, f *FileAccess) {
 			}
 		}
 		if !allowed {
-			j.edits = append(j.edits, pendingEdit{cmd: f.cmd, what: fmt.Sprintf("writes %s (%s)", displayPath(abs, rel), f.Via)})
+			j.edits = append(j.edits, pendingEdit{cmd: f.cmd, what: fmt.Sprintf("writes %s (%s)", displayPath(abs, rel), f.Via),
+				program: f.program, option: f.option})
 			return
 		}
 	}
@@ -294,10 +297,10 @@ func (r *rule) mayMatchGlob(abs, rel string, side globSide) bool {
 // them for a rule naming the whole command text (Bash(make > build.log)),
 // which is what an Always answer to a person's question learns.
 func allowedWrites(rules string, files fileJudgement, m Mode, consented func(cmd int) bool) Verdict {
-	edit := ""
+	edit, prog, opt := "", "", ""
 	for _, e := range files.edits {
 		if !consented(e.cmd) {
-			edit = e.what
+			edit, prog, opt = e.what, e.program, e.option
 			break
 		}
 	}
@@ -308,6 +311,6 @@ func allowedWrites(rules string, files fileJudgement, m Mode, consented func(cmd
 		return Verdict{Decision: Allow, Layer: LayerMode, Rule: rules,
 			Reason: "acceptEdits mode: " + rules + " allows the command and it " + edit + " inside the workspace"}
 	}
-	return Verdict{Decision: Continue,
+	return Verdict{Decision: Continue, Program: prog, Option: opt,
 		Reason: rules + " allows the command, but it " + edit + ": an edit needs acceptEdits mode, an Edit allow rule or confirmation"}
 }

@@ -5,24 +5,12 @@ import (
 	"strings"
 )
 
-// Commands whose arguments do not fit cmdSpec (filecommands.go).
-
-// specialOperands are commands whose arguments do not fit cmdSpec (filled
-// in init: the functions refer back to the walker).
-var specialOperands map[string]func(w *walker, name string, rest []argWord)
-
-func init() {
-	specialOperands = map[string]func(w *walker, name string, rest []argWord){
-		"dd": ddOperands, "find": findOperands, "jq": jqOperands, "chmod": chmodOperands,
-	}
-	for _, sh := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"} {
-		specialOperands[sh] = shellOperands
-	}
-}
+// Commands whose arguments do not fit operandSpec (programs.go): their
+// entries in the program table name these functions.
 
 // chmodOperands: the mode may look like an option (chmod -w f), so the first
 // word that is a mode, whatever its spelling, is skipped.
-func chmodOperands(w *walker, _ string, rest []argWord) {
+func chmodOperands(w *walker, _ *program, rest []argWord) {
 	modeSeen := false
 	for _, a := range rest {
 		switch {
@@ -51,7 +39,7 @@ func isChmodMode(s string) bool {
 	return strings.ContainsAny(s, "+-=")
 }
 
-func ddOperands(w *walker, _ string, rest []argWord) {
+func ddOperands(w *walker, _ *program, rest []argWord) {
 	for _, a := range rest {
 		switch {
 		case !a.static && strings.HasPrefix(a.s, "of="):
@@ -70,75 +58,11 @@ func ddOperands(w *walker, _ string, rest []argWord) {
 	}
 }
 
-// findOperands: the starting points are read (listed); -fprint* and -fls
-// write their file; -newer and friends read theirs. -exec commands are
-// analysed on their own; patterns (-name …) are not files.
-func findOperands(w *walker, _ string, rest []argWord) {
-	i := 0
-	for ; i < len(rest); i++ {
-		a := rest[i]
-		if a.static && (strings.HasPrefix(a.s, "-") || a.s == "!" || a.s == "(") {
-			break
-		}
-		w.access(AccessRead, a, "find start")
-	}
-	for ; i < len(rest); i++ {
-		s := rest[i].s
-		switch s {
-		case "-exec", "-execdir", "-ok", "-okdir":
-			for i++; i < len(rest) && rest[i].s != ";" && rest[i].s != "+"; i++ {
-			}
-		case "-fprint", "-fprint0", "-fls", "-fprintf":
-			if i+1 < len(rest) {
-				i++
-				w.access(AccessWrite, rest[i], "find "+s)
-			}
-		case "-newer", "-anewer", "-cnewer", "-samefile":
-			if i+1 < len(rest) {
-				i++
-				w.access(AccessRead, rest[i], "find "+s)
-			}
-		}
-	}
-}
-
-// jqOperands: the filter, then files; --arg/--argjson take two values,
-// --slurpfile/--rawfile a name and a file.
-func jqOperands(w *walker, _ string, rest []argWord) {
-	filterSeen := false
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a.static && (a.s == "--args" || a.s == "--jsonargs"):
-			return // the rest are values, not files
-		case a.static && (a.s == "--arg" || a.s == "--argjson"):
-			i += 2
-		case a.static && (a.s == "--slurpfile" || a.s == "--rawfile"):
-			if i+2 < len(rest) {
-				w.access(AccessRead, rest[i+2], "jq "+a.s)
-			}
-			i += 2
-		case a.static && (a.s == "-f" || a.s == "--from-file"):
-			if i+1 < len(rest) {
-				i++
-				w.access(AccessRead, rest[i], "jq "+a.s)
-				filterSeen = true
-			}
-		case a.static && (a.s == "--indent" || a.s == "-L"):
-			i++
-		case a.static && strings.HasPrefix(a.s, "-") && a.s != "-":
-		case !filterSeen:
-			filterSeen = true
-		default:
-			w.access(AccessRead, a, "jq operand")
-		}
-	}
-}
-
 // shellOperands: with -c the script is a string (analysed on its own);
 // otherwise the first operand is a script file the shell reads, and the
 // rest are its arguments.
-func shellOperands(w *walker, name string, rest []argWord) {
+func shellOperands(w *walker, _ *program, rest []argWord) {
+	name := w.curName()
 	for i, a := range rest {
 		if !a.static {
 			w.mention(a, "argument of "+name)

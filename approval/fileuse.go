@@ -53,6 +53,9 @@ type FileAccess struct {
 	// dir is set for destinations that may be directories written into
 	// (cp a out/): an Edit rule covering the directory's content allows them.
 	dir bool
+	// program and option are the table entry and option that name the
+	// file (git diff --output), for verdicts.
+	program, option string
 }
 
 // destination records a write to a path that may be a directory the

@@ -88,6 +88,9 @@ func Compile(s Settings, env Env) (*Policy, error) {
 	if presetErr != nil {
 		return nil, fmt.Errorf("approval: system presets failed verification: %w", presetErr)
 	}
+	if programsErr != nil {
+		return nil, fmt.Errorf("approval: the program table failed verification: %w", programsErr)
+	}
 	if s.Permissions.DefaultMode != "" {
 		if _, err := ParseMode(string(s.Permissions.DefaultMode)); err != nil {
 			return nil, fmt.Errorf("approval: permissions.defaultMode: %w", err)
@@ -203,6 +206,11 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 		if r == nil {
 			return Verdict{Decision: Continue}
 		}
+		if f := r.uncovered(&a.Commands[ci]); f != nil {
+			return Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option,
+				Reason: fmt.Sprintf("%s does not cover %s: %s %s (program table: %s); that needs a rule naming it, or confirmation",
+					r.text, f.Program, f.Option, f.What, f.Program)}
+		}
 		exact[ci] = r.kind == kindExact
 		if !contains(matched, r.text) {
 			matched = append(matched, r.text)
@@ -254,6 +262,12 @@ func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
 			ok := r.matchCommandLine(c.Text)
 			if !ok && c.Raw != c.Text {
 				ok = (!allow || r.kind == kindExact) && r.matchCommandLine(c.Raw)
+			}
+			if !ok && c.canonical != "" {
+				// Global options seen through (git -C . push is git push);
+				// an allow rule matched this way still has to name them
+				// (uncovered).
+				ok = r.matchCommandLine(c.canonical)
 			}
 			if ok {
 				best = i

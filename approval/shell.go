@@ -44,6 +44,14 @@ type SimpleCommand struct {
 	Raw string
 	// Argv is the full argument vector including wrappers, quotes removed.
 	Argv []string
+	// Findings are what the program table found in the command that an
+	// allow rule covers only when it names them (programs.go): an option
+	// that runs a program, one the table does not know, a script that
+	// cannot be read.
+	Findings []ProgramFinding
+	// canonical is Text without the program's global options (git -C .
+	// push is git push), or "" when it has none.
+	canonical string
 }
 
 // Analysis is the static picture of a shell command line.
@@ -87,6 +95,10 @@ type analyzer struct {
 	// cdpath is set when the command line mentions CDPATH, which lets a
 	// relative cd land outside the directory it names.
 	cdpath bool
+	// scriptEnv are the variables the script assigns for the rest of it
+	// (X=v, export X=v, read X): the program table judges those that make
+	// a program run another one.
+	scriptEnv []string
 }
 
 func (a *analyzer) undecidable(reason string) {
@@ -151,6 +163,9 @@ type walker struct {
 	// walked at a call site.
 	funcs   map[string]*syntax.Stmt
 	calling map[string]bool
+	// cmdEnv are the variables assigned for the command being walked
+	// (PAGER=x git log, env PAGER=x git log).
+	cmdEnv []string
 }
 
 // maxFuncCalls bounds how many function calls one analysis walks into.
@@ -328,6 +343,11 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		// substitutions in their values.
 		w.nested(c, nd+1)
 		w.assigns(c.Args)
+		for _, as := range c.Args {
+			if as.Name != nil {
+				w.a.noteEnv(as.Name.Value)
+			}
+		}
 	default:
 		// Arithmetic, [[ ]], let, …: no command of their own, but they may
 		// hold command substitutions.
@@ -635,6 +655,11 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 	}
 	if len(c.Args) == 0 {
 		w.assigns(c.Assigns) // X=v alone sets X for the rest of the script
+		for _, as := range c.Assigns {
+			if as.Name != nil {
+				w.a.noteEnv(as.Name.Value)
+			}
+		}
 	}
 	var args []argWord
 	for _, word := range c.Args {
@@ -651,7 +676,15 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 		return
 	}
 	w.cdPending = false // a cd in a substitution above is not this command
+	saved := w.cmdEnv
+	w.cmdEnv = nil
+	for _, as := range c.Assigns {
+		if as.Name != nil {
+			w.cmdEnv = append(w.cmdEnv, as.Name.Value)
+		}
+	}
 	w.command(args, wrapping{}, heredocs, redirs, nd)
+	w.cmdEnv = saved
 }
 
 // shells are the interpreters whose -c string (or heredoc on stdin) is
@@ -703,6 +736,9 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			for _, r := range rest[:inner] {
 				if k, _, ok := strings.Cut(r.s, "="); ok && dangerousAssign[k] {
 					w.a.undecidable("assignment to " + k + " changes what the command runs")
+				}
+				if k, _, ok := strings.Cut(r.s, "="); ok && !strings.HasPrefix(r.s, "-") {
+					w.cmdEnv = append(w.cmdEnv, k)
 				}
 			}
 		}

@@ -60,6 +60,11 @@ type Verdict struct {
 	Reason string `json:"reason,omitempty"`
 	// System is true when a system (non-overridable) rule decided.
 	System bool `json:"system,omitempty"`
+	// Program and Option name the program table entry and the option (or
+	// script command, or variable) that decided, when one did: rg --pre,
+	// git diff --output (programs.go).
+	Program string `json:"program,omitempty"`
+	Option  string `json:"option,omitempty"`
 }
 
 // Settings is the merged configuration of a job, in the shape Claude Code users

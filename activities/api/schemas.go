@@ -1,0 +1,15 @@
+package api
+
+// The tools' input schemas, as the model is offered them (package
+// activities builds its tool definitions from them) and as the workflow
+// checks a call against them before anyone is asked (CheckArguments).
+// They are literal JSON so the request bytes are the same on every call;
+// each names exactly the fields its tool decodes.
+const (
+	ReadSchema = `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"offset":{"type":"integer","minimum":0,"description":"1-based line number to start reading from"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read (default 2000)"}},"required":["file_path"],"additionalProperties":false}`
+	GlobSchema = `{"type":"object","properties":{"pattern":{"type":"string","description":"Glob pattern to match file paths against"},"path":{"type":"string","description":"Directory to search in, relative to the workspace root (default: the root)"}},"required":["pattern"],"additionalProperties":false}`
+	GrepSchema = `{"type":"object","properties":{"pattern":{"type":"string","description":"Regular expression (RE2) to search for"},"path":{"type":"string","description":"File or directory to search, relative to the workspace root (default: the root)"},"glob":{"type":"string","description":"Only search files matching this glob, e.g. \"*.go\""},"output_mode":{"type":"string","enum":["content","files_with_matches","count"],"description":"What to return (default files_with_matches)"},"-i":{"type":"boolean","description":"Case-insensitive search"},"-n":{"type":"boolean","description":"Show line numbers in content mode (default true)"},"context":{"type":"integer","minimum":0,"maximum":20,"description":"Lines of context before and after each match (content mode)"}},"required":["pattern"],"additionalProperties":false}`
+	WriteSchema = `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"content":{"type":"string","description":"The complete new content of the file"}},"required":["file_path","content"],"additionalProperties":false}`
+	EditSchema = `{"type":"object","properties":{"file_path":{"type":"string","description":"Path of the file, relative to the workspace root"},"old_string":{"type":"string","description":"The exact text to replace"},"new_string":{"type":"string","description":"The text to put in its place"},"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string (default false)"}},"required":["file_path","old_string","new_string"],"additionalProperties":false}`
+	BashSchema = `{"type":"object","properties":{"command":{"type":"string","description":"The command to run"},"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000)"},"description":{"type":"string","description":"What the command does, in 5-10 words"}},"required":["command"],"additionalProperties":false}`
+)

@@ -1,0 +1,605 @@
+package approval
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Program knowledge as data (issue 17 §1). Every program custos reads is one
+// entry of programTable (programs_table.go): its options, whether each takes
+// a value and what it does (runs a program, changes what the program loads
+// or where it acts, reads or writes the file its value names), the
+// environment variables that make it run another program, the roles of its
+// operands, and commands that must and must not be allowed under a
+// Bash(<entry>:*) rule, checked when the package loads and in a test.
+//
+// What an entry says decides two things:
+//   - the files the command reads and writes (judged by the Read and Edit
+//     rules, exactly like a redirection: bashfiles.go);
+//   - what an allow rule covers: an option that runs a program or changes
+//     what the program loads, a variable that does, an option the entry
+//     does not know, or a script that cannot be read is a ProgramFinding on
+//     the command, and an allow rule covers the command only when it names
+//     what was found (Policy.bash).
+//
+// A partial entry (cp, curl, …) lists only the options that name files:
+// its other options are not judged, as before the table existed.
+
+// ProgramFinding is something in one command that an allow rule for the
+// program covers only when the rule names it.
+type ProgramFinding struct {
+	// Program is the table entry that decided ("rg", "git diff").
+	Program string `json:"program"`
+	// Option is the option, script command or variable found ("--pre",
+	// "e", "PAGER").
+	Option string `json:"option"`
+	// Words are the words of the command line a rule must name to cover it.
+	Words []string `json:"words,omitempty"`
+	// What says what it does ("runs a program").
+	What string `json:"what"`
+}
+
+func (f ProgramFinding) String() string {
+	return fmt.Sprintf("%s %s %s (entry %s)", f.Program, f.Option, f.What, f.Program)
+}
+
+// Finding reasons.
+const (
+	whatRuns     = "runs a program"
+	whatLoads    = "changes what the program loads or where it acts"
+	whatUnknown  = "is an option custos does not know"
+	whatDynamic  = "is built at run time and may be an option"
+	whatScript   = "is a script custos cannot read"
+	whatEnvRuns  = "is a variable that makes the program run another one"
+	whatSubShell = "runs a shell command"
+)
+
+type valueKind uint8
+
+const (
+	valNone     valueKind = iota
+	valRequired           // -o FILE, -oFILE, --output FILE, --output=FILE
+	valOptional           // --color[=WHEN], -i[SUFFIX]: attached only
+)
+
+// effect is what an option does; an option may do several things.
+type effect uint16
+
+const (
+	effRun        effect = 1 << iota // runs a program (its value, or one it configures)
+	effLoad                          // changes what the program loads or where it acts
+	effRead                          // reads the file its value names
+	effWrite                         // writes the file its value names
+	effDir                           // writes into the directory its value names (cp -t)
+	effLead                          // supplies the pattern or script: no lead operand (grep -e)
+	effInPlace                       // edits the operands in place (sed -i)
+	effStdout                        // writes to standard output: operands are only read (gzip -c)
+	effScript                        // its value is a script (sed -e, awk --source)
+	effScriptFile                    // its value is a script file custos cannot read (sed -f)
+	effSandbox                       // the program refuses to run or open files from its script
+	effReadOps                       // the operands are files read (git diff --no-index)
+	effInclude                       // gawk -i: inplace edits in place, anything else loads code
+	effAtFile                        // a value @FILE is a file read (curl -d @f)
+)
+
+var effectNames = map[string]effect{
+	"run": effRun, "load": effLoad, "read": effRead, "write": effWrite, "dir": effDir,
+	"lead": effLead, "inplace": effInPlace, "stdout": effStdout, "script": effScript,
+	"scriptfile": effScriptFile, "sandbox": effSandbox, "readops": effReadOps,
+	"include": effInclude, "atfile": effAtFile,
+}
+
+// option is one option of a program, with all its spellings.
+type option struct {
+	names  []string
+	value  valueKind
+	effect effect
+}
+
+// operandSpec describes a command's operands: which are files it reads or
+// writes.
+type operandSpec struct {
+	lead      int  // leading operands that are not files (a pattern, a script)
+	role      role // role of the other operands
+	lastDest  bool // with ≥2 operands the last is written (cp, mv, ln)
+	secondOut bool // the second operand is written (uniq IN OUT, xxd IN OUT)
+	sourcesRW bool // sources are moved away (mv): read and written
+	assigns   bool // NAME=value operands are assignments (awk)
+}
+
+// program is one entry of the table.
+type program struct {
+	name    string
+	aliases []string
+	// opts are the options in the table's notation: space-separated
+	// spellings joined by |, then = (takes a value) or =? (an attached
+	// value only), then :effects (comma-separated names of effectNames).
+	// "-#" allows -NUM (head -5). Example: "-f|--file=:read,lead --pre=:run".
+	opts string
+	// env are variables that make the program run another one (or load
+	// what it runs); a trailing * is a prefix (GIT_CONFIG_*).
+	env []string
+	// partial: only the options that name files are listed; other options
+	// are not judged (the writers and fetchers of the file analysis).
+	partial bool
+	// singleDash: -name is one option (find, go), never a cluster.
+	singleDash bool
+	// subcommands: the first operand names a subcommand whose entry is
+	// name+" "+operand; options before it are the program's global options.
+	subcommands bool
+	// plusCmds: a +WORD operand is a command run at start (less +G).
+	plusCmds bool
+	operands operandSpec
+	// special handles operands (and options) that do not fit operandSpec.
+	special func(w *walker, p *program, rest []argWord)
+	// script parses the program's script (sed, awk) for what it runs,
+	// reads and writes.
+	script func(w *walker, p *program, script argWord, sandboxed bool)
+	// allow and ask are example commands: each allow one must be allowed
+	// under Bash(<name>:*), no ask one may be (checkPrograms).
+	allow, ask []string
+
+	// Compiled from opts.
+	short     map[byte]*option
+	long      map[string]*option
+	longNames []string // sorted, for abbreviations
+	dashNum   bool
+	dangerous bool // some option runs, loads or writes: a word built at run time may be one
+	parent    *program
+}
+
+// compile parses p.opts.
+func (p *program) compile() error {
+	p.short, p.long = map[byte]*option{}, map[string]*option{}
+	for _, tok := range strings.Fields(p.opts) {
+		if tok == "-#" {
+			p.dashNum = true
+			continue
+		}
+		spec, effs, _ := strings.Cut(tok, ":")
+		o := &option{}
+		switch {
+		case strings.HasSuffix(spec, "=?"):
+			o.value, spec = valOptional, strings.TrimSuffix(spec, "=?")
+		case strings.HasSuffix(spec, "="):
+			o.value, spec = valRequired, strings.TrimSuffix(spec, "=")
+		}
+		if effs != "" {
+			for _, e := range strings.Split(effs, ",") {
+				bit, ok := effectNames[e]
+				if !ok {
+					return fmt.Errorf("program %s: option %s: unknown effect %q", p.name, tok, e)
+				}
+				o.effect |= bit
+			}
+		}
+		if o.effect&(effRun|effLoad|effWrite|effDir|effInPlace|effInclude) != 0 {
+			p.dangerous = true
+		}
+		for _, n := range strings.Split(spec, "|") {
+			o.names = append(o.names, n)
+			switch {
+			case p.singleDash && strings.HasPrefix(n, "-"):
+				p.long[strings.TrimLeft(n, "-")] = o
+			case strings.HasPrefix(n, "--") && len(n) > 2:
+				p.long[n[2:]] = o
+			case strings.HasPrefix(n, "-") && len(n) == 2 || strings.HasPrefix(n, "+") && len(n) == 2:
+				p.short[n[1]] = o
+			default:
+				return fmt.Errorf("program %s: bad option spelling %q", p.name, n)
+			}
+		}
+	}
+	//workflowcheck:ignore the names are sorted below
+	for n := range p.long {
+		p.longNames = append(p.longNames, n)
+	}
+	slices.Sort(p.longNames)
+	return nil
+}
+
+// longOpt finds a long option by name or by an unambiguous abbreviation
+// (getopt_long and git's parse-options accept --out for --output).
+func (p *program) longOpt(k string) (*option, string) {
+	if o, ok := p.long[k]; ok {
+		return o, k
+	}
+	if k == "" {
+		return nil, ""
+	}
+	var found *option
+	name := ""
+	i, _ := slices.BinarySearch(p.longNames, k)
+	for ; i < len(p.longNames) && strings.HasPrefix(p.longNames[i], k); i++ {
+		o := p.long[p.longNames[i]]
+		if found != nil && found != o {
+			return nil, "" // ambiguous: the program refuses it
+		}
+		found, name = o, p.longNames[i]
+	}
+	return found, name
+}
+
+// envRuns reports whether assigning name makes p run another program.
+func (p *program) envRuns(name string) bool {
+	for q := p; q != nil; q = q.parent {
+		for _, e := range q.env {
+			if pre, ok := strings.CutSuffix(e, "*"); ok && strings.HasPrefix(name, pre) || e == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// programs is the table by name and alias (filled in init, programs_table.go).
+var programs map[string]*program
+
+// programsErr is what checking the table found when the package loaded;
+// Compile refuses to build a policy from a broken table (fail closed).
+var programsErr error
+
+func buildPrograms(table []program) (map[string]*program, error) {
+	m := map[string]*program{}
+	var errs []string
+	for i := range table {
+		p := &table[i]
+		if err := p.compile(); err != nil {
+			errs = append(errs, err.Error())
+		}
+		for _, n := range append([]string{p.name}, p.aliases...) {
+			if m[n] != nil {
+				errs = append(errs, "program "+n+" is in the table twice")
+			}
+			m[n] = p
+		}
+	}
+	for _, p := range m {
+		if parent, _, ok := strings.Cut(p.name, " "); ok {
+			p.parent = m[parent]
+			if p.parent == nil || !p.parent.subcommands {
+				errs = append(errs, "program "+p.name+" has no parent entry with subcommands")
+			}
+		}
+	}
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		return m, fmt.Errorf("program table: %s", strings.Join(errs, "; "))
+	}
+	return m, nil
+}
+
+// checkPrograms runs every entry's examples: each allow example must be
+// allowed under Bash(<entry>:*), and no ask example may be.
+func checkPrograms(table []program) error {
+	var errs []string
+	for i := range table {
+		p := &table[i]
+		if len(p.allow) == 0 && !p.partial {
+			errs = append(errs, "program "+p.name+" has no allow examples")
+		}
+		pol, err := Compile(Settings{Permissions: Permissions{Allow: []string{"Bash(" + p.name + ":*)"}}}, PresetExampleEnv)
+		if err != nil {
+			return err
+		}
+		for _, ex := range p.allow {
+			if v := pol.Rules(bashExample(ex)); v.Decision != Allow {
+				errs = append(errs, fmt.Sprintf("program %s: %q must be allowed by Bash(%s:*), got %s: %s", p.name, ex, p.name, v.Decision, v.Reason))
+			}
+		}
+		for _, ex := range p.ask {
+			if v := pol.Rules(bashExample(ex)); v.Decision == Allow {
+				errs = append(errs, fmt.Sprintf("program %s: %q must not be allowed by Bash(%s:*)", p.name, ex, p.name))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("program table examples: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func bashExample(cmd string) Call {
+	b, _ := json.Marshal(cmd)
+	return Call{Tool: "Bash", Input: []byte(`{"command":` + string(b) + `}`)}
+}
+
+// finding records f on the command whose operands are being read.
+func (w *walker) finding(f ProgramFinding) {
+	if w.curCmd < 0 || w.curCmd >= len(w.a.out.Commands) {
+		return
+	}
+	c := &w.a.out.Commands[w.curCmd]
+	c.Findings = append(c.Findings, f)
+}
+
+// optAccess records a file an option's value names, with the entry and
+// option that said so.
+func (w *walker) optAccess(kind AccessKind, a argWord, p *program, opt string, dir bool) {
+	n := len(w.a.out.Files)
+	if dir {
+		w.destination(a, p.name+" "+opt)
+	} else {
+		w.access(kind, a, p.name+" "+opt)
+	}
+	for i := n; i < len(w.a.out.Files); i++ {
+		w.a.out.Files[i].program, w.a.out.Files[i].option = p.name, opt
+	}
+}
+
+// scanned is what a command's options said, and the operands left.
+type scanned struct {
+	ops                                      []argWord
+	hasLeadOpt, inPlace, toStdout, targetDir bool
+	readOps, sandboxed                       bool
+	scripts                                  []argWord
+	scriptFile                               bool
+}
+
+// scanOptions walks the words of one command: options that name files are
+// recorded as they come (-o FILE, --output=FILE, -t DIR, @FILE), options
+// that run programs or that the entry does not know are findings; the rest
+// say how to read the operands, which are returned.
+func (p *program) scanOptions(w *walker, rest []argWord) scanned {
+	var o scanned
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case !a.static && strings.HasPrefix(a.s, "-"):
+			p.dynamicOption(w, a)
+		case !a.static:
+			if p.dangerous && !p.partial {
+				w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+			}
+			o.ops = append(o.ops, a)
+		case p.plusCmds && strings.HasPrefix(a.s, "+"):
+			if !safePlusCommand(a.s[1:]) {
+				w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a command run at start, which may run a program"})
+			}
+		case a.s == "-" || !strings.HasPrefix(a.s, "-"):
+			o.ops = append(o.ops, a)
+		case a.s == "--":
+			o.ops = append(o.ops, rest[i+1:]...)
+			i = len(rest)
+		case strings.HasPrefix(a.s, "--") || p.singleDash:
+			i = p.scanLong(w, &o, rest, i)
+		default:
+			i = p.scanCluster(w, &o, rest, i)
+		}
+	}
+	return o
+}
+
+// dynamicOption judges an option built at run time (--output=$OUT,
+// -o"$F"): its value cannot be resolved; it is judged by what the option
+// does, and as unknown when the option cannot be told.
+func (p *program) dynamicOption(w *walker, a argWord) {
+	var opt *option
+	name := a.s
+	if strings.HasPrefix(a.s, "--") || p.singleDash {
+		k, _, _ := strings.Cut(strings.TrimLeft(a.s, "-"), "=")
+		if !strings.ContainsAny(k, "$`\"'") {
+			opt, name = p.longOpt(k)
+			name = "--" + name
+		}
+	} else if len(a.s) > 1 && !strings.ContainsAny(a.s[1:2], "$`\"'") {
+		opt, name = p.short[a.s[1]], a.s[:2]
+	}
+	switch {
+	case opt == nil && p.partial:
+		w.mention(argWord{s: a.s}, "option of "+p.name)
+	case opt == nil:
+		w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+	default:
+		p.applyOption(w, nil, opt, name, argWord{s: a.s}, true, []string{a.s})
+	}
+}
+
+// scanLong reads one long option at rest[i] and returns the index of the
+// last word it used.
+func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
+	a := rest[i]
+	k, v, hasV := strings.Cut(strings.TrimLeft(a.s, "-"), "=")
+	opt, name := p.longOpt(k)
+	if opt == nil && strings.HasPrefix(k, "no-") && p.parent != nil && p.parent.name == "git" {
+		// git accepts --no-X for its options; the negation runs nothing.
+		if neg, _ := p.longOpt(k[3:]); neg != nil {
+			return i
+		}
+	}
+	if opt == nil {
+		if p.partial {
+			if hasV {
+				w.mention(argWord{s: v, static: true}, "option of "+p.name)
+			}
+			return i
+		}
+		w.finding(ProgramFinding{Program: p.name, Option: "--" + k, Words: []string{a.s}, What: whatUnknown})
+		return i
+	}
+	dash := "--"
+	if p.singleDash && !strings.HasPrefix(a.s, "--") {
+		dash = "-"
+	}
+	words := []string{a.s}
+	val := argWord{s: v, static: true}
+	switch {
+	case hasV:
+	case opt.value == valRequired && i+1 < len(rest):
+		i++
+		val = rest[i]
+		words = append(words, val.s)
+		hasV = true
+	}
+	p.applyOption(w, o, opt, dash+name, val, hasV, words)
+	return i
+}
+
+// scanCluster reads one cluster of short options (-la, -oFILE, -o FILE) at
+// rest[i] and returns the index of the last word it used.
+func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int {
+	cluster := rest[i].s[1:]
+	for j := 0; j < len(cluster); j++ {
+		c := cluster[j]
+		if p.dashNum && c >= '0' && c <= '9' {
+			continue
+		}
+		opt := p.short[c]
+		if opt == nil {
+			if !p.partial {
+				w.finding(ProgramFinding{Program: p.name, Option: "-" + string(c), Words: []string{rest[i].s}, What: whatUnknown})
+			}
+			if p.partial {
+				continue
+			}
+			return i // what follows an unknown letter cannot be told
+		}
+		if opt.value == valNone {
+			p.applyOption(w, o, opt, "-"+string(c), argWord{}, false, []string{rest[i].s})
+			continue
+		}
+		words := []string{rest[i].s}
+		v, hasV := argWord{s: cluster[j+1:], static: true}, cluster[j+1:] != ""
+		if !hasV && opt.value == valRequired && i+1 < len(rest) {
+			i++
+			v, hasV = rest[i], true
+			words = append(words, v.s)
+		}
+		p.applyOption(w, o, opt, "-"+string(c), v, hasV, words)
+		return i
+	}
+	return i
+}
+
+// applyOption records what one option does. o is nil for an option built
+// at run time (its value is not resolved).
+func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v argWord, hasV bool, words []string) {
+	e := opt.effect
+	if e&effRun != 0 {
+		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatRuns})
+	}
+	if e&effLoad != 0 {
+		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatLoads})
+	}
+	if e&effInclude != 0 && hasV {
+		if v.static && v.s == "inplace" && o != nil {
+			o.inPlace = true
+		} else {
+			w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: "loads code (" + v.s + ")"})
+		}
+	}
+	if hasV && e&effAtFile != 0 && v.static && (strings.HasPrefix(v.s, "@") || strings.Contains(v.s, "=@")) {
+		f := v.s[1:]
+		if _, after, ok := strings.Cut(v.s, "=@"); ok && !strings.HasPrefix(v.s, "@") {
+			f = after // -F name=@file
+		}
+		w.optAccess(AccessRead, argWord{s: f, static: true}, p, name, false)
+	}
+	if hasV && e&(effRead|effScriptFile) != 0 {
+		w.optAccess(AccessRead, v, p, name, false)
+	}
+	if hasV && e&effWrite != 0 {
+		w.optAccess(AccessWrite, v, p, name, false)
+	}
+	if hasV && e&effDir != 0 {
+		w.optAccess(AccessWrite, v, p, name, true)
+	}
+	if o == nil {
+		return
+	}
+	if e&effDir != 0 {
+		o.targetDir = true
+	}
+	if e&(effLead|effScript|effScriptFile) != 0 {
+		o.hasLeadOpt = true
+	}
+	if e&effScript != 0 && hasV {
+		o.scripts = append(o.scripts, v)
+	}
+	if e&effScriptFile != 0 {
+		o.scriptFile = true
+		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: "reads its script from a file, which custos cannot read"})
+	}
+	o.inPlace = o.inPlace || e&effInPlace != 0
+	o.toStdout = o.toStdout || e&effStdout != 0
+	o.readOps = o.readOps || e&effReadOps != 0
+	o.sandboxed = o.sandboxed || e&effSandbox != 0
+}
+
+// envFindings judges the variables assigned before the command (or earlier
+// in the script) that make p run another program.
+func (w *walker) envFindings(p *program) {
+	for _, name := range w.cmdEnv {
+		if p.envRuns(name) {
+			w.finding(ProgramFinding{Program: p.name, Option: name, Words: []string{name + "="}, What: whatEnvRuns})
+		}
+	}
+	for _, name := range w.a.scriptEnv {
+		if p.envRuns(name) && !slices.Contains(w.cmdEnv, name) {
+			w.finding(ProgramFinding{Program: p.name, Option: name, Words: []string{name + "="}, What: whatEnvRuns})
+		}
+	}
+}
+
+// noteEnv remembers a variable the script assigns for the rest of it.
+func (a *analyzer) noteEnv(name string) {
+	if name != "" && !slices.Contains(a.scriptEnv, name) {
+		a.scriptEnv = append(a.scriptEnv, name)
+	}
+}
+
+// safePlusCommand reports a less/more start command that runs nothing: a
+// line number, G, F, or a search for a pattern.
+func safePlusCommand(c string) bool {
+	if c == "" || c == "G" || c == "F" || c == "g" {
+		return true
+	}
+	if strings.Trim(c, "0123456789") == "" {
+		return true
+	}
+	if c[0] == '/' || c[0] == '?' {
+		return !strings.ContainsAny(c, "\n\r\x1b") && !strings.ContainsAny(c[1:], "!|")
+	}
+	return false
+}
+
+// uncovered returns the first finding of c that the allow rule r, which
+// matched c, does not name; nil when it names them all. A rule for every
+// command (Bash, Bash(*)) and an exact rule for this very command name
+// everything; a prefix or glob rule names a finding when its words include
+// the finding's words (Bash(rg --pre=sh:*)), a regular expression when it
+// spells them.
+func (r *rule) uncovered(c *SimpleCommand) *ProgramFinding {
+	if len(c.Findings) == 0 || r.kind == kindAny || r.kind == kindExact && (r.value == c.Text || r.value == c.Raw) {
+		return nil
+	}
+	for i := range c.Findings {
+		if !r.names(&c.Findings[i]) {
+			return &c.Findings[i]
+		}
+	}
+	return nil
+}
+
+func (r *rule) names(f *ProgramFinding) bool {
+	if len(f.Words) == 0 {
+		return false
+	}
+	for _, w := range f.Words {
+		switch r.kind {
+		case kindRegexp:
+			if !strings.Contains(r.re.String(), w) {
+				return false
+			}
+		case kindPrefix, kindGlob:
+			if !strings.Contains(" "+r.value+" ", " "+quoteWord(cleanArg(w))+" ") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
