@@ -129,6 +129,7 @@ func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 	}
 	w := &walker{a: a, src: src, depth: depth, cwd: cwd, curCmd: -1}
 	w.stmts(f.Stmts, 0)
+	w.finishArith()
 	return w.cwd
 }
 
@@ -166,6 +167,9 @@ type walker struct {
 	// cmdEnv are the variables assigned for the command being walked
 	// (PAGER=x git log, env PAGER=x git log).
 	cmdEnv []string
+	// arithRefs are the variables bash evaluates (arith.go), judged when
+	// the walk ends.
+	arithRefs []arithRef
 }
 
 // maxFuncCalls bounds how many function calls one analysis walks into.
@@ -373,6 +377,9 @@ func (w *walker) nested(n syntax.Node, nd int) {
 				w.scoped(func() { w.stmts(x.Stmts, nd+1) })
 			}
 			return false
+		default:
+			// Arithmetic and variable names: code hidden in them (arith.go).
+			w.arithNode(node)
 		}
 		return true
 	})
@@ -385,6 +392,15 @@ func (w *walker) wordNested(word *syntax.Word, nd int) {
 }
 
 func (w *walker) redirect(r *syntax.Redirect, nd int) {
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
+		// {fd}>file sets fd; a subscript in the name is evaluated.
+		name := strings.TrimSuffix(strings.TrimPrefix(r.N.Value, "{"), "}")
+		w.nameText(name, r.N)
+		if i := strings.IndexByte(name, '['); i >= 0 {
+			name = name[:i]
+		}
+		w.setIntVar(name)
+	}
 	w.wordNested(r.Word, nd)
 	w.wordNested(r.Hdoc, nd)
 	switch r.Op {
@@ -519,6 +535,7 @@ func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
 					} else if vs, ok := w.lookupVar(y); ok {
 						add(vs...)
 					} else {
+						w.nested(y, 0)
 						static = false
 						add(w.source(y))
 					}
@@ -763,6 +780,7 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		return
 	}
 
+	w.builtinNames(name, rest)
 	switch {
 	case shells[name]:
 		script, ok, reads := shellScript(rest)

@@ -24,10 +24,38 @@ const maxVarBytes = 4096
 type varState struct {
 	vals    []string
 	unknown bool
+	// untrusted is set when some value assigned is not known here (read,
+	// a command's output, an unknown variable …): evaluated as arithmetic,
+	// it may run code (arith.go). A variable may be unknown, for the
+	// paths it names, and still trusted: the result of arithmetic is a
+	// number.
+	untrusted bool
+	// avals are static values assigned that vals does not hold (array
+	// elements, values assigned once the variable was unknown), kept for
+	// arithmetic: vals and avals together hold every static value.
+	avals []string
 }
 
-// setVar adds possible values of name; static false makes it unknown.
-func (w *walker) setVar(name string, vals []string, static bool) {
+// keep adds values to avals, making the variable untrusted past the bound.
+func (st *varState) keep(vals []string) {
+	if st.untrusted {
+		return
+	}
+	if len(st.avals)+len(vals) > maxBraceExpand {
+		st.untrusted, st.avals = true, nil
+		return
+	}
+	for _, v := range vals {
+		if len(v) > maxVarBytes {
+			st.untrusted, st.avals = true, nil
+			return
+		}
+	}
+	st.avals = append(st.avals, vals...)
+}
+
+// state returns the variable's state, creating it.
+func (w *walker) state(name string) *varState {
 	if w.vars == nil {
 		w.vars = map[string]*varState{}
 	}
@@ -36,18 +64,46 @@ func (w *walker) setVar(name string, vals []string, static bool) {
 		st = &varState{}
 		w.vars[name] = st
 	}
+	return st
+}
+
+// setIntVar records that name is assigned a number computed at run time
+// (arithmetic, an {fd} redirection).
+func (w *walker) setIntVar(name string) {
+	st := w.state(name)
+	st.keep(st.vals)
+	st.unknown, st.vals = true, nil
+}
+
+// setElems records values assigned to array elements: the variable's
+// paths become unknown, its values are kept for arithmetic.
+func (w *walker) setElems(name string, vals []string, static bool) {
+	st := w.state(name)
+	st.keep(st.vals)
+	st.unknown, st.vals = true, nil
+	if !static {
+		st.untrusted, st.avals = true, nil
+		return
+	}
+	st.keep(vals)
+}
+
+// setVar adds possible values of name; static false makes it unknown.
+func (w *walker) setVar(name string, vals []string, static bool) {
+	st := w.state(name)
 	if !static || len(st.vals)+len(vals) > maxBraceExpand {
-		st.unknown, st.vals = true, nil
+		st.unknown, st.vals, st.untrusted = true, nil, true
 		return
 	}
 	for _, v := range vals {
 		if len(v) > maxVarBytes {
 			// x=$x$x doubles at every step: stop following it.
-			st.unknown, st.vals = true, nil
+			st.unknown, st.vals, st.untrusted = true, nil, true
 			return
 		}
 	}
 	if st.unknown {
+		st.keep(vals)
 		return
 	}
 	for _, v := range vals {
@@ -90,8 +146,16 @@ func (w *walker) assigns(as []*syntax.Assign) {
 			w.varsUnknown = true
 			continue
 		}
-		if a.Append || a.Index != nil || a.Array != nil {
+		if a.Append {
 			w.setVar(a.Name.Value, nil, false)
+			continue
+		}
+		if a.Index != nil || a.Array != nil {
+			w.elems(a)
+			continue
+		}
+		if isIntWord(a.Value) {
+			w.setIntVar(a.Name.Value) // i=$((i+1))
 			continue
 		}
 		var vals []string
@@ -103,6 +167,53 @@ func (w *walker) assigns(as []*syntax.Assign) {
 		}
 		w.setVar(a.Name.Value, vals, static)
 	}
+}
+
+// elems records an assignment to array elements: a[i]=v or a=(v …).
+func (w *walker) elems(a *syntax.Assign) {
+	var all []string
+	static := true
+	add := func(word *syntax.Word) {
+		if word == nil {
+			all = append(all, "")
+			return
+		}
+		vals, st := w.wordVars(word)
+		static = static && st
+		all = append(all, vals...)
+	}
+	if a.Array != nil {
+		for _, e := range a.Array.Elems {
+			add(e.Value)
+		}
+	} else {
+		add(a.Value)
+	}
+	w.setElems(a.Name.Value, all, static)
+}
+
+// isIntWord reports a word whose value is a number computed at run time:
+// arithmetic expansions and digits only.
+func isIntWord(word *syntax.Word) bool {
+	if word == nil || len(word.Parts) == 0 {
+		return false
+	}
+	arith := false
+	for _, p := range word.Parts {
+		switch x := p.(type) {
+		case *syntax.ArithmExp:
+			arith = true
+		case *syntax.Lit:
+			for i := 0; i < len(x.Value); i++ {
+				if x.Value[i] < '0' || x.Value[i] > '9' {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return arith
 }
 
 // forVar records the values a for loop's variable takes.
