@@ -54,6 +54,9 @@ type job struct {
 	// closed remembers how calls of this run left layer 5, so a late or
 	// duplicate answer is told what happened to the call.
 	closed map[string]DecideResult
+	// callIDs are the job's identities of the calls of this run (see
+	// jobCallIDs): no two calls of a job answer to one ID.
+	callIDs map[string]bool
 	// recent are the last calls that left layer 5, newest last, so the Web
 	// UI shows what became of a call instead of dropping it silently.
 	recent   []DecideResult
@@ -92,6 +95,7 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		logger:  workflow.GetLogger(ctx),
 		pending: map[string]*pendingCall{},
 		closed:  map[string]DecideResult{},
+		callIDs: map[string]bool{},
 		phase:   "starting",
 	}
 	if in.ApprovalTimeout <= 0 {
@@ -122,6 +126,9 @@ func (j *job) start(ctx workflow.Context) error {
 		j.st = j.in.State
 		j.in.State = nil
 		j.st.Runs++
+		for _, id := range j.st.PendingIDs {
+			j.callIDs[id] = true
+		}
 	} else {
 		var loaded api.LoadSettingsResult
 		actx := j.onHost(ctx, workflow.ActivityOptions{
@@ -207,13 +214,18 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 				return j.finish(ctx, "done")
 			}
 			j.st.PendingCalls = msg.ToolCalls
+			j.st.PendingIDs = j.jobCallIDs(ctx, msg.ToolCalls)
 			// The model's answer is in history; if the server wants a fresh
 			// run, the calls travel with the state and run there.
 			if j.shouldContinueAsNew(ctx) {
 				return JobResult{}, j.continueAsNew(ctx)
 			}
 		}
-		results := j.runCalls(ctx, j.st.PendingCalls)
+		if len(j.st.PendingIDs) != len(j.st.PendingCalls) {
+			// Carried from a run that did not name them (older state).
+			j.st.PendingIDs = j.jobCallIDs(ctx, j.st.PendingCalls)
+		}
+		results := j.runCalls(ctx, j.st.PendingCalls, j.st.PendingIDs)
 		for i, tc := range j.st.PendingCalls {
 			j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{
 				Role:       openai.ChatMessageRoleTool,
@@ -223,7 +235,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 			})
 			j.added(j.st.Messages[len(j.st.Messages)-1])
 		}
-		j.st.PendingCalls = nil
+		j.st.PendingCalls, j.st.PendingIDs = nil, nil
 		if ctx.Err() != nil {
 			return JobResult{}, j.canceled(ctx)
 		}
@@ -480,6 +492,44 @@ func uniqueCallIDs(calls []openai.ToolCall, turn int) {
 			calls[i].Type = openai.ToolTypeFunction
 		}
 	}
+}
+
+// jobCallIDs gives each call its identity within the job (issue 17 §4):
+// the ID every channel, status, the audit, Slack buttons and webhooks use,
+// and that an answer must name. The model chooses its IDs and may reuse
+// one in a later turn; an answer meant for the earlier call must never
+// approve the later one. So an ID this run already used gets the turn
+// (call_1_t3, then _2, _3 … should that be taken too), and in a run
+// continued from another (whose IDs this run does not hold) every ID
+// carries the run (call_1_r2), so a stale answer from an earlier run
+// names no call here. Calls carried to the next run keep the
+// identities given here (State.PendingIDs). The conversation keeps the
+// model's IDs (uniqueCallIDs already made them distinct within the answer).
+// Histories from before this ran keep the model's IDs.
+func (j *job) jobCallIDs(ctx workflow.Context, calls []openai.ToolCall) []string {
+	ids := make([]string, len(calls))
+	if workflow.GetVersion(ctx, "job-unique-call-ids", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		for i, tc := range calls {
+			ids[i] = tc.ID
+		}
+		return ids
+	}
+	for i, tc := range calls {
+		id := tc.ID
+		if j.st.Runs > 0 {
+			id = fmt.Sprintf("%s_r%d", id, j.st.Runs+1)
+		}
+		if j.callIDs[id] {
+			id = fmt.Sprintf("%s_t%d", id, j.st.Turn)
+		}
+		base := id
+		for n := 2; j.callIDs[id]; n++ {
+			id = fmt.Sprintf("%s_%d", base, n)
+		}
+		j.callIDs[id] = true
+		ids[i] = id
+	}
+	return ids
 }
 
 func systemPrompt(workspace string) string {

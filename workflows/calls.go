@@ -21,7 +21,7 @@ import (
 // decided in its own coroutine, so approvals are independent; allowed calls
 // run as soon as they are decided, except Bash, which runs one at a time in
 // the order the model gave. Results come back in call order.
-func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall) []string {
+func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall, ids []string) []string {
 	j.phase = "deciding"
 	results := make([]string, len(calls))
 	wg := workflow.NewWaitGroup(ctx)
@@ -41,7 +41,7 @@ func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall) []string {
 				// Settled however the call ends, so the next Bash is never stuck.
 				defer mine.Set(nil, nil)
 			}
-			results[i] = j.handleCall(ctx, tc, prev)
+			results[i] = j.handleCall(ctx, tc, ids[i], prev)
 		})
 	}
 	wg.Wait(ctx)
@@ -49,8 +49,9 @@ func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall) []string {
 	return results
 }
 
-// handleCall runs one call through the pipeline and, if allowed, the tool.
-func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash workflow.Future) string {
+// handleCall runs one call through the pipeline and, if allowed, the tool;
+// id is the call's identity in the job (jobCallIDs).
+func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, prevBash workflow.Future) string {
 	tool := tc.Function.Name
 	input := json.RawMessage(tc.Function.Arguments)
 	switch {
@@ -62,14 +63,14 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash work
 		b, _ := json.Marshal(tc.Function.Arguments)
 		input = b
 	}
-	j.emit(ctx, Event{Kind: "call", CallID: tc.ID, Tool: tool, Text: api.Summarize(tool, input)})
+	j.emit(ctx, Event{Kind: "call", CallID: id, Tool: tool, Text: api.Summarize(tool, input)})
 
-	rec := j.decide(ctx, tc.ID, tool, input)
+	rec := j.decide(ctx, id, tool, input)
 	j.audit(ctx, rec)
-	j.emit(ctx, Event{Kind: "decision", CallID: tc.ID, Tool: tool, Decision: rec.Decision, Layer: rec.Layer,
+	j.emit(ctx, Event{Kind: "decision", CallID: id, Tool: tool, Decision: rec.Decision, Layer: rec.Layer,
 		Text: decisionText(rec)})
 	if rec.Decision != approval.Allow {
-		j.runHooks(ctx, hooks.ToolExecuteDenied, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input,
+		j.runHooks(ctx, hooks.ToolExecuteDenied, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input,
 			Decision: string(rec.Decision), Reason: rec.Reason})
 		return j.denialContent(rec)
 	}
@@ -79,11 +80,11 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash work
 	if ctx.Err() != nil {
 		return `{"approved":true,"error":"job canceled before the call ran"}`
 	}
-	j.runHooks(ctx, hooks.ToolExecuteBefore, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input})
-	res, err := j.executeTool(ctx, tc.ID, tool, rec.Input)
+	j.runHooks(ctx, hooks.ToolExecuteBefore, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input})
+	res, err := j.executeTool(ctx, id, tool, rec.Input)
 	if err != nil {
-		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Error: err.Error()})
-		j.emit(ctx, Event{Kind: "result", CallID: tc.ID, Tool: tool, Text: "error: " + err.Error()})
+		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Error: err.Error()})
+		j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: "error: " + err.Error()})
 		return "Error: " + err.Error()
 	}
 	out := res.Output
@@ -92,14 +93,14 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, prevBash work
 			out = "Error: " + out
 		}
 		// The tool ran and failed on its input (missing file, non-zero exit…).
-		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out, Error: firstLine(out, 500)})
+		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out, Error: firstLine(out, 500)})
 	} else {
-		j.runHooks(ctx, hooks.ToolExecuteAfter, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out})
+		j.runHooks(ctx, hooks.ToolExecuteAfter, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out})
 	}
-	if r, ok := j.runHooks(ctx, hooks.ToolApprovalPost, hooks.Payload{CallID: tc.ID, Tool: tool, Input: rec.Input, Output: out}); ok && r.ModifiedOutput != nil {
+	if r, ok := j.runHooks(ctx, hooks.ToolApprovalPost, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out}); ok && r.ModifiedOutput != nil {
 		out = *r.ModifiedOutput
 	}
-	j.emit(ctx, Event{Kind: "result", CallID: tc.ID, Tool: tool, Text: firstLine(out, 160)})
+	j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: firstLine(out, 160)})
 	return out
 }
 
@@ -113,6 +114,9 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
 	}
+	if v, refused := refuseInvalidArguments(ctx, tool, input, approval.LayerRules); refused {
+		return verdictRecord(rec, v)
+	}
 	// Layers 1-3; layer 4's hooks only if the rules left the call open.
 	call, eval := approval.Call{Tool: tool, Input: input}, j.recordedEvaluate(ctx)
 	found := approval.Findings{Rules: eval(call, j.st.Mode)}
@@ -125,6 +129,9 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	rec.Hook = pre.Hook
 	if pre.Modified {
 		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
+		if v, refused := refuseInvalidArguments(ctx, tool, pre.Input, approval.LayerHook); refused && pre.Verdict.Decision != approval.Deny {
+			return verdictRecord(rec, v)
+		}
 	}
 	if !pre.NeedsHuman {
 		return verdictRecord(rec, pre.Verdict)

@@ -108,6 +108,9 @@ type State struct {
 	Learned []LearnedRule `json:"learned,omitempty"`
 	// PendingCalls are tool calls of the last model answer not yet run.
 	PendingCalls []openai.ToolCall `json:"pendingCalls,omitempty"`
+	// PendingIDs are their identities in the job (jobCallIDs), given in
+	// the run that received them.
+	PendingIDs []string `json:"pendingIds,omitempty"`
 	Usage        Usage             `json:"usage"`
 	LastAnswer   string            `json:"lastAnswer,omitempty"`
 	// SavedMessages is how many messages the transcript file already holds.
