@@ -111,8 +111,8 @@ type State struct {
 	// PendingIDs are their identities in the job (jobCallIDs), given in
 	// the run that received them.
 	PendingIDs []string `json:"pendingIds,omitempty"`
-	Usage        Usage             `json:"usage"`
-	LastAnswer   string            `json:"lastAnswer,omitempty"`
+	Usage      Usage    `json:"usage"`
+	LastAnswer string   `json:"lastAnswer,omitempty"`
 	// SavedMessages is how many messages the transcript file already holds.
 	SavedMessages int `json:"savedMessages"`
 	// AuditSeq is the sequence number of the last audit record; AuditSaved the
