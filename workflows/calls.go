@@ -129,8 +129,10 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	rec.Hook = pre.Hook
 	if pre.Modified {
 		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
-		if v, refused := refuseInvalidArguments(ctx, tool, pre.Input, approval.LayerHook); refused && pre.Verdict.Decision != approval.Deny {
-			return verdictRecord(rec, v)
+		if pre.Verdict.Decision != approval.Deny {
+			if v, refused := refuseInvalidArguments(ctx, tool, pre.Input, approval.LayerHook); refused {
+				return verdictRecord(rec, v)
+			}
 		}
 	}
 	if !pre.NeedsHuman {
