@@ -22,6 +22,10 @@ type PolicyResult struct {
 	Rule     string            `json:"rule"`
 	Reason   string            `json:"reason"`
 	Hook     string            `json:"hook,omitempty"`
+	// Program and Option name the program table entry and the option that
+	// decided (rg --pre, git diff --output), when one did.
+	Program string `json:"program,omitempty"`
+	Option  string `json:"option,omitempty"`
 	// Input is set when a hook rewrote the call's input.
 	Input json.RawMessage `json:"modifiedInput,omitempty"`
 }
@@ -91,6 +95,14 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 		Reason: pre.Verdict.Reason, Hook: pre.Hook}
 	if pre.Modified {
 		res.Input = pre.Input
+	}
+	if !pre.Modified && pre.Verdict.Layer != approval.LayerHook {
+		// The rules' reason is what a person is asked with; the entry
+		// and option that decided travel with it.
+		res.Program, res.Option = found.Rules.Program, found.Rules.Option
+		if pre.Verdict.Program != "" {
+			res.Program, res.Option = pre.Verdict.Program, pre.Verdict.Option
+		}
 	}
 	return res
 }

@@ -235,3 +235,42 @@ func TestPolicyCheckErrors(t *testing.T) {
 		})
 	}
 }
+
+// policy check names the program table entry and the option that decided
+// (issue 17 §1), under the allow rules people write for read-only programs.
+func TestPolicyCheckNamesTheProgramAndOption(t *testing.T) {
+	ws := testenv.Workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	settings := `{"permissions":{"allow":["Bash(rg:*)","Bash(sed -n:*)","Bash(awk:*)","Bash(git log:*)","Bash(git diff:*)"],"deny":["Bash(git push:*)"]}}`
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(settings), 0o644))
+	configDir := t.TempDir()
+	require.NoError(t, settingsfile.Trust(configDir, ws))
+	for _, tc := range []struct {
+		cmd             string
+		decision        approval.Decision
+		program, option string
+		reasonHas       string
+	}{
+		{"rg --pre=sh TODO .", approval.Ask, "rg", "--pre", "runs a program"},
+		{"sed -n '1p; s/a/b/e' README.md", approval.Ask, "sed", "s///e", "runs a program"},
+		{`awk 'BEGIN{system("id")}'`, approval.Ask, "awk", "system()", "runs a program"},
+		{"PAGER='sh -c id' git log", approval.Ask, "git log", "PAGER", "run another"},
+		{"git diff --output=notes.txt", approval.Ask, "git diff", "--output", "writes notes.txt"},
+		{"git -C . push", approval.Deny, "", "", "git push"},
+		{"rg -n TODO src", approval.Allow, "", "", ""},
+		{"git log --oneline -5", approval.Allow, "", "", ""},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			input, _ := json.Marshal(map[string]string{"command": tc.cmd})
+			code, out, errOut := runApp(t, context.Background(), "policy", "check", "--tool", "Bash", "--input", string(input),
+				"--workspace", ws, "--config-dir", configDir)
+			require.Equal(t, 0, code, "stderr: %s", errOut)
+			var res cli.PolicyResult
+			require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout: %q", out)
+			assert.Equal(t, tc.decision, res.Decision, out)
+			assert.Equal(t, tc.program, res.Program, out)
+			assert.Equal(t, tc.option, res.Option, out)
+			assert.Contains(t, res.Reason, tc.reasonHas, out)
+		})
+	}
+}
