@@ -55,6 +55,7 @@ const (
 	refValue arithRefKind = iota // its values are evaluated as arithmetic
 	refInt                       // declare -i: the values assigned to it are
 	refName                      // its values are variable names (${!x}, read "$x")
+	refPrompt                    // its values are expanded as a prompt (${x@P})
 )
 
 // bashIntVars are variables bash itself keeps as numbers.
@@ -135,6 +136,9 @@ func (w *walker) arithParamExp(p *syntax.ParamExp) {
 	}
 	if p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) {
 		w.setVar(p.Param.Value, nil, false) // ${x:=…} assigns x
+	}
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && strings.Contains(lit(p.Exp.Word), "P") {
+		w.addRef(p.Param.Value, refPrompt, p) // ${x@P} runs $(…) in the value
 	}
 }
 
@@ -490,7 +494,7 @@ func (w *walker) arithParamPlain(p *syntax.ParamExp) bool {
 		p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil) && !specialParam(p.Param.Value)
 }
 
-// args turns words into argWords with their values for nameArg.
+// argVals are the values of a static argument, for nameArg.
 func argVals(a argWord) []string { return []string{a.s} }
 
 // builtinNames judges the builtins that take variable names or arithmetic as
@@ -548,6 +552,29 @@ func (w *walker) builtinNames(name string, rest []argWord) {
 		}
 	case "declare", "typeset", "local", "export", "readonly":
 		w.declWords(name, rest)
+	case "compgen":
+		w.compgen(rest)
+	}
+}
+
+// compgen judges compgen's options that run code now: -W's word list is
+// expanded (command substitutions in it run), -C runs a command, -F a
+// function.
+func (w *walker) compgen(rest []argWord) {
+	for i, a := range rest {
+		if !a.static || !strings.HasPrefix(a.s, "-") || a.s == "--" {
+			continue
+		}
+		switch {
+		case strings.ContainsAny(a.s, "CF"):
+			w.a.undecidable("compgen " + a.s + " runs a command or function custos does not read")
+		case strings.HasSuffix(a.s, "W") && i+1 < len(rest):
+			if v := rest[i+1]; !v.static {
+				w.a.undecidable("compgen -W expands a word list built at run time: command substitutions in it run")
+			} else if strings.ContainsAny(v.s, "$`") {
+				w.hidden(v.s)
+			}
+		}
 	}
 }
 
@@ -670,6 +697,11 @@ func (w *walker) finishArith() {
 			if (w.varsUnknown || w.vars[r.name] != nil) && !w.arithSafeVar(r.name, memo, 0) {
 				w.a.undecidable("declare -i " + r.name + " makes bash evaluate what is assigned to it, and custos does not know it is a number")
 			}
+		case refPrompt:
+			if !w.promptSafeVar(r.name) {
+				w.a.undecidable("bash expands the value of $" + r.name + " as a prompt (in " + reasonText(r.src) +
+					"), running the command substitutions in it, and custos does not know that value")
+			}
 		case refName:
 			if !w.nameSafeVar(r.name, memo) {
 				w.a.undecidable("bash takes the value of $" + r.name + " as a variable name (in " + reasonText(r.src) +
@@ -719,6 +751,24 @@ func (w *walker) arithSafeVarUncached(name string, memo map[string]bool, depth i
 	return true
 }
 
+// promptSafeVar reports whether every value of the variable is known and
+// holds nothing a prompt expansion runs.
+func (w *walker) promptSafeVar(name string) bool {
+	st := w.vars[name]
+	if w.varsUnknown || st == nil || st.untrusted {
+		return false
+	}
+	for _, vs := range [2][]string{st.vals, st.avals} {
+		for _, v := range vs {
+			if strings.ContainsAny(v, "$`") {
+				w.hidden(v)
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // nameSafeVar reports whether every value of the variable is a name whose
 // subscript, if any, is safe arithmetic.
 func (w *walker) nameSafeVar(name string, memo map[string]bool) bool {
@@ -751,4 +801,14 @@ func reasonText(s string) string {
 		s = s[:max] + "…"
 	}
 	return "\"" + s + "\""
+}
+
+// lit returns the text of a word that is one literal, else "".
+func lit(word *syntax.Word) string {
+	if word != nil && len(word.Parts) == 1 {
+		if l, ok := word.Parts[0].(*syntax.Lit); ok {
+			return l.Value
+		}
+	}
+	return ""
 }

@@ -118,6 +118,13 @@ var hiddenCodeCases = []struct {
 	{cmd: `f() { local -i i; i='a[$(touch FLAG)]'; }; f; echo done`, allow: "Bash(echo:*)"},
 	{cmd: `declare -n r='a[$(touch FLAG)]'; echo $r`, allow: "Bash(echo:*)"},
 	{cmd: `declare -n r; r='a[$(touch FLAG)]'; echo $r`, allow: "Bash(echo:*)"},
+	// Expansions that run code in a value.
+	{cmd: `x='$(touch FLAG)'; echo ${x@P}`, allow: "Bash(echo:*)", why: "prompt"},
+	{cmd: `x='$(touch FLAG)'; echo "${x@P}"`, allow: "Bash(echo:*)", why: "prompt"},
+	{cmd: `compgen -W '$(touch FLAG)' a`, allow: "Bash(compgen:*)"},
+	{cmd: `x='$(touch FLAG)'; compgen -W "$x" a`, allow: "Bash(compgen:*)", why: "compgen"},
+	{cmd: `compgen -C 'touch FLAG' x`, allow: "Bash(compgen:*)", why: "compgen"},
+	{cmd: "cat <<EOF\n$(( 'a[$(touch FLAG)]' ))\nEOF", allow: "Bash(cat:*)"},
 	// Nested shells are analysed the same way.
 	{cmd: `bash -c "echo \$(( 'a[\$(touch FLAG)]' ))"`, allow: "Bash(bash:*)"},
 	{cmd: `eval 'x=a[\$\(touch\ FLAG\)]; echo $((x))'`, allow: "Bash(echo:*)"},
@@ -210,7 +217,7 @@ func TestDoubleQuotedExpansionsAreWalked(t *testing.T) {
 // stay as they were. Bash runs each without creating FLAG (trivially: there
 // is no payload), and the policy allows it.
 func TestArithStaysAllowed(t *testing.T) {
-	allow := []string{"Bash(echo:*)", "Bash(test:*)", "Bash(read:*)", "Bash(printf:*)", "Bash(unset:*)", "Bash([:*)"}
+	allow := []string{"Bash(echo:*)", "Bash(test:*)", "Bash(read:*)", "Bash(printf:*)", "Bash(unset:*)", "Bash([:*)", "Bash(compgen:*)"}
 	p := mustCompile(t, Settings{Permissions: Permissions{Allow: allow}})
 	for _, cmd := range []string{
 		`echo $((1+2))`,
@@ -246,6 +253,9 @@ func TestArithStaysAllowed(t *testing.T) {
 		`declare x=1 y; echo $x`,
 		`declare -a arr=(1 2); echo ${arr[0]}`,
 		`echo "${x:-default}" "${a[1]}"`,
+		`x='plain $ text'; echo ${x@Q} ${x@U}`,
+		`p='> '; echo "${p@P}"`,
+		`compgen -W 'start stop' st`,
 	} {
 		v := p.Rules(bashCall(cmd))
 		if v.Decision != Allow {
@@ -268,6 +278,7 @@ func TestArithUnknownAsks(t *testing.T) {
 		{`echo ${!name}`, "$name"},
 		{`read -r "$v"`, "$v"},
 		{`x=1.5; echo $((x))`, "$x"},
+		{`echo ${HOME@P}`, "as a prompt"},
 		{`declare -i n; read n; echo $n`, "declare -i n"},
 	} {
 		v := p.Rules(bashCall(tt.cmd))
