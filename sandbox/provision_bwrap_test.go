@@ -412,3 +412,24 @@ func TestEtcPrivateStaysPrivate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "0\n0\ncerts\n", res.Stdout, "stderr: %s", res.Stderr)
 }
+
+// TestPythonVenvFromAUserPython: a workspace venv made from a Python
+// outside the system directories (pyenv's) runs inside: that Python is
+// shown read-only; the venv's tests run with unittest.
+func TestPythonVenvFromAUserPython(t *testing.T) {
+	pythons, _ := filepath.Glob(filepath.Join(os.Getenv("HOME"), ".pyenv/versions/*/bin/python3"))
+	if len(pythons) == 0 {
+		t.Skip("no pyenv Python on this machine")
+	}
+	ws := t.TempDir()
+	write(t, ws, "pyproject.toml", "[project]\nname = \"tiny\"\nversion = \"0.1\"\n")
+	write(t, ws, "test_add.py", "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 2, 3)\n")
+	out, err := exec.Command(pythons[0], "-m", "venv", "--without-pip", filepath.Join(ws, ".venv")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	sb := newBwrap(t, Config{})
+	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(".venv/bin/python -m unittest -v 2>&1 && .venv/bin/python -c 'import sys; print(sys.base_prefix)'")})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stdout, "test_add (test_add.T")
+	assert.Contains(t, res.Stdout, filepath.Dir(filepath.Dir(pythons[0])))
+}
