@@ -52,10 +52,10 @@ type arithRef struct {
 type arithRefKind uint8
 
 const (
-	refValue arithRefKind = iota // its values are evaluated as arithmetic
-	refInt                       // declare -i: the values assigned to it are
-	refName                      // its values are variable names (${!x}, read "$x")
-	refPrompt                    // its values are expanded as a prompt (${x@P})
+	refValue  arithRefKind = iota // its values are evaluated as arithmetic
+	refInt                        // declare -i: the values assigned to it are
+	refName                       // its values are variable names (${!x}, read "$x")
+	refPrompt                     // its values are expanded as a prompt (${x@P})
 )
 
 // bashIntVars are variables bash itself keeps as numbers.
