@@ -587,6 +587,12 @@ func (r *rule) names(f *ProgramFinding) bool {
 	if len(f.Words) == 0 {
 		return false
 	}
+	// The words after the entry's own name (sed in Bash(sed:*), git log
+	// in Bash(git log:*)) are what the rule names.
+	named := r.value
+	for range strings.Fields(f.Program) {
+		_, named, _ = strings.Cut(named, " ")
+	}
 	for _, w := range f.Words {
 		switch r.kind {
 		case kindRegexp:
@@ -594,7 +600,7 @@ func (r *rule) names(f *ProgramFinding) bool {
 				return false
 			}
 		case kindPrefix, kindGlob:
-			if !strings.Contains(" "+r.value+" ", " "+quoteWord(cleanArg(w))+" ") {
+			if !strings.Contains(" "+named+" ", " "+quoteWord(cleanArg(w))+" ") {
 				return false
 			}
 		default:

@@ -1,6 +1,8 @@
 package approval
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -157,4 +159,48 @@ func TestProgramTableNeverOverridesSystemRules(t *testing.T) {
 	if v := p.Rules(bashCall("find / -delete")); v.Decision != Deny || !v.System {
 		t.Errorf("find / -delete: %+v", v)
 	}
+}
+
+// FuzzProgramTable: under an allow rule for every entry of the table, no
+// command is allowed while a finding of the table stands on it or while it
+// writes a file, and the analysis is the same every time.
+func FuzzProgramTable(f *testing.F) {
+	var allow []string
+	for i := range programTable {
+		p := &programTable[i]
+		if !p.partial {
+			allow = append(allow, "Bash("+p.name+":*)")
+		}
+		for _, ex := range append(append([]string(nil), p.allow...), p.ask...) {
+			f.Add(ex)
+		}
+	}
+	pol, err := Compile(Settings{Permissions: Permissions{Allow: allow}}, testEnv)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		call := bashCall(cmd)
+		var in struct{ Command string }
+		if err := json.Unmarshal(call.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		a := Analyze(in.Command, testEnv)
+		if b := Analyze(in.Command, testEnv); !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: the analysis differs between runs", in.Command)
+		}
+		if pol.Rules(call).Decision != Allow {
+			return
+		}
+		for _, c := range a.Commands {
+			if len(c.Findings) > 0 {
+				t.Fatalf("allowed %q although %v", in.Command, c.Findings)
+			}
+		}
+		for _, fa := range a.Files {
+			if fa.Kind.writes() {
+				t.Fatalf("allowed %q although it writes %s (%s)", in.Command, fa.Word, fa.Via)
+			}
+		}
+	})
 }

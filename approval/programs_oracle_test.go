@@ -1,0 +1,104 @@
+package approval
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The real programs are the oracle: in a throwaway directory each command
+// first proves it runs a program (it creates RAN) or writes the file it
+// names, then the decision under the allow rule people write for the
+// program is checked: never allowed. Ordinary uses really work and stay
+// allowed.
+func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
+	rules := []string{"Bash(rg:*)", "Bash(sed:*)", "Bash(sed -n:*)", "Bash(awk:*)", "Bash(git diff:*)", "Bash(git log:*)",
+		"Bash(find:*)", "Bash(echo:*)", "Bash(sort:*)", "Bash(grep:*)", "Bash(touch:*)"}
+	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: rules}})
+	for _, tt := range []struct {
+		cmd     string
+		proof   string // the file the command creates: RAN when it ran a program
+		allowed bool
+		needs   string
+	}{
+		{cmd: "sed -n '1p; s/X/touch RAN/e' f", proof: "RAN", needs: "sed"},
+		{cmd: "sed 's/X/Y/w out.txt' f", proof: "out.txt", needs: "sed"},
+		{cmd: "sed -n 'w out.txt' f", proof: "out.txt", needs: "sed"},
+		{cmd: "rg --pre=sh X run.sh", proof: "RAN", needs: "rg"},
+		{cmd: "rg --pre sh X run.sh", proof: "RAN", needs: "rg"},
+		{cmd: `awk 'BEGIN{system("touch RAN")}'`, proof: "RAN", needs: "awk"},
+		{cmd: `awk 'BEGIN{print "x" | "sh"; close("sh")}' && true`, proof: "", needs: "awk"},
+		{cmd: `awk 'BEGIN{"touch RAN" | getline x}'`, proof: "RAN", needs: "awk"},
+		{cmd: `awk '{print > "out.txt"}' f`, proof: "out.txt", needs: "awk"},
+		{cmd: "find . -maxdepth 0 -exec touch RAN \\;", proof: "RAN", needs: "find"},
+		{cmd: "find . -maxdepth 0 -fprint out.txt", proof: "out.txt", needs: "find"},
+		{cmd: "git diff --output=out.txt", proof: "out.txt", needs: "git"},
+		{cmd: `GIT_EXTERNAL_DIFF='touch RAN #' git diff`, proof: "RAN", needs: "git"},
+		{cmd: `git -c diff.external='touch RAN #' diff`, proof: "RAN", needs: "git"},
+		{cmd: "git -c alias.x='!touch RAN' x", proof: "RAN", needs: "git"},
+		// Ordinary uses.
+		{cmd: "rg -n X .", allowed: true, needs: "rg"},
+		{cmd: "sed -n 1,5p f", allowed: true, needs: "sed"},
+		{cmd: "sed 's/[/]/x/' f", allowed: true, needs: "sed"},
+		{cmd: "awk '{print $1}' f", allowed: true, needs: "awk"},
+		{cmd: `awk 'NR==1 || /X|Y/ {n++} END {print n > "/dev/stderr"}' f`, allowed: true, needs: "awk"},
+		{cmd: "git diff --stat", allowed: true, needs: "git"},
+		{cmd: "git log --oneline -5", allowed: true, needs: "git"},
+		{cmd: "find . -name '*.go'", allowed: true, needs: "find"},
+		{cmd: "echo $((1+2))", allowed: true},
+		{cmd: "sort -u f", allowed: true, needs: "sort"},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			if _, err := exec.LookPath("bash"); err != nil {
+				t.Skip("no bash")
+			}
+			if tt.needs != "" {
+				if _, err := exec.LookPath(tt.needs); err != nil {
+					t.Skip("no " + tt.needs)
+				}
+			}
+			dir := oracleDir(t)
+			cmd := exec.Command("bash", "-c", tt.cmd)
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+			out, err := cmd.CombinedOutput()
+			if tt.allowed && err != nil {
+				t.Fatalf("the ordinary command fails: %v\n%s", err, out)
+			}
+			if tt.proof != "" {
+				if _, err := os.Stat(filepath.Join(dir, tt.proof)); err != nil {
+					t.Fatalf("the oracle did not create %s: %v\n%s", tt.proof, err, out)
+				}
+			}
+			v := pol.Rules(bashCall(tt.cmd))
+			if got := v.Decision == Allow; got != tt.allowed {
+				t.Errorf("allowed = %v, want %v: %+v", got, tt.allowed, v)
+			}
+		})
+	}
+}
+
+// oracleDir is a git repository with one commit and one change, and the
+// files the commands read: f (a line X), run.sh (touch RAN).
+func oracleDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"f": "X a\nY b\n", "run.sh": "touch RAN\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return dir
+	}
+	script := "git init -q . && git add f && git -c user.name=t -c user.email=t@t commit -qm i && echo more >> f"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git: %v\n%s", err, strings.TrimSpace(string(out)))
+	}
+	return dir
+}
