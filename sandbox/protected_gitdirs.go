@@ -76,12 +76,21 @@ func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
 // read-only placeholder when hooksPlaceholder is set, and the git
 // directories of submodules and linked worktrees inside it in turn.
 func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
-	if p.gitdirs[g] {
-		return // reached twice (walk and pointer file)
-	}
-	p.gitdirs[g] = true
-	p.pinParents(filepath.Join(g, "x"))
 	hooks := filepath.Join(g, "hooks")
+	if seen, ok := p.gitdirs[g]; ok {
+		// Reached twice (walk and pointer file). A submodule's git
+		// directory reached first through a pointer file, then as one of
+		// .git/modules, gets the placeholder the second time.
+		if hooksPlaceholder && !seen {
+			p.gitdirs[g] = true
+			if _, err := os.Lstat(hooks); errors.Is(err, fs.ErrNotExist) {
+				p.placeholder(hooks)
+			}
+		}
+		return
+	}
+	p.gitdirs[g] = hooksPlaceholder
+	p.pinParents(filepath.Join(g, "x"))
 	switch fi, err := os.Lstat(hooks); {
 	case err == nil:
 		p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)
@@ -151,7 +160,11 @@ func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
 }
 
 // gitModules finds submodules' git directories below dir: a directory that
-// holds HEAD is one; any other directory is part of a name with slashes.
+// holds HEAD is one, and so is one that holds config, hooks or commondir
+// without HEAD (a clone cut off half-way, or one a command takes apart):
+// a command could otherwise write its config and hooks and then the HEAD
+// that makes it a repository again. Any other directory is part of a name
+// with slashes.
 func (p *protectedPlan) gitModules(dir string, depth int) {
 	ents, err := os.ReadDir(dir)
 	if err != nil || depth > maxGitModuleDepth {
@@ -162,10 +175,21 @@ func (p *protectedPlan) gitModules(dir string, depth int) {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		if _, err := os.Lstat(filepath.Join(sub, "HEAD")); err == nil {
+		if gitDirLike(sub) {
 			p.gitDir(sub, true, depth)
 		} else {
 			p.gitModules(sub, depth+1)
 		}
 	}
+}
+
+// gitDirLike reports whether dir holds what makes a git directory, or what
+// git would run once it is one.
+func gitDirLike(dir string) bool {
+	for _, n := range []string{"HEAD", "config", "hooks", "commondir"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
 }

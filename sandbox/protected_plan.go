@@ -30,7 +30,7 @@ type protectedPlan struct {
 	placeholders []string
 	files        []fileHolder
 	pinned       map[string]bool
-	gitdirs      map[string]bool
+	gitdirs      map[string]bool // git directories planned; true once their hooks have a placeholder if missing
 	bound        map[string]bool // paths already mounted over
 	err          error
 }
