@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -76,21 +77,38 @@ func outcomeText(r workflows.DecideResult) string {
 	if r.Decision != "allow" {
 		verb = "denied"
 	}
-	s := fmt.Sprintf("%s %s, by %s", verb, r.Summary, r.By)
+	s := fmt.Sprintf("%s %s, by %s", verb, display.SafeLine(r.Summary), display.Line(r.By, maxID))
 	if r.Channel != "" {
-		s += " via " + r.Channel
+		s += " via " + display.Line(r.Channel, maxID)
 	}
 	if r.Rule != "" {
 		list := "allow"
 		if r.Answer == "never" {
 			list = "deny"
 		}
-		s += fmt.Sprintf("; %s rule %s added", list, r.Rule)
+		s += fmt.Sprintf("; %s rule %s added", list, display.Line(r.Rule, maxReason))
 	}
 	if r.Decision != "allow" && r.Reason != "" && !strings.HasPrefix(r.Reason, "denied by ") {
-		s += " (" + r.Reason + ")"
+		s += " (" + display.Line(r.Reason, maxReason) + ")"
 	}
 	return s
+}
+
+// Limits of what the terminal shows of a name (call, job, host, person) and
+// of a reason, in characters: a longer one shows its head and its tail.
+const (
+	maxID     = 200
+	maxReason = 500
+)
+
+// shownID is a call ID as the terminal shows it: the model chose it.
+func shownID(id string) string { return display.Line(id, maxID) }
+
+// taskLine is the first line of a text, escaped, at most max characters
+// of it shown.
+func taskLine(s string, max int) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return display.Line(first, max)
 }
 
 // indent prefixes every line of s.

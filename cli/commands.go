@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -24,19 +23,22 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
 	fmt.Fprintf(a.Stdout, "job:       %s\ntask:      %s\nworkspace: %s\nstate:     %s\nturn:      %d\nmode:      %s\nusage:     %d model calls, %d tokens\n",
-		st.JobID, firstLineOf(st.Task, 100), st.Workspace, st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens)
+		display.Line(st.JobID, maxID), taskLine(st.Task, 100), display.Line(st.Workspace, 0), st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens)
 	if st.Host != "" {
-		fmt.Fprintf(a.Stdout, "host:      %s\n", st.Host)
+		fmt.Fprintf(a.Stdout, "host:      %s\n", display.Line(st.Host, maxID))
 	}
 	if len(st.Pending) == 0 {
 		fmt.Fprintln(a.Stdout, "pending:   none")
 	}
 	for _, p := range st.Pending {
 		fmt.Fprintf(a.Stdout, "pending:   %s: %s (denied in %s)\n           starter approve %s %s   |   starter deny %s %s\n",
-			p.CallID, p.Summary, time.Until(p.Deadline).Round(time.Second), id, p.CallID, id, p.CallID)
+			shownID(p.CallID), display.SafeLine(p.Summary), time.Until(p.Deadline).Round(time.Second), id, shownID(p.CallID), id, shownID(p.CallID))
+		if p.Reason != "" {
+			fmt.Fprintf(a.Stdout, "           why: %s\n", display.Line(p.Reason, maxReason))
+		}
 	}
 	if st.LastAnswer != "" {
-		fmt.Fprintf(a.Stdout, "answer:    %s\n", st.LastAnswer)
+		fmt.Fprintf(a.Stdout, "answer:    %s\n", display.Safe(st.LastAnswer))
 	}
 	return nil
 }
@@ -154,8 +156,8 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 		if r.Hook != "" && rule == "" {
 			rule = r.Hook
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("15:04:05"), r.CallID, r.Tool,
-			what, r.Layer, rule, r.Approver, (time.Duration(r.WaitMillis) * time.Millisecond).Round(100*time.Millisecond), firstLineOf(r.Reason, 80))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Local().Format("15:04:05"), shownID(r.CallID), display.Line(r.Tool, maxID),
+			what, r.Layer, display.Line(rule, maxReason), display.Line(r.Approver, maxID), (time.Duration(r.WaitMillis) * time.Millisecond).Round(100*time.Millisecond), taskLine(r.Reason, 80))
 	}
 	return tw.Flush()
 }
@@ -174,44 +176,10 @@ func mergeAudit(file, query []approval.AuditRecord) []approval.AuditRecord {
 	return file
 }
 
-// viewInput shows a tool input for a person: one "key: value" line per
-// field, multi-line strings (a Write's content, an Edit's strings) as
-// indented blocks after the one-line fields. Anything that is not a JSON
-// object is shown as indented JSON.
+// viewInput shows a tool input for a person, whole and escaped
+// (display.Input): one "key: value" line per field, multi-line strings (a
+// Write's content, an Edit's strings) as indented blocks after the one-line
+// fields. Anything that is not a JSON object is shown as indented JSON.
 func viewInput(raw json.RawMessage) string {
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return indentJSON(raw)
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var short, long strings.Builder
-	for _, k := range keys {
-		switch v := obj[k].(type) {
-		case string:
-			if strings.Contains(v, "\n") {
-				fmt.Fprintf(&long, "    %s:\n", k)
-				for _, l := range strings.Split(strings.TrimSuffix(v, "\n"), "\n") {
-					fmt.Fprintf(&long, "      │ %s\n", l)
-				}
-				continue
-			}
-			fmt.Fprintf(&short, "    %s: %s\n", k, v)
-		default:
-			b, _ := json.Marshal(v)
-			fmt.Fprintf(&short, "    %s: %s\n", k, b)
-		}
-	}
-	return strings.TrimSuffix(short.String()+long.String(), "\n")
-}
-
-func indentJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "    ", "  ") != nil {
-		return "    " + string(raw)
-	}
-	return "    " + strings.TrimSpace(b.String())
+	return indent(display.Input(raw), "    ")
 }

@@ -23,6 +23,12 @@ func TestFormatEvent(t *testing.T) {
 		{workflows.Event{Kind: "result", CallID: "c1", Text: "     1\t# Demo …"}, "    c1 ← 1\t# Demo …"},
 		{workflows.Event{Kind: "answer", Text: "All done."}, ""},
 		{workflows.Event{Kind: "rule", Text: "learned allow rule Bash(ls)"}, "  [rule] learned allow rule Bash(ls)"},
+		// What the model or a tool wrote is seen, never run by the terminal.
+		{workflows.Event{Kind: "result", CallID: "c1", Text: "ok\x1b[2K\rgone\x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eabc a\u200db\nsecond"}, "    c1 ← ok⟨ESC⟩[2K⟨CR⟩gone⟨ESC⟩]8;;http://x⟨BEL⟩link⟨ESC⟩]8;;⟨BEL⟩ ⟨U+202E⟩abc a⟨U+200D⟩b"},
+		{workflows.Event{Kind: "call", CallID: "c\x1b[31m1", Text: "Bash: echo \x1b[2K\r"}, "  → c⟨ESC⟩[31m1 Bash: echo ⟨ESC⟩[2K⟨CR⟩"},
+		{workflows.Event{Kind: "decision", CallID: "c1", Text: "deny by rules: a\nb"}, "    c1: deny by rules: a⟨LF⟩b"},
+		{workflows.Event{Kind: "sandbox", Text: "sandbox: bwrap\n  caches: \x1b[1m"}, "  [sandbox] sandbox: bwrap\n  caches: ⟨ESC⟩[1m"},
+		{workflows.Event{Kind: "call", CallID: "c1", Text: "Bash: echo ⟨ESC⟩ shown by the worker"}, "  → c1 Bash: echo ⟨ESC⟩ shown by the worker"},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, formatEvent(tc.ev), "%+v", tc.ev)
@@ -39,6 +45,7 @@ func TestViewInput(t *testing.T) {
 			"    file_path: a.txt\n    content:\n      │ a\n      │ b"},
 		{"not an object", `["x"]`, "    [\n      \"x\"\n    ]"},
 		{"not JSON", `nope`, "    nope"},
+		{"escaped, whole", `{"command":"echo hi\u001b[2K\rrm -rf . \u202e\u200d"}`, "    command: echo hi⟨ESC⟩[2K⟨CR⟩rm -rf . ⟨U+202E⟩⟨U+200D⟩"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

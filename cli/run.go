@@ -19,6 +19,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
@@ -146,7 +147,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			if err != nil {
 				return fmt.Errorf("job %s: %w", id, err)
 			}
-			fmt.Fprintf(a.Stdout, "\n%s\n", a.lastResult.Answer)
+			fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(a.lastResult.Answer))
 			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 			return nil
 		case <-ctx.Done():
@@ -235,7 +236,7 @@ func (a *App) printEvents(ctx context.Context, c client.Client, id string, since
 		}
 		if e.Kind == "ask" && !a.Interactive {
 			// No prompt here: say how to decide from elsewhere.
-			fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, e.CallID, id, e.CallID)
+			fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, shownID(e.CallID), id, shownID(e.CallID))
 		}
 		since = e.Seq
 	}
@@ -245,7 +246,22 @@ func (a *App) printEvents(ctx context.Context, c client.Client, id string, since
 // callsSuffix is how the workflow marks a model turn that calls tools.
 var callsSuffix = regexp.MustCompile(`(^|\s\()calls [\w, ]+\)?$`)
 
+// formatEvent is one line of a job's progress. What the model and the tools
+// wrote (summaries, results, reasons, call IDs) is shown through package
+// display, so an escape sequence in it is seen, never run by the terminal.
 func formatEvent(e workflows.Event) string {
+	switch e.Kind {
+	case "result":
+		// A glimpse of the output: its first line, tabs kept (Read numbers
+		// its lines with them).
+		first, _, _ := strings.Cut(e.Text, "\n")
+		e.Text = display.Safe(first)
+	case "model", "call", "decision", "ask":
+		e.Text = display.SafeLine(e.Text)
+	default:
+		e.Text = display.Safe(e.Text) // the job's own notes may span lines
+	}
+	e.CallID = shownID(e.CallID)
 	switch e.Kind {
 	case "model":
 		if !callsSuffix.MatchString(e.Text) {
@@ -304,23 +320,23 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 	for {
 		left := time.Until(p.Deadline).Round(time.Second)
 		if left <= 0 {
-			fmt.Fprintf(a.Stdout, "    %s: deadline passed; denied\n", p.CallID)
+			fmt.Fprintf(a.Stdout, "    %s: deadline passed; denied\n", shownID(p.CallID))
 			return nil
 		}
 		reason := ""
 		if p.Reason != "" {
-			reason = " (" + p.Reason + ")"
+			reason = " (" + display.Line(p.Reason, maxReason) + ")"
 		}
 		if !shown {
 			// What the call would do, once: the diff of a Write or Edit,
 			// the parsed commands of a Bash call.
 			if p.Preview != "" {
-				fmt.Fprintln(a.Stdout, indent(p.Preview, "    │ "))
+				fmt.Fprintln(a.Stdout, indent(display.Safe(p.Preview), "    │ "))
 			}
 			shown = true
 		}
 		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
-			p.Summary, reason, left)
+			display.SafeLine(p.Summary), reason, left)
 		line, ok := a.awaitLine(ctx, c, id, p.CallID, lines, finished, deadline.C, check.C)
 		if !ok {
 			return nil
@@ -338,13 +354,13 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: p.CallID, Decision: decision,
 			By: whoami(), Channel: "terminal"})
 		if errors.Is(err, errNotApplied) {
-			fmt.Fprintf(a.Stdout, "    %s: %v\n", p.CallID, err)
+			fmt.Fprintf(a.Stdout, "    %s: %s\n", shownID(p.CallID), display.SafeLine(err.Error()))
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Stdout, "    %s: %s\n", p.CallID, outcomeText(res))
+		fmt.Fprintf(a.Stdout, "    %s: %s\n", shownID(p.CallID), outcomeText(res))
 		return nil
 	}
 }
@@ -362,7 +378,7 @@ func (a *App) awaitLine(ctx context.Context, c client.Client, id, callID string,
 			}
 			return l, ok
 		case <-deadline:
-			fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", callID)
+			fmt.Fprintf(a.Stdout, "\n    %s: no answer in time; denied\n", shownID(callID))
 			return "", false
 		case <-finished:
 			fmt.Fprintln(a.Stdout)
@@ -372,7 +388,7 @@ func (a *App) awaitLine(ctx context.Context, c client.Client, id, callID string,
 			return "", false
 		case <-check:
 			if st, err := queryStatus(ctx, c, id); err == nil && !hasPending(st, callID) {
-				fmt.Fprintf(a.Stdout, "\n    %s was decided elsewhere\n", callID)
+				fmt.Fprintf(a.Stdout, "\n    %s was decided elsewhere\n", shownID(callID))
 				return "", false
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -62,12 +63,12 @@ func (a *App) watchAll(ctx context.Context, c client.Client) error {
 					continue
 				}
 				seen[key] = true
-				fmt.Fprintf(a.Stdout, "\n[%s] %s\n    %s: waiting for approval: %s\n", id, firstLineOf(st.Task, 80), p.CallID, p.Summary)
+				fmt.Fprintf(a.Stdout, "\n[%s] %s\n    %s: waiting for approval: %s\n", display.Line(id, maxID), taskLine(st.Task, 80), shownID(p.CallID), display.SafeLine(p.Summary))
 				if !a.Interactive {
 					if p.Preview != "" {
-						fmt.Fprintln(a.Stdout, indent(p.Preview, "    │ "))
+						fmt.Fprintln(a.Stdout, indent(display.Safe(p.Preview), "    │ "))
 					}
-					fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, p.CallID, id, p.CallID)
+					fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, shownID(p.CallID), id, shownID(p.CallID))
 					continue
 				}
 				if err := a.prompt(ctx, c, id, p, lines, nil); err != nil {

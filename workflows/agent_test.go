@@ -230,7 +230,7 @@ func TestUnknownToolAndMalformedArgumentsAreResults(t *testing.T) {
 		"reason":"unknown tool \"Teleport\"; the tools are Read, Glob, Grep, Write, Edit and Bash",
 		"required":"nothing: there is no such tool"}`, r["u1"])
 	assert.JSONEq(t, `{"approved":false,"decision":"deny","layer":"rules","risk":"read",
-		"reason":"malformed tool input (fail closed): input is not a JSON object",
+		"reason":"invalid arguments for Read: the arguments must be a JSON object with Read's parameters (file_path, offset, limit); nobody was asked and nothing ran",
 		"required":"valid arguments: a JSON object with the tool's parameters"}`, r["m1"])
 }
 
@@ -346,7 +346,7 @@ func TestCurrentDetailsShowPendingApproval(t *testing.T) {
 	// Once decided, the call is no longer shown as pending but as decided.
 	assert.Contains(t, after, "done\n\nNo approval pending.")
 	assert.NotContains(t, after, "Waiting for approval")
-	assert.Regexp(t, "### Recently decided\n\n- `b1` Bash: ls \\*_test.go — denied by test via temporal at \\d\\d:\\d\\d:\\d\\d UTC\n", after)
+	assert.Regexp(t, "### Recently decided\n\n- `b1` `Bash: ls \\*_test.go` — denied by test via temporal at \\d\\d:\\d\\d:\\d\\d UTC\n", after)
 }
 
 // A broken settings file stops the job at its start with the file's name,

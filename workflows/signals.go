@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/display"
 )
 
 // startSignalRouter reads the approval and mode signals for the whole run.
@@ -328,7 +329,10 @@ func (j *job) status() Status {
 }
 
 // updateDetails shows the job in the Web UI: what it is doing and, for each
-// pending approval, the exact signal to send.
+// pending approval, the exact signal to send. The Web UI renders markdown:
+// what the model chose (summaries, call IDs, reasons that quote commands)
+// is display text (package display) in code spans, the preview in a fence,
+// so neither an escape sequence nor markdown in it is interpreted.
 func (j *job) updateDetails(ctx workflow.Context) {
 	var b strings.Builder
 	turn, mode := 0, approval.Mode("")
@@ -337,7 +341,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	}
 	fmt.Fprintf(&b, "**custos** — turn %d, mode `%s`, %s\n\n", turn, mode, j.phase)
 	if j.in.Host != "" {
-		fmt.Fprintf(&b, "Workspace `%s` on host `%s`: its tools run only there, and wait while that host's worker is away.\n\n", j.in.Workspace, j.in.Host)
+		fmt.Fprintf(&b, "Workspace %s on host %s: its tools run only there, and wait while that host's worker is away.\n\n", codeSpan(display.Line(j.in.Workspace, 0)), codeSpan(display.Line(j.in.Host, 0)))
 	}
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")
@@ -347,14 +351,14 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	for _, id := range j.order {
 		a := j.pending[id].ask
 		payload, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "allow", By: "web-ui", Channel: "web-ui"})
-		fmt.Fprintf(&b, "**%s** — call `%s`, denied at %s unless answered.\n\n", uiSummary(a.Tool, a.Input), id,
+		fmt.Fprintf(&b, "**%s** — call %s, denied at %s unless answered.\n\n", uiSummary(a.Tool, a.Input), codeSpan(display.Line(id, 200)),
 			a.Deadline.UTC().Format("2006-01-02 15:04:05Z"))
 		if a.Reason != "" {
-			fmt.Fprintf(&b, "Why it asks: %s\n\n", a.Reason)
+			fmt.Fprintf(&b, "Why it asks: %s\n\n", codeSpan(display.Line(a.Reason, 500)))
 		}
 		if a.Preview != "" {
 			// A fence the preview cannot close early.
-			fmt.Fprintf(&b, "~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(a.Preview, "~~~~~~", "~ ~ ~"))
+			fmt.Fprintf(&b, "~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(display.Safe(a.Preview), "~~~~~~", "~ ~ ~"))
 		}
 		fmt.Fprintf(&b, "Answer with Update `%s` (tells you whether it counted) or Signal `%s`, input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n",
 			DecideUpdate, ApprovalSignal, payload)
@@ -363,8 +367,14 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		b.WriteString("### Recently decided\n\n")
 		for i := n - 1; i >= 0; i-- {
 			r := j.recent[i]
-			fmt.Fprintf(&b, "- `%s` %s — %s\n", r.CallID, r.Summary, closedText(r, j.in.ApprovalTimeout))
+			fmt.Fprintf(&b, "- %s %s — %s\n", codeSpan(display.Line(r.CallID, 200)), codeSpan(display.SafeLine(r.Summary)), display.SafeLine(closedText(r, j.in.ApprovalTimeout)))
 		}
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
+}
+
+// codeSpan puts one line of display text in a markdown code span it cannot
+// close early.
+func codeSpan(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
 }

@@ -3,9 +3,9 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/custos-dev/custos/display"
 )
 
 // toolNames are custos' tools, in the order the model is offered them
@@ -66,12 +66,17 @@ func BashTimeout(input json.RawMessage) time.Duration {
 	return d
 }
 
-// maxSummary bounds Summarize's answer, in runes.
+// maxSummary bounds Summarize's answer: the characters shown of a longer
+// one, head and tail.
 const maxSummary = 100
 
 // Summarize gives a one-line human summary of a tool call ("Read README.md",
-// "Bash: go test ./...") for activity summaries and the terminal. It never
-// fails: malformed input is summarized as such.
+// "Bash: go test ./...") for activity summaries, the terminal, status and
+// the channels. It is display text (display.Line): what the model wrote is
+// shown with line breaks, control characters, escape sequences and
+// invisible characters escaped, and a long summary keeps its head and its
+// tail, so a command's end never disappears. It never fails: malformed
+// input is summarized as such.
 func Summarize(tool string, input json.RawMessage) string {
 	var args map[string]any
 	if err := json.Unmarshal(input, &args); err != nil || args == nil {
@@ -94,7 +99,7 @@ func Summarize(tool string, input json.RawMessage) string {
 			s += " in " + p
 		}
 	case GrepActivity:
-		s = fmt.Sprintf("Grep %q", str("pattern"))
+		s = `Grep "` + str("pattern") + `"`
 		if p := str("path"); p != "" {
 			s += " in " + p
 		}
@@ -117,12 +122,8 @@ func Summarize(tool string, input json.RawMessage) string {
 	return clip(s)
 }
 
-// clip makes s one line of at most maxSummary runes.
+// clip makes s one line of display text, at most maxSummary characters
+// of it shown.
 func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= maxSummary {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxSummary-1]) + "…"
+	return display.Line(s, maxSummary)
 }

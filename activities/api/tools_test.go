@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -42,7 +41,10 @@ func TestSummarize(t *testing.T) {
 		{"Edit", `{"file_path":"src/a.go","old_string":"a","new_string":"b"}`, "Edit src/a.go"},
 		{"Edit", `{"file_path":"a.go","old_string":"a","new_string":"b","replace_all":true}`, "Edit a.go (replace all)"},
 		{"Bash", `{"command":"go test ./..."}`, "Bash: go test ./..."},
-		{"Bash", `{"command":"cd x &&\n  make\tall"}`, "Bash: cd x && make all"},
+		{"Bash", `{"command":"cd x &&\n  make\tall"}`, "Bash: cd x &&⟨LF⟩  make⟨TAB⟩all"},
+		{"Bash", `{"command":"echo hi\u001b[2K\rrm -rf ."}`, "Bash: echo hi⟨ESC⟩[2K⟨CR⟩rm -rf ."},
+		{"Bash", `{"command":"echo \u202eabc\u200d"}`, "Bash: echo ⟨U+202E⟩abc⟨U+200D⟩"},
+		{"Write", `{"file_path":"a\u001b]8;;http://x\u0007b","content":""}`, "Write a⟨ESC⟩]8;;http://x⟨BEL⟩b"},
 		{"Bash", `not json`, "Bash (invalid arguments)"},
 		{"Mystery", `{"b":1,"a":2}`, `Mystery {"a":2,"b":1}`},
 	}
@@ -52,9 +54,10 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 	s := Summarize("Bash", json.RawMessage(`{"command":"echo `+long+`"}`))
-	require.Equal(t, 100, utf8.RuneCountInString(s))
-	require.True(t, strings.HasSuffix(s, "…"))
-	require.True(t, strings.HasPrefix(s, "Bash: echo aaa"))
+	// Head and tail: the end of a long command never disappears.
+	require.Equal(t, "Bash: echo "+strings.Repeat("a", 55)+"⟨… 211 characters left out …⟩"+strings.Repeat("a", 34), s)
+	s = Summarize("Bash", json.RawMessage(`{"command":"echo `+long+`; rm -rf ~"}`))
+	require.True(t, strings.HasSuffix(s, "; rm -rf ~"), s)
 }
 
 // The workflow sizes a Bash activity's deadline by the rule the tool
