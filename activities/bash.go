@@ -66,13 +66,23 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	// would show them.
 	combined := &combinedOutput{keep: max}
 	res, err := t.runHeartbeating(ctx, cmd.sandboxRequest(req, combined, max), cmd.command, combined)
+	if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" {
+		// Logged whatever comes next: a cancelled activity's result is lost.
+		t.log().Warn("tool Bash: host config neutralised", "job", req.JobID, "call", req.CallID,
+			"changes", hostConfigLines(res), "kept", res.HostConfigKept, "unchecked", res.HostConfigUnchecked)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// Cancelled or timed out as an activity: report that to
 			// Temporal rather than dressing it up as a result.
 			return api.ToolResult{}, fmt.Errorf("bash: %w", ctx.Err())
 		}
-		return errorResult("Bash: the sandbox could not run the command: %v", err), nil
+		out := errorResult("Bash: the sandbox could not run the command: %v", err)
+		if n := res.HostConfigNote(); n != "" {
+			out.Output += "\n[host config: " + n + "]"
+			out.HostConfig = hostConfigLines(res)
+		}
+		return out, nil
 	}
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
@@ -181,6 +191,23 @@ func commandResult(res sandbox.Result, live *combinedOutput, limit int, denyRule
 	code := res.ExitCode
 	out.ExitCode = &code
 	out.IsError = res.ExitCode != 0 || res.Killed
+	out.HostConfig = hostConfigLines(res)
+	return out
+}
+
+// hostConfigLines are the sandbox's HostConfig changes, one line each, and
+// the directory that keeps what was set aside, for the job's record.
+func hostConfigLines(res sandbox.Result) []string {
+	var out []string
+	for _, c := range res.HostConfig {
+		out = append(out, c.String())
+	}
+	if res.HostConfigKept != "" {
+		out = append(out, "kept in "+res.HostConfigKept)
+	}
+	if res.HostConfigUnchecked != "" {
+		out = append(out, res.HostConfigUnchecked)
+	}
 	return out
 }
 
@@ -207,6 +234,10 @@ func formatBashResult(res sandbox.Result, live *combinedOutput, limit int) api.T
 	}
 	if res.Note != "" {
 		status = append(status, "[note: "+res.Note+"]")
+	}
+	if n := res.HostConfigNote(); n != "" {
+		// A status line, so it is never cut with the output.
+		status = append(status, "[host config: "+n+"]")
 	}
 	footer := strings.Join(status, "\n")
 	room := limit

@@ -53,6 +53,9 @@ type bwrapSandbox struct {
 	why  string
 	// prov provisions the workspaces' toolchains (provision.go).
 	prov *provisioner
+	// noHostGuard turns the post-command scan off: only for the tests'
+	// controls, which show what it stops.
+	noHostGuard bool
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -74,10 +77,17 @@ func identityFiles() (passwd, group string) {
 }
 
 // run is Run without the backend name, shared with the probe.
-func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
+func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err error) {
 	ws, err := checkRequest(req)
 	if err != nil {
 		return Result{}, err
+	}
+	if !req.bare && !b.noHostGuard {
+		// Registered before undo, so it runs after it (placeholders gone),
+		// whatever the run returns: also after a kill, a timeout or an error
+		// once the command may have run.
+		guard := b.cfg.guardHostConfig(ws)
+		defer func() { guard.finish(&res) }()
 	}
 	var undo cleanups
 	defer undo.run()
@@ -95,7 +105,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	status := watchStatus(files.statusR, cg)
-	res, err := runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req, start: start,
+	res, err = runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req, start: start,
 		afterStart: files.closeChild,
 		signal:     func(sig syscall.Signal) { signalSandbox(int(status.initPID.Load()), cmd.Process.Pid, sig) },
 	})

@@ -82,6 +82,14 @@ type Config struct {
 	CacheDir   string
 	CacheBytes int64
 
+	// QuarantineDir keeps what custos sets aside after a command: git
+	// hooks, config and pointers a command left for the host to run ("":
+	// "quarantine" beside CacheDir, or in custos' state directory).
+	// HostScanEntries bounds the directory entries read to find them, before
+	// and after each command (0: defaultHostScanEntries). See hostconfig.go.
+	QuarantineDir   string
+	HostScanEntries int
+
 	// Resolver, when set, replaces DNS in the network allowlist proxy. It exists
 	// for tests (map a name to an httptest server on 127.0.0.1).
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)

@@ -62,6 +62,15 @@ type Result struct {
 	Note string `json:"note,omitempty"`
 	// CacheDir is the workspace's cache directory the run used ("" none).
 	CacheDir string `json:"cacheDir,omitempty"`
+	// HostConfig is what the command created or changed that a tool on
+	// the host would run (git hooks, git config naming programs, pointers
+	// to repositories), each neutralised before Run returned; what was set
+	// aside is kept in HostConfigKept. HostConfigUnchecked says when part
+	// of the workspace was too large to check. HostConfigNote words them
+	// for the model.
+	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
+	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
+	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
 }
 
 // Sandbox runs commands for a workspace.

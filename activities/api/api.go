@@ -102,6 +102,10 @@ type ToolResult struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	// ExitCode is set by Bash.
 	ExitCode *int `json:"exitCode,omitempty"`
+	// HostConfig is set by Bash: what the command left for tools on the
+	// host to run (git hooks, config naming programs, repository pointers)
+	// and what custos did with it, one line each, for the job's record.
+	HostConfig []string `json:"hostConfig,omitempty"`
 }
 
 // ModelRequest is one chat completion call. The conversation is read from

@@ -1,0 +1,334 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Config the host runs later, created by a command (issue 17 §3).
+//
+// The protected paths (protected_plan.go) keep what exists read-only, three
+// directories deep. A command can still create a repository anywhere below
+// the root (git init a/b/c/d, a bare repository and a .git file pointing at
+// it, git submodule update of a submodule never checked out), or change one
+// deeper than the plan looks, and plant what git on the host runs without
+// anyone asking: the IDE and the shell prompt run `git status` in whatever
+// directory they show (core.fsmonitor, core.pager, hooks, filters).
+//
+// So around every command custos takes a snapshot of exactly those files
+// (hostSnapshot: their identity and, for config, their content), and after
+// the command ends, however it ends (exit, kill, timeout, cancellation),
+// finds what the command created or changed among them and neutralises it
+// before returning (hostconfig_act.go): hooks are set aside, config is
+// stripped of every entry that is not known to be inert, pointers to
+// repositories custos cannot see are set aside. What the command did not
+// create or change is never touched: a user's own repository with its own
+// fsmonitor stays as it was.
+//
+// The walk is breadth first and bounded by entries read, not by depth: git
+// finds a repository from any directory below it, and a shell prompt runs in
+// any directory, so a depth bound would be a hiding place. In node_modules
+// only package directories (and their own node_modules) are looked at: a
+// dependency's files are opened by going to its definition, which lands at
+// the package, and reading every file of every package on every command
+// would cost more than the command. A workspace larger than the budget is
+// checked as far as the budget goes, shallowest first, and every result
+// says that the rest was not checked.
+
+// defaultHostScanEntries is the directory-entry budget of one walk: about
+// 0.4 s of readdir on a laptop, a tree far larger than most repositories
+// outside node_modules (the Linux kernel has about 90,000 files).
+const defaultHostScanEntries = 400_000
+
+// maxHostScanModules bounds the walk through a git directory's modules/.
+const maxHostScanModules = 8
+
+// hsKind is what a file found by the walk is to the host.
+type hsKind uint8
+
+const (
+	hsHook       hsKind = iota // an entry of a hooks directory: git runs it
+	hsGitConfig                // config, config.worktree of a git directory
+	hsCommondir                // commondir: where git takes config and hooks from
+	hsGitPointer               // a .git file (or symlink): which repository to use
+	hsVCSConfig                // another VCS's repository config (.hg/hgrc, .jj/repo/config.toml)
+)
+
+func (k hsKind) String() string {
+	switch k {
+	case hsHook:
+		return "git hook"
+	case hsGitConfig:
+		return "git config"
+	case hsCommondir:
+		return "git commondir"
+	case hsGitPointer:
+		return "git directory pointer"
+	default:
+		return "version-control config"
+	}
+}
+
+// fileSig identifies one version of a file: a write changes mtime and
+// ctime (ctime cannot be set back), a replacement the inode.
+type fileSig struct {
+	mode       fs.FileMode
+	size       int64
+	dev, ino   uint64
+	mtim, ctim syscall.Timespec
+}
+
+func sigOf(fi fs.FileInfo) fileSig {
+	s := fileSig{mode: fi.Mode(), size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.dev, s.ino = uint64(st.Dev), st.Ino //nolint:unconvert // Dev is not uint64 everywhere
+		s.mtim, s.ctim = st.Mtim, st.Ctim
+	}
+	return s
+}
+
+// hsItem is one file the host may run or take direction from.
+type hsItem struct {
+	kind hsKind
+	sig  fileSig
+	// from is the walked directory the item was found from (relative), so
+	// an incomplete snapshot can tell what it never looked at.
+	from string
+}
+
+// hostSnapshot is what the walk found: the items by path relative to the
+// workspace, the git directories, and the content of config files (for a
+// pre-existing repository, only entries the command added are stripped).
+type hostSnapshot struct {
+	ws      string
+	items   map[string]hsItem
+	gitdirs map[string]bool
+	visited map[string]bool
+	content map[string][]byte
+	// truncated is set when the entry budget ran out before the walk did.
+	truncated bool
+	entries   int
+	budget    int
+	keep      bool // keep config content
+}
+
+// takeHostSnapshot walks ws (canonical) within budget entries; keep keeps
+// the content of config files.
+func takeHostSnapshot(ws string, budget int, keep bool) *hostSnapshot {
+	if budget <= 0 {
+		budget = defaultHostScanEntries
+	}
+	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
+		visited: map[string]bool{}, content: map[string][]byte{}, budget: budget, keep: keep}
+	s.walk()
+	return s
+}
+
+// Walk modes: a node_modules directory lists packages, a scope (@org) too;
+// a package is looked at itself, and only its own node_modules below it.
+type hsMode uint8
+
+const (
+	hsNormal hsMode = iota
+	hsNodeModules
+	hsPackage
+)
+
+func (s *hostSnapshot) walk() {
+	type dir struct {
+		rel  string
+		mode hsMode
+	}
+	queue := []dir{{".", hsNormal}}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		abs := s.abs(d.rel)
+		ents, err := os.ReadDir(abs)
+		if err != nil {
+			continue // unreadable: git on the host cannot read it either
+		}
+		if s.entries += len(ents); s.entries > s.budget {
+			s.truncated = true
+			return
+		}
+		s.visited[d.rel] = true
+		has := map[string]bool{}
+		for _, e := range ents {
+			has[e.Name()] = true
+		}
+		if has["HEAD"] && (has["commondir"] || has["objects"] && has["refs"]) && d.rel != "." {
+			// A bare repository or a git directory reached as a plain
+			// directory: its insides are the git directory's, not a tree.
+			s.gitDir(d.rel, d.rel, filepath.Dir(s.abs(d.rel)), 0)
+			continue
+		}
+		if d.rel == "." && has["HEAD"] && has["objects"] && has["refs"] {
+			s.gitDir(".", ".", "", 0)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			rel := filepath.Join(d.rel, name)
+			typ := e.Type()
+			switch {
+			case strings.EqualFold(name, ".git"):
+				if typ.IsDir() {
+					s.gitDir(rel, d.rel, abs, 0)
+				} else {
+					s.add(rel, hsGitPointer, d.rel)
+					if t, ok := s.pointerTarget(rel); ok {
+						s.gitDir(t, d.rel, abs, 0)
+					}
+				}
+			case strings.EqualFold(name, ".hg") && typ.IsDir():
+				s.add(filepath.Join(rel, "hgrc"), hsVCSConfig, d.rel)
+			case strings.EqualFold(name, ".jj") && typ.IsDir():
+				s.add(filepath.Join(rel, "repo", "config.toml"), hsVCSConfig, d.rel)
+			case !typ.IsDir():
+			case d.mode == hsPackage:
+				if strings.EqualFold(name, "node_modules") {
+					queue = append(queue, dir{rel, hsNodeModules})
+				}
+			case d.mode == hsNodeModules && strings.HasPrefix(name, "@"):
+				queue = append(queue, dir{rel, hsNodeModules}) // a scope
+			case d.mode == hsNodeModules:
+				queue = append(queue, dir{rel, hsPackage})
+			case strings.EqualFold(name, "node_modules"):
+				queue = append(queue, dir{rel, hsNodeModules})
+			default:
+				queue = append(queue, dir{rel, hsNormal})
+			}
+		}
+	}
+}
+
+func (s *hostSnapshot) abs(rel string) string { return filepath.Join(s.ws, rel) }
+
+// add records rel when it exists (without following a symlink).
+func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
+	fi, err := os.Lstat(s.abs(rel))
+	if err != nil {
+		return false
+	}
+	s.items[rel] = hsItem{kind: kind, sig: sigOf(fi), from: from}
+	if s.keep && (kind == hsGitConfig || kind == hsVCSConfig) && fi.Mode().IsRegular() {
+		if b, err := readRegular(s.abs(rel)); err == nil {
+			s.content[rel] = b
+		}
+	}
+	return true
+}
+
+// pointerTarget is where a .git pointer file or symlink leads, relative,
+// when that is a directory inside the workspace.
+func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
+	abs := s.abs(rel)
+	var real string
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		r, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return "", false
+		}
+		real = r
+	} else if r, ok := readGitdirPointer(abs); ok {
+		real = r
+	} else {
+		return "", false
+	}
+	return s.inside(real)
+}
+
+// inside returns abs relative to the workspace when it lies in it.
+func (s *hostSnapshot) inside(abs string) (string, bool) {
+	rel, in := within(s.ws, abs)
+	if !in {
+		return "", false
+	}
+	return rel, true
+}
+
+// gitDir records what of git directory rel (relative) the host runs: its
+// config files, commondir, hooks (and the directory core.hooksPath names),
+// and the same for the git directories of its submodules and linked
+// worktrees. worktree is the directory the repository's work tree most
+// likely is (for a relative core.hooksPath).
+func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
+	if s.gitdirs[rel] {
+		return
+	}
+	s.gitdirs[rel] = true
+	for _, n := range []string{"config", "config.worktree"} {
+		s.add(filepath.Join(rel, n), hsGitConfig, from)
+	}
+	s.add(filepath.Join(rel, "commondir"), hsCommondir, from)
+	hooks := filepath.Join(rel, "hooks")
+	if fi, err := os.Lstat(s.abs(hooks)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		s.add(hooks, hsHook, from) // the link itself: it can lead anywhere
+	} else {
+		s.hooksDir(hooks, from)
+	}
+	if hp := hooksDirOf(s.abs(rel), worktree); hp != "" {
+		if hrel, ok := s.inside(hp); ok && hrel != "." && hrel != hooks {
+			s.hooksDir(hrel, from)
+		}
+	}
+	if depth >= maxHostScanModules {
+		return
+	}
+	s.modules(filepath.Join(rel, "modules"), from, depth+1)
+	if ents, err := os.ReadDir(s.abs(filepath.Join(rel, "worktrees"))); err == nil {
+		s.entries += len(ents)
+		for _, e := range ents {
+			if e.IsDir() {
+				s.gitDir(filepath.Join(rel, "worktrees", e.Name()), from, "", depth+1)
+			}
+		}
+	}
+}
+
+// hooksDir records the entries of a hooks directory, except git's own
+// *.sample files, which git never runs.
+func (s *hostSnapshot) hooksDir(rel, from string) {
+	ents, err := os.ReadDir(s.abs(rel))
+	if err != nil {
+		return
+	}
+	s.entries += len(ents)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".sample") {
+			s.add(filepath.Join(rel, e.Name()), hsHook, from)
+		}
+	}
+}
+
+// modules finds submodules' git directories below rel (any directory that
+// looks like a git directory, or holds config or hooks: a half-made one
+// becomes one with a HEAD), and the directories of names with slashes.
+func (s *hostSnapshot) modules(rel, from string, depth int) {
+	ents, err := os.ReadDir(s.abs(rel))
+	if err != nil || depth > maxHostScanModules {
+		return
+	}
+	s.entries += len(ents)
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(rel, e.Name())
+		if gitDirLike(s.abs(sub)) {
+			s.gitDir(sub, from, "", depth)
+		} else {
+			s.modules(sub, from, depth+1)
+		}
+	}
+}
+
+// covers reports whether the snapshot looked where rel was found from: a
+// complete snapshot looked everywhere; an incomplete one only at the
+// directories it visited.
+func (s *hostSnapshot) covers(it hsItem) bool {
+	return !s.truncated || s.visited[it.from]
+}

@@ -1,0 +1,408 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// What custos does with host config a command created or changed (see
+// hostconfig.go), before the command's result leaves the sandbox package.
+//
+// Set aside means moved out of the workspace into custos' state directory
+// (QuarantineDir: a directory of the run under <state>/quarantine), never
+// into the workspace: a quarantine the host's tools can see would still be
+// a repository git finds, and nothing there is mounted into a sandbox, so
+// no later command can put it back. What is kept there loses its execute
+// bits. Stripped means the file stays, minus the entries that are not
+// inert; the version the command left is kept in the quarantine all the
+// same. The result tells the model, and Result.HostConfig carries it to
+// the activity's result and the job's record.
+
+// HostConfigChange is one thing a command left that a tool on the host
+// would run or take direction from, and what custos did with it.
+type HostConfigChange struct {
+	// Path is relative to the workspace.
+	Path string `json:"path"`
+	// What it is: "git hook", "git config", "git directory pointer",
+	// "git commondir", "version-control config".
+	What string `json:"what"`
+	// Action: "set aside", "stripped of core.fsmonitor, core.pager", ...
+	Action string `json:"action"`
+}
+
+func (c HostConfigChange) String() string {
+	return fmt.Sprintf("%s (%s): %s", c.Path, c.What, c.Action)
+}
+
+// hostGuard is one command's watch over host config: the snapshot taken
+// before it, and where to keep what is set aside.
+type hostGuard struct {
+	ws     string
+	before *hostSnapshot
+	qroot  string
+	budget int
+}
+
+// guardHostConfig takes the snapshot before a command in ws (canonical).
+func (c Config) guardHostConfig(ws string) *hostGuard {
+	return &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true),
+		qroot: c.quarantineDir(), budget: c.HostScanEntries}
+}
+
+// quarantineDir is Config.QuarantineDir, or <state>/quarantine beside the
+// workspace caches (neither is ever mounted into a sandbox).
+func (c Config) quarantineDir() string {
+	switch {
+	case c.QuarantineDir != "":
+		return c.QuarantineDir
+	case c.CacheDir != "":
+		return filepath.Join(filepath.Dir(filepath.Clean(c.CacheDir)), "quarantine")
+	}
+	if d, err := DefaultCacheDir(); err == nil {
+		return filepath.Join(filepath.Dir(d), "quarantine")
+	}
+	return filepath.Join(os.TempDir(), "custos-quarantine")
+}
+
+// finish runs after the command, however it ended: it finds what the
+// command created or changed and neutralises it, and records that in res.
+func (g *hostGuard) finish(res *Result) {
+	after := takeHostSnapshot(g.ws, g.budget, false)
+	q := &quarantine{root: g.qroot, ws: g.ws}
+	paths := make([]string, 0, len(after.items))
+	for rel := range after.items {
+		paths = append(paths, rel)
+	}
+	slices.Sort(paths)
+	unchecked := 0
+	for _, rel := range paths {
+		it := after.items[rel]
+		old, had := g.before.items[rel]
+		if had && old.sig == it.sig {
+			continue // the command did not touch it
+		}
+		if !had && !g.before.covers(it) {
+			unchecked++ // the snapshot never looked there: not ours to judge
+			continue
+		}
+		if c, ok := g.neutralise(rel, it, had, after, q); ok {
+			res.HostConfig = append(res.HostConfig, c)
+		}
+	}
+	if len(res.HostConfig) > 0 {
+		res.HostConfigKept = q.dir
+		q.manifest(res.HostConfig)
+	}
+	if g.before.truncated || after.truncated {
+		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this command may have left for the host to run", after.budget, after.budget)
+		if unchecked > 0 {
+			res.HostConfigUnchecked += fmt.Sprintf("; %d such files were left as they are because custos could not tell whether the command made them", unchecked)
+		}
+	}
+}
+
+// neutralise handles one created or changed item.
+func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnapshot, q *quarantine) (HostConfigChange, bool) {
+	c := HostConfigChange{Path: rel, What: it.kind.String()}
+	abs := after.abs(rel)
+	if it.kind != hsHook && !it.sig.mode.IsRegular() {
+		// A symbolic link can lead to a file the next command changes
+		// without touching the link; a FIFO or a device is no config.
+		c.Action = q.setAside(rel)
+		return c, true
+	}
+	switch it.kind {
+	case hsHook:
+		c.Action = q.setAside(rel)
+	case hsCommondir:
+		b, err := readRegular(abs)
+		target := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		if err == nil && target != "" && after.isGitDir(target) {
+			return c, false
+		}
+		c.Action = q.setAside(rel)
+	case hsGitPointer:
+		if t, ok := after.pointerTarget(rel); ok && after.gitdirs[t] {
+			return c, false // a repository the walk sees, judged on its own
+		}
+		c.Action = q.setAside(rel)
+	case hsGitConfig:
+		return g.gitConfig(c, rel, had, q)
+	case hsVCSConfig:
+		old, kept := g.before.content[rel]
+		if !had || !kept {
+			c.Action = q.setAside(rel)
+			return c, true
+		}
+		cur, _ := readRegular(abs)
+		q.keep(rel, cur)
+		if err := writeReplacing(abs, old); err != nil {
+			c.Action = q.setAside(rel)
+			return c, true
+		}
+		c.Action = "restored to what it was before the command"
+	}
+	return c, true
+}
+
+// isGitDir reports whether abs (symlinks resolved) is a git directory the
+// walk found.
+func (s *hostSnapshot) isGitDir(abs string) bool {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	rel, ok := s.inside(real)
+	return ok && s.gitdirs[rel]
+}
+
+// gitConfig strips a git config file of the entries the command added that
+// are not inert; without git on the worker, or when git cannot read the
+// file, the file is set aside whole.
+func (g *hostGuard) gitConfig(c HostConfigChange, rel string, had bool, q *quarantine) (HostConfigChange, bool) {
+	abs := filepath.Join(g.ws, rel)
+	git, ok := findHostGit()
+	data, err := readRegular(abs)
+	if !ok || err != nil {
+		c.Action = q.setAside(rel)
+		return c, true
+	}
+	stage, err := os.MkdirTemp("", "custos-hostconfig-")
+	if err != nil {
+		c.Action = q.setAside(rel)
+		return c, true
+	}
+	defer os.RemoveAll(stage)
+	old, kept := g.before.content[rel]
+	active, err := git.activeEntries(stage, data, old, had && kept)
+	switch {
+	case err != nil:
+		c.Action = q.setAside(rel) + " (git cannot read it)"
+		return c, true
+	case len(active) == 0:
+		return c, false
+	}
+	q.keep(rel, data)
+	stripped, err := git.strip(stage, data, active)
+	if err == nil {
+		var left []gitEntry
+		if left, err = git.activeEntries(stage, stripped, old, had && kept); err == nil && len(left) > 0 {
+			err = fmt.Errorf("%d entries remain", len(left))
+		}
+	}
+	if err == nil {
+		err = writeReplacing(abs, stripped)
+	}
+	if err != nil {
+		c.Action = q.setAside(rel)
+		return c, true
+	}
+	keys := make([]string, 0, len(active))
+	for _, e := range active {
+		if !slices.Contains(keys, e.key) {
+			keys = append(keys, e.key)
+		}
+	}
+	c.Action = "stripped of " + strings.Join(keys, ", ")
+	return c, true
+}
+
+// writeReplacing writes data to path by a rename of a new file in the same
+// directory (never through a link at path), keeping path's permissions.
+func writeReplacing(path string, data []byte) error {
+	perm := fs.FileMode(0o644)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		perm = fi.Mode().Perm() &^ 0o111
+	}
+	tmp := filepath.Join(filepath.Dir(path), ".custos-host-config-"+randHex())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+func randHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// quarantine is one run's directory under root, made when first needed.
+type quarantine struct {
+	root, ws, dir string
+	err           error
+}
+
+func (q *quarantine) open() error {
+	if q.dir != "" || q.err != nil {
+		return q.err
+	}
+	if q.err = os.MkdirAll(q.root, 0o700); q.err != nil {
+		return q.err
+	}
+	name := time.Now().UTC().Format("20060102T150405Z") + "-" + filepath.Base(q.ws) + "-" + randHex()
+	d := filepath.Join(q.root, name)
+	if q.err = os.Mkdir(d, 0o700); q.err == nil {
+		q.dir = d
+	}
+	return q.err
+}
+
+// setAside moves rel out of the workspace into the quarantine, and says
+// what became of it. When it cannot be kept it is removed all the same:
+// what the host would run must not stay.
+func (q *quarantine) setAside(rel string) string {
+	src := filepath.Join(q.ws, rel)
+	err := q.open()
+	if err == nil {
+		dst := filepath.Join(q.dir, rel)
+		if err = os.MkdirAll(filepath.Dir(dst), 0o700); err == nil {
+			err = os.Rename(src, dst)
+			if errors.Is(err, syscall.EXDEV) {
+				if err = copyTree(src, dst); err == nil {
+					err = os.RemoveAll(src)
+				}
+			}
+			defang(dst)
+		}
+	}
+	if err != nil {
+		if rerr := os.RemoveAll(src); rerr != nil {
+			return fmt.Sprintf("could NOT be removed (%v)", rerr)
+		}
+		return fmt.Sprintf("removed (could not be kept: %v)", err)
+	}
+	return "set aside"
+}
+
+// keep stores the version of rel the command left, before it is stripped.
+func (q *quarantine) keep(rel string, data []byte) {
+	if q.open() != nil {
+		return
+	}
+	dst := filepath.Join(q.dir, rel)
+	if os.MkdirAll(filepath.Dir(dst), 0o700) == nil {
+		_ = os.WriteFile(dst, data, 0o600)
+	}
+}
+
+// manifest records the run's changes beside what was kept.
+func (q *quarantine) manifest(cs []HostConfigChange) {
+	if q.dir == "" {
+		return
+	}
+	b, _ := json.MarshalIndent(struct {
+		Workspace string             `json:"workspace"`
+		Time      time.Time          `json:"time"`
+		Changes   []HostConfigChange `json:"changes"`
+	}{q.ws, time.Now().UTC(), cs}, "", "  ")
+	_ = os.WriteFile(filepath.Join(q.dir, "manifest.json"), append(b, '\n'), 0o600)
+}
+
+// defang takes the execute bits off what was set aside.
+func defang(root string) {
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		} else {
+			_ = os.Chmod(p, 0o600)
+		}
+		return nil
+	})
+}
+
+// maxQuarantineCopy bounds a cross-device copy into the quarantine.
+const maxQuarantineCopy = 64 << 20
+
+// copyTree copies src (a file, a symlink or a directory) to dst, for a
+// quarantine on another file system; too much to copy is an error.
+func copyTree(src, dst string) error {
+	budget := int64(maxQuarantineCopy)
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(t, to)
+		case d.IsDir():
+			return os.MkdirAll(to, 0o700)
+		case !d.Type().IsRegular():
+			return nil // a FIFO or device: nothing to keep
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		n, err := io.Copy(out, io.LimitReader(in, budget+1))
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if budget -= n; err == nil && budget < 0 {
+			err = fmt.Errorf("more than %d bytes", maxQuarantineCopy)
+		}
+		return err
+	})
+}
+
+// HostConfigNote is what the model is told about Result.HostConfig and
+// Result.HostConfigUnchecked ("" when there is nothing to say).
+func (r Result) HostConfigNote() string {
+	var parts []string
+	if len(r.HostConfig) > 0 {
+		items := make([]string, len(r.HostConfig))
+		for i, c := range r.HostConfig {
+			items[i] = c.String()
+		}
+		s := "custos neutralised what this command left for tools on the host to run " +
+			"(git on the host runs hooks and config such as core.fsmonitor in any repository an editor or shell prompt shows): " +
+			strings.Join(items, "; ")
+		if r.HostConfigKept != "" {
+			s += ". The originals are kept for the user in " + r.HostConfigKept
+		}
+		parts = append(parts, s+". Do not recreate them; if the work needs them, ask the user to set them up on the host")
+	}
+	if r.HostConfigUnchecked != "" {
+		parts = append(parts, r.HostConfigUnchecked)
+	}
+	return strings.Join(parts, ". ")
+}

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGitKeyInert(t *testing.T) {
+	for _, k := range []string{"core.repositoryformatversion", "core.bare", "core.worktree", "user.name",
+		"remote.origin.url", "remote.my.dotted.name.fetch", "branch.main.merge", "submodule.lib/x.url",
+		"color.diff.meta", "extensions.worktreeconfig", "Core.FileMode"} {
+		assert.True(t, gitKeyInert(k), k)
+	}
+	for _, k := range []string{"core.fsmonitor", "core.pager", "core.editor", "core.sshcommand", "core.hookspath",
+		"core.askpass", "core.gitproxy", "core.alternaterefscommand", "pager.log", "diff.external", "diff.x.textconv", "diff.x.command",
+		"merge.x.driver", "filter.x.clean", "filter.x.process", "credential.helper", "credential.https://x.helper",
+		"alias.st", "sequence.editor", "include.path", "includeif.gitdir:/x.path", "url.ext::sh.insteadof",
+		"protocol.ext.allow", "remote.origin.uploadpack", "remote.origin.receivepack", "submodule.x.update",
+		"gpg.program", "uploadpack.packobjectshook", "core", "nodot"} {
+		assert.False(t, gitKeyInert(k), k)
+	}
+}
+
+// Git's own reading decides what a config file holds: spellings a
+// hand-written parser might miss are found because git itself lists them.
+func TestGitConfigActiveEntriesAsGitReadsThem(t *testing.T) {
+	git, ok := findHostGit()
+	if !ok {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	for name, cfg := range map[string]string{
+		"continuation":      "[core]\n\tbare = false \\\n\n\tfsmonitor = touch x\n",
+		"old subsection":    "[diff.x]\n\ttextconv = sh\n",
+		"section on a line": "[core] fsmonitor = sh\n",
+		"case":              "[CORE]\n\tFSMonitor = sh\n",
+		"quoted":            "[core]\n\tpager = \"sh -c 'id'\" ; comment\n",
+		"bare key":          "[alias]\n\tst\n",
+		"include":           "[include]\n\tpath = /tmp/elsewhere\n",
+	} {
+		es, err := git.activeEntries(dir, []byte(cfg), nil, false)
+		require.NoError(t, err, name)
+		assert.NotEmpty(t, es, "%s: git reads an active entry in %q", name, cfg)
+	}
+	es, err := git.activeEntries(dir, []byte("[core]\n\tbare = false\n[user]\n\tname = x\n"), nil, false)
+	require.NoError(t, err)
+	assert.Empty(t, es)
+	_, err = git.activeEntries(dir, []byte("[core\n\tfsmonitor = sh\n"), nil, false)
+	assert.Error(t, err, "git refuses a broken file; custos sets it aside")
+	old := []byte("[core]\n\tpager = less\n")
+	es, err = git.activeEntries(dir, []byte("[core]\n\tpager = less\n\tpager = sh\n"), old, true)
+	require.NoError(t, err)
+	assert.Equal(t, []gitEntry{{key: "core.pager", value: "sh", hasValue: true}}, es, "only what was added")
+}
+
+// A workspace larger than the budget is checked as far as the budget goes
+// and says so; what the snapshot never looked at is not touched.
+func TestHostConfigBudget(t *testing.T) {
+	ws := t.TempDir()
+	for i := range 50 {
+		writeFile(t, filepath.Join(ws, fmt.Sprintf("d%02d", i), "f"), "x")
+	}
+	deep := filepath.Join(ws, "d49", "repo", ".git")
+	writeFile(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(deep, "config"), "[core]\n\tfsmonitor = sh\n")
+	g := Config{HostScanEntries: 20, QuarantineDir: t.TempDir()}.guardHostConfig(ws)
+	require.True(t, g.before.truncated)
+	writeFile(t, filepath.Join(deep, "hooks", "pre-commit"), "#!/bin/sh\n")
+	var res Result
+	g.finish(&res)
+	assert.Empty(t, res.HostConfig)
+	assert.Contains(t, res.HostConfigUnchecked, "more than 20 directory entries")
+	assert.Contains(t, res.HostConfigNote(), "checked only")
+	assert.FileExists(t, filepath.Join(deep, "config"))
+	assert.FileExists(t, filepath.Join(deep, "hooks", "pre-commit"))
+}
+
+// The snapshot looks into node_modules only at package level.
+func TestHostSnapshotNodeModulesPackages(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "node_modules/a/lib/deep/.git", "src/x/y/z/w/.git"} {
+		writeFile(t, filepath.Join(ws, d, "config"), "")
+	}
+	s := takeHostSnapshot(ws, 0, false)
+	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "src/x/y/z/w/.git"} {
+		assert.True(t, s.gitdirs[d], d)
+	}
+	assert.False(t, s.gitdirs["node_modules/a/lib/deep/.git"], "inside a package: not read")
+}
+
+// BenchmarkHostConfigScan is the cost the scan adds to every Bash call: a
+// snapshot before and a scan after, on a 20,000-file workspace (2,000
+// directories of 10 files, three repositories, a node_modules of 200
+// packages of 100 files counted on top).
+func BenchmarkHostConfigScan(b *testing.B) {
+	ws := b.TempDir()
+	mk := func(p, c string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	files := 0
+	for d := range 2000 {
+		dir := filepath.Join(ws, fmt.Sprintf("pkg%02d", d/100), fmt.Sprintf("m%02d", d/10%10), fmt.Sprintf("d%d", d%10))
+		for f := range 10 {
+			mk(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), "package x\n")
+			files++
+		}
+	}
+	for _, r := range []string{".", "pkg03/m01", "pkg07/m02/d3"} {
+		g := filepath.Join(ws, r, ".git")
+		mk(filepath.Join(g, "HEAD"), "ref: refs/heads/main\n")
+		mk(filepath.Join(g, "config"), "[core]\n\tbare = false\n")
+		for _, h := range []string{"pre-commit.sample", "pre-push.sample", "update.sample"} {
+			mk(filepath.Join(g, "hooks", h), "#!/bin/sh\n")
+		}
+		mk(filepath.Join(g, "objects", "info", "x"), "")
+		mk(filepath.Join(g, "refs", "heads", "main"), "0\n")
+	}
+	for p := range 200 {
+		for f := range 100 {
+			mk(filepath.Join(ws, "node_modules", fmt.Sprintf("p%d", p), "lib", fmt.Sprintf("f%d.js", f)), "x\n")
+		}
+	}
+	b.Logf("%d files outside node_modules, 20000 inside", files)
+	cfg := Config{QuarantineDir: b.TempDir()}
+	b.ResetTimer()
+	for b.Loop() {
+		g := cfg.guardHostConfig(ws)
+		var res Result
+		g.finish(&res)
+		if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" {
+			b.Fatalf("unexpected: %+v", res)
+		}
+	}
+}
