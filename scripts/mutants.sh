@@ -50,6 +50,12 @@ mutant "no .git/hooks protection in the sandbox" \
 	sandbox/protected_gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)' '_ = fi' \
 	sandbox/protected_gitdirs.go 'p.placeholder(hooks)' '_ = hooks'
 
+# Git on the host would then run the fsmonitor, hooks and pointers a
+# command plants in a repository it creates below the root.
+mutant "the post-command scan off (host config left as the command made it)" \
+	"./sandbox" "HostConfig" \
+	sandbox/bwrap.go 'defer func() { guard.finish(&res) }()' 'defer func() { _ = guard }()'
+
 mutant "approval timer allows instead of denying" \
 	"./workflows" "Timeout|Timer|Deadline|Pipeline" \
 	workflows/calls.go 'approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason}' \
