@@ -32,7 +32,12 @@ const (
 	ModeUpdate     = "mode"
 )
 
-// Pending is a tool call that started waiting for a person.
+// Pending is a tool call that started waiting for a person. Summary and
+// Preview are display text (rendered by package display: nothing in them is
+// interpreted by a screen); Reason and the IDs are as the job has them, and
+// Input is the exact JSON the tool runs with. A channel shows Summary and
+// Preview through display.SafeLine and display.Safe, anything else through
+// display's other functions.
 type Pending struct {
 	JobID     string          `json:"jobId"`
 	CallID    string          `json:"callId"`

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -67,7 +68,7 @@ func (b *Bot) statusText(ctx context.Context, job string) string {
 	}
 	s := fmt.Sprintf("job %s: %s, turn %d, mode %s, %d call(s) waiting", job, st.State, st.Turn, st.Mode, len(st.Pending))
 	for _, p := range st.Pending {
-		s += fmt.Sprintf("\n• %s %s (call %s)", p.Tool, oneLine(p.Summary, 200), p.CallID)
+		s += fmt.Sprintf("\n• %s %s (call %s)", escape(display.Line(p.Tool, 100)), escape(oneLine(display.SafeLine(p.Summary), 200)), escape(display.Line(p.CallID, 200)))
 	}
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -94,9 +95,9 @@ func decidedText(r workflows.DecideResult) string {
 	if r.Answer == "always" || r.Answer == "never" {
 		verb += " (" + r.Answer + ")"
 	}
-	s := verb + " " + oneLine(cmpOr(r.Summary, r.Tool), maxSummary)
+	s := verb + " " + escape(oneLine(cmpOr(display.SafeLine(r.Summary), r.Tool), maxSummary))
 	if r.Rule != "" {
-		s += "; rule learned: " + r.Rule
+		s += "; rule learned: " + escape(display.Line(r.Rule, 400))
 	}
 	return s
 }

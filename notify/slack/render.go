@@ -1,16 +1,17 @@
 package slack
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -52,11 +53,17 @@ type ButtonValue struct {
 }
 
 // pendingMessage renders the approval request: fallback text and blocks.
+// What the model wrote is shown through package display (escape sequences
+// and invisible characters visible, a long text's head and tail) and then
+// escaped for mrkdwn; the summary and preview come rendered from the
+// workflow and pass display.Safe, which leaves rendered text as it is.
 func pendingMessage(p notify.Pending) (string, []slack.Block) {
+	// The buttons carry the call as it is: the job answers to it.
 	value, _ := json.Marshal(ButtonValue{Job: p.JobID, Call: p.CallID})
+	p = shownPending(p)
 	head := headerText(p.JobID, p.Tool, p.Summary)
 	fields := []*slack.TextBlockObject{
-		mrkdwn("*Why it asks*\n" + truncate(cmpOr(p.Reason, "no rule decided it"), maxFieldText)),
+		mrkdwn("*Why it asks*\n" + truncate(cmpOr(display.Line(p.Reason, maxFieldText/2), "no rule decided it"), maxFieldText)),
 		mrkdwn("*Denied unless answered by*\n" + slackDate(p.Deadline, "{date_short_pretty} at {time}")),
 		mrkdwn("*Mode*\n" + escape(cmpOr(p.Mode, "default"))),
 		mrkdwn("*Call*\n`" + code(p.CallID, 200) + "`"),
@@ -89,6 +96,9 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 
 // decidedMessage renders the outcome; the buttons are gone.
 func decidedMessage(d notify.Decided) (string, []slack.Block) {
+	d.JobID, d.CallID, d.Summary = display.Line(d.JobID, 200), display.Line(d.CallID, 200), display.SafeLine(d.Summary)
+	d.By, d.Channel, d.Rule = display.Line(d.By, 200), display.Line(d.Channel, 200), display.Line(d.Rule, 400)
+	d.Reason = display.Line(d.Reason, 900)
 	outcome := outcomeText(d)
 	blocks := []slack.Block{
 		slack.NewSectionBlock(mrkdwn(headerText(d.JobID, d.Tool, d.Summary)), nil, nil),
@@ -96,6 +106,14 @@ func decidedMessage(d notify.Decided) (string, []slack.Block) {
 	}
 	text := fmt.Sprintf("custos: %s in job %s: %s", escape(oneLine(cmpOr(d.Summary, d.Tool), maxSummary)), escape(d.JobID), outcome)
 	return text, blocks
+}
+
+// shownPending is p with what people read of it rendered by package
+// display: names and reasons escaped, the summary and preview made safe.
+func shownPending(p notify.Pending) notify.Pending {
+	p.JobID, p.CallID, p.Mode = display.Line(p.JobID, 200), display.Line(p.CallID, 200), display.Line(p.Mode, 100)
+	p.Summary, p.Preview = display.SafeLine(p.Summary), display.Safe(p.Preview)
+	return p
 }
 
 // outcomeText says what became of the call and who or what decided.
@@ -161,21 +179,27 @@ func slackDate(t time.Time, format string) string {
 // inputModal shows the full input of a call, pretty-printed, in as many
 // sections as Block Kit allows, truncated with a count beyond that.
 func inputModal(job string, p workflows.PendingAsk) slack.ModalViewRequest {
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, p.Input, "", "  ") != nil {
-		pretty.Reset()
-		pretty.Write(p.Input)
-	}
-	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(headerText(job, p.Tool, p.Summary)), nil, nil)}
-	rest := pretty.String()
-	for rest != "" && len(blocks) < maxModalBlocks-1 {
+	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(headerText(display.Line(job, 200), p.Tool, display.SafeLine(p.Summary))), nil, nil)}
+	rest := display.Input(p.Input)
+	// Beyond what a modal holds, the head and the tail of the input, with
+	// the count of what is left out between them.
+	section := func(chunk string) slack.Block { return slack.NewSectionBlock(mrkdwn("```"+chunk+"```"), nil, nil) }
+	headBlocks, tailBlocks := (maxModalBlocks-2)*2/3, (maxModalBlocks-2)-(maxModalBlocks-2)*2/3
+	for rest != "" && len(blocks) <= headBlocks {
 		chunk, n := escapedPrefix(rest, maxSectionText-10)
 		rest = rest[n:]
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn("```"+chunk+"```"), nil, nil))
+		blocks = append(blocks, section(chunk))
+	}
+	var tail []slack.Block
+	for rest != "" && len(tail) < tailBlocks {
+		chunk, start := escapedSuffix(rest, maxSectionText-10)
+		rest = rest[:start]
+		tail = append([]slack.Block{section(chunk)}, tail...)
 	}
 	if rest != "" {
 		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(omitted(rest))))
 	}
+	blocks = append(blocks, tail...)
 	return slack.ModalViewRequest{
 		Type:   slack.VTModal,
 		Title:  slack.NewTextBlockObject(slack.PlainTextType, "Tool call input", false, false),
@@ -185,15 +209,23 @@ func inputModal(job string, p workflows.PendingAsk) slack.ModalViewRequest {
 }
 
 // codeBlock is title plus s in a code block, the whole at most max
-// characters, truncated with a count of what was left out.
+// characters: a longer s shows its head and its tail, with the count of
+// what is left out between them, so its end never disappears.
 func codeBlock(title, s string, max int) string {
 	budget := max - len(title) - len("``````") - 80 // 80: the count line
 	body, n := escapedPrefix(s, budget)
-	out := title + "```" + body + "```"
-	if n < len(s) {
-		out += "\n" + omitted(s[n:])
+	if n == len(s) {
+		return title + "```" + body + "```"
 	}
-	return out
+	head, hn := escapedPrefix(s, budget*2/3)
+	tail, tn := escapedSuffix(s[hn:], budget-len(head))
+	return title + "```" + head + "\n" + leftOut(s[hn:hn+tn]) + "\n" + tail + "```"
+}
+
+// leftOut counts what a shortened text leaves out, in package display's
+// notation.
+func leftOut(rest string) string {
+	return fmt.Sprintf("⟨… %d characters (%d lines) left out …⟩", utf8.RuneCountInString(rest), strings.Count(rest, "\n")+1)
 }
 
 func omitted(rest string) string {
@@ -237,6 +269,25 @@ func escapedPrefix(s string, max int) (string, int) {
 		n += size
 	}
 	return b.String(), n
+}
+
+// escapedSuffix is escapedPrefix from the end: the longest suffix of s
+// whose escaped form fits in max bytes, and where in s it starts.
+func escapedSuffix(s string, max int) (string, int) {
+	var pieces []string
+	size, start := 0, len(s)
+	for start > 0 {
+		_, n := utf8.DecodeLastRuneInString(s[:start])
+		piece, _ := escapedPrefix(s[start-n:start], 16)
+		if size+len(piece) > max {
+			break
+		}
+		pieces = append(pieces, piece)
+		size += len(piece)
+		start -= n
+	}
+	slices.Reverse(pieces)
+	return strings.Join(pieces, ""), start
 }
 
 // escape is Slack's required escaping of &, < and > in mrkdwn: without it a

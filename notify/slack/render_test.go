@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -96,15 +97,23 @@ func TestPreviewTruncation(t *testing.T) {
 	got := section.Text.Text
 	assert.LessOrEqual(t, utf8.RuneCountInString(got), 3000, "Block Kit's section text limit")
 	assert.True(t, utf8.ValidString(got), "cut on a rune boundary")
-	// The count names exactly what was left out.
-	shown := strings.TrimPrefix(got[:strings.LastIndex(got, "```")], "*What it would do*\n```")
-	require.True(t, strings.HasPrefix(p.Preview, shown))
-	rest := p.Preview[len(shown):]
-	assert.Contains(t, got, fmt.Sprintf("_… %d more characters (%d lines) not shown_", utf8.RuneCountInString(rest), strings.Count(rest, "\n")+1))
+	// Head and tail, the count naming exactly what was left out: the end
+	// of the preview never disappears.
+	body := strings.TrimSuffix(strings.TrimPrefix(got, "*What it would do*\n```"), "```")
+	head, rest, ok := strings.Cut(body, "\n⟨… ")
+	require.True(t, ok, got)
+	count, tail, ok := strings.Cut(rest, " …⟩\n")
+	require.True(t, ok, got)
+	require.True(t, strings.HasPrefix(p.Preview, head))
+	require.True(t, strings.HasSuffix(p.Preview, tail))
+	assert.True(t, strings.HasSuffix(got, "+line 499 ünïcode```"), "the last line is shown")
+	middle := p.Preview[len(head) : len(p.Preview)-len(tail)]
+	assert.Equal(t, fmt.Sprintf("%d characters (%d lines) left out", utf8.RuneCountInString(middle), strings.Count(middle, "\n")+1), count)
+	assert.Greater(t, len(tail), 500, "a fair share of the budget goes to the tail")
 
 	// A short preview is shown whole, with no count.
 	_, blocks = pendingMessage(pending())
-	assert.NotContains(t, blocks[2].(*slack.SectionBlock).Text.Text, "not shown")
+	assert.NotContains(t, blocks[2].(*slack.SectionBlock).Text.Text, "left out")
 }
 
 // Tool input is data: it can neither mention people, fake a link nor close
@@ -164,11 +173,79 @@ func TestInputModal(t *testing.T) {
 	assert.LessOrEqual(t, utf8.RuneCountInString(m.Title.Text), 24, "modal titles hold 24 characters")
 	js := blocksJSON(t, m.Blocks.BlockSet)
 	assert.Contains(t, js, "more characters")
+	last := m.Blocks.BlockSet[len(m.Blocks.BlockSet)-1].(*slack.SectionBlock).Text.Text
+	assert.True(t, strings.HasSuffix(last, "xxx\nfile_path: big.txt```"), "the input's end is shown: %q", last[max(0, len(last)-40):])
 	for _, b := range m.Blocks.BlockSet {
 		if s, ok := b.(*slack.SectionBlock); ok {
 			assert.LessOrEqual(t, utf8.RuneCountInString(s.Text.Text), 3000)
 		}
 	}
 	small := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Bash", Summary: "Bash ls -la", Input: json.RawMessage(`{"command":"ls -la"}`)})
-	assert.Contains(t, blocksJSON(t, small.Blocks.BlockSet), `\"command\": \"ls -la\"`)
+	assert.Contains(t, blocksJSON(t, small.Blocks.BlockSet), "```command: ls -la```")
+}
+
+// hostile is a command that hides what it does from a person reading it
+// raw: an erase of the line and a carriage return, an OSC 8 hyperlink, a
+// right-to-left override and a zero-width joiner.
+const hostile = "echo safe\x1b[2K\rrm -rf ~; printf '\x1b]8;;http://evil.example\x07click\x1b]8;;\x07'; echo \u202eabc; echo a\u200db"
+
+// hostileShown is how package display shows it on one line.
+const hostileShown = "echo safe⟨ESC⟩[2K⟨CR⟩rm -rf ~; printf '⟨ESC⟩]8;;http://evil.example⟨BEL⟩click⟨ESC⟩]8;;⟨BEL⟩'; echo ⟨U+202E⟩abc; echo a⟨U+200D⟩b"
+
+// What a person sees in Slack is what runs: the message, its fallback text
+// and the View input modal show escape sequences and invisible characters
+// escaped, whether the summary came rendered (as the workflow sends it) or
+// raw (from an older worker), and the call ID the model chose too.
+func TestSlackShowsCommandsEscaped(t *testing.T) {
+	s := fakeSlack(t)
+	n := testNotifier(s)
+	in, _ := json.Marshal(map[string]string{"command": hostile})
+	for i, summary := range []string{"Bash: " + hostileShown, "Bash: " + hostile} {
+		p := notify.Pending{JobID: "job-esc", CallID: fmt.Sprintf("c\x1b[31m%d", i), Tool: "Bash", Summary: summary, Input: in,
+			Reason: "asks: " + hostile, Preview: "Command:\n  " + hostileShown + "\nCommands:\n  echo ⟨U+202E⟩abc",
+			AskedAt: deadline.Add(-time.Minute), Deadline: deadline}
+		_, err := n.Pending(context.Background(), p)
+		require.NoError(t, err)
+	}
+	msgs := s.Messages()
+	require.Len(t, msgs, 2)
+	for _, m := range msgs {
+		var blocks []any
+		require.NoError(t, json.Unmarshal(m.Blocks, &blocks))
+		var texts []string
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for _, x := range v {
+					walk(x)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			case string:
+				texts = append(texts, v)
+			}
+		}
+		walk(blocks)
+		all := m.Text + "\n" + strings.Join(texts, "\n")
+		assert.Contains(t, all, "`Bash: "+strings.ReplaceAll(hostileShown, "`", "`\u200b")+"`")
+		assert.Contains(t, all, "asks: "+hostileShown)
+		assert.Contains(t, all, "```Command:\n  "+hostileShown+"\nCommands:\n  echo ⟨U+202E⟩abc```")
+		assert.Contains(t, all, "`c⟨ESC⟩[31m")
+		var value ButtonValue
+		require.NoError(t, json.Unmarshal([]byte(blocks[3].(map[string]any)["elements"].([]any)[0].(map[string]any)["value"].(string)), &value))
+		assert.True(t, strings.HasPrefix(value.Call, "c\x1b[31m"), "the buttons carry the call as the job knows it: %q", value.Call)
+		shown := strings.ReplaceAll(all, value.Call, "")
+		for _, raw := range []string{"\x1b", "\r", "\x07", "\u202e", "\u200d"} {
+			assert.NotContains(t, shown, raw, "Slack got %q raw", raw)
+		}
+	}
+	m := inputModal("job-esc", workflows.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash: " + hostile, Input: in})
+	js := blocksJSON(t, m.Blocks.BlockSet)
+	assert.Contains(t, js, strings.Trim(mustJSON("```command: "+hostileShown+"```"), `"`), "View input shows the whole input, escaped")
+	for _, raw := range []string{"\x1b", "\r", "\x07", "\u202e", "\u200d"} {
+		assert.NotContains(t, js, strings.Trim(mustJSON(raw), `"`), "the modal holds %q raw", raw)
+	}
 }

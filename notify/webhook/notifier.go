@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
 )
 
@@ -52,6 +53,9 @@ type Notifier struct {
 	done map[string]bool
 }
 
+// maxReason bounds a reason as a delivery shows it, in characters.
+const maxReason = 2000
+
 // maxDone bounds the memory of accepted deliveries.
 const maxDone = 10000
 
@@ -72,9 +76,15 @@ func New(cfg Config) *Notifier {
 // Name is the key of the references.
 func (n *Notifier) Name() string { return "webhook" }
 
-// Pending delivers a "pending" event.
+// Pending delivers a "pending" event. The fields meant to be read by people
+// (summary, reason, preview) are display text, rendered by package display:
+// escape sequences, control and invisible characters escaped, long text
+// shortened to its head and tail. Everything else is data, raw: input is
+// the exact JSON the tool runs with, callId and jobId what an answer names;
+// a receiver that shows them must escape them itself.
 func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error) {
 	id := deliveryID(EventPending, p.JobID, p.CallID, p.AskedAt)
+	p.Summary, p.Preview, p.Reason = display.SafeLine(p.Summary), display.Safe(p.Preview), display.Line(p.Reason, maxReason)
 	return id, n.deliver(ctx, EventPending, id, PendingEvent{Event: EventPending, Delivery: id, Pending: p})
 }
 
@@ -82,6 +92,7 @@ func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error
 func (n *Notifier) Decided(ctx context.Context, d notify.Decided, _ string) error {
 	id := deliveryID(EventDecided, d.JobID, d.CallID, d.At)
 	d.Refs = nil // other channels' references are nobody else's business
+	d.Summary, d.Reason = display.SafeLine(d.Summary), display.Line(d.Reason, maxReason)
 	return n.deliver(ctx, EventDecided, id, DecidedEvent{Event: EventDecided, Delivery: id, Decided: d})
 }
 

@@ -243,3 +243,32 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// A pending delivery's fields for people (summary, reason, preview) show a
+// command's escape sequences and invisible characters escaped, whether the
+// job sent them rendered or raw; input stays exactly what the tool runs.
+func TestDeliveryShowsCommandsEscaped(t *testing.T) {
+	const hostile = "echo safe\x1b[2K\rrm -rf ~; printf '\x1b]8;;http://evil.example\x07click\x1b]8;;\x07'; echo \u202eabc; echo a\u200db"
+	const shown = "echo safe⟨ESC⟩[2K⟨CR⟩rm -rf ~; printf '⟨ESC⟩]8;;http://evil.example⟨BEL⟩click⟨ESC⟩]8;;⟨BEL⟩'; echo ⟨U+202E⟩abc; echo a⟨U+200D⟩b"
+	rc, url := startReceiver(t, nil)
+	n := New(Config{URLs: []string{url}, Secret: secret})
+	p := pending()
+	in, _ := json.Marshal(map[string]string{"command": hostile})
+	p.Tool, p.Input, p.Summary, p.Reason = "Bash", in, "Bash: "+hostile, "asks: "+hostile
+	p.Preview = "Command:\n  " + shown + "\nCommands:\n  echo ⟨U+202E⟩abc"
+	_, err := n.Pending(context.Background(), p)
+	require.NoError(t, err)
+	require.NoError(t, n.Decided(context.Background(), notify.Decided{JobID: "job-1", CallID: "w1", Summary: "Bash: " + hostile,
+		Decision: "deny", Answer: "deny", Reason: "no: " + hostile, At: time.Unix(1_800_000_060, 0)}, ""))
+	got := rc.deliveries()
+	require.Len(t, got, 2)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(got[0].body, &body))
+	assert.Equal(t, "Bash: "+shown, body["summary"])
+	assert.Equal(t, "asks: "+shown, body["reason"])
+	assert.Equal(t, p.Preview, body["preview"], "a rendered preview is left as it is")
+	assert.Equal(t, map[string]any{"command": hostile}, body["input"], "input is the tool's, raw")
+	require.NoError(t, json.Unmarshal(got[1].body, &body))
+	assert.Equal(t, "Bash: "+shown, body["summary"])
+	assert.Equal(t, "no: "+shown, body["reason"])
+}
