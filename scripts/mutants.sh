@@ -86,6 +86,23 @@ mutant "Write rewrites the file in place (not atomic)" \
 	activities/tools.go 'root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)' \
 	'root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)'
 
+# A person would then be shown a command's ESC, CR and BEL raw: the
+# terminal, Slack or a browser runs the escape sequence and hides what runs.
+mutant "escapes passed raw (control characters shown as they are)" \
+	"./display ./workflows ./notify/..." "Escape|Escaped|Shown|Input|Safe" \
+	display/display.go $'case r < 0x20:\n\t\treturn "⟨" + c0[r] + "⟩", size' $'case r < 0x20:\n\t\treturn s[i : i+size], size'
+
+# A call the tool would refuse (or run with another field's value) would
+# then wait for a person, who approves what does not run.
+mutant "arguments the tool refuses are asked about (no pre-approval check)" \
+	"./workflows" "TestInvalidArguments" \
+	workflows/arguments.go 'err := api.CheckArguments(tool, input)' 'err, _ := error(nil), api.CheckArguments'
+
+# The tool would then run COMMAND's value after the policy judged command's.
+mutant "tools take a field in another case or twice" \
+	"./activities" "TestToolsRefuseFieldAliases|TestCheckArgumentsAgrees" \
+	activities/tools.go 'if err := exactFields(raw, v); err != nil {' 'if err := error(nil); err != nil {'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
