@@ -84,3 +84,22 @@ func TestValidArgumentsStillAsk(t *testing.T) {
 	assert.Equal(t, approval.LayerHuman, rec.Layer)
 	assert.Equal(t, "x", h.file("a.txt"))
 }
+
+// A hook that rewrites a call into arguments the tool would refuse (here
+// asking for the sandbox off) is refused at the hook layer, before anyone
+// is asked.
+func TestHookRewriteIntoInvalidArgumentsIsRefused(t *testing.T) {
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("b", "Bash", map[string]any{"command": "touch x.txt"})),
+		demomodel.Say("refused"),
+	), withSettings(settingsWithHook("Bash", "rewrite.sh")))
+	hookScript(h, "rewrite.sh", `cat >/dev/null; echo '{"decision":"ask","modifiedInput":{"command":"touch x.txt","sandbox":false}}'`)
+	_, err := h.run()
+	require.NoError(t, err)
+	d := h.decisions()["b"]
+	assert.Equal(t, approval.Deny, d.Decision)
+	assert.Equal(t, approval.LayerHook, d.Layer)
+	assert.Equal(t, `the hook rewrote the input into invalid arguments for Bash: unknown field "sandbox": Bash takes command, timeout, description; nobody was asked and nothing ran`, d.Reason)
+	assert.Empty(t, d.Approver)
+	assert.Empty(t, h.file("x.txt"))
+}
