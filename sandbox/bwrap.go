@@ -56,6 +56,8 @@ type bwrapSandbox struct {
 	// noHostGuard turns the post-command scan off: only for the tests'
 	// controls, which show what it stops.
 	noHostGuard bool
+	// listings speeds up the walks of the post-command scan (hostconfig.go).
+	listings *hostListings
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -86,7 +88,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		// Registered before undo, so it runs after it (placeholders gone),
 		// whatever the run returns: also after a kill, a timeout or an error
 		// once the command may have run.
-		guard := b.cfg.guardHostConfig(ws)
+		guard := b.cfg.guardHostConfig(ws, b.listings)
 		defer func() { guard.finish(&res) }()
 	}
 	var undo cleanups

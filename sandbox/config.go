@@ -173,7 +173,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
-	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg)}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg), listings: &hostListings{}}
 	limitNote := "process limit: RLIMIT_NPROC"
 	if os.Geteuid() == 0 && cfg.NProc > 0 {
 		pc, err := findPidsCgroup()

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // Config the host runs later, created by a command (issue 17 §3).
@@ -113,18 +115,87 @@ type hostSnapshot struct {
 	entries   int
 	budget    int
 	keep      bool // keep config content
+	dirs      *dirListings
 }
 
 // takeHostSnapshot walks ws (canonical) within budget entries; keep keeps
-// the content of config files.
-func takeHostSnapshot(ws string, budget int, keep bool) *hostSnapshot {
+// the content of config files. dirs (nil: none) holds the listings of an
+// earlier walk, reused where provably current, and receives this one's.
+func takeHostSnapshot(ws string, budget int, keep bool, dirs *dirListings) *hostSnapshot {
 	if budget <= 0 {
 		budget = defaultHostScanEntries
 	}
+	if dirs == nil {
+		dirs = newDirListings()
+	}
 	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
-		visited: map[string]bool{}, content: map[string][]byte{}, budget: budget, keep: keep}
+		visited: map[string]bool{}, content: map[string][]byte{}, budget: budget, keep: keep, dirs: dirs}
 	s.walk()
 	return s
+}
+
+// dirEnt is one directory entry: its name and type.
+type dirEnt struct {
+	name string
+	typ  fs.FileMode
+}
+
+// dirListing is a directory's entries as read, with the directory's
+// identity just before the read.
+type dirListing struct {
+	sig  fileSig
+	ents []dirEnt
+}
+
+// dirListings are the listings of the last walk of a workspace. A listing
+// is reused only when the directory's identity (inode, mtime, ctime) is the
+// same as just before it was read, and its ctime lies over a second before
+// that read: adding, removing or renaming an entry sets a directory's
+// ctime to now, and nothing without CAP_SYS_TIME sets it back; the second
+// covers the clock's coarse ticks, as git's "racy" rule does for the index.
+// Anything else is read again. This spares most of the readdir calls of a
+// walk (one lstat instead of open, getdents, close), which are its cost.
+type dirListings struct {
+	m    map[string]dirListing
+	next map[string]dirListing
+}
+
+func newDirListings() *dirListings {
+	return &dirListings{m: map[string]dirListing{}, next: map[string]dirListing{}}
+}
+
+// racyWindow is how recent a directory change makes its listing unfit for
+// reuse.
+const racyWindow = time.Second
+
+func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return nil, err
+	}
+	sig := sigOf(fi)
+	if l, ok := c.m[rel]; ok && l.sig == sig {
+		c.next[rel] = l
+		return l.ents, nil
+	}
+	read := time.Now()
+	des, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	ents := make([]dirEnt, len(des))
+	for i, e := range des {
+		ents[i] = dirEnt{e.Name(), e.Type()}
+	}
+	if time.Unix(sig.ctim.Unix()).Before(read.Add(-racyWindow)) && time.Unix(sig.mtim.Unix()).Before(read.Add(-racyWindow)) {
+		c.next[rel] = dirListing{sig, ents}
+	}
+	return ents, nil
+}
+
+// done makes this walk's listings the ones the next walk reuses.
+func (c *dirListings) done() *dirListings {
+	return &dirListings{m: c.next, next: map[string]dirListing{}}
 }
 
 // Walk modes: a node_modules directory lists packages, a scope (@org) too;
@@ -147,7 +218,7 @@ func (s *hostSnapshot) walk() {
 		d := queue[0]
 		queue = queue[1:]
 		abs := s.abs(d.rel)
-		ents, err := os.ReadDir(abs)
+		ents, err := s.dirs.list(d.rel, abs)
 		if err != nil {
 			continue // unreadable: git on the host cannot read it either
 		}
@@ -158,7 +229,10 @@ func (s *hostSnapshot) walk() {
 		s.visited[d.rel] = true
 		has := map[string]bool{}
 		for _, e := range ents {
-			has[e.Name()] = true
+			switch e.name {
+			case "HEAD", "objects", "refs", "commondir":
+				has[e.name] = true
+			}
 		}
 		if has["HEAD"] && (has["commondir"] || has["objects"] && has["refs"]) && d.rel != "." {
 			// A bare repository or a git directory reached as a plain
@@ -170,9 +244,9 @@ func (s *hostSnapshot) walk() {
 			s.gitDir(".", ".", "", 0)
 		}
 		for _, e := range ents {
-			name := e.Name()
+			name := e.name
 			rel := filepath.Join(d.rel, name)
-			typ := e.Type()
+			typ := e.typ
 			switch {
 			case strings.EqualFold(name, ".git"):
 				if typ.IsDir() {
@@ -331,4 +405,43 @@ func (s *hostSnapshot) modules(rel, from string, depth int) {
 // directories it visited.
 func (s *hostSnapshot) covers(it hsItem) bool {
 	return !s.truncated || s.visited[it.from]
+}
+
+// hostListings keeps, per workspace, the directory listings of its last
+// walk, for a few workspaces. A run takes its workspace's out and puts its
+// own back, so two runs never share one.
+type hostListings struct {
+	mu sync.Mutex
+	m  map[string]*dirListings
+}
+
+const maxHostListings = 8
+
+func (h *hostListings) take(ws string) *dirListings {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l := h.m[ws]
+	delete(h.m, ws)
+	return l
+}
+
+func (h *hostListings) put(ws string, l *dirListings) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*dirListings{}
+	}
+	if len(h.m) >= maxHostListings {
+		for k := range h.m {
+			delete(h.m, k) // any one: the cache only saves time
+			break
+		}
+	}
+	h.m[ws] = l
 }

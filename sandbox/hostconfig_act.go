@@ -48,16 +48,18 @@ func (c HostConfigChange) String() string {
 // hostGuard is one command's watch over host config: the snapshot taken
 // before it, and where to keep what is set aside.
 type hostGuard struct {
-	ws     string
-	before *hostSnapshot
-	qroot  string
-	budget int
+	ws       string
+	before   *hostSnapshot
+	qroot    string
+	budget   int
+	listings *hostListings
 }
 
-// guardHostConfig takes the snapshot before a command in ws (canonical).
-func (c Config) guardHostConfig(ws string) *hostGuard {
-	return &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true),
-		qroot: c.quarantineDir(), budget: c.HostScanEntries}
+// guardHostConfig takes the snapshot before a command in ws (canonical);
+// listings (may be nil) keeps directory listings between runs.
+func (c Config) guardHostConfig(ws string, listings *hostListings) *hostGuard {
+	return &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, listings.take(ws)),
+		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings}
 }
 
 // quarantineDir is Config.QuarantineDir, or <state>/quarantine beside the
@@ -78,7 +80,8 @@ func (c Config) quarantineDir() string {
 // finish runs after the command, however it ended: it finds what the
 // command created or changed and neutralises it, and records that in res.
 func (g *hostGuard) finish(res *Result) {
-	after := takeHostSnapshot(g.ws, g.budget, false)
+	after := takeHostSnapshot(g.ws, g.budget, false, g.before.dirs.done())
+	defer func() { g.listings.put(g.ws, after.dirs.done()) }()
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
