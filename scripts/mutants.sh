@@ -103,6 +103,18 @@ mutant "tools take a field in another case or twice" \
 	"./activities" "TestToolsRefuseFieldAliases|TestCheckArgumentsAgrees" \
 	activities/tools.go 'if err := exactFields(raw, v); err != nil {' 'if err := error(nil); err != nil {'
 
+# An allow rule for the outer command would then cover code bash runs from
+# arithmetic and array subscripts (echo $[ x='a[$(touch FLAG)]', x ]).
+mutant "arithmetic and subscripts not searched" \
+	"./approval" "Arith|DoubleQuoted" \
+	approval/shell.go $'\t\t\tw.arithNode(node)' $'\t\t\t_ = node'
+
+# An allow rule for a read-only program would then cover its options that
+# run programs or write (rg --pre, sed's e, git diff --output).
+mutant "program table findings dropped (an option that runs, unmarked)" \
+	"./approval" "TestProgramGrammarDecides|TestProgramTableAgainstTheRealPrograms" \
+	approval/programs.go '	c.Findings = append(c.Findings, f)' '	_ = c'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
