@@ -71,6 +71,10 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	h.env = h.suite.NewTestWorkflowEnvironment()
 	h.env.SetTestTimeout(2 * time.Minute)
 	(&Agent{Hooks: cfg.hooks}).Register(h.env)
+	if cfg.sandbox.CacheDir == "" {
+		// The workspace caches of a test are its own, not the user's.
+		cfg.sandbox.CacheDir = t.TempDir()
+	}
 	sb, err := sandbox.New(cfg.sandbox)
 	require.NoError(t, err)
 	set := activities.Set{

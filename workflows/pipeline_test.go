@@ -461,3 +461,28 @@ func TestPipelineUntrustedWorkspaceSettingsOnlyNarrow(t *testing.T) {
 	assert.Contains(t, joined, "hooks")
 	assert.Contains(t, joined, `defaultMode "bypass"`)
 }
+
+// TestHostConfigIsAudited: what a command left for the host's tools to run
+// (a new repository with core.fsmonitor) is neutralised by the Bash tool,
+// and the audit and the job's events say so, naming the call.
+func TestHostConfigIsAudited(t *testing.T) {
+	requireBwrap(t)
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("b", "Bash", map[string]any{"command": "git init -q sub && git -C sub config core.fsmonitor 'touch FLAG'"})),
+		demomodel.Say("planted"),
+	), withSandbox(sandbox.Config{FailIfUnavailable: true}))
+	h.input.Mode = approval.ModeBypass
+	_, err := h.run()
+	require.NoError(t, err)
+	var found *approval.AuditRecord
+	for _, r := range h.audit() {
+		if r.Event == "host-config" {
+			found = &r
+		}
+	}
+	require.NotNil(t, found, "the audit records what was neutralised")
+	assert.Equal(t, "b", found.CallID)
+	assert.Contains(t, found.Reason, "sub/.git/config")
+	assert.Contains(t, found.Reason, "core.fsmonitor")
+	assert.Contains(t, h.toolResults()["b"], "host config", "the model is told too")
+}
