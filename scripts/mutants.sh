@@ -115,6 +115,13 @@ mutant "program table findings dropped (an option that runs, unmarked)" \
 	"./approval" "TestProgramGrammarDecides|TestProgramTableAgainstTheRealPrograms" \
 	approval/programs.go '	c.Findings = append(c.Findings, f)' '	_ = c'
 
+# Answers would then be matched by the model's call ID: an answer meant for
+# an earlier call approves a later one the model gave the same ID.
+mutant "answers matched by the model's call ID" \
+	"./workflows" "TestReusedCallID" \
+	workflows/agent.go 'if workflow.GetVersion(ctx, "job-unique-call-ids", workflow.DefaultVersion, 1) == workflow.DefaultVersion {' \
+	'if true {'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
