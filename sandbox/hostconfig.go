@@ -80,14 +80,14 @@ type fileSig struct {
 	mode       fs.FileMode
 	size       int64
 	dev, ino   uint64
-	mtim, ctim syscall.Timespec
+	mtim, ctim int64 // nanoseconds
 }
 
 func sigOf(fi fs.FileInfo) fileSig {
 	s := fileSig{mode: fi.Mode(), size: fi.Size()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		s.dev, s.ino = uint64(st.Dev), st.Ino //nolint:unconvert // Dev is not uint64 everywhere
-		s.mtim, s.ctim = st.Mtim, st.Ctim
+		s.mtim, s.ctim = fi.ModTime().UnixNano(), statChangeTime(st)
 	}
 	return s
 }
@@ -187,7 +187,7 @@ func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
 	for i, e := range des {
 		ents[i] = dirEnt{e.Name(), e.Type()}
 	}
-	if time.Unix(sig.ctim.Unix()).Before(read.Add(-racyWindow)) && time.Unix(sig.mtim.Unix()).Before(read.Add(-racyWindow)) {
+	if time.Unix(0, sig.ctim).Before(read.Add(-racyWindow)) && time.Unix(0, sig.mtim).Before(read.Add(-racyWindow)) {
 		c.next[rel] = dirListing{sig, ents}
 	}
 	return ents, nil
