@@ -42,6 +42,8 @@ func realSandbox(t *testing.T) sandbox.Sandbox {
 	// The workspace caches of a test are its own, not the user's.
 	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: t.TempDir()})
 	require.NoError(t, err)
+	// Before the cache directory goes (cleanups run last first).
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
 	name, why := sb.Backend()
 	require.Equal(t, sandbox.BackendBwrap, name, "bwrap is installed but unusable: %s", why)
 	return sb

@@ -235,6 +235,8 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		Toolchains:      tc.Toolchains,
 		ToolchainsSet:   tc.ToolchainsSet,
 	})
+	// The cache's size is recorded before the process ends.
+	sandbox.WaitIdle(sb)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		if errors.Is(err, context.Canceled) {

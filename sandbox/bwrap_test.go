@@ -46,6 +46,8 @@ func newBwrap(t testing.TB, cfg Config) Sandbox {
 	}
 	sb, err := New(cfg)
 	require.NoError(t, err)
+	// Before the cache directory goes (cleanups run last first).
+	t.Cleanup(func() { WaitIdle(sb) })
 	name, _ := sb.Backend()
 	require.Equal(t, BackendBwrap, name)
 	return sb

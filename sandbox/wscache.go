@@ -68,6 +68,8 @@ type wsCaches struct {
 	mu       sync.Mutex
 	ready    map[string]bool      // workspace dirs checked and laid out
 	measured map[string]time.Time // last measurement per workspace dir
+	// busy counts measurements still running in the background.
+	busy sync.WaitGroup
 }
 
 func newWSCaches(root string, capBytes int64) *wsCaches {
@@ -153,7 +155,20 @@ func (c *wsCaches) release(w *wsCache) {
 	}
 	c.mu.Unlock()
 	if due {
-		go c.measureAndEvict(w.dir)
+		c.busy.Add(1)
+		go func() {
+			defer c.busy.Done()
+			c.measureAndEvict(w.dir)
+		}()
+	}
+}
+
+// WaitIdle waits for the sandbox's background work on its workspace caches
+// (measuring and evicting after a run) to end: before a process exits, or a
+// test removes the cache directory.
+func WaitIdle(sb Sandbox) {
+	if b, ok := sb.(*bwrapSandbox); ok && b.prov != nil && b.prov.caches != nil {
+		b.prov.caches.busy.Wait()
 	}
 }
 

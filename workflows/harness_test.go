@@ -77,6 +77,8 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	}
 	sb, err := sandbox.New(cfg.sandbox)
 	require.NoError(t, err)
+	// Before the cache directory goes (cleanups run last first).
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
 		Tools:    &activities.Tools{Sandbox: sb},
