@@ -170,13 +170,13 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 	fs.SetOutput(stderr)
 	cwd, _ := os.Getwd()
 	ws := fs.String("workspace", cwd, "workspace directory (read-write inside the sandbox)")
-	timeout := fs.Duration("timeout", sandbox.DefaultTimeout, "kill the command after this long")
-	allowLocal := fs.Bool("allow-local", false, "let allowed domains resolve to local/private addresses")
+	var f execFlags
+	fs.DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long")
+	fs.BoolVar(&f.allowLocal, "allow-local", false, "let allowed domains resolve to local/private addresses")
 	explain := fs.Bool("explain", false, "print what the settings' Read/Edit deny rules mask, before running")
-	var allow, deny, env multiFlag
-	fs.Var(&allow, "allow-domain", "domain the command may reach through the proxy (repeatable; *.example.com for subdomains)")
-	fs.Var(&deny, "deny-domain", "domain always refused (repeatable; beats --allow-domain)")
-	fs.Var(&env, "env", "worker environment variable to pass through (repeatable)")
+	fs.Var(&f.allow, "allow-domain", "domain the command may reach through the proxy (repeatable; *.example.com for subdomains)")
+	fs.Var(&f.deny, "deny-domain", "domain always refused (repeatable; beats --allow-domain)")
+	fs.Var(&f.env, "env", "worker environment variable to pass through (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -190,51 +190,60 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1
 	}
-	*ws = canon
-	loaded, readDeny, editDeny, err := workspaceSandbox(*ws)
+	loaded, readDeny, editDeny, err := workspaceSandbox(canon)
 	if err != nil {
 		fmt.Fprintln(stderr, "settings:", err)
 		return 1
 	}
 	if *explain {
-		explainMasks(stderr, *ws, readDeny, editDeny)
+		explainMasks(stderr, canon, readDeny, editDeny)
 	}
 	for _, what := range loaded.Ignored {
 		fmt.Fprintln(stderr, "settings: workspace not trusted, ignored:", what)
 	}
-	// The workspace's settings apply as they would to a job: their domains,
-	// environment names and failIfUnavailable join the flags, and their
-	// Read and Edit deny rules are masked in the sandbox.
 	ss := loaded.Settings.Sandbox
-	allow = append(allow, ss.Network.AllowedDomains...)
-	deny = append(deny, ss.Network.DeniedDomains...)
-	env = append(env, ss.Env...)
-	*allowLocal = *allowLocal || ss.Network.AllowLocalBinding
 	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1
 	}
-	tc := toolchainRequest(*ws, ss)
-	// Ctrl-C stops the command the same way a timeout does.
+	req := f.request(canon, argv, ss, readDeny, editDeny)
+	req.Stdout, req.Stderr = stdout, stderr
+	return runInSandbox(sb, req, stderr)
+}
+
+// execFlags are `sandbox exec`'s flags about the run.
+type execFlags struct {
+	timeout          time.Duration
+	allowLocal       bool
+	allow, deny, env multiFlag
+}
+
+// request is the run the flags and the workspace's settings ask for. The
+// settings apply as they would to a job: their domains, environment names
+// and toolchains join the flags, and their Read and Edit deny rules are
+// masked in the sandbox.
+func (f execFlags) request(ws string, argv []string, ss approval.SandboxSettings, readDeny, editDeny []string) sandbox.Request {
+	req := toolchainRequest(ws, ss)
+	req.Argv, req.Timeout, req.ReadDeny, req.EditDeny = argv, f.timeout, readDeny, editDeny
+	req.Env = append(append([]string{}, f.env...), ss.Env...)
+	req.Network = sandbox.Network{
+		AllowedDomains:    append(append([]string{}, f.allow...), ss.Network.AllowedDomains...),
+		DeniedDomains:     append(append([]string{}, f.deny...), ss.Network.DeniedDomains...),
+		AllowLocalBinding: f.allowLocal || ss.Network.AllowLocalBinding,
+	}
+	// The user runs this command themselves, so their own allowUnsandboxed
+	// is consent enough; a workspace cannot grant it.
+	req.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
+	return req
+}
+
+// runInSandbox runs req, Ctrl-C stopping it the way a timeout does, and
+// returns the exit code to give.
+func runInSandbox(sb sandbox.Sandbox, req sandbox.Request, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := sb.Run(ctx, sandbox.Request{
-		Workspace: *ws,
-		Argv:      argv,
-		Timeout:   *timeout,
-		Env:       env,
-		Network:   sandbox.Network{AllowedDomains: allow, DeniedDomains: deny, AllowLocalBinding: *allowLocal},
-		Stdout:    stdout,
-		Stderr:    stderr,
-		ReadDeny:  readDeny,
-		EditDeny:  editDeny,
-		// The user runs this command themselves, so their own
-		// allowUnsandboxed is consent enough; a workspace cannot grant it.
-		AllowUnconfined: ss.AllowUnsandboxed && !ss.FailIfUnavailable,
-		Toolchains:      tc.Toolchains,
-		ToolchainsSet:   tc.ToolchainsSet,
-	})
+	res, err := sb.Run(ctx, req)
 	// The cache's size is recorded before the process ends.
 	sandbox.WaitIdle(sb)
 	if err != nil {

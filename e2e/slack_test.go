@@ -225,7 +225,9 @@ func TestSlackApproval(t *testing.T) {
 	require.True(t, rig.slack.Wait(30*time.Second, func(s *slacktest.Server) bool { return len(s.Calls("views.open")) == 1 }), "no modal opened")
 	view := rig.slack.Calls("views.open")[0].Params
 	assert.Equal(t, "1337.42.trigger", view["trigger_id"])
-	assert.Contains(t, view["view"], `\"content\": \"never\\n\"`)
+	// The input as display.Input renders it: each field, a value's lines
+	// behind a bar (the view is JSON text here, so its newlines are \n).
+	assert.Contains(t, view["view"], `file_path: other.md\ncontent:\n  │ never`)
 
 	// The slash command: narrowing the mode is open to all, widening needs
 	// an approver; status lists the waiting call.
