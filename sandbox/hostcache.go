@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -88,8 +89,28 @@ type hostToolchains struct {
 	rustup      map[string]string
 	rustDefault string
 	mavenRepo   string // the Maven local repository
-	// masks hide credential files found inside the mounted paths.
-	masks []bwrapMount
+	// creds are the user's credential paths (credentialPaths).
+	creds []string
+	// masks caches, per mounted path, what hides the credential files in
+	// it (credentialMasks): found the first time a run mounts the path, so
+	// a sandbox that never mounts a toolchain never walks it.
+	maskMu sync.Mutex
+	masks  map[string][]bwrapMount
+}
+
+// masksIn are the credential masks inside the host path dir.
+func (h *hostToolchains) masksIn(dir string) []bwrapMount {
+	h.maskMu.Lock()
+	defer h.maskMu.Unlock()
+	if m, ok := h.masks[dir]; ok {
+		return m
+	}
+	if h.masks == nil {
+		h.masks = map[string][]bwrapMount{}
+	}
+	m := credentialMasks([]string{dir}, h.creds)
+	h.masks[dir] = m
+	return m
 }
 
 // goToolchain is a Go toolchain module extracted in the module cache.
@@ -156,30 +177,13 @@ func discoverHost(env HostEnv) *hostToolchains {
 	}
 	h.rustup, h.rustDefault = rustupToolchains(env, home, creds)
 	h.mavenRepo = add(ToolJava, "Maven repository", mavenRepo(env))
-	h.masks = credentialMasks(h.mountedPaths(), creds)
+	h.creds = creds
 	return h
 }
 
 // cargoShared are the parts of CARGO_HOME a build reads: the registry
 // index and downloaded crates, and git dependencies' databases.
 var cargoShared = []string{"registry/index", "registry/cache", "git/db"}
-
-// mountedPaths are the paths the sandbox may bind, vetted.
-func (h *hostToolchains) mountedPaths() []string {
-	var out []string
-	for _, p := range h.paths {
-		if p.Skip == "" {
-			out = append(out, p.Path)
-		}
-	}
-	for _, t := range h.goToolchains {
-		out = append(out, t.dir)
-	}
-	for _, d := range h.rustup {
-		out = append(out, d)
-	}
-	return out
-}
 
 // rustupToolchains lists rustup's installed toolchains, vetted, and its
 // default (RUSTUP_HOME, else ~/.rustup; settings.toml's default_toolchain).

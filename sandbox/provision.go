@@ -318,12 +318,11 @@ func (p *provisioner) planGit(pr *provision) {
 // finish appends the credential masks that fall inside what the run
 // mounts, at the place the sandbox shows them, last, so they cover it.
 func (p *provisioner) finish(pr *provision) {
-	for _, m := range p.host.masks {
-		for _, ro := range pr.ReadOnly {
+	for _, ro := range pr.ReadOnly {
+		for _, m := range p.host.masksIn(ro.Path) {
 			if rel, ok := within(ro.Path, m.Dst); ok {
 				m.Dst = filepath.Join(ro.sandboxPath(), rel)
 				pr.mounts = append(pr.mounts, m)
-				break
 			}
 		}
 	}
