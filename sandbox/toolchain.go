@@ -53,10 +53,16 @@ type Detected struct {
 // dependencies and tool state.
 var skipDetect = map[string]bool{"node_modules": true, "vendor": true, "target": true, "build": true, "dist": true}
 
+// maxDetectDirs bounds the directories below the root that detection
+// looks into (in name order), so a root of thousands of directories does
+// not cost every command thousands of look-ups.
+const maxDetectDirs = 200
+
 // DetectToolchains lists the toolchains of the workspace: a marker file at
-// its root or one directory below (monorepos keep a service per directory),
-// leaving out hidden directories and dependency trees. only narrows the
-// result (nil: every toolchain; an empty list: none). The order is
+// its root or one directory below (monorepos keep a service per directory;
+// the first maxDetectDirs of them), leaving out hidden directories and
+// dependency trees. only narrows the result (nil: every toolchain; an
+// empty list: none). The order is
 // AllToolchains'.
 func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
 	if onlySet && len(only) == 0 {
@@ -66,7 +72,7 @@ func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
 	if ents, err := os.ReadDir(ws); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if e.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] {
+			if e.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] && len(dirs) <= maxDetectDirs {
 				dirs = append(dirs, n)
 			}
 		}
