@@ -48,3 +48,13 @@ func TestSandboxToolchainsParse(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadSettings)
 	assert.Contains(t, err.Error(), `sandbox.toolchains[1]: unknown toolchain "cobol"`)
 }
+
+// TestUntrustedWorkspaceMayNarrowToolchains: sandbox.toolchains only
+// narrows, so an untrusted workspace's settings keep it.
+func TestUntrustedWorkspaceMayNarrowToolchains(t *testing.T) {
+	goOnly := []string{"go"}
+	out, ignored := Restrict(Settings{Sandbox: SandboxSettings{Toolchains: &goOnly}})
+	require.NotNil(t, out.Sandbox.Toolchains)
+	assert.Equal(t, goOnly, *out.Sandbox.Toolchains)
+	assert.Empty(t, ignored)
+}

@@ -31,6 +31,8 @@ func Restrict(s Settings) (Settings, []string) {
 	}
 	out.Sandbox.FailIfUnavailable = s.Sandbox.FailIfUnavailable
 	out.Sandbox.Network.DeniedDomains = s.Sandbox.Network.DeniedDomains
+	// sandbox.toolchains only ever narrows (MergeSettings intersects it).
+	out.Sandbox.Toolchains = s.Sandbox.Toolchains
 	if len(s.Sandbox.Network.AllowedDomains) > 0 {
 		ignored = append(ignored, "sandbox.network.allowedDomains")
 	}

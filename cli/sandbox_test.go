@@ -97,3 +97,46 @@ func TestSandboxWithoutBwrap(t *testing.T) {
 	assert.Contains(t, errOut, "WITHOUT OS isolation")
 	assert.FileExists(t, filepath.Join(ws, "ran.txt"))
 }
+
+// `sandbox check --workspace` says what the workspace's toolchains are
+// given, and `sandbox cache` lists the workspace caches a command made and
+// clears them.
+func TestSandboxCheckAndCache(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("bwrap missing and CI is set")
+		}
+		t.Skip("bwrap not installed")
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	ws := t.TempDir()
+	writeTestFile(t, filepath.Join(ws, "go.mod"), "module x\n\ngo 1.22\n")
+	writeTestFile(t, filepath.Join(ws, "web", "package.json"), "{}")
+
+	code, out, errOut := runSandbox(t, "check", "--workspace", ws)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "workspace: "+ws)
+	assert.Contains(t, out, "toolchains: go (go.mod), node (web/package.json)")
+	assert.Contains(t, out, "workspace caches: "+filepath.Join(state, "custos", "sandbox-cache"))
+	assert.Contains(t, out, "not made yet")
+	assert.Contains(t, out, "git identity: ")
+
+	// Narrowed by the workspace's settings.
+	writeTestFile(t, filepath.Join(ws, ".custos", "settings.json"), `{"sandbox": {"toolchains": ["node"]}}`)
+	_, out, _ = runSandbox(t, "check", "--workspace", ws)
+	assert.Contains(t, out, "toolchains: node (web/package.json)")
+
+	code, _, errOut = runSandbox(t, "exec", "--workspace", ws, "--", "bash", "-c", `echo warm > "$GOCACHE/marker"`)
+	require.Equal(t, 0, code, errOut)
+	code, out, errOut = runSandbox(t, "cache")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, ws)
+	assert.NotContains(t, out, "  none")
+	code, out, errOut = runSandbox(t, "cache", "--workspace", ws, "--clear")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "cleared "+ws)
+	_, out, _ = runSandbox(t, "cache")
+	assert.Contains(t, out, "  none")
+}
