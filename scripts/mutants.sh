@@ -48,7 +48,8 @@ mutant "no network namespace (drop --unshare-net)" \
 mutant "no .git/hooks protection in the sandbox" \
 	"./sandbox" "TestBwrapDenies|Protected" \
 	sandbox/protected_gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)' '_ = fi' \
-	sandbox/protected_gitdirs.go 'p.placeholder(hooks)' '_ = hooks'
+	sandbox/protected_gitdirs.go $'hooksPlaceholder:\n\t\tp.placeholder(hooks)' $'hooksPlaceholder:\n\t\t_ = hooks' \
+	sandbox/protected_gitdirs.go $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\tp.placeholder(hooks)' $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\t_ = hooks'
 
 # Git on the host would then run the fsmonitor, hooks and pointers a
 # command plants in a repository it creates below the root.
