@@ -372,3 +372,44 @@ func TestSlackSocketMode(t *testing.T) {
 	assert.Equal(t, "over the socket\n", readFile(t, ws, "socket.txt"))
 	assert.NotEmpty(t, fake.Calls("apps.connections.open"))
 }
+
+// An answer counts for the call it was given for, through Slack (issue 17
+// §4): the model reuses a call ID in its next turn. The second call gets a
+// message of its own under its own identity, and a click on the first
+// call's message, still on someone's screen, is told what became of that
+// call and approves nothing.
+func TestSlackReusedCallID(t *testing.T) {
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	rig := startSlackRig(t, srv, c, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("r1", "Write", map[string]any{"file_path": "benign.md", "content": "ok\n"})),
+		demomodel.Calls(demomodel.ToolCall("r1", "Write", map[string]any{"file_path": "evil.md", "content": "pwned\n"})),
+		demomodel.Say("done"),
+	))
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "slack-reused-id", workflows.JobInput{Task: "write twice", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+
+	first := rig.message(t, "r1")
+	code, respURL := rig.click(t, first, slack.ActionAllow, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, rig.reply(t, respURL).Text, "allowed")
+
+	second := rig.message(t, "r1_t2")
+	assert.Contains(t, string(second.Blocks), "evil.md")
+	// The first message's Allow again: it names r1, which is decided.
+	code, respURL = rig.click(t, first, slack.ActionAllow, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Regexp(t, `^not applied: already allowed by U0ALICE \(alice\) via slack`, rig.reply(t, respURL).Text)
+	st, err := testenv.Status(c, run.GetID())
+	require.NoError(t, err)
+	require.Len(t, st.Pending, 1)
+	assert.Equal(t, "r1_t2", st.Pending[0].CallID, "the second call still waits for its own answer")
+	assert.NoFileExists(t, ws+"/evil.md")
+
+	code, respURL = rig.click(t, second, slack.ActionDeny, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, rig.reply(t, respURL).Text, "denied")
+	testenv.Finished(t, c, run.GetID(), 2*time.Minute)
+	assert.FileExists(t, ws+"/benign.md")
+	assert.NoFileExists(t, ws+"/evil.md")
+}
