@@ -148,8 +148,18 @@ func lockCache(dir string) (*wsCache, error) {
 // the background, at most every measureEvery per workspace.
 func (c *wsCaches) release(w *wsCache) {
 	w.lock.Close()
+	// The size file's time is the last measurement by any process (each
+	// `starter sandbox exec` is a process of its own).
+	var lastFile time.Time
+	if fi, err := os.Stat(filepath.Join(w.dir, "size")); err == nil {
+		lastFile = fi.ModTime()
+	}
 	c.mu.Lock()
-	due := time.Since(c.measured[w.dir]) >= measureEvery
+	last := c.measured[w.dir]
+	if lastFile.After(last) {
+		last = lastFile
+	}
+	due := time.Since(last) >= measureEvery
 	if due {
 		c.measured[w.dir] = time.Now()
 	}
@@ -261,7 +271,10 @@ func writeIfChanged(path, data string) error {
 // the cap.
 func (c *wsCaches) measureAndEvict(dir string) {
 	size := dirSize(filepath.Join(dir, "cache"))
-	_ = writeIfChanged(filepath.Join(dir, "size"), strconv.FormatInt(size, 10))
+	sizeFile := filepath.Join(dir, "size")
+	_ = writeIfChanged(sizeFile, strconv.FormatInt(size, 10))
+	now := time.Now()
+	_ = os.Chtimes(sizeFile, now, now)
 	if c.capBytes > 0 {
 		evict(c.root, c.capBytes)
 	}
