@@ -17,7 +17,7 @@ import (
 // them. One per sandbox; what it found of the host it keeps.
 type provisioner struct {
 	host   *hostToolchains
-	caches *wsCaches // nil: no usable cache directory (cacheWhy says why)
+	caches *wsCaches // nil: no usable cache directory (why says why)
 	why    string
 	git    *gitIdentity
 }
