@@ -70,16 +70,11 @@ func systemMountsFor(ws string) []bwrapMount {
 	ms, infos := probeSystemInfo(rootEntries, etcPaths())
 	private := privateEtcMasks(ms)
 	folded, dir, err := etcViews.fold(etcViewBase(), ms, infos)
-	if err != nil || (ws != "" && isWithin(ws, dir)) {
+	if err != nil || (ws != "" && inside(ws, dir)) {
 		// A workspace holding the view could change the next runs' /etc.
 		return append(ms, private...)
 	}
 	return append(folded, private...)
-}
-
-// isWithin reports whether p is dir or below it (both clean and absolute).
-func isWithin(dir, p string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // etcPaths are the absolute paths of etcAllow.

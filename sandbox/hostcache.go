@@ -89,7 +89,9 @@ type hostToolchains struct {
 	rustup      map[string]string
 	rustDefault string
 	mavenRepo   string // the Maven local repository
-	// creds are the user's credential paths (credentialPaths).
+	// home is the user's home directory, creds their credential paths
+	// (credentialPaths).
+	home  string
 	creds []string
 	// masks caches, per mounted path, what hides the credential files in
 	// it (credentialMasks): found the first time a run mounts the path, so
@@ -177,7 +179,7 @@ func discoverHost(env HostEnv) *hostToolchains {
 	}
 	h.rustup, h.rustDefault = rustupToolchains(env, home, creds)
 	h.mavenRepo = add(ToolJava, "Maven repository", mavenRepo(env))
-	h.creds = creds
+	h.home, h.creds = home, creds
 	return h
 }
 

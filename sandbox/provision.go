@@ -24,13 +24,10 @@ type provisioner struct {
 
 func newProvisioner(cfg Config) *provisioner {
 	p := &provisioner{host: discoverHost(cfg.HostEnv), git: &gitIdentity{env: cfg.HostEnv}}
-	root := cfg.CacheDir
-	if root == "" {
-		var err error
-		if root, err = DefaultCacheDir(); err != nil {
-			p.why = err.Error()
-			return p
-		}
+	root, err := CacheDir(cfg)
+	if err != nil {
+		p.why = err.Error()
+		return p
 	}
 	capBytes := cfg.CacheBytes
 	if capBytes == 0 {
@@ -234,7 +231,7 @@ func (p *provisioner) planPython(pr *provision, ws string) {
 			continue
 		}
 		prefix := filepath.Dir(filepath.Clean(home)) // .../versions/3.11.7 from .../bin
-		real, skip := vetHostPath(prefix, p.git.env.home(), credentialPaths(p.git.env))
+		real, skip := vetHostPath(prefix, p.host.home, p.host.creds)
 		if skip != "" {
 			pr.Skipped = append(pr.Skipped, HostPath{Tool: ToolPython, What: "Python of " + venv, Path: prefix, Skip: skip})
 			continue
