@@ -63,7 +63,7 @@ func (m *Model) Compact(ctx context.Context, req api.CompactRequest) (api.Compac
 	}
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Name: api.CompactionName,
 		Content: fmt.Sprintf(compactionHeader, 3, cut, cut+1) + summary}
-	store := api.Conversation{Workspace: c.Workspace, JobID: c.JobID, FirstSeq: summarySeq, Append: []openai.ChatCompletionMessage{msg}}
+	store := api.Conversation{Workspace: c.Workspace, JobID: c.JobID, Files: c.Files, FirstSeq: summarySeq, Append: []openai.ChatCompletionMessage{msg}}
 	if err := appendMessages(store); err != nil {
 		return api.CompactResult{}, err
 	}

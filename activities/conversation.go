@@ -14,8 +14,8 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 )
 
-// The conversation of a job lives in its transcript,
-// .custos/sessions/<job>.jsonl in the workspace, one message per line with
+// The conversation of a job lives in its transcript (api.JobFiles: in
+// custos' state directory, sessions/<job>.jsonl), one message per line with
 // its sequence number (seq 1 is the system prompt, seq 2 the task). The
 // workflow keeps only what the file may not hold yet and sends that with
 // each model call, which appends it (idempotently, by seq) before reading
@@ -34,7 +34,7 @@ func appendMessages(c api.Conversation) error {
 		seq := c.FirstSeq + i
 		lines[i] = seqLine{seq: seq, v: transcriptLine{Seq: seq, Msg: m}}
 	}
-	if err := appendSeq(api.SessionFile(c.Workspace, c.JobID), lines); err != nil {
+	if err := appendSeq(c.Files.Or(c.Workspace, c.JobID).Transcript, lines); err != nil {
 		return fmt.Errorf("append to the transcript: %w", err)
 	}
 	return nil
@@ -52,7 +52,7 @@ func loadUpTo(c api.Conversation, limit int) ([]openai.ChatCompletionMessage, er
 	if err := appendMessages(c); err != nil {
 		return nil, err
 	}
-	path := api.SessionFile(c.Workspace, c.JobID)
+	path := c.Files.Or(c.Workspace, c.JobID).Transcript
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, transcriptError("transcript %s is missing; the job cannot rebuild its conversation", path)

@@ -526,3 +526,38 @@ func TestEditRetriedAfterLostCompletion(t *testing.T) {
 		})
 	}
 }
+
+// Glob and Grep never list custos' own files back to the model: the
+// transcripts and audits older jobs keep in the workspace hold everything
+// the model read (issue 20 §1).
+func TestGlobGrepLeaveCustosOwnFilesOut(t *testing.T) {
+	ws := t.TempDir()
+	mkfiles(t, ws, map[string]string{
+		".custos/sessions/job.jsonl": `{"seq":1,"content":"TODO secret the model once read"}`,
+		".custos/audit/job.jsonl":    `{"seq":1,"reason":"TODO"}`,
+		".custos/settings.json":      `{"permissions":{"allow":["Bash(TODO:*)"]}}`,
+		"main.go":                    "// TODO",
+	})
+	tools := &Tools{}
+	for _, tc := range []struct {
+		name  string
+		call  toolFunc
+		input string
+	}{
+		{"glob everything", tools.Glob, `{"pattern":"**/*"}`},
+		{"glob the directory itself", tools.Glob, `{"pattern":"*","path":".custos/sessions"}`},
+		{"grep everything", tools.Grep, `{"pattern":"TODO","output_mode":"content"}`},
+		{"grep the directory itself", tools.Grep, `{"pattern":"TODO","path":".custos/audit"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := callTool(t, tc.call, ws, tc.input)
+			require.False(t, res.IsError, res.Output)
+			require.NotContains(t, res.Output, "sessions")
+			require.NotContains(t, res.Output, "audit")
+			require.NotContains(t, res.Output, "secret")
+		})
+	}
+	res := callTool(t, tools.Glob, ws, `{"pattern":"**/*"}`)
+	require.Contains(t, res.Output, ".custos/settings.json", "the project's shared settings are the project's")
+	require.Contains(t, res.Output, "main.go")
+}

@@ -13,9 +13,10 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/settingsfile"
 )
 
-// transcriptLine is one line of .custos/sessions/<job>.jsonl: the message
+// transcriptLine is one line of a transcript (sessions/<job>.jsonl): the message
 // with its sequence number in front. (Embedding the message in a struct would
 // not do: its own MarshalJSON is promoted and drops the seq field.)
 type transcriptLine struct {
@@ -43,18 +44,24 @@ func SaveSession(ctx context.Context, req api.SaveSessionRequest) error {
 	if req.Workspace == "" || req.JobID == "" {
 		return fmt.Errorf("save session: workspace and job id are required")
 	}
+	files := req.Files.Or(req.Workspace, req.JobID)
+	if req.Files.Transcript == "" {
+		// A job from before transcripts left the workspace: they stay
+		// where they are, and git is told to leave them alone.
+		_ = settingsfile.IgnoreLocal(req.Workspace)
+	}
 	lines := make([]seqLine, 0, len(req.Messages))
 	for i, m := range req.Messages {
 		lines = append(lines, seqLine{seq: req.FirstMessage + i + 1, v: transcriptLine{Seq: req.FirstMessage + i + 1, Msg: m}})
 	}
-	if err := appendSeq(api.SessionFile(req.Workspace, req.JobID), lines); err != nil {
+	if err := appendSeq(files.Transcript, lines); err != nil {
 		return fmt.Errorf("save transcript: %w", err)
 	}
 	lines = lines[:0]
 	for _, r := range req.Audit {
 		lines = append(lines, seqLine{seq: r.Seq, v: r})
 	}
-	if err := appendSeq(api.AuditFile(req.Workspace, req.JobID), lines); err != nil {
+	if err := appendSeq(files.Audit, lines); err != nil {
 		return fmt.Errorf("save audit: %w", err)
 	}
 	return nil
@@ -69,14 +76,15 @@ func appendSeq(path string, lines []seqLine) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Owner-only: a transcript holds everything the model read.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	last, err := lastSeq(path)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -161,9 +169,9 @@ func lastSeq(path string) (int, error) {
 	}
 }
 
-// ReadAudit reads a job's audit file.
-func ReadAudit(workspace, jobID string) ([]approval.AuditRecord, error) {
-	f, err := os.Open(api.AuditFile(workspace, jobID))
+// ReadAudit reads a job's audit file (api.JobFiles.Audit).
+func ReadAudit(path string) ([]approval.AuditRecord, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}

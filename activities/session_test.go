@@ -43,7 +43,7 @@ func TestSaveSessionIsIdempotent(t *testing.T) {
 	require.Len(t, lines, 3)
 	assert.Contains(t, lines[2], `"seq":3`)
 	assert.Contains(t, lines[2], `"content":"c"`)
-	recs, err := ReadAudit(ws, "job/1")
+	recs, err := ReadAudit(api.AuditFile(ws, "job/1"))
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
 	assert.Equal(t, "c2", recs[1].CallID)

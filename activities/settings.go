@@ -2,13 +2,17 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -29,6 +33,9 @@ type Settings struct {
 	// Host names this worker's host ("" for none), for its lane names.
 	Host    string
 	Sandbox sandbox.Sandbox
+	// StateDir overrides custos' state directory (statedir.Dir), where the
+	// jobs' transcripts and audits are kept.
+	StateDir string
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file
@@ -53,12 +60,50 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox, ws)}
 	// Compile here too, so a malformed rule fails the job's first activity
 	// with the file's name rather than later inside the workflow.
-	if _, err := approval.Compile(settings, env); err != nil {
+	p, err := approval.Compile(settings, env)
+	if err != nil {
 		return api.LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 	}
+	files, err := s.jobFiles(ws, req.JobID)
+	if err != nil {
+		return api.LoadSettingsResult{}, err
+	}
+	readDeny, _ := p.SandboxDenies()
 	return api.LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
 		Notifiers: s.Notifiers, BashQueue: api.BashLaneQueue(s.Host, ws, s.lanes()),
-		ContextWindow: s.ContextWindow}, nil
+		ContextWindow: s.ContextWindow, Files: files,
+		Instructions: loadInstructions(dir, ws, req.WorkDir, readDeny), Host: hostFacts(ws)}, nil
+}
+
+// jobFiles names (and makes, owner-only) the directory of a job's
+// transcript and audit in the state directory. A workspace's directory
+// there also holds a file naming the workspace, for people looking.
+func (s *Settings) jobFiles(ws, jobID string) (api.JobFiles, error) {
+	if jobID == "" {
+		return api.JobFiles{}, nil
+	}
+	state := s.StateDir
+	if state == "" {
+		d, err := statedir.Dir()
+		if err != nil {
+			return api.JobFiles{}, fmt.Errorf("job files: %w", err)
+		}
+		state = d
+	}
+	dir := statedir.WorkspaceDirIn(state, ws)
+	files := api.JobFilesIn(dir, jobID)
+	for _, d := range []string{filepath.Dir(files.Transcript), filepath.Dir(files.Audit)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return api.JobFiles{}, fmt.Errorf("job files: %w", err)
+		}
+	}
+	name := filepath.Join(dir, "workspace")
+	if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+		if err := os.WriteFile(name, []byte(ws+"\n"), 0o600); err != nil {
+			return api.JobFiles{}, fmt.Errorf("job files: %w", err)
+		}
+	}
+	return files, nil
 }
 
 // PersistRule writes a learned rule to .custos/settings.local.json

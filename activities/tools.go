@@ -390,10 +390,16 @@ type walkEntry struct {
 	size  int64
 }
 
+// custosOwn are custos' own directories in a workspace, never listed to the
+// model: where jobs that began before transcripts moved to the state
+// directory still keep theirs (api.SessionFile, api.AuditFile).
+var custosOwn = map[string]bool{".custos/sessions": true, ".custos/audit": true}
+
 // walkFiles lists regular files and symlinks under dirRel (relative to the
 // canonical workspace) without following symlinked directories — a symlink
-// can never lead the walk out of the workspace — skipping .git directories
-// and unreadable subtrees. The order is lexical, hence deterministic.
+// can never lead the walk out of the workspace — skipping .git directories,
+// custos' own directories and unreadable subtrees. The order is lexical,
+// hence deterministic.
 func walkFiles(ctx context.Context, canonWS, dirRel string, visit func(walkEntry) error) error {
 	start := filepath.Join(canonWS, dirRel)
 	return filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
@@ -413,6 +419,9 @@ func walkFiles(ctx context.Context, canonWS, dirRel string, visit func(walkEntry
 		}
 		if d.IsDir() {
 			if d.Name() == ".git" && path != start {
+				return fs.SkipDir
+			}
+			if rel, err := filepath.Rel(canonWS, path); err == nil && custosOwn[filepath.ToSlash(rel)] {
 				return fs.SkipDir
 			}
 			return nil

@@ -28,6 +28,9 @@ type Options struct {
 	Sandbox                sandbox.Config
 	// UserConfigDir overrides where user settings are read from.
 	UserConfigDir string
+	// StateDir overrides custos' state directory for the jobs' transcripts
+	// and audits (default: statedir.Dir).
+	StateDir string
 	// ContextWindow is the model's context window in tokens (0:
 	// CUSTOS_CONTEXT_WINDOW, else the table of well-known models).
 	ContextWindow int
@@ -74,7 +77,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	set := activities.Set{
 		Model:    activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil),
 		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
-		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, Sandbox: sb},
+		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, StateDir: o.StateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 	}
 	lanes, err := bashLanes(o.BashLanes)

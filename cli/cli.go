@@ -13,12 +13,14 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/temporalclient"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -226,7 +228,21 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 		s.Close()
 		return nil, err
 	}
+	if name, why := s.workers.Sandbox.Backend(); name != sandbox.BackendBwrap {
+		fmt.Fprintln(a.Stderr, noSandboxLine(why))
+	}
 	return s, nil
+}
+
+// noSandboxLine tells, before a job starts on a worker in this process,
+// that its Bash calls will be refused and the one command that gets the
+// sandbox (issue 20 §3): a newcomer's first run should show it.
+func noSandboxLine(why string) string {
+	fix := "then check with: go run ./starter sandbox check"
+	if strings.Contains(why, "bwrap not found") {
+		fix = "get it with: make run (installs bubblewrap as root), or sudo apt-get install bubblewrap"
+	}
+	return fmt.Sprintf("custos: no sandbox here (%s), so this job's Bash calls will be refused; %s", why, fix)
 }
 
 func (a *App) quietLogger() *slog.Logger {

@@ -27,6 +27,19 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	if st.Host != "" {
 		fmt.Fprintf(a.Stdout, "host:      %s\n", display.Line(st.Host, maxID))
 	}
+	files := st.Files.Or(st.Workspace, id)
+	fmt.Fprintf(a.Stdout, "files:     %s\n           %s\n", display.Line(files.Transcript, 0), display.Line(files.Audit, 0))
+	if len(st.Instructions) > 0 {
+		var parts []string
+		for _, f := range st.Instructions {
+			size := fmt.Sprintf("%d bytes", f.Bytes)
+			if f.Given < f.Bytes {
+				size = fmt.Sprintf("%d of %d bytes", f.Given, f.Bytes)
+			}
+			parts = append(parts, display.Line(f.Path, 0)+" ("+size+")")
+		}
+		fmt.Fprintf(a.Stdout, "instructions: %s\n", strings.Join(parts, ", "))
+	}
 	if len(st.Pending) == 0 {
 		fmt.Fprintln(a.Stdout, "pending:   none")
 	}
@@ -120,7 +133,7 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 	}
 	var recs []approval.AuditRecord
 	if st, err := queryStatus(ctx, c, id); err == nil && st.Workspace != "" {
-		if r, err := activities.ReadAudit(st.Workspace, id); err == nil {
+		if r, err := activities.ReadAudit(st.Files.Or(st.Workspace, id).Audit); err == nil {
 			recs = r
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 		}
 	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
-		ContextWindow: *window, Host: *host}
+		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws)}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)
@@ -92,6 +93,24 @@ func (a *App) run(ctx context.Context, args []string) error {
 	}
 	a.inProcess = s.workers != nil
 	return a.follow(ctx, s.client, run.GetID(), 0)
+}
+
+// workDirIn is this process's working directory relative to the workspace
+// ws when it lies inside it ("" otherwise, or at its root): the project's
+// instructions are read from ws down to there.
+func workDirIn(ws string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	rel, err := filepath.Rel(ws, wd)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // routeJob names the live host that holds the workspace, or "" when the

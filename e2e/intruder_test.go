@@ -85,7 +85,7 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	require.NoError(t, err, out)
 	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.Equal(t, "the owner decided", readFile(t, ws, "owner.txt"))
-	recs, err := activities.ReadAudit(ws, run.GetID())
+	recs, err := activities.ReadAudit(testenv.JobFiles(t, c, run.GetID()).Audit)
 	require.NoError(t, err)
 	assert.Equal(t, "owner-cli", testenv.Decisions(recs)["w1"].Approver)
 	for _, r := range recs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/app"
@@ -59,7 +60,7 @@ func TestJobReadEditBash(t *testing.T) {
 	assert.Contains(t, bashOut, "goodbye world")
 
 	// The audit trail (file and query agree) names the layer of every decision.
-	recs, err := activities.ReadAudit(ws, run.GetID())
+	recs, err := activities.ReadAudit(testenv.JobFiles(t, c, run.GetID()).Audit)
 	require.NoError(t, err)
 	dec := testenv.Decisions(recs)
 	require.Len(t, dec, 3)
@@ -73,14 +74,31 @@ func TestJobReadEditBash(t *testing.T) {
 	}
 	assert.Equal(t, len(recs), len(testenv.Audit(t, c, run.GetID())))
 
-	// The transcript is readable without Temporal.
-	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))
+	// The transcript is readable without Temporal, outside the workspace:
+	// nothing of the job is in it for git to take (issue 20 §1).
+	files := testenv.JobFiles(t, c, run.GetID())
+	transcript := transcriptOf(t, c, run.GetID())
 	assert.Equal(t, 9, strings.Count(transcript, "\n"), "system, user, 4 answers, 3 tool results")
+	for _, p := range []string{files.Transcript, files.Audit} {
+		assert.False(t, strings.HasPrefix(p, ws+string(filepath.Separator)), "%s is outside the workspace", p)
+	}
+	entries, err := os.ReadDir(filepath.Join(ws, ".custos"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the user's settings.json is in .custos")
+	assert.Equal(t, "settings.json", entries[0].Name())
 }
 
 func readFile(t *testing.T, dir, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// transcriptOf reads job id's transcript, wherever its status says it is.
+func transcriptOf(t *testing.T, c client.Client, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(testenv.JobFiles(t, c, id).Transcript)
 	require.NoError(t, err)
 	return string(b)
 }

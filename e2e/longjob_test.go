@@ -102,6 +102,6 @@ func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 	assert.Less(t, perTurn[200], 40<<10, "a turn adds its tool result and little else")
 
 	// The transcript in the workspace holds the whole conversation once.
-	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))
+	transcript := transcriptOf(t, c, run.GetID())
 	assert.Equal(t, 2+2*turns+1, strings.Count(transcript, "\n"))
 }

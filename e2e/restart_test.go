@@ -52,9 +52,10 @@ func buildWorker(t testing.TB) string {
 
 // workerEnv points a worker process at the server srv (address and TLS
 // files, as deployed workers connect) and the model at base, with its user
-// settings in configHome.
+// settings in configHome and its state (transcripts, audits, sandbox
+// caches) in the test process's state directory.
 func workerEnv(srv testenv.Server, base, configHome string) []string {
-	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "XDG_CONFIG_HOME=" + configHome}, testenv.ModelEnv(base)...)
+	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "XDG_CONFIG_HOME=" + configHome, "XDG_STATE_HOME=" + testenv.StateDir()}, testenv.ModelEnv(base)...)
 	return append(env, tlsEnv(srv)...)
 }
 
@@ -156,7 +157,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	assert.Contains(t, bashResult, "interrupted")
 	assert.Contains(t, bashResult, "may have partially run")
 
-	recs, err := activities.ReadAudit(ws, run.GetID())
+	recs, err := activities.ReadAudit(testenv.JobFiles(t, c, run.GetID()).Audit)
 	require.NoError(t, err)
 	n := 0
 	for _, r := range recs {
@@ -189,7 +190,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"system", "user", "assistant", "tool:w1", "assistant", "tool:b1"}, roles)
-	transcript := readFile(t, ws, filepath.Join(".custos", "sessions", run.GetID()+".jsonl"))
+	transcript := transcriptOf(t, c, run.GetID())
 	for i, line := range strings.Split(strings.TrimSpace(transcript), "\n") {
 		assert.True(t, strings.HasPrefix(line, fmt.Sprintf(`{"seq":%d,`, i+1)), "transcript line %d: %.60s", i+1, line)
 	}

@@ -46,7 +46,7 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	_, base := testenv.StartModel(t, restartScript())
-	env := append(testenv.ModelEnv(base), "XDG_CONFIG_HOME="+t.TempDir(), "TEMPORAL_ADDRESS=")
+	env := append(testenv.ModelEnv(base), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+testenv.StateDir(), "TEMPORAL_ADDRESS=")
 	args := []string{"--db", db, "--port", fmt.Sprint(port), "--ui-port", "-1"}
 	w := startWorkerProc(t, bin, env, args...)
 
@@ -82,7 +82,7 @@ func finishAfterRestart(t *testing.T, c client.Client, id, ws string) {
 	res := testenv.Finished(t, c, id, 2*time.Minute)
 	assert.Equal(t, "done after a server restart", res.Answer)
 	assert.Equal(t, "survived", readFile(t, ws, "out.txt"))
-	recs, err := activities.ReadAudit(ws, id)
+	recs, err := activities.ReadAudit(testenv.JobFiles(t, c, id).Audit)
 	require.NoError(t, err)
 	assert.Equal(t, approval.LayerHuman, testenv.Decisions(recs)["w1"].Layer)
 }

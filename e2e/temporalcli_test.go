@@ -40,7 +40,7 @@ func TestTemporalCLIQueriesAndApproves(t *testing.T) {
 
 	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.Equal(t, "approved from the CLI", readFile(t, ws, "cli.txt"))
-	recs, err := activities.ReadAudit(ws, run.GetID())
+	recs, err := activities.ReadAudit(testenv.JobFiles(t, c, run.GetID()).Audit)
 	require.NoError(t, err)
 	assert.Equal(t, "temporal-cli", testenv.Decisions(recs)["w1"].Approver)
 

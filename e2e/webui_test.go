@@ -135,7 +135,7 @@ func TestWebUIAnswersPendingCall(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(ws, "notes.md"))
 	require.NoError(t, err)
 	assert.Equal(t, "a final\n", string(b))
-	recs, err := activities.ReadAudit(ws, run.GetID())
+	recs, err := activities.ReadAudit(testenv.JobFiles(t, c, run.GetID()).Audit)
 	require.NoError(t, err)
 	assert.Equal(t, "browser", testenv.Decisions(recs)["w1"].Approver)
 	assert.Equal(t, "web-ui", testenv.Decisions(recs)["w1"].Channel)

@@ -13,7 +13,7 @@ import (
 )
 
 // AddRule persists a learned rule into <workspace>/.custos/settings.local.json,
-// creating it if needed, keeping everything else in the file, adding nothing
+// which git is told to ignore (IgnoreLocal), creating it if needed, keeping everything else in the file, adding nothing
 // if the rule is already there, and replacing the file atomically.
 func AddRule(workspace, list, ruleText string) error {
 	err := approval.CheckRule(list, ruleText, workspace)
@@ -27,6 +27,9 @@ func AddRule(workspace, list, ruleText string) error {
 		return fmt.Errorf("settings: AddRule: %w", err)
 	}
 	ruleText = strings.TrimSpace(ruleText)
+	// The learned rules are this checkout's: keep git from taking them.
+	// Not fatal: the rule matters more than the ignore file.
+	_ = IgnoreLocal(workspace)
 	file := filepath.Join(workspace, ".custos", "settings.local.json")
 	return updateJSONFile(file, func(top map[string]json.RawMessage) error {
 		// Never overwrite a file we cannot understand: the user's other

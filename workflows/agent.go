@@ -137,7 +137,7 @@ func (j *job) start(ctx workflow.Context) error {
 			Summary:             "load settings",
 		})
 		err := workflow.ExecuteActivity(actx, api.LoadSettingsActivity,
-			api.LoadSettingsRequest{Workspace: j.in.Workspace}).Get(ctx, &loaded)
+			api.LoadSettingsRequest{Workspace: j.in.Workspace, JobID: j.id, WorkDir: j.in.WorkDir}).Get(ctx, &loaded)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("settings: %v", err), "SettingsError", err)
@@ -159,13 +159,16 @@ func (j *job) start(ctx workflow.Context) error {
 			Settings:      loaded.Settings,
 			Env:           loaded.Env,
 			Sources:       loaded.Sources,
-			Messages: []openai.ChatCompletionMessage{
-				{Role: openai.ChatMessageRoleSystem, Content: systemPrompt(j.in.Workspace)},
-				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
-			},
+			Files:         loaded.Files,
+			Instructions:  loaded.Instructions.Files,
+		}
+		j.st.Messages = []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: j.systemPrompt(ctx, loaded)},
+			{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
 		}
 		j.added(j.st.Messages...)
 		j.announceSandbox(ctx)
+		j.announceInstructions(ctx, loaded.Instructions)
 		for _, what := range loaded.Ignored {
 			// An untrusted workspace's settings may only narrow the policy;
 			// say what they asked for and did not get.
@@ -368,9 +371,10 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 // save writes new transcript messages and audit records to the workspace,
 // with the session.save.* hooks around it.
 func (j *job) save(ctx workflow.Context) error {
+	files := j.st.files(j.in.Workspace, j.id)
 	info := &hooks.SessionSave{
-		Transcript:   api.SessionFile(j.in.Workspace, j.id),
-		Audit:        api.AuditFile(j.in.Workspace, j.id),
+		Transcript:   files.Transcript,
+		Audit:        files.Audit,
 		FirstMessage: j.st.SavedMessages, LastMessage: j.st.total(),
 		AuditFrom: j.st.AuditSaved, AuditTo: j.st.AuditSeq,
 	}
@@ -378,6 +382,7 @@ func (j *job) save(ctx workflow.Context) error {
 	req := api.SaveSessionRequest{
 		Workspace:    j.in.Workspace,
 		JobID:        j.id,
+		Files:        j.st.Files,
 		FirstMessage: j.st.SavedMessages,
 		Messages:     j.st.unsaved(),
 	}
@@ -530,11 +535,4 @@ func (j *job) jobCallIDs(ctx workflow.Context, calls []openai.ToolCall) []string
 		ids[i] = id
 	}
 	return ids
-}
-
-func systemPrompt(workspace string) string {
-	return `You are custos, a careful coding agent. You work in the workspace ` + workspace + `; every path you give a tool is relative to it.
-Tools: Read, Glob and Grep look at files; Write and Edit change them; Bash runs one shell command in a sandbox with no network unless a domain is allowed.
-Every tool call passes an approval pipeline. A call that is refused comes back as JSON with "approved": false, the reason and the layer that decided: do not repeat a refused call unchanged; adapt or explain.
-Prefer small, verifiable steps. When the task is done, answer with a short summary and no tool calls.`
 }

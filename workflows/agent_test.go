@@ -2,8 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -265,9 +263,10 @@ func TestContinueAsNewCarriesPendingState(t *testing.T) {
 	assert.Empty(t, h.file("out.txt"), "the call has not run yet")
 
 	// The next run picks the pending call up and runs it (acceptEdits
-	// allows), on the same workspace and transcript.
+	// allows), on the same workspace and transcript (the files the job
+	// carries, in the first harness's state directory).
 	h2 := newHarness(t, demomodel.Script(demomodel.Say("finished after continue-as-new")))
-	require.NoError(t, os.CopyFS(filepath.Join(h2.ws, ".custos"), os.DirFS(filepath.Join(h.ws, ".custos"))))
+	assert.Equal(t, h.jobFiles(), st.Files, "the job carries where its files are")
 	next.Workspace = h2.ws
 	next.State.Env.Workspace = h2.ws
 	next.ContinueAsNewEvery = 0

@@ -88,7 +88,7 @@ func TestCompactionKeepsALongJobWithinTheWindow(t *testing.T) {
 	}
 	assert.Equal(t, *summaries, compacted, "each compaction is in the audit")
 	// The full conversation stays in the transcript.
-	assert.Equal(t, 2+2*turns+1+*summaries, strings.Count(h.file(".custos/sessions/default-test-workflow-id.jsonl"), "\n"))
+	assert.Equal(t, 2+2*turns+1+*summaries, strings.Count(h.transcript(), "\n"))
 }
 
 // A context_length_exceeded answer makes the job learn the endpoint's window,

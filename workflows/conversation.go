@@ -31,7 +31,7 @@ func (s *State) visibleCount() int { return s.View.VisibleCount(s.total()) }
 // conversation is the model activity's view of the job's transcript.
 func (j *job) conversation() *api.Conversation {
 	return &api.Conversation{
-		Workspace: j.in.Workspace, JobID: j.id,
+		Workspace: j.in.Workspace, JobID: j.id, Files: j.st.Files,
 		FirstSeq: j.st.SavedMessages + 1, Append: j.st.unsaved(),
 		Total: j.st.total(), View: j.st.View,
 	}

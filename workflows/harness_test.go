@@ -15,9 +15,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -32,8 +34,10 @@ type harness struct {
 	ws    string
 	oai   *demomodel.Server
 	input JobInput
-	// userConfigDir holds the user's own settings.json.
+	// userConfigDir holds the user's own settings.json; stateDir is
+	// custos' state directory (the job's transcript and audit).
 	userConfigDir string
+	stateDir      string
 }
 
 type harnessOpt func(*harnessConfig)
@@ -66,7 +70,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 
-	h := &harness{t: t, ws: ws, oai: srv, userConfigDir: userConfig(t, ws, !cfg.untrusted)}
+	h := &harness{t: t, ws: ws, oai: srv, userConfigDir: userConfig(t, ws, !cfg.untrusted), stateDir: t.TempDir()}
 	h.suite.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	h.env = h.suite.NewTestWorkflowEnvironment()
 	h.env.SetTestTimeout(2 * time.Minute)
@@ -82,7 +86,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
 		Tools:    &activities.Tools{Sandbox: sb},
-		Settings: &activities.Settings{UserConfigDir: h.userConfigDir, Sandbox: sb},
+		Settings: &activities.Settings{UserConfigDir: h.userConfigDir, StateDir: h.stateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 	}
 	set.Register(h.env)
@@ -142,6 +146,17 @@ func (h *harness) toolResults() map[string]string {
 		}
 	}
 	return out
+}
+
+// jobFiles are where the test job's transcript and audit are written.
+func (h *harness) jobFiles() api.JobFiles {
+	return api.JobFilesIn(statedir.WorkspaceDirIn(h.stateDir, h.ws), "default-test-workflow-id")
+}
+
+// transcript is the test job's transcript, "" when there is none.
+func (h *harness) transcript() string {
+	b, _ := os.ReadFile(h.jobFiles().Transcript)
+	return string(b)
 }
 
 func (h *harness) file(rel string) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -111,7 +110,9 @@ func TestCancelWhileWaiting(t *testing.T) {
 	d := h.decisions()["w"]
 	assert.Equal(t, approval.Deny, d.Decision)
 	assert.Contains(t, d.Reason, "canceled")
-	assert.Contains(t, h.file(".custos/audit/default-test-workflow-id.jsonl"), `"callId":"w"`)
+	audit, err := os.ReadFile(h.jobFiles().Audit)
+	require.NoError(t, err)
+	assert.Contains(t, string(audit), `"callId":"w"`)
 	assert.Empty(t, h.file("b.txt"))
 }
 
@@ -154,8 +155,8 @@ func TestHookPointsReceiveTheirData(t *testing.T) {
 	require.Equal(t, len(before), len(after))
 	first := before[0].Session
 	require.NotNil(t, first)
-	assert.Equal(t, filepath.Join(h.ws, ".custos", "sessions", "default-test-workflow-id.jsonl"), first.Transcript)
-	assert.Equal(t, filepath.Join(h.ws, ".custos", "audit", "default-test-workflow-id.jsonl"), first.Audit)
+	assert.Equal(t, h.jobFiles().Transcript, first.Transcript)
+	assert.Equal(t, h.jobFiles().Audit, first.Audit)
 	assert.Equal(t, 2, first.FirstMessage, "the model call stored the system prompt and the task")
 	assert.Equal(t, 4, first.LastMessage, "the first save, after turn 1, writes the model's answer and the tool result")
 	assert.Equal(t, 0, first.AuditFrom)

@@ -412,8 +412,10 @@ func TestPipelineEveryDecisionAuditedWithLayer(t *testing.T) {
 		assert.Equal(t, layer, query[id].Layer, id)
 		assert.NotEmpty(t, query[id].Decision, id)
 	}
-	// The workspace file holds the same records.
-	data := h.file(filepath.Join(".custos", "audit", "default-test-workflow-id.jsonl"))
+	// The audit file holds the same records.
+	raw, err := os.ReadFile(h.jobFiles().Audit)
+	require.NoError(t, err)
+	data := string(raw)
 	lines := strings.Split(strings.TrimSpace(data), "\n")
 	fromFile := map[string]approval.AuditRecord{}
 	for _, l := range lines {

@@ -322,6 +322,7 @@ func (j *job) status() Status {
 	}
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
 	s.Runs = j.st.Runs
+	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
 	for _, id := range j.order {
 		s.Pending = append(s.Pending, j.pending[id].ask)
 	}
@@ -342,6 +343,16 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	fmt.Fprintf(&b, "**custos** — turn %d, mode `%s`, %s\n\n", turn, mode, j.phase)
 	if j.in.Host != "" {
 		fmt.Fprintf(&b, "Workspace %s on host %s: its tools run only there, and wait while that host's worker is away.\n\n", codeSpan(display.Line(j.in.Workspace, 0)), codeSpan(display.Line(j.in.Host, 0)))
+	}
+	if j.st != nil && len(j.st.Instructions) > 0 {
+		b.WriteString("Project instructions given to the model: ")
+		for i, f := range j.st.Instructions {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s (%s)", codeSpan(display.Line(f.Path, 200)), instructionSize(f))
+		}
+		b.WriteString(".\n\n")
 	}
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")

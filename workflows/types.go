@@ -66,6 +66,10 @@ type JobInput struct {
 	// run (0: only when the server suggests it). Tests and long jobs use it.
 	ContinueAsNewEvery int `json:"continueAsNewEvery,omitempty"`
 
+	// WorkDir is the job's working directory relative to the workspace
+	// ("" for the root): the project's instructions are read from the
+	// root down to it.
+	WorkDir string `json:"workDir,omitempty"`
 	// Host is the worker host that holds the workspace: every activity that
 	// touches it runs on that host's task queue. "" runs them on the shared
 	// queue (one machine).
@@ -128,6 +132,18 @@ type State struct {
 	// Notifiers are the channels (slack, webhook) the worker announced when
 	// the job started; none means no notification activities run.
 	Notifiers []string `json:"notifiers,omitempty"`
+	// Files are where the host keeps the job's transcript and audit, as
+	// its LoadSettings named them; empty for jobs that began before they
+	// left the workspace (api.JobFiles.Or).
+	Files api.JobFiles `json:"files,omitzero"`
+	// Instructions are the project instruction files the model was given
+	// (their text is in the system prompt, the transcript's first message).
+	Instructions []api.InstructionFile `json:"instructions,omitempty"`
+}
+
+// files are where the job's transcript and audit are.
+func (s *State) files(workspace, jobID string) api.JobFiles {
+	return s.Files.Or(workspace, jobID)
 }
 
 // LearnedRule is a rule added by an Always ("allow") or Never ("deny") answer.
@@ -222,6 +238,10 @@ type Status struct {
 	Sources    []string      `json:"settingsSources,omitempty"`
 	// Runs counts continue-as-new: 0 in a job's first run.
 	Runs int `json:"runs"`
+	// Files are the job's transcript and audit on its host; Instructions
+	// the project instruction files its model was given.
+	Files        api.JobFiles          `json:"files,omitzero"`
+	Instructions []api.InstructionFile `json:"instructions,omitempty"`
 }
 
 // PendingAsk is a tool call waiting for a human (layer 5).

@@ -10,8 +10,8 @@ import (
 	"github.com/custos-dev/custos/approval"
 )
 
-// The conversation of a job lives in its transcript, SessionFile in the
-// workspace, one message per line with its sequence number (seq 1 is the
+// The conversation of a job lives in its transcript (JobFiles.Transcript, in
+// custos' state directory on the workspace's host), one message per line with its sequence number (seq 1 is the
 // system prompt, seq 2 the task). The workflow keeps only what the file may
 // not hold yet and sends that with each model call (Conversation), which
 // the activity appends before reading the conversation back.
@@ -20,6 +20,9 @@ import (
 type Conversation struct {
 	Workspace string `json:"workspace"`
 	JobID     string `json:"jobId"`
+	// Files are where the job's transcript is; empty for jobs that began
+	// before transcripts left the workspace (see JobFiles.Or).
+	Files JobFiles `json:"files,omitzero"`
 	// Append are messages that may not be in the transcript yet: message
 	// i has seq FirstSeq+i. Those already there are skipped.
 	FirstSeq int                            `json:"firstSeq,omitempty"`
@@ -78,18 +81,50 @@ func (v View) Visible(msgs []openai.ChatCompletionMessage) []openai.ChatCompleti
 type SaveSessionRequest struct {
 	Workspace string `json:"workspace"`
 	JobID     string `json:"jobId"`
+	Files     JobFiles `json:"files,omitzero"`
 	// FirstMessage is the index (in the whole conversation) of Messages[0].
 	FirstMessage int                            `json:"firstMessage"`
 	Messages     []openai.ChatCompletionMessage `json:"messages,omitempty"`
 	Audit        []approval.AuditRecord         `json:"audit,omitempty"`
 }
 
-// SessionFile is the transcript of one job, in its workspace.
+// JobFiles are where a job's transcript and audit trail are written on the
+// workspace's host: in custos' state directory, per workspace, owner-only
+// (JobFilesIn), so nothing of them is in the user's repository for git to
+// take, for the model's tools to list or for a sandboxed command to change.
+// The host's LoadSettings activity names them when the job starts; the job
+// carries them and hands them to every activity that reads or writes them.
+type JobFiles struct {
+	Transcript string `json:"transcript,omitempty"`
+	Audit      string `json:"audit,omitempty"`
+}
+
+// Or is f, or, for a job that began before transcripts left the workspace
+// (its files were never named), where such a job wrote them: it goes on
+// there, so an older job keeps its whole conversation in one file.
+func (f JobFiles) Or(workspace, jobID string) JobFiles {
+	if f.Transcript != "" && f.Audit != "" {
+		return f
+	}
+	return JobFiles{Transcript: SessionFile(workspace, jobID), Audit: AuditFile(workspace, jobID)}
+}
+
+// JobFilesIn are the files of job jobID under the workspace's directory
+// in custos' state directory (statedir.WorkspaceDir).
+func JobFilesIn(wsState, jobID string) JobFiles {
+	return JobFiles{
+		Transcript: filepath.Join(wsState, "sessions", safeName(jobID)+".jsonl"),
+		Audit:      filepath.Join(wsState, "audit", safeName(jobID)+".jsonl"),
+	}
+}
+
+// SessionFile is where jobs that began before transcripts left the
+// workspace keep theirs, in the workspace (see JobFiles.Or).
 func SessionFile(workspace, jobID string) string {
 	return filepath.Join(workspace, ".custos", "sessions", safeName(jobID)+".jsonl")
 }
 
-// AuditFile is the audit trail of one job.
+// AuditFile is where such a job keeps its audit trail.
 func AuditFile(workspace, jobID string) string {
 	return filepath.Join(workspace, ".custos", "audit", safeName(jobID)+".jsonl")
 }

@@ -11,6 +11,11 @@ import (
 // LoadSettingsRequest names the workspace whose settings a job uses.
 type LoadSettingsRequest struct {
 	Workspace string `json:"workspace"`
+	// JobID names the job, whose files LoadSettingsResult.Files names.
+	JobID string `json:"jobId,omitempty"`
+	// WorkDir is the job's working directory relative to the workspace
+	// ("" or "." for the root): instructions are read down to it.
+	WorkDir string `json:"workDir,omitempty"`
 }
 
 // LoadSettingsResult is the merged settings plus what layers 1-3 need to know
@@ -29,6 +34,13 @@ type LoadSettingsResult struct {
 	BashQueue string `json:"bashQueue,omitempty"`
 	// ContextWindow is the worker's model's context window in tokens.
 	ContextWindow int `json:"contextWindow,omitempty"`
+	// Files are where the job's transcript and audit go on this host
+	// (created, owner-only); empty when the request named no job.
+	Files JobFiles `json:"files,omitzero"`
+	// Instructions are the project's instructions for the model; Host what
+	// it is told of the machine.
+	Instructions Instructions `json:"instructions,omitzero"`
+	Host         HostFacts    `json:"host,omitzero"`
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

@@ -1,13 +1,20 @@
 package testenv
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/workflows"
 )
 
 // The scripted model needs a key and a model name, like any endpoint; it
@@ -36,13 +43,42 @@ func ModelEnv(base string) []string {
 }
 
 // WorkerOptions are o with the model at base and, where o leaves them
-// empty, Logger for the logger.
+// empty, Logger for the logger and StateDir for the state directory.
 func WorkerOptions(base string, o app.Options) app.Options {
 	o.BaseURL, o.APIKey, o.Model = base, modelAPIKey, modelName
 	if o.Logger == nil {
 		o.Logger = Logger()
 	}
+	if o.StateDir == "" {
+		o.StateDir = StateDir()
+	}
 	return o
+}
+
+var stateDir = sync.OnceValue(func() string {
+	d, err := os.MkdirTemp("", "custos-test-state-")
+	if err != nil {
+		panic(fmt.Sprintf("testenv: state dir: %v", err))
+	}
+	return d
+})
+
+// StateDir is the state directory of this test process's in-process
+// workers (jobs' transcripts and audits), one for the whole process so a
+// job keeps its files across the workers a test restarts, and none of them
+// lands in the user's own state directory.
+func StateDir() string { return stateDir() }
+
+// JobFiles are where a job's transcript and audit are, as its status says.
+func JobFiles(t testing.TB, c client.Client, id string) api.JobFiles {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+	require.NoError(t, err, "status of %s", id)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	return st.Files.Or(st.Workspace, id)
 }
 
 // StartWorkers starts custos workers on c with the model at base (see
