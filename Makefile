@@ -5,12 +5,26 @@ export GOTOOLCHAIN := go1.27.3
 GO ?= go
 TASK ?= summarise this repository and suggest one improvement
 
-.PHONY: run worker test test-postgres vet bench bench-postgres deps mutants
+.PHONY: run sandbox-deps worker test test-postgres vet bench bench-postgres deps mutants
 
 ## run: start a job on this directory (embedded Temporal server and, without
-## OPENAI_API_KEY, the offline demo model)
-run:
+## OPENAI_API_KEY, the offline demo model), first installing bubblewrap when
+## it is missing so the job's Bash calls run in the sandbox
+run: sandbox-deps
 	$(GO) run ./starter run "$(TASK)"
+
+## sandbox-deps: bubblewrap, custos' sandbox (Debian/Ubuntu, as root); where
+## it cannot be installed, one line says how, and the job still runs (its
+## Bash calls are refused)
+sandbox-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap, custos' sandbox (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || \
+	      echo "custos: installing bubblewrap failed; Bash calls will be refused until it is installed"; \
+	  else \
+	    echo "custos: bubblewrap (the sandbox) is missing: sudo apt-get install bubblewrap, then make run again; without it Bash calls are refused"; \
+	  fi; }
 
 ## worker: serve the task queues (embedded server unless TEMPORAL_ADDRESS is set)
 worker:
