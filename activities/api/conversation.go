@@ -79,8 +79,8 @@ func (v View) Visible(msgs []openai.ChatCompletionMessage) []openai.ChatCompleti
 
 // SaveSessionRequest carries what a job has not yet written to its workspace.
 type SaveSessionRequest struct {
-	Workspace string `json:"workspace"`
-	JobID     string `json:"jobId"`
+	Workspace string   `json:"workspace"`
+	JobID     string   `json:"jobId"`
 	Files     JobFiles `json:"files,omitzero"`
 	// FirstMessage is the index (in the whole conversation) of Messages[0].
 	FirstMessage int                            `json:"firstMessage"`
