@@ -168,6 +168,11 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			}
 			fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(a.lastResult.Answer))
 			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
+			if st, err := queryStatus(ctx, c, id); err == nil {
+				files := st.Files.Or(st.Workspace, id)
+				fmt.Fprintf(a.Stderr, "custos: transcript %s, audit %s (starter audit %s)\n",
+					display.Line(files.Transcript, 0), display.Line(files.Audit, 0), id)
+			}
 			return nil
 		case <-ctx.Done():
 			a.stopped(id)
