@@ -22,6 +22,7 @@ sandbox-deps:
 	    echo "installing bubblewrap, custos' sandbox (apt-get)"; \
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } || \
 	      echo "custos: installing bubblewrap failed; Bash calls will be refused until it is installed"; \
+	    command -v bwrap >/dev/null 2>&1 || echo "custos: bwrap is still not on PATH ($$PATH); Bash calls will be refused"; \
 	  else \
 	    echo "custos: bubblewrap (the sandbox) is missing: sudo apt-get install bubblewrap, then make run again; without it Bash calls are refused"; \
 	  fi; }

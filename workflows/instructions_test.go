@@ -2,10 +2,13 @@ package workflows
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkpb "go.temporal.io/api/sdk/v1"
@@ -94,4 +97,35 @@ func TestSystemPromptWithoutInstructions(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// A job that began before transcripts left the workspace (its carried
+// state names no files) goes on with the transcript where it was written,
+// and git is told to leave that directory alone (issue 20 §1).
+func TestOlderJobKeepsItsTranscriptInTheWorkspace(t *testing.T) {
+	h := newHarness(t, demomodel.Script(demomodel.Say("finished where it was")))
+	legacy := filepath.Join(h.ws, ".custos", "sessions", "default-test-workflow-id.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(legacy), 0o755))
+	require.NoError(t, os.WriteFile(legacy, []byte(
+		`{"seq":1,"role":"system","content":"You are custos."}`+"\n"+
+			`{"seq":2,"role":"user","content":"an older task"}`+"\n"), 0o644))
+	h.input.State = &State{
+		Messages:    []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "an older task"}},
+		MessageBase: 1, SavedMessages: 2, Turn: 0, Mode: approval.ModeDefault,
+		Env: approval.Env{Workspace: h.ws},
+	}
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "finished where it was", res.Answer)
+	data, err := os.ReadFile(legacy)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"seq":3`, "the answer is appended to the older transcript")
+	assert.Contains(t, string(data), "finished where it was")
+	assert.Empty(t, h.transcript(), "no second transcript in the state directory")
+	ignore, err := os.ReadFile(filepath.Join(h.ws, ".custos", ".gitignore"))
+	require.NoError(t, err)
+	assert.Contains(t, string(ignore), "sessions/")
+	req := h.oai.Requests()
+	require.Len(t, req, 1)
+	assert.Equal(t, "an older task", req[0].Messages[1].Content, "the conversation was read from the older file")
 }
