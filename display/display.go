@@ -15,6 +15,10 @@
 //     selectors (which can carry hidden data), blank fillers, spaces other
 //     than U+0020, line and paragraph separators, private-use and
 //     unassigned code points;
+//   - ⟨U+0430⟩ also for a letter that passes for an ASCII one: fullwidth
+//     forms and mathematical alphanumerics always, and Cyrillic, Greek,
+//     Armenian and Cherokee letters in a word that also has ASCII letters
+//     ("ex⟨U+0430⟩mple.com"; "привет" stays as it is);
 //   - ⟨0xFF⟩ for a byte that is not valid UTF-8;
 //   - ⟨U+27E8⟩ for the character ⟨ itself, so that in rendered text every ⟨
 //     begins an escape and no text can pass for one;
@@ -74,8 +78,69 @@ func hidden(r rune) bool {
 	return !unicode.IsGraphic(r) || unicode.Is(unicode.Co, r)
 }
 
-// token is how the character at s[i] is shown, and its length in s.
-func token(s string, i int, m mode) (string, int) {
+// lookAlike reports whether r is a letter that passes for an ASCII one:
+// fullwidth forms and mathematical alphanumerics always; letters of the
+// scripts most confused with Latin (Cyrillic а, Greek ο, Armenian օ,
+// Cherokee Ꭺ) where they share a word with ASCII letters, as in
+// "exаmple.com" or "ls -lа": a word wholly in one of those scripts is
+// shown as itself.
+func lookAlike(r rune, inLatinWord bool) bool {
+	switch {
+	case r < 0x80:
+		return false
+	case r >= 0xff01 && r <= 0xff5e, r >= 0x1d400 && r <= 0x1d7ff:
+		return true
+	}
+	return inLatinWord && unicode.IsLetter(r) && unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Cherokee)
+}
+
+// inWord reports whether r continues a word as a person reads one in a
+// command: letters, digits and what joins the parts of names, paths and
+// domains.
+func inWord(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || strings.ContainsRune("._-/@:~+", r)
+}
+
+// latinWords marks, by byte offset, the runes of s that lie in a word with
+// an ASCII letter.
+func latinWords(s string) map[int]bool {
+	var marks map[int]bool
+	for i := 0; i < len(s); {
+		j, ascii, other := i, false, false
+		for j < len(s) {
+			r, n := utf8.DecodeRuneInString(s[j:])
+			if !inWord(r) {
+				break
+			}
+			if r < 0x80 && unicode.IsLetter(r) {
+				ascii = true
+			} else if r >= 0x80 {
+				other = true
+			}
+			j += n
+		}
+		if ascii && other {
+			if marks == nil {
+				marks = map[int]bool{}
+			}
+			for k := i; k < j; {
+				_, n := utf8.DecodeRuneInString(s[k:])
+				marks[k] = true
+				k += n
+			}
+		}
+		if j == i {
+			_, n := utf8.DecodeRuneInString(s[i:])
+			j += n
+		}
+		i = j
+	}
+	return marks
+}
+
+// token is how the character at s[i] is shown, and its length in s;
+// latin says it lies in a word with ASCII letters (latinWords).
+func token(s string, i int, m mode, latin bool) (string, int) {
 	r, size := utf8.DecodeRuneInString(s[i:])
 	switch {
 	case r == utf8.RuneError && size <= 1:
@@ -94,7 +159,7 @@ func token(s string, i int, m mode) (string, int) {
 			return "⟨U+27E8⟩", size
 		}
 		return s[i : i+size], size
-	case hidden(r):
+	case hidden(r), lookAlike(r, latin):
 		return fmt.Sprintf("⟨U+%04X⟩", r), size
 	}
 	return s[i : i+size], size
@@ -103,8 +168,9 @@ func token(s string, i int, m mode) (string, int) {
 // tokens splits s into the shown form of each of its characters.
 func tokens(s string, m mode) []string {
 	out := make([]string, 0, len(s))
+	latin := latinWords(s)
 	for i := 0; i < len(s); {
-		t, n := token(s, i, m)
+		t, n := token(s, i, m, latin[i])
 		out = append(out, t)
 		i += n
 	}
@@ -115,8 +181,9 @@ func tokens(s string, m mode) []string {
 func render(s string, m mode) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	latin := latinWords(s)
 	for i := 0; i < len(s); {
-		t, n := token(s, i, m)
+		t, n := token(s, i, m, latin[i])
 		b.WriteString(t)
 		i += n
 	}

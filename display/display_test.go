@@ -38,6 +38,14 @@ func TestEscapeClasses(t *testing.T) {
 		{"spaces that are not spaces", "a\u00a0b\u2003c\u3000d", "a⟨U+00A0⟩b⟨U+2003⟩c⟨U+3000⟩d", ""},
 		{"line and paragraph separators", "a\u2028b\u2029c", "a⟨U+2028⟩b⟨U+2029⟩c", ""},
 		{"blank fillers", "\u3164\u115f\u2800\u034f", "⟨U+3164⟩⟨U+115F⟩⟨U+2800⟩⟨U+034F⟩", ""},
+		{"Cyrillic a in a Latin domain", "curl https://ex\u0430mple.com/x", "curl https://ex⟨U+0430⟩mple.com/x", ""},
+		{"Cyrillic letters in an option and a path", "ls -l\u0430 ~/.bashr\u0441", "ls -l⟨U+0430⟩ ~/.bashr⟨U+0441⟩", ""},
+		{"Greek omicron in a program name", "g\u03bf test", "g⟨U+03BF⟩ test", ""},
+		{"Armenian and Cherokee look-alikes", "\u0585k \u13aal", "⟨U+0585⟩k ⟨U+13AA⟩l", ""},
+		{"fullwidth letters always", "\uff52\uff4d -rf", "⟨U+FF52⟩⟨U+FF4D⟩ -rf", ""},
+		{"mathematical letters always", "\U0001d42b\U0001d426", "⟨U+1D42B⟩⟨U+1D426⟩", ""},
+		{"a word wholly in another script is itself", "echo привет мир; echo καλημέρα", "echo привет мир; echo καλημέρα", ""},
+		{"accented Latin stays", "naïve résumé.txt", "naïve résumé.txt", ""},
 		{"private use and unassigned", "\ue000\U0010fffd\u0378", "⟨U+E000⟩⟨U+10FFFD⟩⟨U+0378⟩", ""},
 		{"invalid UTF-8", "a\xffb\xc3", "a⟨0xFF⟩b⟨0xC3⟩", ""},
 		{"the escape bracket itself", "⟨ESC⟩ is not ESC", "⟨U+27E8⟩ESC⟩ is not ESC", ""},
@@ -71,7 +79,7 @@ func TestEscapeClasses(t *testing.T) {
 // Safe leaves rendered text as it is and escapes what is still raw, but not
 // the bracket: it is for text another renderer made.
 func TestSafe(t *testing.T) {
-	for _, s := range []string{"echo hi\x1b[2K\rrm", "a\u202eb\u200dc", "x\ty\nz", "⟨tricky⟩", "\xff"} {
+	for _, s := range []string{"echo hi\x1b[2K\rrm", "a\u202eb\u200dc", "x\ty\nz", "⟨tricky⟩", "\xff", "ex\u0430mple.c\u043em \uff52"} {
 		if got, want := Safe(Escape(s)), Escape(s); got != want {
 			t.Errorf("Safe(Escape(%q)) = %q, want %q", s, got, want)
 		}
