@@ -15,7 +15,8 @@ import (
 // allowed.
 func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 	rules := []string{"Bash(rg:*)", "Bash(sed:*)", "Bash(sed -n:*)", "Bash(awk:*)", "Bash(git diff:*)", "Bash(git log:*)",
-		"Bash(find:*)", "Bash(echo:*)", "Bash(sort:*)", "Bash(grep:*)", "Bash(touch:*)"}
+		"Bash(find:*)", "Bash(echo:*)", "Bash(sort:*)", "Bash(grep:*)", "Bash(touch:*)", "Bash(fd:*)", "Bash(fdfind:*)",
+		"Bash(tree:*)", "Bash(ag:*)"}
 	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: rules}})
 	for _, tt := range []struct {
 		cmd     string
@@ -38,6 +39,11 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 		{cmd: `GIT_EXTERNAL_DIFF='touch RAN #' git diff`, proof: "RAN", needs: "git"},
 		{cmd: `git -c diff.external='touch RAN #' diff`, proof: "RAN", needs: "git"},
 		{cmd: "git -c alias.x='!touch RAN' x", proof: "RAN", needs: "git"},
+		{cmd: "fdfind -t f -x touch RAN", proof: "RAN", needs: "fdfind"},
+		{cmd: "fdfind --exec-batch touch RAN", proof: "RAN", needs: "fdfind"},
+		{cmd: "fdfind -X touch RAN", proof: "RAN", needs: "fdfind"},
+		{cmd: "tree -o out.txt", proof: "out.txt", needs: "tree"},
+		{cmd: "ag --pager='touch RAN' X f", proof: "RAN", needs: "ag"},
 		// Ordinary uses.
 		{cmd: "rg -n X .", allowed: true, needs: "rg"},
 		{cmd: "sed -n 1,5p f", allowed: true, needs: "sed"},
@@ -49,6 +55,10 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 		{cmd: "find . -name '*.go'", allowed: true, needs: "find"},
 		{cmd: "echo $((1+2))", allowed: true},
 		{cmd: "sort -u f", allowed: true, needs: "sort"},
+		{cmd: "fdfind -e sh", allowed: true, needs: "fdfind"},
+		{cmd: "fdfind -H -t f run", allowed: true, needs: "fdfind"},
+		{cmd: "tree -L 1 -a", allowed: true, needs: "tree"},
+		{cmd: "ag -i x f", allowed: true, needs: "ag"},
 	} {
 		t.Run(tt.cmd, func(t *testing.T) {
 			if _, err := exec.LookPath("bash"); err != nil {
@@ -56,6 +66,9 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 			}
 			if tt.needs != "" {
 				if _, err := exec.LookPath(tt.needs); err != nil {
+					if os.Getenv("CI") != "" {
+						t.Fatalf("%s is needed: .ci/run installs it", tt.needs)
+					}
 					t.Skip("no " + tt.needs)
 				}
 			}
