@@ -138,6 +138,8 @@ var ErrUnavailable = errors.New("sandbox: bubblewrap unavailable")
 // when cfg.FailIfUnavailable is set.
 func New(cfg Config) (Sandbox, error) {
 	cfg = cfg.withDefaults()
+	// What commands of a process that died mid-run left for the host.
+	cfg.RecoverHostConfig(cfg.Logger)
 	prlimit, _ := exec.LookPath("prlimit")
 
 	bw, why := probeBwrap(cfg, prlimit)

@@ -53,13 +53,21 @@ type hostGuard struct {
 	qroot    string
 	budget   int
 	listings *hostListings
+	// pending is the snapshot's file (hostconfig_pending.go), removed by
+	// finish; recovered what an interrupted earlier command in ws left.
+	pending   string
+	recovered Result
 }
 
 // guardHostConfig takes the snapshot before a command in ws (canonical);
-// listings (may be nil) keeps directory listings between runs.
+// listings (may be nil) keeps directory listings between runs. What an
+// interrupted earlier command in ws left is neutralised first.
 func (c Config) guardHostConfig(ws string, listings *hostListings) *hostGuard {
-	return &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, listings.take(ws)),
-		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings}
+	recovered := c.recoverInterrupted(ws)
+	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, listings.take(ws)),
+		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings, recovered: recovered}
+	g.pending = c.savePending(g.before)
+	return g
 }
 
 // quarantineDir is Config.QuarantineDir, or <state>/quarantine beside the
@@ -82,6 +90,10 @@ func (c Config) quarantineDir() string {
 func (g *hostGuard) finish(res *Result) {
 	after := takeHostSnapshot(g.ws, g.budget, false, g.before.dirs.done())
 	defer func() { g.listings.put(g.ws, after.dirs.done()) }()
+	if g.pending != "" {
+		defer os.Remove(g.pending)
+	}
+
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
@@ -106,6 +118,12 @@ func (g *hostGuard) finish(res *Result) {
 	if len(res.HostConfig) > 0 {
 		res.HostConfigKept = q.dir
 		q.manifest(res.HostConfig)
+	}
+	if len(g.recovered.HostConfig) > 0 {
+		res.HostConfig = append(slices.Clip(g.recovered.HostConfig), res.HostConfig...)
+		if res.HostConfigKept == "" {
+			res.HostConfigKept = g.recovered.HostConfigKept
+		}
 	}
 	if g.before.truncated || after.truncated {
 		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this command may have left for the host to run", after.budget, after.budget)

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -158,4 +160,89 @@ func BenchmarkHostConfigScan(b *testing.B) {
 			}
 		})
 	}
+}
+
+// deadPID is the PID of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+// interrupt makes g's snapshot file look like one of a process that died
+// mid-command: its finish never runs.
+func interrupt(t *testing.T, g *hostGuard) {
+	t.Helper()
+	require.NotEmpty(t, g.pending, "the snapshot is on disk while the command runs")
+	data, err := os.ReadFile(g.pending)
+	require.NoError(t, err)
+	var p pendingGuard
+	require.NoError(t, json.Unmarshal(data, &p))
+	p.PID = deadPID(t)
+	data, err = json.Marshal(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(g.pending, data, 0o600))
+}
+
+// A command cut off by a worker crash never reaches its guard's finish;
+// what it planted is neutralised by the next command in the workspace,
+// which says so, or by the next worker to start, which keeps it in the
+// quarantine with its manifest (issue 17 §3).
+func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
+	for _, atStart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("at worker start %v", atStart), func(t *testing.T) {
+			ws := t.TempDir()
+			writeFile(t, filepath.Join(ws, "README"), "x")
+			cfg := Config{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
+			g := cfg.guardHostConfig(ws, nil)
+			// The command plants a repository with a hook, then its worker dies.
+			hook := filepath.Join(ws, "sub", ".git", "hooks", "pre-commit")
+			writeFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
+			writeFile(t, hook, "#!/bin/sh\nid > /tmp/pwned\n")
+			interrupt(t, g)
+
+			if atStart {
+				cfg.RecoverHostConfig(nil)
+				assert.NoFileExists(t, hook, "set aside before any command runs")
+			}
+			var res Result
+			cfg.guardHostConfig(ws, nil).finish(&res)
+			assert.NoFileExists(t, hook, "the hook is set aside")
+			left, _ := os.ReadDir(cfg.pendingDir())
+			assert.Empty(t, left, "no snapshot is left once finished")
+			if atStart {
+				assert.Empty(t, res.HostConfig, "done at start already")
+				runs, err := os.ReadDir(cfg.QuarantineDir)
+				require.NoError(t, err)
+				require.Len(t, runs, 1)
+				manifest, err := os.ReadFile(filepath.Join(cfg.QuarantineDir, runs[0].Name(), "manifest.json"))
+				require.NoError(t, err)
+				assert.Contains(t, string(manifest), "sub/.git/hooks/pre-commit")
+				return
+			}
+			require.Len(t, res.HostConfig, 1, "%v", res.HostConfig)
+			assert.Equal(t, "sub/.git/hooks/pre-commit", res.HostConfig[0].Path)
+			assert.Contains(t, res.HostConfig[0].Action, "left by an earlier command that was interrupted")
+			assert.Contains(t, res.HostConfigNote(), "sub/.git/hooks/pre-commit")
+			assert.NotEmpty(t, res.HostConfigKept)
+		})
+	}
+}
+
+// A snapshot of a command still running in another process is not taken
+// for an interrupted one.
+func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
+	ws := t.TempDir()
+	cfg := Config{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
+	g := cfg.guardHostConfig(ws, nil) // this process: alive
+	hook := filepath.Join(ws, "sub", ".git", "hooks", "post-checkout")
+	writeFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, hook, "#!/bin/sh\n")
+	cfg.RecoverHostConfig(nil)
+	assert.FileExists(t, g.pending, "a live command's snapshot stays")
+	var res Result
+	g.finish(&res)
+	assert.NoFileExists(t, hook, "its own finish neutralises it")
+	assert.NoFileExists(t, g.pending)
 }
