@@ -413,3 +413,32 @@ func TestSlackReusedCallID(t *testing.T) {
 	assert.FileExists(t, ws+"/benign.md")
 	assert.NoFileExists(t, ws+"/evil.md")
 }
+
+// A command with escape sequences and bidirectional controls reaches the
+// local Slack as visible text: the message shows what will run, nothing
+// in it is raw (issue 17 §5, through the Slack channel end to end).
+func TestSlackShowsEscapesAsText(t *testing.T) {
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	hostile := "echo safe\x1b[2K\rrm -rf ~ \u202e)txt.hcetad( \u200dx <@U0ALICE> *bold*"
+	rig := startSlackRig(t, srv, c, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("h1", "Bash", map[string]any{"command": hostile})),
+		demomodel.Say("done"),
+	))
+	ws := testenv.Workspace(t)
+	run := testenv.StartJob(t, c, "slack-escapes", workflows.JobInput{Task: "show it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+
+	msg := rig.message(t, "h1")
+	blocks := string(msg.Blocks)
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u200d", `\u001b`, `\r`, `\u202e`, `\u200d`} {
+		assert.NotContains(t, blocks, raw, "raw in the Slack message")
+	}
+	for _, shown := range []string{"⟨ESC⟩[2K⟨CR⟩rm -rf ~", "⟨U+202E⟩", "⟨U+200D⟩"} {
+		assert.Contains(t, blocks, shown)
+	}
+	assert.NotContains(t, blocks, "<@U0ALICE>", "a mention in the command does not ping anyone")
+	code, respURL := rig.click(t, msg, slack.ActionDeny, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, rig.reply(t, respURL).Text, "denied")
+	testenv.Finished(t, c, run.GetID(), 2*time.Minute)
+}
