@@ -16,7 +16,7 @@ import (
 func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 	rules := []string{"Bash(rg:*)", "Bash(sed:*)", "Bash(sed -n:*)", "Bash(awk:*)", "Bash(git diff:*)", "Bash(git log:*)",
 		"Bash(find:*)", "Bash(echo:*)", "Bash(sort:*)", "Bash(grep:*)", "Bash(touch:*)", "Bash(fd:*)", "Bash(fdfind:*)",
-		"Bash(tree:*)", "Bash(ag:*)"}
+		"Bash(tree:*)", "Bash(ag:*)", "Bash(go vet:*)", "Bash(go test:*)"}
 	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: rules}})
 	for _, tt := range []struct {
 		cmd     string
@@ -44,6 +44,9 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 		{cmd: "fdfind -X touch RAN", proof: "RAN", needs: "fdfind"},
 		{cmd: "tree -o out.txt", proof: "out.txt", needs: "tree"},
 		{cmd: "ag --pager='touch RAN' X f", proof: "RAN", needs: "ag"},
+		{cmd: "go vet -vettool=$PWD/tool.sh ./...", proof: "RAN", needs: "go"},
+		{cmd: "go test -exec $PWD/tool.sh ./...", proof: "RAN", needs: "go"},
+		{cmd: "go test -toolexec $PWD/tool.sh ./...", proof: "RAN", needs: "go"},
 		// Ordinary uses.
 		{cmd: "rg -n X .", allowed: true, needs: "rg"},
 		{cmd: "sed -n 1,5p f", allowed: true, needs: "sed"},
@@ -59,6 +62,8 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 		{cmd: "fdfind -H -t f run", allowed: true, needs: "fdfind"},
 		{cmd: "tree -L 1 -a", allowed: true, needs: "tree"},
 		{cmd: "ag -i x f", allowed: true, needs: "ag"},
+		{cmd: "go vet ./...", allowed: true, needs: "go"},
+		{cmd: "go test -count=1 -run TestX ./...", allowed: true, needs: "go"},
 	} {
 		t.Run(tt.cmd, func(t *testing.T) {
 			if _, err := exec.LookPath("bash"); err != nil {
@@ -75,7 +80,7 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 			dir := oracleDir(t)
 			cmd := exec.Command("bash", "-c", tt.cmd)
 			cmd.Dir = dir
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}, goEnv(t)...)
 			out, err := cmd.CombinedOutput()
 			if tt.allowed && err != nil {
 				t.Fatalf("the ordinary command fails: %v\n%s", err, out)
@@ -93,13 +98,34 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 	}
 }
 
+// goEnv is what the go commands of the oracle need from the user's go: its
+// build cache (warm) and toolchain, and no network.
+func goEnv(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		return nil
+	}
+	return []string{"GOCACHE=" + f[0], "GOMODCACHE=" + f[1], "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS="}
+}
+
 // oracleDir is a git repository with one commit and one change, and the
-// files the commands read: f (a line X), run.sh (touch RAN).
+// files the commands read: f (a line X), run.sh (touch RAN), tool.sh (the
+// same, executable), and a Go module with one test.
 func oracleDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range map[string]string{"f": "X a\nY b\n", "run.sh": "touch RAN\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+	for name, content := range map[string]string{"f": "X a\nY b\n", "run.sh": "touch RAN\n", "tool.sh": "#!/bin/sh\ntouch RAN\n",
+		"go.mod": "module m\n\ngo 1.21\n", "x_test.go": "package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"} {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, "tool.sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), mode); err != nil {
 			t.Fatal(err)
 		}
 	}

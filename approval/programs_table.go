@@ -61,6 +61,20 @@ const goBuildFlags = ` -C=:load -a -n -p= -race -msan -asan -cover -covermode= -
  -buildmode= -buildvcs=? -compiler= -gccgoflags= -gcflags= -installsuffix= -ldflags= -linkshared -mod= -modcacherw
  -modfile=:read -overlay=:read -pgo= -pkgdir= -tags= -trimpath -toolexec=:run -exec=:run`
 
+// goTestFlags are go test's own flags (and the test binary's, which go
+// test passes on), besides the build flags.
+const goTestFlags = ` -bench= -benchtime= -benchmem -count= -coverprofile=:write -cpu= -cpuprofile=:write -failfast -fullpath
+ -fuzz= -fuzztime= -fuzzminimizetime= -json -list= -memprofile=:write -memprofilerate= -blockprofile=:write
+ -blockprofilerate= -mutexprofile=:write -mutexprofilefraction= -parallel= -run= -short -shuffle= -skip= -timeout=
+ -trace=:write -vet= -c -o=:write`
+
+// goVetAnalyzers are go vet's analyzer switches (-printf, -printf=false).
+const goVetAnalyzers = ` -appends=? -asmdecl=? -assign=? -atomic=? -bools=? -buildtag=? -cgocall=? -composites=? -copylocks=?
+ -defers=? -directive=? -errorsas=? -framepointer=? -hostport=? -httpresponse=? -ifaceassert=? -loopclosure=? -lostcancel=?
+ -nilfunc=? -printf=? -printf.funcs= -shift=? -sigchanyzer=? -slog=? -stdmethods=? -stdversion=? -stringintconv=?
+ -structtag=? -testinggoroutine=? -tests=? -timeformat=? -unmarshal=? -unreachable=? -unsafeptr=? -unusedresult=?
+ -waitgroup=?`
+
 // programTable is every program custos knows.
 var programTable = []program{
 	// Readers of their operands.
@@ -284,6 +298,19 @@ var programTable = []program{
 		allow: []string{"go list ./...", "go list -m -json all", "go list -f '{{.Dir}}' ./..."}, ask: []string{"go list -toolexec=sh ./...", "go list -frob"}},
 	{name: "go doc", singleDash: true, opts: "-all -c -cmd -short -src -u -http=?:run -C=:load", allow: []string{"go doc fmt.Println", "go doc -all strings"}, ask: []string{"go doc -http"}},
 	{name: "go help", allow: []string{"go help build"}},
+	// The builders people allow by name: what they compile and test is the
+	// workspace's own code (that is what the rule allows); an option that
+	// runs another program by name or writes elsewhere is not.
+	{name: "go build", singleDash: true, opts: "-o=:write" + goBuildFlags, operands: operandSpec{role: roleRead},
+		allow: []string{"go build ./...", "go build -race -tags integration ./..."},
+		ask:   []string{"go build -toolexec=sh ./...", "go build -o /etc/x .", "go build -frob ./..."}},
+	{name: "go test", singleDash: true, opts: goTestFlags + goBuildFlags, operands: operandSpec{role: roleRead},
+		allow: []string{"go test ./...", "go test -run TestX -v -count=1 ./pkg", "go test -race -timeout 5m ./...", "go test ./... -run X -short",
+			"go test -bench . -benchmem -run XXX ./pkg"},
+		ask: []string{"go test -exec 'sh -c id' ./...", "go test -toolexec id ./...", "go test -coverprofile=/etc/x ./...", "go test -frob ./..."}},
+	{name: "go vet", singleDash: true, opts: "-vettool=:run -json -c=" + goVetAnalyzers + goBuildFlags, operands: operandSpec{role: roleRead},
+		allow: []string{"go vet ./...", "go vet -printf=false ./pkg", "go vet -json ./..."},
+		ask:   []string{"go vet -vettool=/bin/sh ./...", "go vet -vettool /bin/sh ./...", "go vet -frob ./..."}},
 	{name: "npm", subcommands: true, env: []string{"npm_config_*", "NPM_CONFIG_*"}, opts: "-v|--version" + npmCommon,
 		allow: []string{"npm --version"}, ask: []string{"npm_config_script_shell=x npm ls"}},
 	{name: "npm ls", aliases: []string{"npm list", "npm ll", "npm la"}, opts: npmCommon, allow: []string{"npm ls --depth=0", "npm ls --json"}, ask: []string{"npm ls --script-shell=sh"}},
