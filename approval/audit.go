@@ -7,8 +7,8 @@ import (
 
 // AuditRecord is one approval decision (layer 6), or a notable event around
 // decisions. The workflow produces them (Time from workflow.Now), the session
-// activity appends them to .custos/audit/<job>.jsonl and the "audit" query
-// returns them.
+// activity appends them to the job's audit file (audit/<job>.jsonl in the
+// state directory, api.JobFiles) and the "audit" query returns them.
 type AuditRecord struct {
 	// Seq orders records within a job; the file sink uses it to stay
 	// idempotent when Temporal retries a save.

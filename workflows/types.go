@@ -40,7 +40,7 @@ const (
 	DefaultApprovalTimeout = 60 * time.Second
 	DefaultMaxTurns        = 100
 	// maxAuditInMemory bounds the audit kept in workflow state; the full trail
-	// is in the workspace file.
+	// is in the job's audit file.
 	maxAuditInMemory  = 1000
 	maxEventsInMemory = 2000
 	// maxRunEvents bounds a run's history: the job continues as new past it.

@@ -77,7 +77,7 @@ func (v View) Visible(msgs []openai.ChatCompletionMessage) []openai.ChatCompleti
 	return out
 }
 
-// SaveSessionRequest carries what a job has not yet written to its workspace.
+// SaveSessionRequest carries what a job has not yet written to its files.
 type SaveSessionRequest struct {
 	Workspace string   `json:"workspace"`
 	JobID     string   `json:"jobId"`
