@@ -123,6 +123,33 @@ mutant "answers matched by the model's call ID" \
 	workflows/agent.go 'if workflow.GetVersion(ctx, "job-unique-call-ids", workflow.DefaultVersion, 1) == workflow.DefaultVersion {' \
 	'if true {'
 
+# A command cut off by a worker crash would then leave what it planted:
+# nobody finishes its guard.
+mutant "an interrupted command's host config never checked" \
+	"./sandbox" "TestHostConfigOfAnInterruptedCommand" \
+	sandbox/hostconfig_pending.go '		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {' '		if true {'
+
+# A person would then read "example.com" where the command names a
+# look-alike domain.
+mutant "look-alike letters shown as themselves" \
+	"./display" "TestEscapeClasses" \
+	display/display.go '	case hidden(r), lookAlike(r, latin):' '	case hidden(r):'
+
+# Bash(go vet:*) would then cover go vet -vettool=/bin/sh.
+mutant "go vet -vettool unmarked" \
+	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
+	approval/programs_table.go '{name: "go vet", singleDash: true, opts: "-vettool=:run ' '{name: "go vet", singleDash: true, opts: "-vettool= '
+
+# The model would then list custos' own transcripts back to itself.
+mutant "Glob and Grep list custos' own files" \
+	"./activities" "TestGlobGrepLeaveCustosOwnFilesOut" \
+	activities/tools.go 'custosOwn[filepath.ToSlash(rel)]' 'false && custosOwn[filepath.ToSlash(rel)]'
+
+# An AGENTS.md that is a symlink to ~/.ssh/id_rsa would then reach the model.
+mutant "instructions read without the path guard" \
+	"./activities" "TestLoadSettingsInstructionsStayInTheWorkspace" \
+	activities/instructions.go $'\ttgt, err := resolveTarget(ws, rel, false)\n\tif err != nil {\n\t\treturn nil, err\n\t}' $'\ttgt, err := resolveTarget(ws, rel, false)\n\tif err != nil {\n\t\treturn os.ReadFile(filepath.Join(ws, rel))\n\t}'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
