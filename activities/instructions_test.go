@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/internal/statedir"
 )
 
@@ -165,4 +167,53 @@ func canonTemp(t *testing.T) string {
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	return d
+}
+
+// A workspace that holds custos' own directories (a home directory as the
+// workspace) never lets a tool or a command at them: the client
+// certificate there would let a command answer its own approvals, the
+// transcripts hold what every job read.
+func TestCustosOwnDirectoriesInsideTheWorkspace(t *testing.T) {
+	sb := realSandbox(t)
+	home := canonTemp(t) // the workspace is the home directory
+	state := filepath.Join(home, ".local", "state", "custos")
+	cfg := filepath.Join(home, ".config")
+	writeTree(t, home, map[string]string{
+		".local/state/custos/tls/client-key.pem": "PRIVATE KEY",
+		".config/custos/settings.json":           `{}`,
+		"project/main.go":                        "package main",
+	})
+	s := &Settings{UserConfigDir: cfg, StateDir: state, Sandbox: sb}
+	res, err := s.LoadSettings(context.Background(), api.LoadSettingsRequest{Workspace: home, JobID: "j"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{state, filepath.Join(cfg, "custos")}, res.Env.Private)
+	p, err := approval.Compile(res.Settings, res.Env)
+	require.NoError(t, err)
+
+	for _, c := range []approval.Call{
+		{Tool: "Read", Input: json.RawMessage(`{"file_path":".local/state/custos/tls/client-key.pem"}`)},
+		{Tool: "Write", Input: json.RawMessage(`{"file_path":".config/custos/settings.json","content":"{}"}`)},
+		{Tool: "Edit", Input: json.RawMessage(`{"file_path":".local/state/custos/x","old_string":"a","new_string":"b"}`)},
+		{Tool: "Bash", Input: json.RawMessage(`{"command":"cat .local/state/custos/tls/client-key.pem"}`)},
+	} {
+		v := p.Evaluate(c, approval.ModeBypass)
+		assert.Equal(t, approval.Deny, v.Decision, "%s %s even in bypass mode: %+v", c.Tool, c.Input, v)
+	}
+	v := p.Evaluate(approval.Call{Tool: "Read", Input: json.RawMessage(`{"file_path":"project/main.go"}`)}, approval.ModeDefault)
+	assert.Equal(t, approval.Allow, v.Decision, "the rest of the workspace is as before")
+
+	// A command the policy let through still sees nothing there.
+	readDeny, editDeny := p.SandboxDenies()
+	tools := &Tools{Sandbox: sb}
+	out, err := tools.Bash(context.Background(), api.ToolRequest{Workspace: home, CallID: "b",
+		Input:    json.RawMessage(`{"command":"cat .local/state/custos/tls/client-key.pem; ls -A .config/custos; echo done"}`),
+		ReadDeny: readDeny, EditDeny: editDeny})
+	require.NoError(t, err)
+	assert.NotContains(t, out.Output, "PRIVATE KEY")
+	assert.NotContains(t, out.Output, "settings.json")
+	assert.Contains(t, out.Output, "done")
+	g, err := tools.Glob(context.Background(), api.ToolRequest{Workspace: home, Input: json.RawMessage(`{"pattern":"**/*"}`), ReadDeny: readDeny})
+	require.NoError(t, err)
+	assert.NotContains(t, g.Output, "client-key.pem")
+	assert.Contains(t, g.Output, "project/main.go")
 }

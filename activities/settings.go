@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -57,7 +58,8 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 	}
 	settings := loaded.Settings
 	home, _ := os.UserHomeDir()
-	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox, ws)}
+	env := approval.Env{Workspace: ws, Home: home, Sandbox: sandboxStatus(s.Sandbox, settings.Sandbox, ws),
+		Private: s.privateIn(ws, dir)}
 	// Compile here too, so a malformed rule fails the job's first activity
 	// with the file's name rather than later inside the workflow.
 	p, err := approval.Compile(settings, env)
@@ -75,6 +77,36 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 		Instructions: loadInstructions(dir, ws, req.WorkDir, readDeny), Host: hostFacts(ws)}, nil
 }
 
+// privateIn are custos' own directories (the state directory, the user's
+// custos settings under userConfig) that lie inside the workspace ws, by
+// their real names.
+func (s *Settings) privateIn(ws, userConfig string) []string {
+	var dirs []string
+	if d, err := s.stateDir(); err == nil {
+		dirs = append(dirs, d)
+	}
+	if userConfig != "" {
+		dirs = append(dirs, filepath.Join(userConfig, "custos"))
+	}
+	var in []string
+	for _, d := range dirs {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		if rel, err := filepath.Rel(ws, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			in = append(in, d)
+		}
+	}
+	return in
+}
+
+func (s *Settings) stateDir() (string, error) {
+	if s.StateDir != "" {
+		return s.StateDir, nil
+	}
+	return statedir.Dir()
+}
+
 // jobFiles names (and makes, owner-only) the directory of a job's
 // transcript and audit in the state directory. A workspace's directory
 // there also holds a file naming the workspace, for people looking.
@@ -82,13 +114,9 @@ func (s *Settings) jobFiles(ws, jobID string) (api.JobFiles, error) {
 	if jobID == "" {
 		return api.JobFiles{}, nil
 	}
-	state := s.StateDir
-	if state == "" {
-		d, err := statedir.Dir()
-		if err != nil {
-			return api.JobFiles{}, fmt.Errorf("job files: %w", err)
-		}
-		state = d
+	state, err := s.stateDir()
+	if err != nil {
+		return api.JobFiles{}, fmt.Errorf("job files: %w", err)
 	}
 	dir := statedir.WorkspaceDirIn(state, ws)
 	files := api.JobFilesIn(dir, jobID)

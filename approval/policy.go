@@ -19,6 +19,13 @@ type Env struct {
 	Home      string `json:"home,omitempty"`
 	// Sandbox is the Bash worker's OS sandbox (see sandbox.go).
 	Sandbox SandboxStatus `json:"sandbox,omitzero"`
+	// Private are custos' own directories on the host that lie inside the
+	// workspace (its state: server certificates, transcripts, audits,
+	// quarantine; the user's custos settings), as when the workspace is a
+	// home directory. No tool reads or changes them and the sandbox hides
+	// them: the client certificate there would let a command answer its
+	// own approvals.
+	Private []string `json:"private,omitempty"`
 }
 
 // List names of permission rules.
@@ -105,6 +112,17 @@ func Compile(s Settings, env Env) (*Policy, error) {
 		{ListDeny, s.Permissions.Deny, &p.deny},
 		{ListAsk, s.Permissions.Ask, &p.ask},
 		{ListAllow, s.Permissions.Allow, &p.allow},
+	}
+	for _, dir := range env.Private {
+		// Before the user's rules, so the audit names these; nothing
+		// later can allow what a deny rule denies.
+		for _, text := range []string{"Read(" + dir + ")", "Read(" + dir + "/**)", "Edit(" + dir + ")", "Edit(" + dir + "/**)"} {
+			r, err := parseRule(text, env)
+			if err != nil {
+				return nil, fmt.Errorf("approval: custos' own directory %s: %w", dir, err)
+			}
+			p.deny.add(r)
+		}
 	}
 	for _, l := range lists {
 		for i, text := range l.rules {

@@ -150,6 +150,12 @@ mutant "instructions read without the path guard" \
 	"./activities" "TestLoadSettingsInstructionsStayInTheWorkspace" \
 	activities/instructions.go $'\ttgt, err := resolveTarget(ws, rel, false)\n\tif err != nil {\n\t\treturn nil, err\n\t}' $'\ttgt, err := resolveTarget(ws, rel, false)\n\tif err != nil {\n\t\treturn os.ReadFile(filepath.Join(ws, rel))\n\t}'
 
+# With the home directory as the workspace, a command could then read the
+# client certificate in the state directory and answer its own approvals.
+mutant "custos' own directories inside the workspace left open" \
+	"./activities" "TestCustosOwnDirectoriesInsideTheWorkspace" \
+	activities/settings.go '		Private: s.privateIn(ws, dir)}' '		Private: nil}'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
