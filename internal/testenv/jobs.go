@@ -28,7 +28,12 @@ func StartJob(t testing.TB, c client.Client, id string, in workflows.JobInput) c
 // the worker that ran the last one, or after the server gives up on it): one
 // that hangs must cost one attempt of a wait, not the wait, and leave the
 // caller time to ask again.
+// (The SDK gives the RPC half of a context's time, keeping the rest for a
+// retry of a call that got lost.)
 const QueryAttempt = 10 * time.Second
+
+// slowQuery is how long a status query takes before WaitPending says so.
+const slowQuery = 2 * time.Second
 
 // Status is the job's status query, bounded by QueryAttempt.
 func Status(c client.Client, id string) (workflows.Status, error) {
@@ -75,16 +80,23 @@ func WaitPending(t testing.TB, c client.Client, id, callID string, within time.D
 	var last string
 	queries, failed := 0, 0
 	for {
+		asked := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), min(QueryAttempt, max(time.Until(deadline), time.Second)))
 		st, err := StatusContext(ctx, c, id)
 		cancel()
 		queries++
+		took := time.Since(asked).Round(time.Millisecond)
 		if err == nil && pendingIn(st, callID) {
 			return
 		}
+		if err != nil || took > slowQuery {
+			// Shown with -v or when the test fails: a server or worker
+			// that answers slowly is the first thing to know about.
+			t.Logf("waiting for %s of %s: status query %d took %s: %v", callID, id, queries, took, err)
+		}
 		if err != nil {
 			failed++
-			last = fmt.Sprintf("error after %s: %v", time.Since(start).Round(time.Millisecond), err)
+			last = fmt.Sprintf("error %s into the wait: %v", time.Since(start).Round(time.Millisecond), err)
 		} else {
 			last = describeStatus(st)
 		}
