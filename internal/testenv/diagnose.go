@@ -85,7 +85,7 @@ func LogJob(t testing.TB, c client.Client, id string) {
 		logPollers(ctx, &b, c, q, queues[q])
 	}
 
-	qctx, qcancel := context.WithTimeout(ctx, QueryAttempt)
+	qctx, qcancel := context.WithTimeout(ctx, queryAttempt)
 	defer qcancel()
 	if v, err := c.QueryWorkflow(qctx, id, "", workflows.EventsQuery, 0); err != nil {
 		fmt.Fprintf(&b, "  events query: %v\n", err)

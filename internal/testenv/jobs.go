@@ -23,21 +23,20 @@ func StartJob(t testing.TB, c client.Client, id string, in workflows.JobInput) c
 	return run
 }
 
-// QueryAttempt bounds one query of a job. A query is answered by a worker
+// queryAttempt bounds one query of a job. A query is answered by a worker
 // (after the workflow task in flight, if any; through the sticky queue of
-// the worker that ran the last one, or after the server gives up on it): one
-// that hangs must cost one attempt of a wait, not the wait, and leave the
-// caller time to ask again.
-// (The SDK gives the RPC half of a context's time, keeping the rest for a
-// retry of a call that got lost.)
-const QueryAttempt = 10 * time.Second
+// the worker that ran the last one until the server gives up on it): one
+// that hangs must cost one attempt of a wait, not the wait. The SDK gives
+// the RPC half of a context's time, keeping the rest for a retry of a call
+// that got lost. A variable, for this package's tests.
+var queryAttempt = 10 * time.Second
 
 // slowQuery is how long a status query takes before WaitPending says so.
 const slowQuery = 2 * time.Second
 
-// Status is the job's status query, bounded by QueryAttempt.
+// Status is the job's status query, bounded by queryAttempt.
 func Status(c client.Client, id string) (workflows.Status, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), QueryAttempt)
+	ctx, cancel := context.WithTimeout(context.Background(), queryAttempt)
 	defer cancel()
 	return StatusContext(ctx, c, id)
 }
@@ -69,7 +68,7 @@ func pendingIn(st workflows.Status, callID string) bool {
 }
 
 // WaitPending polls the status query until callID of job id waits for a
-// person, for at most within (each query bounded by QueryAttempt, so one
+// person, for at most within (each query bounded by queryAttempt, so one
 // that hangs is asked again). If it never does, the test fails with what the
 // last query said, after LogJob has put the job's history, pending work and
 // task queues in the test log.
@@ -81,7 +80,7 @@ func WaitPending(t testing.TB, c client.Client, id, callID string, within time.D
 	queries, failed := 0, 0
 	for {
 		asked := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), min(QueryAttempt, max(time.Until(deadline), time.Second)))
+		ctx, cancel := context.WithTimeout(context.Background(), min(queryAttempt, max(time.Until(deadline), 100*time.Millisecond)))
 		st, err := StatusContext(ctx, c, id)
 		cancel()
 		queries++
@@ -122,7 +121,7 @@ func describeStatus(st workflows.Status) string {
 // Audit is the job's audit query: every decision and event, in order.
 func Audit(t testing.TB, c client.Client, id string) []approval.AuditRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), QueryAttempt)
+	ctx, cancel := context.WithTimeout(context.Background(), queryAttempt)
 	defer cancel()
 	v, err := c.QueryWorkflow(ctx, id, "", workflows.AuditQuery)
 	require.NoError(t, err)
