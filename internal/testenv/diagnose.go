@@ -31,7 +31,11 @@ func LogJob(t testing.TB, c client.Client, id string) {
 	defer cancel()
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s, as the server has it at %s:\n", id, time.Now().UTC().Format("15:04:05.000"))
-	queues := map[string]enumspb.TaskQueueType{}
+	type queue struct {
+		name string
+		typ  enumspb.TaskQueueType
+	}
+	var queues []queue
 
 	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
@@ -40,7 +44,7 @@ func LogJob(t testing.TB, c client.Client, id string) {
 		info := desc.GetWorkflowExecutionInfo()
 		fmt.Fprintf(&b, "  run %s: %s, %d events, task queue %s, started %s\n", info.GetExecution().GetRunId(),
 			info.GetStatus(), info.GetHistoryLength(), info.GetTaskQueue(), stamp(info.GetStartTime()))
-		queues[info.GetTaskQueue()] = enumspb.TASK_QUEUE_TYPE_WORKFLOW
+		queues = append(queues, queue{info.GetTaskQueue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW})
 		if wt := desc.GetPendingWorkflowTask(); wt != nil {
 			fmt.Fprintf(&b, "  pending workflow task: %s, attempt %d, scheduled %s (first %s), started %s\n",
 				wt.GetState(), wt.GetAttempt(), stamp(wt.GetScheduledTime()), stamp(wt.GetOriginalScheduledTime()), stamp(wt.GetStartedTime()))
@@ -54,8 +58,8 @@ func LogJob(t testing.TB, c client.Client, id string) {
 				fmt.Fprintf(&b, ", last failure: %s", f.GetMessage())
 			}
 			b.WriteString("\n")
-			if tq != "" {
-				queues[tq] = enumspb.TASK_QUEUE_TYPE_ACTIVITY
+			if q := (queue{tq, enumspb.TASK_QUEUE_TYPE_ACTIVITY}); tq != "" && !slices.Contains(queues, q) {
+				queues = append(queues, q)
 			}
 		}
 	}
@@ -76,13 +80,8 @@ func LogJob(t testing.TB, c client.Client, id string) {
 		fmt.Fprintf(&b, "    %3d %+8.3fs %s%s\n", ev.GetEventId(), at.Sub(first).Seconds(), ev.GetEventType(), eventDetail(ev))
 	}
 
-	names := make([]string, 0, len(queues))
-	for q := range queues {
-		names = append(names, q)
-	}
-	slices.Sort(names)
-	for _, q := range names {
-		logPollers(ctx, &b, c, q, queues[q])
+	for _, q := range queues {
+		logPollers(ctx, &b, c, q.name, q.typ)
 	}
 
 	qctx, qcancel := context.WithTimeout(ctx, queryAttempt)
