@@ -135,7 +135,7 @@ func TestBashLanes(t *testing.T) {
 func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	srv := startServer(t, "")
 	c := testenv.Dial(t, srv)
-	_, base := testenv.StartModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
+	model, base := testenv.StartModel(t, byTask(map[string]string{"restart": "echo ran > ran.txt"}))
 	// A workspace on a lane the one-lane worker does not serve.
 	var ws string
 	for ws == "" || api.BashLaneQueue("", ws, 4) == api.BashLaneQueue("", ws, 1) {
@@ -151,7 +151,10 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	answer(t, c, run.GetID(), "b1")
 	testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	b, err := os.ReadFile(filepath.Join(ws, "ran.txt"))
-	require.NoError(t, err)
+	if err != nil {
+		testenv.LogJob(t, c, run.GetID())
+	}
+	require.NoError(t, err, "b1's result, as the model was sent it: %s", testenv.ToolResult(model, "b1"))
 	assert.Equal(t, "ran\n", string(b))
 
 	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.EventsQuery, 0)
