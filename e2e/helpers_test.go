@@ -53,13 +53,16 @@ func startWaitingJob(t *testing.T, c client.Client, id string, script demomodel.
 	_, base := testenv.StartModel(t, script)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, id, workflows.JobInput{Task: "write it", Workspace: ws})
+	run := testenv.StartJob(t, c, id, workflows.JobInput{Task: "write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
 	return run, ws
 }
 
 // pendingWait is how long a call may take to be waiting for a person (a
-// worker process may be starting, the server may be an external one).
+// worker process may be starting, the server may be an external one). Jobs
+// whose calls a test waits for get a deadline well past it (10 minutes):
+// with the default 60 s, a call first seen late on a loaded machine would
+// already be denied by its timer.
 const pendingWait = 90 * time.Second
 
 // tlsEnv points a worker process at srv through the TEMPORAL_TLS_* variables.
