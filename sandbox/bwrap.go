@@ -223,6 +223,10 @@ func (b *bwrapSandbox) command(args, env []string, files []*os.File, undo *clean
 	return cmd, cg, start, nil
 }
 
+// errRetryRun marks a run the sandbox stopped before the command could do
+// anything, which may be run again.
+var errRetryRun = errors.New("retry")
+
 // statusWatch reads bwrap's JSON status while the command runs: it tells a
 // setup failure (no child-pid) apart from the command exiting 1, and names
 // the sandbox's init for the kill sequence.
@@ -264,7 +268,7 @@ func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
 func (w *statusWatch) verdict(res Result, cg *runCgroup) (Result, error) {
 	w.wg.Wait()
 	if w.escaped.Load() {
-		return res, errors.New("sandbox: the sandbox started outside its pids cgroup and was stopped; retry")
+		return res, fmt.Errorf("sandbox: the sandbox started outside its pids cgroup and was stopped; %w", errRetryRun)
 	}
 	if cg != nil && res.Killed && res.KillReason == "timeout" && cg.hitMax() {
 		res.KillReason = "timeout (process limit reached)"

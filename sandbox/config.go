@@ -197,6 +197,13 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	res, err := b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second, bare: true})
+	for try := 1; err != nil && try < 3 && ctx.Err() == nil && errors.Is(err, errRetryRun); try++ {
+		// A run the sandbox stopped and said to retry (on a loaded machine
+		// where many processes start sandboxes at once): a failed probe
+		// would refuse every command of this worker for its whole life.
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+		res, err = b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second, bare: true})
+	}
 	if err != nil {
 		return nil, fmt.Sprintf("probe `bwrap ... true` failed: %v", err)
 	}
