@@ -38,6 +38,11 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 	if req.Payload.Workspace == "" {
 		req.Payload.Workspace = req.Dir
 	}
+	// Hooks judge the whole call: contents the model activity kept out of
+	// history are read back for them.
+	if in, err := expandInput(req.Payload.Workspace, req.Payload.JobID, req.Payload.Input); err == nil {
+		req.Payload.Input = in
+	}
 	if len(req.Hooks) == 0 {
 		return api.HookResponse{Outcomes: []hooks.Outcome{}}, nil
 	}

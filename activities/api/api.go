@@ -54,6 +54,15 @@ const (
 	// that must not be retried (a 4xx other than 408, 409 and 429: bad
 	// request, bad key, unknown model, context too long).
 	ModelRequestErrorType = "ModelRequestError"
+	// ModelRefusedErrorType is a model call the endpoint refuses for a
+	// reason the operator can fix (401 bad key, 403, 404 unknown model,
+	// 402 or 429 insufficient_quota): the job parks and calls again with a
+	// capped backoff, or at once on the retry Update.
+	ModelRefusedErrorType = "ModelRefused"
+	// ModelGarbageErrorType is an answer that is not a chat completion (a
+	// body that is not JSON, no choices, an empty message): transient, and
+	// retried by the workflow so that status shows each attempt.
+	ModelGarbageErrorType = "ModelGarbage"
 	// ContextLengthErrorType is a model call refused because the prompt is
 	// over the model's context window (HTTP 400, code
 	// context_length_exceeded): the job compacts its conversation and calls
