@@ -139,7 +139,12 @@ func classifyModelError(model string, err error) error {
 	case status == 0 && notAnAnswer(err):
 		return garbage(fmt.Sprintf("model %s: the response is not a chat completion: %v", model, err))
 	case operatorCanFix(status, apiErr):
-		return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ModelRefusedErrorType, err)
+		code := ""
+		if apiErr != nil {
+			code, _ = apiErr.Code.(string)
+		}
+		return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ModelRefusedErrorType, err,
+			api.ModelFailure{Status: status, Code: code, Model: model})
 	case retryableStatus(status):
 		return wrapped
 	}

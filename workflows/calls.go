@@ -64,6 +64,9 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 		input = b
 	}
 	j.emit(ctx, Event{Kind: "call", CallID: id, Tool: tool, Text: api.Summarize(tool, input)})
+	if out, refused := j.refusedCall(ctx, id, tool, input); refused {
+		return out
+	}
 
 	rec := j.decide(ctx, id, tool, input)
 	j.audit(ctx, rec)

@@ -77,6 +77,14 @@ const (
 	TranscriptErrorType = "TranscriptError"
 )
 
+// ModelFailure is the detail of a ModelRefused error: the HTTP status and
+// the endpoint's error code, for the workflow to say what to fix.
+type ModelFailure struct {
+	Status int    `json:"status"`
+	Code   string `json:"code,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
 // DefaultMaxOutput is how many bytes of one tool's output are kept in history.
 const DefaultMaxOutput = 30000
 
