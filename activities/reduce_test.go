@@ -1,0 +1,107 @@
+package activities
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/custos-dev/custos/activities/api"
+)
+
+// chatOnce answers one request of a job's conversation with body, through
+// a real HTTP server, and returns the reduced response.
+func chatOnce(t *testing.T, ws, body string) api.ModelResponse {
+	t.Helper()
+	fake := &fakeOpenAI{status: 200, body: body}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+	env.RegisterActivity(m.Chat)
+	conv := &api.Conversation{Workspace: ws, JobID: "job1", FirstSeq: 1, Total: 2, Append: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "s"}, {Role: openai.ChatMessageRoleUser, Content: "task"}}}
+	val, err := env.ExecuteActivity(m.Chat, api.ModelRequest{Conversation: conv})
+	require.NoError(t, err)
+	var resp api.ModelResponse
+	require.NoError(t, val.Get(&resp))
+	return resp
+}
+
+func completion(t *testing.T, finish string, msg openai.ChatCompletionMessage) string {
+	t.Helper()
+	b, err := json.Marshal(openai.ChatCompletionResponse{ID: "x", Object: "chat.completion",
+		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: openai.FinishReason(finish)}}})
+	require.NoError(t, err)
+	return string(b)
+}
+
+// A Write of 1 MiB comes back with its content as a blob marker; the Write
+// activity reads the blob back and writes the whole content, and a blob
+// whose bytes no longer match its hash is refused.
+func TestModelStoresLargeContentAsBlob(t *testing.T) {
+	ws := t.TempDir()
+	content := strings.Repeat("x", 1<<20)
+	args, _ := json.Marshal(map[string]string{"file_path": "a.txt", "content": content})
+	resp := chatOnce(t, ws, completion(t, "tool_calls", openai.ChatCompletionMessage{Role: "assistant",
+		ToolCalls: []openai.ToolCall{{ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "Write", Arguments: string(args)}}}}))
+	reduced := resp.Message.ToolCalls[0].Function.Arguments
+	assert.Less(t, len(reduced), 300)
+	assert.Contains(t, reduced, `"file_path":"a.txt"`)
+	assert.Contains(t, reduced, "[custos-blob sha256:")
+
+	res, err := (&Tools{}).Write(t.Context(), api.ToolRequest{JobID: "job1", Workspace: ws, Input: json.RawMessage(reduced)})
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Output)
+	got, err := os.ReadFile(filepath.Join(ws, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, content, string(got))
+
+	entries, err := os.ReadDir(api.BlobDir(ws, "job1"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(api.BlobDir(ws, "job1"), entries[0].Name()), []byte(strings.Repeat("y", 1<<20)), 0o600))
+	res, err = (&Tools{}).Write(t.Context(), api.ToolRequest{JobID: "job1", Workspace: ws, Input: json.RawMessage(reduced)})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Output, "damaged")
+}
+
+// A Bash command over the inline cap is refused with the reason; a call
+// cut at the length limit is refused with how much of it arrived.
+func TestModelRefusesCallsThatCannotTravel(t *testing.T) {
+	ws := t.TempDir()
+	cmd, _ := json.Marshal(map[string]string{"command": "echo " + strings.Repeat("a", 40<<10)})
+	resp := chatOnce(t, ws, completion(t, "tool_calls", openai.ChatCompletionMessage{Role: "assistant",
+		ToolCalls: []openai.ToolCall{{ID: "b1", Type: "function", Function: openai.FunctionCall{Name: "Bash", Arguments: string(cmd)}}}}))
+	why, ok := api.RefusedReason(json.RawMessage(resp.Message.ToolCalls[0].Function.Arguments))
+	require.True(t, ok)
+	assert.Contains(t, why, "Write a script to a file")
+
+	resp = chatOnce(t, ws, completion(t, "length", openai.ChatCompletionMessage{Role: "assistant",
+		ToolCalls: []openai.ToolCall{{ID: "w1", Type: "function", Function: openai.FunctionCall{Name: "Write", Arguments: `{"file_path":"a","content":"ab`}}}}))
+	why, ok = api.RefusedReason(json.RawMessage(resp.Message.ToolCalls[0].Function.Arguments))
+	require.True(t, ok)
+	assert.Contains(t, why, "call w1 (Write) had 30 bytes of arguments when it was cut")
+}
+
+// A large text answer keeps its head in the message; the model's next
+// request gets it whole from the blob.
+func TestModelTextAnswerRoundTrip(t *testing.T) {
+	ws := t.TempDir()
+	text := strings.Repeat("word ", 20000)
+	resp := chatOnce(t, ws, completion(t, "stop", openai.ChatCompletionMessage{Role: "assistant", Content: text}))
+	assert.Less(t, len(resp.Message.Content), api.TextHeadInline+300)
+	bs := blobStore{dir: api.BlobDir(ws, "job1")}
+	msgs, err := expandMessages(bs, []openai.ChatCompletionMessage{resp.Message})
+	require.NoError(t, err)
+	assert.Equal(t, text, msgs[0].Content)
+}
