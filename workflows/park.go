@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -206,11 +205,11 @@ func (j *job) fixFor(kind string, err error) string {
 		_ = ae.Details(&f)
 	}
 	switch f.Status {
-	case http.StatusUnauthorized:
+	case 401:
 		return "the endpoint refuses the key: set OPENAI_API_KEY on " + where
-	case http.StatusForbidden:
+	case 403:
 		return "the endpoint forbids this key the request: give the key access to model " + f.Model + ", or set OPENAI_API_KEY on " + where
-	case http.StatusNotFound:
+	case 404:
 		return "the endpoint does not know model " + f.Model + ": set OPENAI_MODEL (or the job's model) or OPENAI_BASE_URL on " + where
 	}
 	return "the endpoint's account has no quota or credit left (HTTP " + fmt.Sprint(f.Status) + "): add credit or raise the quota of the key set as OPENAI_API_KEY on " + where
