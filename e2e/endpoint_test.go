@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/notify/webhook"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -356,4 +358,42 @@ func hasEvent(recs []approval.AuditRecord, event string) bool {
 		}
 	}
 	return false
+}
+
+// An unknown model (404) parks the job, and the webhook channel is told
+// why and what to fix, then that the job goes on.
+func TestEndpointUnknownModelTellsTheChannels(t *testing.T) {
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	got := &hookReceiver{}
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.record(r)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(hooks.Close)
+	cfg := webhook.Config{URLs: []string{hooks.URL + "/hook"}, Secret: hookSecret}
+	require.NoError(t, cfg.Validate())
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Webhook: &cfg}, testenv.Logger())
+	require.NoError(t, err)
+	t.Cleanup(ch.Close)
+	g := &gate{closed: demomodel.Fail(http.StatusNotFound, "The model `fake` does not exist"), next: demomodel.Script(demomodel.Say("done"))}
+	_, base := testenv.StartModel(t, g.handle)
+	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Task: "do it", Workspace: testenv.Workspace(t)})
+
+	st := waitModelWait(t, c, run.GetID(), 1)
+	assert.Contains(t, st.ModelWait.Fix, "does not know model fake: set OPENAI_MODEL")
+	require.Eventually(t, func() bool { return len(got.events(webhook.EventNotice)) == 1 }, time.Minute, 50*time.Millisecond, "the channel was not told")
+	n := got.events(webhook.EventNotice)[0]
+	require.NoError(t, n.verified)
+	assert.Equal(t, "model-wait", n.body["kind"])
+	assert.Contains(t, n.body["fix"], "does not know model fake")
+	assert.Equal(t, workflows.RetryUpdate, n.body["retry"])
+
+	g.fix()
+	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
+	assert.Equal(t, "done", res.Answer)
+	require.Eventually(t, func() bool { return len(got.events(webhook.EventNotice)) == 2 }, time.Minute, 50*time.Millisecond, "the channel was not told the job goes on")
+	assert.Equal(t, "model-recovered", got.events(webhook.EventNotice)[1].body["kind"])
+	largestEvent(t, c, run.GetID())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/notify"
 )
 
 // A model call the endpoint refuses for a reason the operator can fix (a
@@ -128,7 +129,7 @@ func (j *job) park(ctx workflow.Context, kind string, err error) {
 		text := fmt.Sprintf("%s — attempt %d: %s; calling again within %s, or now with: starter retry %s", w.Fix, w.Attempts, msg, maxParkWait, j.id)
 		j.audit(ctx, approval.AuditRecord{Event: "model-" + kind, Reason: msg})
 		j.emit(ctx, Event{Kind: "model-wait", Text: text})
-		j.notifyModelWait(ctx, w)
+		j.notifyModelWait(ctx, w, "")
 	}
 	j.updateDetails(ctx)
 	j.waitRetry(ctx, wait)
@@ -174,6 +175,7 @@ func (j *job) unpark(ctx workflow.Context, err error) {
 		workflow.Now(ctx).Sub(w.Since).Round(time.Second))
 	j.audit(ctx, approval.AuditRecord{Event: "model-recovered", Reason: text})
 	j.emit(ctx, Event{Kind: "model-wait", Text: text})
+	j.notifyModelWait(ctx, nil, text)
 	j.updateDetails(ctx)
 }
 
@@ -215,10 +217,22 @@ func (j *job) fixFor(kind string, err error) string {
 	return "the endpoint's account has no quota or credit left (HTTP " + fmt.Sprint(f.Status) + "): add credit or raise the quota of the key set as OPENAI_API_KEY on " + where
 }
 
-// notifyModelWait tells the worker's channels why the job waits.
-func (j *job) notifyModelWait(ctx workflow.Context, w *ModelWait) {
-	_ = ctx
-	_ = w
+// notifyModelWait tells the worker's channels why the job waits (w), or
+// that it goes on again (w nil, text says so), in a coroutine.
+func (j *job) notifyModelWait(ctx workflow.Context, w *ModelWait, text string) {
+	if len(j.st.Notifiers) == 0 {
+		return
+	}
+	n := notify.Notice{JobID: j.id, Workspace: j.in.Workspace, Kind: "model-recovered", Text: text, At: workflow.Now(ctx)}
+	if w != nil {
+		n.Kind, n.Text, n.Fix, n.Error, n.Retry = "model-wait", w.Fix, w.Fix, w.Error, RetryUpdate
+	}
+	j.background(ctx, func(ctx workflow.Context) {
+		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, "announce: "+n.Kind))
+		if err := workflow.ExecuteActivity(actx, notify.NotifyNoticeActivity, n).Get(ctx, nil); err != nil {
+			j.notifyFailed(ctx, "", "could not announce that the job waits for the model endpoint", err)
+		}
+	})
 }
 
 // modelWaitDetails shows in the Web UI why the job waits for the model
