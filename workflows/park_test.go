@@ -1,0 +1,104 @@
+package workflows
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/demomodel"
+)
+
+// refusing answers the first n requests with r, then follows next.
+func refusing(n int, r demomodel.Reply, next demomodel.Handler) demomodel.Handler {
+	var mu sync.Mutex
+	seen := 0
+	return func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+		mu.Lock()
+		seen++
+		refuse := seen <= n
+		mu.Unlock()
+		if refuse {
+			return r, nil
+		}
+		return next(req)
+	}
+}
+
+func kindOf(evs []Event, kind string) []Event {
+	var out []Event
+	for _, e := range evs {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A key refused ten times: the job waits 5 s, 10 s, 20 s, 40 s, then a
+// minute between attempts (never more), says so once, and goes on.
+func TestParkedModelCallBacksOffToAMinute(t *testing.T) {
+	h := newHarness(t, refusing(10, demomodel.Fail(http.StatusUnauthorized, "bad key"), demomodel.Script(demomodel.Say("done"))))
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+	waits := kindOf(h.events(), "model-wait")
+	require.Len(t, waits, 2, "one event for the error, one for the recovery")
+	assert.Contains(t, waits[0].Text, "the endpoint refuses the key: set OPENAI_API_KEY on the workers serving task queue custos")
+	// 5+10+20+40 s, then six waits of a minute.
+	assert.Contains(t, waits[1].Text, "after 10 failed attempts over 7m15s")
+	assert.Equal(t, 1, res.Usage.ModelCalls, "failed attempts are not model calls")
+}
+
+// The retry Update cuts the backoff: the next attempt comes at once.
+func TestRetryUpdateCutsTheBackoff(t *testing.T) {
+	h := newHarness(t, refusing(1, demomodel.Fail(http.StatusForbidden, "no access"), demomodel.Script(demomodel.Say("done"))))
+	early := h.updateAt(0, RetryUpdate, RetryRequest{By: "test"})
+	retry := h.updateAt(2*time.Second, RetryUpdate, RetryRequest{By: "test"})
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+	require.Error(t, early.rejected, "nothing to retry before the job waits")
+	assert.Contains(t, early.rejected.Error(), "not waiting for the model endpoint")
+	require.True(t, retry.done)
+	require.NoError(t, retry.err)
+	waits := kindOf(h.events(), "model-wait")
+	require.Len(t, waits, 3)
+	assert.Equal(t, "retry asked by test: calling the model endpoint now", waits[1].Text)
+	assert.Contains(t, waits[2].Text, "after 1 failed attempts over 2s", "not the 5 s backoff")
+}
+
+// A job parked past its run's size continues as new, carrying the wait and
+// not counting the turn twice.
+func TestParkedModelCallContinuesAsNew(t *testing.T) {
+	h := newHarness(t, refusing(100, demomodel.Fail(http.StatusPaymentRequired, "pay"), demomodel.Script(demomodel.Say("done"))))
+	h.input.ContinueAsNewEvery = 1
+	h.env.ExecuteWorkflow(WorkflowName, h.input)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(h.env.GetWorkflowError(), &can), "want continue-as-new, got %v", h.env.GetWorkflowError())
+	var next JobInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State.ModelWait)
+	assert.Equal(t, "refused", next.State.ModelWait.Kind)
+	assert.Equal(t, 1, next.State.ModelWait.Attempts)
+	assert.True(t, strings.Contains(next.State.ModelWait.Fix, "no quota or credit left (HTTP 402)"), next.State.ModelWait.Fix)
+	assert.Equal(t, 0, next.State.Turn, "the parked turn is made again in the next run")
+}
+
+func TestParkWait(t *testing.T) {
+	want := []time.Duration{5, 10, 20, 40, 60, 60}
+	for i, w := range want {
+		assert.Equal(t, w*time.Second, parkWait("refused", i+1))
+	}
+	assert.Equal(t, time.Second, parkWait("garbage", 1))
+	assert.Equal(t, time.Minute, parkWait("garbage", 30))
+}
