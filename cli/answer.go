@@ -56,7 +56,7 @@ func (a *App) retry(ctx context.Context, c client.Client, id string) error {
 		}
 		return err
 	}
-	fmt.Fprintf(a.Stdout, "%s: calling the model endpoint again now (it had failed %d times; last: %s)\n",
+	fmt.Fprintf(a.Stdout, "%s: calling the model endpoint again now (failed attempts so far: %d; last error: %s)\n",
 		id, res.Attempts, display.Line(res.Error, maxReason))
 	return nil
 }
