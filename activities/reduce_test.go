@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/hooks"
 )
 
 // chatOnce answers one request of a job's conversation with body, through
@@ -104,4 +107,29 @@ func TestModelTextAnswerRoundTrip(t *testing.T) {
 	msgs, err := expandMessages(bs, []openai.ChatCompletionMessage{resp.Message})
 	require.NoError(t, err)
 	assert.Equal(t, text, msgs[0].Content)
+}
+
+// A hook judges the whole call: the content kept out of history as a blob
+// is read back into the payload it gets on stdin.
+func TestHooksGetTheWholeContent(t *testing.T) {
+	ws := t.TempDir()
+	content := strings.Repeat("secret-free text\n", 4000)
+	sum, err := blobStore{dir: api.BlobDir(ws, "job1")}.put(content)
+	require.NoError(t, err)
+	in, _ := json.Marshal(map[string]string{"file_path": "a.txt", "content": api.BlobMarker(sum, len(content))})
+	seen := filepath.Join(t.TempDir(), "stdin.json")
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: api.HooksActivity})
+	_, err = env.ExecuteActivity(api.HooksActivity, api.HookRequest{Dir: ws,
+		Hooks:   []hooks.CommandHook{{Name: "keep", Command: "cat > " + seen, Timeout: 10 * time.Second, Point: hooks.ToolApprovalPre}},
+		Payload: hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "job1", Workspace: ws, Tool: "Write", Input: in}})
+	require.NoError(t, err)
+	b, err := os.ReadFile(seen)
+	require.NoError(t, err)
+	var p hooks.Payload
+	require.NoError(t, json.Unmarshal(b, &p))
+	var args map[string]string
+	require.NoError(t, json.Unmarshal(p.Input, &args))
+	assert.Equal(t, content, args["content"])
 }
