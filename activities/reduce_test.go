@@ -133,3 +133,29 @@ func TestHooksGetTheWholeContent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(p.Input, &args))
 	assert.Equal(t, content, args["content"])
 }
+
+// An input a hook rewrites stays small in history: its large content is a
+// blob again.
+func TestHookRewrittenInputIsReduced(t *testing.T) {
+	ws := t.TempDir()
+	content := strings.Repeat("z", 100<<10)
+	out, _ := json.Marshal(map[string]any{"modifiedInput": map[string]string{"file_path": "a.txt", "content": content}})
+	answer := filepath.Join(t.TempDir(), "answer.json")
+	require.NoError(t, os.WriteFile(answer, out, 0o600))
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions((&Hooks{}).RunHooks, activity.RegisterOptions{Name: api.HooksActivity})
+	val, err := env.ExecuteActivity(api.HooksActivity, api.HookRequest{Dir: ws,
+		Hooks: []hooks.CommandHook{{Name: "rewrite", Command: "cat " + answer, Timeout: 10 * time.Second, Point: hooks.ToolApprovalPre}},
+		Payload: hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "job1", Workspace: ws, Tool: "Write",
+			Input: json.RawMessage(`{"file_path":"a.txt","content":"x"}`)}})
+	require.NoError(t, err)
+	var resp api.HookResponse
+	require.NoError(t, val.Get(&resp))
+	require.Less(t, len(resp.Result.ModifiedInput), 300)
+	full, err := expandInput(ws, "job1", resp.Result.ModifiedInput)
+	require.NoError(t, err)
+	var args map[string]string
+	require.NoError(t, json.Unmarshal(full, &args))
+	assert.Equal(t, content, args["content"])
+}

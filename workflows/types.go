@@ -236,7 +236,7 @@ type Status struct {
 	Host       string        `json:"host,omitempty"`
 	Turn       int           `json:"turn"`
 	Mode       approval.Mode `json:"mode"`
-	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, done
+	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, waiting for the model endpoint, done
 	Pending    []PendingAsk  `json:"pending"`
 	LastAnswer string        `json:"lastAnswer,omitempty"`
 	Usage      Usage         `json:"usage"`
