@@ -397,3 +397,35 @@ func TestEndpointUnknownModelTellsTheChannels(t *testing.T) {
 	assert.Equal(t, "model-recovered", got.events(webhook.EventNotice)[1].body["kind"])
 	largestEvent(t, c, run.GetID())
 }
+
+// Garbage and refusals are counted in the worker's metrics, by kind.
+func TestEndpointErrorsInMetrics(t *testing.T) {
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	t.Setenv("CUSTOS_METRICS_ADDR", "127.0.0.1:0")
+	tel, err := app.StartTelemetry(context.Background(), app.TelemetryFromEnv("host-m", testenv.Logger()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Close(context.Background()) })
+	wc, err := tel.Client(c, "default", testenv.Logger())
+	require.NoError(t, err)
+	t.Cleanup(wc.Close)
+	_, base := testenv.StartModel(t, demomodel.Script(
+		demomodel.Garbage("not json"), demomodel.Garbage("still not json"),
+		demomodel.Fail(http.StatusUnauthorized, "bad key"),
+		demomodel.Say("done")))
+	testenv.StartWorkers(t, wc, base, app.Options{})
+	run := testenv.StartJob(t, wc, "e2e-"+t.Name(), workflows.JobInput{Task: "do it", Workspace: testenv.Workspace(t)})
+	// The refusal waits 5 s; do not wait for it.
+	require.Eventually(t, func() bool {
+		st, err := testenv.Status(c, run.GetID())
+		return err == nil && st.ModelWait != nil && st.ModelWait.Kind == "refused"
+	}, time.Minute, 50*time.Millisecond)
+	_, err = c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(),
+		UpdateName: workflows.RetryUpdate, Args: []any{workflows.RetryRequest{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	testenv.Finished(t, c, run.GetID(), time.Minute)
+	m := scrape(t, tel.MetricsURL)
+	assert.Equal(t, 2.0, m.value("custos_model_errors_total", "kind", "garbage"))
+	assert.Equal(t, 1.0, m.value("custos_model_errors_total", "kind", "refused"))
+	largestEvent(t, c, run.GetID())
+}
