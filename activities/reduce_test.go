@@ -159,3 +159,28 @@ func TestHookRewrittenInputIsReduced(t *testing.T) {
 	require.NoError(t, json.Unmarshal(full, &args))
 	assert.Equal(t, content, args["content"])
 }
+
+// An Edit whose strings are blobs is previewed and run with the whole
+// strings.
+func TestEditAndPreviewReadBlobs(t *testing.T) {
+	ws := t.TempDir()
+	oldS, newS := strings.Repeat("old line\n", 2000), strings.Repeat("new line\n", 2000)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "f.txt"), []byte("head\n"+oldS+"tail\n"), 0o644))
+	bs := blobStore{dir: api.BlobDir(ws, "job1")}
+	so, err := bs.put(oldS)
+	require.NoError(t, err)
+	sn, err := bs.put(newS)
+	require.NoError(t, err)
+	in, _ := json.Marshal(map[string]string{"file_path": "f.txt", "old_string": api.BlobMarker(so, len(oldS)), "new_string": api.BlobMarker(sn, len(newS))})
+	req := api.ToolRequest{JobID: "job1", Workspace: ws, Input: in}
+	prev, err := (&Tools{}).Preview(t.Context(), api.PreviewRequest{Tool: "Edit", Call: req})
+	require.NoError(t, err)
+	assert.Empty(t, prev.Failed)
+	assert.Contains(t, prev.Diff, "@@ -1,2002 +1,2002 @@", "the whole strings are diffed")
+	res, err := (&Tools{}).Edit(t.Context(), req)
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Output)
+	got, err := os.ReadFile(filepath.Join(ws, "f.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "head\n"+newS+"tail\n", string(got))
+}
