@@ -348,6 +348,10 @@ func TestEndpointCutAnswers(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, cuts, "the cut call and the cut text")
+	cutEvents := eventsOfKind(events(t, c, run.GetID()), "cut")
+	require.Len(t, cutEvents, 1)
+	assert.Contains(t, cutEvents[0].Text, "cut at the length limit after 14 bytes")
+	assert.Len(t, eventsOfKind(events(t, c, run.GetID()), "answer"), 1)
 	largestEvent(t, c, run.GetID())
 }
 

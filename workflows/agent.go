@@ -383,7 +383,10 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 			text += " (calls " + strings.Join(names, ", ") + ")"
 		}
 	}
-	j.emit(ctx, Event{Kind: "model", Text: text})
+	if len(msg.ToolCalls) > 0 || resp.FinishReason != string(openai.FinishReasonLength) {
+		// A cut text answer is not the final one: cutText says so.
+		j.emit(ctx, Event{Kind: "model", Text: text})
+	}
 	return msg, nil
 }
 

@@ -40,7 +40,7 @@ func (j *job) cutText(ctx workflow.Context, msg openai.ChatCompletionMessage) bo
 	j.st.Messages = append(j.st.Messages, note)
 	j.added(note)
 	j.audit(ctx, approval.AuditRecord{Event: "answer-cut", Reason: text})
-	j.emit(ctx, Event{Kind: "model", Text: "the answer was cut at the length limit; asking the model to continue"})
+	j.emit(ctx, Event{Kind: "cut", Text: fmt.Sprintf("the model's answer was cut at the length limit after %d bytes; asking it to continue", len(msg.Content))})
 	return true
 }
 

@@ -288,7 +288,7 @@ type PendingAsk struct {
 type Event struct {
 	Seq      int               `json:"seq"`
 	Time     time.Time         `json:"time"`
-	Kind     string            `json:"kind"` // model, call, decision, ask, result, answer, signal, mode, error
+	Kind     string            `json:"kind"` // model, call, decision, ask, result, answer, signal, mode, error, model-wait (the endpoint refuses or answers garbage), cut (an answer cut at the length limit)
 	Turn     int               `json:"turn"`
 	CallID   string            `json:"callId,omitempty"`
 	Tool     string            `json:"tool,omitempty"`
