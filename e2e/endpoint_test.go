@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
@@ -122,10 +123,13 @@ func TestEndpointThreeMegabyteAnswer(t *testing.T) {
 	res := testenv.Finished(t, c, run.GetID(), 3*time.Minute)
 	assert.True(t, strings.HasPrefix(answer, res.Answer[:1000]))
 	assert.Contains(t, res.Answer, "3145728 bytes")
-	entries, err := os.ReadDir(filepath.Join(ws, ".custos", "sessions", "blobs"))
+	dir := api.BlobDir(ws, run.GetID())
+	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
-	assert.Equal(t, answer, readFile(t, ws, filepath.Join(".custos", "sessions", "blobs", entries[0].Name())))
+	b, err := os.ReadFile(filepath.Join(dir, entries[0].Name()))
+	require.NoError(t, err)
+	assert.Equal(t, answer, string(b))
 	largestEvent(t, c, run.GetID())
 }
 
