@@ -111,19 +111,30 @@ func (b blobStore) expandText(s string) (string, error) {
 	return b.get(sum, n)
 }
 
-// expandInput is expandArguments for a tool's input.
-func expandInput(workspace, jobID string, input json.RawMessage) (json.RawMessage, error) {
-	if jobID == "" {
-		return input, nil
+// conversationBlobs are the blobs of a job's answers, beside its transcript.
+func conversationBlobs(c api.Conversation) blobStore {
+	return blobStore{dir: api.BlobDirOf(c.Files, c.Workspace, c.JobID)}
+}
+
+// jobBlobs is the blob store dir names, or that of a job whose files are
+// in its workspace.
+func jobBlobs(dir, workspace, jobID string) blobStore {
+	if dir == "" {
+		dir = api.BlobDirOf(api.JobFiles{}, workspace, jobID)
 	}
-	out, err := blobStore{dir: api.BlobDir(workspace, jobID)}.expandArguments(string(input))
+	return blobStore{dir: dir}
+}
+
+// expandInput is expandArguments for a tool's input.
+func expandInput(bs blobStore, input json.RawMessage) (json.RawMessage, error) {
+	out, err := bs.expandArguments(string(input))
 	return json.RawMessage(out), err
 }
 
 // withBlobs is req with the blobs of its input read back, or the tool
 // result that says why they cannot be.
 func withBlobs(tool string, req api.ToolRequest) (api.ToolRequest, *api.ToolResult) {
-	in, err := expandInput(req.Workspace, req.JobID, req.Input)
+	in, err := expandInput(jobBlobs(req.Blobs, req.Workspace, req.JobID), req.Input)
 	if err != nil {
 		res := errorResult("%s: the call's content could not be read back: %v", tool, err)
 		return req, &res

@@ -42,7 +42,8 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 	}
 	// Hooks judge the whole call: contents the model activity kept out of
 	// history are read back for them.
-	if in, err := expandInput(req.Payload.Workspace, req.Payload.JobID, req.Payload.Input); err == nil {
+	bs := jobBlobs(req.Blobs, req.Payload.Workspace, req.Payload.JobID)
+	if in, err := expandInput(bs, req.Payload.Input); err == nil {
 		req.Payload.Input = in
 	}
 	if len(req.Hooks) == 0 {
@@ -63,7 +64,7 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 		return api.HookResponse{}, fmt.Errorf("RunHooks: %w", err)
 	}
 	resp := api.HookResponse{Result: res, Decided: !res.Empty(), Outcomes: outs}
-	if err := reduceHookInputs(req.Payload, &resp); err != nil {
+	if err := reduceHookInputs(bs, req.Payload, &resp); err != nil {
 		return api.HookResponse{}, fmt.Errorf("RunHooks: %w", err)
 	}
 	return resp, nil
@@ -71,11 +72,10 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 
 // reduceHookInputs keeps an input a hook rewrote as small in history as the
 // model's own (see api.BlobDir): its large contents become blobs again.
-func reduceHookInputs(p hooks.Payload, resp *api.HookResponse) error {
+func reduceHookInputs(bs blobStore, p hooks.Payload, resp *api.HookResponse) error {
 	if p.JobID == "" {
 		return nil
 	}
-	bs := blobStore{dir: api.BlobDir(p.Workspace, p.JobID)}
 	reduce := func(in json.RawMessage) (json.RawMessage, error) {
 		if len(in) <= api.BlobFieldMin {
 			return in, nil

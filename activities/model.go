@@ -81,7 +81,7 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 	c := resp.Choices[0]
 	out := api.ModelResponse{Message: c.Message, Usage: resp.Usage, FinishReason: string(c.FinishReason)}
 	if req.Conversation != nil {
-		if err := reduceAnswer(blobStore{dir: api.BlobDir(req.Conversation.Workspace, req.Conversation.JobID)}, &out); err != nil {
+		if err := reduceAnswer(conversationBlobs(*req.Conversation), &out); err != nil {
 			return api.ModelResponse{}, err
 		}
 	}
@@ -99,8 +99,7 @@ func (m *Model) messages(req api.ModelRequest) ([]openai.ChatCompletionMessage, 
 		return nil, err
 	}
 	msgs := req.Conversation.View.Visible(all)
-	bs := blobStore{dir: api.BlobDir(req.Conversation.Workspace, req.Conversation.JobID)}
-	return expandMessages(bs, msgs)
+	return expandMessages(conversationBlobs(*req.Conversation), msgs)
 }
 
 // checkAnswer refuses a 200 that is not an answer: no choices, or a

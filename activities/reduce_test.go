@@ -68,10 +68,10 @@ func TestModelStoresLargeContentAsBlob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, content, string(got))
 
-	entries, err := os.ReadDir(api.BlobDir(ws, "job1"))
+	entries, err := os.ReadDir(api.BlobDirOf(api.JobFiles{}, ws, "job1"))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
-	require.NoError(t, os.WriteFile(filepath.Join(api.BlobDir(ws, "job1"), entries[0].Name()), []byte(strings.Repeat("y", 1<<20)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(api.BlobDirOf(api.JobFiles{}, ws, "job1"), entries[0].Name()), []byte(strings.Repeat("y", 1<<20)), 0o600))
 	res, err = (&Tools{}).Write(t.Context(), api.ToolRequest{JobID: "job1", Workspace: ws, Input: json.RawMessage(reduced)})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
@@ -103,7 +103,7 @@ func TestModelTextAnswerRoundTrip(t *testing.T) {
 	text := strings.Repeat("word ", 20000)
 	resp := chatOnce(t, ws, completion(t, "stop", openai.ChatCompletionMessage{Role: "assistant", Content: text}))
 	assert.Less(t, len(resp.Message.Content), api.TextHeadInline+300)
-	bs := blobStore{dir: api.BlobDir(ws, "job1")}
+	bs := blobStore{dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
 	msgs, err := expandMessages(bs, []openai.ChatCompletionMessage{resp.Message})
 	require.NoError(t, err)
 	assert.Equal(t, text, msgs[0].Content)
@@ -114,7 +114,7 @@ func TestModelTextAnswerRoundTrip(t *testing.T) {
 func TestHooksGetTheWholeContent(t *testing.T) {
 	ws := t.TempDir()
 	content := strings.Repeat("secret-free text\n", 4000)
-	sum, err := blobStore{dir: api.BlobDir(ws, "job1")}.put(content)
+	sum, err := blobStore{dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}.put(content)
 	require.NoError(t, err)
 	in, _ := json.Marshal(map[string]string{"file_path": "a.txt", "content": api.BlobMarker(sum, len(content))})
 	seen := filepath.Join(t.TempDir(), "stdin.json")
@@ -153,7 +153,7 @@ func TestHookRewrittenInputIsReduced(t *testing.T) {
 	var resp api.HookResponse
 	require.NoError(t, val.Get(&resp))
 	require.Less(t, len(resp.Result.ModifiedInput), 300)
-	full, err := expandInput(ws, "job1", resp.Result.ModifiedInput)
+	full, err := expandInput(jobBlobs("", ws, "job1"), resp.Result.ModifiedInput)
 	require.NoError(t, err)
 	var args map[string]string
 	require.NoError(t, json.Unmarshal(full, &args))
@@ -166,7 +166,7 @@ func TestEditAndPreviewReadBlobs(t *testing.T) {
 	ws := t.TempDir()
 	oldS, newS := strings.Repeat("old line\n", 2000), strings.Repeat("new line\n", 2000)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "f.txt"), []byte("head\n"+oldS+"tail\n"), 0o644))
-	bs := blobStore{dir: api.BlobDir(ws, "job1")}
+	bs := blobStore{dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
 	so, err := bs.put(oldS)
 	require.NoError(t, err)
 	sn, err := bs.put(newS)

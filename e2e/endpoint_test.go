@@ -119,11 +119,11 @@ func callArguments(t *testing.T, req openai.ChatCompletionRequest, id string) st
 // blob with the rest; the transcript's blob holds it whole.
 func TestEndpointThreeMegabyteAnswer(t *testing.T) {
 	answer := bigText(3 << 20)
-	c, run, ws, _ := endpointJob(t, demomodel.Script(demomodel.Say(answer)))
+	c, run, _, _ := endpointJob(t, demomodel.Script(demomodel.Say(answer)))
 	res := testenv.Finished(t, c, run.GetID(), 3*time.Minute)
 	assert.True(t, strings.HasPrefix(answer, res.Answer[:1000]))
 	assert.Contains(t, res.Answer, "3145728 bytes")
-	dir := api.BlobDir(ws, run.GetID())
+	dir := api.BlobDir(testenv.JobFiles(t, c, run.GetID()))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
@@ -314,10 +314,10 @@ func TestEndpointGarbageIsRetriedVisibly(t *testing.T) {
 // A 400 that is not about the context length ends the call, with the
 // error in the audit.
 func TestEndpointBadRequestEndsWithAudit(t *testing.T) {
-	c, run, ws, _ := endpointJob(t, demomodel.Script(demomodel.Fail(http.StatusBadRequest, "Invalid value for 'tools': unsupported")))
+	c, run, _, _ := endpointJob(t, demomodel.Script(demomodel.Fail(http.StatusBadRequest, "Invalid value for 'tools': unsupported")))
 	_, err := testenv.Result(c, run.GetID(), 2*time.Minute)
 	require.Error(t, err)
-	recs, rerr := activities.ReadAudit(ws, run.GetID())
+	recs, rerr := activities.ReadAudit(testenv.JobFiles(t, c, run.GetID()).Audit)
 	require.NoError(t, rerr)
 	require.True(t, hasEvent(recs, "model-error"))
 	largestEvent(t, c, run.GetID())

@@ -463,7 +463,7 @@ func (j *job) runHooks(ctx workflow.Context, point hooks.Point, p hooks.Payload)
 	})
 	var resp api.HookResponse
 	err := workflow.ExecuteActivity(actx, api.HooksActivity, api.HookRequest{
-		Hooks: cmds, Payload: p, Dir: j.in.Workspace,
+		Hooks: cmds, Payload: p, Dir: j.in.Workspace, Blobs: j.blobs(),
 	}).Get(ctx, &resp)
 	if err != nil {
 		j.emit(ctx, Event{Kind: "error", CallID: p.CallID, Tool: p.Tool, Text: fmt.Sprintf("hooks at %s failed, no decision: %v", point, err)})

@@ -107,6 +107,10 @@ type ToolRequest struct {
 	Unconfined bool `json:"unconfined,omitempty"`
 	// MaxOutput caps Output; 0 means DefaultMaxOutput.
 	MaxOutput int `json:"maxOutput,omitempty"`
+	// Blobs is the job's BlobDir, where the large contents of Input are
+	// (see BlobDir); "" means the one of a job whose files are in the
+	// workspace.
+	Blobs string `json:"blobs,omitempty"`
 }
 
 // ToolResult is what a tool gives back to the model. A tool that fails on its

@@ -43,14 +43,15 @@ const (
 const RefusedKey = "custos_refused"
 
 // BlobDir is where the blobs of a job's answers are kept: beside its
-// transcript, so they move with it.
-func BlobDir(workspace, jobID string) string {
-	return filepath.Join(filepath.Dir(SessionFile(workspace, jobID)), "blobs")
+// transcript (files.Transcript), so they are wherever it is.
+func BlobDir(files JobFiles) string {
+	return filepath.Join(filepath.Dir(files.Transcript), "blobs")
 }
 
-// BlobFile is the file of the blob with SHA-256 sum (hex).
-func BlobFile(workspace, jobID, sum string) string {
-	return filepath.Join(BlobDir(workspace, jobID), sum)
+// BlobDirOf is the BlobDir of job jobID whose files are files (empty for
+// jobs that began before transcripts left the workspace).
+func BlobDirOf(files JobFiles, workspace, jobID string) string {
+	return BlobDir(files.Or(workspace, jobID))
 }
 
 // BlobMarker stands for a string of n bytes stored as blob sum.
