@@ -88,6 +88,10 @@ func TestEndpointWriteOfFiveMegabytes(t *testing.T) {
 	res := testenv.Finished(t, c, run.GetID(), 3*time.Minute)
 	assert.Equal(t, "wrote big.txt", res.Answer)
 	assert.Equal(t, content, readFile(t, ws, "big.txt"), "the whole content is written")
+	assert.NoDirExists(t, filepath.Join(ws, ".custos", "sessions"), "the blob is beside the transcript, not in the workspace")
+	blobs, err := os.ReadDir(api.BlobDir(testenv.JobFiles(t, c, run.GetID())))
+	require.NoError(t, err)
+	assert.Len(t, blobs, 1)
 	assert.Contains(t, testenv.ToolResult(model, "w1"), "big.txt")
 	// The model sees its own call, whole, in the next request.
 	reqs := model.Requests()
