@@ -106,7 +106,9 @@ func (m *Model) messages(req api.ModelRequest) ([]openai.ChatCompletionMessage, 
 // message with neither text nor calls.
 func checkAnswer(name string, resp openai.ChatCompletionResponse) error {
 	if len(resp.Choices) == 0 {
-		return garbage(fmt.Sprintf("model %s: the response has no choices (id %q)", name, resp.ID))
+		// No response ID in the text: the job says once per distinct
+		// error why it waits.
+		return garbage(fmt.Sprintf("model %s: the response has no choices", name))
 	}
 	msg := resp.Choices[0].Message
 	if strings.TrimSpace(msg.Content) == "" && len(msg.ToolCalls) == 0 && len(msg.MultiContent) == 0 {

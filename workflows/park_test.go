@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -101,4 +102,25 @@ func TestParkWait(t *testing.T) {
 	}
 	assert.Equal(t, time.Second, parkWait("garbage", 1))
 	assert.Equal(t, time.Minute, parkWait("garbage", 30))
+}
+
+// While the job waits for the endpoint, the Web UI's details say why, what
+// to fix and how to make it try now.
+func TestParkedModelCallInCurrentDetails(t *testing.T) {
+	h := newHarness(t, refusing(2, demomodel.Fail(http.StatusUnauthorized, "bad key"), demomodel.Script(demomodel.Say("done"))))
+	var details string
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
+		require.NoError(t, err)
+		var md sdkpb.WorkflowMetadata
+		require.NoError(t, v.Get(&md))
+		details = md.GetCurrentDetails()
+	}, 3*time.Second)
+	_, err := h.run()
+	require.NoError(t, err)
+	assert.Contains(t, details, "waiting for the model endpoint")
+	assert.Contains(t, details, "### Waiting for the model endpoint\n\nthe endpoint refuses the key: set OPENAI_API_KEY on the workers serving task queue custos.")
+	assert.Contains(t, details, "Last error (attempt 1, failing since ")
+	assert.Contains(t, details, "bad key")
+	assert.Contains(t, details, "To try now: `starter retry default-test-workflow-id`, or Update `retry` with input `{}`.")
 }
