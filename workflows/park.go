@@ -74,6 +74,11 @@ func (j *job) registerRetry(ctx workflow.Context) error {
 // askModel runs one model call, parking while the endpoint refuses or
 // answers garbage. Histories from before parking call once.
 func (j *job) askModel(ctx workflow.Context, call func() (api.ModelResponse, error)) (api.ModelResponse, error) {
+	return parked(ctx, j, call)
+}
+
+// parked is askModel for any model activity (the chat, the compaction).
+func parked[T any](ctx workflow.Context, j *job, call func() (T, error)) (T, error) {
 	if workflow.GetVersion(ctx, "model-park", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return call()
 	}

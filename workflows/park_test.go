@@ -124,3 +124,32 @@ func TestParkedModelCallInCurrentDetails(t *testing.T) {
 	assert.Contains(t, details, "bad key")
 	assert.Contains(t, details, "To try now: `starter retry default-test-workflow-id`, or Update `retry` with input `{}`.")
 }
+
+// The compaction is a model call too: a key refused while summarising parks
+// the job instead of failing it.
+func TestRefusedCompactionParks(t *testing.T) {
+	handler, summaries := readingModel(6)
+	var mu sync.Mutex
+	refused := 0
+	h := newHarness(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+		mu.Lock()
+		if len(req.Tools) == 0 && refused < 2 {
+			refused++
+			mu.Unlock()
+			return demomodel.Fail(http.StatusUnauthorized, "bad key"), nil
+		}
+		mu.Unlock()
+		return handler(req)
+	})
+	h.input.ContextWindow = 3000
+	h.input.MaxTurns = 20
+	h.writeFile("data.txt", strings.Repeat("0123456789abcdef\n", 100))
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+	assert.Equal(t, 2, refused)
+	assert.GreaterOrEqual(t, *summaries, 1, "the compaction ran once the key worked")
+	waits := kindOf(h.events(), "model-wait")
+	require.GreaterOrEqual(t, len(waits), 2)
+	assert.Contains(t, waits[0].Text, "the endpoint refuses the key")
+}
