@@ -92,6 +92,10 @@ type editPlan struct {
 // planEdit parses and validates an Edit and matches it against the file. It
 // returns the open target, or nil and the error result for the model.
 func (t *Tools) planEdit(ctx context.Context, req api.ToolRequest) (editPlan, *fileTarget, api.ToolResult) {
+	req, failed := withBlobs("Edit", req)
+	if failed != nil {
+		return editPlan{}, nil, *failed
+	}
 	var in editInput
 	if err := decodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
 		return editPlan{}, nil, errorResult("Edit: %v", err)

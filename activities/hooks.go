@@ -2,11 +2,13 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -38,6 +40,12 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 	if req.Payload.Workspace == "" {
 		req.Payload.Workspace = req.Dir
 	}
+	// Hooks judge the whole call: contents the model activity kept out of
+	// history are read back for them.
+	bs := jobBlobs(req.Blobs, req.Payload.Workspace, req.Payload.JobID)
+	if in, err := expandInput(bs, req.Payload.Input); err == nil {
+		req.Payload.Input = in
+	}
 	if len(req.Hooks) == 0 {
 		return api.HookResponse{Outcomes: []hooks.Outcome{}}, nil
 	}
@@ -55,7 +63,37 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 		// report the cancellation rather than a partial answer.
 		return api.HookResponse{}, fmt.Errorf("RunHooks: %w", err)
 	}
-	return api.HookResponse{Result: res, Decided: !res.Empty(), Outcomes: outs}, nil
+	resp := api.HookResponse{Result: res, Decided: !res.Empty(), Outcomes: outs}
+	if err := reduceHookInputs(bs, req.Payload, &resp); err != nil {
+		return api.HookResponse{}, fmt.Errorf("RunHooks: %w", err)
+	}
+	return resp, nil
+}
+
+// reduceHookInputs keeps an input a hook rewrote as small in history as the
+// model's own (see api.BlobDir): its large contents become blobs again.
+func reduceHookInputs(bs blobStore, p hooks.Payload, resp *api.HookResponse) error {
+	if p.JobID == "" {
+		return nil
+	}
+	reduce := func(in json.RawMessage) (json.RawMessage, error) {
+		if len(in) <= api.BlobFieldMin {
+			return in, nil
+		}
+		tc := openai.ToolCall{Function: openai.FunctionCall{Name: p.Tool, Arguments: string(in)}}
+		err := reduceCall(bs, &tc)
+		return json.RawMessage(tc.Function.Arguments), err
+	}
+	var err error
+	if resp.Result.ModifiedInput, err = reduce(resp.Result.ModifiedInput); err != nil {
+		return err
+	}
+	for i := range resp.Outcomes {
+		if resp.Outcomes[i].Result.ModifiedInput, err = reduce(resp.Outcomes[i].Result.ModifiedInput); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // validateHookRequest refuses a request the hooks cannot run on.

@@ -1,10 +1,15 @@
 package activities
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -38,31 +43,24 @@ func NewModel(baseURL, apiKey, model string, httpClient *http.Client) *Model {
 }
 
 // Chat makes one chat completion call. Errors are classified for Temporal's
-// retry policy: 408, 409, 429, 5xx, network errors, unreadable responses and
-// empty answers are plain errors (retried with backoff); any other 4xx is a
-// non-retryable application error of type api.ModelRequestErrorType.
+// retry policy: 408, 409, 429 (but an exhausted quota), 5xx and network
+// errors are plain errors (retried with backoff); a refusal the operator
+// can fix (401, 402, 403, 404, an exhausted quota) is a non-retryable
+// api.ModelRefusedErrorType and an answer that is not a chat completion a
+// non-retryable api.ModelGarbageErrorType, both retried by the workflow,
+// which shows why it waits; any other 4xx is a non-retryable
+// api.ModelRequestErrorType. A large answer is reduced (see api.BlobDir).
 func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelResponse, error) {
-	name := req.Model
-	if name == "" {
-		name = m.Model
-	}
-	msgs := req.Messages
-	if req.Conversation != nil {
-		all, err := loadConversation(*req.Conversation)
-		if err != nil {
-			return api.ModelResponse{}, err
-		}
-		msgs = req.Conversation.View.Visible(all)
+	name := cmp.Or(req.Model, m.Model)
+	msgs, err := m.messages(req)
+	if err != nil {
+		return api.ModelResponse{}, err
 	}
 	tools := req.Tools
 	if req.WithTools {
 		tools = append(ToolDefinitions(), tools...)
 	}
-	creq := openai.ChatCompletionRequest{
-		Model:    name,
-		Messages: msgs,
-		Tools:    tools,
-	}
+	creq := openai.ChatCompletionRequest{Model: name, Messages: msgs, Tools: tools}
 	if len(tools) > 0 {
 		// The workflow runs independent calls in parallel; let the model
 		// ask for several at once.
@@ -75,17 +73,52 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 	resp, err := m.Client.CreateChatCompletion(ctx, creq)
 	stop()
 	if err != nil {
-		return api.ModelResponse{}, classifyModelError(name, err)
+		return api.ModelResponse{}, observeModelError(ctx, classifyModelError(name, err))
 	}
-	if len(resp.Choices) == 0 {
-		return api.ModelResponse{}, fmt.Errorf("model %s: response has no choices (id %q)", name, resp.ID)
+	if err := checkAnswer(name, resp); err != nil {
+		return api.ModelResponse{}, observeModelError(ctx, err)
 	}
 	c := resp.Choices[0]
-	return api.ModelResponse{
-		Message:      c.Message,
-		Usage:        resp.Usage,
-		FinishReason: string(c.FinishReason),
-	}, nil
+	out := api.ModelResponse{Message: c.Message, Usage: resp.Usage, FinishReason: string(c.FinishReason)}
+	if req.Conversation != nil {
+		if err := reduceAnswer(conversationBlobs(*req.Conversation), &out); err != nil {
+			return api.ModelResponse{}, err
+		}
+	}
+	return out, nil
+}
+
+// messages is what the model is sent: the stored conversation under its
+// view, with the blobs of earlier answers read back, or req.Messages.
+func (m *Model) messages(req api.ModelRequest) ([]openai.ChatCompletionMessage, error) {
+	if req.Conversation == nil {
+		return req.Messages, nil
+	}
+	all, err := loadConversation(*req.Conversation)
+	if err != nil {
+		return nil, err
+	}
+	msgs := req.Conversation.View.Visible(all)
+	return expandMessages(conversationBlobs(*req.Conversation), msgs)
+}
+
+// checkAnswer refuses a 200 that is not an answer: no choices, or a
+// message with neither text nor calls.
+func checkAnswer(name string, resp openai.ChatCompletionResponse) error {
+	if len(resp.Choices) == 0 {
+		// No response ID in the text: the job says once per distinct
+		// error why it waits.
+		return garbage(fmt.Sprintf("model %s: the response has no choices", name))
+	}
+	msg := resp.Choices[0].Message
+	if strings.TrimSpace(msg.Content) == "" && len(msg.ToolCalls) == 0 && len(msg.MultiContent) == 0 {
+		return garbage(fmt.Sprintf("model %s: the answer is an empty message (finish_reason %q)", name, resp.Choices[0].FinishReason))
+	}
+	return nil
+}
+
+func garbage(msg string) error {
+	return temporal.NewNonRetryableApplicationError(msg, api.ModelGarbageErrorType, nil)
 }
 
 // classifyModelError turns a go-openai error into a retryable or a
@@ -101,17 +134,65 @@ func classifyModelError(model string, err error) error {
 		status = reqErr.HTTPStatusCode
 	}
 	wrapped := fmt.Errorf("model %s: %w", model, err)
-	if status == http.StatusBadRequest && contextLengthExceeded(apiErr) {
+	switch {
+	case status == http.StatusBadRequest && contextLengthExceeded(apiErr):
 		return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ContextLengthErrorType, err)
-	}
-	if retryableStatus(status) {
+	case status == 0 && notAnAnswer(err):
+		return garbage(fmt.Sprintf("model %s: the response is not a chat completion: %v", model, err))
+	case operatorCanFix(status, apiErr):
+		code := ""
+		if apiErr != nil {
+			code, _ = apiErr.Code.(string)
+		}
+		return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ModelRefusedErrorType, err,
+			api.ModelFailure{Status: status, Code: code, Model: model})
+	case retryableStatus(status):
 		return wrapped
 	}
 	return temporal.NewNonRetryableApplicationError(wrapped.Error(), api.ModelRequestErrorType, err)
 }
 
-// retryableStatus: 0 is "no HTTP answer" (network error, timeout, malformed
-// body), worth retrying like the transient statuses.
+// notAnAnswer: a body that was read but does not decode (no HTTP or
+// network error, which are transient the usual way).
+func notAnAnswer(err error) bool {
+	var ue *url.Error
+	var ne net.Error
+	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// operatorCanFix: refusals that stay until someone changes the key, the
+// model name, the account's quota or billing.
+func operatorCanFix(status int, e *openai.APIError) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusPaymentRequired, http.StatusForbidden, http.StatusNotFound:
+		return true
+	case http.StatusTooManyRequests:
+		return quotaExhausted(e)
+	}
+	return false
+}
+
+// quotaExhausted tells an exhausted quota or billing limit (OpenAI's 429
+// insufficient_quota) from a rate limit, which passes by itself.
+func quotaExhausted(e *openai.APIError) bool {
+	if e == nil {
+		return false
+	}
+	code, _ := e.Code.(string)
+	if code == "insufficient_quota" || e.Type == "insufficient_quota" {
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "quota") || strings.Contains(m, "billing")
+}
+
+// retryableStatus: 0 is "no HTTP answer" (network error, timeout), worth
+// retrying like the transient statuses.
 func retryableStatus(status int) bool {
 	switch {
 	case status == 0:

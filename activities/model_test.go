@@ -56,7 +56,9 @@ func TestModelChat(t *testing.T) {
 		name   string
 		status int
 		body   string
-		// wantErr: "" none, "retryable", "nonretryable"
+		// wantErr: "" none, "retryable", "nonretryable", "context",
+		// "refused" (the job parks until the operator fixes it),
+		// "garbage" (the workflow retries it, visibly)
 		wantErr string
 	}{
 		{name: "tool calls", status: 200, body: toolCallResponse},
@@ -67,10 +69,16 @@ func TestModelChat(t *testing.T) {
 		{name: "400 bad request", status: 400, body: `{"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error","code":"invalid_value"}}`, wantErr: "nonretryable"},
 		{name: "400 context length exceeded", status: 400, body: `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`, wantErr: "context"},
 		{name: "400 context length, message only", status: 400, body: `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error"}}`, wantErr: "context"},
-		{name: "401 bad key", status: 401, body: `{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
-		{name: "404 unknown model", status: 404, body: `{"error":{"message":"model not found","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
-		{name: "no choices", status: 200, body: `{"id":"x","object":"chat.completion","choices":[],"usage":{}}`, wantErr: "retryable"},
-		{name: "malformed 200 body", status: 200, body: `{"id":`, wantErr: "retryable"},
+		{name: "401 bad key", status: 401, body: `{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}`, wantErr: "refused"},
+		{name: "403 forbidden", status: 403, body: `{"error":{"message":"not allowed","type":"invalid_request_error"}}`, wantErr: "refused"},
+		{name: "404 unknown model", status: 404, body: `{"error":{"message":"model not found","type":"invalid_request_error"}}`, wantErr: "refused"},
+		{name: "402 payment required", status: 402, body: `{"error":{"message":"billing","type":"billing_error"}}`, wantErr: "refused"},
+		{name: "429 insufficient quota", status: 429, body: `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, wantErr: "refused"},
+		{name: "422 unprocessable", status: 422, body: `{"error":{"message":"bad","type":"invalid_request_error"}}`, wantErr: "nonretryable"},
+		{name: "no choices", status: 200, body: `{"id":"x","object":"chat.completion","choices":[],"usage":{}}`, wantErr: "garbage"},
+		{name: "malformed 200 body", status: 200, body: `{"id":`, wantErr: "garbage"},
+		{name: "200 HTML body", status: 200, body: `<html>proxy login</html>`, wantErr: "garbage"},
+		{name: "empty message", status: 200, body: `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":""}}]}`, wantErr: "garbage"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,6 +132,18 @@ func TestModelChat(t *testing.T) {
 				require.True(t, appErr.NonRetryable())
 				require.Equal(t, api.ModelRequestErrorType, appErr.Type())
 				require.Contains(t, appErr.Error(), "test-model")
+			case "refused", "garbage":
+				var appErr *temporal.ApplicationError
+				require.True(t, errors.As(err, &appErr), "want an application error, got %T: %v", err, err)
+				require.True(t, appErr.NonRetryable(), "the workflow, not Temporal's retry, waits it out")
+				want := map[string]string{"refused": api.ModelRefusedErrorType, "garbage": api.ModelGarbageErrorType}[tc.wantErr]
+				require.Equal(t, want, appErr.Type())
+				if tc.wantErr == "refused" {
+					var f api.ModelFailure
+					require.NoError(t, appErr.Details(&f))
+					require.Equal(t, tc.status, f.Status)
+					require.Equal(t, "test-model", f.Model)
+				}
 			case "context":
 				var appErr *temporal.ApplicationError
 				require.True(t, errors.As(err, &appErr), "want an application error, got %T: %v", err, err)

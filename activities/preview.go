@@ -46,6 +46,10 @@ func (t *Tools) previewEdit(ctx context.Context, req api.ToolRequest) api.Previe
 }
 
 func (t *Tools) previewWrite(req api.ToolRequest) api.PreviewResult {
+	req, failed := withBlobs("Write", req)
+	if failed != nil {
+		return api.PreviewResult{Failed: failed.Output}
+	}
 	var in writeInput
 	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
 		return api.PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}

@@ -31,6 +31,10 @@ type writeInput struct {
 // Retrying it is harmless: the same content lands again (and an unchanged
 // file is not even rewritten).
 func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
+	req, failed := withBlobs("Write", req)
+	if failed != nil {
+		return *failed, nil
+	}
 	var in writeInput
 	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
 		return errorResult("Write: %v", err), nil

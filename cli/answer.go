@@ -44,6 +44,23 @@ func sendMode(ctx context.Context, c client.Client, id string, m workflows.ModeC
 	return res, err
 }
 
+// retry makes a job waiting for the model endpoint call it again now.
+func (a *App) retry(ctx context.Context, c client.Client, id string) error {
+	if err := ensureRunning(ctx, c, id, "retry"); err != nil {
+		return err
+	}
+	res, err := update[workflows.RetryResult](ctx, c, id, workflows.RetryUpdate, workflows.RetryRequest{By: whoami()})
+	if err != nil {
+		if !errors.Is(err, errNotApplied) {
+			err = fmt.Errorf("retry %s: %w", id, err)
+		}
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "%s: calling the model endpoint again now (failed attempts so far: %d; last error: %s)\n",
+		id, res.Attempts, display.Line(res.Error, maxReason))
+	return nil
+}
+
 // update sends an Update and waits for its result; the job's refusal comes
 // back as notApplied.
 func update[T any](ctx context.Context, c client.Client, id, name string, arg any) (T, error) {

@@ -49,6 +49,7 @@ usage:
   starter deny JOB CALL [--never] [--reason R]
   starter mode JOB MODE              default, acceptEdits, dontAsk, plan, bypass
   starter audit JOB [--json]         every decision, with the layer that made it
+  starter retry JOB                  a job waiting for the model endpoint (refused key, no quota …) calls it again now
   starter cancel JOB
   starter policy check --tool T --input JSON [--mode M] [--workspace DIR]
   starter trust [DIR]                let DIR's .custos settings widen the policy (allow rules, hooks, modes, domains)
@@ -90,6 +91,10 @@ func (a *App) Main(ctx context.Context, args []string) int {
 	case "mode":
 		err = a.withJob(ctx, args[1:], "mode", func(c client.Client, id string, rest []string) error {
 			return a.setMode(ctx, c, id, rest)
+		})
+	case "retry":
+		err = a.withJob(ctx, args[1:], "retry", func(c client.Client, id string, _ []string) error {
+			return a.retry(ctx, c, id)
 		})
 	case "audit":
 		err = a.withJob(ctx, args[1:], "audit", func(c client.Client, id string, rest []string) error {

@@ -40,6 +40,10 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 		}
 		fmt.Fprintf(a.Stdout, "instructions: %s\n", strings.Join(parts, ", "))
 	}
+	if w := st.ModelWait; w != nil {
+		fmt.Fprintf(a.Stdout, "waiting:   for the model endpoint since %s, %d failed attempts; next %s\n           %s\n           last error: %s\n           try now: starter retry %s\n",
+			w.Since.Local().Format("15:04:05"), w.Attempts, w.NextAt.Local().Format("15:04:05"), display.Line(w.Fix, 0), display.Line(w.Error, maxReason), id)
+	}
 	if len(st.Pending) == 0 {
 		fmt.Fprintln(a.Stdout, "pending:   none")
 	}

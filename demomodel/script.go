@@ -71,6 +71,12 @@ func Calls(calls ...openai.ToolCall) Reply {
 	}
 }
 
+// Garbage is a 200 whose body is sent as it is: a proxy's HTML page, a
+// truncated or empty body, JSON that is not a completion.
+func Garbage(body string) Reply {
+	return Reply{Status: http.StatusOK, Body: body}
+}
+
 // Fail is an error answer with an OpenAI-shaped body, which go-openai returns as
 // an *openai.APIError carrying status.
 func Fail(status int, msg string) Reply {

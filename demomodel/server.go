@@ -6,6 +6,7 @@
 package demomodel
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,8 @@ type Reply struct {
 	// Status is the HTTP status; 0 means 200. Any other status sends Body.
 	Status int
 	// Body is the raw response body when Status is not 200 (see Fail for an
-	// OpenAI-shaped error body).
+	// OpenAI-shaped error body); with status 200, a non-empty Body is sent
+	// as it is instead of a completion (see Garbage).
 	Body string
 	// Message is the assistant message when Status is 0 or 200. Role defaults to
 	// "assistant"; tool calls without an ID get a deterministic one.
@@ -189,9 +191,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if reply.Status != 0 && reply.Status != http.StatusOK {
+	if reply.Status != 0 && reply.Status != http.StatusOK || reply.Body != "" {
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
+		w.WriteHeader(cmp.Or(reply.Status, http.StatusOK))
 		_, _ = w.Write([]byte(reply.Body))
 		return
 	}

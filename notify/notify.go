@@ -22,6 +22,7 @@ import (
 const (
 	NotifyPendingActivity = "NotifyPending"
 	NotifyDecidedActivity = "NotifyDecided"
+	NotifyNoticeActivity  = "NotifyNotice"
 )
 
 // How a person answers, as the payloads say it (the names are the
@@ -87,6 +88,28 @@ type Decided struct {
 	Refs map[string]string `json:"refs,omitempty"`
 }
 
+// Notice is news of a job that asks nothing of a call: the job waits for
+// the model endpoint (Kind "model-wait", with what to fix and how to make
+// it try now) or goes on again ("model-recovered"). Text, Fix and Error are
+// what the job says; a channel shows them through display.
+type Notice struct {
+	JobID     string    `json:"jobId"`
+	Workspace string    `json:"workspace"`
+	Kind      string    `json:"kind"`
+	Text      string    `json:"text"`
+	Fix       string    `json:"fix,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	At        time.Time `json:"at"`
+	// Retry names the Update that makes the job try now ("" when there is
+	// nothing to retry).
+	Retry string `json:"retry,omitempty"`
+}
+
+// Noticer is a channel that also tells people of Notices.
+type Noticer interface {
+	Notice(ctx context.Context, n Notice) error
+}
+
 // Notifier is one channel.
 type Notifier interface {
 	// Name is the key of the notifier's references ("slack", "webhook").
@@ -136,6 +159,16 @@ func (a *Activities) NotifyDecided(ctx context.Context, d Decided) error {
 	})
 }
 
+// NotifyNotice tells every notifier that takes Notices.
+func (a *Activities) NotifyNotice(ctx context.Context, n Notice) error {
+	return a.each(ctx, func(ctx context.Context, nf Notifier) error {
+		if nc, ok := nf.(Noticer); ok {
+			return nc.Notice(ctx, n)
+		}
+		return nil
+	})
+}
+
 func (a *Activities) each(ctx context.Context, fn func(context.Context, Notifier) error) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(a.Notifiers))
@@ -152,12 +185,13 @@ func (a *Activities) each(ctx context.Context, fn func(context.Context, Notifier
 	return errors.Join(errs...)
 }
 
-// Register registers both activities on a worker.
+// Register registers the activities on a worker.
 func (a *Activities) Register(r interface {
 	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
 }) {
 	r.RegisterActivityWithOptions(a.NotifyPending, activity.RegisterOptions{Name: NotifyPendingActivity})
 	r.RegisterActivityWithOptions(a.NotifyDecided, activity.RegisterOptions{Name: NotifyDecidedActivity})
+	r.RegisterActivityWithOptions(a.NotifyNotice, activity.RegisterOptions{Name: NotifyNoticeActivity})
 }
 
 // Names lists the notifiers, sorted, for logs and events.

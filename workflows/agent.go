@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -66,6 +67,10 @@ type job struct {
 	// (briefly) for them before it ends, so a decided call's message is
 	// updated.
 	notifying int
+	// retryNow carries the retry Update to a parked model call.
+	retryNow workflow.Channel
+	// lastFinish is the finish_reason of the last model answer.
+	lastFinish string
 }
 
 type pendingCall struct {
@@ -108,6 +113,9 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		return JobResult{}, err
 	}
 	if err := j.registerUpdates(ctx); err != nil {
+		return JobResult{}, err
+	}
+	if err := j.registerRetry(ctx); err != nil {
 		return JobResult{}, err
 	}
 	if err := j.start(ctx); err != nil {
@@ -205,14 +213,19 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 			if ctx.Err() != nil {
 				return JobResult{}, j.canceled(ctx)
 			}
+			if errors.Is(err, errContinueParked) {
+				j.st.Turn--
+				return JobResult{}, j.continueAsNew(ctx)
+			}
 			if err != nil {
-				j.emit(ctx, Event{Kind: "error", Text: "model: " + err.Error()})
-				_ = j.save(ctx)
-				return JobResult{}, fmt.Errorf("model call on turn %d: %w", j.st.Turn, err)
+				return JobResult{}, j.modelFailed(ctx, err)
 			}
 			j.st.Messages = append(j.st.Messages, msg)
 			j.added(msg)
 			if len(msg.ToolCalls) == 0 {
+				if j.cutText(ctx, msg) {
+					continue
+				}
 				j.st.LastAnswer = msg.Content
 				return j.finish(ctx, "done")
 			}
@@ -327,14 +340,19 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
 	})
 	resp, err := j.chat(ctx, func() (api.ModelResponse, error) {
-		var resp api.ModelResponse
-		err := workflow.ExecuteActivity(actx, api.ModelActivity, api.ModelRequest{
-			Conversation: j.conversation(),
-			WithTools:    true,
-			Model:        j.in.Model,
-		}).Get(ctx, &resp)
-		return resp, err
+		return j.askModel(ctx, func() (api.ModelResponse, error) {
+			var resp api.ModelResponse
+			err := workflow.ExecuteActivity(actx, api.ModelActivity, api.ModelRequest{
+				Conversation: j.conversation(),
+				WithTools:    true,
+				Model:        j.in.Model,
+			}).Get(ctx, &resp)
+			return resp, err
+		})
 	})
+	if errors.Is(err, errContinueParked) {
+		return openai.ChatCompletionMessage{}, err
+	}
 	if err != nil {
 		j.runHooks(ctx, hooks.LLMResponseError, hooks.Payload{Error: err.Error()})
 		return openai.ChatCompletionMessage{}, err
@@ -346,6 +364,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
 	j.st.Usage.CompletionTokens += resp.Usage.CompletionTokens
 	j.st.Usage.TotalTokens += resp.Usage.TotalTokens
+	j.lastFinish = resp.FinishReason
 	j.runHooks(ctx, hooks.LLMResponseAfter, hooks.Payload{Output: resp.Message.Content, Usage: &hooks.LLMUsage{
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: resp.Usage.TotalTokens, FinishReason: resp.FinishReason, ToolCalls: len(resp.Message.ToolCalls)}})
@@ -364,7 +383,10 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 			text += " (calls " + strings.Join(names, ", ") + ")"
 		}
 	}
-	j.emit(ctx, Event{Kind: "model", Text: text})
+	if len(msg.ToolCalls) > 0 || resp.FinishReason != string(openai.FinishReasonLength) {
+		// A cut text answer is not the final one: cutText says so.
+		j.emit(ctx, Event{Kind: "model", Text: text})
+	}
 	return msg, nil
 }
 
@@ -441,7 +463,7 @@ func (j *job) runHooks(ctx workflow.Context, point hooks.Point, p hooks.Payload)
 	})
 	var resp api.HookResponse
 	err := workflow.ExecuteActivity(actx, api.HooksActivity, api.HookRequest{
-		Hooks: cmds, Payload: p, Dir: j.in.Workspace,
+		Hooks: cmds, Payload: p, Dir: j.in.Workspace, Blobs: j.blobs(),
 	}).Get(ctx, &resp)
 	if err != nil {
 		j.emit(ctx, Event{Kind: "error", CallID: p.CallID, Tool: p.Tool, Text: fmt.Sprintf("hooks at %s failed, no decision: %v", point, err)})

@@ -64,6 +64,9 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 		input = b
 	}
 	j.emit(ctx, Event{Kind: "call", CallID: id, Tool: tool, Text: api.Summarize(tool, input)})
+	if out, refused := j.refusedCall(ctx, id, tool, input); refused {
+		return out
+	}
 
 	rec := j.decide(ctx, id, tool, input)
 	j.audit(ctx, rec)
@@ -292,7 +295,7 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 // executeTool runs the tool's activity. Bash goes to its own task queue and is
 // never retried: a command cut off by a crash comes back as interrupted.
 func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (api.ToolResult, error) {
-	req := api.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input,
+	req := api.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input, Blobs: j.blobs(),
 		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput}
 	j.withSandboxRules(&req, tool)
 	opts := workflow.ActivityOptions{

@@ -68,10 +68,17 @@ func (j *job) compact(ctx workflow.Context, why string, tighter int) error {
 		},
 		Summary: fmt.Sprintf("turn %d: compact the conversation", j.st.Turn),
 	})
-	var res api.CompactResult
-	err := workflow.ExecuteActivity(actx, api.CompactActivity, api.CompactRequest{
-		Conversation: *j.conversation(), Window: j.window(), KeepTokens: keep, Model: j.in.Model,
-	}).Get(ctx, &res)
+	// The summary is a model call too: a refused key parks it.
+	res, err := parked(ctx, j, func() (api.CompactResult, error) {
+		var res api.CompactResult
+		err := workflow.ExecuteActivity(actx, api.CompactActivity, api.CompactRequest{
+			Conversation: *j.conversation(), Window: j.window(), KeepTokens: keep, Model: j.in.Model,
+		}).Get(ctx, &res)
+		return res, err
+	})
+	if errors.Is(err, errContinueParked) {
+		return err
+	}
 	if err != nil {
 		j.emit(ctx, Event{Kind: "error", Text: "compaction failed: " + err.Error()})
 		return fmt.Errorf("compact the conversation: %w", err)

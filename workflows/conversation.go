@@ -28,6 +28,12 @@ func (s *State) stored(n int) {
 // visibleCount is how many messages the model will be sent.
 func (s *State) visibleCount() int { return s.View.VisibleCount(s.total()) }
 
+// blobs is where the large contents of the model's answers are, beside
+// the transcript (api.BlobDir).
+func (j *job) blobs() string {
+	return api.BlobDir(j.st.files(j.in.Workspace, j.id))
+}
+
 // conversation is the model activity's view of the job's transcript.
 func (j *job) conversation() *api.Conversation {
 	return &api.Conversation{

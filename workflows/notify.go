@@ -131,7 +131,7 @@ func (j *job) preview(ctx workflow.Context, rec approval.AuditRecord, reason str
 		})
 		var res api.PreviewResult
 		err := workflow.ExecuteActivity(actx, api.PreviewActivity, api.PreviewRequest{Tool: rec.Tool,
-			Call: api.ToolRequest{JobID: j.id, CallID: rec.CallID, Workspace: j.in.Workspace, Input: rec.Input},
+			Call: api.ToolRequest{JobID: j.id, CallID: rec.CallID, Workspace: j.in.Workspace, Input: rec.Input, Blobs: j.blobs()},
 		}).Get(ctx, &res)
 		if err != nil {
 			return display.Line(fmt.Sprintf("(no preview: %v)", err), maxPreviewLine)

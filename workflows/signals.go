@@ -323,6 +323,10 @@ func (j *job) status() Status {
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
 	s.Runs = j.st.Runs
 	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
+	if w := j.st.ModelWait; w != nil {
+		c := *w
+		s.ModelWait = &c
+	}
 	for _, id := range j.order {
 		s.Pending = append(s.Pending, j.pending[id].ask)
 	}
@@ -354,6 +358,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		}
 		b.WriteString(".\n\n")
 	}
+	j.modelWaitDetails(&b)
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")
 	} else {

@@ -33,6 +33,9 @@ const (
 	StatusQuery = "status"
 	AuditQuery  = "audit"
 	EventsQuery = "events"
+	// RetryUpdate makes a job waiting for the model endpoint call it again
+	// now; its validator refuses it when the job does not wait.
+	RetryUpdate = "retry"
 )
 
 // Defaults of a job.
@@ -129,6 +132,9 @@ type State struct {
 	// BashQueue is the lane the workspace's commands run on, as the host
 	// named it; "" until a Bash call needs it.
 	BashQueue string `json:"bashQueue,omitempty"`
+	// ModelWait is set while the job waits for the model endpoint to
+	// answer (a refused key, garbage); nil otherwise.
+	ModelWait *ModelWait `json:"modelWait,omitempty"`
 	// Notifiers are the channels (slack, webhook) the worker announced when
 	// the job started; none means no notification activities run.
 	Notifiers []string `json:"notifiers,omitempty"`
@@ -230,7 +236,7 @@ type Status struct {
 	Host       string        `json:"host,omitempty"`
 	Turn       int           `json:"turn"`
 	Mode       approval.Mode `json:"mode"`
-	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, done
+	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, waiting for the model endpoint, done
 	Pending    []PendingAsk  `json:"pending"`
 	LastAnswer string        `json:"lastAnswer,omitempty"`
 	Usage      Usage         `json:"usage"`
@@ -242,6 +248,25 @@ type Status struct {
 	// the project instruction files its model was given.
 	Files        api.JobFiles          `json:"files,omitzero"`
 	Instructions []api.InstructionFile `json:"instructions,omitempty"`
+	// ModelWait says why the job waits for the model endpoint, and what
+	// to fix; nil when it does not.
+	ModelWait *ModelWait `json:"modelWait,omitempty"`
+}
+
+// ModelWait is a model call the endpoint keeps refusing or answering with
+// something that is not an answer: the job parks and calls again.
+type ModelWait struct {
+	// Kind is refused (the operator must fix something) or garbage
+	// (transient, retried).
+	Kind string `json:"kind"`
+	// Error is the last error; Fix what to do about it.
+	Error string `json:"error"`
+	Fix   string `json:"fix"`
+	// Attempts counts the calls that failed since Since; NextAt is when
+	// the next one is made unless the retry Update comes first.
+	Attempts int       `json:"attempts"`
+	Since    time.Time `json:"since"`
+	NextAt   time.Time `json:"nextAt"`
 }
 
 // PendingAsk is a tool call waiting for a human (layer 5).
@@ -263,7 +288,7 @@ type PendingAsk struct {
 type Event struct {
 	Seq      int               `json:"seq"`
 	Time     time.Time         `json:"time"`
-	Kind     string            `json:"kind"` // model, call, decision, ask, result, answer, signal, mode, error
+	Kind     string            `json:"kind"` // model, call, decision, ask, result, answer, signal, mode, error, model-wait (the endpoint refuses or answers garbage), cut (an answer cut at the length limit)
 	Turn     int               `json:"turn"`
 	CallID   string            `json:"callId,omitempty"`
 	Tool     string            `json:"tool,omitempty"`

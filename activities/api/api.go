@@ -54,6 +54,15 @@ const (
 	// that must not be retried (a 4xx other than 408, 409 and 429: bad
 	// request, bad key, unknown model, context too long).
 	ModelRequestErrorType = "ModelRequestError"
+	// ModelRefusedErrorType is a model call the endpoint refuses for a
+	// reason the operator can fix (401 bad key, 403, 404 unknown model,
+	// 402 or 429 insufficient_quota): the job parks and calls again with a
+	// capped backoff, or at once on the retry Update.
+	ModelRefusedErrorType = "ModelRefused"
+	// ModelGarbageErrorType is an answer that is not a chat completion (a
+	// body that is not JSON, no choices, an empty message): transient, and
+	// retried by the workflow so that status shows each attempt.
+	ModelGarbageErrorType = "ModelGarbage"
 	// ContextLengthErrorType is a model call refused because the prompt is
 	// over the model's context window (HTTP 400, code
 	// context_length_exceeded): the job compacts its conversation and calls
@@ -67,6 +76,14 @@ const (
 	// the job cannot rebuild the conversation, so retrying does not help.
 	TranscriptErrorType = "TranscriptError"
 )
+
+// ModelFailure is the detail of a ModelRefused error: the HTTP status and
+// the endpoint's error code, for the workflow to say what to fix.
+type ModelFailure struct {
+	Status int    `json:"status"`
+	Code   string `json:"code,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
 
 // DefaultMaxOutput is how many bytes of one tool's output are kept in history.
 const DefaultMaxOutput = 30000
@@ -90,6 +107,10 @@ type ToolRequest struct {
 	Unconfined bool `json:"unconfined,omitempty"`
 	// MaxOutput caps Output; 0 means DefaultMaxOutput.
 	MaxOutput int `json:"maxOutput,omitempty"`
+	// Blobs is the job's BlobDir, where the large contents of Input are
+	// (see BlobDir); "" means the one of a job whose files are in the
+	// workspace.
+	Blobs string `json:"blobs,omitempty"`
 }
 
 // ToolResult is what a tool gives back to the model. A tool that fails on its

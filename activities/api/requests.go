@@ -57,6 +57,9 @@ type HookRequest struct {
 	Hooks   []hooks.CommandHook `json:"hooks"`
 	Payload hooks.Payload       `json:"payload"`
 	Dir     string              `json:"dir"`
+	// Blobs is the job's BlobDir: the large contents of Payload.Input are
+	// read back from it for the hooks ("": see ToolRequest.Blobs).
+	Blobs string `json:"blobs,omitempty"`
 }
 
 // HookResponse is the first non-empty result (Decided reports whether there was

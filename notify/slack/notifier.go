@@ -174,3 +174,25 @@ func (n *Notifier) apiError(method string, err error) error {
 	}
 	return fmt.Errorf("slack %s: %w", method, err)
 }
+
+// Notice posts one message: the job waits for the model endpoint and what
+// to fix, or it goes on again. A retried activity first looks for the
+// message it may have posted already.
+func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
+	key := "notice " + nt.Kind + " " + nt.At.UTC().Format(time.RFC3339Nano)
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1 {
+		if ref, err := n.find(ctx, nt.JobID, key, nt.At); err != nil || ref != "" {
+			return err
+		}
+	}
+	text := noticeText(nt)
+	err := politely(ctx, func() error {
+		_, _, err := n.api.PostMessageContext(ctx, n.channel, slack.MsgOptionText(text, false),
+			slack.MsgOptionMetadata(metadata(nt.JobID, key)))
+		return err
+	})
+	if err != nil {
+		return n.apiError("chat.postMessage", err)
+	}
+	return nil
+}

@@ -320,3 +320,17 @@ func cmpOr(s, def string) string {
 	}
 	return s
 }
+
+// noticeText is a Notice as one message: the job, what happened, the fix
+// and how to make the job try now, every piece escaped.
+func noticeText(nt notify.Notice) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, ":warning: *custos* job `%s`: %s", code(nt.JobID, 200), escape(oneLine(nt.Text, 2000)))
+	if nt.Error != "" {
+		fmt.Fprintf(&b, "\nlast error: `%s`", code(nt.Error, 1000))
+	}
+	if nt.Retry != "" {
+		fmt.Fprintf(&b, "\nto try now: `%s`", code("starter retry "+nt.JobID, 300))
+	}
+	return b.String()
+}

@@ -249,3 +249,13 @@ func TestSlackShowsCommandsEscaped(t *testing.T) {
 		assert.NotContains(t, js, strings.Trim(mustJSON(raw), `"`), "the modal holds %q raw", raw)
 	}
 }
+
+// A notice says what the job waits for and how to make it try now, with
+// whatever the endpoint sent escaped.
+func TestNoticeText(t *testing.T) {
+	got := noticeText(notify.Notice{JobID: "job-1", Kind: "model-wait",
+		Text:  "the endpoint refuses the key: set OPENAI_API_KEY on host vm's worker",
+		Error: "401 <@channel> `bad` key", Retry: "retry"})
+	assert.Equal(t, ":warning: *custos* job `job-1`: the endpoint refuses the key: set OPENAI_API_KEY on host vm's worker\n"+
+		"last error: `401 &lt;@channel&gt; `\u200bbad`\u200b key`\nto try now: `starter retry job-1`", got)
+}

@@ -22,7 +22,15 @@ import (
 const (
 	EventPending = "pending"
 	EventDecided = "decided"
+	EventNotice  = "notice"
 )
+
+// NoticeEvent is the body of a "notice" delivery.
+type NoticeEvent struct {
+	Event    string `json:"event"`
+	Delivery string `json:"delivery"`
+	notify.Notice
+}
 
 // PendingEvent is the body of a "pending" delivery: the notify.Pending
 // fields (among them "answer", which says how to answer through Temporal)
@@ -94,6 +102,14 @@ func (n *Notifier) Decided(ctx context.Context, d notify.Decided, _ string) erro
 	d.Refs = nil // other channels' references are nobody else's business
 	d.Summary, d.Reason = display.SafeLine(d.Summary), display.Line(d.Reason, maxReason)
 	return n.deliver(ctx, EventDecided, id, DecidedEvent{Event: EventDecided, Delivery: id, Decided: d})
+}
+
+// Notice delivers a "notice" event (the job waits for the model endpoint,
+// or goes on again).
+func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
+	id := deliveryID(EventNotice, nt.JobID, nt.Kind, nt.At)
+	nt.Text, nt.Fix, nt.Error = display.Line(nt.Text, maxReason), display.Line(nt.Fix, maxReason), display.Line(nt.Error, maxReason)
+	return n.deliver(ctx, EventNotice, id, NoticeEvent{Event: EventNotice, Delivery: id, Notice: nt})
 }
 
 // deliveryID is stable across retries: the same event of the same call

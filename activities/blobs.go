@@ -1,0 +1,144 @@
+package activities
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/custos-dev/custos/activities/api"
+)
+
+// blobStore keeps the large strings of model answers out of history, one
+// file per SHA-256 (see api.BlobDir). Files are written once, atomically,
+// and checked against their name when read.
+type blobStore struct{ dir string }
+
+// put stores s and returns its marker.
+func (b blobStore) put(s string) (string, error) {
+	sum := sha256.Sum256([]byte(s))
+	name := hex.EncodeToString(sum[:])
+	path := filepath.Join(b.dir, name)
+	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(s)) {
+		return name, nil
+	}
+	if err := os.MkdirAll(b.dir, 0o700); err != nil {
+		return "", fmt.Errorf("blob dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(b.dir, ".tmp-"+name[:12]+"-")
+	if err != nil {
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(s); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	return name, nil
+}
+
+// get reads blob sum back, checking its size and hash.
+func (b blobStore) get(sum string, n int) (string, error) {
+	data, err := os.ReadFile(filepath.Join(b.dir, sum))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("blob sha256:%s is missing from %s", sum, b.dir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read blob: %w", err)
+	}
+	got := sha256.Sum256(data)
+	if hex.EncodeToString(got[:]) != sum || len(data) != n {
+		return "", fmt.Errorf("blob sha256:%s in %s is damaged (%d bytes, hash %x)", sum, b.dir, len(data), got[:6])
+	}
+	return string(data), nil
+}
+
+// expandArguments puts back the blobs of a call's top-level string fields.
+// Arguments without markers come back as they are.
+func (b blobStore) expandArguments(args string) (string, error) {
+	if !strings.Contains(args, "[custos-blob sha256:") {
+		return args, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return args, nil
+	}
+	changed := false
+	for k, raw := range m {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			continue
+		}
+		sum, n, ok := api.ParseBlobMarker(s)
+		if !ok {
+			continue
+		}
+		full, err := b.get(sum, n)
+		if err != nil {
+			return "", fmt.Errorf("field %q: %w", k, err)
+		}
+		enc, _ := json.Marshal(full)
+		m[k], changed = enc, true
+	}
+	if !changed {
+		return args, nil
+	}
+	out, err := json.Marshal(m)
+	return string(out), err
+}
+
+// expandText puts back the whole text of a reduced text answer.
+func (b blobStore) expandText(s string) (string, error) {
+	sum, n, ok := api.ParseTextMarker(s)
+	if !ok {
+		return s, nil
+	}
+	return b.get(sum, n)
+}
+
+// conversationBlobs are the blobs of a job's answers, beside its transcript.
+func conversationBlobs(c api.Conversation) blobStore {
+	return blobStore{dir: api.BlobDirOf(c.Files, c.Workspace, c.JobID)}
+}
+
+// jobBlobs is the blob store dir names, or that of a job whose files are
+// in its workspace.
+func jobBlobs(dir, workspace, jobID string) blobStore {
+	if dir == "" {
+		dir = api.BlobDirOf(api.JobFiles{}, workspace, jobID)
+	}
+	return blobStore{dir: dir}
+}
+
+// expandInput is expandArguments for a tool's input.
+func expandInput(bs blobStore, input json.RawMessage) (json.RawMessage, error) {
+	out, err := bs.expandArguments(string(input))
+	return json.RawMessage(out), err
+}
+
+// withBlobs is req with the blobs of its input read back, or the tool
+// result that says why they cannot be.
+func withBlobs(tool string, req api.ToolRequest) (api.ToolRequest, *api.ToolResult) {
+	in, err := expandInput(jobBlobs(req.Blobs, req.Workspace, req.JobID), req.Input)
+	if err != nil {
+		res := errorResult("%s: the call's content could not be read back: %v", tool, err)
+		return req, &res
+	}
+	req.Input = in
+	return req, nil
+}
