@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Paths inside the sandbox.
@@ -234,7 +235,10 @@ type statusWatch struct {
 	wg      sync.WaitGroup
 	started bool // read after wg.Wait
 	initPID atomic.Int64
-	escaped atomic.Bool
+	// initStart is the init's start time (procStart), so that reap never
+	// signals a process that took its PID later; read after wg.Wait.
+	initStart string
+	escaped   atomic.Bool
 }
 
 func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
@@ -252,6 +256,7 @@ func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
 			if pid, ok := m["child-pid"].(float64); ok {
 				w.started = true
 				w.initPID.Store(int64(pid))
+				w.initStart = procStart(int(pid))
 				// Defence in depth: a sandbox outside its pids cgroup would
 				// run without a process limit; kill it rather than run.
 				if cg != nil && !cg.contains(int(pid)) {
@@ -267,6 +272,7 @@ func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
 // verdict waits for the status to end and judges the finished run with it.
 func (w *statusWatch) verdict(res Result, cg *runCgroup) (Result, error) {
 	w.wg.Wait()
+	w.reap()
 	if w.escaped.Load() {
 		return res, fmt.Errorf("sandbox: the sandbox started outside its pids cgroup and was stopped; %w", errRetryRun)
 	}
@@ -299,6 +305,32 @@ func signalSandbox(initPID, outerPID int, sig syscall.Signal) {
 	}
 	for _, pid := range descendants(initPID) {
 		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// reap makes sure nothing of the sandbox runs once Run returns. bwrap
+// exits as soon as its init reports the command's status, and the init (and
+// with it, the pid namespace: every process a command left running) dies
+// only when its parent-death signal is handled, a moment later, or on a
+// loaded machine much later: long enough for a background process to write
+// after the host-config check has looked. So the init is killed and waited
+// for until it is gone, or a zombie (the namespace is empty by then), for
+// at most two seconds.
+func (w *statusWatch) reap() {
+	pid := int(w.initPID.Load())
+	if pid <= 0 || w.initStart == "" {
+		return
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		if procStart(pid) != w.initStart || exited(pid) {
+			return // gone (or its PID another process's), or a zombie
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(wait)
 	}
 }
 

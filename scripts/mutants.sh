@@ -156,6 +156,12 @@ mutant "custos' own directories inside the workspace left open" \
 	"./activities" "TestCustosOwnDirectoriesInsideTheWorkspace" \
 	activities/settings.go '		Private: s.privateIn(ws, dir)}' '		Private: nil}'
 
+# What a command left running in the background would then go on for a
+# moment after Run returned, past the host-config check.
+mutant "the sandbox's init not reaped after bwrap exits" \
+	"./sandbox" "TestReapKillsTheInitThatOutlivedBwrap" \
+	sandbox/bwrap.go '	if pid <= 0 || w.initStart == "" {' '	if true {'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
