@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -41,10 +40,7 @@ func TestWriteWaitsForAllowThenRuns(t *testing.T) {
 	))
 	// Before the signal the call is pending and the file untouched.
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		var st Status
-		require.NoError(t, v.Get(&st))
+		st := h.status()
 		require.Len(t, st.Pending, 1)
 		assert.Equal(t, "w1", st.Pending[0].CallID)
 		assert.Equal(t, "waiting", st.State)
@@ -323,21 +319,14 @@ func TestCurrentDetailsShowPendingApproval(t *testing.T) {
 		demomodel.Calls(call("b1", "Bash", map[string]any{"command": "ls *_test.go"})),
 		demomodel.Say("done"),
 	))
-	currentDetails := func() string {
-		v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
-		require.NoError(t, err)
-		var md sdkpb.WorkflowMetadata
-		require.NoError(t, v.Get(&md))
-		return md.GetCurrentDetails()
-	}
 	var details, after string
 	h.env.RegisterDelayedCallback(func() {
-		details = currentDetails()
+		details = h.currentDetails()
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "b1", Decision: "deny", By: "test"})
 	}, 5*time.Second)
 	_, err := h.run()
 	require.NoError(t, err)
-	after = currentDetails()
+	after = h.currentDetails()
 	assert.Contains(t, details, "Waiting for approval (1)")
 	assert.Contains(t, details, "**Bash `ls *_test.go`**", "the command is a code span, not markdown")
 	assert.Contains(t, details, "~~~~~~\nCommands:\n  ls *_test.go\nSandbox: writable: the workspace "+h.ws, "the preview")

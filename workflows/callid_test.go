@@ -28,10 +28,7 @@ func TestReusedCallIDGetsItsOwnIdentity(t *testing.T) {
 	h.signalAt(6*time.Second, "c1", "allow")
 	var pendingAt7 []string
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		var st Status
-		require.NoError(t, v.Get(&st))
+		st := h.status()
 		for _, p := range st.Pending {
 			pendingAt7 = append(pendingAt7, p.CallID+" "+p.Summary)
 		}

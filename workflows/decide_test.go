@@ -220,10 +220,7 @@ func TestModeUpdate(t *testing.T) {
 	refused := h.updateAt(time.Second, ModeUpdate, ModeChange{Mode: "bypass", By: "U999", Channel: "slack", Refused: "not in SLACK_APPROVERS"})
 	var stillDefault approval.Mode
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		var st Status
-		require.NoError(t, v.Get(&st))
+		st := h.status()
 		stillDefault = st.Mode
 	}, 1500*time.Millisecond)
 	ok := h.updateAt(2*time.Second, ModeUpdate, ModeChange{Mode: "acceptEdits", By: "U001", Channel: "slack"})

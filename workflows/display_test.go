@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/custos-dev/custos/demomodel"
 )
@@ -35,14 +34,8 @@ func TestPendingCallIsShownEscaped(t *testing.T) {
 	var st Status
 	var details string
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		require.NoError(t, v.Get(&st))
-		v, err = h.env.QueryWorkflow("__temporal_workflow_metadata")
-		require.NoError(t, err)
-		var md sdkpb.WorkflowMetadata
-		require.NoError(t, v.Get(&md))
-		details = md.GetCurrentDetails()
+		st = h.status()
+		details = h.currentDetails()
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "b1", Decision: "deny", By: "test"})
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "b2", Decision: "deny", By: "test"})
 	}, 5*time.Second)

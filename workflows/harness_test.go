@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
@@ -112,6 +113,26 @@ func (h *harness) signalAt(d time.Duration, callID, decision string) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: callID, Decision: decision, By: "test"})
 	}, d)
+}
+
+// status is the job's status query, during the run or after it.
+func (h *harness) status() Status {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(StatusQuery)
+	require.NoError(h.t, err)
+	var st Status
+	require.NoError(h.t, v.Get(&st))
+	return st
+}
+
+// currentDetails are the Web UI's "Current details" of the job.
+func (h *harness) currentDetails() string {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
+	require.NoError(h.t, err)
+	var md sdkpb.WorkflowMetadata
+	require.NoError(h.t, v.Get(&md))
+	return md.GetCurrentDetails()
 }
 
 // audit returns the job's audit via the query, after the run.

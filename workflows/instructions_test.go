@@ -11,7 +11,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
@@ -31,14 +30,8 @@ func TestProjectInstructionsInformTheModelOnly(t *testing.T) {
 	var st Status
 	var details string
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		require.NoError(t, v.Get(&st))
-		md, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
-		require.NoError(t, err)
-		var m sdkpb.WorkflowMetadata
-		require.NoError(t, md.Get(&m))
-		details = m.GetCurrentDetails()
+		st = h.status()
+		details = h.currentDetails()
 	}, 5*time.Second)
 	h.signalAt(10*time.Second, "w1", "deny")
 	_, err := h.run()

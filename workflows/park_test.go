@@ -11,7 +11,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -110,11 +109,7 @@ func TestParkedModelCallInCurrentDetails(t *testing.T) {
 	h := newHarness(t, refusing(2, demomodel.Fail(http.StatusUnauthorized, "bad key"), demomodel.Script(demomodel.Say("done"))))
 	var details string
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
-		require.NoError(t, err)
-		var md sdkpb.WorkflowMetadata
-		require.NoError(t, v.Get(&md))
-		details = md.GetCurrentDetails()
+		details = h.currentDetails()
 	}, 3*time.Second)
 	_, err := h.run()
 	require.NoError(t, err)

@@ -63,10 +63,7 @@ func TestPipelineEditInDefaultModeAsks(t *testing.T) {
 	h.writeFile("a.txt", "alpha")
 	asked := false
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		var st Status
-		require.NoError(t, v.Get(&st))
+		st := h.status()
 		asked = len(st.Pending) == 1 && st.Pending[0].CallID == "e"
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "e", Decision: "allow", By: "test"})
 	}, 5*time.Second)

@@ -26,10 +26,7 @@ func TestPendingEditShowsItsDiff(t *testing.T) {
 	var pending map[string]PendingAsk
 	var fileWhileWaiting string
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		var st Status
-		require.NoError(t, v.Get(&st))
+		st := h.status()
 		pending = map[string]PendingAsk{}
 		for _, p := range st.Pending {
 			pending[p.CallID] = p

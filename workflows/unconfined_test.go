@@ -100,10 +100,7 @@ func TestUnconfinedBashAsksEveryTime(t *testing.T) {
 
 	var asked []PendingAsk
 	query := func() {
-		v, err := h.env.QueryWorkflow(StatusQuery)
-		require.NoError(t, err)
-		var st Status
-		require.NoError(t, v.Get(&st))
+		st := h.status()
 		asked = append(asked, st.Pending...)
 	}
 	h.env.RegisterDelayedCallback(query, 1*time.Second)
