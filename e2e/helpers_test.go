@@ -5,10 +5,13 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
@@ -21,6 +24,48 @@ import (
 
 // binDirs are temp dirs of binaries built for the tests, removed at the end.
 var binDirs []string
+
+// builtBinary is one package of the module, compiled once per test binary
+// run (buildBinary).
+type builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var (
+	binsMu sync.Mutex
+	bins   = map[string]*builtBinary{}
+)
+
+// buildBinary compiles the package at pkg (relative to e2e/) as name, once
+// per test binary run, and returns the binary's path.
+func buildBinary(t testing.TB, pkg, name string) string {
+	t.Helper()
+	binsMu.Lock()
+	b := bins[pkg]
+	if b == nil {
+		b = &builtBinary{}
+		bins[pkg] = b
+	}
+	binsMu.Unlock()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "custos-e2e-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		binsMu.Lock()
+		binDirs = append(binDirs, dir)
+		binsMu.Unlock()
+		b.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		b.err = cmd.Run()
+	})
+	require.NoError(t, b.err, "build %s", pkg)
+	return b.path
+}
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()

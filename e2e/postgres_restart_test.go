@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,28 +21,8 @@ import (
 // schema, for a server this test owns and may kill.
 const postgresEnv = "CUSTOS_E2E_POSTGRES_ADDR"
 
-var pgServerBin struct {
-	sync.Once
-	path string
-	err  error
-}
-
 func buildPGServer(t *testing.T) string {
-	t.Helper()
-	pgServerBin.Do(func() {
-		dir, err := os.MkdirTemp("", "custos-e2e-pg-")
-		if err != nil {
-			pgServerBin.err = err
-			return
-		}
-		binDirs = append(binDirs, dir)
-		pgServerBin.path = filepath.Join(dir, "pgserver")
-		cmd := exec.Command("go", "build", "-o", pgServerBin.path, "../devserver/pgserver")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		pgServerBin.err = cmd.Run()
-	})
-	require.NoError(t, pgServerBin.err, "build pgserver")
-	return pgServerBin.path
+	return buildBinary(t, "../devserver/pgserver", "pgserver")
 }
 
 // The Temporal server on PostgreSQL is killed with SIGKILL while a job waits

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -25,30 +24,8 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-var (
-	workerOnce sync.Once
-	workerBin  string
-	workerErr  error
-)
-
 // buildWorker compiles ./worker once per test binary run.
-func buildWorker(t testing.TB) string {
-	t.Helper()
-	workerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "custos-e2e-")
-		if err != nil {
-			workerErr = err
-			return
-		}
-		binDirs = append(binDirs, dir)
-		workerBin = filepath.Join(dir, "custos-worker")
-		cmd := exec.Command("go", "build", "-o", workerBin, "../worker")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		workerErr = cmd.Run()
-	})
-	require.NoError(t, workerErr, "build worker")
-	return workerBin
-}
+func buildWorker(t testing.TB) string { return buildBinary(t, "../worker", "custos-worker") }
 
 // workerEnv points a worker process at the server srv (address and TLS
 // files, as deployed workers connect) and the model at base, with its user

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,30 +19,8 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-var (
-	starterOnce sync.Once
-	starterBin  string
-	starterErr  error
-)
-
 // buildStarter compiles ./starter once per test binary run.
-func buildStarter(t testing.TB) string {
-	t.Helper()
-	starterOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "custos-e2e-starter-")
-		if err != nil {
-			starterErr = err
-			return
-		}
-		binDirs = append(binDirs, dir)
-		starterBin = filepath.Join(dir, "starter")
-		cmd := exec.Command("go", "build", "-o", starterBin, "../starter")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		starterErr = cmd.Run()
-	})
-	require.NoError(t, starterErr, "build starter")
-	return starterBin
-}
+func buildStarter(t testing.TB) string { return buildBinary(t, "../starter", "starter") }
 
 // terminal is a tmux session: a real terminal, driven as a person would.
 type terminal struct {
