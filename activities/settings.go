@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -93,7 +92,7 @@ func (s *Settings) privateIn(ws, userConfig string) []string {
 		if real, err := filepath.EvalSymlinks(d); err == nil {
 			d = real
 		}
-		if rel, err := filepath.Rel(ws, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if _, ok := sandbox.Within(ws, d); ok {
 			in = append(in, d)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // HostsTaskQueue is polled by every worker that has a host, with the host's
@@ -124,7 +125,7 @@ func Route(hosts []Host, dir string) (Host, error) {
 	best, bestLen := Host{}, -1
 	for _, h := range hosts {
 		for _, r := range h.Roots {
-			if within(r, dir) && len(r) > bestLen {
+			if _, ok := sandbox.Within(r, dir); ok && len(r) > bestLen {
 				best, bestLen = h, len(r)
 			}
 		}
@@ -137,11 +138,6 @@ func Route(hosts []Host, dir string) (Host, error) {
 		names = append(names, fmt.Sprintf("%s (%s)", h.Name, strings.Join(h.Roots, ", ")))
 	}
 	return Host{}, fmt.Errorf("%s: %w; live hosts: %s", dir, ErrNoHost, joinOrNone(names))
-}
-
-func within(root, dir string) bool {
-	rel, err := filepath.Rel(root, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func joinOrNone(names []string) string {

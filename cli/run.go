@@ -106,8 +106,8 @@ func workDirIn(ws string) string {
 	if real, err := filepath.EvalSymlinks(wd); err == nil {
 		wd = real
 	}
-	rel, err := filepath.Rel(ws, wd)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, ok := sandbox.Within(ws, wd)
+	if !ok || rel == "." {
 		return ""
 	}
 	return filepath.ToSlash(rel)

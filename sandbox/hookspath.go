@@ -150,7 +150,7 @@ func inRootHooksDir(canonWS, canon string) bool {
 	if real, err := filepath.EvalSymlinks(hd); err == nil {
 		hd = real
 	}
-	_, in := within(hd, canon)
+	_, in := Within(hd, canon)
 	return in
 }
 

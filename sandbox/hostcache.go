@@ -295,7 +295,7 @@ func ownedByUser(fi fs.FileInfo) string {
 
 // inside reports whether p is dir or below it (both clean).
 func inside(dir, p string) bool {
-	_, ok := within(dir, p)
+	_, ok := Within(dir, p)
 	return ok
 }
 

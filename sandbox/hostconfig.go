@@ -317,7 +317,7 @@ func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
 
 // inside returns abs relative to the workspace when it lies in it.
 func (s *hostSnapshot) inside(abs string) (string, bool) {
-	rel, in := within(s.ws, abs)
+	rel, in := Within(s.ws, abs)
 	if !in {
 		return "", false
 	}

@@ -67,9 +67,9 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 	var rel string
 	if filepath.IsAbs(p) {
 		cp := filepath.Clean(p)
-		r, ok := within(absWS, cp)
+		r, ok := Within(absWS, cp)
 		if !ok {
-			r, ok = within(canonWS, cp)
+			r, ok = Within(canonWS, cp)
 		}
 		if !ok {
 			return "", fmt.Errorf("%s: %w", p, ErrOutsideWorkspace)
@@ -93,7 +93,7 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", p, err)
 	}
-	crel, ok := within(canonWS, canon)
+	crel, ok := Within(canonWS, canon)
 	if !ok {
 		return "", fmt.Errorf("%s (resolves to %s): %w", p, canon, ErrOutsideWorkspace)
 	}
@@ -138,9 +138,9 @@ func canonicalWorkspace(workspace string) (abs, canon string, err error) {
 	return abs, canon, nil
 }
 
-// within reports whether path lies in (or is) root, both absolute and
+// Within reports whether path lies in (or is) root, both absolute and
 // clean, and returns path relative to root.
-func within(root, path string) (string, bool) {
+func Within(root, path string) (string, bool) {
 	r, err := filepath.Rel(root, path)
 	if err != nil {
 		return "", false

@@ -216,7 +216,7 @@ func TestResolvePathSymlinkRace(t *testing.T) {
 				continue
 			}
 			inside++
-			if _, ok := within(canonWS, got); !ok || strings.Contains(got, outside) {
+			if _, ok := Within(canonWS, got); !ok || strings.Contains(got, outside) {
 				close(stop)
 				wg.Wait()
 				t.Fatalf("ResolvePath returned %s, outside %s", got, canonWS)

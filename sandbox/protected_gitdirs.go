@@ -65,7 +65,7 @@ func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if rel, in := within(p.ws, real); !in || rel == "." {
+	if rel, in := Within(p.ws, real); !in || rel == "." {
 		return "", false
 	}
 	return real, true
@@ -137,7 +137,7 @@ func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
 	if hp == "" {
 		return
 	}
-	rel, in := within(p.ws, hp)
+	rel, in := Within(p.ws, hp)
 	if !in {
 		return // outside the workspace: not even visible inside
 	}

@@ -166,7 +166,7 @@ func (p *protectedPlan) isHome(seen map[string]bool) bool {
 func (p *protectedPlan) placeholder(path string) {
 	// Hold the place of the first missing directory on the way: one
 	// bubblewrap would create as a plain directory could be renamed away.
-	if rel, in := within(p.ws, path); in {
+	if rel, in := Within(p.ws, path); in {
 		cur := p.ws
 		for _, c := range strings.Split(rel, string(filepath.Separator)) {
 			cur = filepath.Join(cur, c)

@@ -317,7 +317,7 @@ func (p *provisioner) planGit(pr *provision) {
 func (p *provisioner) finish(pr *provision) {
 	for _, ro := range pr.ReadOnly {
 		for _, m := range p.host.masksIn(ro.Path) {
-			if rel, ok := within(ro.Path, m.Dst); ok {
+			if rel, ok := Within(ro.Path, m.Dst); ok {
 				m.Dst = filepath.Join(ro.sandboxPath(), rel)
 				pr.mounts = append(pr.mounts, m)
 			}
