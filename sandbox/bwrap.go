@@ -323,7 +323,8 @@ func (w *statusWatch) reap() {
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
-		if procStart(pid) != w.initStart || exited(pid) {
+		state, start, err := procStat(pid)
+		if err != nil || start != w.initStart || isDead(state) {
 			return // gone (or its PID another process's), or a zombie
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)

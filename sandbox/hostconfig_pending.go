@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -175,24 +174,4 @@ func alive(pid int, start string) bool {
 	}
 	now := procStart(pid)
 	return now != "" && now == start
-}
-
-// procStart is a process's start time in clock ticks since boot (field 22
-// of /proc/PID/stat), "" when there is no such process or no /proc.
-func procStart(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19] // field 22, counting from field 3
 }
