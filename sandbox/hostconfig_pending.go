@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -51,12 +49,6 @@ type pendingItem struct {
 // pendingDir is where the snapshots of running commands are written.
 func (c Config) pendingDir() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(c.quarantineDir())), "host-guard")
-}
-
-// wsKey names a workspace's snapshot files.
-func wsKey(ws string) string {
-	sum := sha256.Sum256([]byte(ws))
-	return hex.EncodeToString(sum[:8])
 }
 
 // savePending writes s for this process; it returns the file ("" when it

@@ -78,8 +78,14 @@ func newWSCaches(root string, capBytes int64) *wsCaches {
 
 // cacheDirFor is the directory of ws's caches under root.
 func cacheDirFor(root, ws string) string {
+	return filepath.Join(root, wsKey(ws))
+}
+
+// wsKey names what belongs to the workspace ws in custos' directories: its
+// cache, its host-config snapshots.
+func wsKey(ws string) string {
 	sum := sha256.Sum256([]byte(ws))
-	return filepath.Join(root, hex.EncodeToString(sum[:8]))
+	return hex.EncodeToString(sum[:8])
 }
 
 // wsCache is one workspace's caches, held for a run.
