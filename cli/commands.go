@@ -32,11 +32,7 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	if len(st.Instructions) > 0 {
 		var parts []string
 		for _, f := range st.Instructions {
-			size := fmt.Sprintf("%d bytes", f.Bytes)
-			if f.Given < f.Bytes {
-				size = fmt.Sprintf("%d of %d bytes", f.Given, f.Bytes)
-			}
-			parts = append(parts, display.Line(f.Path, 0)+" ("+size+")")
+			parts = append(parts, display.Line(f.Path, 0)+" ("+f.Size()+")")
 		}
 		fmt.Fprintf(a.Stdout, "instructions: %s\n", strings.Join(parts, ", "))
 	}

@@ -88,7 +88,7 @@ func (j *job) announceInstructions(ctx workflow.Context, in api.Instructions) {
 	}
 	var parts []string
 	for _, f := range in.Files {
-		parts = append(parts, fmt.Sprintf("%s (%s)", f.Path, instructionSize(f)))
+		parts = append(parts, fmt.Sprintf("%s (%s)", f.Path, f.Size()))
 	}
 	text := "project instructions: none given"
 	if len(parts) > 0 {
@@ -99,12 +99,4 @@ func (j *job) announceInstructions(ctx workflow.Context, in api.Instructions) {
 	}
 	j.audit(ctx, approval.AuditRecord{Event: "instructions", Reason: text})
 	j.emit(ctx, Event{Kind: "instructions", Text: text})
-}
-
-// instructionSize is "1234 bytes", or "32768 of 40000 bytes" for a file cut.
-func instructionSize(f api.InstructionFile) string {
-	if f.Given < f.Bytes {
-		return fmt.Sprintf("%d of %d bytes", f.Given, f.Bytes)
-	}
-	return fmt.Sprintf("%d bytes", f.Bytes)
 }

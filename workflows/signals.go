@@ -354,7 +354,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s (%s)", codeSpan(display.Line(f.Path, 200)), instructionSize(f))
+			fmt.Fprintf(&b, "%s (%s)", codeSpan(display.Line(f.Path, 200)), f.Size())
 		}
 		b.WriteString(".\n\n")
 	}

@@ -1,5 +1,7 @@
 package api
 
+import "fmt"
+
 // Instructions are the project's instructions a job's model receives
 // (AGENTS.md, or CLAUDE.md where a directory has no AGENTS.md, from the
 // workspace root down to the job's working directory, after the user's own
@@ -23,6 +25,14 @@ type InstructionFile struct {
 	Path  string `json:"path"`
 	Bytes int    `json:"bytes"`
 	Given int    `json:"given"`
+}
+
+// Size is "1234 bytes", or "32768 of 40000 bytes" for a file cut short.
+func (f InstructionFile) Size() string {
+	if f.Given < f.Bytes {
+		return fmt.Sprintf("%d of %d bytes", f.Given, f.Bytes)
+	}
+	return fmt.Sprintf("%d bytes", f.Bytes)
 }
 
 // MaxInstructionBytes caps all instructions together, as Codex caps its
