@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -244,7 +243,7 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 // sandbox (issue 20 §3): a newcomer's first run should show it.
 func noSandboxLine(why string) string {
 	fix := "then check with: go run ./starter sandbox check"
-	if strings.Contains(why, "bwrap not found") {
+	if why == sandbox.WhyNoBwrap {
 		fix = "get it with: make run (installs bubblewrap as root), or sudo apt-get install bubblewrap"
 	}
 	return fmt.Sprintf("custos: no sandbox here (%s), so this job's Bash calls will be refused; %s", why, fix)

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -51,5 +53,20 @@ func TestViewInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, viewInput(json.RawMessage(tc.in)))
 		})
+	}
+}
+
+// Without a sandbox, the starter says before the job starts that Bash will
+// be refused, and the one command that gets it (issue 20 §3).
+func TestNoSandboxLine(t *testing.T) {
+	for _, tc := range []struct{ why, want string }{
+		{sandbox.WhyNoBwrap, "get it with: make run (installs bubblewrap as root), or sudo apt-get install bubblewrap"},
+		{"probe `bwrap ... true` failed: permission denied", "then check with: go run ./starter sandbox check"},
+	} {
+		line := noSandboxLine(tc.why)
+		assert.Contains(t, line, "so this job's Bash calls will be refused")
+		assert.Contains(t, line, tc.why)
+		assert.True(t, strings.HasSuffix(line, tc.want), line)
+		assert.NotContains(t, line, "\n", "one line")
 	}
 }

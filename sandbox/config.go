@@ -154,12 +154,15 @@ func New(cfg Config) (Sandbox, error) {
 	return &fallback{cfg: cfg, prlimit: prlimit, why: why}, nil
 }
 
+// WhyNoBwrap is the backend's reason when bubblewrap is not installed.
+const WhyNoBwrap = "bwrap not found in PATH (install bubblewrap)"
+
 func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	path := cfg.BwrapPath
 	if path == "" {
 		p, err := exec.LookPath("bwrap")
 		if err != nil {
-			return nil, "bwrap not found in PATH (install bubblewrap)"
+			return nil, WhyNoBwrap
 		}
 		path = p
 	}
