@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // instructionNames are the file names read in each directory, the first
@@ -180,16 +181,9 @@ func gitBranch(ws string) string {
 		gitDir := filepath.Join(dir, ".git")
 		if fi, err := os.Stat(gitDir); err == nil {
 			if !fi.IsDir() { // a worktree or submodule: "gitdir: PATH"
-				data, err := os.ReadFile(gitDir)
-				if err != nil {
-					return "unknown branch"
-				}
-				p, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+				p, ok := sandbox.ReadGitdirPointer(gitDir)
 				if !ok {
 					return "unknown branch"
-				}
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(dir, p)
 				}
 				gitDir = p
 			}

@@ -133,7 +133,7 @@ func rootHooksDir(ws string) string {
 	case fi.IsDir():
 		return hooksDirOf(gd, ws)
 	case fi.Mode().IsRegular():
-		if target, ok := readGitdirPointer(gd); ok {
+		if target, ok := ReadGitdirPointer(gd); ok {
 			return hooksDirOf(target, ws)
 		}
 	}
@@ -154,9 +154,9 @@ func inRootHooksDir(canonWS, canon string) bool {
 	return in
 }
 
-// readGitdirPointer reads a "gitdir: <path>" pointer file and returns its
+// ReadGitdirPointer reads a "gitdir: <path>" pointer file and returns its
 // target directory, symlinks resolved, wherever it is.
-func readGitdirPointer(file string) (string, bool) {
+func ReadGitdirPointer(file string) (string, bool) {
 	b, err := readRegular(file)
 	if err != nil {
 		return "", false

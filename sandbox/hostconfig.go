@@ -307,7 +307,7 @@ func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
 			return "", false
 		}
 		real = r
-	} else if r, ok := readGitdirPointer(abs); ok {
+	} else if r, ok := ReadGitdirPointer(abs); ok {
 		real = r
 	} else {
 		return "", false

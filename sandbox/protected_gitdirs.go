@@ -52,7 +52,7 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 		if target, ok := p.gitdirTarget(path); ok {
 			p.gitDir(target, false, 0)
 		}
-		if target, ok := readGitdirPointer(path); ok {
+		if target, ok := ReadGitdirPointer(path); ok {
 			p.hooksPath(target, filepath.Dir(path))
 		}
 	}
@@ -61,7 +61,7 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 // gitdirTarget returns a pointer file's target when it is a directory
 // inside the workspace (not the workspace itself).
 func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
-	real, ok := readGitdirPointer(file)
+	real, ok := ReadGitdirPointer(file)
 	if !ok {
 		return "", false
 	}
