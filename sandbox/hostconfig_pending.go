@@ -74,12 +74,7 @@ func (c Config) savePending(s *hostSnapshot) string {
 		return ""
 	}
 	name := filepath.Join(dir, wsKey(s.ws)+"-"+randHex()+".json")
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return ""
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		_ = os.Remove(tmp)
+	if err := writeIfChanged(name, string(data)); err != nil { // owner-only, whole or not at all
 		return ""
 	}
 	return name
