@@ -181,7 +181,7 @@ func (j *job) recordedEvaluate(ctx workflow.Context) approval.Evaluator {
 func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string) approval.AuditRecord {
 	p := &pendingCall{
 		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: api.Summarize(rec.Tool, rec.Input),
-			Input: rec.Input, Reason: reason},
+			Input: rec.Input, Reason: reason, Rule: approval.SuggestRule(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)},
 		// Buffered, so an answer is never blocked on a call that just timed out.
 		ch: workflow.NewBufferedChannel(ctx, 1),
 	}
@@ -240,7 +240,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string)
 			v.Decision = approval.Deny
 			v.Reason = cmp.Or(answer.Reason, "denied for good by "+cmp.Or(answer.By, "a person"))
 		}
-		rule := approval.SuggestRule(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)
+		rule := p.ask.Rule
 		v.Rule = rule
 		j.learn(ctx, list, rule, answer.By)
 	}

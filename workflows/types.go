@@ -191,6 +191,25 @@ type ApprovalDecision struct {
 	// SLACK_APPROVERS). The job records the refusal in its audit and
 	// changes nothing; the Update fails with the reason.
 	Refused string `json:"refused,omitempty"`
+	// Grant, with decision "allow", also allows every later call its rule
+	// covers, in its scope, until it ends (a scoped, timed Always).
+	Grant *GrantSpec `json:"grant,omitempty"`
+}
+
+// GrantSpec is what a person grants with an "allow" answer: a rule, a
+// scope and an end. Exactly one of For and Until is set.
+type GrantSpec struct {
+	// Rule is the allow rule granted; "" grants the rule Always would
+	// save (PendingAsk.Rule). It must cover the call it answers.
+	Rule string `json:"rule,omitempty"`
+	// Scope is "job" (this job only, the default) or "workspace" (every
+	// job of the call's workspace on its host).
+	Scope string `json:"scope,omitempty"`
+	// For is how long from the answer, a duration such as "30m" or "8h"
+	// (a string, so people typing JSON in the Web UI or the CLI can write
+	// it); Until is when it ends.
+	For   string    `json:"for,omitempty"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // DecideResult is what an accepted "decide" Update returns: the call's final
@@ -276,6 +295,9 @@ type PendingAsk struct {
 	Summary string          `json:"summary"`
 	Input   json.RawMessage `json:"input"`
 	Reason  string          `json:"reason,omitempty"`
+	// Rule is the rule an Always answer would save (a Never answer saves
+	// it as a deny rule), and a grant grants unless it names another.
+	Rule string `json:"rule,omitempty"`
 	// Preview shows what the call would do: a unified diff for Write and
 	// Edit (from a dry run), the parsed commands and the sandbox's
 	// allowances for Bash.
