@@ -33,6 +33,9 @@ const (
 	StatusQuery = "status"
 	AuditQuery  = "audit"
 	EventsQuery = "events"
+	// RevokeUpdate ends a grant before its time: {"grantId": "…", "by": "…",
+	// "channel": "…"} (a Revoke), answered with the ended Grant.
+	RevokeUpdate = "revoke"
 	// RetryUpdate makes a job waiting for the model endpoint call it again
 	// now; its validator refuses it when the job does not wait.
 	RetryUpdate = "retry"
@@ -231,6 +234,30 @@ type DecideResult struct {
 	At     time.Time `json:"at"`
 }
 
+// Grant is a GrantSpec a person gave, as the job keeps it: the status
+// query lists the job's live ones (Status.Grants), the audit every call
+// it allowed.
+type Grant struct {
+	ID      string `json:"id"`
+	Rule    string `json:"rule"`
+	Scope   string `json:"scope"` // job or workspace
+	By      string `json:"by,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	// CallID is the call whose answer gave it.
+	CallID string    `json:"callId"`
+	At     time.Time `json:"at"`
+	Until  time.Time `json:"until"`
+	// Uses counts the calls it allowed in this job.
+	Uses int `json:"uses,omitempty"`
+}
+
+// Revoke is the payload of the revoke Update.
+type Revoke struct {
+	GrantID string `json:"grantId"`
+	By      string `json:"by,omitempty"`
+	Channel string `json:"channel,omitempty"`
+}
+
 // ModeChange is the payload of the "mode" signal and Update.
 type ModeChange struct {
 	Mode    string `json:"mode"`
@@ -270,6 +297,8 @@ type Status struct {
 	// ModelWait says why the job waits for the model endpoint, and what
 	// to fix; nil when it does not.
 	ModelWait *ModelWait `json:"modelWait,omitempty"`
+	// Grants are the live grants that apply to the job's calls.
+	Grants []Grant `json:"grants,omitempty"`
 }
 
 // ModelWait is a model call the endpoint keeps refusing or answering with
