@@ -249,6 +249,18 @@ func TestBwrapWorks(t *testing.T) {
 				assert.Contains(t, res.Stdout, "CapEff:\t0000000000000000")
 			}},
 		{name: "tls certificates readable", script: "ls /etc/ssl/certs | head -1"},
+		// The sandbox's own passwd and group (from the /etc view, or mounted
+		// over it): its user has a name and home, the host's users are absent.
+		{name: "own identity files", script: "id -un; id -gn; cat /etc/passwd /etc/group",
+			check: func(t *testing.T, ws string, res Result) {
+				want, _ := identityFiles()
+				lines := strings.SplitN(res.Stdout, "\n", 3)
+				assert.Equal(t, []string{"custos", "custos"}, lines[:2])
+				assert.Contains(t, lines[2], want)
+				for _, host := range hostUsers(t) {
+					assert.NotContains(t, res.Stdout, host+":", "host user %s visible", host)
+				}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -487,4 +499,19 @@ func TestBwrapContextCancel(t *testing.T) {
 	assert.True(t, res.Killed)
 	assert.Contains(t, res.KillReason, "canceled")
 	assert.Less(t, res.Duration, 5*time.Second)
+}
+
+// hostUsers are the names in the host's /etc/passwd other than those the
+// sandbox's own passwd names too.
+func hostUsers(t *testing.T) []string {
+	data, err := os.ReadFile("/etc/passwd")
+	require.NoError(t, err)
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		name, _, _ := strings.Cut(l, ":")
+		if name != "" && name != "root" && name != "nobody" && name != "custos" {
+			out = append(out, name)
+		}
+	}
+	return out
 }

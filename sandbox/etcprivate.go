@@ -43,7 +43,7 @@ func privateEtcMasks(ms []bwrapMount) []bwrapMount {
 			private := info.Mode().Perm()&0o004 == 0
 			switch {
 			case d.IsDir() && private:
-				out = append(out, bwrapMount{Kind: mountEmptyRO, Dst: dst})
+				out = append(out, bwrapMount{Kind: mountEmpty, Dst: dst})
 				return fs.SkipDir
 			case d.IsDir() && strings.Count(p, "/")-base >= etcPrivateDepth:
 				return fs.SkipDir

@@ -65,16 +65,17 @@ func etcViewBase() string {
 // systemMountsFor is systemMounts for a run in workspace ws (a real path,
 // or "" for none): the /etc files folded into one view when that is
 // possible and ws does not contain the view, each entry bound by itself
-// otherwise.
-func systemMountsFor(ws string) []bwrapMount {
+// otherwise. view says whether the view is used: it holds the sandbox's
+// passwd and group, which then need no mounts of their own.
+func systemMountsFor(ws string) (ms []bwrapMount, view bool) {
 	ms, infos := probeSystemInfo(rootEntries, etcPaths())
 	private := privateEtcMasks(ms)
 	folded, dir, err := etcViews.fold(etcViewBase(), ms, infos)
 	if err != nil || (ws != "" && inside(ws, dir)) {
 		// A workspace holding the view could change the next runs' /etc.
-		return append(ms, private...)
+		return append(ms, private...), false
 	}
-	return append(folded, private...)
+	return append(folded, private...), true
 }
 
 // etcPaths are the absolute paths of etcAllow.
@@ -217,8 +218,8 @@ func buildEtcView(base, dir string, ents []etcViewEntry) error {
 		return fmt.Errorf("sandbox: /etc view: %w", err)
 	}
 	passwd, group := identityFiles()
-	// passwd and group are the mount points of the generated files (see
-	// bwrapArgs), and hold the same content.
+	// The sandbox's own passwd and group (identityFiles): with the view,
+	// bwrapArgs mounts no generated ones over them.
 	for name, data := range map[string]string{"passwd": passwd, "group": group} {
 		if err := os.WriteFile(filepath.Join(tmp, name), []byte(data), 0o644); err != nil {
 			return fmt.Errorf("sandbox: /etc view: %w", err)

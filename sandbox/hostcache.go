@@ -351,7 +351,7 @@ const credentialScanDepth = 3
 // credentialMasks hides, inside the mounted paths, every credential path
 // and every file or directory named like one (to credentialScanDepth
 // levels): a file is covered by an empty read-only file, a directory by an
-// empty read-only directory. Symbolic links need no mask: inside the
+// empty directory of the sandbox's own. Symbolic links need no mask: inside the
 // sandbox they resolve in the sandbox's own view, where nothing of the home
 // directory exists.
 func credentialMasks(mounted, creds []string) []bwrapMount {
@@ -363,7 +363,7 @@ func credentialMasks(mounted, creds []string) []bwrapMount {
 		}
 		seen[p] = true
 		if dir {
-			out = append(out, bwrapMount{Kind: mountEmptyRO, Dst: p})
+			out = append(out, bwrapMount{Kind: mountEmpty, Dst: p})
 		} else {
 			out = append(out, bwrapMount{Kind: mountROBind, Src: os.DevNull, Dst: p})
 		}

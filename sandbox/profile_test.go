@@ -75,14 +75,14 @@ func TestBwrapArgs(t *testing.T) {
 	protected := []bwrapMount{
 		{mountROBind, "/w/.gitmodules", "/w/.gitmodules"},
 		{mountROBind, "/w/.vscode", "/w/.vscode"},
-		{mountEmptyRO, "", "/w/.custos"},
+		{mountEmpty, "", "/w/.custos"},
 		{mountBind, "/w/sub", "/w/sub"},
 		{mountROBind, "/w/sub/.claude", "/w/sub/.claude"},
 	}
 	protectedArgs := []string{
 		"--ro-bind", "/w/.gitmodules", "/w/.gitmodules",
 		"--ro-bind", "/w/.vscode", "/w/.vscode",
-		"--tmpfs", "/w/.custos", "--remount-ro", "/w/.custos",
+		"--perms", "0555", "--tmpfs", "/w/.custos",
 		"--bind", "/w/sub", "/w/sub",
 		"--ro-bind", "/w/sub/.claude", "/w/sub/.claude",
 	}
@@ -234,7 +234,7 @@ func TestPlanProfile(t *testing.T) {
 	// Breadth first: the root's entries, the root's placeholders, then sub/.
 	var placeholders []bwrapMount
 	for _, n := range []string{".git", ".idea", ".zed", ".devcontainer", ".claude", ".cursor", ".codex", ".gemini", ".custos", ".mcp.json"} {
-		placeholders = append(placeholders, bwrapMount{mountEmptyRO, "", at(n)})
+		placeholders = append(placeholders, bwrapMount{mountEmpty, "", at(n)})
 	}
 	assert.Equal(t, cat(
 		[]bwrapMount{

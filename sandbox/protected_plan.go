@@ -181,7 +181,7 @@ func (p *protectedPlan) placeholder(path string) {
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.mounts = append(p.mounts, bwrapMount{mountEmptyRO, "", path})
+	p.mounts = append(p.mounts, bwrapMount{mountEmpty, "", path})
 	p.placeholders = append(p.placeholders, path)
 }
 
