@@ -35,6 +35,7 @@ func (s Set) Register(r Registrar) {
 	reg(s.Settings.LoadSettings, api.LoadSettingsActivity)
 	reg(s.Settings.PersistRule, api.PersistRuleActivity)
 	reg(s.Settings.BashLane, api.BashLaneActivity)
+	reg(s.Settings.VerifyAnswer, api.VerifyAnswerActivity)
 	reg(SaveSession, api.SaveSessionActivity)
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -36,6 +37,11 @@ type Settings struct {
 	// StateDir overrides custos' state directory (statedir.Dir), where the
 	// jobs' transcripts and audits are kept.
 	StateDir string
+
+	// The workers' answer key (answers.go), read on first use.
+	keyOnce sync.Once
+	key     []byte
+	keyErr  error
 }
 
 // LoadSettings merges the user's and the workspace's settings. A broken file

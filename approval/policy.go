@@ -44,6 +44,8 @@ type Policy struct {
 	allow ruleSet
 	// net judges /dev/tcp and /dev/udp redirections (bashfiles.go).
 	net netPolicy
+	// quorum are the approvals entries (quorum.go).
+	quorum []quorumRule
 }
 
 // ruleSet is one list of rules, indexed so that a Bash command only meets the
@@ -133,6 +135,13 @@ func Compile(s Settings, env Env) (*Policy, error) {
 			l.set.add(r)
 		}
 	}
+	for i, q := range s.Approvals {
+		e, err := compileQuorum(q, env)
+		if err != nil {
+			return nil, fmt.Errorf("approval: approvals[%d].rule: %w", i, err)
+		}
+		p.quorum = append(p.quorum, e)
+	}
 	return p, nil
 }
 
@@ -146,7 +155,7 @@ func (p *Policy) WithRule(list, ruleText string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approval: learned %s rule: %w", list, err)
 	}
-	np := &Policy{env: p.env, net: p.net}
+	np := &Policy{env: p.env, net: p.net, quorum: p.quorum}
 	for _, l := range []struct {
 		name     string
 		from, to *ruleSet

@@ -73,6 +73,20 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 			return Settings{}, fmt.Errorf("%w: hooks: %w", ErrBadSettings, err)
 		}
 	}
+	if raw, ok := top["approvals"]; ok && string(raw) != "null" {
+		qs, err := parseApprovals(raw, workspace)
+		if err != nil {
+			return Settings{}, fmt.Errorf("%w: %w", ErrBadSettings, err)
+		}
+		s.Approvals = qs
+	}
+	if raw, ok := top["identities"]; ok && string(raw) != "null" {
+		ids, err := parseIdentities(raw)
+		if err != nil {
+			return Settings{}, fmt.Errorf("%w: %w", ErrBadSettings, err)
+		}
+		s.Identities = ids
+	}
 	if raw, ok := top["sandbox"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.Sandbox); err != nil {
 			return Settings{}, fmt.Errorf("%w: sandbox: %w", ErrBadSettings, err)
@@ -128,6 +142,8 @@ func MergeSettings(base, over Settings) Settings {
 			},
 			Toolchains: narrowToolchains(base.Sandbox.Toolchains, over.Sandbox.Toolchains),
 		},
+		Approvals:  mergeQuorums(base.Approvals, over.Approvals),
+		Identities: mergeLists(base.Identities, over.Identities),
 	}
 	if over.Permissions.DefaultMode != "" {
 		out.Permissions.DefaultMode = over.Permissions.DefaultMode

@@ -73,6 +73,11 @@ type Settings struct {
 	Permissions Permissions     `json:"permissions"`
 	Hooks       hooks.Config    `json:"hooks,omitempty"`
 	Sandbox     SandboxSettings `json:"sandbox,omitempty"`
+	// Approvals are the calls that need N of M people (quorum.go);
+	// Identities the user's own identities on the channels, which never
+	// count towards a quorum of their jobs.
+	Approvals  []QuorumRule `json:"approvals,omitempty"`
+	Identities []string     `json:"identities,omitempty"`
 }
 
 // Permissions are the user's rule lists and default mode.

@@ -145,6 +145,16 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 			}
 		}
 	}
+	// A call the settings' approvals cover goes to people whatever the
+	// layers before allowed; only a deny stops it sooner.
+	quorum := j.quorumFor(ctx, rec)
+	if len(quorum) > 0 && pre.Verdict.Decision != approval.Deny {
+		before := pre.AskReason
+		if !pre.NeedsHuman {
+			before = ""
+		}
+		pre.NeedsHuman, pre.AskReason = true, quorumReason(quorum, before)
+	}
 	if !pre.NeedsHuman {
 		return verdictRecord(rec, pre.Verdict)
 	}
@@ -152,7 +162,7 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: "job canceled"})
 	}
 	askReason := pre.AskReason
-	return j.ask(ctx, rec, askReason)
+	return j.ask(ctx, rec, askReason, quorum)
 }
 
 // recordedEvaluate is layers 1-3 with each verdict recorded in history (a
@@ -178,13 +188,14 @@ func (j *job) recordedEvaluate(ctx workflow.Context) approval.Evaluator {
 // approval signal), raced against a timer that denies. People see it in the
 // status query, the Web UI's current details and the configured channels,
 // with a preview of what it would do.
-func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string) approval.AuditRecord {
+func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string, quorum []QuorumState) approval.AuditRecord {
 	p := &pendingCall{
 		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: api.Summarize(rec.Tool, rec.Input),
 			Input: rec.Input, Reason: reason, Rule: approval.SuggestRule(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)},
 		// Buffered, so an answer is never blocked on a call that just timed out.
 		ch: workflow.NewBufferedChannel(ctx, 1),
 	}
+	p.ask.Quorum = quorum
 	if workflow.GetVersion(ctx, "approval-preview", workflow.DefaultVersion, 1) >= 1 {
 		p.ask.Preview = j.preview(ctx, rec, reason)
 	}

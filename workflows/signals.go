@@ -79,6 +79,9 @@ func (j *job) registerUpdates(ctx workflow.Context) error {
 					fmt.Sprintf("refused: %s may not answer %s: %s", who(d.By, d.Channel), d.CallID, d.Refused), "Refused", nil)
 			}
 			p := j.pending[d.CallID]
+			if len(p.ask.Quorum) > 0 && d.Decision == "allow" {
+				return j.vote(ctx, p, d)
+			}
 			j.answer(ctx, p, d)
 			if err := workflow.Await(ctx, func() bool { return p.result != nil }); err != nil {
 				return DecideResult{}, err
@@ -150,6 +153,9 @@ func (j *job) checkAnswer(d ApprovalDecision) error {
 		if p.answer != nil {
 			return notApplied("already answered %s by %s; the decision is being applied", p.answer.Decision, who(p.answer.By, p.answer.Channel))
 		}
+		if len(p.ask.Quorum) > 0 {
+			return j.checkVote(p, d)
+		}
 		return nil
 	}
 	if r, ok := j.closed[d.CallID]; ok {
@@ -209,7 +215,14 @@ func (j *job) routeApproval(ctx workflow.Context, raw json.RawMessage) {
 		j.refuseAnswer(ctx, d)
 		return
 	}
-	j.answer(ctx, j.pending[d.CallID], d)
+	p := j.pending[d.CallID]
+	if len(p.ask.Quorum) > 0 && d.Decision == "allow" {
+		// Checking the channel's signature takes an activity, which the
+		// signal router must not wait for; the decide Update counts it.
+		j.ignoreSignal(ctx, d, "this call needs approvals from verified people: send them with the decide Update (Slack does)")
+		return
+	}
+	j.answer(ctx, p, d)
 }
 
 // answer hands the first valid answer to the waiting call.
@@ -371,6 +384,10 @@ func (j *job) updateDetails(ctx workflow.Context) {
 			a.Deadline.UTC().Format("2006-01-02 15:04:05Z"))
 		if a.Reason != "" {
 			fmt.Fprintf(&b, "Why it asks: %s\n\n", codeSpan(display.Line(a.Reason, 500)))
+		}
+		if len(a.Quorum) > 0 {
+			fmt.Fprintf(&b, "Needs approvals from verified people (Slack): still %s; approved so far: %s.\n\n",
+				codeSpan(display.Line(needed(a.Quorum), 500)), codeSpan(display.Line(strings.Join(cmpOrList(voters(a.Quorum), "nobody"), ", "), 500)))
 		}
 		if a.Preview != "" {
 			// A fence the preview cannot close early.

@@ -89,6 +89,12 @@ type JobInput struct {
 	// the job asks the host for the lane again (0: two minutes).
 	LaneWait time.Duration `json:"laneWait,omitempty"`
 
+	// Owner are the identities of the person the job is for (the
+	// starter's CUSTOS_IDENTITY, for example a Slack user ID): their own
+	// answers never count towards a call's approvals. The user settings'
+	// "identities" count as the owner's too.
+	Owner []string `json:"owner,omitempty"`
+
 	// State is carried across continue-as-new; nil on a fresh job.
 	State *State `json:"state,omitempty"`
 }
@@ -197,6 +203,19 @@ type ApprovalDecision struct {
 	// Grant, with decision "allow", also allows every later call its rule
 	// covers, in its scope, until it ends (a scoped, timed Always).
 	Grant *GrantSpec `json:"grant,omitempty"`
+	// Verified is the identity a channel of the workers verified and
+	// signed (internal/answerkey); only such answers count towards the
+	// approvals a call of the settings' "approvals" needs.
+	Verified *VerifiedIdentity `json:"verified,omitempty"`
+}
+
+// VerifiedIdentity is who a channel says answered: their ID there (a
+// Slack user ID), the groups it found them in, and its signature over
+// both, the job, the call, the decision and the channel.
+type VerifiedIdentity struct {
+	ID     string   `json:"id"`
+	Groups []string `json:"groups,omitempty"`
+	Sig    string   `json:"sig"`
 }
 
 // GrantSpec is what a person grants with an "allow" answer: a rule, a
@@ -232,6 +251,11 @@ type DecideResult struct {
 	Rule   string    `json:"rule,omitempty"`
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
+	// Votes are the people whose approvals counted towards a call that
+	// needs several; Needed what is still missing (Answer "vote" while
+	// the call still waits for it).
+	Votes  []string `json:"votes,omitempty"`
+	Needed string   `json:"needed,omitempty"`
 }
 
 // Grant is a GrantSpec a person gave, as the job keeps it: the status
@@ -333,6 +357,17 @@ type PendingAsk struct {
 	Preview  string    `json:"preview,omitempty"`
 	AskedAt  time.Time `json:"askedAt"`
 	Deadline time.Time `json:"deadline"`
+	// Quorum is set when the call needs several people (settings
+	// "approvals"): what each entry requires and who approved so far.
+	Quorum []QuorumState `json:"quorum,omitempty"`
+}
+
+// QuorumState is one approvals entry a waiting call must meet.
+type QuorumState struct {
+	Rule     string   `json:"rule"`
+	Require  int      `json:"require"`
+	From     []string `json:"from"`
+	Approved []string `json:"approved,omitempty"`
 }
 
 // Event is one step of a job, for people following it (the "events" query).

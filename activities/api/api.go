@@ -46,6 +46,9 @@ const (
 	SaveSessionActivity  = "SaveSession"
 	PersistRuleActivity  = "PersistRule"
 	BashLaneActivity     = "BashLane" // names the lane a workspace's commands run on
+	// VerifyAnswerActivity checks the identity a channel signed for an
+	// answer to a call that needs N approvals (internal/answerkey).
+	VerifyAnswerActivity = "VerifyAnswer"
 )
 
 // Application error types of activity failures the workflow tells apart.

@@ -106,3 +106,12 @@ type PreviewRequest struct {
 	Tool string      `json:"tool"`
 	Call ToolRequest `json:"call"`
 }
+
+// VerifyAnswerRequest is an answer whose person a channel vouches for:
+// the claim and the channel's signature of it.
+type VerifyAnswerRequest struct {
+	Job, Call, Decision, Channel string
+	ID                           string
+	Groups                       []string
+	Sig                          string
+}

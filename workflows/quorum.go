@@ -1,0 +1,179 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
+)
+
+// Calls that need N of M people (the settings' "approvals"): the call
+// waits at layer 5 until every entry that covers it has its number of
+// distinct approvers from its list, each verified by a channel (a signed
+// VerifiedIdentity, checked in an activity); any one deny denies, the job's
+// owner never counts, and the deadline still denies.
+
+// quorumFor is the approvals entries that cover the call of rec, recorded
+// in history as the policy's verdicts are (recordedEvaluate): a later
+// release may match differently. A job whose settings name none records
+// nothing, so histories from before replay unchanged.
+func (j *job) quorumFor(ctx workflow.Context, rec approval.AuditRecord) []QuorumState {
+	if len(j.st.Settings.Approvals) == 0 {
+		return nil
+	}
+	call := approval.Call{Tool: rec.Tool, Input: rec.Input}
+	var qs []approval.QuorumRule
+	err := workflow.SideEffect(ctx, func(workflow.Context) any { return j.policy.Quorum(call) }).Get(&qs)
+	if err != nil {
+		// Only a broken payload converter gets here. Fail closed: a
+		// quorum nobody can meet, so the deadline denies.
+		return []QuorumState{{Rule: "(could not record the approvals: " + err.Error() + ")", Require: 1}}
+	}
+	out := make([]QuorumState, len(qs))
+	for i, q := range qs {
+		out[i] = QuorumState{Rule: q.Rule, Require: q.Require, From: q.From}
+	}
+	return out
+}
+
+// quorumReason says why a call covered by approvals waits, after what the
+// layers before had said.
+func quorumReason(qs []QuorumState, before string) string {
+	var parts []string
+	for _, q := range qs {
+		parts = append(parts, fmt.Sprintf("%d of %s (approvals rule %s)", q.Require, strings.Join(q.From, ", "), q.Rule))
+	}
+	why := "needs approval by " + strings.Join(parts, " and ") + "; any one deny denies"
+	if before != "" {
+		why += "; " + before
+	}
+	return why
+}
+
+// owners are the identities whose answers never count towards a quorum.
+func (j *job) owners() []string {
+	return append(slices.Clone(j.in.Owner), j.st.Settings.Identities...)
+}
+
+// checkVote says why an answer to a call that needs approvals would not
+// count, or nil. Like checkAnswer it only reads state.
+func (j *job) checkVote(p *pendingCall, d ApprovalDecision) error {
+	qs := p.ask.Quorum
+	switch {
+	case d.Decision == "deny":
+		return nil // anyone may stop it
+	case d.Decision != "allow" || d.Grant != nil:
+		return notApplied("this call needs %s: answer allow or deny (no Always, Never or grant stands in for them)", needed(qs))
+	case d.Verified == nil || d.Verified.ID == "":
+		return notApplied("this call needs %s, each verified by a channel (Slack); a %s answer does not say who verified gave it", needed(qs), d.Channel)
+	case slices.Contains(j.owners(), d.Verified.ID):
+		return notApplied("%s is whom this job is for: their own answer does not count towards its approvals; still needed: %s", d.Verified.ID, needed(qs))
+	}
+	id := d.Verified.ID
+	for _, q := range qs {
+		if slices.Contains(q.Approved, id) {
+			return notApplied("%s already approved this call; still needed: %s", id, needed(qs))
+		}
+	}
+	for _, q := range qs {
+		if len(q.Approved) < q.Require && (approval.QuorumRule{From: q.From}).Qualifies(id, d.Verified.Groups) {
+			return nil
+		}
+	}
+	return notApplied("%s is not among those who may approve this call; still needed: %s", id, needed(qs))
+}
+
+// needed says what a call's approvals still miss.
+func needed(qs []QuorumState) string {
+	var parts []string
+	for _, q := range qs {
+		if n := q.Require - len(q.Approved); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d more from %s", n, strings.Join(q.From, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// vote counts a verified approval of a call that needs several: the
+// channel's signature is checked first (an activity: the workers hold the
+// key); the last approval needed answers the call.
+func (j *job) vote(ctx workflow.Context, p *pendingCall, d ApprovalDecision) (DecideResult, error) {
+	v := d.Verified
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:             "verify " + v.ID + "'s answer to " + d.CallID,
+	})
+	var ok bool
+	err := workflow.ExecuteActivity(actx, api.VerifyAnswerActivity, api.VerifyAnswerRequest{
+		Job: j.id, Call: d.CallID, Decision: d.Decision, Channel: d.Channel, ID: v.ID, Groups: v.Groups, Sig: v.Sig,
+	}).Get(ctx, &ok)
+	if err != nil || !ok {
+		why := "the channel's signature of the identity does not verify"
+		if err != nil {
+			why = "could not verify the identity: " + applicationMessage(err)
+		}
+		d.Refused = why
+		j.refuseAnswer(ctx, d)
+		return DecideResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("refused: %s: %s", who(v.ID, d.Channel), why), "Refused", nil)
+	}
+	// Checked again: the call may have been answered, or the same person
+	// counted, while the signature was checked.
+	if err := j.checkAnswer(d); err != nil {
+		return DecideResult{}, err
+	}
+	for i := range p.ask.Quorum {
+		q := &p.ask.Quorum[i]
+		if len(q.Approved) < q.Require && (approval.QuorumRule{From: q.From}).Qualifies(v.ID, v.Groups) {
+			q.Approved = append(q.Approved, v.ID)
+		}
+	}
+	votes, missing := voters(p.ask.Quorum), needed(p.ask.Quorum)
+	j.audit(ctx, approval.AuditRecord{JobID: j.id, Event: "approval-vote", CallID: d.CallID, Tool: p.ask.Tool, Decision: approval.Allow,
+		Approver: v.ID, Channel: d.Channel, Layer: approval.LayerHuman, Reason: "approved; still needed: " + missing})
+	j.emit(ctx, Event{Kind: "answer", CallID: d.CallID, Tool: p.ask.Tool, Text: fmt.Sprintf("approved by %s; still needed: %s", who(v.ID, d.Channel), missing)})
+	j.updateDetails(ctx)
+	if missing != "none" {
+		return DecideResult{CallID: d.CallID, Tool: p.ask.Tool, Summary: p.ask.Summary, Answer: "vote", Layer: approval.LayerHuman,
+			By: v.ID, Channel: d.Channel, At: workflow.Now(ctx), Votes: votes, Needed: missing}, nil
+	}
+	j.answer(ctx, p, ApprovalDecision{CallID: d.CallID, Decision: "allow", By: strings.Join(votes, " + "), Channel: d.Channel,
+		Reason: "approved by " + strings.Join(votes, ", ")})
+	if err := workflow.Await(ctx, func() bool { return p.result != nil }); err != nil {
+		return DecideResult{}, err
+	}
+	res := *p.result
+	res.Votes, res.Needed = votes, missing
+	return res, nil
+}
+
+// voters are the distinct people counted so far, entry by entry.
+func voters(qs []QuorumState) []string {
+	var out []string
+	for _, q := range qs {
+		for _, id := range q.Approved {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// cmpOrList is list, or a one-word list when it is empty.
+func cmpOrList(list []string, none string) []string {
+	if len(list) == 0 {
+		return []string{none}
+	}
+	return list
+}
