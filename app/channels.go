@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/internal/answerkey"
+	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/webhook"
@@ -19,6 +22,10 @@ import (
 type ChannelConfig struct {
 	Slack   *slack.Config
 	Webhook *webhook.Config
+	// StateDir is where the workers' answer key is (internal/answerkey),
+	// "" for custos' state directory: the Slack bot signs with it the
+	// identities that count towards a call's approvals.
+	StateDir string
 }
 
 // ChannelsFromEnv reads the channels' settings (SLACK_*, CUSTOS_SLACK_ADDR,
@@ -65,7 +72,11 @@ func StartChannels(ctx context.Context, c client.Client, cc ChannelConfig, logge
 		logger.Info("approval channel on", "channel", "webhook", "urls", len(cc.Webhook.URLs))
 	}
 	if cc.Slack != nil {
-		if err := ch.startSlack(ctx, c, *cc.Slack, logger); err != nil {
+		cfg := *cc.Slack
+		if cfg.AnswerKey == nil {
+			cfg.AnswerKey = answerKeyFor(cc.StateDir, logger)
+		}
+		if err := ch.startSlack(ctx, c, cfg, logger); err != nil {
 			ch.Close()
 			return nil, err
 		}
@@ -105,6 +116,25 @@ func (ch *Channels) startSlack(ctx context.Context, c client.Client, cfg slack.C
 	}
 	ch.Notifiers = append(ch.Notifiers, slack.NewNotifier(api, cfg.Channel))
 	return nil
+}
+
+// answerKeyFor reads (or makes) the workers' answer key. Without one the
+// bot still works; its answers count towards no call's approvals.
+func answerKeyFor(stateDir string, logger *slog.Logger) []byte {
+	if stateDir == "" {
+		d, err := statedir.Dir()
+		if err != nil {
+			logger.Warn("slack: no answer key: answers count towards no call's approvals", "err", err)
+			return nil
+		}
+		stateDir = d
+	}
+	key, err := answerkey.Load(os.Getenv, stateDir)
+	if err != nil {
+		logger.Warn("slack: no answer key: answers count towards no call's approvals", "err", err)
+		return nil
+	}
+	return key
 }
 
 // Close stops the Slack endpoint.

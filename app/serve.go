@@ -36,6 +36,7 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 		return err
 	}
 	defer closeTelemetry()
+	channels.StateDir = o.StateDir
 	ch, err := StartChannels(ctx, c, channels, logger)
 	if err != nil {
 		return err

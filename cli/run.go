@@ -72,7 +72,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 		}
 	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
-		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws)}
+		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws), Owner: identities(os.Getenv(EnvIdentity))}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)
@@ -93,6 +93,22 @@ func (a *App) run(ctx context.Context, args []string) error {
 	}
 	a.inProcess = s.workers != nil
 	return a.follow(ctx, s.client, run.GetID(), 0)
+}
+
+// EnvIdentity names the person starting jobs on the channels, for example
+// their Slack user ID (comma-separated when several): their own answers
+// never count towards a call's approvals (settings "approvals").
+const EnvIdentity = "CUSTOS_IDENTITY"
+
+// identities splits a CUSTOS_IDENTITY value.
+func identities(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // workDirIn is this process's working directory relative to the workspace

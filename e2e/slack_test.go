@@ -50,6 +50,13 @@ type slackRig struct {
 
 func startSlackRig(t testing.TB, srv testenv.Server, c client.Client, script demomodel.Handler) *slackRig {
 	t.Helper()
+	return startSlackRigWith(t, srv, c, script, "")
+}
+
+// startSlackRigWith is startSlackRig with the workers' user settings in
+// userConfigDir ("" for empty ones).
+func startSlackRigWith(t testing.TB, srv testenv.Server, c client.Client, script demomodel.Handler, userConfigDir string) *slackRig {
+	t.Helper()
 	fake, err := slacktest.New(slackToken, slackChannel)
 	require.NoError(t, err)
 	t.Cleanup(fake.Close)
@@ -59,11 +66,12 @@ func startSlackRig(t testing.TB, srv testenv.Server, c client.Client, script dem
 	cfg := slack.Config{BotToken: slackToken, SigningSecret: slackSecret, Channel: slackChannel, Approvers: approvers,
 		APIURL: fake.URL, Addr: "127.0.0.1:0"}
 	require.NoError(t, cfg.Validate())
-	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, testenv.Logger())
+	// The workers' state directory holds the answer key the bot signs with.
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg, StateDir: testenv.StateDir()}, testenv.Logger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
 	model, base := testenv.StartModel(t, script)
-	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
+	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers, UserConfigDir: userConfigDir})
 	return &slackRig{srv: srv, c: c, slack: fake, endpoint: "http://" + ch.SlackAddr + slack.InteractivityPath,
 		commands: "http://" + ch.SlackAddr + slack.CommandsPath, model: model}
 }
@@ -338,7 +346,8 @@ func TestSlackSocketMode(t *testing.T) {
 	require.NoError(t, err)
 	cfg := slack.Config{BotToken: slackToken, AppToken: slacktest.AppToken, Channel: slackChannel, Approvers: approvers, APIURL: fake.URL}
 	require.NoError(t, cfg.Validate(), "Socket Mode needs no signing secret")
-	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg}, testenv.Logger())
+	// The workers' state directory holds the answer key the bot signs with.
+	ch, err := app.StartChannels(context.Background(), c, app.ChannelConfig{Slack: &cfg, StateDir: testenv.StateDir()}, testenv.Logger())
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
 	assert.Empty(t, ch.SlackAddr, "no HTTP endpoint in Socket Mode")

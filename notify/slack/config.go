@@ -42,6 +42,10 @@ type Config struct {
 	Addr string
 	// AppToken (xapp-…) switches to Socket Mode.
 	AppToken string
+	// AnswerKey is the workers' key (internal/answerkey) the bot signs the
+	// identities it verified with; nil: its answers count towards no
+	// call's approvals (settings "approvals").
+	AnswerKey []byte
 }
 
 // SocketMode reports whether requests come over Socket Mode instead of HTTP.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/internal/answerkey"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -49,6 +51,9 @@ func (b *Bot) interaction(ctx context.Context, cb slack.InteractionCallback) {
 func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decision string) string {
 	d := workflows.ApprovalDecision{CallID: v.Call, Decision: decision, By: userName(user.ID, cmpOr(user.Name, user.Profile.DisplayName)), Channel: "slack"}
 	d.Refused = b.answerRefusal(ctx, user.ID, decision)
+	if decision == "allow" && d.Refused == "" {
+		d.Verified = b.vouch(ctx, v, user.ID, decision)
+	}
 	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: v.Job, UpdateName: workflows.DecideUpdate,
 		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	var res workflows.DecideResult
@@ -86,8 +91,45 @@ func (b *Bot) refusal(ctx context.Context, user string) string {
 	return ""
 }
 
+// vouch signs the identity of a person Slack verified (the request's
+// signature) for a call that may need several approvals: their user ID,
+// and the groups of the call's approvals they are in. Without the key, or
+// when a group cannot be read, it claims less, never more.
+func (b *Bot) vouch(ctx context.Context, v ButtonValue, user, decision string) *workflows.VerifiedIdentity {
+	if len(b.cfg.AnswerKey) == 0 {
+		return nil
+	}
+	var groups []string
+	if p, err := b.pendingCall(ctx, v); err == nil {
+		for _, q := range p.Quorum {
+			for _, f := range q.From {
+				if !validID(f, "S") || slices.Contains(groups, f) {
+					continue
+				}
+				members, err := b.approvers.members(ctx, f)
+				if err != nil {
+					b.logger.Warn("slack group lookup failed; not vouching for it", "group", f, "user", user, "err", err)
+					continue
+				}
+				if slices.Contains(members, user) {
+					groups = append(groups, f)
+				}
+			}
+		}
+	}
+	sig, err := answerkey.Sign(b.cfg.AnswerKey, answerkey.Claim{Job: v.Job, Call: v.Call, Decision: decision, Channel: "slack", ID: user, Groups: groups})
+	if err != nil {
+		return nil
+	}
+	return &workflows.VerifiedIdentity{ID: user, Groups: groups, Sig: sig}
+}
+
 // decidedText is the reply for an answer that counted, e.g. "allowed Write notes.md".
 func decidedText(r workflows.DecideResult) string {
+	if r.Answer == "vote" {
+		return "approval counted for " + escape(oneLine(cmpOr(display.SafeLine(r.Summary), r.Tool), maxSummary)) +
+			"; still needed: " + escape(display.Line(r.Needed, 400)) + ". The call is still waiting."
+	}
 	verb := "allowed"
 	if r.Decision != "allow" {
 		verb = "denied"
@@ -113,8 +155,10 @@ func answerError(err error, job, refused string) string {
 	switch {
 	case strings.HasPrefix(msg, "refused:") && refused == NotApprover:
 		return "refused: you are not in " + EnvApprovers + ": only approvers may allow, always or never (anyone may deny). The call is still waiting."
-	case strings.HasPrefix(msg, "refused:"):
+	case strings.HasPrefix(msg, "refused:") && refused != "":
 		return "refused: " + refused + ". The call is still waiting."
+	case strings.HasPrefix(msg, "refused:"):
+		return msg + ". The call is still waiting."
 	case strings.HasPrefix(msg, "not applied:"):
 		return msg
 	case errors.As(err, &nf):

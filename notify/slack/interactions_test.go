@@ -23,6 +23,8 @@ func TestReplies(t *testing.T) {
 		{workflows.DecideResult{Tool: "Bash", Summary: "Bash go test ./...", Decision: "allow", Answer: "always", Rule: "Bash(go test *)"},
 			"allowed (always) Bash go test ./...; rule learned: Bash(go test *)"},
 		{workflows.DecideResult{Tool: "Read", Decision: "deny", Answer: "never"}, "denied (never) Read"},
+		{workflows.DecideResult{Tool: "Bash", Summary: "Bash git push", Answer: "vote", Needed: "1 more from U0A, S0OPS"},
+			"approval counted for Bash git push; still needed: 1 more from U0A, S0OPS. The call is still waiting."},
 	} {
 		assert.Equal(t, tc.want, decidedText(tc.res))
 	}
@@ -41,6 +43,8 @@ func TestReplies(t *testing.T) {
 			"refused: you are not in SLACK_APPROVERS: only approvers may allow, always or never (anyone may deny). The call is still waiting."},
 		{"group lookup failed", temporal.NewNonRetryableApplicationError("refused: …", "Refused", nil), "could not check SLACK_APPROVERS: boom",
 			"refused: could not check SLACK_APPROVERS: boom. The call is still waiting."},
+		{"the job could not verify the signature", temporal.NewNonRetryableApplicationError("refused: U1 via slack: could not verify the identity: no key", "Refused", nil), "",
+			"refused: U1 via slack: could not verify the identity: no key. The call is still waiting."},
 		{"job gone", serviceerror.NewNotFound("workflow execution already completed"), "", "not applied: job j is not running (it has ended, or never existed)"},
 		{"Temporal unreachable", errors.New("connection refused"), "", "not applied: could not reach the job: connection refused"},
 	} {
