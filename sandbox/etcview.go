@@ -19,10 +19,10 @@ import (
 // remount and a re-read of the whole mount table, so the thirty or so
 // allowed /etc entries bound one by one were the largest part of the
 // sandbox's start-up (and made every later mount dearer). Instead, the
-// allowed regular files are copied into a view directory on the host, the
-// view is bound read-only as /etc, and only the allowed directories (ssl,
-// alternatives, ...) are still bound on top of it, onto empty directories
-// the view holds for them.
+// allowed regular files, and the allowed directories' trees (etctree.go),
+// are copied into a view directory on the host, and the view is bound
+// read-only as /etc; only a directory that cannot be copied is still bound
+// on top of it, onto an empty directory the view holds for it.
 //
 // The view is kept current by the stat of each source, taken at every run
 // (probeSystem stats them anyway): device, inode, size, mode, modification
@@ -37,7 +37,7 @@ import (
 // built.
 
 // etcViewVersion changes when what a view holds changes.
-const etcViewVersion = "1"
+const etcViewVersion = "2"
 
 // etcViewMaxAge is how long an unused view is kept.
 const etcViewMaxAge = 24 * time.Hour
@@ -69,13 +69,14 @@ func etcViewBase() string {
 // passwd and group, which then need no mounts of their own.
 func systemMountsFor(ws string) (ms []bwrapMount, view bool) {
 	ms, infos := probeSystemInfo(rootEntries, etcPaths())
-	private := privateEtcMasks(ms)
 	folded, dir, err := etcViews.fold(etcViewBase(), ms, infos)
 	if err != nil || (ws != "" && inside(ws, dir)) {
 		// A workspace holding the view could change the next runs' /etc.
-		return append(ms, private...), false
+		return append(ms, privateEtcMasks(ms)...), false
 	}
-	return append(folded, private...), true
+	// Only the directories still bound need masks: the view holds none
+	// of what others may not read.
+	return append(folded, privateEtcMasks(folded)...), true
 }
 
 // etcPaths are the absolute paths of etcAllow.
@@ -91,8 +92,10 @@ func etcPaths() []string {
 type etcViewEntry struct {
 	name string // below /etc
 	src  string
-	copy bool // a regular file copied into the view; else a directory bound on it
+	copy bool // copied into the view (a file, or a directory's tree); else a directory bound on it
 	fi   fs.FileInfo
+	// tree is what a copied directory holds (etctree.go).
+	tree []etcTreeEntry
 }
 
 // fold replaces the /etc mounts of ms (infos holds the stat of each) by
@@ -115,7 +118,13 @@ func (c *etcViewCache) fold(base string, ms []bwrapMount, infos map[string]fs.Fi
 		case fi.Mode().IsRegular() && fi.Mode().Perm()&0o004 != 0:
 			e.copy = true
 		case fi.IsDir():
-			dirs = append(dirs, m)
+			// Walked and copied by its real path: /etc/ssl may be a link.
+			real, rerr := filepath.EvalSymlinks(m.Src)
+			if tree, err := walkEtcTree(real); rerr == nil && err == nil {
+				e.src, e.copy, e.tree = real, true, tree
+			} else {
+				dirs = append(dirs, m)
+			}
 		default:
 			// Not world-readable, or not a plain file (a device, a fifo):
 			// copying would change what it is; bind it as before.
@@ -144,6 +153,7 @@ func etcViewSignature(ents []etcViewEntry) string {
 			continue
 		}
 		fmt.Fprintf(h, "%d\x00%o\x00%d\x00", e.fi.Size(), e.fi.Mode(), e.fi.ModTime().UnixNano())
+		hashEtcTree(h, e.tree)
 		if st, ok := e.fi.Sys().(*syscall.Stat_t); ok {
 			// The change time too: no one can set it, so a rewrite that
 			// restores the modification time still shows.
@@ -233,6 +243,8 @@ func buildEtcView(base, dir string, ents []etcViewEntry) error {
 			} else {
 				err = os.WriteFile(dst, nil, 0o644)
 			}
+		} else if e.fi.IsDir() {
+			err = copyEtcTree(e.src, dst, e.fi.Mode(), e.tree)
 		} else {
 			err = copyEtcFile(e.src, dst, e.fi.Mode().Perm())
 		}
