@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
@@ -89,4 +90,86 @@ func outcomeText(o Outcome, then bool) string {
 		parts = append(parts, "\""+display.Line(o.Reason, maxLine)+"\"")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// WriteStats prints audit statistics for people.
+func WriteStats(w io.Writer, st *Stats) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d calls in %d jobs, %d prompts (a person asked), %d timed out\n", st.Calls, st.Jobs, st.Prompts, st.Timeouts)
+	b.WriteString("\nanswered by:\n")
+	for _, s := range st.AnsweredBy {
+		fmt.Fprintf(&b, "  %-10s %6d  %5.1f%%\n", s.By, s.Count, s.Percent)
+	}
+	fmt.Fprintf(&b, "\nwait for a person (%d answers): median %s, p99 %s\n", st.Wait.Answered, millis(st.Wait.MedianMs), millis(st.Wait.P99Ms))
+	b.WriteString("\nprompts per job:\n")
+	for _, j := range st.PerJob {
+		fmt.Fprintf(&b, "  %-24s %5d of %5d calls  %s\n", display.Line(j.Job, 60), j.Prompts, j.Calls, display.Line(j.Workspace, 80))
+	}
+	b.WriteString("\nprompts per hour (UTC):\n")
+	for _, h := range st.PerHour {
+		fmt.Fprintf(&b, "  %s  %5d\n", h.Hour.UTC().Format("2006-01-02 15:04"), h.Prompts)
+	}
+	b.WriteString("\nrules that decided most:\n")
+	for _, r := range st.TopRules {
+		sys := ""
+		if r.System {
+			sys = " (system)"
+		}
+		fmt.Fprintf(&b, "  %5d  %s%s\n", r.Count, display.Line(r.Rule, maxLine), sys)
+	}
+	b.WriteString("\nrules that never decided (current settings):\n")
+	for _, r := range st.UnusedRules {
+		fmt.Fprintf(&b, "  %-5s %s  (%s)\n", r.List, display.Line(r.Rule, maxLine), display.Line(r.Workspace, 80))
+	}
+	b.WriteString("\nasked and always approved (see: starter policy suggest):\n")
+	for _, a := range st.AlwaysApproved {
+		fmt.Fprintf(&b, "  %5d  %s  by %s\n", a.Count, display.Line(a.Rule, maxLine), display.Line(strings.Join(a.Approvers, ", "), 80))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func millis(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// maxEvidence bounds the calls listed per suggestion in the text output
+// (the JSON has them all).
+const maxEvidence = 5
+
+// WriteSuggestions prints suggested rules for people, each with the past
+// approvals it would have allowed and the other calls it covers.
+func WriteSuggestions(w io.Writer, s *Suggestions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d approvals and %d denials in the record; rules covering at least %d approvals and no denial:\n", s.Approvals, s.Denials, s.Min)
+	if len(s.Suggestions) == 0 {
+		b.WriteString("  none\n")
+	}
+	for _, sg := range s.Suggestions {
+		fmt.Fprintf(&b, "\n  %s\n", display.Line(sg.Rule, maxLine))
+		fmt.Fprintf(&b, "    would have allowed %d approvals without asking:\n", len(sg.Approvals))
+		writeEvidence(&b, sg.Approvals)
+		if len(sg.Also) > 0 {
+			fmt.Fprintf(&b, "    also covers %d calls allowed otherwise:\n", len(sg.Also))
+			writeEvidence(&b, sg.Also)
+		}
+	}
+	if len(s.Rejected) > 0 {
+		b.WriteString("\nnot suggested:\n")
+		for _, r := range s.Rejected {
+			fmt.Fprintf(&b, "  %s: %s\n", display.Line(r.Rule, maxLine), display.Line(r.Why, 2*maxLine))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeEvidence(b *strings.Builder, evs []Evidence) {
+	for i, e := range evs {
+		if i == maxEvidence {
+			fmt.Fprintf(b, "      … and %d more (--json lists them all)\n", len(evs)-maxEvidence)
+			return
+		}
+		fmt.Fprintf(b, "      %s #%d  %s  (%s)\n", display.Line(e.JobID, 60), e.Seq, display.Line(e.Summary, maxLine), outcomeText(e.Then, true))
+	}
 }

@@ -109,3 +109,17 @@ func (p Proposal) Proposed(ws string) (approval.Settings, error) {
 	}
 	return l.Settings, nil
 }
+
+// Settled is Policies with no proposal: each workspace's settings as they
+// are now, for `policy suggest` and `audit stats`.
+type Settled struct{ UserConfigDir string }
+
+func (s Settled) Current(ws string) (approval.Settings, error) {
+	l, err := settingsfile.Load(s.UserConfigDir, ws)
+	if err != nil {
+		return approval.Settings{}, fmt.Errorf("current settings of %s: %w", ws, err)
+	}
+	return l.Settings, nil
+}
+
+func (s Settled) Proposed(ws string) (approval.Settings, error) { return s.Current(ws) }

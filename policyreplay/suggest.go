@@ -1,0 +1,328 @@
+package policyreplay
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/pathglob"
+)
+
+// Suggestion is an allow rule the recorded answers support, with its
+// evidence: Approvals, the past calls people allowed that it would have
+// allowed without asking; Also, the other recorded calls it covers (ones
+// rules, modes or hooks already allowed). It covers no recorded denial.
+type Suggestion struct {
+	Rule      string     `json:"rule"`
+	Approvals []Evidence `json:"approvals"`
+	Also      []Evidence `json:"also"`
+	// Workspaces are those of the approvals, for --write workspace.
+	Workspaces []string `json:"workspaces"`
+}
+
+// Evidence is one recorded call.
+type Evidence struct {
+	JobID   string  `json:"jobId"`
+	Seq     int     `json:"seq"`
+	CallID  string  `json:"callId"`
+	Summary string  `json:"summary"`
+	Then    Outcome `json:"then"`
+}
+
+// Rejected is a candidate rule that was not suggested, and why.
+type Rejected struct {
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
+}
+
+// Suggestions is what `policy suggest` prints.
+type Suggestions struct {
+	Min         int          `json:"min"`
+	Approvals   int          `json:"approvals"`
+	Denials     int          `json:"denials"`
+	Suggestions []Suggestion `json:"suggestions"`
+	// Rejected are the candidates a denial or an overriding rule ruled out
+	// (not those that merely covered too few approvals).
+	Rejected []Rejected `json:"rejected"`
+}
+
+// item is one recorded call, with what judging it again needs.
+type item struct {
+	job  *Job
+	rec  approval.AuditRecord
+	call approval.Call
+	env  approval.Env
+	mode approval.Mode
+	// kind: approval (a person allowed it), denial (anyone denied it,
+	// timers included), other (allowed without a person).
+	kind string
+}
+
+// candidate is a rule and how narrow it is (higher: narrower).
+type candidate struct {
+	rule        string
+	specificity int
+}
+
+// Suggest proposes the narrowest allow rules, in custos' rule syntax, that
+// each cover at least min recorded approvals and none of the recorded
+// denials, judged with the workspaces' current settings (pols.Current): a
+// rule a system rule, a deny rule or an ask rule would override for a call
+// it covers is never suggested.
+func Suggest(jobs []Job, pols Policies, min int) (*Suggestions, error) {
+	items := gather(jobs)
+	out := &Suggestions{Min: min, Suggestions: []Suggestion{}, Rejected: []Rejected{}}
+	cands := map[string]candidate{}
+	for _, it := range items {
+		switch it.kind {
+		case "approval":
+			out.Approvals++
+			for _, c := range candidates(it) {
+				if old, ok := cands[c.rule]; !ok || c.specificity > old.specificity {
+					cands[c.rule] = c
+				}
+			}
+		case "denial":
+			out.Denials++
+		}
+	}
+	var valid []scored
+	for _, c := range sortedCandidates(cands) {
+		s, why, err := score(c, items, pols)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case why != "":
+			out.Rejected = append(out.Rejected, Rejected{Rule: c.rule, Why: why})
+		case len(s.Approvals) >= min:
+			valid = append(valid, scored{c, s})
+		}
+	}
+	out.Suggestions = choose(valid, min)
+	return out, nil
+}
+
+type scored struct {
+	c candidate
+	s Suggestion
+}
+
+// choose takes the narrowest candidates first, each only if it covers at
+// least min approvals no narrower suggestion covers already.
+func choose(valid []scored, min int) []Suggestion {
+	sort.SliceStable(valid, func(a, b int) bool {
+		x, y := valid[a], valid[b]
+		return cmp.Or(cmp.Compare(y.c.specificity, x.c.specificity),
+			cmp.Compare(len(x.s.Approvals)+len(x.s.Also), len(y.s.Approvals)+len(y.s.Also)),
+			strings.Compare(x.c.rule, y.c.rule)) < 0
+	})
+	covered := map[string]bool{}
+	out := []Suggestion{}
+	for _, v := range valid {
+		fresh := 0
+		for _, e := range v.s.Approvals {
+			if !covered[evidenceKey(e)] {
+				fresh++
+			}
+		}
+		if fresh < min {
+			continue
+		}
+		for _, e := range v.s.Approvals {
+			covered[evidenceKey(e)] = true
+		}
+		out = append(out, v.s)
+	}
+	return out
+}
+
+func evidenceKey(e Evidence) string { return fmt.Sprintf("%s\x00%d", e.JobID, e.Seq) }
+
+func sortedCandidates(m map[string]candidate) []candidate {
+	out := make([]candidate, 0, len(m))
+	for _, c := range m {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].rule < out[b].rule })
+	return out
+}
+
+// gather lists the recorded calls a suggestion is judged on.
+func gather(jobs []Job) []item {
+	var items []item
+	for ji := range jobs {
+		j := &jobs[ji]
+		env := approval.Env{Workspace: j.Workspace}
+		mode := approval.ModeDefault
+		for _, rec := range j.Records {
+			if rec.Env != nil {
+				env = *rec.Env
+			}
+			if rec.Event == "mode-changed" {
+				if _, to, ok := strings.Cut(rec.Reason, " -> "); ok {
+					mode = approval.Mode(strings.TrimSpace(to))
+				}
+			}
+			if !decided(rec) || refusedBeforePolicy(rec) {
+				continue
+			}
+			it := item{job: j, rec: rec, call: approval.Call{Tool: rec.Tool, Input: modelInput(rec)}, env: env,
+				mode: cmp.Or(rec.Mode, mode), kind: "other"}
+			switch {
+			case rec.Decision == approval.Deny:
+				it.kind = "denial"
+			case rec.Layer == approval.LayerHuman:
+				it.kind = "approval"
+			}
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// plainWord is a command word a prefix rule may name as it is.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=@%+,-]+$`)
+
+// candidates are the rules, narrowest first, that would allow one call: the
+// rule Always would save (approval.SuggestRule), then for a simple command
+// its words as a prefix, one fewer each time down to the program; for a
+// file tool the file's directories, deepest first.
+func candidates(it item) []candidate {
+	exact := approval.SuggestRule(it.call, it.env)
+	out := []candidate{{exact, 1000}}
+	switch it.call.Tool {
+	case "Bash":
+		var in struct {
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(it.call.Input, &in)
+		a := approval.Analyze(in.Command, it.env)
+		if len(a.Commands) != 1 || len(a.Undecidable) > 0 || len(a.Commands[0].Wrappers) > 0 || len(a.WriteTargets) > 0 {
+			return out
+		}
+		words := a.Commands[0].Argv
+		for k := len(words); k >= 1; k-- {
+			if allPlain(words[:k]) {
+				out = append(out, candidate{"Bash(" + strings.Join(words[:k], " ") + ":*)", 10 * k})
+			}
+		}
+	case "Read", "Write", "Edit":
+		rel, ok := relPath(it.call, it.env)
+		if !ok {
+			return out
+		}
+		depth := strings.Count(rel, "/")
+		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+			out = append(out, candidate{it.call.Tool + "(" + pathglob.Escape(d) + "/**)", 10 * depth})
+			depth--
+		}
+	}
+	return out
+}
+
+func allPlain(words []string) bool {
+	for _, w := range words {
+		if !plainWord.MatchString(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// relPath is a file tool's path relative to the workspace.
+func relPath(c approval.Call, env approval.Env) (string, bool) {
+	var in struct {
+		FilePath string `json:"file_path"`
+		Path     string `json:"path"`
+	}
+	if json.Unmarshal(c.Input, &in) != nil {
+		return "", false
+	}
+	rel, ok := approval.WorkspaceRel(cmp.Or(in.FilePath, in.Path), env)
+	return rel, ok && rel != "."
+}
+
+// score judges one candidate over every recorded call. A call is covered
+// when the rule alone (with the system rules, which always apply) allows
+// it; why is set when the candidate must not be suggested: it covers a
+// denial, or the current rules override it for an approval it covers.
+func score(c candidate, items []item, pols Policies) (Suggestion, string, error) {
+	s := Suggestion{Rule: c.rule, Approvals: []Evidence{}, Also: []Evidence{}, Workspaces: []string{}}
+	bare, full := map[string]*approval.Policy{}, map[string]*approval.Policy{}
+	for _, it := range items {
+		key := envKey(it.env)
+		if bare[key] == nil {
+			var err error
+			if bare[key], full[key], err = candidatePolicies(c.rule, it, pols); err != nil {
+				return s, "", err
+			}
+		}
+		v := bare[key].Evaluate(it.call, approval.ModeDefault)
+		if v.Decision != approval.Allow || !ruleNamed(v.Rule, c.rule) {
+			continue
+		}
+		ev := Evidence{JobID: it.job.ID, Seq: it.rec.Seq, CallID: it.rec.CallID,
+			Summary: api.Summarize(it.call.Tool, it.call.Input), Then: then(it.rec)}
+		switch it.kind {
+		case "denial":
+			return s, fmt.Sprintf("it covers a denial: %s #%d %s (%s)", it.job.ID, it.rec.Seq, ev.Summary, outcomeText(ev.Then, true)), nil
+		case "approval":
+			if fv := full[key].Evaluate(it.call, it.mode); fv.Decision != approval.Allow {
+				return s, fmt.Sprintf("the current settings override it for %s #%d %s: %s", it.job.ID, it.rec.Seq, ev.Summary, fv.Reason), nil
+			}
+			s.Approvals = append(s.Approvals, ev)
+			if !containsStr(s.Workspaces, it.job.Workspace) {
+				s.Workspaces = append(s.Workspaces, it.job.Workspace)
+			}
+		default:
+			s.Also = append(s.Also, ev)
+		}
+	}
+	return s, "", nil
+}
+
+// candidatePolicies are the rule alone, and the workspace's current
+// settings with the rule added, both compiled for the call's facts.
+func candidatePolicies(rule string, it item, pols Policies) (bare, full *approval.Policy, err error) {
+	bare, err = approval.Compile(approval.Settings{Permissions: approval.Permissions{Allow: []string{rule}}}, it.env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("candidate rule %s: %w", rule, err)
+	}
+	cur, err := pols.Current(it.job.Workspace)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur.Permissions.Allow = append(append([]string(nil), cur.Permissions.Allow...), rule)
+	full, err = approval.Compile(cur, it.env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("current settings of %s with %s: %w", it.job.Workspace, rule, err)
+	}
+	return bare, full, nil
+}
+
+func envKey(env approval.Env) string {
+	b, _ := json.Marshal(env)
+	return string(b)
+}
+
+// ruleNamed reports whether a verdict's rule text (one rule, or several
+// joined with ", ") names rule.
+func ruleNamed(verdictRule, rule string) bool {
+	return verdictRule == rule || containsStr(strings.Split(verdictRule, ", "), rule)
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
