@@ -3,9 +3,11 @@ package policyreplay
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -140,11 +142,40 @@ type Options struct {
 // (pure, in approval) are judged again. Jobs and records are taken in the
 // order given, changes reported loudest kind first.
 func Replay(jobs []Job, pols Policies, opts Options) (*Report, error) {
-	r := &replayer{pols: pols, opts: opts, compiled: map[string]*approval.Policy{}, assumed: map[string]bool{}}
-	rep := &Report{Jobs: len(jobs)}
-	for _, j := range jobs {
-		if err := r.job(rep, j); err != nil {
-			return nil, err
+	r := &replayer{pols: pols, opts: opts, compiled: map[string]*approval.Policy{}, settings: map[string]wsSettings{}}
+	results := make([]jobResult, len(jobs))
+	// Jobs are judged in parallel (a Policy is safe for concurrent use)
+	// and their results joined in the order given: the report is the
+	// same however the work was shared.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(1, len(jobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i].err = r.job(&results[i], jobs[i])
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rep := &Report{Jobs: len(jobs), Changes: []Change{}}
+	seen := map[string]bool{}
+	for _, res := range results {
+		if res.err != nil {
+			return nil, res.err
+		}
+		rep.Calls, rep.Unchanged, rep.Skipped = rep.Calls+res.calls, rep.Unchanged+res.unchanged, rep.Skipped+res.skipped
+		rep.Changes = append(rep.Changes, res.changes...)
+		for _, a := range res.assumed {
+			if !seen[a] {
+				seen[a] = true
+				rep.Assumed = append(rep.Assumed, a)
+			}
 		}
 	}
 	rank := func(k Kind) int { return slices.Index(Kinds, k) }
@@ -158,19 +189,50 @@ func Replay(jobs []Job, pols Policies, opts Options) (*Report, error) {
 			rep.Counts = append(rep.Counts, Count{k, counts[k]})
 		}
 	}
-	rep.Assumed = r.assumedList
-	if rep.Changes == nil {
-		rep.Changes = []Change{}
-	}
 	return rep, nil
 }
 
+// jobResult is what one job's replay adds to the report.
+type jobResult struct {
+	calls, unchanged, skipped int
+	changes                   []Change
+	assumed                   []string
+	err                       error
+}
+
+func (res *jobResult) assume(what string) {
+	if !slices.Contains(res.assumed, what) {
+		res.assumed = append(res.assumed, what)
+	}
+}
+
 type replayer struct {
-	pols        Policies
-	opts        Options
-	compiled    map[string]*approval.Policy
-	assumed     map[string]bool
-	assumedList []string
+	pols Policies
+	opts Options
+	// mu guards the caches, shared by the jobs judged in parallel.
+	mu       sync.Mutex
+	compiled map[string]*approval.Policy
+	settings map[string]wsSettings
+}
+
+// wsSettings are a workspace's settings now and under the proposal.
+type wsSettings struct {
+	now, prop approval.Settings
+	err       error
+}
+
+// settingsOf loads a workspace's settings once.
+func (r *replayer) settingsOf(ws string) (approval.Settings, approval.Settings, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.settings[ws]
+	if !ok {
+		if s.now, s.err = r.pols.Current(ws); s.err == nil {
+			s.prop, s.err = r.pols.Proposed(ws)
+		}
+		r.settings[ws] = s
+	}
+	return s.now, s.prop, s.err
 }
 
 // jobCtx is what holds for every call of one job.
@@ -182,16 +244,13 @@ type jobCtx struct {
 	policy    *approval.Policy
 }
 
-func (r *replayer) job(rep *Report, j Job) error {
+func (r *replayer) job(res *jobResult, j Job) error {
 	jc := jobCtx{job: j}
 	var err error
-	if jc.now, err = r.pols.Current(j.Workspace); err != nil {
+	if jc.now, jc.prop, err = r.settingsOf(j.Workspace); err != nil {
 		return err
 	}
-	if jc.prop, err = r.pols.Proposed(j.Workspace); err != nil {
-		return err
-	}
-	jc.env, jc.envNote = r.envOf(j)
+	jc.env, jc.envNote = r.envOf(res, j)
 	if jc.policy, err = r.compile(j.Workspace, jc.prop, jc.env); err != nil {
 		return err
 	}
@@ -208,9 +267,10 @@ func (r *replayer) job(rep *Report, j Job) error {
 		if !decided(rec) {
 			continue
 		}
-		rep.Calls++
-		if refusedBeforePolicy(rec) {
-			rep.Skipped++
+		res.calls++
+		if rec.Decision == approval.Deny && refusedBeforePolicy(rec) {
+			// Only denials can be refusals; an allowed call passed them.
+			res.skipped++
 			continue
 		}
 		m, note := rec.Mode, ""
@@ -218,13 +278,13 @@ func (r *replayer) job(rep *Report, j Job) error {
 			m = mode
 			if !modeKnown {
 				m, note = cmpMode(jc.now.Permissions.DefaultMode), "mode assumed "+string(cmpMode(jc.now.Permissions.DefaultMode))+" (the workspace's current defaultMode)"
-				r.assume("calls recorded before custos kept the mode are judged in the workspace's current defaultMode")
+				res.assume("calls recorded before custos kept the mode are judged in the workspace's current defaultMode")
 			}
 		}
 		if c, changed := r.call(jc, rec, m, note); changed {
-			rep.Changes = append(rep.Changes, c)
+			res.changes = append(res.changes, c)
 		} else {
-			rep.Unchanged++
+			res.unchanged++
 		}
 	}
 	return nil
@@ -237,21 +297,14 @@ func cmpMode(m approval.Mode) approval.Mode {
 	return m
 }
 
-func (r *replayer) assume(what string) {
-	if !r.assumed[what] {
-		r.assumed[what] = true
-		r.assumedList = append(r.assumedList, what)
-	}
-}
-
 // envOf is the policy facts the job recorded, else what can be assumed.
-func (r *replayer) envOf(j Job) (approval.Env, string) {
+func (r *replayer) envOf(res *jobResult, j Job) (approval.Env, string) {
 	for _, rec := range j.Records {
 		if rec.Env != nil {
 			return *rec.Env, ""
 		}
 	}
-	r.assume("jobs recorded before custos kept their policy facts are judged with a sandbox present, the workspace as named and this user's home")
+	res.assume("jobs recorded before custos kept their policy facts are judged with a sandbox present, the workspace as named and this user's home")
 	return approval.Env{Workspace: j.Workspace, Home: r.opts.Home}, "policy facts assumed (sandbox present, home " + r.opts.Home + ")"
 }
 
@@ -261,6 +314,8 @@ func (r *replayer) envOf(j Job) (approval.Env, string) {
 func (r *replayer) compile(ws string, s approval.Settings, env approval.Env) (*approval.Policy, error) {
 	key, _ := json.Marshal(env)
 	k := ws + "\x00" + string(key)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if p, ok := r.compiled[k]; ok {
 		return p, nil
 	}
@@ -308,7 +363,6 @@ func then(rec approval.AuditRecord) Outcome {
 func (r *replayer) call(jc jobCtx, rec approval.AuditRecord, m approval.Mode, modeNote string) (Change, bool) {
 	c := Change{JobID: jc.job.ID, Workspace: jc.job.Workspace, Seq: rec.Seq, CallID: rec.CallID, Tool: rec.Tool,
 		Input: modelInput(rec), Time: rec.Time, Mode: m, Then: then(rec)}
-	c.Summary = api.Summarize(rec.Tool, c.Input)
 	for _, n := range []string{modeNote, jc.envNote} {
 		if n != "" {
 			c.Notes = append(c.Notes, n)
@@ -319,7 +373,7 @@ func (r *replayer) call(jc jobCtx, rec approval.AuditRecord, m approval.Mode, mo
 	if found.Rules.Open() {
 		h, note, ok := hookFindings(jc, rec, call, m)
 		if !ok {
-			c.Kind = NotReplayable
+			c.Kind, c.Summary = NotReplayable, api.Summarize(rec.Tool, c.Input)
 			return c, true
 		}
 		if note != "" {
@@ -334,8 +388,12 @@ func (r *replayer) call(jc jobCtx, rec approval.AuditRecord, m approval.Mode, mo
 		now.Decision, now.Layer, now.Reason = approval.Ask, approval.LayerHuman, pre.AskReason
 	}
 	c.Now = &now
-	c.Kind = kindOf(c.Then, now)
-	return c, c.Kind != ""
+	if c.Kind = kindOf(c.Then, now); c.Kind == "" {
+		return c, false
+	}
+	// Summarised only when shown: most calls of a replay do not change.
+	c.Summary = api.Summarize(rec.Tool, c.Input)
+	return c, true
 }
 
 // kindOf classifies a change; "" when the outcome stays.
