@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/approval"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -118,4 +120,26 @@ func mustTime(t *testing.T, s string) time.Time {
 	tm, err := time.Parse(time.RFC3339, s)
 	require.NoError(t, err)
 	return tm
+}
+
+// --since leaves out the calls decided before it, not the job's policy
+// facts or the mode change before it: a call after them is judged with
+// both, nothing assumed.
+func TestReplaySinceKeepsTheJobsFacts(t *testing.T) {
+	jobs := []Job{pastJob("job-s", []past{{"Bash", "go test ./a", "yes"}, {"Bash", "go test ./b", "yes"}})}
+	jobs[0].Records[2].Mode = "" // a record without its mode, after a mode change
+	jobs[0].Records = append(jobs[0].Records[:2], append([]approval.AuditRecord{{Seq: 9, JobID: "job-s", Event: "mode-changed",
+		Reason: "default -> dontAsk", Time: jobs[0].Records[1].Time}}, jobs[0].Records[2:]...)...)
+	since := jobs[0].Records[3].Time
+	f := Filter{Since: since}
+	jobs[0].Records = f.Trim(jobs[0].Records)
+	rep, err := Replay(jobs, Fixed{}, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Calls, "only the call at or after --since")
+	require.Len(t, rep.Changes, 1)
+	c := rep.Changes[0]
+	assert.Equal(t, approval.ModeDontAsk, c.Mode, "the mode change before --since still counts")
+	assert.Equal(t, ApprovalDenied, c.Kind, "dontAsk denies what would ask")
+	assert.Empty(t, c.Notes)
+	assert.Empty(t, rep.Assumed, "the policy facts on the first record were kept")
 }

@@ -48,14 +48,16 @@ func (f Filter) Keep(ws, id string) bool {
 		(f.JobID == "" || f.JobID == id)
 }
 
-// Trim drops the records before f.Since.
+// Trim drops the calls decided before f.Since. Events are kept whatever
+// their time: the job's first record holds its policy facts, and a mode
+// change before Since still sets the mode of the calls after it.
 func (f Filter) Trim(recs []approval.AuditRecord) []approval.AuditRecord {
 	if f.Since.IsZero() {
 		return recs
 	}
 	out := recs[:0:0]
 	for _, r := range recs {
-		if !r.Time.Before(f.Since) {
+		if r.Event != "" || !r.Time.Before(f.Since) {
 			out = append(out, r)
 		}
 	}
@@ -81,7 +83,11 @@ func FromStateDir(state string, f Filter) ([]Job, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policyreplay: %w", err)
 		}
-		js, err := fromAuditDir(filepath.Join(dir, "audit"), strings.TrimSpace(string(ws)), f)
+		name := strings.TrimSpace(string(ws))
+		if f.Workspace != "" && filepath.Clean(name) != filepath.Clean(f.Workspace) {
+			continue
+		}
+		js, err := fromAuditDir(filepath.Join(dir, "audit"), name, f)
 		if err != nil {
 			return nil, err
 		}
