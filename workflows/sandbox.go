@@ -7,7 +7,6 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/hooks"
 )
 
 // withSandboxRules adds to a tool request what the tool enforces of the
@@ -56,13 +55,4 @@ func (j *job) announceSandbox(ctx workflow.Context) {
 	env := j.st.Env
 	j.audit(ctx, approval.AuditRecord{Event: "sandbox", Reason: text, Env: &env})
 	j.emit(ctx, Event{Kind: "sandbox", Text: text})
-}
-
-// hookSaid is what the layer-4 hook that decided said, for the audit
-// (AuditRecord.HookDecision); "" when none did or it only rewrote.
-func hookSaid(r *hooks.Result) hooks.Decision {
-	if r == nil {
-		return ""
-	}
-	return r.Decision
 }
