@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -44,9 +45,12 @@ func (r *recordFlags) register(fs *flag.FlagSet) {
 func (r *recordFlags) filter(now time.Time) (policyreplay.Filter, error) {
 	f := policyreplay.Filter{JobID: r.job}
 	if r.workspace != "" {
+		// A workspace that is gone still has its record: its path as given.
 		ws, err := sandbox.CanonicalWorkspace(r.workspace)
 		if err != nil {
-			return f, err
+			if ws, err = filepath.Abs(r.workspace); err != nil {
+				return f, usagef("--workspace: %v", err)
+			}
 		}
 		f.Workspace = ws
 	}
@@ -107,6 +111,9 @@ func (a *App) recordedJobs(ctx context.Context, r *recordFlags) ([]policyreplay.
 	}
 	switch r.from {
 	case "files":
+		if len(files) == 0 {
+			fmt.Fprintf(a.Stderr, "custos: no recorded job matches in %s\n", state)
+		}
 		return files, nil
 	case "temporal":
 		return a.jobsFromTemporal(ctx, f, files)
@@ -154,6 +161,7 @@ func listJobs(ctx context.Context, c client.Client, only string) ([]string, erro
 		q += fmt.Sprintf(" AND WorkflowId = '%s'", strings.ReplaceAll(only, "'", ""))
 	}
 	var ids []string
+	seen := map[string]bool{}
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
@@ -161,7 +169,9 @@ func listJobs(ctx context.Context, c client.Client, only string) ([]string, erro
 			return nil, err
 		}
 		for _, e := range resp.GetExecutions() {
-			if id := e.GetExecution().GetWorkflowId(); len(ids) == 0 || ids[len(ids)-1] != id {
+			// A job that continued as new is listed once per run.
+			if id := e.GetExecution().GetWorkflowId(); !seen[id] {
+				seen[id] = true
 				ids = append(ids, id)
 			}
 		}
