@@ -128,3 +128,16 @@ func BenchmarkReplay100kCallsFromFiles(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSuggest10kCalls: suggestions from 10,000 recorded calls (3,333
+// answered by people, over a thousand files and commands).
+func BenchmarkSuggest10kCalls(b *testing.B) {
+	jobs := benchJobs(10_000)
+	pols := Fixed{Now: bench1000Rules()}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Suggest(jobs, pols, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,6 +63,12 @@ type item struct {
 	// kind: approval (a person allowed it), denial (anyone denied it,
 	// timers included), other (allowed without a person).
 	kind string
+	// names are a Bash call's command names (commandNames); envKey its
+	// facts as a key for the policies compiled for them.
+	names  []string
+	envKey string
+	// rel is a file tool's path relative to the workspace ("" outside it).
+	rel string
 }
 
 // candidate is a rule and how narrow it is (higher: narrower).
@@ -93,8 +100,9 @@ func Suggest(jobs []Job, pols Policies, min int) (*Suggestions, error) {
 		}
 	}
 	var valid []scored
+	sc := newScorer(items, pols)
 	for _, c := range sortedCandidates(cands) {
-		s, why, err := score(c, items, pols)
+		s, why, err := sc.score(c)
 		if err != nil {
 			return nil, err
 		}
@@ -175,6 +183,8 @@ func gather(jobs []Job) []item {
 			}
 			it := item{job: j, rec: rec, call: approval.Call{Tool: rec.Tool, Input: modelInput(rec)}, env: env,
 				mode: cmp.Or(rec.Mode, mode), kind: "other"}
+			it.names, it.envKey = commandNames(it.call, env), envKey(env)
+			it.rel, _ = relPath(it.call, env)
 			switch {
 			case rec.Decision == approval.Deny:
 				it.kind = "denial"
@@ -249,22 +259,38 @@ func relPath(c approval.Call, env approval.Env) (string, bool) {
 	return rel, ok && rel != "."
 }
 
+// scorer judges candidates over the recorded calls, with the policies
+// they are judged by compiled once per workspace and facts.
+type scorer struct {
+	items []item
+	pols  Policies
+	// empty (system rules alone) and current, by facts (and workspace).
+	empty, current map[string]*approval.Policy
+}
+
+func newScorer(items []item, pols Policies) *scorer {
+	return &scorer{items: items, pols: pols, empty: map[string]*approval.Policy{}, current: map[string]*approval.Policy{}}
+}
+
 // score judges one candidate over every recorded call. A call is covered
 // when the rule alone (with the system rules, which always apply) allows
 // it; why is set when the candidate must not be suggested: it covers a
 // denial, or the current rules override it for an approval it covers.
-func score(c candidate, items []item, pols Policies) (Suggestion, string, error) {
+func (sc *scorer) score(c candidate) (Suggestion, string, error) {
 	s := Suggestion{Rule: c.rule, Approvals: []Evidence{}, Also: []Evidence{}, Workspaces: []string{}}
 	bare, full := map[string]*approval.Policy{}, map[string]*approval.Policy{}
-	for _, it := range items {
-		key := envKey(it.env)
-		if bare[key] == nil {
+	may := mayCover(c.rule)
+	for _, it := range sc.items {
+		if !may(it) {
+			continue
+		}
+		if bare[it.envKey] == nil {
 			var err error
-			if bare[key], full[key], err = candidatePolicies(c.rule, it, pols); err != nil {
+			if bare[it.envKey], full[it.job.Workspace+it.envKey], err = sc.policies(c.rule, it); err != nil {
 				return s, "", err
 			}
 		}
-		v := bare[key].Evaluate(it.call, approval.ModeDefault)
+		v := bare[it.envKey].Evaluate(it.call, approval.ModeDefault)
 		if v.Decision != approval.Allow || !ruleNamed(v.Rule, c.rule) {
 			continue
 		}
@@ -274,7 +300,15 @@ func score(c candidate, items []item, pols Policies) (Suggestion, string, error)
 		case "denial":
 			return s, fmt.Sprintf("it covers a denial: %s #%d %s (%s)", it.job.ID, it.rec.Seq, ev.Summary, outcomeText(ev.Then, true)), nil
 		case "approval":
-			if fv := full[key].Evaluate(it.call, it.mode); fv.Decision != approval.Allow {
+			f := full[it.job.Workspace+it.envKey]
+			if f == nil {
+				var err error
+				if _, f, err = sc.policies(c.rule, it); err != nil {
+					return s, "", err
+				}
+				full[it.job.Workspace+it.envKey] = f
+			}
+			if fv := f.Evaluate(it.call, it.mode); fv.Decision != approval.Allow {
 				return s, fmt.Sprintf("the current settings override it for %s #%d %s: %s", it.job.ID, it.rec.Seq, ev.Summary, fv.Reason), nil
 			}
 			s.Approvals = append(s.Approvals, ev)
@@ -288,21 +322,33 @@ func score(c candidate, items []item, pols Policies) (Suggestion, string, error)
 	return s, "", nil
 }
 
-// candidatePolicies are the rule alone, and the workspace's current
-// settings with the rule added, both compiled for the call's facts.
-func candidatePolicies(rule string, it item, pols Policies) (bare, full *approval.Policy, err error) {
-	bare, err = approval.Compile(approval.Settings{Permissions: approval.Permissions{Allow: []string{rule}}}, it.env)
-	if err != nil {
+// policies are the rule alone, and the workspace's current settings with
+// the rule added, both for the call's facts.
+func (sc *scorer) policies(rule string, it item) (bare, full *approval.Policy, err error) {
+	empty := sc.empty[it.envKey]
+	if empty == nil {
+		if empty, err = approval.Compile(approval.Settings{}, it.env); err != nil {
+			return nil, nil, err
+		}
+		sc.empty[it.envKey] = empty
+	}
+	if bare, err = empty.WithRule(approval.ListAllow, rule); err != nil {
 		return nil, nil, fmt.Errorf("candidate rule %s: %w", rule, err)
 	}
-	cur, err := pols.Current(it.job.Workspace)
-	if err != nil {
-		return nil, nil, err
+	k := it.job.Workspace + "\x00" + it.envKey
+	cur := sc.current[k]
+	if cur == nil {
+		s, err := sc.pols.Current(it.job.Workspace)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cur, err = approval.Compile(s, it.env); err != nil {
+			return nil, nil, fmt.Errorf("current settings of %s: %w", it.job.Workspace, err)
+		}
+		sc.current[k] = cur
 	}
-	cur.Permissions.Allow = append(append([]string(nil), cur.Permissions.Allow...), rule)
-	full, err = approval.Compile(cur, it.env)
-	if err != nil {
-		return nil, nil, fmt.Errorf("current settings of %s with %s: %w", it.job.Workspace, rule, err)
+	if full, err = cur.WithRule(approval.ListAllow, rule); err != nil {
+		return nil, nil, fmt.Errorf("candidate rule %s: %w", rule, err)
 	}
 	return bare, full, nil
 }
@@ -325,4 +371,75 @@ func containsStr(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// mayCover is a cheap necessary condition for rule to allow a call, so a
+// candidate is judged only on the calls it could cover: its tool (an Edit
+// rule also covers Write, a Read rule Glob and Grep, as in approval's
+// rules), and for a Bash prefix rule its first word in the command.
+func mayCover(rule string) func(item) bool {
+	tool, spec, _ := strings.Cut(rule, "(")
+	tools := map[string]bool{tool: true}
+	switch tool {
+	case "Edit":
+		tools["Write"] = true
+	case "Read":
+		tools["Glob"], tools["Grep"] = true, true
+	}
+	first := ""
+	if tool == "Bash" {
+		first, _, _ = strings.Cut(strings.TrimSuffix(spec, ")"), " ")
+		first = strings.TrimSuffix(first, ":*")
+	}
+	if !plainWord.MatchString(first) {
+		first = "" // a quoted or patterned first word: no shortcut
+	}
+	prefix, paths := pathPrefix(tool, strings.TrimSuffix(spec, ")"))
+	return func(it item) bool {
+		if !tools[it.call.Tool] || (first != "" && !slices.Contains(it.names, first)) {
+			return false
+		}
+		// An allow rule never matches a path outside the workspace.
+		return !paths || (it.rel != "" && strings.HasPrefix(it.rel, prefix))
+	}
+}
+
+// pathPrefix is the literal start every workspace-relative path a path
+// rule matches must have: its pattern up to the first pattern character
+// (or escape). ok is false when there is no such shortcut: absolute or ~
+// patterns, and those without a slash, which also match a base name at any
+// depth.
+func pathPrefix(tool, spec string) (prefix string, ok bool) {
+	if !pathTools[tool] || !strings.Contains(spec, "/") || strings.HasPrefix(spec, "/") || strings.HasPrefix(spec, "~") {
+		return "", false
+	}
+	if i := strings.IndexAny(spec, `*?[{\`); i >= 0 {
+		spec = spec[:i]
+	}
+	return spec, true
+}
+
+// pathTools are the tools whose rules name paths.
+var pathTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Grep": true}
+
+// commandNames are the names a Bash allow rule's first word can match in
+// a command (approval indexes its rules by them): the first simple
+// command's name and its outermost wrapper. Every simple command must be
+// allowed for the call to be, so the first one's names are necessary.
+func commandNames(c approval.Call, env approval.Env) []string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if c.Tool != "Bash" || json.Unmarshal(c.Input, &in) != nil {
+		return nil
+	}
+	a := approval.Analyze(in.Command, env)
+	if len(a.Commands) == 0 {
+		return nil
+	}
+	names := []string{a.Commands[0].Name}
+	if w := a.Commands[0].Wrappers; len(w) > 0 {
+		names = append(names, w[0])
+	}
+	return names
 }
