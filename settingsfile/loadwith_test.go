@@ -35,6 +35,9 @@ func TestLoadWithGivenContent(t *testing.T) {
 		{name: "untrusted: the proposal only narrows", given: map[string][]byte{project: proposed},
 			deny: []string{"Bash(git push:*)", "Read(.env)"}, ignoredIn: project},
 		{name: "nil content is a missing file", trust: true, given: map[string][]byte{project: nil}, deny: []string{"Bash(git push:*)"}},
+		{name: "a given user file's trust counts", given: map[string][]byte{
+			UserFile(cfg): []byte(`{"trustedWorkspaces": ["` + ws + `"]}`), project: proposed},
+			allow: []string{"Bash(npm test:*)"}, deny: []string{"Read(.env)"}},
 		{name: "a broken proposal names its place", trust: true, given: map[string][]byte{project: []byte(`{`)}, errorHas: project},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

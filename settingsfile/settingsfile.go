@@ -60,7 +60,7 @@ func Load(userConfigDir, workspace string) (Loaded, error) {
 // it would replace. A file given with nil content counts as missing.
 func LoadWith(userConfigDir, workspace string, given map[string][]byte) (Loaded, error) {
 	var out Loaded
-	trusted, err := workspaceTrusted(userConfigDir, workspace)
+	trusted, err := workspaceTrusted(userConfigDir, workspace, given)
 	if err != nil {
 		return out, err
 	}
