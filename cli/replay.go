@@ -256,7 +256,8 @@ func (a *App) replay(ctx context.Context, r *recordFlags, settings string, stand
 	if err != nil {
 		return nil, fmt.Errorf("proposed settings: %w", err)
 	}
-	prop := policyreplay.Proposal{Name: settings, Data: data, As: stand, UserConfigDir: r.config()}
+	prop := policyreplay.Proposal{Name: settings, Data: data, As: stand, UserConfigDir: r.config(),
+		Ignored: func(ws string, what []string) { warnIgnored(a.Stderr, ws, what) }}
 	if err := prop.Check(); err != nil {
 		return nil, err
 	}

@@ -72,6 +72,9 @@ func TestPolicyReplayExitStatus(t *testing.T) {
 		{name: "--settings missing", code: 2, args: base, stderrHas: []string{"--settings NEW.json is required"}},
 		{name: "bad --since", code: 2, args: append(base, "--settings", narrower, "--since", "last week"),
 			stderrHas: []string{`"last week"`}},
+		{name: "an untrusted workspace takes the proposal only to narrow", code: 0,
+			args:      []string{"policy", "replay", "--state-dir", fixtureState, "--config-dir", dir, "--settings", fixtureProposed},
+			stdoutHas: "replayed 14 calls", stderrHas: []string{"/srv/app is not a trusted workspace", "starter trust /srv/app"}},
 		{name: "bad --as", code: 2, args: append(base, "--settings", narrower, "--as", "team"), stderrHas: []string{`--as "team"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,6 +62,10 @@ type Proposal struct {
 	As   Stand
 	// UserConfigDir is the user's config directory ("" for none).
 	UserConfigDir string
+	// Ignored, when set, is told what a workspace's trust leaves out of
+	// the proposal there (an untrusted workspace's files only narrow), as
+	// a job would leave it out.
+	Ignored func(ws string, what []string)
 }
 
 // Check parses the proposed file alone, so a broken one is refused with
@@ -106,6 +110,9 @@ func (p Proposal) Proposed(ws string) (approval.Settings, error) {
 	l, err := settingsfile.LoadWith(p.UserConfigDir, ws, given)
 	if err != nil {
 		return approval.Settings{}, fmt.Errorf("proposed settings %s for %s: %w", p.Name, ws, err)
+	}
+	if p.Ignored != nil && len(l.Ignored) > 0 {
+		p.Ignored(ws, l.Ignored)
 	}
 	return l.Settings, nil
 }
