@@ -63,9 +63,10 @@ type item struct {
 	// kind: approval (a person allowed it), denial (anyone denied it,
 	// timers included), other (allowed without a person).
 	kind string
-	// names are a Bash call's command names (commandNames); envKey its
+	// names and argvs are a Bash call's commands (analyseBash); envKey its
 	// facts as a key for the policies compiled for them.
 	names  []string
+	argvs  [][]string
 	envKey string
 	// rel is a file tool's path relative to the workspace ("" outside it).
 	rel string
@@ -183,7 +184,8 @@ func gather(jobs []Job) []item {
 			}
 			it := item{job: j, rec: rec, call: approval.Call{Tool: rec.Tool, Input: modelInput(rec)}, env: env,
 				mode: cmp.Or(rec.Mode, mode), kind: "other"}
-			it.names, it.envKey = commandNames(it.call, env), envKey(env)
+			it.names, it.argvs = analyseBash(it.call, env)
+			it.envKey = envKey(env)
 			it.rel, _ = relPath(it.call, env)
 			switch {
 			case rec.Decision == approval.Deny:
@@ -291,6 +293,10 @@ func (sc *scorer) score(c candidate) (Suggestion, string, error) {
 			}
 		}
 		v := bare[it.envKey].Evaluate(it.call, approval.ModeDefault)
+		if v.Decision == approval.Deny && it.kind == "denial" && namedDespiteDeny(c.rule, it) {
+			return s, fmt.Sprintf("%s overrides it for %s #%d %s", denier(v), it.job.ID, it.rec.Seq,
+				api.Summarize(it.call.Tool, it.call.Input)), nil
+		}
 		if v.Decision != approval.Allow || !ruleNamed(v.Rule, c.rule) {
 			continue
 		}
@@ -422,24 +428,66 @@ func pathPrefix(tool, spec string) (prefix string, ok bool) {
 // pathTools are the tools whose rules name paths.
 var pathTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Grep": true}
 
-// commandNames are the names a Bash allow rule's first word can match in
-// a command (approval indexes its rules by them): the first simple
-// command's name and its outermost wrapper. Every simple command must be
-// allowed for the call to be, so the first one's names are necessary.
-func commandNames(c approval.Call, env approval.Env) []string {
+// analyseBash gives what a candidate is checked against in a Bash call
+// (approval's own analysis, so quoting and wrappers are seen through):
+// names, each simple command's name and outermost wrapper (approval
+// indexes rules by them; an allow rule's first word must be the first
+// command's), and argvs, each command's words from its name on.
+func analyseBash(c approval.Call, env approval.Env) (names []string, argvs [][]string) {
 	var in struct {
 		Command string `json:"command"`
 	}
 	if c.Tool != "Bash" || json.Unmarshal(c.Input, &in) != nil {
-		return nil
+		return nil, nil
 	}
-	a := approval.Analyze(in.Command, env)
-	if len(a.Commands) == 0 {
-		return nil
+	for _, sc := range approval.Analyze(in.Command, env).Commands {
+		names = append(names, sc.Name)
+		if len(sc.Wrappers) > 0 {
+			names = append(names, sc.Wrappers[0])
+		}
+		for i, w := range sc.Argv {
+			if path.Base(w) == sc.Name {
+				argvs = append(argvs, append([]string{sc.Name}, sc.Argv[i+1:]...))
+				break
+			}
+		}
 	}
-	names := []string{a.Commands[0].Name}
-	if w := a.Commands[0].Wrappers; len(w) > 0 {
-		names = append(names, w[0])
+	return names, argvs
+}
+
+// namedDespiteDeny reports whether candidate c names call it although a
+// system rule (or custos' own deny of its directories) denies it: such a
+// rule is overridden for part of what it says, and is not suggested. It
+// reads the rule's words (or literal directory) against the call's, and
+// says false when it cannot tell.
+func namedDespiteDeny(rule string, it item) bool {
+	tool, spec, _ := strings.Cut(rule, "(")
+	spec = strings.TrimSuffix(spec, ")")
+	if prefix, ok := pathPrefix(tool, spec); ok {
+		return mayCover(rule)(it) && strings.HasPrefix(it.rel, prefix)
 	}
-	return names
+	if tool != "Bash" {
+		return false
+	}
+	words, open := strings.Fields(strings.TrimSuffix(spec, ":*")), strings.HasSuffix(spec, ":*")
+	if len(words) == 0 || !allPlain(words) {
+		return false
+	}
+	for _, argv := range it.argvs {
+		if len(argv) >= len(words) && slices.Equal(argv[:len(words)], words) && (open || len(argv) == len(words)) {
+			return true
+		}
+	}
+	return false
+}
+
+// denier names what denied a call in words.
+func denier(v approval.Verdict) string {
+	switch {
+	case v.System:
+		return "the system rule " + v.Rule
+	case v.Rule != "":
+		return "the deny rule " + v.Rule
+	}
+	return "a denial (" + v.Reason + ")"
 }

@@ -38,6 +38,8 @@ func pastJob(id string, calls []past) Job {
 			r.Decision, r.Approver = approval.Deny, "bob"
 		case "timeout":
 			r.Decision, r.Approver = approval.Deny, "timeout"
+		case "sys":
+			r.Decision, r.Layer, r.Rule, r.System = approval.Deny, approval.LayerRules, "rm-root", true
 		case "rule":
 			r.Decision, r.Layer, r.Rule = approval.Allow, approval.LayerRules, "Bash(ls:*)"
 		}
@@ -78,6 +80,13 @@ func TestSuggestNarrowestRules(t *testing.T) {
 		{name: "directories of edits, a denied file rules the parent out", min: 2,
 			calls: append([]past{{"Edit", "src/secrets/key.go", "no"}}, edits...),
 			want:  []string{"Edit(src/api/**)"}, rejected: map[string]string{"Edit(src/**)": "covers a denial"}},
+		{name: "a rule a system rule overrides for a denial is not suggested", min: 3,
+			calls: []past{{"Bash", "dd if=/dev/zero of=/dev/sda", "sys"},
+				{"Bash", "dd if=a.img of=b.img", "yes"}, {"Bash", "dd if=a.img of=c.img", "yes"}, {"Bash", "dd if=a.img of=d.img", "yes"}},
+			want: []string{}, rejected: map[string]string{"Bash(dd:*)": "system rule dd-device"}},
+		{name: "through a wrapper a system rule denies", min: 3,
+			calls: []past{{"Bash", "sudo ls /root", "sys"}, {"Bash", "ls a", "yes"}, {"Bash", "ls a", "yes"}, {"Bash", "ls a", "yes"}, {"Bash", "ls b", "yes"}},
+			want:  []string{"Bash(ls a)"}, rejected: map[string]string{"Bash(ls:*)": "system rule privilege-escalation"}},
 		{name: "too few approvals: nothing", min: 5, calls: goTests, want: []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

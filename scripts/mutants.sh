@@ -185,6 +185,11 @@ mutant "suggest: a rule the current deny rules override" \
 	"./policyreplay" "TestSuggestNarrowestRules" \
 	policyreplay/suggest.go 'if fv := f.Evaluate(it.call, it.mode); fv.Decision != approval.Allow {' 'if fv := f.Evaluate(it.call, it.mode); false && fv.Decision != approval.Allow {'
 
+# ... or one a system rule overrides for a recorded call it names.
+mutant "suggest: a rule a system rule overrides" \
+	"./policyreplay" "TestSuggestNarrowestRules" \
+	policyreplay/suggest.go 'if v.Decision == approval.Deny && it.kind == "denial" && namedDespiteDeny(c.rule, it) {' 'if false {'
+
 # ... or miss a denial spelled with quotes ('g'o) by reading the raw text.
 mutant "suggest: a denial's program read from the raw command" \
 	"./policyreplay" "TestSuggestNarrowestRules" \
