@@ -103,7 +103,7 @@ const maxTopRules = 10
 // Summarise counts what the jobs' records say. current gives a
 // workspace's current settings, for the rules that never matched.
 func Summarise(jobs []Job, current func(ws string) (approval.Settings, error)) (*Stats, error) {
-	st := &Stats{Jobs: len(jobs), PerJob: []JobPrompts{}, PerHour: []HourPrompts{}, TopRules: []RuleCount{},
+	st := &Stats{Jobs: len(jobs), PerJob: []JobPrompts{}, PerHour: []HourPrompts{}, AnsweredBy: []Share{}, TopRules: []RuleCount{},
 		UnusedRules: []WsRule{}, AlwaysApproved: []AskCount{}}
 	var s summer
 	s.init()
