@@ -318,7 +318,7 @@ func (sc *scorer) score(c candidate) (Suggestion, string, error) {
 				return s, fmt.Sprintf("the current settings override it for %s #%d %s: %s", it.job.ID, it.rec.Seq, ev.Summary, fv.Reason), nil
 			}
 			s.Approvals = append(s.Approvals, ev)
-			if !containsStr(s.Workspaces, it.job.Workspace) {
+			if !slices.Contains(s.Workspaces, it.job.Workspace) {
 				s.Workspaces = append(s.Workspaces, it.job.Workspace)
 			}
 		default:
@@ -367,16 +367,7 @@ func envKey(env approval.Env) string {
 // ruleNamed reports whether a verdict's rule text (one rule, or several
 // joined with ", ") names rule.
 func ruleNamed(verdictRule, rule string) bool {
-	return verdictRule == rule || containsStr(strings.Split(verdictRule, ", "), rule)
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
+	return verdictRule == rule || slices.Contains(strings.Split(verdictRule, ", "), rule)
 }
 
 // mayCover is a cheap necessary condition for rule to allow a call, so a
