@@ -3,6 +3,8 @@ package approval
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/custos-dev/custos/hooks"
 )
 
 // AuditRecord is one approval decision (layer 6), or a notable event around
@@ -37,6 +39,15 @@ type AuditRecord struct {
 	Channel  string `json:"channel,omitempty"`
 	// WaitMillis is how long the call waited for a person.
 	WaitMillis int64 `json:"waitMillis,omitempty"`
+	// Mode is the job's permission mode when the call was decided, and
+	// HookDecision what the layer-4 hook named in Hook said (allow, deny,
+	// ask; "" for a rewrite alone): `policy replay` judges a call again with
+	// both. Records from before they were kept have neither.
+	Mode         Mode           `json:"mode,omitempty"`
+	HookDecision hooks.Decision `json:"hookDecision,omitempty"`
+	// Env is, on the job's first record (the "sandbox" event), what the
+	// policy knew of where the job runs (approval.Env), for `policy replay`.
+	Env *Env `json:"env,omitempty"`
 	// Event marks records that are not decisions: "signal-ignored",
 	// "answer-refused", "mode-changed", "mode-refused", "rule-learned",
 	// "notify-failed".

@@ -48,9 +48,14 @@ usage:
   starter deny JOB CALL [--never] [--reason R]
   starter mode JOB MODE              default, acceptEdits, dontAsk, plan, bypass
   starter audit JOB [--json]         every decision, with the layer that made it
+  starter audit stats [--since 7d] [--json]  prompts, who answers, waits, timeouts, rules that decide
   starter retry JOB                  a job waiting for the model endpoint (refused key, no quota …) calls it again now
   starter cancel JOB
   starter policy check --tool T --input JSON [--mode M] [--workspace DIR]
+  starter policy replay --settings NEW.json [--since 7d] [--workspace DIR] [--job ID] [--json]
+                                     what proposed settings would change over the recorded calls (exit 1: a past denial now allowed)
+  starter policy suggest [--since 7d] [--workspace DIR] [--job ID] [--min 3] [--write workspace|user]
+                                     the narrowest allow rules the recorded answers support, with their evidence
   starter trust [DIR]                let DIR's .custos settings widen the policy (allow rules, hooks, modes, domains)
   starter sandbox exec|check ...
   starter temporal-profile [--write] how your temporal CLI reaches the embedded server (mutual TLS)
@@ -96,6 +101,10 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			return a.retry(ctx, c, id)
 		})
 	case "audit":
+		if len(args) > 1 && args[1] == "stats" {
+			err = a.auditStats(ctx, args[2:])
+			break
+		}
 		err = a.withJob(ctx, args[1:], "audit", func(c client.Client, id string, rest []string) error {
 			return a.audit(ctx, c, id, rest)
 		})

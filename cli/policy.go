@@ -32,8 +32,16 @@ type PolicyResult struct {
 
 // policy runs layers 1-4 exactly as a job would, without Temporal.
 func (a *App) policy(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "replay":
+			return a.policyReplay(ctx, args[1:])
+		case "suggest":
+			return a.policySuggest(ctx, args[1:])
+		}
+	}
 	if len(args) == 0 || args[0] != "check" {
-		return usagef("policy check --tool T --input JSON [--mode M] [--workspace DIR]")
+		return usagef("policy check --tool T --input JSON [--mode M] [--workspace DIR], policy replay --settings NEW.json, or policy suggest")
 	}
 	fs := newFlagSet("policy check", a.Stderr)
 	tool := fs.String("tool", "", "tool name: Read, Glob, Grep, Write, Edit, Bash")

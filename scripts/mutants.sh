@@ -162,6 +162,39 @@ mutant "the sandbox's init not reaped after bwrap exits" \
 	"./sandbox" "TestReapKillsTheInitThatOutlivedBwrap" \
 	sandbox/bwrap.go '	if pid <= 0 || w.initStart == "" {' '	if true {'
 
+# A settings change that allows what a person denied would then pass a
+# team's CI gate unseen (issue 19 §1).
+mutant "replay: a past denial now allowed counted as unchanged" \
+	"./policyreplay ./cli" "TestReplayFixtureAudit|TestPolicyReplayExitStatus" \
+	policyreplay/replay.go '		return DenialAllowed' '		return ""'
+
+# A hook's recorded answer would then stand for hooks the proposal changed.
+mutant "replay: recorded hook answers kept when the hooks change" \
+	"./policyreplay" "TestReplayHookOutcomes" \
+	policyreplay/replay.go '!reachedHooks(rec) || !slices.Equal(proposed, hookCommands(jc.now, call.Tool))' '!reachedHooks(rec)'
+
+# policy suggest would then propose a rule that allows what was denied.
+mutant "suggest: a rule that covers a denial" \
+	"./policyreplay" "TestSuggestNarrowestRules" \
+	policyreplay/suggest.go '		case "denial":
+			return s, fmt.Sprintf' '		case "denial-never":
+			return s, fmt.Sprintf'
+
+# ... or one a deny rule overrides for a call it covers.
+mutant "suggest: a rule the current deny rules override" \
+	"./policyreplay" "TestSuggestNarrowestRules" \
+	policyreplay/suggest.go 'if fv := f.Evaluate(it.call, it.mode); fv.Decision != approval.Allow {' 'if fv := f.Evaluate(it.call, it.mode); false && fv.Decision != approval.Allow {'
+
+# ... or one a system rule overrides for a recorded call it names.
+mutant "suggest: a rule a system rule overrides" \
+	"./policyreplay" "TestSuggestNarrowestRules" \
+	policyreplay/suggest.go 'if v.Decision == approval.Deny && it.kind == "denial" && namedDespiteDeny(c.rule, it) {' 'if false {'
+
+# ... or miss a denial spelled with quotes ('g'o) by reading the raw text.
+mutant "suggest: a denial's program read from the raw command" \
+	"./policyreplay" "TestSuggestNarrowestRules" \
+	policyreplay/suggest.go '	names := []string{a.Commands[0].Name}' '	names := []string{strings.Fields(in.Command)[0]}'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {

@@ -51,8 +51,16 @@ type Loaded struct {
 // files are skipped; a file that exists but is broken is an error naming the
 // file (never an empty policy).
 func Load(userConfigDir, workspace string) (Loaded, error) {
+	return LoadWith(userConfigDir, workspace, nil)
+}
+
+// LoadWith is Load with the content of some of the files (by their names in
+// Files) given instead of read: `policy replay` builds a proposed policy
+// exactly as a job would build it, the proposed file in place of the one
+// it would replace. A file given with nil content counts as missing.
+func LoadWith(userConfigDir, workspace string, given map[string][]byte) (Loaded, error) {
 	var out Loaded
-	trusted, err := workspaceTrusted(userConfigDir, workspace)
+	trusted, err := workspaceTrusted(userConfigDir, workspace, given)
 	if err != nil {
 		return out, err
 	}
@@ -62,7 +70,7 @@ func Load(userConfigDir, workspace string) (Loaded, error) {
 		userFile = UserFile(userConfigDir)
 	}
 	for _, f := range Files(userConfigDir, workspace) {
-		data, err := os.ReadFile(f)
+		data, err := readOr(f, given)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -91,4 +99,15 @@ func Load(userConfigDir, workspace string) (Loaded, error) {
 		out.Sources = append(out.Sources, f)
 	}
 	return out, nil
+}
+
+// readOr reads file f, or takes its content from given when it is there.
+func readOr(f string, given map[string][]byte) ([]byte, error) {
+	if data, ok := given[f]; ok {
+		if data == nil {
+			return nil, fs.ErrNotExist
+		}
+		return data, nil
+	}
+	return os.ReadFile(f)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,11 +22,11 @@ type trustFile struct {
 
 // workspaceTrusted reports whether the user's settings list the workspace, or
 // a directory above it, in trustedWorkspaces.
-func workspaceTrusted(userConfigDir, workspace string) (bool, error) {
+func workspaceTrusted(userConfigDir, workspace string, given map[string][]byte) (bool, error) {
 	if userConfigDir == "" || workspace == "" {
 		return false, nil
 	}
-	list, err := trustedList(UserFile(userConfigDir))
+	list, err := trustedListOf(UserFile(userConfigDir), given)
 	if err != nil {
 		return false, err
 	}
@@ -40,8 +39,12 @@ func workspaceTrusted(userConfigDir, workspace string) (bool, error) {
 	return false, nil
 }
 
-func trustedList(file string) ([]string, error) {
-	data, err := os.ReadFile(file)
+func trustedList(file string) ([]string, error) { return trustedListOf(file, nil) }
+
+// trustedListOf is trustedList with the file's content taken from given
+// when it is there (LoadWith).
+func trustedListOf(file string, given map[string][]byte) ([]string, error) {
+	data, err := readOr(file, given)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -30,7 +30,26 @@ func AddRule(workspace, list, ruleText string) error {
 	// The learned rules are this checkout's: keep git from taking them.
 	// Not fatal: the rule matters more than the ignore file.
 	_ = IgnoreLocal(workspace)
-	file := filepath.Join(workspace, ".custos", "settings.local.json")
+	return addRuleTo(filepath.Join(workspace, ".custos", "settings.local.json"), list, ruleText, workspace)
+}
+
+// AddUserRule adds a rule to the user's own settings file (UserFile) as
+// AddRule adds a learned one to a workspace's: checked, idempotent, the
+// rest of the file kept, replaced atomically. `policy suggest --write user`
+// uses it for a rule meant for every workspace.
+func AddUserRule(userConfigDir, list, ruleText string) error {
+	if userConfigDir == "" {
+		return errors.New("settings: AddUserRule needs the user's config directory")
+	}
+	if err := approval.CheckRule(list, ruleText, ""); err != nil {
+		return fmt.Errorf("settings: AddUserRule: %w", err)
+	}
+	return addRuleTo(UserFile(userConfigDir), list, strings.TrimSpace(ruleText), "")
+}
+
+// addRuleTo is the one way a rule gets into a settings file: the file must
+// parse as settings first, so nothing of it is lost.
+func addRuleTo(file, list, ruleText, workspace string) error {
 	return updateJSONFile(file, func(top map[string]json.RawMessage) error {
 		// Never overwrite a file we cannot understand: the user's other
 		// settings would be lost.

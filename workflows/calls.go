@@ -119,7 +119,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 // the caller's. The returned record names the deciding layer and carries the
 // input the tool must run with.
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
-	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input}
+	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode}
 	if !api.KnownTool(tool) {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
@@ -136,7 +136,7 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		}
 	}
 	pre := approval.Decide(call, j.st.Mode, eval, found)
-	rec.Hook = pre.Hook
+	rec.Hook, rec.HookDecision = pre.Hook, hookSaid(found.Hook)
 	if pre.Modified {
 		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
 		if pre.Verdict.Decision != approval.Deny {

@@ -50,6 +50,9 @@ func (j *job) announceSandbox(ctx workflow.Context) {
 	for _, line := range j.st.Env.Sandbox.Gives {
 		text += "\n  " + line
 	}
-	j.audit(ctx, approval.AuditRecord{Event: "sandbox", Reason: text})
+	// The policy's facts ride on the job's first record, once, for
+	// `starter policy replay` (issue 19).
+	env := j.st.Env
+	j.audit(ctx, approval.AuditRecord{Event: "sandbox", Reason: text, Env: &env})
 	j.emit(ctx, Event{Kind: "sandbox", Text: text})
 }
