@@ -36,6 +36,9 @@ func (s Set) Register(r Registrar) {
 	reg(s.Settings.PersistRule, api.PersistRuleActivity)
 	reg(s.Settings.BashLane, api.BashLaneActivity)
 	reg(s.Settings.VerifyAnswer, api.VerifyAnswerActivity)
+	reg(s.Settings.WorkspaceGrants, api.WorkspaceGrantsActivity)
+	reg(s.Settings.AddWorkspaceGrant, api.AddWorkspaceGrantActivity)
+	reg(s.Settings.EndWorkspaceGrant, api.EndWorkspaceGrantActivity)
 	reg(SaveSession, api.SaveSessionActivity)
 }
 

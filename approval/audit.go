@@ -50,6 +50,10 @@ type AuditRecord struct {
 	Env *Env `json:"env,omitempty"`
 	// Event marks records that are not decisions: "signal-ignored",
 	// "answer-refused", "mode-changed", "mode-refused", "rule-learned",
-	// "notify-failed".
+	// "notify-failed", "grant-given", "grant-ended", "escalated".
 	Event string `json:"event,omitempty"`
+	// Grant is the grant a call was allowed by (Layer human, Approver the
+	// person who gave it), or the grant a grant-given/grant-ended record
+	// is about.
+	Grant *GrantInfo `json:"grant,omitempty"`
 }

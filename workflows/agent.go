@@ -71,6 +71,15 @@ type job struct {
 	retryNow workflow.Channel
 	// lastFinish is the finish_reason of the last model answer.
 	lastFinish string
+	// grantsOn is false in runs that began before grants (GetVersion);
+	// grantStop cancels the timer of each live grant; wsGrants are the
+	// workspace's grants as last read on its host.
+	grantsOn  bool
+	grantStop map[string]workflow.CancelFunc
+	wsGrants  []Grant
+	// wsRead reads the workspace's grants for the calls of one model
+	// answer (nil until one of them needs it).
+	wsRead workflow.Future
 }
 
 type pendingCall struct {
@@ -83,6 +92,18 @@ type pendingCall struct {
 	// refs resolves to the notifiers' references to what they posted for
 	// this call (nil when no notifier is configured).
 	refs workflow.Future
+	// rules is what layers 1-3 said of the call and hookAsked whether a
+	// hook asked for a person: a grant may answer only a call an allow
+	// rule could have allowed (approval.Grantable).
+	rules     approval.Verdict
+	hookAsked bool
+	// grant is the grant the answer gave, if any.
+	grant *Grant
+}
+
+// call is the call as the tool would run it (a hook's rewrite included).
+func (p *pendingCall) call() approval.Call {
+	return approval.Call{Tool: p.ask.Tool, Input: p.ask.Input}
 }
 
 // How a call left layer 5 when nobody answered.
@@ -102,6 +123,8 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		closed:  map[string]DecideResult{},
 		callIDs: map[string]bool{},
 		phase:   "starting",
+
+		grantStop: map[string]workflow.CancelFunc{},
 	}
 	if in.ApprovalTimeout <= 0 {
 		j.in.ApprovalTimeout = DefaultApprovalTimeout
@@ -118,6 +141,10 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := j.registerRetry(ctx); err != nil {
 		return JobResult{}, err
 	}
+	if err := j.registerRevoke(ctx); err != nil {
+		return JobResult{}, fmt.Errorf("register %s update: %w", RevokeUpdate, err)
+	}
+	j.grantsOn = workflow.GetVersion(ctx, grantsChange, workflow.DefaultVersion, 1) >= 1
 	if err := j.start(ctx); err != nil {
 		return JobResult{}, err
 	}
@@ -194,6 +221,9 @@ func (j *job) start(ctx workflow.Context) error {
 		}
 	}
 	j.policy = p
+	for _, g := range j.st.Grants {
+		j.watchGrant(ctx, g)
+	}
 	return nil
 }
 

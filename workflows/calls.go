@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 // the order the model gave. Results come back in call order.
 func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall, ids []string) []string {
 	j.phase = "deciding"
+	j.wsRead = nil
 	results := make([]string, len(calls))
 	wg := workflow.NewWaitGroup(ctx)
 	var prevBash workflow.Future
@@ -161,8 +163,14 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	if ctx.Err() != nil {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: "job canceled"})
 	}
-	askReason := pre.AskReason
-	return j.ask(ctx, rec, askReason, quorum)
+	// A grant stands in for one person: never for a call that needs
+	// several (approvals' quorum).
+	if len(quorum) == 0 {
+		if r, ok := j.byGrant(ctx, found, rec); ok {
+			return r
+		}
+	}
+	return j.ask(ctx, rec, pre.AskReason, found, quorum)
 }
 
 // recordedEvaluate is layers 1-3 with each verdict recorded in history (a
@@ -188,12 +196,13 @@ func (j *job) recordedEvaluate(ctx workflow.Context) approval.Evaluator {
 // approval signal), raced against a timer that denies. People see it in the
 // status query, the Web UI's current details and the configured channels,
 // with a preview of what it would do.
-func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string, quorum []QuorumState) approval.AuditRecord {
+func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string, found approval.Findings, quorum []QuorumState) approval.AuditRecord {
 	p := &pendingCall{
 		ask: PendingAsk{CallID: rec.CallID, Tool: rec.Tool, Summary: api.Summarize(rec.Tool, rec.Input),
 			Input: rec.Input, Reason: reason, Rule: approval.SuggestRule(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)},
 		// Buffered, so an answer is never blocked on a call that just timed out.
-		ch: workflow.NewBufferedChannel(ctx, 1),
+		ch:    workflow.NewBufferedChannel(ctx, 1),
+		rules: found.Rules, hookAsked: hookAsked(found),
 	}
 	p.ask.Quorum = quorum
 	if workflow.GetVersion(ctx, "approval-preview", workflow.DefaultVersion, 1) >= 1 {
@@ -202,7 +211,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	now := workflow.Now(ctx)
 	p.ask.AskedAt, p.ask.Deadline = now, now.Add(j.in.ApprovalTimeout)
 	j.pending[rec.CallID] = p
-	j.order = append(j.order, rec.CallID)
+	j.order = inCallOrder(append(j.order, rec.CallID), j.st.PendingIDs)
 	j.phase = "waiting"
 	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
 	j.updateDetails(ctx)
@@ -226,7 +235,8 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 		j.phase = "deciding"
 	}
 	if timedOut {
-		word, reason := answerTimeout, fmt.Sprintf("no answer within %s", j.in.ApprovalTimeout)
+		// Nobody said no: the model must not read a timer as a refusal.
+		word, reason := answerTimeout, fmt.Sprintf("nobody answered in time (no answer within %s); no person refused this call, the deadline denied it by default", j.in.ApprovalTimeout)
 		if ctx.Err() != nil {
 			word, reason = answerCanceled, "job canceled while waiting for approval"
 		}
@@ -240,6 +250,12 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	switch answer.Decision {
 	case "allow":
 		v.Decision = approval.Allow
+		if answer.Grant != nil && j.grantsOn {
+			if g := j.giveGrant(ctx, p, answer); g != nil {
+				info := g.info()
+				rec.Grant, p.grant = &info, g
+			}
+		}
 	case "deny":
 		v.Decision = approval.Deny
 		v.Reason = cmp.Or(answer.Reason, "denied by "+cmp.Or(answer.By, "a person"))
@@ -269,6 +285,7 @@ func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.Audit
 	if answer == "always" || answer == "never" {
 		res.Rule = rec.Rule
 	}
+	res.Grant = p.grant
 	p.result = &res
 	j.closed[rec.CallID] = res
 	if j.recent = append(j.recent, res); len(j.recent) > maxRecentInDetails {
@@ -397,6 +414,9 @@ func (j *job) required(rec approval.AuditRecord) string {
 	case approval.LayerHook:
 		return fmt.Sprintf("the hook %s allowing it", cmp.Or(rec.Hook, "that refused it"))
 	case approval.LayerHuman:
+		if rec.Approver == answerTimeout {
+			return fmt.Sprintf("a person answering in time (nobody did; you may ask again, or ask the user to answer sooner), or an allow rule such as %s", approval.SuggestRule(call, j.st.Env))
+		}
 		return fmt.Sprintf("a person's approval (decide Update allow), or an allow rule such as %s", approval.SuggestRule(call, j.st.Env))
 	}
 	return "a person's approval"
@@ -427,6 +447,21 @@ func removeString(list []string, s string) []string {
 		}
 	}
 	return out
+}
+
+// inCallOrder orders pending call IDs as the model gave the calls: the
+// calls of one answer may reach a person in another order (they waited
+// together for the workspace's grants), and people see them in the
+// model's.
+func inCallOrder(order, calls []string) []string {
+	pos := func(id string) int {
+		if i := slices.Index(calls, id); i >= 0 {
+			return i
+		}
+		return len(calls) // not of this answer: last, in the order asked
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return pos(a) - pos(b) })
+	return order
 }
 
 func firstLine(s string, max int) string {

@@ -19,6 +19,7 @@ type updateOutcome struct {
 	rejected error
 	result   DecideResult
 	mode     ModeResult
+	grant    Grant
 	err      error
 	done     bool
 }
@@ -44,6 +45,8 @@ func (h *harness) update(name string, arg any, o *updateOutcome) {
 				o.result = r
 			case ModeResult:
 				o.mode = r
+			case Grant:
+				o.grant = r
 			}
 		},
 	}, arg)

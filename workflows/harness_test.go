@@ -49,6 +49,9 @@ type harnessConfig struct {
 	sandbox  sandbox.Config
 	// untrusted leaves the workspace out of the user's trustedWorkspaces.
 	untrusted bool
+	// sameHost runs the job on that harness's workspace, user settings
+	// and state directory: another job of the workspace on its host.
+	sameHost *harness
 }
 
 func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
@@ -72,6 +75,9 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	t.Cleanup(srv.Close)
 
 	h := &harness{t: t, ws: ws, oai: srv, userConfigDir: userConfig(t, ws, !cfg.untrusted), stateDir: t.TempDir()}
+	if o := cfg.sameHost; o != nil {
+		h.ws, h.userConfigDir, h.stateDir = o.ws, o.userConfigDir, o.stateDir
+	}
 	h.suite.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	h.env = h.suite.NewTestWorkflowEnvironment()
 	h.env.SetTestTimeout(2 * time.Minute)
@@ -92,7 +98,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	}
 	set.Register(h.env)
 	set.RegisterBash(h.env)
-	h.input = JobInput{Task: "test task", Workspace: ws}
+	h.input = JobInput{Task: "test task", Workspace: h.ws}
 	return h
 }
 

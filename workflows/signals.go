@@ -69,8 +69,8 @@ func (j *job) registerUpdates(ctx workflow.Context) error {
 		func(ctx workflow.Context, d ApprovalDecision) (DecideResult, error) {
 			d = normalizeAnswer(d)
 			// Checked again: another answer may have been applied between
-			// this Update's validation and its handler.
-			if err := j.checkAnswer(d); err != nil {
+			// this Update's validation and its handler, and time moved.
+			if err := j.checkAnswerAt(d, workflow.Now(ctx)); err != nil {
 				return DecideResult{}, err
 			}
 			if d.Refused != "" {
@@ -89,10 +89,13 @@ func (j *job) registerUpdates(ctx workflow.Context) error {
 			return *p.result, nil
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(d ApprovalDecision) error { return j.checkAnswer(normalizeAnswer(d)) },
+			Validator: func(ctx workflow.Context, d ApprovalDecision) error {
+				return j.checkAnswerAt(normalizeAnswer(d), workflow.Now(ctx))
+			},
 			Description: `Answer a tool call waiting for approval and get its final decision. ` +
-				`Input: {"callId": "…", "decision": "allow|deny|always|never", "reason": "", "by": "you"}. ` +
-				`Refused (nothing recorded) for an unknown, decided or expired call.`,
+				`Input: {"callId": "…", "decision": "allow|deny|always|never", "reason": "", "by": "you", ` +
+				`"grant": {"rule": "Bash(npm test:*)", "scope": "job|workspace", "for": "30m"}} (grant: optional, with allow; or "until": a time). ` +
+				`Refused (nothing recorded) for an unknown, decided or expired call, or a grant that would not hold.`,
 		})
 	if err != nil {
 		return fmt.Errorf("register %s update: %w", DecideUpdate, err)
@@ -164,6 +167,15 @@ func (j *job) checkAnswer(d ApprovalDecision) error {
 	return notApplied("no call %q is waiting for approval in this job", d.CallID)
 }
 
+// checkAnswerAt is checkAnswer and, for an answer with a grant, the
+// grant's checks at workflow time now.
+func (j *job) checkAnswerAt(d ApprovalDecision, now time.Time) error {
+	if err := j.checkAnswer(d); err != nil {
+		return err
+	}
+	return j.checkGrant(j.pending[d.CallID], d, now)
+}
+
 // closedText says how a call that no longer waits was decided.
 func closedText(r DecideResult, timeout time.Duration) string {
 	at := r.At.UTC().Format("15:04:05 UTC")
@@ -207,7 +219,7 @@ func (j *job) routeApproval(ctx workflow.Context, raw json.RawMessage) {
 		return
 	}
 	d = normalizeAnswer(d)
-	if err := j.checkAnswer(d); err != nil {
+	if err := j.checkAnswerAt(d, workflow.Now(ctx)); err != nil {
 		j.ignoreSignal(ctx, d, strings.TrimPrefix(applicationMessage(err), "not applied: "))
 		return
 	}
@@ -336,6 +348,7 @@ func (j *job) status() Status {
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
 	s.Runs = j.st.Runs
 	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
+	s.Grants = j.statusGrants()
 	if w := j.st.ModelWait; w != nil {
 		c := *w
 		s.ModelWait = &c

@@ -154,6 +154,11 @@ type State struct {
 	// Instructions are the project instruction files the model was given
 	// (their text is in the system prompt, the transcript's first message).
 	Instructions []api.InstructionFile `json:"instructions,omitempty"`
+	// Grants are the grants this job gave that have not ended (a
+	// workspace-scoped one also lives on the workspace's host, where
+	// every job of the workspace reads it); GrantSeq numbers them.
+	Grants   []Grant `json:"grants,omitempty"`
+	GrantSeq int     `json:"grantSeq,omitempty"`
 }
 
 // files are where the job's transcript and audit are.
@@ -256,6 +261,8 @@ type DecideResult struct {
 	// the call still waits for it).
 	Votes  []string `json:"votes,omitempty"`
 	Needed string   `json:"needed,omitempty"`
+	// Grant is the grant an allow answer with a GrantSpec gave.
+	Grant *Grant `json:"grant,omitempty"`
 }
 
 // Grant is a GrantSpec a person gave, as the job keeps it: the status
