@@ -45,6 +45,10 @@ usage:
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
   starter approve JOB CALL [--always] [--reason R]
+  starter approve JOB CALL --for 30m|--until T [--scope job|workspace] [--rule R]
+                                     allow, and let the rule allow later calls for a while (a grant)
+  starter grants JOB                 the live grants of a job (and of its workspace)
+  starter revoke JOB GRANT           end a grant now, everywhere it applies
   starter deny JOB CALL [--never] [--reason R]
   starter mode JOB MODE              default, acceptEdits, dontAsk, plan, bypass
   starter audit JOB [--json]         every decision, with the layer that made it
@@ -91,6 +95,14 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		verb := args[0]
 		err = a.withJob(ctx, args[1:], verb, func(c client.Client, id string, rest []string) error {
 			return a.decide(ctx, c, id, verb, rest)
+		})
+	case "grants":
+		err = a.withJob(ctx, args[1:], "grants", func(c client.Client, id string, _ []string) error {
+			return a.grants(ctx, c, id)
+		})
+	case "revoke":
+		err = a.withJob(ctx, args[1:], "revoke", func(c client.Client, id string, rest []string) error {
+			return a.revoke(ctx, c, id, rest)
 		})
 	case "mode":
 		err = a.withJob(ctx, args[1:], "mode", func(c client.Client, id string, rest []string) error {

@@ -50,6 +50,9 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 			fmt.Fprintf(a.Stdout, "           why: %s\n", display.Line(p.Reason, maxReason))
 		}
 	}
+	for _, g := range st.Grants {
+		fmt.Fprintf(a.Stdout, "grant:     %s\n", grantText(g))
+	}
 	if st.LastAnswer != "" {
 		fmt.Fprintf(a.Stdout, "answer:    %s\n", display.Safe(st.LastAnswer))
 	}
@@ -62,7 +65,12 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	never := fs.Bool("never", false, "deny, and add a deny rule for calls like this one")
 	reason := fs.String("reason", "", "why (shown to the model on a denial)")
 	by := fs.String("by", whoami(), "who decides (recorded in the audit, with the channel cli)")
+	gf := addGrantFlags(fs)
 	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	grant, err := gf.spec(verb, *always, time.Now())
 	if err != nil {
 		return err
 	}
@@ -82,11 +90,14 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 		return err
 	}
 	res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: pos[0], Decision: decision, Reason: *reason,
-		By: *by, Channel: "cli"})
+		By: *by, Channel: "cli", Grant: grant})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(a.Stdout, outcomeText(res))
+	if res.Grant != nil {
+		fmt.Fprintf(a.Stdout, "granted: %s\n         revoke: starter revoke %s %s\n", grantText(*res.Grant), id, shownID(res.Grant.ID))
+	}
 	return nil
 }
 
