@@ -109,9 +109,15 @@ func (p *Policy) confine(c Call, v Verdict) Verdict {
 // UserOnly drops what only the user's own settings may set from a
 // workspace's settings file, trusted or not, and names it.
 func UserOnly(s Settings) (Settings, []string) {
-	if !s.Sandbox.AllowUnsandboxed {
-		return s, nil
+	var dropped []string
+	if s.Sandbox.AllowUnsandboxed {
+		s.Sandbox.AllowUnsandboxed = false
+		dropped = append(dropped, "sandbox.allowUnsandboxed (honoured only from the user's settings)")
 	}
-	s.Sandbox.AllowUnsandboxed = false
-	return s, []string{"sandbox.allowUnsandboxed (honoured only from the user's settings)"}
+	if len(s.Approval.Escalation) > 0 {
+		// A workspace must not send its calls' details anywhere.
+		s.Approval.Escalation = nil
+		dropped = append(dropped, "approval.escalation (honoured only from the user's settings)")
+	}
+	return s, dropped
 }

@@ -17,12 +17,12 @@ var ErrBadSettings = errors.New("bad settings file")
 // custos does not use are accepted and ignored; any other key is an error, so
 // that a typo ("denny") cannot silently drop rules.
 type permissionsJSON struct {
-	Allow                        []string        `json:"allow"`
-	Ask                          []string        `json:"ask"`
-	Deny                         []string        `json:"deny"`
-	DefaultMode                  string          `json:"defaultMode"`
-	AdditionalDirectories        []string        `json:"additionalDirectories"`
-	DisableBypassPermissionsMode json.RawMessage `json:"disableBypassPermissionsMode"`
+	Allow                        []string          `json:"allow"`
+	Ask                          []json.RawMessage `json:"ask"`
+	Deny                         []string          `json:"deny"`
+	DefaultMode                  string            `json:"defaultMode"`
+	AdditionalDirectories        []string          `json:"additionalDirectories"`
+	DisableBypassPermissionsMode json.RawMessage   `json:"disableBypassPermissionsMode"`
 }
 
 // ParseSettings parses and validates one settings file's content: JSON
@@ -56,17 +56,29 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		// Rules are checked with a placeholder home: only their syntax
 		// matters here; Compile resolves ~ with the real one.
 		env := Env{Workspace: workspace, Home: "/nonexistent-home"}
+		ask, timeouts, err := parseAsk(p.Ask, env)
+		if err != nil {
+			return Settings{}, err
+		}
+		s.Approval.AskTimeouts = timeouts
 		for _, l := range []struct {
 			name  string
 			rules []string
-		}{{ListAllow, p.Allow}, {ListAsk, p.Ask}, {ListDeny, p.Deny}} {
+		}{{ListAllow, p.Allow}, {ListAsk, ask}, {ListDeny, p.Deny}} {
 			for i, r := range l.rules {
 				if _, err := parseRule(r, env); err != nil {
 					return Settings{}, fmt.Errorf("%w: permissions.%s[%d]: %w", ErrBadSettings, l.name, i, err)
 				}
 			}
 		}
-		s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny = p.Allow, p.Ask, p.Deny
+		s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny = p.Allow, ask, p.Deny
+	}
+	if raw, ok := top["approval"]; ok && string(raw) != "null" {
+		a, err := parseApproval(raw)
+		if err != nil {
+			return Settings{}, err
+		}
+		s.Approval.Escalation = a.Escalation
 	}
 	if raw, ok := top["hooks"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.Hooks); err != nil {
@@ -148,6 +160,7 @@ func MergeSettings(base, over Settings) Settings {
 	if over.Permissions.DefaultMode != "" {
 		out.Permissions.DefaultMode = over.Permissions.DefaultMode
 	}
+	out.Approval = mergeApproval(base.Approval, over.Approval)
 	if len(base.Hooks)+len(over.Hooks) > 0 {
 		out.Hooks = hooks.Config{}
 		for _, h := range []hooks.Config{base.Hooks, over.Hooks} {

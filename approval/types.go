@@ -78,6 +78,8 @@ type Settings struct {
 	// count towards a quorum of their jobs.
 	Approvals  []QuorumRule `json:"approvals,omitempty"`
 	Identities []string     `json:"identities,omitempty"`
+	// Approval is how layer 5 waits: escalation steps, per-rule deadlines.
+	Approval ApprovalSettings `json:"approval,omitzero"`
 }
 
 // Permissions are the user's rule lists and default mode.

@@ -23,6 +23,9 @@ const (
 	NotifyPendingActivity = "NotifyPending"
 	NotifyDecidedActivity = "NotifyDecided"
 	NotifyNoticeActivity  = "NotifyNotice"
+	// NotifyEscalateActivity tells one channel that a call still waits,
+	// a step of the user's approval.escalation.
+	NotifyEscalateActivity = "NotifyEscalate"
 )
 
 // How a person answers, as the payloads say it (the names are the
@@ -103,6 +106,36 @@ type Notice struct {
 	// Retry names the Update that makes the job try now ("" when there is
 	// nothing to retry).
 	Retry string `json:"retry,omitempty"`
+}
+
+// Escalation is a step of approval.escalation: nobody has answered the
+// call After it was asked; tell channel Notify (to To, when set: a Slack
+// channel or mention, a webhook URL), before its Deadline denies it.
+type Escalation struct {
+	Pending
+	Step   int           `json:"step"`
+	After  time.Duration `json:"after"`
+	Notify string        `json:"notify"`
+	To     string        `json:"to,omitempty"`
+}
+
+// Escalator is a channel that escalates.
+type Escalator interface {
+	Escalate(ctx context.Context, e Escalation) error
+}
+
+// NotifyEscalate hands an escalation step to the channel it names.
+func (a *Activities) NotifyEscalate(ctx context.Context, e Escalation) error {
+	for _, n := range a.Notifiers {
+		if n.Name() != e.Notify {
+			continue
+		}
+		if es, ok := n.(Escalator); ok {
+			return es.Escalate(ctx, e)
+		}
+		return fmt.Errorf("%s cannot escalate", e.Notify)
+	}
+	return fmt.Errorf("no %s channel on this worker", e.Notify)
 }
 
 // Noticer is a channel that also tells people of Notices.
@@ -192,6 +225,7 @@ func (a *Activities) Register(r interface {
 	r.RegisterActivityWithOptions(a.NotifyPending, activity.RegisterOptions{Name: NotifyPendingActivity})
 	r.RegisterActivityWithOptions(a.NotifyDecided, activity.RegisterOptions{Name: NotifyDecidedActivity})
 	r.RegisterActivityWithOptions(a.NotifyNotice, activity.RegisterOptions{Name: NotifyNoticeActivity})
+	r.RegisterActivityWithOptions(a.NotifyEscalate, activity.RegisterOptions{Name: NotifyEscalateActivity})
 }
 
 // Names lists the notifiers, sorted, for logs and events.

@@ -99,6 +99,8 @@ type pendingCall struct {
 	hookAsked bool
 	// grant is the grant the answer gave, if any.
 	grant *Grant
+	// timeout is the deadline's length, when it denied the call.
+	timeout time.Duration
 }
 
 // call is the call as the tool would run it (a hook's rewrite included).

@@ -209,16 +209,18 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 		p.ask.Preview = j.preview(ctx, rec, reason)
 	}
 	now := workflow.Now(ctx)
-	p.ask.AskedAt, p.ask.Deadline = now, now.Add(j.in.ApprovalTimeout)
+	timeout := j.askTimeout(found)
+	p.ask.AskedAt, p.ask.Deadline = now, now.Add(timeout)
 	j.pending[rec.CallID] = p
 	j.order = inCallOrder(append(j.order, rec.CallID), j.st.PendingIDs)
 	j.phase = "waiting"
 	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
 	j.updateDetails(ctx)
 	j.notifyPending(ctx, p)
+	stopEscalation := j.escalate(ctx, p, timeout)
 
 	tctx, cancelTimer := workflow.WithCancel(ctx)
-	timer := workflow.NewTimerWithOptions(tctx, j.in.ApprovalTimeout,
+	timer := workflow.NewTimerWithOptions(tctx, timeout,
 		workflow.TimerOptions{Summary: "approval deadline " + rec.CallID})
 	var answer ApprovalDecision
 	timedOut := false
@@ -227,6 +229,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 	sel.Select(ctx)
 	cancelTimer()
+	stopEscalation()
 
 	delete(j.pending, rec.CallID)
 	j.order = removeString(j.order, rec.CallID)
@@ -236,12 +239,13 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	}
 	if timedOut {
 		// Nobody said no: the model must not read a timer as a refusal.
-		word, reason := answerTimeout, fmt.Sprintf("nobody answered in time (no answer within %s); no person refused this call, the deadline denied it by default", j.in.ApprovalTimeout)
+		word, reason := answerTimeout, fmt.Sprintf("nobody answered in time (no answer within %s); no person refused this call, the deadline denied it by default", timeout)
 		if ctx.Err() != nil {
 			word, reason = answerCanceled, "job canceled while waiting for approval"
 		}
 		rec.Approver = word
 		rec = verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason})
+		p.timeout = timeout
 		j.closeCall(ctx, p, rec, word)
 		return rec
 	}
@@ -281,7 +285,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.AuditRecord, answer string) {
 	res := DecideResult{CallID: rec.CallID, Tool: rec.Tool, Summary: p.ask.Summary, Decision: rec.Decision,
 		Answer: answer, Layer: rec.Layer, By: rec.Approver, Channel: rec.Channel, Reason: rec.Reason,
-		At: workflow.Now(ctx)}
+		At: workflow.Now(ctx), timeout: p.timeout}
 	if answer == "always" || answer == "never" {
 		res.Rule = rec.Rule
 	}

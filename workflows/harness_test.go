@@ -21,6 +21,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -52,6 +53,10 @@ type harnessConfig struct {
 	// sameHost runs the job on that harness's workspace, user settings
 	// and state directory: another job of the workspace on its host.
 	sameHost *harness
+	// userSettings are top-level keys added to the user's settings.json;
+	// notifiers the worker's channels.
+	userSettings map[string]any
+	notifiers    []notify.Notifier
 }
 
 func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
@@ -95,6 +100,14 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 		Tools:    &activities.Tools{Sandbox: sb},
 		Settings: &activities.Settings{UserConfigDir: h.userConfigDir, StateDir: h.stateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
+	}
+	if len(cfg.userSettings) > 0 {
+		addUserSettings(t, h.userConfigDir, cfg.userSettings)
+	}
+	if len(cfg.notifiers) > 0 {
+		acts := &notify.Activities{Notifiers: cfg.notifiers}
+		acts.Register(h.env)
+		set.Settings.Notifiers = acts.Names()
 	}
 	set.Register(h.env)
 	set.RegisterBash(h.env)
@@ -224,6 +237,22 @@ func denial(content string) (d struct {
 func withSandbox(sc sandbox.Config) harnessOpt { return func(c *harnessConfig) { c.sandbox = sc } }
 
 func untrustedWorkspace() harnessOpt { return func(c *harnessConfig) { c.untrusted = true } }
+
+// addUserSettings adds top-level keys to the user's settings.json.
+func addUserSettings(t *testing.T, dir string, keys map[string]any) {
+	file := settingsfile.UserFile(dir)
+	top := map[string]any{}
+	if b, err := os.ReadFile(file); err == nil {
+		require.NoError(t, json.Unmarshal(b, &top))
+	}
+	for k, v := range keys {
+		top[k] = v
+	}
+	b, err := json.Marshal(top)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o700))
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+}
 
 // userConfig is a user config dir whose settings trust ws (or not).
 func userConfig(t *testing.T, ws string, trust bool) string {

@@ -32,13 +32,7 @@ func (j *job) notifyPending(ctx workflow.Context, p *pendingCall) {
 	if len(j.st.Notifiers) == 0 {
 		return
 	}
-	payload, _ := json.Marshal(ApprovalDecision{CallID: p.ask.CallID, Decision: "allow", By: "you"})
-	msg := notify.Pending{
-		JobID: j.id, CallID: p.ask.CallID, Tool: p.ask.Tool, Summary: p.ask.Summary, Input: p.ask.Input,
-		Workspace: j.in.Workspace, Mode: string(j.st.Mode), Reason: p.ask.Reason, Preview: p.ask.Preview,
-		AskedAt: p.ask.AskedAt, Deadline: p.ask.Deadline,
-		Answer: notify.HowTo{WorkflowID: j.id, Update: DecideUpdate, Signal: ApprovalSignal, Payload: payload},
-	}
+	msg := j.pendingMessage(p)
 	refs, settle := workflow.NewFuture(ctx)
 	p.refs = refs
 	j.background(ctx, func(ctx workflow.Context) {
@@ -50,6 +44,17 @@ func (j *job) notifyPending(ctx workflow.Context, p *pendingCall) {
 			j.notifyFailed(ctx, p.ask.CallID, "could not announce the call", err)
 		}
 	})
+}
+
+// pendingMessage is what the channels are told of a waiting call.
+func (j *job) pendingMessage(p *pendingCall) notify.Pending {
+	payload, _ := json.Marshal(ApprovalDecision{CallID: p.ask.CallID, Decision: "allow", By: "you"})
+	return notify.Pending{
+		JobID: j.id, CallID: p.ask.CallID, Tool: p.ask.Tool, Summary: p.ask.Summary, Input: p.ask.Input,
+		Workspace: j.in.Workspace, Mode: string(j.st.Mode), Reason: p.ask.Reason, Preview: p.ask.Preview,
+		AskedAt: p.ask.AskedAt, Deadline: p.ask.Deadline,
+		Answer: notify.HowTo{WorkflowID: j.id, Update: DecideUpdate, Signal: ApprovalSignal, Payload: payload},
+	}
 }
 
 // notifyDecided tells the channels the outcome, once the announcement has

@@ -181,7 +181,7 @@ func closedText(r DecideResult, timeout time.Duration) string {
 	at := r.At.UTC().Format("15:04:05 UTC")
 	switch r.Answer {
 	case answerTimeout:
-		return fmt.Sprintf("denied by the %s timer at %s", timeout, at)
+		return fmt.Sprintf("denied by the %s timer at %s (nobody answered in time)", cmp.Or(r.timeout, timeout), at)
 	case answerCanceled:
 		return fmt.Sprintf("denied at %s: the job was canceled", at)
 	}

@@ -263,6 +263,9 @@ type DecideResult struct {
 	Needed string   `json:"needed,omitempty"`
 	// Grant is the grant an allow answer with a GrantSpec gave.
 	Grant *Grant `json:"grant,omitempty"`
+	// timeout is the deadline that denied the call (answer timeout), for
+	// late answers' messages in this run.
+	timeout time.Duration
 }
 
 // Grant is a GrantSpec a person gave, as the job keeps it: the status

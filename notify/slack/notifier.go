@@ -196,3 +196,37 @@ func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
 	}
 	return nil
 }
+
+// Escalate posts a step of approval.escalation: the call's message again,
+// with its buttons, under a line saying nobody has answered, to the step's
+// channel (To: C0123…, #name) or to the notifier's channel with the
+// step's mention (To: <!subteam^S0123>, <@U0123>, <!here>). A retried
+// activity first looks for the message it may have posted already.
+func (n *Notifier) Escalate(ctx context.Context, e notify.Escalation) error {
+	channel, mention := n.channel, ""
+	switch {
+	case strings.HasPrefix(e.To, "<"):
+		mention = e.To + " "
+	case e.To != "":
+		channel = e.To
+	}
+	key := fmt.Sprintf("escalation %s %d", e.CallID, e.Step)
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1 && channel == n.channel {
+		if ref, err := n.find(ctx, e.JobID, key, e.AskedAt); err != nil || ref != "" {
+			return err
+		}
+	}
+	text, blocks := pendingMessage(e.Pending)
+	head := fmt.Sprintf("%s:rotating_light: Nobody has answered this call for %s; it is denied at %s unless someone does.",
+		mention, e.After, e.Deadline.UTC().Format("15:04:05 UTC"))
+	blocks = append([]slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, head, false, false), nil, nil)}, blocks...)
+	err := politely(ctx, func() error {
+		_, _, err := n.api.PostMessageContext(ctx, channel, slack.MsgOptionText(head+"\n"+text, false),
+			slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(e.JobID, key)))
+		return err
+	})
+	if err != nil {
+		return n.apiError("chat.postMessage", err)
+	}
+	return nil
+}

@@ -23,6 +23,8 @@ const (
 	EventPending = "pending"
 	EventDecided = "decided"
 	EventNotice  = "notice"
+	// EventEscalation: a call still waits, a step of approval.escalation.
+	EventEscalation = "escalation"
 )
 
 // NoticeEvent is the body of a "notice" delivery.
@@ -110,6 +112,29 @@ func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
 	id := deliveryID(EventNotice, nt.JobID, nt.Kind, nt.At)
 	nt.Text, nt.Fix, nt.Error = display.Line(nt.Text, maxReason), display.Line(nt.Fix, maxReason), display.Line(nt.Error, maxReason)
 	return n.deliver(ctx, EventNotice, id, NoticeEvent{Event: EventNotice, Delivery: id, Notice: nt})
+}
+
+// EscalationEvent is the body of an "escalation" delivery.
+type EscalationEvent struct {
+	Event    string `json:"event"`
+	Delivery string `json:"delivery"`
+	notify.Escalation
+}
+
+// Escalate delivers an "escalation" event: to the step's URL when it names
+// one (signed with the same secret), else to every configured URL.
+func (n *Notifier) Escalate(ctx context.Context, e notify.Escalation) error {
+	id := deliveryID(EventEscalation, e.JobID, fmt.Sprintf("%s\x00%d", e.CallID, e.Step), e.AskedAt)
+	e.Summary, e.Preview, e.Reason = display.SafeLine(e.Summary), display.Safe(e.Preview), display.Line(e.Reason, maxReason)
+	body := EscalationEvent{Event: EventEscalation, Delivery: id, Escalation: e}
+	if e.To == "" {
+		return n.deliver(ctx, EventEscalation, id, body)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("webhook: encode %s event: %w", EventEscalation, err)
+	}
+	return n.post(ctx, e.To, EventEscalation, id, b)
 }
 
 // deliveryID is stable across retries: the same event of the same call
