@@ -151,3 +151,40 @@ func who(by, channel string) string {
 	}
 	return by + " via " + channel
 }
+
+// grantHint is the prompt's offer of a grant, naming the rule it grants.
+func grantHint(p workflows.PendingAsk) string {
+	if p.Rule == "" {
+		return ""
+	}
+	return fmt.Sprintf(", or 'for 30m [workspace]' to also allow %s for a while", display.Line(p.Rule, maxReason))
+}
+
+// typedGrant reads a prompt answer "for 30m" or "f 2h workspace": allow,
+// with a grant of the call's rule for that long in the job (or the
+// workspace). bad says why such an answer cannot be a grant; a line that
+// is not one gives a nil grant.
+func typedGrant(line string) (decision string, g *workflows.GrantSpec, bad string) {
+	f := strings.Fields(strings.ToLower(line))
+	if len(f) == 0 || (f[0] != "f" && f[0] != "for") {
+		return "", nil, ""
+	}
+	if len(f) < 2 || len(f) > 3 {
+		return "", nil, "a grant is 'for DURATION' or 'for DURATION workspace', e.g. for 30m"
+	}
+	if d, err := time.ParseDuration(f[1]); err != nil || d <= 0 {
+		return "", nil, fmt.Sprintf("%q is not a positive duration such as 30m or 8h", f[1])
+	}
+	g = &workflows.GrantSpec{For: f[1]}
+	if len(f) == 3 {
+		switch f[2] {
+		case "job", "workspace":
+			g.Scope = f[2]
+		case "ws":
+			g.Scope = workflows.ScopeWorkspace
+		default:
+			return "", nil, fmt.Sprintf("%q is not a scope: job or workspace", f[2])
+		}
+	}
+	return "allow", g, ""
+}

@@ -375,13 +375,20 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 			}
 			shown = true
 		}
-		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never' (denied in %s): ",
-			display.SafeLine(p.Summary), reason, left)
+		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never'%s (denied in %s): ",
+			display.SafeLine(p.Summary), reason, grantHint(p), left)
 		line, ok := a.awaitLine(ctx, c, id, p.CallID, lines, finished, deadline.C, check.C)
 		if !ok {
 			return nil
 		}
-		decision := typedAnswer(line)
+		decision, grant, bad := typedGrant(line)
+		if bad != "" {
+			fmt.Fprintf(a.Stdout, "    %s\n", bad)
+			continue
+		}
+		if grant == nil {
+			decision = typedAnswer(line)
+		}
 		if decision == "view" {
 			fmt.Fprintln(a.Stdout, viewInput(p.Input))
 			continue
@@ -392,15 +399,21 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		// First answer wins across channels: the job says whether this one
 		// counted.
 		res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: p.CallID, Decision: decision,
-			By: whoami(), Channel: "terminal"})
+			By: whoami(), Channel: "terminal", Grant: grant})
 		if errors.Is(err, errNotApplied) {
 			fmt.Fprintf(a.Stdout, "    %s: %s\n", shownID(p.CallID), display.SafeLine(err.Error()))
+			if grant != nil && !strings.Contains(err.Error(), "already ") {
+				continue // the grant would not hold; the call still waits
+			}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(a.Stdout, "    %s: %s\n", shownID(p.CallID), outcomeText(res))
+		if res.Grant != nil {
+			fmt.Fprintf(a.Stdout, "    granted: %s (revoke: starter revoke %s %s)\n", grantText(*res.Grant), id, shownID(res.Grant.ID))
+		}
 		return nil
 	}
 }
