@@ -110,3 +110,50 @@ func TestApproveGrantFlagErrors(t *testing.T) {
 		})
 	}
 }
+
+// The terminal prompt offers a grant of the rule Always would save: 'for
+// 30m' allows the call and the next one the rule covers runs without a
+// prompt; answers that cannot be a grant say why and ask again.
+func TestPromptGivesAGrant(t *testing.T) {
+	const task = "cli test: a grant from the terminal prompt"
+	t.Setenv("USER", "tester")
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("p1", "Write", map[string]any{"file_path": "notes.txt", "content": "one\n"})),
+		demomodel.Calls(demomodel.ToolCall("p2", "Write", map[string]any{"file_path": "notes.txt", "content": "two\n"})),
+		demomodel.Say("FINAL: wrote notes.txt twice"),
+	))
+	ws := testenv.Workspace(t)
+	id := "custos-cli-test-prompt-grant"
+	term := startInteractive(t, "run", "--workspace", ws, "--id", id, "--approval-timeout", "10m", task)
+
+	first := term.waitFor("(denied in ")
+	assert.Contains(t, first, "or 'for 30m [workspace]' to also allow Write(notes.txt) for a while")
+	term.waitFor("): ")
+	for _, tc := range []struct{ line, says string }{
+		{"f", "a grant is 'for DURATION' or 'for DURATION workspace'"},
+		{"for soon", `"soon" is not a positive duration`},
+		{"for 30m galaxy", `"galaxy" is not a scope: job or workspace`},
+	} {
+		term.typeLine(tc.line)
+		again := term.waitFor("(denied in ")
+		assert.Contains(t, again, tc.says, tc.line)
+		term.waitFor("): ")
+	}
+	term.typeLine("for 30m")
+	granted := term.waitFor("(revoke: starter revoke " + id + " g1)")
+	assert.Contains(t, granted, "granted: g1 allows Write(notes.txt) in this job until ")
+
+	select {
+	case code := <-term.code:
+		assert.Equal(t, 0, code, "stderr: %s", term.errOut.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not return; output:\n%s", term.out.String())
+	}
+	out := term.out.String()
+	assert.NotContains(t, out, "p2: waiting for approval", "p2 ran without a prompt")
+	assert.Contains(t, out, "p2: allow by human tester (Write(notes.txt)): allowed by grant g1")
+	dec := testenv.Decisions(testenv.Audit(t, c, id))
+	require.NotNil(t, dec["p2"].Grant)
+	assert.Equal(t, "tester", dec["p2"].Approver)
+	assert.Equal(t, "terminal", dec["p2"].Grant.Channel)
+}
