@@ -54,7 +54,9 @@ type Pending struct {
 	Reason string `json:"reason,omitempty"`
 	// Preview shows what the call would do: a unified diff for Write/Edit,
 	// the parsed commands and sandbox allowances for Bash.
-	Preview  string    `json:"preview,omitempty"`
+	Preview string `json:"preview,omitempty"`
+	// Rule is the rule Always would save, and a grant grants.
+	Rule     string    `json:"rule,omitempty"`
 	AskedAt  time.Time `json:"askedAt"`
 	Deadline time.Time `json:"deadline"`
 	Answer   HowTo     `json:"answer"`

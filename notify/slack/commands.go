@@ -15,7 +15,7 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-const commandUsage = "usage: /custos mode JOB default|plan|acceptEdits|dontAsk|bypass, or /custos status JOB"
+const commandUsage = "usage: /custos mode JOB default|plan|acceptEdits|dontAsk|bypass, /custos status JOB, /custos grants JOB or /custos revoke JOB GRANT"
 
 // command handles "/custos mode JOB MODE" and "/custos status JOB".
 func (b *Bot) command(ctx context.Context, cmd slack.SlashCommand) {
@@ -25,6 +25,10 @@ func (b *Bot) command(ctx context.Context, cmd slack.SlashCommand) {
 		b.reply(ctx, cmd.ResponseURL, b.changeMode(ctx, cmd, args[1], args[2]))
 	case len(args) == 2 && args[0] == "status":
 		b.reply(ctx, cmd.ResponseURL, b.statusText(ctx, args[1]))
+	case len(args) == 2 && args[0] == "grants":
+		b.reply(ctx, cmd.ResponseURL, b.grantsText(ctx, args[1]))
+	case len(args) == 3 && args[0] == "revoke":
+		b.reply(ctx, cmd.ResponseURL, b.revoke(ctx, cmd, args[1], args[2]))
 	default:
 		b.reply(ctx, cmd.ResponseURL, commandUsage)
 	}
@@ -71,4 +75,37 @@ func (b *Bot) statusText(ctx context.Context, job string) string {
 		s += fmt.Sprintf("\n• %s %s (call %s)", escape(display.Line(p.Tool, 100)), escape(oneLine(display.SafeLine(p.Summary), 200)), escape(display.Line(p.CallID, 200)))
 	}
 	return s
+}
+
+// grantsText lists a job's live grants.
+func (b *Bot) grantsText(ctx context.Context, job string) string {
+	st, err := b.status(ctx, job)
+	if err != nil {
+		return err.Error()
+	}
+	if len(st.Grants) == 0 {
+		return fmt.Sprintf("job %s: no live grants", escape(display.Line(job, 200)))
+	}
+	s := fmt.Sprintf("job %s: %d live grant(s)", escape(display.Line(job, 200)), len(st.Grants))
+	for _, g := range st.Grants {
+		s += fmt.Sprintf("\n• %s `%s` in this %s until %s, given by %s, used %d times", escape(display.Line(g.ID, 200)), code(g.Rule, 400),
+			escape(g.Scope), slackDate(g.Until, "{date_short_pretty} at {time}"), byText(g.By, g.Channel), g.Uses)
+	}
+	return s
+}
+
+// revoke ends a grant. Anyone in the channel may: like a denial, it can
+// only stop calls.
+func (b *Bot) revoke(ctx context.Context, cmd slack.SlashCommand, job, grant string) string {
+	r := workflows.Revoke{GrantID: grant, By: userName(cmd.UserID, cmd.UserName), Channel: "slack"}
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.RevokeUpdate,
+		Args: []any{r}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	var g workflows.Grant
+	if err == nil {
+		err = h.Get(ctx, &g)
+	}
+	if err != nil {
+		return answerError(err, job, "")
+	}
+	return fmt.Sprintf("revoked %s: it allowed `%s` (given by %s)", escape(display.Line(g.ID, 200)), code(g.Rule, 400), byText(g.By, g.Channel))
 }

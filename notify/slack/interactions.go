@@ -36,11 +36,15 @@ func (b *Bot) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			b.viewInput(ctx, cb, v)
 			continue
 		}
+		if a.ActionID == ActionGrant {
+			b.reply(ctx, cb.ResponseURL, b.decide(ctx, cb.User, v, "allow", &workflows.GrantSpec{For: GrantFor}))
+			continue
+		}
 		decision, ok := decisionOf[a.ActionID]
 		if !ok {
 			continue // not one of ours
 		}
-		b.reply(ctx, cb.ResponseURL, b.decide(ctx, cb.User, v, decision))
+		b.reply(ctx, cb.ResponseURL, b.decide(ctx, cb.User, v, decision, nil))
 	}
 }
 
@@ -48,8 +52,9 @@ func (b *Bot) interaction(ctx context.Context, cb slack.InteractionCallback) {
 // person reads, what became of it. Anyone may deny; only approvers may
 // allow, always or never. A refused answer still goes to the job, marked
 // Refused, so the job audits it; the call keeps waiting.
-func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decision string) string {
-	d := workflows.ApprovalDecision{CallID: v.Call, Decision: decision, By: userName(user.ID, cmpOr(user.Name, user.Profile.DisplayName)), Channel: "slack"}
+func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decision string, grant *workflows.GrantSpec) string {
+	d := workflows.ApprovalDecision{CallID: v.Call, Decision: decision, By: userName(user.ID, cmpOr(user.Name, user.Profile.DisplayName)), Channel: "slack",
+		Grant: grant}
 	d.Refused = b.answerRefusal(ctx, user.ID, decision)
 	if decision == "allow" && d.Refused == "" {
 		d.Verified = b.vouch(ctx, v, user.ID, decision)
@@ -140,6 +145,10 @@ func decidedText(r workflows.DecideResult) string {
 	s := verb + " " + escape(oneLine(cmpOr(display.SafeLine(r.Summary), r.Tool), maxSummary))
 	if r.Rule != "" {
 		s += "; rule learned: " + escape(display.Line(r.Rule, 400))
+	}
+	if g := r.Grant; g != nil {
+		s += fmt.Sprintf("; granted %s: `%s` in this %s until %s (revoke: `/custos revoke JOB %s`)", escape(display.Line(g.ID, 200)),
+			code(g.Rule, 400), escape(g.Scope), slackDate(g.Until, "{date_short_pretty} at {time}"), escape(display.Line(g.ID, 200)))
 	}
 	return s
 }

@@ -23,6 +23,9 @@ const (
 	ActionAlways = "custos_always"
 	ActionNever  = "custos_never"
 	ActionView   = "custos_view"
+	// ActionGrant allows the call and grants its rule in the job for
+	// GrantFor (a button beside the text that names the rule).
+	ActionGrant = "custos_grant"
 	actionsBlock = "custos_decide"
 
 	// MetadataEventType marks custos' messages; the payload names the job
@@ -45,6 +48,9 @@ const (
 var decisionOf = map[string]string{
 	ActionAllow: "allow", ActionDeny: "deny", ActionAlways: "always", ActionNever: "never",
 }
+
+// GrantFor is how long the Allow-for button's grant lasts.
+const GrantFor = "30m"
 
 // ButtonValue is what each button carries: the job and the call.
 type ButtonValue struct {
@@ -81,6 +87,13 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 			b.Style = slack.Style(style)
 		}
 		return b
+	}
+	if p.Rule != "" {
+		// Its own section, the rule named beside the button: a grant
+		// allows more than this call, so the person sees what.
+		grant := button(ActionGrant, "Allow "+GrantFor, "")
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*Allow %s* also allows `%s` in this job for %s (revoke: `/custos revoke JOB GRANT`)",
+			GrantFor, code(p.Rule, 400), GrantFor)), nil, slack.NewAccessory(grant)))
 	}
 	blocks = append(blocks, slack.NewActionBlock(actionsBlock,
 		button(ActionAllow, "Allow", "primary"),

@@ -67,11 +67,22 @@ func Click(m Message, actionID string, user User, responseURL string) (string, e
 			Text     json.RawMessage `json:"text"`
 			Style    string          `json:"style,omitempty"`
 		} `json:"elements"`
+		Accessory *struct {
+			Type     string          `json:"type"`
+			ActionID string          `json:"action_id"`
+			Value    string          `json:"value"`
+			Text     json.RawMessage `json:"text"`
+			Style    string          `json:"style,omitempty"`
+		} `json:"accessory"`
 	}
 	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
 		return "", fmt.Errorf("slacktest: message blocks: %w", err)
 	}
 	for _, b := range blocks {
+		if a := b.Accessory; a != nil {
+			// A section's button: clicked like one of an actions block.
+			b.Elements = append(b.Elements, *a)
+		}
 		for _, e := range b.Elements {
 			if e.ActionID != actionID {
 				continue
