@@ -25,7 +25,7 @@ const (
 	ActionView   = "custos_view"
 	// ActionGrant allows the call and grants its rule in the job for
 	// GrantFor (a button beside the text that names the rule).
-	ActionGrant = "custos_grant"
+	ActionGrant  = "custos_grant"
 	actionsBlock = "custos_decide"
 
 	// MetadataEventType marks custos' messages; the payload names the job
