@@ -83,13 +83,14 @@ func (b *Bot) grantsText(ctx context.Context, job string) string {
 	if err != nil {
 		return err.Error()
 	}
+	// Plain text: the reply is escaped whole.
 	if len(st.Grants) == 0 {
-		return fmt.Sprintf("job %s: no live grants", escape(display.Line(job, 200)))
+		return fmt.Sprintf("job %s: no live grants", display.Line(job, 200))
 	}
-	s := fmt.Sprintf("job %s: %d live grant(s)", escape(display.Line(job, 200)), len(st.Grants))
+	s := fmt.Sprintf("job %s: %d live grant(s)", display.Line(job, 200), len(st.Grants))
 	for _, g := range st.Grants {
-		s += fmt.Sprintf("\n• %s `%s` in this %s until %s, given by %s, used %d times", escape(display.Line(g.ID, 200)), code(g.Rule, 400),
-			escape(g.Scope), slackDate(g.Until, "{date_short_pretty} at {time}"), byText(g.By, g.Channel), g.Uses)
+		s += fmt.Sprintf("\n• %s `%s` in this %s until %s, given by %s, used %d times", display.Line(g.ID, 200), display.Line(g.Rule, 400),
+			g.Scope, g.Until.UTC().Format("2006-01-02 15:04 UTC"), replyWho(g), g.Uses)
 	}
 	return s
 }
@@ -107,5 +108,15 @@ func (b *Bot) revoke(ctx context.Context, cmd slack.SlashCommand, job, grant str
 	if err != nil {
 		return answerError(err, job, "")
 	}
-	return fmt.Sprintf("revoked %s: it allowed `%s` (given by %s)", escape(display.Line(g.ID, 200)), code(g.Rule, 400), byText(g.By, g.Channel))
+	return fmt.Sprintf("revoked %s: it allowed `%s` (given by %s)", display.Line(g.ID, 200), display.Line(g.Rule, 400), replyWho(g))
+}
+
+// replyWho names who gave a grant in a reply (replies are escaped whole:
+// no mention in them works, so none is written).
+func replyWho(g workflows.Grant) string {
+	s := display.Line(cmpOr(g.By, "someone"), 200)
+	if g.Channel != "" {
+		s += " via " + display.Line(g.Channel, 100)
+	}
+	return s
 }

@@ -51,7 +51,7 @@ func TestGrantReplies(t *testing.T) {
 	until := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
 	got := decidedText(workflows.DecideResult{Tool: "Bash", Summary: "Bash npm test", Decision: "allow", Answer: "allow",
 		Grant: &workflows.Grant{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", Until: until}})
-	assert.True(t, strings.HasPrefix(got, "allowed Bash npm test; granted g1: `Bash(npm test:*)` in this job until <!date^"), got)
+	assert.Equal(t, "allowed Bash npm test; granted g1: `Bash(npm test:*)` in this job until 2026-12-01 18:00 UTC (revoke: `/custos revoke JOB g1`)", got)
 	assert.Contains(t, got, "(revoke: `/custos revoke JOB g1`)")
 }
 

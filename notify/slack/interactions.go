@@ -147,8 +147,10 @@ func decidedText(r workflows.DecideResult) string {
 		s += "; rule learned: " + escape(display.Line(r.Rule, 400))
 	}
 	if g := r.Grant; g != nil {
-		s += fmt.Sprintf("; granted %s: `%s` in this %s until %s (revoke: `/custos revoke JOB %s`)", escape(display.Line(g.ID, 200)),
-			code(g.Rule, 400), escape(g.Scope), slackDate(g.Until, "{date_short_pretty} at {time}"), escape(display.Line(g.ID, 200)))
+		// Plain text: a reply is escaped whole (reply), so no Slack date
+		// or mention would work in it.
+		s += fmt.Sprintf("; granted %s: `%s` in this %s until %s (revoke: `/custos revoke JOB %s`)", display.Line(g.ID, 200),
+			display.Line(g.Rule, 400), g.Scope, g.Until.UTC().Format("2006-01-02 15:04 UTC"), display.Line(g.ID, 200))
 	}
 	return s
 }

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/notify/slack"
+	"github.com/custos-dev/custos/notify/slack/slacktest"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// A grant through Slack: the Allow 30m button (approvers only) allows the
+// call and grants its rule, so the next covered call runs without a
+// message; /custos grants lists it, /custos revoke (anyone) ends it and the
+// next covered call asks again.
+func TestSlackGrantAndRevoke(t *testing.T) {
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	write := func(id, content string) demomodel.Reply {
+		return demomodel.Calls(demomodel.ToolCall(id, "Write", map[string]any{"file_path": "notes.md", "content": content}))
+	}
+	rig := startSlackRig(t, srv, c, demomodel.Script(
+		write("w1", "one\n"), write("w2", "two\n"),
+		demomodel.Calls(demomodel.ToolCall("w3", "Write", map[string]any{"file_path": "conf.json", "content": "{}\n"})),
+		write("w4", "four\n"),
+		demomodel.Say("done"),
+	))
+	ws := testenv.Workspace(t)
+	const job = "slack-grant"
+	testenv.StartJob(t, c, job, workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+
+	m := rig.message(t, "w1")
+	assert.Contains(t, string(m.Blocks), "also allows `Write(notes.md)` in this job for 30m")
+	code, respURL := rig.click(t, m, slack.ActionGrant, mallory, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, rig.reply(t, respURL).Text, "refused: you are not in SLACK_APPROVERS")
+	code, respURL = rig.click(t, m, slack.ActionGrant, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	reply := rig.reply(t, respURL).Text
+	assert.True(t, strings.HasPrefix(reply, "allowed Write notes.md; granted g1: `Write(notes.md)` in this job until "), reply)
+
+	testenv.WaitPending(t, c, job, "w3", 90*time.Second)
+	for _, msg := range rig.slack.Messages() {
+		assert.NotContains(t, string(msg.Metadata), `"call":"w2"`, "w2 ran under the grant, nobody was asked")
+	}
+	command := func(u slacktest.User, text string) string {
+		respURL := rig.slack.ResponseURL()
+		res, err := slacktest.Post(rig.commands, slackSecret, time.Now(), slacktest.Command(u, text, respURL))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		return rig.reply(t, respURL).Text
+	}
+	grants := command(mallory, "grants "+job)
+	assert.Contains(t, grants, "job slack-grant: 1 live grant(s)\n• g1 `Write(notes.md)` in this job until ")
+	assert.Contains(t, grants, "used 1 times")
+	assert.Equal(t, "revoked g1: it allowed `Write(notes.md)` (given by U0ALICE (alice) via slack)", command(mallory, "revoke "+job+" g1"))
+	assert.Contains(t, command(mallory, "revoke "+job+" g1"), `not applied: no grant "g1" is live in this job`)
+
+	code, respURL = rig.click(t, rig.message(t, "w3"), slack.ActionAllow, alice, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	rig.reply(t, respURL)
+	m4 := rig.message(t, "w4")
+	code, respURL = rig.click(t, m4, slack.ActionDeny, mallory, slackSecret, time.Now())
+	require.Equal(t, http.StatusOK, code)
+	rig.reply(t, respURL)
+	testenv.Finished(t, c, job, time.Minute)
+
+	dec := testenv.Decisions(testenv.Audit(t, c, job))
+	require.NotNil(t, dec["w2"].Grant, "%+v", dec["w2"])
+	assert.Equal(t, "g1", dec["w2"].Grant.ID)
+	assert.Equal(t, "slack", dec["w2"].Grant.Channel)
+	assert.Equal(t, approval.Allow, dec["w2"].Decision)
+	assert.Nil(t, dec["w4"].Grant)
+	assert.Equal(t, approval.Deny, dec["w4"].Decision)
+}
