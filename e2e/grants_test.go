@@ -1,14 +1,19 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -80,4 +85,51 @@ func TestSlackGrantAndRevoke(t *testing.T) {
 	assert.Equal(t, approval.Allow, dec["w2"].Decision)
 	assert.Nil(t, dec["w4"].Grant)
 	assert.Equal(t, approval.Deny, dec["w4"].Decision)
+}
+
+// decide answers a call through the decide Update, as every channel does.
+func decide(t *testing.T, c client.Client, job string, d workflows.ApprovalDecision) workflows.DecideResult {
+	t.Helper()
+	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.DecideUpdate,
+		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	var res workflows.DecideResult
+	require.NoError(t, h.Get(context.Background(), &res))
+	return res
+}
+
+// A job grant survives its worker's restart: the new worker replays the
+// job's history (the grant, its timer, the recorded choice of grant) and
+// the grant still answers the next covered call.
+func TestGrantSurvivesWorkerRestart(t *testing.T) {
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "notes.md", "content": "one\n"})),
+		demomodel.Calls(demomodel.ToolCall("w2", "Write", map[string]any{"file_path": "conf.json", "content": "{}\n"})),
+		demomodel.Calls(demomodel.ToolCall("w3", "Write", map[string]any{"file_path": "notes.md", "content": "three\n"})),
+		demomodel.Say("done"),
+	))
+	first := testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
+	const job = "grant-restart"
+	testenv.StartJob(t, c, job, workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.WaitPending(t, c, job, "w1", 90*time.Second)
+	res := decide(t, c, job, workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "cli",
+		Grant: &workflows.GrantSpec{For: "30m"}})
+	require.NotNil(t, res.Grant)
+	testenv.WaitPending(t, c, job, "w2", 90*time.Second)
+
+	first.Stop()
+	testenv.StartWorkers(t, c, base, app.Options{})
+	decide(t, c, job, workflows.ApprovalDecision{CallID: "w2", Decision: "allow", By: "alice", Channel: "cli"})
+	testenv.Finished(t, c, job, time.Minute)
+
+	dec := testenv.Decisions(testenv.Audit(t, c, job))
+	require.NotNil(t, dec["w3"].Grant, "%+v", dec["w3"])
+	assert.Equal(t, res.Grant.ID, dec["w3"].Grant.ID)
+	assert.Equal(t, "alice", dec["w3"].Approver)
+	b, err := os.ReadFile(filepath.Join(ws, "notes.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "three\n", string(b))
 }

@@ -249,6 +249,12 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 		j.closeCall(ctx, p, rec, word)
 		return rec
 	}
+	return j.answered(ctx, p, rec, answer)
+}
+
+// answered is how a person's answer decides the call: allowed (with the
+// grant it carries), denied, or either with a rule learned.
+func (j *job) answered(ctx workflow.Context, p *pendingCall, rec approval.AuditRecord, answer ApprovalDecision) approval.AuditRecord {
 	rec.Approver, rec.Channel = answer.By, answer.Channel
 	v := approval.Verdict{Layer: approval.LayerHuman, Reason: answer.Reason}
 	switch answer.Decision {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/hooks"
 )
 
@@ -352,4 +354,24 @@ func (j *job) registerRevoke(ctx workflow.Context) error {
 			Description: `End a grant before its time, everywhere it applies: {"grantId": "g1", "by": "you"}. ` +
 				`Returns the ended grant; refused (nothing recorded) for a grant that is not live.`,
 		})
+}
+
+// grantDetails lists the live grants in the Web UI's details, each with
+// the revoke Update that ends it.
+func (j *job) grantDetails(b *strings.Builder) {
+	if j.st == nil {
+		return
+	}
+	gs := j.statusGrants()
+	if len(gs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Grants (%d)\n\n", len(gs))
+	for _, g := range gs {
+		payload, _ := json.Marshal(Revoke{GrantID: g.ID, By: "web-ui", Channel: "web-ui"})
+		fmt.Fprintf(b, "- %s allows %s in this %s until %s, given by %s — revoke with Update `%s`, input `%s`\n",
+			codeSpan(display.Line(g.ID, 200)), codeSpan(display.Line(g.Rule, 500)), g.Scope, g.Until.UTC().Format("2006-01-02 15:04:05Z"),
+			codeSpan(display.Line(who(g.By, g.Channel), 200)), RevokeUpdate, payload)
+	}
+	b.WriteString("\n")
 }

@@ -47,7 +47,8 @@ func TestJobGrantAllowsCoveredCallsUntilItEnds(t *testing.T) {
 	o := h.updateAt(time.Second, DecideUpdate, ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "cli",
 		Grant: &GrantSpec{Rule: "Write(*.txt)", For: "1m"}})
 	var during Status
-	h.env.RegisterDelayedCallback(func() { during = h.status() }, 30*time.Second)
+	var details string
+	h.env.RegisterDelayedCallback(func() { during, details = h.status(), h.currentDetails() }, 30*time.Second)
 	// w3 is not covered and times out at about 2m1s; w4 is asked then.
 	h.signalAt(3*time.Minute, "w4", "allow")
 	_, err := h.run()
@@ -79,6 +80,8 @@ func TestJobGrantAllowsCoveredCallsUntilItEnds(t *testing.T) {
 	assert.Nil(t, dec["w4"].Grant)
 
 	require.Len(t, during.Grants, 1)
+	assert.Contains(t, details, "### Grants (1)\n\n- `g1` allows `Write(*.txt)` in this job until ")
+	assert.Contains(t, details, `revoke with Update `+"`revoke`"+`, input `+"`"+`{"grantId":"g1","by":"web-ui","channel":"web-ui"}`+"`")
 	assert.Equal(t, 1, during.Grants[0].Uses)
 	assert.Empty(t, h.status().Grants)
 	given, ended := h.auditEvents("grant-given"), h.auditEvents("grant-ended")

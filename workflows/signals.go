@@ -408,7 +408,12 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		}
 		fmt.Fprintf(&b, "Answer with Update `%s` (tells you whether it counted) or Signal `%s`, input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n",
 			DecideUpdate, ApprovalSignal, payload)
+		if a.Rule != "" && j.grantsOn {
+			fmt.Fprintf(&b, "To also allow %s for a while, add `\"grant\": {\"for\": \"30m\"}` to an allow (`\"scope\": \"workspace\"` for every job of the workspace).\n\n",
+				codeSpan(display.Line(a.Rule, 500)))
+		}
 	}
+	j.grantDetails(&b)
 	if n := len(j.recent); n > 0 {
 		b.WriteString("### Recently decided\n\n")
 		for i := n - 1; i >= 0; i-- {
