@@ -3,6 +3,7 @@ package workflows
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/statedir"
 )
 
@@ -299,4 +301,49 @@ func TestWorkspaceGrantHonouredByAnotherJob(t *testing.T) {
 	_, err = h3.run()
 	require.NoError(t, err)
 	assert.Equal(t, answerTimeout, h3.decisions()["w4"].Approver, "revoked on the host: a later job asks")
+}
+
+// TestGrantNeverPassesAHookOrAMode: a hook's deny and a hook's ask still
+// decide a call the grant covers, and plan mode denies it; a plain covered
+// call is allowed by the grant.
+func TestGrantNeverPassesAHookOrAMode(t *testing.T) {
+	reg := hooks.NewRegistry()
+	require.NoError(t, reg.Register(hooks.Handler{
+		Name: "system:test-gate", Point: hooks.ToolApprovalPre, Priority: -10, Source: hooks.SourceSystem, Matcher: "Write",
+		Decide: func(p hooks.Payload) hooks.Result {
+			switch {
+			case strings.Contains(string(p.Input), "secret"):
+				return hooks.Result{Decision: "deny", Reason: "no secrets"}
+			case strings.Contains(string(p.Input), "ask-me"):
+				return hooks.Result{Decision: "ask", Reason: "a person looks at these"}
+			}
+			return hooks.Result{}
+		},
+	}))
+	writeWith := func(id, path, content string) demomodel.Reply {
+		return demomodel.Calls(call(id, "Write", map[string]any{"file_path": path, "content": content}))
+	}
+	h := newHarness(t, demomodel.Script(
+		write("w1", "a.txt"), writeWith("w2", "b.txt", "secret"), write("w3", "c.txt"),
+		writeWith("w4", "d.txt", "ask-me"), write("w5", "e.txt"), demomodel.Say("done"),
+	), withSystemHooks(reg))
+	h.input.ApprovalTimeout = 10 * time.Second
+	h.updateAt(time.Second, DecideUpdate, ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice",
+		Grant: &GrantSpec{Rule: "Write(*.txt)", For: "1h"}})
+	// While w4 waits for a person, the job is switched to plan.
+	h.updateAt(5*time.Second, ModeUpdate, ModeChange{Mode: "plan", By: "bob"})
+	_, err := h.run()
+	require.NoError(t, err)
+	dec := h.decisions()
+	assert.Equal(t, approval.Deny, dec["w2"].Decision)
+	assert.Equal(t, approval.LayerHook, dec["w2"].Layer)
+	assert.Nil(t, dec["w2"].Grant)
+	require.NotNil(t, dec["w3"].Grant)
+	assert.Equal(t, answerTimeout, dec["w4"].Approver, "a hook's ask still asks a person")
+	assert.Nil(t, dec["w4"].Grant)
+	assert.Equal(t, approval.Deny, dec["w5"].Decision)
+	assert.Equal(t, approval.LayerMode, dec["w5"].Layer, "plan mode denies what the grant covers")
+	assert.Nil(t, dec["w5"].Grant)
+	assert.Empty(t, h.file("b.txt"))
+	assert.Empty(t, h.file("e.txt"))
 }
