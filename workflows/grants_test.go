@@ -347,3 +347,25 @@ func TestGrantNeverPassesAHookOrAMode(t *testing.T) {
 	assert.Empty(t, h.file("b.txt"))
 	assert.Empty(t, h.file("e.txt"))
 }
+
+// TestWorkspaceGrantEndsOnTime: another job honours a workspace grant only
+// until its end, by its own clock, whether or not the giving job is still
+// there to end it.
+func TestWorkspaceGrantEndsOnTime(t *testing.T) {
+	h1 := newHarness(t, demomodel.Script(write("w1", "a.txt"), demomodel.Say("done")))
+	h1.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "job-a"})
+	h1.updateAt(time.Second, DecideUpdate, ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice",
+		Grant: &GrantSpec{Rule: "Write(*.txt)", Scope: ScopeWorkspace, For: "5m"}})
+	_, err := h1.run()
+	require.NoError(t, err)
+
+	h2 := newHarness(t, demomodel.Script(write("w2", "b.txt"), write("x", "conf.json"), write("w3", "c.txt"), demomodel.Say("done")),
+		sameHostAs(h1))
+	h2.input.ApprovalTimeout = 10 * time.Minute // x waits it out: past the grant's end
+	_, err = h2.run()
+	require.NoError(t, err)
+	dec := h2.decisions()
+	require.NotNil(t, dec["w2"].Grant, "within its time: %+v", dec["w2"])
+	assert.Nil(t, dec["w3"].Grant, "past its end, the grant allows nothing")
+	assert.Equal(t, answerTimeout, dec["w3"].Approver)
+}
