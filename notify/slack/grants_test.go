@@ -44,6 +44,13 @@ func TestGrantButton(t *testing.T) {
 
 	_, blocks := pendingMessage(pending())
 	assert.NotContains(t, blocksJSON(t, blocks), ActionGrant, "no rule, no grant button")
+
+	// The rule quotes the model's command: shown as display text.
+	p.Rule = "Bash(echo \x1b[2K \u202e)"
+	_, blocks = pendingMessage(p)
+	js := blocksJSON(t, blocks)
+	assert.Contains(t, js, "also allows `Bash(echo ⟨ESC⟩[2K ⟨U+202E⟩)`")
+	assert.NotContains(t, js, `\u001b`)
 }
 
 // What the person who clicked reads of a grant, and of a revoke's refusal.

@@ -93,7 +93,7 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 		// allows more than this call, so the person sees what.
 		grant := button(ActionGrant, "Allow "+GrantFor, "")
 		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*Allow %s* also allows `%s` in this job for %s (revoke: `/custos revoke JOB GRANT`)",
-			GrantFor, code(p.Rule, 400), GrantFor)), nil, slack.NewAccessory(grant)))
+			GrantFor, code(display.Line(p.Rule, 400), 400), GrantFor)), nil, slack.NewAccessory(grant)))
 	}
 	blocks = append(blocks, slack.NewActionBlock(actionsBlock,
 		button(ActionAllow, "Allow", "primary"),
