@@ -369,3 +369,25 @@ func TestWorkspaceGrantEndsOnTime(t *testing.T) {
 	assert.Nil(t, dec["w3"].Grant, "past its end, the grant allows nothing")
 	assert.Equal(t, answerTimeout, dec["w3"].Approver)
 }
+
+// TestGrantNeverAnswersAQuorum: a call that needs N of M approvals is not
+// answered by a grant that covers it, and a grant offered with one of its
+// votes is refused.
+func TestGrantNeverAnswersAQuorum(t *testing.T) {
+	h := newHarness(t, demomodel.Script(write("w0", "notes.txt"), write("w1", "deploy/a.yaml"), demomodel.Say("done")),
+		withSettings(quorumSettings))
+	h.input.ApprovalTimeout = 10 * time.Minute
+	h.updateAt(time.Second, DecideUpdate, ApprovalDecision{CallID: "w0", Decision: "allow", By: "alice",
+		Grant: &GrantSpec{Rule: "Write(**)", For: "1h"}})
+	vote := h.vouch("w1", "allow", "U0ALICE")
+	vote.Grant = &GrantSpec{Rule: "Write(**)", For: "1h"}
+	withGrant := h.updateAt(2*time.Second, DecideUpdate, vote)
+	_, err := h.run()
+	require.NoError(t, err)
+	require.Error(t, withGrant.rejected)
+	assert.Contains(t, withGrant.rejected.Error(), "grant stands in for them")
+	w1 := h.decisions()["w1"]
+	assert.Nil(t, w1.Grant, "the grant does not answer a quorum call: %+v", w1)
+	assert.Equal(t, answerTimeout, w1.Approver)
+	assert.Empty(t, h.file("deploy/a.yaml"))
+}
