@@ -40,38 +40,10 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 	}
 	var s Settings
 	if raw, ok := top["permissions"]; ok && string(raw) != "null" {
-		var p permissionsJSON
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return Settings{}, fmt.Errorf("%w: permissions: %w", ErrBadSettings, err)
-		}
-		if p.DefaultMode != "" {
-			m, err := ParseMode(p.DefaultMode)
-			if err != nil {
-				return Settings{}, fmt.Errorf("%w: permissions.defaultMode: %w", ErrBadSettings, err)
-			}
-			s.Permissions.DefaultMode = m
-		}
-		// Rules are checked with a placeholder home: only their syntax
-		// matters here; Compile resolves ~ with the real one.
-		env := Env{Workspace: workspace, Home: "/nonexistent-home"}
-		ask, timeouts, err := parseAsk(p.Ask, env)
-		if err != nil {
+		var err error
+		if s.Permissions, s.Approval.AskTimeouts, err = parsePermissions(raw, workspace); err != nil {
 			return Settings{}, err
 		}
-		s.Approval.AskTimeouts = timeouts
-		for _, l := range []struct {
-			name  string
-			rules []string
-		}{{ListAllow, p.Allow}, {ListAsk, ask}, {ListDeny, p.Deny}} {
-			for i, r := range l.rules {
-				if _, err := parseRule(r, env); err != nil {
-					return Settings{}, fmt.Errorf("%w: permissions.%s[%d]: %w", ErrBadSettings, l.name, i, err)
-				}
-			}
-		}
-		s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny = p.Allow, ask, p.Deny
 	}
 	if raw, ok := top["approval"]; ok && string(raw) != "null" {
 		a, err := parseApproval(raw)
@@ -112,6 +84,44 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// parsePermissions parses and checks "permissions": the JSON shape, the
+// default mode and every rule; an ask rule may carry its own deadline.
+func parsePermissions(raw json.RawMessage, workspace string) (Permissions, map[string]Duration, error) {
+	var p permissionsJSON
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Permissions{}, nil, fmt.Errorf("%w: permissions: %w", ErrBadSettings, err)
+	}
+	var out Permissions
+	if p.DefaultMode != "" {
+		m, err := ParseMode(p.DefaultMode)
+		if err != nil {
+			return Permissions{}, nil, fmt.Errorf("%w: permissions.defaultMode: %w", ErrBadSettings, err)
+		}
+		out.DefaultMode = m
+	}
+	// Rules are checked with a placeholder home: only their syntax
+	// matters here; Compile resolves ~ with the real one.
+	env := Env{Workspace: workspace, Home: "/nonexistent-home"}
+	ask, timeouts, err := parseAsk(p.Ask, env)
+	if err != nil {
+		return Permissions{}, nil, err
+	}
+	for _, l := range []struct {
+		name  string
+		rules []string
+	}{{ListAllow, p.Allow}, {ListAsk, ask}, {ListDeny, p.Deny}} {
+		for i, r := range l.rules {
+			if _, err := parseRule(r, env); err != nil {
+				return Permissions{}, nil, fmt.Errorf("%w: permissions.%s[%d]: %w", ErrBadSettings, l.name, i, err)
+			}
+		}
+	}
+	out.Allow, out.Ask, out.Deny = p.Allow, ask, p.Deny
+	return out, timeouts, nil
 }
 
 // ErrUnknownList is wrapped by the error for a rule list other than allow,
