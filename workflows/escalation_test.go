@@ -127,3 +127,24 @@ func TestAskRuleTimeout(t *testing.T) {
 	assert.Contains(t, dec["w1"].Reason, "no answer within 10m0s")
 	assert.Equal(t, int64(30*time.Second/time.Millisecond), dec["w2"].WaitMillis)
 }
+
+// TestEscalationToAChannelTheWorkerLacks: the step is still audited, and
+// that it could not be sent is said (notify-failed), never silently lost;
+// the deadline still denies.
+func TestEscalationToAChannelTheWorkerLacks(t *testing.T) {
+	main := newReceiver(t)
+	n := webhook.New(webhook.Config{URLs: []string{main.srv.URL}, Secret: testSecret})
+	h := newHarness(t, demomodel.Script(write("w1", "a.txt"), demomodel.Say("done")),
+		withNotifiers(n),
+		withUserSettings(map[string]any{"approval": map[string]any{"escalation": []map[string]any{
+			{"after": "10s", "notify": "slack", "to": "<!here>"},
+		}}}))
+	h.input.ApprovalTimeout = 30 * time.Second
+	_, err := h.run()
+	require.NoError(t, err)
+	require.Len(t, h.auditEvents("escalated"), 1)
+	failed := h.auditEvents("notify-failed")
+	require.Len(t, failed, 1)
+	assert.Contains(t, failed[0].Reason, "this worker has no slack channel configured")
+	assert.Equal(t, answerTimeout, h.decisions()["w1"].Approver)
+}
