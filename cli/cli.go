@@ -96,14 +96,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		err = a.withJob(ctx, args[1:], verb, func(c client.Client, id string, rest []string) error {
 			return a.decide(ctx, c, id, verb, rest)
 		})
-	case "grants":
-		err = a.withJob(ctx, args[1:], "grants", func(c client.Client, id string, _ []string) error {
-			return a.grants(ctx, c, id)
-		})
-	case "revoke":
-		err = a.withJob(ctx, args[1:], "revoke", func(c client.Client, id string, rest []string) error {
-			return a.revoke(ctx, c, id, rest)
-		})
+	case "grants", "revoke":
+		err = a.grantCommand(ctx, args[0], args[1:])
 	case "mode":
 		err = a.withJob(ctx, args[1:], "mode", func(c client.Client, id string, rest []string) error {
 			return a.setMode(ctx, c, id, rest)

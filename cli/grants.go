@@ -96,6 +96,16 @@ func grantText(g workflows.Grant) string {
 		g.Until.Local().Format("2006-01-02 15:04:05 MST"))
 }
 
+// grantCommand runs "grants JOB" or "revoke JOB GRANT".
+func (a *App) grantCommand(ctx context.Context, verb string, args []string) error {
+	return a.withJob(ctx, args, verb, func(c client.Client, id string, rest []string) error {
+		if verb == "revoke" {
+			return a.revoke(ctx, c, id, rest)
+		}
+		return a.grants(ctx, c, id)
+	})
+}
+
 // grants lists a job's live grants.
 func (a *App) grants(ctx context.Context, c client.Client, id string) error {
 	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
