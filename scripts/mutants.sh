@@ -195,6 +195,35 @@ mutant "suggest: a denial's program read from the raw command" \
 	"./policyreplay" "TestSuggestNarrowestRules" \
 	policyreplay/suggest.go '	names := []string{a.Commands[0].Name}' '	names := []string{strings.Fields(in.Command)[0]}'
 
+# A grant would then answer a call a hook asked a person about (issue 18 §2).
+mutant "grant: past a hook's ask" \
+	"./workflows" "TestGrantNeverPassesAHookOrAMode" \
+	workflows/grants.go 'if !j.grantsOn || approval.Grantable(found.Rules, hookAsked(found)) != nil {' 'if !j.grantsOn {'
+
+# ... or a call that needs N of M approvals.
+mutant "grant: answers a quorum" \
+	"./workflows" "TestGrantNeverAnswersAQuorum" \
+	workflows/calls.go '	if len(quorum) == 0 {
+		if r, ok := j.byGrant' '	if true {
+		if r, ok := j.byGrant'
+
+# ... or a call its rule does not cover.
+mutant "grant: covers any call" \
+	"./workflows" "TestJobGrantAllowsCoveredCallsUntilItEnds" \
+	workflows/grants.go '			if j.policy.GrantCovers(g.Rule, call, mode) == nil {' '			if _, _, _ = g, call, mode; true {'
+
+# ... or outlive its end in another job of the workspace.
+mutant "grant: a workspace grant past its end" \
+	"./workflows" "TestWorkspaceGrantEndsOnTime" \
+	workflows/grants.go '		if now.Before(i.Until) {
+			j.wsGrants = append(j.wsGrants, grantOf(i))
+		}' '		j.wsGrants = append(j.wsGrants, grantOf(i))'
+
+# ... or be given with a rule that does not allow the call it answers.
+mutant "grant: an uncovering rule accepted" \
+	"./workflows" "TestInvalidGrantSpecsRefused" \
+	workflows/grants.go '	if err := j.policy.GrantCovers(rule, p.call(), j.st.Mode); err != nil {' '	if err := j.policy.GrantCovers(rule, p.call(), j.st.Mode); false && err != nil {'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
