@@ -97,8 +97,10 @@ type pendingCall struct {
 	// rule could have allowed (approval.Grantable).
 	rules     approval.Verdict
 	hookAsked bool
-	// grant is the grant the answer gave, if any.
-	grant *Grant
+	// grant is the grant the answer gave, if any; viaGrant the grant,
+	// given while this call waited, that answered it.
+	grant    *Grant
+	viaGrant *Grant
 	// timeout is the deadline's length, when it denied the call.
 	timeout time.Duration
 }

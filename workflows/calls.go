@@ -264,7 +264,12 @@ func (j *job) answered(ctx workflow.Context, p *pendingCall, rec approval.AuditR
 			if g := j.giveGrant(ctx, p, answer); g != nil {
 				info := g.info()
 				rec.Grant, p.grant = &info, g
+				j.grantWaiting(ctx, p, *g)
 			}
+		}
+		if g := p.viaGrant; g != nil {
+			info := g.info()
+			rec.Grant, v.Rule = &info, g.Rule
 		}
 	case "deny":
 		v.Decision = approval.Deny

@@ -253,6 +253,55 @@ func (j *job) byGrant(ctx workflow.Context, found approval.Findings, rec approva
 	return rec, true
 }
 
+// grantWaiting lets a grant just given answer the job's other calls that
+// wait for a person and that it covers, as it will answer the next ones:
+// "allow npm test for 30 minutes" also means the npm test beside it.
+// Which calls it covers is recorded, as byGrant's choice is. Runs from
+// before this replay without it.
+func (j *job) grantWaiting(ctx workflow.Context, given *pendingCall, g Grant) {
+	if workflow.GetVersion(ctx, "grant-answers-waiting", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	var open []string
+	for _, id := range j.order {
+		q := j.pending[id]
+		if q == nil || q == given || q.answer != nil || len(q.ask.Quorum) > 0 || approval.Grantable(q.rules, q.hookAsked) != nil {
+			continue
+		}
+		open = append(open, id)
+	}
+	if len(open) == 0 {
+		return
+	}
+	mode := j.st.Mode
+	var covered []string
+	err := workflow.SideEffect(ctx, func(workflow.Context) any {
+		var out []string
+		for _, id := range open {
+			if j.policy.GrantCovers(g.Rule, j.pending[id].call(), mode) == nil {
+				out = append(out, id)
+			}
+		}
+		return out
+	}).Get(&covered)
+	if err != nil {
+		return // a person answers them, as without the grant
+	}
+	for _, id := range covered {
+		q := j.pending[id]
+		if q == nil || q.answer != nil {
+			continue
+		}
+		if i := slices.IndexFunc(j.st.Grants, func(x Grant) bool { return x.ID == g.ID }); i >= 0 {
+			j.st.Grants[i].Uses++
+		}
+		gc := g
+		q.viaGrant = &gc
+		j.answer(ctx, q, ApprovalDecision{CallID: id, Decision: "allow", By: g.By, Channel: "grant",
+			Reason: "allowed by grant " + grantText(g)})
+	}
+}
+
 func hookAsked(f approval.Findings) bool { return f.Hook != nil && f.Hook.Decision == hooks.Ask }
 
 // liveGrants are the grants that apply to the job's calls now: its own

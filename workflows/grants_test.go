@@ -391,3 +391,39 @@ func TestGrantNeverAnswersAQuorum(t *testing.T) {
 	assert.Equal(t, answerTimeout, w1.Approver)
 	assert.Empty(t, h.file("deploy/a.yaml"))
 }
+
+// TestGrantAnswersCallsWaitingBesideIt: a grant given for one of several
+// calls waiting at once answers the others it covers at once (audited with
+// the grant), and leaves the rest waiting for a person.
+func TestGrantAnswersCallsWaitingBesideIt(t *testing.T) {
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(
+			call("w1", "Write", map[string]any{"file_path": "a.txt", "content": "a"}),
+			call("w2", "Write", map[string]any{"file_path": "b.txt", "content": "b"}),
+			call("w3", "Write", map[string]any{"file_path": "conf.json", "content": "{}"}),
+		),
+		demomodel.Say("done"),
+	))
+	h.input.ApprovalTimeout = time.Minute
+	o := h.updateAt(time.Second, DecideUpdate, ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "cli",
+		Grant: &GrantSpec{Rule: "Write(*.txt)", For: "30m"}})
+	var after Status
+	h.env.RegisterDelayedCallback(func() { after = h.status() }, 2*time.Second)
+	_, err := h.run()
+	require.NoError(t, err)
+	require.NoError(t, o.err)
+
+	require.Len(t, after.Pending, 1, "only the call the grant does not cover still waits")
+	assert.Equal(t, "w3", after.Pending[0].CallID)
+	require.Len(t, after.Grants, 1)
+	assert.Equal(t, 1, after.Grants[0].Uses)
+	dec := h.decisions()
+	assert.Equal(t, approval.Allow, dec["w2"].Decision)
+	assert.Equal(t, "alice", dec["w2"].Approver)
+	assert.Equal(t, "grant", dec["w2"].Channel)
+	require.NotNil(t, dec["w2"].Grant)
+	assert.Equal(t, "g1", dec["w2"].Grant.ID)
+	assert.Equal(t, "b", h.file("b.txt"))
+	assert.Equal(t, answerTimeout, dec["w3"].Approver)
+	assert.Nil(t, dec["w3"].Grant)
+}
