@@ -150,3 +150,26 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkPlanProfile is the host side of a call's start-up, before
+// bubblewrap runs: the system mounts (the /etc view, its trees checked
+// against their last listing), the masks, the protected paths and the
+// toolchains of the 10x30-file workspace; and systemMountsFor alone.
+func BenchmarkPlanProfile(b *testing.B) {
+	sb := newBwrap(b, Config{}).(*bwrapSandbox)
+	ws, _, _ := denyRulesWorkspace(b)
+	b.Run("planProfile", func(b *testing.B) {
+		for b.Loop() {
+			var undo cleanups
+			if _, err := sb.planProfile(ws, Request{Workspace: ws, Argv: []string{"true"}}, &undo); err != nil {
+				b.Fatal(err)
+			}
+			undo.run()
+		}
+	})
+	b.Run("systemMounts", func(b *testing.B) {
+		for b.Loop() {
+			systemMountsFor(ws)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -39,6 +41,83 @@ type etcTreeEntry struct {
 }
 
 var errEtcTreeUnfit = errors.New("sandbox: /etc view: directory cannot be copied")
+
+// etcTrees keeps each directory's last listing, so a run re-walks a tree
+// only when it changed: a directory's modification and change times move
+// whenever an entry is added, removed or renamed (and a symbolic link can
+// only be replaced, not changed), so a run stats the directories and the
+// regular files (whose content can change in place) — about sixty calls
+// for a Debian /etc instead of a walk, a readlink and a stat of some seven
+// hundred entries, which cost milliseconds on every run.
+type etcTrees struct {
+	mu    sync.Mutex
+	trees map[string]etcTreeCache
+}
+
+type etcTreeCache struct {
+	root fs.FileInfo
+	tree []etcTreeEntry
+	sum  []byte // hashEtcTree of tree
+}
+
+// of is walkEtcTree(src) and the hash of what it lists (hashEtcTree),
+// from the last listing when nothing changed.
+func (c *etcTrees) of(src string) ([]etcTreeEntry, []byte, error) {
+	root, err := os.Lstat(src)
+	if err != nil {
+		return nil, nil, errEtcTreeUnfit
+	}
+	c.mu.Lock()
+	cached, ok := c.trees[src]
+	c.mu.Unlock()
+	if ok && sameFile(cached.root, root) && cached.unchanged(src) {
+		return cached.tree, cached.sum, nil
+	}
+	tree, err := walkEtcTree(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := sha256.New()
+	hashEtcTree(h, tree)
+	sum := h.Sum(nil)
+	c.mu.Lock()
+	if c.trees == nil {
+		c.trees = map[string]etcTreeCache{}
+	}
+	c.trees[src] = etcTreeCache{root: root, tree: tree, sum: sum}
+	c.mu.Unlock()
+	return tree, sum, nil
+}
+
+// unchanged reports whether every directory and regular file of the
+// listing still is as it was (links and private entries follow from their
+// directories).
+func (c etcTreeCache) unchanged(src string) bool {
+	for _, e := range c.tree {
+		if e.mode&fs.ModeSymlink != 0 || e.hidden {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(src, filepath.FromSlash(e.rel)))
+		if err != nil || !sameFile(e.fi, fi) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameFile reports whether two stats are of the same, unchanged file:
+// device, inode, mode, size, modification and change time.
+func sameFile(a, b fs.FileInfo) bool {
+	if a.Mode() != b.Mode() || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && statChangeTime(sa) == statChangeTime(sb)
+}
 
 // walkEtcTree lists src for the view, or errEtcTreeUnfit.
 func walkEtcTree(src string) ([]etcTreeEntry, error) {

@@ -49,6 +49,8 @@ type etcViewCache struct {
 	mu        sync.Mutex
 	base, sig string // where and of what the last view was built or found
 	dir       string
+	// trees are the copied directories' listings (etctree.go).
+	trees etcTrees
 }
 
 // etcViewBase is the directory the views live in: the user's cache
@@ -94,8 +96,10 @@ type etcViewEntry struct {
 	src  string
 	copy bool // copied into the view (a file, or a directory's tree); else a directory bound on it
 	fi   fs.FileInfo
-	// tree is what a copied directory holds (etctree.go).
-	tree []etcTreeEntry
+	// tree is what a copied directory holds (etctree.go), treeSum its
+	// hash for the view's signature.
+	tree    []etcTreeEntry
+	treeSum []byte
 }
 
 // fold replaces the /etc mounts of ms (infos holds the stat of each) by
@@ -120,8 +124,8 @@ func (c *etcViewCache) fold(base string, ms []bwrapMount, infos map[string]fs.Fi
 		case fi.IsDir():
 			// Walked and copied by its real path: /etc/ssl may be a link.
 			real, rerr := filepath.EvalSymlinks(m.Src)
-			if tree, err := walkEtcTree(real); rerr == nil && err == nil {
-				e.src, e.copy, e.tree = real, true, tree
+			if tree, sum, err := c.trees.of(real); rerr == nil && err == nil {
+				e.src, e.copy, e.tree, e.treeSum = real, true, tree, sum
 			} else {
 				dirs = append(dirs, m)
 			}
@@ -153,7 +157,7 @@ func etcViewSignature(ents []etcViewEntry) string {
 			continue
 		}
 		fmt.Fprintf(h, "%d\x00%o\x00%d\x00", e.fi.Size(), e.fi.Mode(), e.fi.ModTime().UnixNano())
-		hashEtcTree(h, e.tree)
+		h.Write(e.treeSum)
 		if st, ok := e.fi.Sys().(*syscall.Stat_t); ok {
 			// The change time too: no one can set it, so a rewrite that
 			// restores the modification time still shows.

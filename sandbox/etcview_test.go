@@ -96,6 +96,15 @@ func TestEtcViewCopiesDirectories(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(changed, "ssl/certs/a.pem"))
 	require.NoError(t, err)
 	assert.Equal(t, "CERT B\n", string(b))
+
+	// A link added (its directory changed): a new view that has it.
+	require.NoError(t, os.Symlink("a.pem", filepath.Join(etc, "ssl/certs/c.0")))
+	_, added, err := c.fold(base, ms, infos)
+	require.NoError(t, err)
+	assert.NotEqual(t, changed, added)
+	link, err = os.Readlink(filepath.Join(added, "ssl/certs/c.0"))
+	require.NoError(t, err)
+	assert.Equal(t, "a.pem", link)
 }
 
 func TestEtcTreeUnfit(t *testing.T) {
