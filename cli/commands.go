@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/policyreplay"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -158,7 +159,7 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 		if err := v.Get(&q); err != nil {
 			return fmt.Errorf("audit of %s: %w", id, err)
 		}
-		recs = mergeAudit(recs, q)
+		recs = policyreplay.MergeRecords(recs, q)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(a.Stdout)
@@ -184,20 +185,6 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 			what, r.Layer, display.Line(rule, maxReason), display.Line(r.Approver, maxID), (time.Duration(r.WaitMillis) * time.Millisecond).Round(100*time.Millisecond), taskLine(r.Reason, 80))
 	}
 	return tw.Flush()
-}
-
-// mergeAudit joins file records and query records by sequence number.
-func mergeAudit(file, query []approval.AuditRecord) []approval.AuditRecord {
-	last := 0
-	if len(file) > 0 {
-		last = file[len(file)-1].Seq
-	}
-	for _, r := range query {
-		if r.Seq > last {
-			file = append(file, r)
-		}
-	}
-	return file
 }
 
 // viewInput shows a tool input for a person, whole and escaped
