@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,21 @@ func (h *harness) signalAt(d time.Duration, callID, decision string) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: callID, Decision: decision, By: "test"})
 	}, d)
+}
+
+// signalWhenAsked answers callID as soon as it waits for a person
+// (looked for every 100 ms of workflow time), however long the calls
+// before it take on a loaded machine.
+func (h *harness) signalWhenAsked(callID, decision string) {
+	var poll func()
+	poll = func() {
+		if slices.ContainsFunc(h.status().Pending, func(p PendingAsk) bool { return p.CallID == callID }) {
+			h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: callID, Decision: decision, By: "test"})
+			return
+		}
+		h.env.RegisterDelayedCallback(poll, 100*time.Millisecond)
+	}
+	h.env.RegisterDelayedCallback(poll, 100*time.Millisecond)
 }
 
 // status is the job's status query, during the run or after it.

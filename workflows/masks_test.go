@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,9 +34,9 @@ func TestDenyRulesHoldInsideBash(t *testing.T) {
 	h.writeFile("conf/tls.pem", "PEM=topsecret")
 	h.writeFile("go.mod", "module x\n")
 	h.writeFile("notes.txt", "mine\n")
-	h.signalAt(1*time.Second, "b", "allow")
-	h.signalAt(2*time.Second, "n", "never") // Edit(notes.txt) is learned as a deny rule
-	h.signalAt(3*time.Second, "b2", "allow")
+	h.signalWhenAsked("b", "allow")
+	h.signalWhenAsked("n", "never") // Edit(notes.txt) is learned as a deny rule
+	h.signalWhenAsked("b2", "allow")
 	_, err := h.run()
 	require.NoError(t, err)
 
