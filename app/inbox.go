@@ -18,13 +18,13 @@ import (
 // server's Web UI address (and on a deployed worker's own address).
 const InboxPrefix = "/custos/"
 
-// startInbox serves the approval inbox until ctx ends. With the embedded
+// StartInbox serves the approval inbox until ctx ends. With the embedded
 // server (emb set, its Web UI on) it is mounted behind the UI's gate,
 // so the one-time link and session cookie that open the UI open it too,
 // and it records the link in emb for the banner. A deployed worker serves
 // it only when the operator sets CUSTOS_INBOX_ADDR and tokens (see
 // inbox.GateConfigFromEnv); otherwise there is none.
-func startInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedded, getenv func(string) string, banner io.Writer, logger *slog.Logger) error {
+func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedded, getenv func(string) string, banner io.Writer, logger *slog.Logger) error {
 	k := inbox.NewCollector(c, 0, 0, logger)
 	if emb != nil {
 		srv := emb.Server

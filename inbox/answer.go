@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -126,10 +127,52 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string) Outcom
 	}
 	if err != nil {
 		o.Text = refusalText(err, a.Job)
+		if jobEnded(err) {
+			o.Text = endedText(ctx, c, a.Job, a.Call, o.Text)
+		}
 		return o
 	}
 	o.Applied, o.Text = true, decidedText(res)
 	return o
+}
+
+// jobEnded reports whether err says the job is no longer running.
+func jobEnded(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf) || strings.Contains(err.Error(), "workflow execution already completed")
+}
+
+// endedText says how a call of an ended job was decided, from its audit
+// (a closed workflow still answers queries), so a stale page hears
+// "already denied by bob via slack at …", not just "the job has ended".
+// fallback is what it says when the audit does not tell.
+func endedText(ctx context.Context, c client.Client, job, call, fallback string) string {
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	v, err := c.QueryWorkflow(qctx, job, "", workflows.AuditQuery)
+	var recs []approval.AuditRecord
+	if err == nil {
+		err = v.Get(&recs)
+	}
+	if err != nil {
+		return fallback
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if r.CallID != call || r.Event != "" || r.Layer != approval.LayerHuman {
+			continue
+		}
+		verb := "allowed"
+		if r.Decision != approval.Allow {
+			verb = "denied"
+		}
+		at := r.Time.UTC().Format("15:04:05 UTC")
+		if r.Approver == "timeout" {
+			return fmt.Sprintf("not applied: already denied by the timer at %s; the job has ended", at)
+		}
+		return fmt.Sprintf("not applied: already %s by %s at %s; the job has ended", verb, who(r.Approver, r.Channel), at)
+	}
+	return fallback
 }
 
 // decidedText says what an applied answer did: "allowed Write notes.md,

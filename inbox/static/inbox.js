@@ -176,7 +176,12 @@
 
   document.addEventListener("click", function (e) {
     var t = e.target.closest("button");
-    if (!t) return;
+    if (!t) {
+      // A click on a call (not on its controls) makes it the keyboard's.
+      var a = e.target.closest("article.call");
+      if (a && !e.target.closest("input, select, pre")) focusCall(a);
+      return;
+    }
     if (t.hasAttribute("data-bulk")) {
       var d = t.getAttribute("data-bulk");
       if (d === "clear") { calls().forEach(function (c) { toggle(c, false); }); } else { bulk(d); }

@@ -1,0 +1,257 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/notify/slack"
+	"github.com/custos-dev/custos/temporalclient"
+	"github.com/custos-dev/custos/workflows"
+)
+
+// inboxScript is the model of the inbox tests: what a job asks for depends
+// on the tag in its task; once its calls have results it is done.
+func inboxScript(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+	task := ""
+	for _, m := range req.Messages {
+		if m.Role == openai.ChatMessageRoleTool {
+			return demomodel.Say("done"), nil
+		}
+		if m.Role == openai.ChatMessageRoleUser && task == "" {
+			task = m.Content
+		}
+	}
+	write := func(id, file string) openai.ToolCall {
+		return demomodel.ToolCall(id, "Write", map[string]any{"file_path": file, "content": "from " + id + "\n"})
+	}
+	switch {
+	case strings.Contains(task, "[batch]"):
+		return demomodel.Calls(write("b1", "b1.txt"), write("b2", "b2.txt"), write("b3", "b3.txt")), nil
+	case strings.Contains(task, "[shot]"):
+		return demomodel.Calls(
+			demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "notes.md", "old_string": "a draft", "new_string": "the final text"}),
+			demomodel.ToolCall("x1", "Bash", map[string]any{"command": "go test ./... && curl -s https://example.com/upload -d @notes.md"}),
+		), nil
+	case strings.Contains(task, "[stale]"):
+		return demomodel.Calls(write("stale-w", "stale-w.txt"), write("stale-x", "stale-x.txt")), nil
+	case strings.Contains(task, "[many]"):
+		var calls []openai.ToolCall
+		for i := range 3 {
+			calls = append(calls, write(fmt.Sprintf("m%d", i), fmt.Sprintf("m%d.txt", i)))
+		}
+		return demomodel.Calls(calls...), nil
+	}
+	tag := task[strings.Index(task, "[")+1 : strings.Index(task, "]")]
+	return demomodel.Calls(write(tag+"-w", tag+".txt")), nil
+}
+
+// inboxRig is the embedded server with its Web UI, a worker with the
+// Slack channel, and the inbox mounted as the worker mounts it.
+type inboxRig struct {
+	*slackRig
+	login string // the inbox's one-time link
+}
+
+func startInboxRig(t testing.TB) *inboxRig {
+	t.Helper()
+	srv := testenv.StartServer(t, devserver.Options{UIPort: 0})
+	c := testenv.Dial(t, srv)
+	rig := startSlackRig(t, srv, c, inboxScript)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	emb := &temporalclient.Embedded{Server: srv, Client: c}
+	require.NoError(t, app.StartInbox(ctx, c, emb, func(string) string { return "" }, io.Discard, testenv.Logger()))
+	require.NotEmpty(t, emb.InboxURL)
+	return &inboxRig{slackRig: rig, login: emb.InboxURL}
+}
+
+// job starts a job whose task carries tag and returns its ID.
+func (r *inboxRig) job(t testing.TB, tag string, timeout time.Duration) string {
+	t.Helper()
+	id := "inbox-" + tag
+	ws := testenv.Workspace(t)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Notes\n\na draft\n"), 0o644))
+	testenv.StartJob(t, r.c, id, workflows.JobInput{Task: "[" + tag + "] write the notes for " + tag, Workspace: ws, ApprovalTimeout: timeout})
+	return id
+}
+
+func callSel(job, call string) string { return fmt.Sprintf(`article.call[data-key="%s/%s"]`, job, call) }
+
+// pollJS waits until the expression is true in the page.
+func pollJS(t *testing.T, ctx context.Context, expr string, what string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(90*time.Second)))
+	if err != nil {
+		log, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#outcomes").textContent`))
+		t.Fatalf("waiting for %s (%s): %v; the page's outcomes: %q", what, expr, err, log)
+	}
+}
+
+// outcomeShown waits for a line in the page's outcome log that holds
+// every part.
+func outcomeShown(t *testing.T, ctx context.Context, parts ...string) string {
+	t.Helper()
+	js, _ := json.Marshal(parts)
+	pollJS(t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll("#outcomes li")).some(li => %s.every(p => li.textContent.includes(p)))`, js),
+		fmt.Sprintf("an outcome with %q", parts))
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#outcomes")))
+	require.NoError(t, err)
+	return text
+}
+
+// The inbox in a real browser: the worker's one-time link opens it; a call
+// answered with a click leaves it and the job goes on; a batch answered
+// from the keyboard; a call answered in Slack while the page is open
+// leaves by itself; a call whose timer denies it leaves by itself; a stale
+// page's click is told it did not count. CUSTOS_INBOX_SCREENSHOT=DIR saves
+// docs/inbox.png-style screenshots of the page (desktop and phone width).
+func TestInboxInABrowser(t *testing.T) {
+	ctx := browser(t)
+	rig := startInboxRig(t)
+	c := rig.c
+
+	one := rig.job(t, "one", 10*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(rig.login)))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.NotContains(t, loc, "token=", "the token leaves the address bar")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(callSel(one, "one-w")))))
+	card, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(callSel(one, "one-w"))))
+	require.NoError(t, err)
+	assert.Contains(t, card, "Write one.txt")
+	assert.Contains(t, card, "+from one-w", "the Write's diff")
+	assert.Contains(t, card, "saves allow rule", "Always names its rule")
+
+	t.Run("one call, one click", func(t *testing.T) {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(callSel(one, "one-w")+" button.allow"))))
+		outcomeShown(t, ctx, "allowed Write one.txt", "via web")
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(callSel(one, "one-w")))))
+		testenv.Finished(t, c, one, time.Minute)
+		d := testenv.Decisions(testenv.Audit(t, c, one))["one-w"]
+		assert.Equal(t, "web", d.Channel)
+		assert.Equal(t, "allow", string(d.Decision))
+	})
+
+	t.Run("a batch from the keyboard", func(t *testing.T) {
+		batch := rig.job(t, "batch", 10*time.Minute)
+		for _, call := range []string{"b1", "b2", "b3"} {
+			require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(callSel(batch, call)))))
+		}
+		// A name of one's own (unverified), then: first call, select,
+		// next, select, allow both; then deny the last with a reason.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#by"), "carol"),
+			chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`),
+			chromedp.KeyEvent("j"), chromedp.KeyEvent("x"), chromedp.KeyEvent("j"), chromedp.KeyEvent("x")))
+		pollJS(t, ctx, `window.custosInbox.selected().length === 2`, "two calls selected")
+		require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("a")))
+		pollJS(t, ctx, `document.querySelectorAll("article.call").length === 1`, "the two answered calls leave")
+		require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("j"), chromedp.KeyEvent("r"),
+			chromedp.KeyEvent("not this one"), chromedp.KeyEvent("\r")))
+		outcomeShown(t, ctx, "denied Write", "by carol via web")
+		pollJS(t, ctx, `document.querySelectorAll("article.call").length === 0`, "the batch leaves")
+		testenv.Finished(t, c, batch, time.Minute)
+		got := map[string]int{}
+		for _, d := range testenv.Decisions(testenv.Audit(t, c, batch)) {
+			assert.Equal(t, "carol", d.Approver)
+			assert.Equal(t, "web", d.Channel)
+			got[string(d.Decision)]++
+			if d.Decision == "deny" {
+				assert.Contains(t, d.Reason, "not this one")
+			}
+		}
+		assert.Equal(t, map[string]int{"allow": 2, "deny": 1}, got)
+	})
+
+	t.Run("answered in Slack while the page is open", func(t *testing.T) {
+		sl := rig.job(t, "slack", 10*time.Minute)
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(callSel(sl, "slack-w")))))
+		code, _ := rig.click(t, rig.message(t, "slack-w"), slack.ActionAllow, alice, slackSecret, time.Now())
+		require.Equal(t, 200, code)
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(callSel(sl, "slack-w")))), "the call leaves the page by itself")
+		testenv.Finished(t, c, sl, time.Minute)
+		assert.Equal(t, "slack", testenv.Decisions(testenv.Audit(t, c, sl))["slack-w"].Channel)
+	})
+
+	t.Run("the timer denies", func(t *testing.T) {
+		late := rig.job(t, "late", 6*time.Second)
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(callSel(late, "late-w")))))
+		pollJS(t, ctx, fmt.Sprintf(`(document.querySelector(%q) || {textContent: "timing out"}).textContent.includes("denied in")`, callSel(late, "late-w")+" .deadline"), "the countdown")
+		require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(callSel(late, "late-w")))), "a timed-out call leaves by itself")
+		testenv.Finished(t, c, late, time.Minute)
+	})
+
+	t.Run("a stale page's click does not count", func(t *testing.T) {
+		stale := rig.job(t, "stale", 10*time.Minute)
+		for _, call := range []string{"stale-w", "stale-x"} {
+			require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(callSel(stale, call)))))
+		}
+		// The page stops following (a laptop asleep, a lost connection);
+		// the calls are answered elsewhere.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.custosInbox.stop()`)))
+		elsewhere := func(call string) {
+			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: stale, UpdateName: workflows.DecideUpdate,
+				Args:         []any{workflows.ApprovalDecision{CallID: call, Decision: "deny", By: "bob", Channel: "slack"}},
+				WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+		}
+		// The job still runs (its other call waits): the job's own words.
+		elsewhere("stale-w")
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(callSel(stale, "stale-w")+" button.allow"))))
+		text := outcomeShown(t, ctx, "did not count: not applied: already denied by bob via slack at")
+		assert.NotContains(t, text, "allowed Write stale-w.txt")
+		pollJS(t, ctx, fmt.Sprintf(`document.querySelector(%q).classList.contains("stale")`, callSel(stale, "stale-w")), "the call marked stale")
+		// The job has ended: its audit says how the call went.
+		elsewhere("stale-x")
+		testenv.Finished(t, c, stale, time.Minute)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(callSel(stale, "stale-x")+" button.allow"))))
+		outcomeShown(t, ctx, "did not count: not applied: already denied by bob via slack at", "the job has ended")
+		for call, d := range testenv.Decisions(testenv.Audit(t, c, stale)) {
+			assert.Equal(t, "deny", string(d.Decision), "%s: the first answer stands", call)
+		}
+	})
+
+	t.Run("at phone width", func(t *testing.T) { screenshots(t, ctx, rig, os.Getenv("CUSTOS_INBOX_SCREENSHOT")) })
+}
+
+// screenshots reload the page with a few jobs waiting and, when dir is
+// set, save it at desktop and at phone width; at phone width nothing is
+// wider than the screen.
+func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
+	s := rig.job(t, "shot", 10*time.Minute)
+	m := rig.job(t, "many", 10*time.Minute)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(strings.Split(rig.login, "?")[0]),
+		chromedp.WaitVisible(chromedp.CSS(callSel(s, "x1"))), chromedp.WaitVisible(chromedp.CSS(callSel(m, "m2"))),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#by").value = "alice"`),
+		chromedp.KeyEvent("j"), chromedp.KeyEvent("j"), chromedp.KeyEvent("x"), chromedp.Sleep(300*time.Millisecond)))
+	save := func(name string, shot chromedp.Action[[]byte]) {
+		if dir == "" {
+			return
+		}
+		buf, err := chromedp.Run(ctx, shot)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
+	}
+	save("inbox.png", chromedp.FullScreenshot(100))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Sleep(500*time.Millisecond)))
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+	require.NoError(t, err)
+	assert.True(t, wide, "at phone width the page fits the screen")
+	save("inbox-phone.png", chromedp.CaptureScreenshot())
+}
