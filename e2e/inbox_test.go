@@ -69,11 +69,11 @@ type inboxRig struct {
 	login string // the inbox's one-time link
 }
 
-func startInboxRig(t testing.TB) *inboxRig {
+func startInboxRig(t testing.TB, script demomodel.Handler) *inboxRig {
 	t.Helper()
 	srv := testenv.StartServer(t, devserver.Options{UIPort: 0})
 	c := testenv.Dial(t, srv)
-	rig := startSlackRig(t, srv, c, inboxScript)
+	rig := startSlackRig(t, srv, c, script)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	emb := &temporalclient.Embedded{Server: srv, Client: c}
@@ -124,7 +124,7 @@ func outcomeShown(t *testing.T, ctx context.Context, parts ...string) string {
 // docs/inbox.png-style screenshots of the page (desktop and phone width).
 func TestInboxInABrowser(t *testing.T) {
 	ctx := browser(t)
-	rig := startInboxRig(t)
+	rig := startInboxRig(t, inboxScript)
 	c := rig.c
 
 	one := rig.job(t, "one", 10*time.Minute)
@@ -239,7 +239,8 @@ func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(strings.Split(rig.login, "?")[0]),
 		chromedp.WaitVisible(chromedp.CSS(callSel(s, "x1"))), chromedp.WaitVisible(chromedp.CSS(callSel(m, "m2"))),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector("#by").value = "alice"`),
-		chromedp.KeyEvent("j"), chromedp.KeyEvent("j"), chromedp.KeyEvent("x"), chromedp.Sleep(300*time.Millisecond)))
+		chromedp.KeyEvent("j"), chromedp.KeyEvent("j"), chromedp.KeyEvent("x"),
+		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`), chromedp.Sleep(300*time.Millisecond)))
 	save := func(name string, shot chromedp.Action[[]byte]) {
 		if dir == "" {
 			return
@@ -248,7 +249,7 @@ func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 	}
-	save("inbox.png", chromedp.FullScreenshot(100))
+	save("inbox.png", chromedp.CaptureScreenshot())
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Sleep(500*time.Millisecond)))
 	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
 	require.NoError(t, err)
