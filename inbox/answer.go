@@ -118,7 +118,7 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string) Outcom
 	}
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
-	var res workflows.DecideResult
+	var res decideReply
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: a.Job, UpdateName: workflows.DecideUpdate, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
@@ -132,8 +132,28 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string) Outcom
 		}
 		return o
 	}
-	o.Applied, o.Text = true, decidedText(res)
+	o.Applied, o.Text = true, decidedText(res.DecideResult)+grantText(d.Grant, res.Grant)
 	return o
+}
+
+// decideReply is the decide Update's result with the grant it gave, read
+// here by name so a worker of a release that keeps no grants (its result
+// has no "grant") is told apart from one that gave it.
+type decideReply struct {
+	workflows.DecideResult
+	Grant *workflows.Grant `json:"grant,omitempty"`
+}
+
+// grantText says what became of a grant asked for with an answer.
+func grantText(asked *workflows.GrantSpec, got *workflows.Grant) string {
+	switch {
+	case asked == nil:
+		return ""
+	case got == nil:
+		return "; no grant was kept (the job's worker does not keep grants yet): the call was allowed once"
+	}
+	return fmt.Sprintf("; granted %s in this %s until %s (grant %s)", display.Line(got.Rule, maxRule), display.Line(got.Scope, maxName),
+		got.Until.UTC().Format("2006-01-02 15:04 UTC"), display.Line(got.ID, maxName))
 }
 
 // jobEnded reports whether err says the job is no longer running.

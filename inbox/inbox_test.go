@@ -248,6 +248,11 @@ func TestOutcomeTexts(t *testing.T) {
 		decidedText(workflows.DecideResult{Summary: "Write notes.md", Decision: "allow", By: "alice", Channel: "web"}))
 	assert.Equal(t, "denied Bash rm, by alice via web; deny rule Bash(rm *) added",
 		decidedText(workflows.DecideResult{Summary: "Bash rm", Decision: "deny", Answer: "never", Rule: "Bash(rm *)", By: "alice", Channel: "web"}))
+	spec := &workflows.GrantSpec{Scope: "job", For: "30m"}
+	assert.Equal(t, "", grantText(nil, nil))
+	assert.Contains(t, grantText(spec, nil), "no grant was kept", "a worker without grants allowed the call once: say so")
+	assert.Equal(t, "; granted Bash(npm test:*) in this job until 2026-12-01 14:30 UTC (grant g1)",
+		grantText(spec, &workflows.Grant{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", Until: t0.Add(30 * time.Minute)}))
 	for _, tc := range []struct {
 		err  error
 		want string
