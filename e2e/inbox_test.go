@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +259,98 @@ func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
 	require.NoError(t, err)
 	assert.True(t, wide, "at phone width the page fits the screen")
 	save("inbox-phone.png", chromedp.CaptureScreenshot())
+}
+
+// waitLine waits for the first line of the worker's log that matches re
+// and returns its first group.
+func waitLine(t *testing.T, w *workerProc, re *regexp.Regexp) string {
+	t.Helper()
+	var found string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(w.log.Name())
+		if m := re.FindSubmatch(b); m != nil {
+			found = string(m[1])
+			return true
+		}
+		return false
+	}, pendingWait, 100*time.Millisecond, "no line matching %s in the worker's output", re)
+	return found
+}
+
+// getPage fetches u in a fresh cookie jar and returns the status and body.
+func getPage(t *testing.T, u string) (int, string) {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	res, err := (&http.Client{Jar: jar, Timeout: 30 * time.Second}).Get(u)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b)
+}
+
+// The worker binary prints the inbox's one-time link on a line of its own
+// beside the Web UI's; the link opens the page once; `starter inbox-url`
+// mints another. A deployed worker serves the inbox only with an address
+// and tokens, names the person by the token, and refuses a network
+// address without TLS.
+func TestWorkerServesTheInbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the worker and starter binaries")
+	}
+	bin := buildWorker(t)
+	_, base := testenv.StartModel(t, inboxScript)
+
+	t.Run("embedded", func(t *testing.T) {
+		if usingExternalServer() {
+			t.Skip("the worker's own embedded server is under test")
+		}
+		state := t.TempDir()
+		env := append(testenv.ModelEnv(base), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+state, "TEMPORAL_ADDRESS=")
+		w := startWorkerProc(t, bin, env, "--db", filepath.Join(state, "custos", "temporal.db"),
+			"--port", fmt.Sprint(freePort(t)), "--ui-port", fmt.Sprint(freePort(t)))
+		ui := waitLine(t, w, regexp.MustCompile(`(?m)^custos: Web UI: (\S+)$`))
+		link := waitLine(t, w, regexp.MustCompile(`(?m)^custos: approval inbox: (\S+)$`))
+		assert.True(t, strings.HasPrefix(link, strings.Split(ui, "/?")[0]+"/custos/?token="), "the inbox is on the Web UI's address: %s", link)
+		code, body := getPage(t, link)
+		require.Equal(t, http.StatusOK, code, body)
+		assert.Contains(t, body, "<title>custos inbox</title>")
+		code, body = getPage(t, link)
+		assert.Equal(t, http.StatusUnauthorized, code, "a used link: %s", body)
+		assert.Contains(t, body, "starter inbox-url")
+
+		mint := exec.Command(buildStarter(t), "inbox-url")
+		mint.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+		out, err := mint.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		minted := strings.TrimSpace(string(out))
+		assert.Contains(t, minted, "/custos/?token=")
+		code, body = getPage(t, minted)
+		assert.Equal(t, http.StatusOK, code, body)
+	})
+
+	t.Run("deployed", func(t *testing.T) {
+		srv := startServer(t, "")
+		const token = "tok-alice-0123456789abcdefghijklmnopqrstuvwxyz"
+		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		env := append(workerEnv(srv, base, t.TempDir()), "CUSTOS_INBOX_ADDR="+addr, "CUSTOS_INBOX_TOKENS=alice="+token)
+		w := startWorkerProc(t, bin, env)
+		link := waitLine(t, w, regexp.MustCompile(`(?m)^custos: approval inbox: (\S+)`))
+		assert.Equal(t, "http://"+addr+"/custos/?token=…", link, "the banner never prints a token")
+		code, body := getPage(t, "http://"+addr+"/custos/")
+		assert.Equal(t, http.StatusUnauthorized, code, body)
+		code, body = getPage(t, "http://"+addr+"/custos/?token="+token)
+		require.Equal(t, http.StatusOK, code, body)
+		assert.Contains(t, body, `value="alice"`)
+		assert.Contains(t, body, "the name your token carries")
+
+		open := append(workerEnv(srv, base, t.TempDir()), "CUSTOS_INBOX_ADDR=0.0.0.0:0", "CUSTOS_INBOX_TOKENS=alice="+token)
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), open...)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "a worker asked to serve the inbox in clear text on the network does not start")
+		assert.Contains(t, string(out), "not a loopback address and no TLS certificate")
+		assert.NotContains(t, string(out), token)
+	})
 }
