@@ -33,10 +33,10 @@ import (
 // inboxScript is the model of the inbox tests: what a job asks for depends
 // on the tag in its task; once its calls have results it is done.
 func inboxScript(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-	task := ""
+	task, results := "", 0
 	for _, m := range req.Messages {
 		if m.Role == openai.ChatMessageRoleTool {
-			return demomodel.Say("done"), nil
+			results++
 		}
 		if m.Role == openai.ChatMessageRoleUser && task == "" {
 			task = m.Content
@@ -44,6 +44,20 @@ func inboxScript(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 	}
 	write := func(id, file string) openai.ToolCall {
 		return demomodel.ToolCall(id, "Write", map[string]any{"file_path": file, "content": "from " + id + "\n"})
+	}
+	if strings.Contains(task, "[grant]") {
+		// The same Write twice (the second under the grant the first's
+		// answer gave), then a call the grant does not cover.
+		switch results {
+		case 0, 1:
+			return demomodel.Calls(write(fmt.Sprintf("g%d", results+1), "granted.txt")), nil
+		case 2:
+			return demomodel.Calls(write("g3", "other.txt")), nil
+		}
+		return demomodel.Say("done"), nil
+	}
+	if results > 0 {
+		return demomodel.Say("done"), nil
 	}
 	switch {
 	case strings.Contains(task, "[batch]"):
@@ -231,7 +245,51 @@ func TestInboxInABrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("allow for a while, then revoke", func(t *testing.T) { grantInBrowser(t, ctx, rig) })
+
 	t.Run("at phone width", func(t *testing.T) { screenshots(t, ctx, rig, os.Getenv("CUSTOS_INBOX_SCREENSHOT")) })
+}
+
+// grantInBrowser: "Allow for…" 30 minutes in this job gives a grant the
+// next same call runs under without asking; the job's live grant is
+// listed with a Revoke button, which ends it. Skipped where the workflow
+// keeps no grants yet (the outcome says the call was allowed once).
+func grantInBrowser(t *testing.T, ctx context.Context, rig *inboxRig) {
+	c := rig.c
+	g := rig.job(t, "grant", 10*time.Minute)
+	// A fresh page: the stale one stopped following.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(strings.Split(rig.login, "?")[0]),
+		chromedp.WaitVisible(chromedp.CSS(callSel(g, "g1")))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(callSel(g, "g1")+" .grant-for"), "30m"),
+		chromedp.SetValue(chromedp.CSS(callSel(g, "g1")+" .grant-scope"), "job"),
+		chromedp.Click(chromedp.CSS(callSel(g, "g1")+" button.grant"))))
+	text := outcomeShown(t, ctx, "allowed Write granted.txt")
+	if strings.Contains(text, "no grant was kept") {
+		t.Skip("this tree's workflow keeps no grants yet (issue 18 §2 not merged): the page said the call was allowed once")
+	}
+	assert.Contains(t, text, "; granted Write(granted.txt) in this job until")
+	// g2 runs under the grant; g3 waits, and the grant is listed.
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(callSel(g, "g3")))))
+	assert.NotContains(t, rig.pageText(t, ctx), "Write granted.txt", "g2 never asked")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`button.revoke[data-job="`+g+`"]`))))
+	listed, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`section.job[data-job=%q] .grants`, g))))
+	require.NoError(t, err)
+	assert.Contains(t, listed, "Write(granted.txt)")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.revoke[data-job="`+g+`"]`))))
+	outcomeShown(t, ctx, "revoked grant")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`button.revoke[data-job="`+g+`"]`))), "a revoked grant leaves the list")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(callSel(g, "g3")+" button.deny"))))
+	testenv.Finished(t, c, g, time.Minute)
+	d := testenv.Decisions(testenv.Audit(t, c, g))
+	assert.Equal(t, "allow", string(d["g2"].Decision), "the grant allowed g2")
+	assert.NotEqual(t, "human", string(d["g2"].Layer), "nobody was asked about g2")
+}
+
+func (r *inboxRig) pageText(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#list")))
+	require.NoError(t, err)
+	return s
 }
 
 // screenshots reload the page with a few jobs waiting and, when dir is
