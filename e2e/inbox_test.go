@@ -114,7 +114,9 @@ func (r *inboxRig) job(t testing.TB, tag string, timeout time.Duration) string {
 	return id
 }
 
-func callSel(job, call string) string { return fmt.Sprintf(`article.call[data-key="%s/%s"]`, job, call) }
+func callSel(job, call string) string {
+	return fmt.Sprintf(`article.call[data-key="%s/%s"]`, job, call)
+}
 
 // pollJS waits until the expression is true in the page.
 func pollJS(t *testing.T, ctx context.Context, expr string, what string) {

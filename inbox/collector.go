@@ -83,6 +83,7 @@ type Collector struct {
 	kick chan struct{} // a refresh wanted now
 
 	mu      sync.Mutex
+	wanted  time.Time // when a page last asked for the snapshot
 	snap    Snapshot
 	subs    map[chan struct{}]bool
 	refresh sync.Mutex // one refresh at a time
@@ -104,13 +105,21 @@ func NewCollector(c client.Client, interval time.Duration, concurrency int, logg
 		kick: make(chan struct{}, 1), subs: map[chan struct{}]bool{}}
 }
 
-// Run refreshes the snapshot every interval, and at once when Kick asks,
-// until ctx ends.
+// idleAfter is how long after the last page load, with no event stream
+// open, the collector stops asking every job every second: a worker whose
+// inbox nobody looks at costs its jobs nothing.
+const idleAfter = time.Minute
+
+// Run refreshes the snapshot every interval while someone looks (an open
+// event stream, or a page load within idleAfter), and at once when Kick
+// asks, until ctx ends.
 func (k *Collector) Run(ctx context.Context) {
 	t := time.NewTicker(k.interval)
 	defer t.Stop()
 	for {
-		k.Refresh(ctx)
+		if k.watched(time.Now()) {
+			k.Refresh(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -136,6 +145,30 @@ func (k *Collector) Snapshot() Snapshot {
 	return k.snap
 }
 
+// Fresh is the snapshot for a page being loaded: it marks the inbox as
+// looked at and, when the background refresh has been idle, refreshes
+// first (bounded, so a hung query cannot hold the page).
+func (k *Collector) Fresh(ctx context.Context) Snapshot {
+	now := time.Now()
+	k.mu.Lock()
+	k.wanted = now
+	stale := now.Sub(k.snap.At) > 2*k.interval
+	k.mu.Unlock()
+	if stale && k.c != nil {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		k.Refresh(ctx)
+		cancel()
+	}
+	return k.Snapshot()
+}
+
+// watched reports whether anyone looks at the inbox at now.
+func (k *Collector) watched(now time.Time) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.subs) > 0 || now.Sub(k.wanted) < idleAfter
+}
+
 // Subscribe returns a channel that receives a value (coalesced) whenever
 // the snapshot's version changes, and a function that ends the
 // subscription.
@@ -144,6 +177,7 @@ func (k *Collector) Subscribe() (<-chan struct{}, func()) {
 	k.mu.Lock()
 	k.subs[ch] = true
 	k.mu.Unlock()
+	k.Kick() // an idle collector starts looking now
 	return ch, func() {
 		k.mu.Lock()
 		delete(k.subs, ch)

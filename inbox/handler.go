@@ -161,7 +161,7 @@ func (h *Handler) by(r *http.Request, typed string) string {
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	v := pageView{Prefix: h.o.Prefix, CSRF: h.csrfToken(r), By: h.o.DefaultBy,
-		List: newListView(h.collector.Snapshot(), h.o.Now())}
+		List: newListView(h.collector.Fresh(r.Context()), h.o.Now())}
 	if h.o.Identify != nil {
 		v.By, _ = h.o.Identify(r)
 		v.ByFixed = true
@@ -172,7 +172,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 // list is the list alone, for a page whose event stream is not available
 // (it polls), and for tests.
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
-	h.render(w, "list", newListView(h.collector.Snapshot(), h.o.Now()))
+	h.render(w, "list", newListView(h.collector.Fresh(r.Context()), h.o.Now()))
 }
 
 func (h *Handler) render(w http.ResponseWriter, name string, v any) {

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -264,4 +265,19 @@ func TestOutcomeTexts(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, refusalText(tc.err, "j"))
 	}
+}
+
+// Nobody looking, nobody asked: the collector queries the jobs only while
+// an event stream is open or a page was loaded within idleAfter.
+func TestCollectorIdlesUnwatched(t *testing.T) {
+	k := NewCollector(nil, 0, 0, nil)
+	now := time.Now()
+	assert.False(t, k.watched(now), "a new collector with no page open")
+	k.Fresh(context.Background())
+	assert.True(t, k.watched(time.Now()), "a page was just loaded")
+	assert.False(t, k.watched(time.Now().Add(idleAfter+time.Second)), "long after the last page load")
+	_, stop := k.Subscribe()
+	assert.True(t, k.watched(time.Now().Add(idleAfter+time.Second)), "an event stream is open")
+	stop()
+	assert.False(t, k.watched(time.Now().Add(idleAfter+time.Second)), "the stream closed")
 }
