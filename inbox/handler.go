@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -275,18 +274,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	by := h.by(r, req.By)
 	out := answerAll(r.Context(), h.temporal, req.Answers, by)
-	// The answered calls leave every open page now, not at the next tick.
-	h.refreshSoon(r.Context())
+	// The answered calls leave every open page at once, not at the next
+	// tick; in the background, so the person's outcome does not wait for a
+	// round of status queries (the page hides what it answered meanwhile).
+	h.collector.Kick()
 	writeJSON(w, map[string]any{"outcomes": out})
-}
-
-// refreshSoon refreshes the snapshot before the answer goes back, so the
-// page's own redraw does not show the calls it just answered; bounded, as
-// a hung status query must not hold the answer.
-func (h *Handler) refreshSoon(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	h.collector.Refresh(ctx)
 }
 
 type revokeRequest struct {
@@ -305,7 +297,7 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := revoke(r.Context(), h.temporal, req.Job, req.Grant, h.by(r, req.By))
-	h.refreshSoon(r.Context())
+	h.collector.Kick()
 	writeJSON(w, map[string]any{"outcomes": []Outcome{o}})
 }
 

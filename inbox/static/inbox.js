@@ -7,6 +7,9 @@
   var meta = function (n) { var m = document.querySelector('meta[name="' + n + '"]'); return m ? m.content : ""; };
   var prefix = meta("custos-prefix"), csrf = meta("custos-csrf");
   var selected = new Set(), reasons = new Map(), focusKey = null, stream = null, stopped = false;
+  // answered are calls whose answer counted, with when: a list drawn from
+  // a refresh that began before the answer must not bring them back.
+  var answered = new Map();
   var $ = function (s, el) { return (el || document).querySelector(s); };
   var $$ = function (s, el) { return Array.prototype.slice.call((el || document).querySelectorAll(s)); };
 
@@ -23,7 +26,10 @@
 
   // restore re-applies what the person was doing to a freshly drawn list.
   function restore() {
+    var now = Date.now();
+    answered.forEach(function (at, k) { if (now - at > 10000) answered.delete(k); });
     calls().forEach(function (c) {
+      if (answered.has(keyOf(c))) { c.remove(); return; }
       var k = keyOf(c);
       $(".sel", c).checked = selected.has(k);
       c.classList.toggle("selected", selected.has(k));
@@ -132,6 +138,7 @@
     p.textContent = li.textContent;
     p.className = "outcome " + li.className;
     if (o.applied) {
+      answered.set(keyOf(c), Date.now());
       selected.delete(keyOf(c));
       if (focusKey === keyOf(c)) moveFocus(1) || moveFocus(-1);
       c.remove();
