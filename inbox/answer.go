@@ -46,9 +46,9 @@ type Answer struct {
 // GrantChoice is the page's "Allow for…" control.
 type GrantChoice struct {
 	Scope string `json:"scope"` // job or workspace
-	// For is a duration ("30m", "1h"); EndOfDay asks for the end of the
-	// person's day, sent by the page as Until (the browser knows the
-	// person's time zone, the worker does not).
+	// For is a duration ("30m", "1h"); Until an end time: "the rest of
+	// the day" is sent as Until, computed by the page (the browser knows
+	// the person's time zone, the worker does not).
 	For   string    `json:"for,omitempty"`
 	Until time.Time `json:"until,omitzero"`
 }
