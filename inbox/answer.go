@@ -118,7 +118,7 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string) Outcom
 	}
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
-	var res decideReply
+	var res workflows.DecideResult
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: a.Job, UpdateName: workflows.DecideUpdate, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
@@ -132,19 +132,13 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string) Outcom
 		}
 		return o
 	}
-	o.Applied, o.Text = true, decidedText(res.DecideResult)+grantText(d.Grant, res.Grant)
+	o.Applied, o.Text = true, decidedText(res)+grantText(d.Grant, res.Grant)
 	return o
 }
 
-// decideReply is the decide Update's result with the grant it gave, read
-// here by name so a worker of a release that keeps no grants (its result
-// has no "grant") is told apart from one that gave it.
-type decideReply struct {
-	workflows.DecideResult
-	Grant *workflows.Grant `json:"grant,omitempty"`
-}
-
-// grantText says what became of a grant asked for with an answer.
+// grantText says what became of a grant asked for with an answer (a
+// worker of an older release keeps none and returns none: the call was
+// allowed once).
 func grantText(asked *workflows.GrantSpec, got *workflows.Grant) string {
 	switch {
 	case asked == nil:
