@@ -45,7 +45,7 @@ func inboxScript(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 	write := func(id, file string) openai.ToolCall {
 		return demomodel.ToolCall(id, "Write", map[string]any{"file_path": file, "content": "from " + id + "\n"})
 	}
-	if strings.Contains(task, "[grant]") {
+	if strings.Contains(task, "[grant") { // [grant] and [grantshot]
 		// The same Write twice (the second under the grant the first's
 		// answer gave), then a call the grant does not cover.
 		switch results {
@@ -106,7 +106,8 @@ func (r *inboxRig) job(t testing.TB, tag string, timeout time.Duration) string {
 	id := "inbox-" + tag
 	ws := testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.md"), []byte("# Notes\n\na draft\n"), 0o644))
-	task := map[string]string{"shot": "finish the release notes, then check that the tests pass", "many": "add the three test fixtures"}[tag]
+	task := map[string]string{"shot": "finish the release notes, then check that the tests pass", "many": "add the three test fixtures",
+		"grantshot": "keep the changelog up to date"}[tag]
 	if task == "" {
 		task = "write the notes for " + tag
 	}
@@ -301,8 +302,16 @@ func (r *inboxRig) pageText(t *testing.T, ctx context.Context) string {
 func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
 	s := rig.job(t, "shot", 10*time.Minute)
 	m := rig.job(t, "many", 10*time.Minute)
+	// A job with a live grant (given in Slack) and a call it does not cover.
+	gs := rig.job(t, "grantshot", 10*time.Minute)
+	testenv.WaitPending(t, rig.c, gs, "g1", pendingWait)
+	_, err := rig.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: gs, UpdateName: workflows.DecideUpdate,
+		Args: []any{workflows.ApprovalDecision{CallID: "g1", Decision: "allow", By: "alice", Channel: "slack",
+			Grant: &workflows.GrantSpec{Scope: "job", For: "1h"}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(strings.Split(rig.login, "?")[0]),
 		chromedp.WaitVisible(chromedp.CSS(callSel(s, "x1"))), chromedp.WaitVisible(chromedp.CSS(callSel(m, "m2"))),
+		chromedp.WaitVisible(chromedp.CSS(callSel(gs, "g3"))), chromedp.WaitVisible(chromedp.CSS(`button.revoke[data-job="`+gs+`"]`)),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector("#by").value = "alice"`),
 		chromedp.KeyEvent("j"), chromedp.KeyEvent("j"), chromedp.KeyEvent("x"),
 		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`), chromedp.Sleep(300*time.Millisecond)))
@@ -314,6 +323,11 @@ func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 	}
+	// The whole page in one viewport, so the sticky bars sit where a
+	// person sees them.
+	height, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollHeight`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1400, height), chromedp.Sleep(300*time.Millisecond)))
 	save("inbox.png", chromedp.CaptureScreenshot())
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Sleep(500*time.Millisecond)))
 	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))

@@ -281,3 +281,17 @@ func TestCollectorIdlesUnwatched(t *testing.T) {
 	stop()
 	assert.False(t, k.watched(time.Now().Add(idleAfter+time.Second)), "the stream closed")
 }
+
+// A job's live grants are listed with who gave them, until when, how often
+// they were used, and a Revoke button that names the grant.
+func TestRenderGrants(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j", Grants: []workflows.Grant{
+		{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", By: "alice", Channel: "web", Until: t0.Add(time.Hour), Uses: 3}}}), t0))
+	for _, w := range []string{"grant <code>Bash(npm test:*)</code> in this job, by alice via web, until 2026-12-01 15:00 UTC, used 3 times",
+		`data-job="j" data-grant="g1"`} {
+		assert.Contains(t, b.String(), w)
+	}
+	assert.Equal(t, "used once", used(1))
+	assert.Equal(t, "not used yet", used(0))
+}

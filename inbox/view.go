@@ -84,7 +84,7 @@ type grantView struct {
 	Scope string
 	By    string
 	Until string
-	Uses  int
+	Used  string // "not used yet", "used once", "used 3 times"
 }
 
 // newListView renders a snapshot for the page at now.
@@ -98,7 +98,7 @@ func newListView(s Snapshot, now time.Time) listView {
 		}
 		for _, g := range j.Grants {
 			jv.Grants = append(jv.Grants, grantView{Job: j.ID, ID: g.ID, Rule: display.Line(g.Rule, maxRule),
-				Scope: display.Line(g.Scope, maxName), By: who(g.By, g.Channel), Until: g.Until.UTC().Format("2006-01-02 15:04 UTC"), Uses: g.Uses})
+				Scope: display.Line(g.Scope, maxName), By: who(g.By, g.Channel), Until: g.Until.UTC().Format("2006-01-02 15:04 UTC"), Used: used(g.Uses)})
 		}
 		lv.Jobs = append(lv.Jobs, jv)
 	}
@@ -180,4 +180,14 @@ func who(by, channel string) string {
 		s += " via " + display.Line(channel, maxName)
 	}
 	return s
+}
+
+func used(n int) string {
+	switch n {
+	case 0:
+		return "not used yet"
+	case 1:
+		return "used once"
+	}
+	return fmt.Sprintf("used %d times", n)
 }
