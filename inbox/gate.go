@@ -145,13 +145,23 @@ type Gate struct {
 	next   http.Handler
 
 	mu       sync.Mutex
-	sessions map[[sha256.Size]byte]string
+	sessions map[[sha256.Size]byte]session
 }
+
+// session is a signed-in browser: whose, and until when.
+type session struct {
+	name  string
+	until time.Time
+}
+
+// sessionTTL bounds a session: a lost laptop's cookie stops working within
+// a working day, and the person opens their link again.
+const sessionTTL = 12 * time.Hour
 
 // NewGate guards next with cfg's tokens; secure marks the cookie Secure
 // (served over TLS).
 func NewGate(cfg GateConfig, secure bool) *Gate {
-	g := &Gate{tokens: map[[sha256.Size]byte]string{}, secure: secure, sessions: map[[sha256.Size]byte]string{}}
+	g := &Gate{tokens: map[[sha256.Size]byte]string{}, secure: secure, sessions: map[[sha256.Size]byte]session{}}
 	for tok, name := range cfg.Tokens {
 		g.tokens[sha256.Sum256([]byte(tok))] = name
 	}
@@ -170,8 +180,11 @@ func (g *Gate) Identify(r *http.Request) (string, bool) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	name, ok := g.sessions[sha256.Sum256([]byte(c.Value))]
-	return name, ok
+	s, ok := g.sessions[sha256.Sum256([]byte(c.Value))]
+	if !ok || time.Now().After(s.until) {
+		return "", false
+	}
+	return s.name, true
 }
 
 // tokenName looks a token up in constant time per entry.
@@ -209,10 +222,17 @@ func (g *Gate) login(w http.ResponseWriter, r *http.Request, tok string) {
 		http.Error(w, "custos inbox: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	now := time.Now()
 	g.mu.Lock()
-	g.sessions[sha256.Sum256([]byte(sess))] = name
+	for k, s := range g.sessions { // ended ones go, so the map stays small
+		if now.After(s.until) {
+			delete(g.sessions, k)
+		}
+	}
+	g.sessions[sha256.Sum256([]byte(sess))] = session{name: name, until: now.Add(sessionTTL)}
 	g.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: GateCookie, Value: sess, Path: "/", HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: GateCookie, Value: sess, Path: "/", HttpOnly: true, Secure: g.secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL / time.Second)})
 	q := r.URL.Query()
 	q.Del("token")
 	clean := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/\\"), RawQuery: q.Encode()}

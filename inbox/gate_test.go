@@ -1,10 +1,12 @@
 package inbox
 
 import (
+	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +87,17 @@ func TestGateLogin(t *testing.T) {
 		assert.Equal(t, tc.code, rec.Code, tc.name)
 		assert.Contains(t, rec.Body.String(), tc.body, tc.name)
 	}
+
+	// A session past its end signs nobody in.
+	h := sha256.Sum256([]byte(cookies[0].Value))
+	g.mu.Lock()
+	s := g.sessions[h]
+	s.until = time.Now().Add(-time.Second)
+	g.sessions[h] = s
+	g.mu.Unlock()
+	req := httptest.NewRequest(http.MethodGet, "/custos/", nil)
+	req.AddCookie(cookies[0])
+	rec = httptest.NewRecorder()
+	g.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, "an ended session")
 }
