@@ -420,6 +420,16 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		assert.Contains(t, body, `value="alice"`)
 		assert.Contains(t, body, "the name your token carries")
 
+		// An answer from the page goes in the token's name.
+		c := testenv.Dial(t, srv)
+		ws := testenv.Workspace(t)
+		testenv.StartJob(t, c, "inbox-deployed", workflows.JobInput{Task: "[dep] write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.WaitPending(t, c, "inbox-deployed", "dep-w", pendingWait)
+		answer := loginInbox(t, "http://"+addr+"/custos/?token="+token).allow(t, "inbox-deployed", "dep-w")
+		assert.Contains(t, answer, "by alice via web")
+		testenv.Finished(t, c, "inbox-deployed", time.Minute)
+		assert.Equal(t, "alice", testenv.Decisions(testenv.Audit(t, c, "inbox-deployed"))["dep-w"].Approver)
+
 		open := append(workerEnv(srv, base, t.TempDir()), "CUSTOS_INBOX_ADDR=0.0.0.0:0", "CUSTOS_INBOX_TOKENS=alice="+token)
 		cmd := exec.Command(bin)
 		cmd.Env = append(os.Environ(), open...)
