@@ -26,7 +26,7 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 	if err != nil {
 		return err
 	}
-	c, namespace, closeClient, err := connect(ctx, embedded, banner, logger)
+	c, emb, namespace, closeClient, err := connect(ctx, embedded, logger)
 	if err != nil {
 		return err
 	}
@@ -37,6 +37,13 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 	}
 	defer closeTelemetry()
 	channels.StateDir = o.StateDir
+	if err := StartInbox(ctx, c, emb, os.Getenv, banner, logger); err != nil {
+		return err
+	}
+	if emb != nil {
+		// After the inbox is mounted: the banner carries its link.
+		fmt.Fprint(banner, emb.Banner())
+	}
 	ch, err := StartChannels(ctx, c, channels, logger)
 	if err != nil {
 		return err
@@ -62,25 +69,23 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 }
 
 // connect dials the configured Temporal server, or starts the embedded one
-// when no address is configured. close releases whichever it was.
-func connect(ctx context.Context, embedded devserver.Options, banner io.Writer, logger *slog.Logger) (c client.Client, namespace string, close func(), err error) {
+// (emb) when no address is configured. close releases whichever it was.
+func connect(ctx context.Context, embedded devserver.Options, logger *slog.Logger) (c client.Client, emb *temporalclient.Embedded, namespace string, close func(), err error) {
 	opts, set, err := temporalclient.Load(logger)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
 	if set {
 		if c, err = temporalclient.Dial(ctx, opts, 30*time.Second); err != nil {
-			return nil, "", nil, err
+			return nil, nil, "", nil, err
 		}
 		logger.Info("connected to Temporal", "address", opts.HostPort, "namespace", opts.Namespace)
-		return c, cmp.Or(opts.Namespace, "default"), c.Close, nil
+		return c, nil, cmp.Or(opts.Namespace, "default"), c.Close, nil
 	}
-	emb, err := temporalclient.StartEmbedded(ctx, embedded, logger)
-	if err != nil {
-		return nil, "", nil, err
+	if emb, err = temporalclient.StartEmbedded(ctx, embedded, logger); err != nil {
+		return nil, nil, "", nil, err
 	}
-	fmt.Fprint(banner, emb.Banner())
-	return emb.Client, cmp.Or(opts.Namespace, "default"), emb.Close, nil
+	return emb.Client, emb, cmp.Or(opts.Namespace, "default"), emb.Close, nil
 }
 
 // withTelemetry starts the exporters TelemetryFromEnv configures and returns

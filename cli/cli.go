@@ -64,6 +64,7 @@ usage:
   starter sandbox exec|check ...
   starter temporal-profile [--write] how your temporal CLI reaches the embedded server (mutual TLS)
   starter ui-url                     a new one-time link to the embedded server's Web UI
+  starter inbox-url                  a new one-time link to the approval inbox (every waiting call, in a browser)
 
 Temporal: as the temporal CLI: the profile TEMPORAL_PROFILE (default "default") of
 TEMPORAL_CONFIG_FILE (default ~/.config/temporalio/temporal.toml), then TEMPORAL_ADDRESS,
@@ -132,6 +133,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		err = a.temporalProfile(args[1:])
 	case "ui-url":
 		err = a.uiURL(args[1:])
+	case "inbox-url":
+		err = a.inboxURL(args[1:])
 	case "sandbox":
 		return sandboxMain(args[1:], a.Stdout, a.Stderr)
 	case "help", "-h", "--help":

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/temporalclient"
 )
@@ -74,6 +75,24 @@ func (a *App) uiURL(args []string) error {
 		return err
 	}
 	u, err := devserver.MintUILoginURL(f.Dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.Stdout, u)
+	return nil
+}
+
+// inboxURL mints a new one-time link to the approval inbox the worker
+// serves on the embedded server's Web UI address (app.InboxPrefix).
+func (a *App) inboxURL(args []string) error {
+	if len(args) > 0 {
+		return usagef("inbox-url takes no arguments")
+	}
+	f, err := embeddedCerts()
+	if err != nil {
+		return err
+	}
+	u, err := devserver.MintLoginURLAt(f.Dir, app.InboxPrefix)
 	if err != nil {
 		return err
 	}

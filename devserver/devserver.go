@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -141,6 +142,45 @@ func (s *Server) NewUILoginURL() (string, error) {
 	}
 	return s.uiAddr + "/?" + tokenParam + "=" + tok, nil
 }
+
+// Mount serves h under prefix (such as "/custos/", with both slashes) on
+// the Web UI's address, behind the same one-time link and session cookie
+// as the UI, instead of proxying those paths to the UI. It is how the
+// worker serves its approval inbox on the embedded server's machine; h is
+// given the request as the browser sent it, the gate's cookie included.
+// A later Mount replaces an earlier one.
+func (s *Server) Mount(prefix string, h http.Handler) error {
+	if s.uiGate == nil {
+		return errors.New("devserver: the Web UI is disabled, so there is nothing to mount on")
+	}
+	if !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") || len(prefix) < 3 {
+		return fmt.Errorf("devserver: mount prefix %q: want a path like /custos/", prefix)
+	}
+	s.uiGate.mounted.Store(&mount{prefix: prefix, handler: h})
+	return nil
+}
+
+// SessionCookie is the name of the gate's session cookie ("" with the UI
+// disabled): a mounted handler binds per-session secrets to its value.
+func (s *Server) SessionCookie() string {
+	if s.uiGate == nil {
+		return ""
+	}
+	return s.uiGate.cookie
+}
+
+// NewLoginURLAt mints another one-time login URL that lands on path (for
+// a mounted handler) instead of the UI's start page.
+func (s *Server) NewLoginURLAt(path string) (string, error) {
+	u, err := s.NewUILoginURL()
+	if err != nil {
+		return "", err
+	}
+	return strings.Replace(u, "/?"+tokenParam+"=", loginPath(path)+"?"+tokenParam+"=", 1), nil
+}
+
+// loginPath is path as a login URL's path: absolute, and never "//host".
+func loginPath(path string) string { return "/" + strings.TrimLeft(path, "/\\") }
 
 // TLSFiles are the certificate files a client needs (with ServerName).
 func (s *Server) TLSFiles() TLSFiles { return s.certs }

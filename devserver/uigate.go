@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,12 @@ type uiGate struct {
 	// tokenDir is where other processes of the owner leave minted tokens
 	// (uitoken.go); "" for none.
 	tokenDir string
+
+	// mounted is a handler of custos' own (the approval inbox) served
+	// behind the same cookie instead of the proxy, under its prefix; nil
+	// until Server.Mount. Atomic: it is set after the gate serves, once
+	// the caller has a Temporal client to give the handler.
+	mounted atomic.Pointer[mount]
 
 	mu       sync.Mutex
 	tokens   map[[sha256.Size]byte]bool // unused login tokens, by hash
@@ -102,11 +109,28 @@ func (g *uiGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.login(w, r)
 		return
 	}
+	m := g.mounted.Load()
 	if !g.hasSession(r) {
-		unauthorized(w)
+		unauthorized(w, m.owns(r.URL.Path))
+		return
+	}
+	if m.owns(r.URL.Path) {
+		// The mounted handler sees the gate's cookie: it binds its CSRF
+		// tokens to the session (Server.SessionCookie).
+		m.handler.ServeHTTP(w, r)
 		return
 	}
 	g.proxy.ServeHTTP(w, r)
+}
+
+// mount is a handler served under a path prefix ("/custos/").
+type mount struct {
+	prefix  string
+	handler http.Handler
+}
+
+func (m *mount) owns(path string) bool {
+	return m != nil && (strings.HasPrefix(path, m.prefix) || path+"/" == m.prefix)
 }
 
 // login trades a valid token for a session, then sends the browser to the
@@ -135,7 +159,7 @@ func (g *uiGate) login(w http.ResponseWriter, r *http.Request) {
 		})
 	} else if !g.hasSession(r) {
 		// A used, wrong or foreign token: no way in without a session.
-		unauthorized(w)
+		unauthorized(w, g.mounted.Load().owns(r.URL.Path))
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -181,10 +205,14 @@ func (g *uiGate) dropSessionCookie(r *http.Request) {
 	}
 }
 
-func unauthorized(w http.ResponseWriter) {
+func unauthorized(w http.ResponseWriter, mounted bool) {
 	w.Header().Set("Cache-Control", "no-store")
+	cmd := "starter ui-url"
+	if mounted {
+		cmd = "starter inbox-url"
+	}
 	http.Error(w, "custos Web UI: open the URL the custos worker printed at start (it carries a one-time token), "+
-		"or get a new one with: starter ui-url", http.StatusUnauthorized)
+		"or get a new one with: "+cmd, http.StatusUnauthorized)
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback

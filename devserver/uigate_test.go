@@ -73,3 +73,46 @@ func TestUIGateLogin(t *testing.T) {
 	g.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8233/?token=", nil))
 	assert.Equal(t, http.StatusUnauthorized, w.Code, "empty token")
 }
+
+// TestUIGateMount: a handler mounted under a prefix is served behind the
+// same cookie, sees the cookie (it binds its CSRF tokens to it), and is
+// refused without it, naming the command that mints its link; other paths
+// still go to the UI.
+func TestUIGateMount(t *testing.T) {
+	g := newUIGate("127.0.0.1:1", &tls.Config{}, 8233, "", quietLogger())
+	g.mounted.Store(&mount{prefix: "/custos/", handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("custos-ui-8233")
+		require.NoError(t, err)
+		_, _ = fmt.Fprintf(w, "inbox %s %t", r.URL.Path, c.Value != "")
+	})})
+	tok, err := g.newToken()
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	g.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8233/custos/?token="+tok, nil))
+	require.Equal(t, http.StatusSeeOther, w.Code)
+	assert.Equal(t, "/custos/", w.Header().Get("Location"))
+	cookie := w.Result().Cookies()[0]
+
+	for _, tc := range []struct {
+		path   string
+		cookie bool
+		code   int
+		body   string
+	}{
+		{"/custos/", true, http.StatusOK, "inbox /custos/ true"},
+		{"/custos/events", true, http.StatusOK, "inbox /custos/events true"},
+		{"/custos", true, http.StatusOK, "inbox /custos true"},
+		{"/custos/", false, http.StatusUnauthorized, "starter inbox-url"},
+		{"/namespaces/default/workflows", false, http.StatusUnauthorized, "starter ui-url"},
+		{"/custosx", true, http.StatusBadGateway, "backend unavailable"}, // the UI's, through the proxy
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8233"+tc.path, nil)
+		if tc.cookie {
+			req.AddCookie(cookie)
+		}
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, req)
+		assert.Equal(t, tc.code, w.Code, tc.path)
+		assert.Contains(t, w.Body.String(), tc.body, tc.path)
+	}
+}

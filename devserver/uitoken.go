@@ -32,7 +32,11 @@ func tokenFile(dir, tok string) string {
 
 // MintUILoginURL returns a new one-time login URL for the Web UI of the
 // server whose certificates are in tlsDir. It works for mintedTokenTTL.
-func MintUILoginURL(tlsDir string) (string, error) {
+func MintUILoginURL(tlsDir string) (string, error) { return MintLoginURLAt(tlsDir, "/") }
+
+// MintLoginURLAt is MintUILoginURL for a link that lands on path (a
+// handler the worker mounted there, such as its approval inbox).
+func MintLoginURLAt(tlsDir, path string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(tlsDir, uiAddressFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("devserver: no Web UI has run with the certificates in %s (start the worker first)", tlsDir)
@@ -47,7 +51,7 @@ func MintUILoginURL(tlsDir string) (string, error) {
 	if err := writePrivate(tokenFile(tlsDir, tok), nil); err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(b)) + "/?" + tokenParam + "=" + tok, nil
+	return strings.TrimSpace(string(b)) + loginPath(path) + "?" + tokenParam + "=" + tok, nil
 }
 
 // useMintedToken reports whether tok was minted by MintUILoginURL into dir,

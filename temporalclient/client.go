@@ -189,6 +189,9 @@ func Dial(ctx context.Context, opts client.Options, wait time.Duration) (client.
 type Embedded struct {
 	Server *devserver.Server
 	Client client.Client
+	// InboxURL is the one-time link to the approval inbox the worker
+	// mounted on the server's Web UI address; "" when none is.
+	InboxURL string
 }
 
 // StartEmbedded starts the embedded server (SQLite in the user's state

@@ -16,6 +16,10 @@ func (e *Embedded) Banner() string {
 		fmt.Fprintf(&b, "custos: Web UI: %s\n", u)
 		b.WriteString("custos:   (a one-time link that sets a session cookie; `starter ui-url` makes another)\n")
 	}
+	if e.InboxURL != "" {
+		fmt.Fprintf(&b, "custos: approval inbox: %s\n", e.InboxURL)
+		b.WriteString("custos:   (every call waiting for you, answered with a click; one-time link, `starter inbox-url` makes another)\n")
+	}
 	fmt.Fprintf(&b, "custos: Temporal CLI: temporal workflow list %s\n", ShellJoin(srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())))
 	b.WriteString("custos:   (or `starter temporal-profile --write` once, then `temporal --profile custos ...`)\n")
 	return b.String()

@@ -59,6 +59,11 @@ var boundaries = []boundary{
 		why:        "rendering text for people is pure: the workflow renders with it as the channels do",
 	},
 	{
+		pkg:        mod + "/inbox",
+		transitive: []string{"go.temporal.io/server/temporal", mod + "/devserver", mod + "/app"},
+		why:        "the approval page is a Temporal client: where it is mounted (the embedded server's gate, its own address) is the worker's wiring",
+	},
+	{
 		pkg:        mod + "/hooks",
 		transitive: []string{"os/exec", "net/http", mod + "/sandbox"},
 		why:        "hook points, payloads and the registry are used in workflow code; running command hooks is hooks/command",
