@@ -119,19 +119,19 @@ func (ch *Channels) startSlack(ctx context.Context, c client.Client, cfg slack.C
 }
 
 // answerKeyFor reads (or makes) the workers' answer key. Without one the
-// bot still works; its answers count towards no call's approvals.
+// channel still works; its answers count towards no call's approvals.
 func answerKeyFor(stateDir string, logger *slog.Logger) []byte {
 	if stateDir == "" {
 		d, err := statedir.Dir()
 		if err != nil {
-			logger.Warn("slack: no answer key: answers count towards no call's approvals", "err", err)
+			logger.Warn("no answer key: Slack and inbox answers count towards no call's approvals", "err", err)
 			return nil
 		}
 		stateDir = d
 	}
 	key, err := answerkey.Load(os.Getenv, stateDir)
 	if err != nil {
-		logger.Warn("slack: no answer key: answers count towards no call's approvals", "err", err)
+		logger.Warn("no answer key: Slack and inbox answers count towards no call's approvals", "err", err)
 		return nil
 	}
 	return key

@@ -24,7 +24,10 @@ const InboxPrefix = "/custos/"
 // and it records the link in emb for the banner. A deployed worker serves
 // it only when the operator sets CUSTOS_INBOX_ADDR and tokens (see
 // inbox.GateConfigFromEnv); otherwise there is none.
-func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedded, getenv func(string) string, banner io.Writer, logger *slog.Logger) error {
+//
+// stateDir is where the workers' answer key is ("" for custos' state
+// directory): a deployed inbox signs with it the people its tokens name.
+func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedded, getenv func(string) string, stateDir string, banner io.Writer, logger *slog.Logger) error {
 	k := inbox.NewCollector(c, 0, 0, logger)
 	if emb != nil {
 		srv := emb.Server
@@ -49,7 +52,8 @@ func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedd
 		return err
 	}
 	g := inbox.NewGate(cfg, cfg.CertFile != "")
-	h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: inbox.GateCookie, Identify: g.Identify, Logger: logger})
+	h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: inbox.GateCookie, Identify: g.Identify,
+		AnswerKey: answerKeyFor(stateDir, logger), Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 	}
 	defer closeTelemetry()
 	channels.StateDir = o.StateDir
-	if err := StartInbox(ctx, c, emb, os.Getenv, banner, logger); err != nil {
+	if err := StartInbox(ctx, c, emb, os.Getenv, o.StateDir, banner, logger); err != nil {
 		return err
 	}
 	if emb != nil {

@@ -60,6 +60,8 @@ func inboxScript(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		return demomodel.Say("done"), nil
 	}
 	switch {
+	case strings.Contains(task, "[quorum]"):
+		return demomodel.Calls(write("q-w", "deploy/q.txt")), nil
 	case strings.Contains(task, "[batch]"):
 		return demomodel.Calls(write("b1", "b1.txt"), write("b2", "b2.txt"), write("b3", "b3.txt")), nil
 	case strings.Contains(task, "[shot]"):
@@ -95,7 +97,7 @@ func startInboxRig(t testing.TB, script demomodel.Handler) *inboxRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	emb := &temporalclient.Embedded{Server: srv, Client: c}
-	require.NoError(t, app.StartInbox(ctx, c, emb, func(string) string { return "" }, io.Discard, testenv.Logger()))
+	require.NoError(t, app.StartInbox(ctx, c, emb, func(string) string { return "" }, testenv.StateDir(), io.Discard, testenv.Logger()))
 	require.NotEmpty(t, emb.InboxURL)
 	return &inboxRig{slackRig: rig, login: emb.InboxURL}
 }
@@ -409,7 +411,13 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		srv := startServer(t, "")
 		const token = "tok-alice-0123456789abcdefghijklmnopqrstuvwxyz"
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		env := append(workerEnv(srv, base, t.TempDir()), "CUSTOS_INBOX_ADDR="+addr, "CUSTOS_INBOX_TOKENS=alice="+token)
+		// Writes under deploy/ need one approval by alice: the person the
+		// inbox's token names, whose answers it vouches for.
+		config := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(config, "custos"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(config, "custos", "settings.json"),
+			[]byte(`{"approvals": [{"rule": "Write(deploy/**)", "require": 1, "from": ["alice"]}]}`), 0o600))
+		env := append(workerEnv(srv, base, config), "CUSTOS_INBOX_ADDR="+addr, "CUSTOS_INBOX_TOKENS=alice="+token)
 		w := startWorkerProc(t, bin, env)
 		link := waitLine(t, w, regexp.MustCompile(`(?m)^custos: approval inbox: (\S+)`))
 		assert.Equal(t, "http://"+addr+"/custos/?token=…", link, "the banner never prints a token")
@@ -429,6 +437,20 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		assert.Contains(t, answer, "by alice via web")
 		testenv.Finished(t, c, "inbox-deployed", time.Minute)
 		assert.Equal(t, "alice", testenv.Decisions(testenv.Audit(t, c, "inbox-deployed"))["dep-w"].Approver)
+
+		// A call that needs alice's verified approval: the page's answer counts.
+		testenv.StartJob(t, c, "inbox-quorum", workflows.JobInput{Task: "[quorum] deploy", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.WaitPending(t, c, "inbox-quorum", "q-w", pendingWait)
+		answer = loginInbox(t, "http://"+addr+"/custos/?token="+token).allow(t, "inbox-quorum", "q-w")
+		assert.Contains(t, answer, "allowed Write deploy/q.txt, by alice via web")
+		testenv.Finished(t, c, "inbox-quorum", time.Minute)
+		var votes []string
+		for _, r := range testenv.Audit(t, c, "inbox-quorum") {
+			if r.Event == "approval-vote" {
+				votes = append(votes, r.Approver+" via "+r.Channel)
+			}
+		}
+		assert.Equal(t, []string{"alice via web"}, votes, "the inbox vouched for alice")
 
 		open := append(workerEnv(srv, base, t.TempDir()), "CUSTOS_INBOX_ADDR=0.0.0.0:0", "CUSTOS_INBOX_TOKENS=alice="+token)
 		cmd := exec.Command(bin)

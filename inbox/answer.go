@@ -93,7 +93,10 @@ func (a Answer) decision(by string) (workflows.ApprovalDecision, error) {
 
 // answerAll sends every answer as a decide Update, a few at a time, and
 // returns their outcomes in order.
-func answerAll(ctx context.Context, c client.Client, answers []Answer, by string) []Outcome {
+//
+// vouch, when set, signs the verified person's identity on each answer,
+// so that it counts towards the approvals a call may need.
+func answerAll(ctx context.Context, c client.Client, answers []Answer, by string, vouch func(job string, d *workflows.ApprovalDecision)) []Outcome {
 	out := make([]Outcome, len(answers))
 	sem := make(chan struct{}, batchConcurrency)
 	var wg sync.WaitGroup
@@ -102,19 +105,22 @@ func answerAll(ctx context.Context, c client.Client, answers []Answer, by string
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = answerOne(ctx, c, a, by)
+			out[i] = answerOne(ctx, c, a, by, vouch)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func answerOne(ctx context.Context, c client.Client, a Answer, by string) Outcome {
+func answerOne(ctx context.Context, c client.Client, a Answer, by string, vouch func(string, *workflows.ApprovalDecision)) Outcome {
 	o := Outcome{Job: a.Job, Call: a.Call}
 	d, err := a.decision(by)
 	if err != nil {
 		o.Text = "not sent: " + err.Error()
 		return o
+	}
+	if vouch != nil {
+		vouch(a.Job, &d)
 	}
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
@@ -192,6 +198,9 @@ func endedText(ctx context.Context, c client.Client, job, call, fallback string)
 // decidedText says what an applied answer did: "allowed Write notes.md,
 // by alice via web; allow rule Write(notes.md) added".
 func decidedText(r workflows.DecideResult) string {
+	if r.Answer == "vote" {
+		return fmt.Sprintf("approval of %s by %s counted; still needed: %s", display.SafeLine(r.Summary), who(r.By, r.Channel), display.Line(r.Needed, maxReason))
+	}
 	verb := "allowed"
 	if r.Decision != "allow" {
 		verb = "denied"

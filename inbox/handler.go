@@ -21,6 +21,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/internal/answerkey"
+	"github.com/custos-dev/custos/workflows"
 )
 
 //go:embed templates/*.html
@@ -48,7 +50,13 @@ type Options struct {
 	// worker's token list): that name is used and the page's name field is
 	// off. ok false means the request names nobody: it is refused.
 	Identify func(r *http.Request) (name string, ok bool)
-	Logger   *slog.Logger
+	// AnswerKey is the workers' answer key (internal/answerkey). With
+	// Identify, the page vouches for the person it identified: their
+	// answers count towards the approvals a call may need (settings
+	// "approvals", where their token's name is their identity). Typed
+	// names never count.
+	AnswerKey []byte
+	Logger    *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -273,12 +281,26 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	by := h.by(r, req.By)
-	out := answerAll(r.Context(), h.temporal, req.Answers, by)
+	out := answerAll(r.Context(), h.temporal, req.Answers, by, h.vouch(by))
 	// The answered calls leave every open page at once, not at the next
 	// tick; in the background, so the person's outcome does not wait for a
 	// round of status queries (the page hides what it answered meanwhile).
 	h.collector.Kick()
 	writeJSON(w, map[string]any{"outcomes": out})
+}
+
+// vouch signs the identity of a person the gate's token named, or is nil
+// when the page knows nobody for sure (a typed name, no key).
+func (h *Handler) vouch(by string) func(string, *workflows.ApprovalDecision) {
+	if h.o.Identify == nil || len(h.o.AnswerKey) == 0 {
+		return nil
+	}
+	return func(job string, d *workflows.ApprovalDecision) {
+		sig, err := answerkey.Sign(h.o.AnswerKey, answerkey.Claim{Job: job, Call: d.CallID, Decision: d.Decision, Channel: Channel, ID: by})
+		if err == nil {
+			d.Verified = &workflows.VerifiedIdentity{ID: by, Sig: sig}
+		}
+	}
 }
 
 type revokeRequest struct {
