@@ -57,13 +57,17 @@ func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decisi
 		Grant: grant}
 	d.Refused = b.answerRefusal(ctx, user.ID, decision)
 	if decision == "allow" && d.Refused == "" {
-		d.Verified = b.vouch(ctx, v, user.ID, decision)
+		// The person's ID alone first: most calls need no approvals, and
+		// those that do name the groups that count only in the job's
+		// status, a query the common click should not wait for.
+		d.Verified = b.vouch(v, user.ID, decision, nil)
 	}
-	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: v.Job, UpdateName: workflows.DecideUpdate,
-		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	var res workflows.DecideResult
-	if err == nil {
-		err = h.Get(ctx, &res)
+	res, err := b.send(ctx, v.Job, d)
+	if d.Verified != nil && notAmongApprovers(err) {
+		if groups := b.groupsOf(ctx, v, user.ID); len(groups) > 0 {
+			d.Verified = b.vouch(v, user.ID, decision, groups)
+			res, err = b.send(ctx, v.Job, d)
+		}
 	}
 	if err != nil {
 		b.logger.Info("slack answer not applied", "job", v.Job, "call", v.Call, "by", d.By, "decision", decision, "err", err)
@@ -96,37 +100,62 @@ func (b *Bot) refusal(ctx context.Context, user string) string {
 	return ""
 }
 
+// send is the decide Update, waited for.
+func (b *Bot) send(ctx context.Context, job string, d workflows.ApprovalDecision) (workflows.DecideResult, error) {
+	var res workflows.DecideResult
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.DecideUpdate,
+		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	return res, err
+}
+
+// notAmongApprovers reports whether the job refused an approval because
+// the person is not (as far as it was told) among those who may give it.
+func notAmongApprovers(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "is not among those who may approve")
+}
+
 // vouch signs the identity of a person Slack verified (the request's
-// signature) for a call that may need several approvals: their user ID,
-// and the groups of the call's approvals they are in. Without the key, or
-// when a group cannot be read, it claims less, never more.
-func (b *Bot) vouch(ctx context.Context, v ButtonValue, user, decision string) *workflows.VerifiedIdentity {
+// signature) for a call that may need several approvals: their user ID
+// and the groups given. Without the key it vouches for nobody.
+func (b *Bot) vouch(v ButtonValue, user, decision string, groups []string) *workflows.VerifiedIdentity {
 	if len(b.cfg.AnswerKey) == 0 {
 		return nil
-	}
-	var groups []string
-	if p, err := b.pendingCall(ctx, v); err == nil {
-		for _, q := range p.Quorum {
-			for _, f := range q.From {
-				if !validID(f, "S") || slices.Contains(groups, f) {
-					continue
-				}
-				members, err := b.approvers.members(ctx, f)
-				if err != nil {
-					b.logger.Warn("slack group lookup failed; not vouching for it", "group", f, "user", user, "err", err)
-					continue
-				}
-				if slices.Contains(members, user) {
-					groups = append(groups, f)
-				}
-			}
-		}
 	}
 	sig, err := answerkey.Sign(b.cfg.AnswerKey, answerkey.Claim{Job: v.Job, Call: v.Call, Decision: decision, Channel: "slack", ID: user, Groups: groups})
 	if err != nil {
 		return nil
 	}
 	return &workflows.VerifiedIdentity{ID: user, Groups: groups, Sig: sig}
+}
+
+// groupsOf are the user groups of the call's approvals the user is in,
+// read through the job's status and the Web API. A group that cannot be
+// read is left out: the bot claims less, never more.
+func (b *Bot) groupsOf(ctx context.Context, v ButtonValue, user string) []string {
+	p, err := b.pendingCall(ctx, v)
+	if err != nil {
+		return nil
+	}
+	var groups []string
+	for _, q := range p.Quorum {
+		for _, f := range q.From {
+			if !validID(f, "S") || slices.Contains(groups, f) {
+				continue
+			}
+			members, err := b.approvers.members(ctx, f)
+			if err != nil {
+				b.logger.Warn("slack group lookup failed; not vouching for it", "group", f, "user", user, "err", err)
+				continue
+			}
+			if slices.Contains(members, user) {
+				groups = append(groups, f)
+			}
+		}
+	}
+	return groups
 }
 
 // decidedText is the reply for an answer that counted, e.g. "allowed Write notes.md".
