@@ -94,12 +94,14 @@ func (s *ruleSet) add(r *rule) {
 // Compile builds a policy from settings. Every rule is parsed and compiled
 // once; a malformed rule is an error naming its list and position.
 func Compile(s Settings, env Env) (*Policy, error) {
-	if presetErr != nil {
-		return nil, fmt.Errorf("approval: system presets failed verification: %w", presetErr)
+	if err := tablesChecked(); err != nil {
+		return nil, err
 	}
-	if programsErr != nil {
-		return nil, fmt.Errorf("approval: the program table failed verification: %w", programsErr)
-	}
+	return compile(s, env)
+}
+
+// compile is Compile without the tables' check, for the check itself.
+func compile(s Settings, env Env) (*Policy, error) {
 	if s.Permissions.DefaultMode != "" {
 		if _, err := ParseMode(string(s.Permissions.DefaultMode)); err != nil {
 			return nil, fmt.Errorf("approval: permissions.defaultMode: %w", err)

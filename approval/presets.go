@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 )
 
 // Preset is a system deny rule: it applies to the parsed form of a Bash
@@ -301,9 +302,26 @@ func blockDevice(p string) bool {
 	return strings.HasPrefix(path.Clean(p), "/dev/disk/")
 }
 
-// presetErr is the result of verifying the presets when the package loads;
-// Compile refuses to build a policy if they are broken (fail closed).
-var presetErr = VerifyPresets()
+// tablesChecked verifies the system presets and the program table against
+// their own examples, once, the first time a policy is compiled; Compile
+// refuses to build a policy from broken ones (fail closed). Not when the
+// package loads: that cost every process that imports it — every starter
+// command, a sandbox exec — some 25 ms of start-up, policy or not.
+var tablesChecked = sync.OnceValue(checkTables)
+
+func checkTables() error {
+	if err := VerifyPresets(); err != nil {
+		return fmt.Errorf("approval: system presets failed verification: %w", err)
+	}
+	err := programsErr
+	if err == nil {
+		err = checkPrograms(programTable)
+	}
+	if err != nil {
+		return fmt.Errorf("approval: the program table failed verification: %w", err)
+	}
+	return nil
+}
 
 // VerifyPresets checks every preset's examples: each MustMatch must be denied
 // by that preset and each MustNotMatch must not be. It never panics.

@@ -237,8 +237,9 @@ func (p *program) envRuns(name string) bool {
 // programs is the table by name and alias (filled in init, programs_table.go).
 var programs map[string]*program
 
-// programsErr is what checking the table found when the package loaded;
-// Compile refuses to build a policy from a broken table (fail closed).
+// programsErr is what building the table found when the package loaded;
+// Compile refuses to build a policy from a broken table (fail closed, see
+// tablesChecked).
 var programsErr error
 
 func buildPrograms(table []program) (map[string]*program, error) {
@@ -280,7 +281,7 @@ func checkPrograms(table []program) error {
 		if len(p.allow) == 0 && !p.partial {
 			errs = append(errs, "program "+p.name+" has no allow examples")
 		}
-		pol, err := Compile(Settings{Permissions: Permissions{Allow: []string{"Bash(" + p.name + ":*)"}}}, PresetExampleEnv)
+		pol, err := compile(Settings{Permissions: Permissions{Allow: []string{"Bash(" + p.name + ":*)"}}}, PresetExampleEnv)
 		if err != nil {
 			return err
 		}

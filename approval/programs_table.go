@@ -397,10 +397,7 @@ var programTable = []program{
 }
 
 func init() {
-	var err error
-	programs, err = buildPrograms(programTable)
-	if err == nil {
-		err = checkPrograms(programTable)
-	}
-	programsErr = err
+	// Only the table is built here; its examples are checked when the
+	// first policy is compiled (tablesChecked).
+	programs, programsErr = buildPrograms(programTable)
 }
