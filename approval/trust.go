@@ -16,7 +16,10 @@ import "fmt"
 // Restrict keeps only what narrows custos' rights and names what it dropped.
 func Restrict(s Settings) (Settings, []string) {
 	var ignored []string
-	out := Settings{Permissions: Permissions{Ask: s.Permissions.Ask, Deny: s.Permissions.Deny}}
+	out := Settings{Permissions: Permissions{Ask: s.Permissions.Ask, Deny: s.Permissions.Deny},
+		// Approvals only make calls wait for more people, and identities
+		// only take people out of the count: both narrow.
+		Approvals: s.Approvals, Identities: s.Identities}
 	if n := len(s.Permissions.Allow); n > 0 {
 		ignored = append(ignored, fmt.Sprintf("permissions.allow (%d %s)", n, map[bool]string{true: "rule", false: "rules"}[n == 1]))
 	}

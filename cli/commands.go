@@ -50,6 +50,14 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 		if p.Reason != "" {
 			fmt.Fprintf(a.Stdout, "           why: %s\n", display.Line(p.Reason, maxReason))
 		}
+		if len(p.Quorum) > 0 {
+			so := "nobody"
+			if v := workflows.QuorumVoters(p.Quorum); len(v) > 0 {
+				so = strings.Join(v, ", ")
+			}
+			fmt.Fprintf(a.Stdout, "           approvals: still %s; approved so far: %s (only answers a channel verified count: Slack, a deployed inbox)\n",
+				display.Line(workflows.QuorumNeeded(p.Quorum), maxReason), display.Line(so, maxReason))
+		}
 	}
 	for _, g := range st.Grants {
 		fmt.Fprintf(a.Stdout, "grant:     %s\n", grantText(g))

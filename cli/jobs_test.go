@@ -260,3 +260,32 @@ func TestJobCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// A call that needs two verified approvals: status says what it still
+// needs and who approved so far; an allow from the CLI does not count and
+// says why (exit 1), a deny from anyone denies.
+func TestJobQuorumStatusAndCLIRefusal(t *testing.T) {
+	const task = "cli test: a deploy that needs two approvals"
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w_dep", "Write", map[string]any{"file_path": "deploy/prod.yaml", "content": "v2\n"})),
+		demomodel.Say("done"),
+	))
+	ws := testenv.Workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
+		[]byte(`{"approvals": [{"rule": "Write(deploy/**)", "require": 2, "from": ["U0ALICE", "U0BOB"]}]}`), 0o644))
+	id := startDetached(t, ws, task)
+	testenv.WaitPending(t, c, id, "w_dep", pendingWait)
+
+	code, out, errOut := runApp(t, context.Background(), "status", id)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "approvals: still 2 more from U0ALICE, U0BOB; approved so far: nobody")
+
+	code, out, errOut = runApp(t, context.Background(), "approve", id, "w_dep", "--by", "alice@test")
+	assert.Equal(t, 1, code, "an unverified allow does not count: %s", out)
+	assert.Contains(t, errOut+out, "each verified by a channel")
+	code, _, errOut = runApp(t, context.Background(), "deny", id, "w_dep", "--by", "bob@test")
+	require.Equal(t, 0, code, errOut)
+	testenv.Finished(t, c, id, time.Minute)
+	assert.NoFileExists(t, filepath.Join(ws, "deploy", "prod.yaml"))
+}

@@ -89,6 +89,13 @@ func (j *job) checkVote(p *pendingCall, d ApprovalDecision) error {
 	return notApplied("%s is not among those who may approve this call; still needed: %s", id, needed(qs))
 }
 
+// QuorumNeeded says what a waiting call's approvals still miss ("none"
+// when they are met); QuorumVoters who approved so far.
+func QuorumNeeded(qs []QuorumState) string { return needed(qs) }
+
+// QuorumVoters: see QuorumNeeded.
+func QuorumVoters(qs []QuorumState) []string { return voters(qs) }
+
 // needed says what a call's approvals still miss.
 func needed(qs []QuorumState) string {
 	var parts []string
