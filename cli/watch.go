@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/inbox"
 )
 
 // watch attaches to a running job, whichever host started it: its events as
@@ -84,33 +82,15 @@ func (a *App) watchAll(ctx context.Context, c client.Client) error {
 	}
 }
 
-// runningJobs lists the running custos jobs, oldest first.
+// runningJobs lists the running custos jobs' IDs, oldest first.
 func runningJobs(ctx context.Context, c client.Client) ([]string, error) {
-	type job struct {
-		id    string
-		start time.Time
+	jobs, err := inbox.RunningJobs(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	var jobs []job
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query:         fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.WorkflowName),
-			NextPageToken: token,
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range resp.GetExecutions() {
-			jobs = append(jobs, job{e.GetExecution().GetWorkflowId(), e.GetStartTime().AsTime()})
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			break
-		}
-	}
-	sort.Slice(jobs, func(i, k int) bool { return jobs[i].start.Before(jobs[k].start) })
 	out := make([]string, len(jobs))
 	for i, j := range jobs {
-		out[i] = j.id
+		out[i] = j.ID
 	}
 	return out, nil
 }

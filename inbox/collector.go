@@ -241,7 +241,7 @@ func fingerprint(s Snapshot) uint64 {
 // what it waits for. A job whose query fails (no worker yet, a job of an
 // older release) is left out of this round; it is not an error.
 func (k *Collector) collect(ctx context.Context) ([]Job, error) {
-	ids, err := runningJobs(ctx, k.c)
+	ids, err := RunningJobs(ctx, k.c)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: list running jobs: %w", err)
 	}
@@ -267,10 +267,10 @@ func (k *Collector) collect(ctx context.Context) ([]Job, error) {
 }
 
 // job asks one job its status; nil when it does not answer.
-func (k *Collector) job(ctx context.Context, r runningJob) *Job {
+func (k *Collector) job(ctx context.Context, r RunningJob) *Job {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := k.c.QueryWorkflow(qctx, r.id, "", workflows.StatusQuery)
+	v, err := k.c.QueryWorkflow(qctx, r.ID, "", workflows.StatusQuery)
 	var st workflows.Status
 	if err == nil {
 		err = v.Get(&st)
@@ -281,18 +281,19 @@ func (k *Collector) job(ctx context.Context, r runningJob) *Job {
 	calls := slices.Clone(st.Pending)
 	// Soonest deadline first: the call about to be denied is on top.
 	sort.SliceStable(calls, func(a, b int) bool { return calls[a].Deadline.Before(calls[b].Deadline) })
-	return &Job{ID: r.id, Task: st.Task, Workspace: st.Workspace, Host: st.Host, Started: r.start, Calls: calls, Grants: st.Grants}
+	return &Job{ID: r.ID, Task: st.Task, Workspace: st.Workspace, Host: st.Host, Started: r.Start, Calls: calls, Grants: st.Grants}
 }
 
-type runningJob struct {
-	id    string
-	start time.Time
+// RunningJob is a running custos job and when it started.
+type RunningJob struct {
+	ID    string
+	Start time.Time
 }
 
-// runningJobs lists the running custos jobs, oldest first (as `starter
-// watch` does).
-func runningJobs(ctx context.Context, c client.Client) ([]runningJob, error) {
-	var jobs []runningJob
+// RunningJobs lists the running custos jobs, oldest first: what the inbox
+// shows, and what `starter watch` prompts for.
+func RunningJobs(ctx context.Context, c client.Client) ([]RunningJob, error) {
+	var jobs []RunningJob
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -303,12 +304,12 @@ func runningJobs(ctx context.Context, c client.Client) ([]runningJob, error) {
 			return nil, err
 		}
 		for _, e := range resp.GetExecutions() {
-			jobs = append(jobs, runningJob{e.GetExecution().GetWorkflowId(), e.GetStartTime().AsTime()})
+			jobs = append(jobs, RunningJob{e.GetExecution().GetWorkflowId(), e.GetStartTime().AsTime()})
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			break
 		}
 	}
-	sort.SliceStable(jobs, func(i, k int) bool { return jobs[i].start.Before(jobs[k].start) })
+	sort.SliceStable(jobs, func(i, k int) bool { return jobs[i].Start.Before(jobs[k].Start) })
 	return jobs, nil
 }
