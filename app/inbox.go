@@ -34,7 +34,7 @@ func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedd
 		if srv.UIAddr() == "" {
 			return nil
 		}
-		h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: srv.SessionCookie(), DefaultBy: osUser(), Logger: logger})
+		h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: srv.SessionCookie(), DefaultBy: OSUser(), Logger: logger})
 		if err != nil {
 			return err
 		}
@@ -70,10 +70,12 @@ func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedd
 	return nil
 }
 
-// osUser is who answers from the embedded server's inbox unless the
-// person types another name: the account the worker runs as, the only
-// one that can open the link.
-func osUser() string {
+// OSUser names the person running this process for the audit: $USER,
+// else the account name, else "someone". It is who answers from a
+// terminal (the starter) and from the embedded server's inbox unless the
+// person types another name (the account the worker runs as is the only
+// one that can open its link).
+func OSUser() string {
 	if u := os.Getenv("USER"); u != "" {
 		return u
 	}

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -49,7 +50,7 @@ func (a *App) retry(ctx context.Context, c client.Client, id string) error {
 	if err := ensureRunning(ctx, c, id, "retry"); err != nil {
 		return err
 	}
-	res, err := update[workflows.RetryResult](ctx, c, id, workflows.RetryUpdate, workflows.RetryRequest{By: whoami()})
+	res, err := update[workflows.RetryResult](ctx, c, id, workflows.RetryUpdate, workflows.RetryRequest{By: app.OSUser()})
 	if err != nil {
 		if !errors.Is(err, errNotApplied) {
 			err = fmt.Errorf("retry %s: %w", id, err)

@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/user"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -132,9 +131,9 @@ func (a *App) Main(ctx context.Context, args []string) int {
 	case "temporal-profile":
 		err = a.temporalProfile(args[1:])
 	case "ui-url":
-		err = a.uiURL(args[1:])
+		err = a.loginURL("ui-url", "/", args[1:])
 	case "inbox-url":
-		err = a.inboxURL(args[1:])
+		err = a.loginURL("inbox-url", app.InboxPrefix, args[1:])
 	case "sandbox":
 		return sandboxMain(args[1:], a.Stdout, a.Stderr)
 	case "help", "-h", "--help":
@@ -297,18 +296,6 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
-}
-
-// whoami names the person at this terminal for the audit: $USER, else the
-// account name, else "someone".
-func whoami() string {
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return "someone"
 }
 
 // followJob follows a job; like run, with no server reachable it starts the

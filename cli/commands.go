@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/policyreplay"
@@ -73,7 +74,7 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	always := fs.Bool("always", false, "allow, and add an allow rule for calls like this one")
 	never := fs.Bool("never", false, "deny, and add a deny rule for calls like this one")
 	reason := fs.String("reason", "", "why (shown to the model on a denial)")
-	by := fs.String("by", whoami(), "who decides (recorded in the audit, with the channel cli)")
+	by := fs.String("by", app.OSUser(), "who decides (recorded in the audit, with the channel cli)")
 	gf := addGrantFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -121,7 +122,7 @@ func (a *App) setMode(ctx context.Context, c client.Client, id string, args []st
 	if err := ensureRunning(ctx, c, id, "change the mode of"); err != nil {
 		return err
 	}
-	res, err := sendMode(ctx, c, id, workflows.ModeChange{Mode: string(m), By: whoami(), Channel: "cli"})
+	res, err := sendMode(ctx, c, id, workflows.ModeChange{Mode: string(m), By: app.OSUser(), Channel: "cli"})
 	if err != nil {
 		return err
 	}

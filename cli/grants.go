@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -130,7 +131,7 @@ func (a *App) grants(ctx context.Context, c client.Client, id string) error {
 // revoke ends a grant everywhere it applies.
 func (a *App) revoke(ctx context.Context, c client.Client, id string, args []string) error {
 	fs := newFlagSet("revoke", a.Stderr)
-	by := fs.String("by", whoami(), "who revokes (recorded in the audit, with the channel cli)")
+	by := fs.String("by", app.OSUser(), "who revokes (recorded in the audit, with the channel cli)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err

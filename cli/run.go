@@ -399,7 +399,7 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		// First answer wins across channels: the job says whether this one
 		// counted.
 		res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: p.CallID, Decision: decision,
-			By: whoami(), Channel: "terminal", Grant: grant})
+			By: app.OSUser(), Channel: "terminal", Grant: grant})
 		if errors.Is(err, errNotApplied) {
 			fmt.Fprintf(a.Stdout, "    %s: %s\n", shownID(p.CallID), display.SafeLine(err.Error()))
 			if grant != nil && !strings.Contains(err.Error(), "already ") {

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/temporalclient"
 )
@@ -64,35 +63,18 @@ func (a *App) temporalProfile(args []string) error {
 	return nil
 }
 
-// uiURL mints a new one-time login link for the running embedded server's
-// Web UI.
-func (a *App) uiURL(args []string) error {
+// loginURL mints a new one-time login link for the running embedded
+// server's Web UI that lands on path: "/" for the UI (`ui-url`), the
+// approval inbox the worker serves there (`inbox-url`, app.InboxPrefix).
+func (a *App) loginURL(cmd, path string, args []string) error {
 	if len(args) > 0 {
-		return usagef("ui-url takes no arguments")
+		return usagef("%s takes no arguments", cmd)
 	}
 	f, err := embeddedCerts()
 	if err != nil {
 		return err
 	}
-	u, err := devserver.MintUILoginURL(f.Dir)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(a.Stdout, u)
-	return nil
-}
-
-// inboxURL mints a new one-time link to the approval inbox the worker
-// serves on the embedded server's Web UI address (app.InboxPrefix).
-func (a *App) inboxURL(args []string) error {
-	if len(args) > 0 {
-		return usagef("inbox-url takes no arguments")
-	}
-	f, err := embeddedCerts()
-	if err != nil {
-		return err
-	}
-	u, err := devserver.MintLoginURLAt(f.Dir, app.InboxPrefix)
+	u, err := devserver.MintLoginURLAt(f.Dir, path)
 	if err != nil {
 		return err
 	}
