@@ -25,13 +25,6 @@ func (s *Settings) VerifyAnswer(_ context.Context, req api.VerifyAnswerRequest) 
 
 // answerKey is the workers' key (answerkey.Load), read once.
 func (s *Settings) answerKey() ([]byte, error) {
-	s.keyOnce.Do(func() {
-		dir, err := s.stateDir()
-		if err != nil {
-			s.keyErr = err
-			return
-		}
-		s.key, s.keyErr = answerkey.Load(os.Getenv, dir)
-	})
+	s.keyOnce.Do(func() { s.key, s.keyErr = answerkey.Load(os.Getenv, s.StateDir) })
 	return s.key, s.keyErr
 }

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/internal/answerkey"
-	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/webhook"
@@ -121,14 +120,6 @@ func (ch *Channels) startSlack(ctx context.Context, c client.Client, cfg slack.C
 // answerKeyFor reads (or makes) the workers' answer key. Without one the
 // channel still works; its answers count towards no call's approvals.
 func answerKeyFor(stateDir string, logger *slog.Logger) []byte {
-	if stateDir == "" {
-		d, err := statedir.Dir()
-		if err != nil {
-			logger.Warn("no answer key: Slack and inbox answers count towards no call's approvals", "err", err)
-			return nil
-		}
-		stateDir = d
-	}
 	key, err := answerkey.Load(os.Getenv, stateDir)
 	if err != nil {
 		logger.Warn("no answer key: Slack and inbox answers count towards no call's approvals", "err", err)

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/custos-dev/custos/internal/statedir"
 )
 
 // EnvKey is the environment variable that sets the key (base64, at least
@@ -80,7 +82,8 @@ func Verify(key []byte, c Claim, sig string) bool {
 }
 
 // Load returns the workers' key: EnvKey when set (getenv), else the key
-// file in stateDir, made (32 random bytes, mode 0600) when missing.
+// file in stateDir ("" for custos' state directory), made (32 random
+// bytes, mode 0600) when missing.
 func Load(getenv func(string) string, stateDir string) ([]byte, error) {
 	if v := strings.TrimSpace(getenv(EnvKey)); v != "" {
 		key, err := base64.StdEncoding.DecodeString(v)
@@ -96,7 +99,11 @@ func Load(getenv func(string) string, stateDir string) ([]byte, error) {
 		return key, nil
 	}
 	if stateDir == "" {
-		return nil, fmt.Errorf("answerkey: no %s and no state directory", EnvKey)
+		d, err := statedir.Dir()
+		if err != nil {
+			return nil, fmt.Errorf("answerkey: no %s and no state directory: %w", EnvKey, err)
+		}
+		stateDir = d
 	}
 	path := filepath.Join(stateDir, FileName)
 	if key, err := readKey(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
