@@ -33,7 +33,8 @@ worker:
 
 TEMPORAL_CLI_VERSION := v1.5.1
 
-## deps: what the tests need besides Go: bubblewrap, chromium (the Web UI
+## deps: what the tests need besides Go: bubblewrap, a C compiler (cgo builds
+## the sandbox's mount step, mountinit_cgo.go), chromium (the Web UI
 ## test drives a real browser), and the Temporal CLI
 ## (the end-to-end tests approve through it as people do; built from source
 ## once, a few minutes)
@@ -41,6 +42,9 @@ deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  echo "installing bubblewrap (needs root and apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
+	@command -v cc >/dev/null 2>&1 || { \
+	  echo "installing gcc (needs root and apt-get): cgo builds the sandbox's mount step"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev; }
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing chromium (needs root and apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }

@@ -133,13 +133,13 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := openRunFiles()
+	files, err := openRunFiles(p, sb.step)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer files.close()
 	cmd := exec.Command(sb.bwrap, bwrapArgs(p)...)
-	cmd.Env = p.Env
+	cmd.Env = p.bwrapEnv()
 	cmd.ExtraFiles = files.child()
 	err = cmd.Start()
 	files.closeChild()
@@ -147,6 +147,9 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
 		b.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	if err := stepFailed(files.stepR); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -59,6 +59,9 @@ type bwrapSandbox struct {
 	noHostGuard bool
 	// listings speeds up the walks of the post-command scan (hostconfig.go).
 	listings *hostListings
+	// step, when set, is the mount step that makes the workspace's own
+	// mounts inside the sandbox (mountinit.go).
+	step *mountStep
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -98,12 +101,12 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	files, err := openRunFiles()
+	files, err := openRunFiles(p, b.step)
 	if err != nil {
 		return Result{}, err
 	}
 	undo.add(files.close)
-	cmd, cg, start, err := b.command(bwrapArgs(p), p.Env, files.child(), &undo)
+	cmd, cg, start, err := b.command(bwrapArgs(p), p.bwrapEnv(), files.child(), &undo)
 	if err != nil {
 		return Result{}, err
 	}
@@ -114,6 +117,9 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	})
 	if err != nil {
 		return res, err
+	}
+	if err := stepFailed(files.stepR); err != nil {
+		return Result{}, err
 	}
 	res.CacheDir = p.CacheDir
 	return status.verdict(res, cg)
@@ -127,10 +133,15 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 type runFiles struct {
 	statusR                         *os.File
 	statusW, passwd, group, seccomp *os.File
+	// With the mount step: its status (read end, write end), its plan,
+	// and its binary (the worker's, shared by every run: never closed
+	// here).
+	stepR, stepW, stepPlan, stepExe *os.File
 }
 
-// openRunFiles opens the run's pipes, all of them or none.
-func openRunFiles() (*runFiles, error) {
+// openRunFiles opens the run's pipes, all of them or none; the mount
+// step's too when the profile has it (step is then the probed step).
+func openRunFiles(p bwrapProfile, step *mountStep) (*runFiles, error) {
 	f := &runFiles{}
 	ok := false
 	defer func() {
@@ -152,6 +163,19 @@ func openRunFiles() (*runFiles, error) {
 	if f.group, err = dataPipe(group); err != nil {
 		return nil, err
 	}
+	if p.Step {
+		plan, err := stepMounts(p)
+		if err != nil {
+			return nil, err
+		}
+		if f.stepPlan, err = feedPipe(plan); err != nil {
+			return nil, err
+		}
+		if f.stepR, f.stepW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("sandbox: mount step's status pipe: %w", err)
+		}
+		f.stepExe = step.exe
+	}
 	ok = true
 	return f, nil
 }
@@ -159,8 +183,12 @@ func openRunFiles() (*runFiles, error) {
 // child returns the child's files for cmd.ExtraFiles, each at the place
 // that makes it the fd the profile names (ExtraFiles[i] is fd 3+i).
 func (f *runFiles) child() []*os.File {
-	files := make([]*os.File, 4)
+	files := make([]*os.File, 4, 7)
 	files[fdStatus-3], files[fdPasswd-3], files[fdGroup-3], files[fdSeccomp-3] = f.statusW, f.passwd, f.group, f.seccomp
+	if f.stepExe != nil {
+		files = files[:7]
+		files[fdStepPlan-3], files[fdStepStatus-3], files[fdStepExe-3] = f.stepPlan, f.stepW, f.stepExe
+	}
 	return files
 }
 
@@ -168,20 +196,23 @@ func (f *runFiles) child() []*os.File {
 // the child has its own, and the status reader sees EOF only once every
 // write end is gone.
 func (f *runFiles) closeChild() {
-	for _, p := range []**os.File{&f.statusW, &f.passwd, &f.group, &f.seccomp} {
+	for _, p := range []**os.File{&f.statusW, &f.passwd, &f.group, &f.seccomp, &f.stepPlan, &f.stepW} {
 		if *p != nil {
 			(*p).Close()
 			*p = nil
 		}
 	}
+	f.stepExe = nil
 }
 
 // close closes whatever is still open.
 func (f *runFiles) close() {
 	f.closeChild()
-	if f.statusR != nil {
-		f.statusR.Close()
-		f.statusR = nil
+	for _, p := range []**os.File{&f.statusR, &f.stepR} {
+		if *p != nil {
+			(*p).Close()
+			*p = nil
+		}
 	}
 }
 
@@ -190,7 +221,7 @@ func (f *runFiles) close() {
 // bwrap starts inside it; what it sets up is registered with undo.
 func (b *bwrapSandbox) command(args, env []string, files []*os.File, undo *cleanups) (*exec.Cmd, *runCgroup, func() error, error) {
 	cmd := exec.Command(b.bwrap, args...)
-	cmd.Env = env // bwrap hands its environment to the command unchanged
+	cmd.Env = env // see bwrapProfile.bwrapEnv
 	cmd.Dir = "/"
 	cmd.ExtraFiles = files
 	start := cmd.Start
@@ -392,5 +423,20 @@ func dataPipe(data string) (*os.File, error) {
 		r.Close()
 		return nil, fmt.Errorf("sandbox: data pipe: %w", err)
 	}
+	return r, nil
+}
+
+// feedPipe returns the read end of a pipe a goroutine writes data into (a
+// mount plan may be larger than the pipe's buffer); when the reader closes
+// its end first, the write fails and the goroutine ends.
+func feedPipe(data []byte) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: data pipe: %w", err)
+	}
+	go func() {
+		defer w.Close()
+		_, _ = w.Write(data)
+	}()
 	return r, nil
 }

@@ -213,7 +213,15 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if res.ExitCode != 0 || res.Killed {
 		return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
 	}
-	b.why = fmt.Sprintf("bubblewrap %s: probe ok; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s", abs, limitNote)
+	stepNote := "mounts by bubblewrap"
+	if step, err := probeMountStep(ctx, b); err != nil {
+		cfg.Logger.Info("sandbox: bubblewrap makes every mount (the mount step is off)", "why", err)
+		stepNote += " (mount step off: " + err.Error() + ")"
+	} else {
+		b.step = step
+		stepNote = "workspace mounts by custos' mount step"
+	}
+	b.why = fmt.Sprintf("bubblewrap %s: probe ok; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s; %s", abs, limitNote, stepNote)
 	return b, b.why
 }
 

@@ -33,6 +33,9 @@ var helperWired atomic.Bool
 // the process was started as the sandbox's in-namespace helper it does that
 // job and exits; otherwise it returns immediately.
 func MaybeRunHelper() {
+	if len(os.Args) > 1 && os.Args[1] == mountStepMarker {
+		os.Exit(mountStepWithoutConstructor(os.Args[2:]))
+	}
 	switch filepath.Base(os.Args[0]) {
 	case helperInitName:
 		os.Exit(helperInit(os.Args[1:]))

@@ -19,18 +19,16 @@ type maskRun struct {
 }
 
 // prepareMasks expands the request's deny rules for the workspace ws (real
-// path) and creates what the mounts need. It must run before the profile is
-// built, so that placeholders exist when bubblewrap mounts over them (even
-// below a directory another part of the profile makes read-only).
-func prepareMasks(ws string, req Request) (*maskRun, error) {
+// path) and creates what the mounts need: the placeholders, and the
+// sources unless the mount step makes its own (withSources false). It must
+// run before the profile is built, so that placeholders exist when the
+// masks are mounted over them (even below a directory another part of the
+// profile makes read-only).
+func prepareMasks(ws string, req Request, withSources bool) (*maskRun, error) {
 	r := &maskRun{undo: func() {}}
 	plan, err := ExpandMasks(ws, req.ReadDeny, req.EditDeny)
 	if err != nil || plan.Empty() {
 		return r, err
-	}
-	src, err := os.MkdirTemp("", "custos-mask-")
-	if err != nil {
-		return r, fmt.Errorf("sandbox: mask sources: %w", err)
 	}
 	var undo []func()
 	r.undo = func() {
@@ -38,22 +36,11 @@ func prepareMasks(ws string, req Request) (*maskRun, error) {
 			undo[i]()
 		}
 	}
-	undo = append(undo, func() {
-		_ = os.Chmod(filepath.Join(src, "dir"), 0o700)
-		_ = os.Chmod(filepath.Join(src, "empty"), 0o700)
-		_ = os.RemoveAll(src)
-	})
-	srcs := MaskSources{HideFile: filepath.Join(src, "file"), HideDir: filepath.Join(src, "dir"), Empty: filepath.Join(src, "empty")}
-	err = errors.Join(os.WriteFile(srcs.HideFile, nil, 0o000), os.Mkdir(srcs.HideDir, 0o000), os.Mkdir(srcs.Empty, 0o555))
-	if err != nil {
-		r.undo()
-		return r, fmt.Errorf("sandbox: mask sources: %w", err)
-	}
-	// Modes are set past the umask (0o555 would keep it; 0o000 is exact).
-	err = errors.Join(os.Chmod(srcs.HideFile, 0o000), os.Chmod(srcs.HideDir, 0o000), os.Chmod(srcs.Empty, 0o555))
-	if err != nil {
-		r.undo()
-		return r, fmt.Errorf("sandbox: mask sources: %w", err)
+	if withSources {
+		if r.src, err = maskSources(&undo); err != nil {
+			r.undo()
+			return r, err
+		}
 	}
 	for _, m := range plan.Masks {
 		if !m.Missing {
@@ -66,8 +53,32 @@ func prepareMasks(ws string, req Request) (*maskRun, error) {
 		}
 		undo = append(undo, u)
 	}
-	r.plan, r.src = plan, srcs
+	r.plan = plan
 	return r, nil
+}
+
+// maskSources creates the sources bubblewrap binds over masked paths, and
+// registers their removal with undo.
+func maskSources(undo *[]func()) (MaskSources, error) {
+	src, err := os.MkdirTemp("", "custos-mask-")
+	if err != nil {
+		return MaskSources{}, fmt.Errorf("sandbox: mask sources: %w", err)
+	}
+	*undo = append(*undo, func() {
+		_ = os.Chmod(filepath.Join(src, "dir"), 0o700)
+		_ = os.Chmod(filepath.Join(src, "empty"), 0o700)
+		_ = os.RemoveAll(src)
+	})
+	srcs := MaskSources{HideFile: filepath.Join(src, "file"), HideDir: filepath.Join(src, "dir"), Empty: filepath.Join(src, "empty")}
+	err = errors.Join(os.WriteFile(srcs.HideFile, nil, 0o000), os.Mkdir(srcs.HideDir, 0o000), os.Mkdir(srcs.Empty, 0o555))
+	if err == nil {
+		// Modes are set past the umask (0o555 would keep it; 0o000 is exact).
+		err = errors.Join(os.Chmod(srcs.HideFile, 0o000), os.Chmod(srcs.HideDir, 0o000), os.Chmod(srcs.Empty, 0o555))
+	}
+	if err != nil {
+		return MaskSources{}, fmt.Errorf("sandbox: mask sources: %w", err)
+	}
+	return srcs, nil
 }
 
 // placeholder creates an empty directory where a denied path is missing

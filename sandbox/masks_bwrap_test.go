@@ -119,30 +119,35 @@ func TestBwrapMasksEnforceDenyRules(t *testing.T) {
 		{name: "create/by copy", tree: []string{"src/main.go"}, read: []string{".env"}, script: "cp src/main.go .env", leaked: maskExists(".env")},
 		{name: "create/by hard link", tree: []string{"src/main.go"}, read: []string{".env"}, script: "ln src/main.go .env", leaked: maskExists(".env")},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.needs != "" {
-				if _, err := exec.LookPath(tc.needs); err != nil {
-					t.Skipf("%s not installed", tc.needs)
-				}
-			}
-			for _, withRules := range []bool{false, true} {
-				ws := maskTree(t, tc.tree...)
-				if tc.setup != nil {
-					tc.setup(t, ws)
-				}
-				req := Request{Workspace: ws, Argv: bash(tc.script), Timeout: 20 * time.Second}
-				if withRules {
-					req.ReadDeny, req.EditDeny = tc.read, tc.edit
-				}
-				res, err := sb.Run(context.Background(), req)
-				require.NoError(t, err)
-				leaked := tc.leaked(t, ws, res)
-				if withRules {
-					assert.False(t, leaked, "with the rules the attempt must fail\nstdout: %s\nstderr: %s", res.Stdout, res.Stderr)
-				} else {
-					assert.True(t, leaked, "without the rules the attempt must work (else the test proves nothing)\nstdout: %s\nstderr: %s", res.Stdout, res.Stderr)
-				}
+	for _, m := range mounters(t, sb) {
+		sb := m.sb
+		t.Run(m.name, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					if tc.needs != "" {
+						if _, err := exec.LookPath(tc.needs); err != nil {
+							t.Skipf("%s not installed", tc.needs)
+						}
+					}
+					for _, withRules := range []bool{false, true} {
+						ws := maskTree(t, tc.tree...)
+						if tc.setup != nil {
+							tc.setup(t, ws)
+						}
+						req := Request{Workspace: ws, Argv: bash(tc.script), Timeout: 20 * time.Second}
+						if withRules {
+							req.ReadDeny, req.EditDeny = tc.read, tc.edit
+						}
+						res, err := sb.Run(context.Background(), req)
+						require.NoError(t, err)
+						leaked := tc.leaked(t, ws, res)
+						if withRules {
+							assert.False(t, leaked, "with the rules the attempt must fail\nstdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+						} else {
+							assert.True(t, leaked, "without the rules the attempt must work (else the test proves nothing)\nstdout: %s\nstderr: %s", res.Stdout, res.Stderr)
+						}
+					}
+				})
 			}
 		})
 	}

@@ -49,9 +49,17 @@ type bwrapProfile struct {
 	MaskSources MaskSources
 	// Seccomp installs the seccomp filter read from fdSeccomp.
 	Seccomp bool
+	// Step: custos' mount step makes the pins, the protected paths and the
+	// masks inside the sandbox, loads the seccomp filter and hands the
+	// command its environment (mountinit.go); bubblewrap makes the rest.
+	Step bool
 	// Command is what runs in the sandbox (the request's argv behind
 	// prlimit); the proxy's helper goes in front of it when Proxy is set.
 	Command []string
+	// Limits, with the step, are the rlimits the step sets before it execs
+	// the command, which is then the request's argv alone (one exec less
+	// than prlimit's); nil: prlimit in Command sets them.
+	Limits *limits
 	// CacheDir is the workspace's cache directory on the host, if any.
 	CacheDir string
 	// Env is the command's environment. It is not part of the arguments:
@@ -71,10 +79,13 @@ type proxyMounts struct {
 // The child's file descriptors: cmd.ExtraFiles, in this order, become fds 3,
 // 4, ... (runFiles.child hands them over in this order).
 const (
-	fdStatus  = 3 + iota // bwrap's --json-status-fd
-	fdPasswd             // the generated /etc/passwd
-	fdGroup              // the generated /etc/group
-	fdSeccomp            // the seccomp filter
+	fdStatus     = 3 + iota // bwrap's --json-status-fd
+	fdPasswd                // the generated /etc/passwd
+	fdGroup                 // the generated /etc/group
+	fdSeccomp               // the seccomp filter
+	fdStepPlan              // the mount step's plan (mountinit.go)
+	fdStepStatus            // the mount step's status pipe
+	fdStepExe               // the mount step's binary
 )
 
 // mountKind is what one bubblewrap mount does.
@@ -136,8 +147,12 @@ func bwrapArgs(p bwrapProfile) []string {
 		"--uid", fmt.Sprint(SandboxUID), "--gid", fmt.Sprint(SandboxUID),
 		"--hostname", "custos-sandbox",
 		"--disable-userns", "--cap-drop", "ALL",
-		"--json-status-fd", fmt.Sprint(fdStatus),
 	}
+	if p.Step {
+		// For the mount step alone, which drops them before the command.
+		a = append(a, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
+	}
+	a = append(a, "--json-status-fd", fmt.Sprint(fdStatus))
 	a = append(a, mountArgs(p.System)...)
 	if !p.IdentityInSystem {
 		a = append(a,
@@ -164,21 +179,41 @@ func bwrapArgs(p bwrapProfile) []string {
 	// later would cover those mounts with the host's view).
 	a = append(a, "--bind", p.Workspace, p.Workspace)
 	pins, masks := p.Masks.Args(p.MaskSources)
-	a = append(a, pins...)
-	a = append(a, mountArgs(p.Protected)...)
+	if !p.Step {
+		a = append(a, pins...)
+		a = append(a, mountArgs(p.Protected)...)
+	}
 	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
 	// workspace and /tmp is writable (mounts below it keep their own flags).
 	a = append(a, "--remount-ro", "/", "--chdir", p.Workspace)
+	command := p.Command
+	if p.Proxy != nil {
+		command = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, command...)
+	}
+	if p.Step {
+		// The step makes the pins, the protected paths and the masks, in
+		// that order, loads the filter, then runs the command.
+		return append(append(a, "--"), stepCommand(p.Seccomp, command)...)
+	}
 	// The masks go last, on top of everything.
 	a = append(a, masks...)
 	if p.Seccomp {
 		a = append(a, seccompArgs(fdSeccomp)...)
 	}
 	a = append(a, "--")
-	if p.Proxy != nil {
-		a = append(a, sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--")
+	return append(a, command...)
+}
+
+// bwrapEnv is the environment of the bwrap process. bubblewrap hands its
+// own to the command, so it is the command's; with the mount step it is
+// empty, and the step hands the command its environment from the plan, so
+// that nothing in it reaches the step's dynamic loader while the step
+// still holds capabilities.
+func (p bwrapProfile) bwrapEnv() []string {
+	if p.Step {
+		return []string{}
 	}
-	return append(a, p.Command...)
+	return p.Env
 }
 
 // systemMounts probes the host for the system directories and /etc
@@ -236,7 +271,7 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 	// The masks come first, so that their placeholders exist when bubblewrap
 	// mounts over them (even below a directory the protected mounts make
 	// read-only).
-	masks, err := prepareMasks(ws, req)
+	masks, err := prepareMasks(ws, req, b.step == nil)
 	if err != nil {
 		return p, err
 	}
@@ -263,6 +298,10 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 	}
 	p.Protected = prot.mounts
 	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
+	if b.step != nil {
+		l := b.cfg.limits()
+		p.Step, p.Limits, p.Command = true, &l, req.Argv
+	}
 	var extra map[string]string
 	if b.prov != nil && !req.bare {
 		pr, err := b.prov.plan(ws, req)

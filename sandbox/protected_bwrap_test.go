@@ -265,32 +265,37 @@ func TestBwrapProtectedPaths(t *testing.T) {
 		{"nested .profile", files(map[string]string{"a/b/.profile": "# p\n"}), appendTo("a/b/.profile")},
 		{"nested .vscode: move its parent away", files(map[string]string{"pkg/.vscode/tasks.json": "{}"}), replaceDir("pkg", "pkg/.vscode/tasks.json")},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			// Without the protected mounts the attack works.
-			ctl := t.TempDir()
-			if tc.setup != nil {
-				tc.setup(t, ctl)
-			}
-			code, out := runUnprotected(t, sb, ctl, tc.script)
-			require.Zero(t, code, "control run failed: %s", out)
-			require.True(t, tc.pwned(ctl), "control run did not change the target: %s", out)
+	for _, m := range mounters(t, sb) {
+		sb := m.sb.(*bwrapSandbox)
+		t.Run(m.name, func(t *testing.T) {
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					// Without the protected mounts the attack works.
+					ctl := t.TempDir()
+					if tc.setup != nil {
+						tc.setup(t, ctl)
+					}
+					code, out := runUnprotected(t, sb, ctl, tc.script)
+					require.Zero(t, code, "control run failed: %s", out)
+					require.True(t, tc.pwned(ctl), "control run did not change the target: %s", out)
 
-			// With them it fails, and the host sees no change.
-			ws := t.TempDir()
-			if tc.setup != nil {
-				tc.setup(t, ws)
-			}
-			before := dirNames(t, ws)
-			res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(tc.script), Timeout: 30 * time.Second})
-			require.NoError(t, err)
-			assert.NotZero(t, res.ExitCode, "must fail: stdout=%q stderr=%q", res.Stdout, res.Stderr)
-			assert.False(t, tc.pwned(ws), "the target changed on the host: stderr=%q", res.Stderr)
-			for _, n := range dirNames(t, ws) {
-				if !slices.Contains(before, n) {
-					_, isProtected := protected.By(n)
-					assert.False(t, isProtected, "placeholder %s left behind", n)
-				}
+					// With them it fails, and the host sees no change.
+					ws := t.TempDir()
+					if tc.setup != nil {
+						tc.setup(t, ws)
+					}
+					before := dirNames(t, ws)
+					res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash(tc.script), Timeout: 30 * time.Second})
+					require.NoError(t, err)
+					assert.NotZero(t, res.ExitCode, "must fail: stdout=%q stderr=%q", res.Stdout, res.Stderr)
+					assert.False(t, tc.pwned(ws), "the target changed on the host: stderr=%q", res.Stderr)
+					for _, n := range dirNames(t, ws) {
+						if !slices.Contains(before, n) {
+							_, isProtected := protected.By(n)
+							assert.False(t, isProtected, "placeholder %s left behind", n)
+						}
+					}
+				})
 			}
 		})
 	}
