@@ -150,3 +150,17 @@ func TestSandboxSetsTheLimits(t *testing.T) {
 		})
 	}
 }
+
+// A command that cannot be executed is the command's result (the shell's
+// exit codes, the reason on stderr), not a failed sandbox, with either
+// way of starting it.
+func TestSandboxCommandNotFound(t *testing.T) {
+	for _, m := range mounters(t, newBwrap(t, Config{})) {
+		t.Run(m.name, func(t *testing.T) {
+			res, err := m.sb.Run(context.Background(), Request{Workspace: t.TempDir(), Argv: []string{"custos-no-such-program"}, Timeout: 20 * time.Second})
+			require.NoError(t, err)
+			assert.Equal(t, 127, res.ExitCode)
+			assert.Contains(t, res.Stderr, "custos-no-such-program")
+		})
+	}
+}

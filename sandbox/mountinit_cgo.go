@@ -219,25 +219,33 @@ static void cm_limit(const char *rec) {
 }
 
 // cm_exec runs argv with envp, searching the plan's PATH for a name
-// without a slash.
+// without a slash. A command that cannot be executed is the command's
+// failure, not the step's: it is reported on stderr with the shell's exit
+// codes (127 not found, 126 not executable), as prlimit in front of it
+// would.
 static void cm_exec(char **argv, char **envp) {
+	int err = ENOENT;
 	if (strchr(argv[0], '/')) {
 		execve(argv[0], argv, envp);
-		cm_fail("exec", argv[0]);
+		err = errno;
+	} else {
+		const char *path = "/usr/bin:/bin";
+		for (char **e = envp; *e; e++)
+			if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
+		char buf[PATH_MAX];
+		for (const char *p = path;; p++) {
+			const char *end = strchrnul(p, ':');
+			int n = snprintf(buf, sizeof buf, "%.*s/%s", (int)(end - p), p, argv[0]);
+			if (n > 0 && (size_t)n < sizeof buf && end > p) {
+				execve(buf, argv, envp);
+				if (errno != ENOENT && errno != ENOTDIR) err = errno;
+			}
+			if (*end == 0) break;
+			p = end;
+		}
 	}
-	const char *path = "/usr/bin:/bin";
-	for (char **e = envp; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
-	char buf[PATH_MAX];
-	for (const char *p = path;; p++) {
-		const char *end = strchrnul(p, ':');
-		int n = snprintf(buf, sizeof buf, "%.*s/%s", (int)(end - p), p, argv[0]);
-		if (n > 0 && (size_t)n < sizeof buf && end > p) execve(buf, argv, envp);
-		if (*end == 0) break;
-		p = end;
-	}
-	errno = ENOENT;
-	cm_fail("exec", argv[0]);
+	dprintf(2, "custos-sandbox: %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
 }
 
 // argv: BINARY custos-sandbox-mounts PLANFD STATUSFD SECCOMPFD EXEFD -- CMD...

@@ -57,6 +57,20 @@ mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox" "HostConfig" \
 	sandbox/bwrap.go 'defer func() { guard.finish(&res) }()' 'defer func() { _ = guard }()'
 
+# The mount step (sandbox/mountinit.go) makes the masks, drops the
+# capabilities and loads the filter before the command runs.
+mutant "mount step: deny-rule masks left out of the plan" \
+	"./sandbox" "MountStep|TestBwrapMasksEnforce" \
+	sandbox/mountinit.go '		err = errors.Join(err, rec(op, m.Path))' '		_ = op'
+
+mutant "mount step: the command keeps the step's capabilities" \
+	"./sandbox" "MountStep" \
+	sandbox/mountinit_cgo.go $'\tcm_drop_caps();\n' $'\n'
+
+mutant "mount step: no seccomp filter" \
+	"./sandbox" "MountStep" \
+	sandbox/mountinit_cgo.go '	if (secfd >= 0) cm_seccomp(secfd);' '	if (secfd >= 0) close(secfd);'
+
 mutant "approval timer allows instead of denying" \
 	"./workflows" "Timeout|Timer|Deadline|Pipeline" \
 	workflows/calls.go 'approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason}' \
