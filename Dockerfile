@@ -19,12 +19,14 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
-# CGO off: SQLite is modernc.org/sqlite (pure Go), so the binaries are static
-# and don't care which libc the runtime stage has.
+# CGO on for one C file: the sandbox's mount step (sandbox/mountinit_cgo.go),
+# which makes the workspace's mounts inside the sandbox faster than
+# bubblewrap can. SQLite is modernc.org/sqlite (pure Go); the binaries link
+# glibc only, and the runtime stage is the same Debian release.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/custos-worker ./worker && \
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/custos ./starter
+    CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/custos-worker ./worker && \
+    CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/custos ./starter
 
 FROM debian:${DEBIAN_RELEASE}-slim
 # bubblewrap: OS isolation for every Bash tool call.

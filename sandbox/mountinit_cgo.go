@@ -116,15 +116,10 @@ static void cm_attr(int fd, unsigned int flags, uint64_t set, const char *path) 
 
 // cm_place mounts the detached tree over path, which must not be a
 // symbolic link (the plan's paths are free of them; one that became a
-// link since is refused rather than followed). A missing placeholder's
-// mount point is created, as bubblewrap does (the host removes it after
-// the run).
-static void cm_place(int tree, const char *path, int create) {
+// link since is refused rather than followed). Every mount point exists:
+// the host creates the placeholders' before the run.
+static void cm_place(int tree, const char *path) {
 	int dst = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (dst < 0 && errno == ENOENT && create) {
-		if (mkdir(path, 0755) != 0) cm_fail("create", path);
-		dst = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	}
 	if (dst < 0) cm_fail("open", path);
 	struct stat st;
 	if (fstat(dst, &st) != 0) cm_fail("stat", path);
@@ -140,14 +135,14 @@ static void cm_self(const char *path, uint64_t attrs) {
 	int tree = syscall(SYS_open_tree, AT_FDCWD, path, CM_OPEN_TREE_CLONE | O_CLOEXEC | CM_AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 	if (tree < 0) cm_fail("bind", path);
 	cm_attr(tree, CM_AT_RECURSIVE, attrs, path);
-	cm_place(tree, path, 0);
+	cm_place(tree, path);
 }
 
 // cm_over binds one of the empty sources over path.
 static void cm_over(int srcs, const char *name, const char *path) {
 	int tree = syscall(SYS_open_tree, srcs, name, CM_OPEN_TREE_CLONE | O_CLOEXEC);
 	if (tree < 0) cm_fail("bind an empty source over", path);
-	cm_place(tree, path, strcmp(name, "empty") == 0);
+	cm_place(tree, path);
 }
 
 // cm_sources is a tmpfs attached nowhere, holding what masks show: an

@@ -217,10 +217,23 @@ func (p *protectedPlan) pinParents(path string) {
 }
 
 // prepare refuses a workspace whose protected paths cannot be protected,
-// and writes the placeholder files. Call removePlaceholders after the run.
+// and creates the placeholders: the mount points of the missing
+// directories, and the placeholder files. Call removePlaceholders after the
+// run. The mount points are made here, on the host, rather than by
+// whoever mounts over them in the sandbox: there a directory costs a
+// quarter of a millisecond to create (the kernel is still tearing down
+// what bubblewrap left of the host's mount table), here a fifth of that.
 func (p *protectedPlan) prepare() error {
 	if p.err != nil {
 		return p.err
+	}
+	for _, d := range p.placeholders {
+		// One that exists by now is mounted over as planned (an empty
+		// directory over a directory; over anything else the mount fails
+		// and the command does not run).
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("sandbox: placeholder for %s: %w", d, err)
+		}
 	}
 	for i, h := range p.files {
 		f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -245,7 +258,7 @@ func (p *protectedPlan) prepare() error {
 }
 
 // removePlaceholders removes the placeholder files, and the mount points
-// bubblewrap left for the placeholder directories, when they are still what
+// of the placeholder directories, when they are still what
 // custos put there (nothing else in custos creates protected paths, but
 // anything else found there is never touched).
 func (p *protectedPlan) removePlaceholders() {
