@@ -300,7 +300,7 @@ for i in "${!names[@]}"; do
 		echo "  BROKEN: the mutant does not compile:"; grep -vE '^(ok|FAIL|---|===)' "$log" | head -10 | sed 's/^/    /'
 		broken=$((broken + 1))
 	else
-		echo "  killed by:"; grep -E '^\s*--- FAIL' "$log" | head -8 | sed 's/^/    /'
+		echo "  killed by:"; grep -aE '^\s*--- FAIL' "$log" | head -8 | sed 's/^/    /'
 		killed=$((killed + 1))
 	fi
 done
