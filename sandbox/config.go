@@ -192,37 +192,46 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 			limitNote = "process limit: pids cgroup " + pc.parent
 		}
 	}
-	ws, err := os.MkdirTemp("", "custos-sandbox-probe-")
-	if err != nil {
-		return nil, fmt.Sprintf("probe workspace: %v", err)
-	}
-	defer os.RemoveAll(ws)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	res, err := b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second, bare: true})
-	for try := 1; err != nil && try < 3 && ctx.Err() == nil && errors.Is(err, errRetryRun); try++ {
-		// A run the sandbox stopped and said to retry (on a loaded machine
-		// where many processes start sandboxes at once): a failed probe
-		// would refuse every command of this worker for its whole life.
-		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
-		res, err = b.run(ctx, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second, bare: true})
-	}
-	if err != nil {
-		return nil, fmt.Sprintf("probe `bwrap ... true` failed: %v", err)
-	}
-	if res.ExitCode != 0 || res.Killed {
-		return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
-	}
-	stepNote := "mounts by bubblewrap"
-	if step, err := probeMountStep(ctx, b); err != nil {
-		cfg.Logger.Info("sandbox: bubblewrap makes every mount (the mount step is off)", "why", err)
-		stepNote += " (mount step off: " + err.Error() + ")"
-	} else {
+	// One probe run in the common case: through the mount step, whose
+	// checks cover what the plain probe shows (and more). Only when the step
+	// is off or fails does `true` run with bubblewrap's mounts alone.
+	stepNote := "workspace mounts by custos' mount step"
+	step, err := probeMountStep(ctx, b)
+	if err == nil {
 		b.step = step
-		stepNote = "workspace mounts by custos' mount step"
+	} else {
+		cfg.Logger.Info("sandbox: bubblewrap makes every mount (the mount step is off)", "why", err)
+		stepNote = "mounts by bubblewrap (mount step off: " + err.Error() + ")"
+		ws, err := os.MkdirTemp("", "custos-sandbox-probe-")
+		if err != nil {
+			return nil, fmt.Sprintf("probe workspace: %v", err)
+		}
+		defer os.RemoveAll(ws)
+		res, err := probeRun(ctx, b, Request{Workspace: ws, Argv: []string{"true"}, Timeout: 10 * time.Second, bare: true})
+		if err != nil {
+			return nil, fmt.Sprintf("probe `bwrap ... true` failed: %v", err)
+		}
+		if res.ExitCode != 0 || res.Killed {
+			return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
+		}
 	}
 	b.why = fmt.Sprintf("bubblewrap %s: probe ok; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s; %s", abs, limitNote, stepNote)
 	return b, b.why
+}
+
+// probeRun runs a probe's request, again when the sandbox stopped it and
+// said to retry (on a loaded machine where many processes start sandboxes
+// at once): a failed probe would refuse every command of this worker, or
+// turn its mount step off, for its whole life.
+func probeRun(ctx context.Context, b *bwrapSandbox, req Request) (Result, error) {
+	res, err := b.run(ctx, req)
+	for try := 1; err != nil && try < 3 && ctx.Err() == nil && errors.Is(err, errRetryRun); try++ {
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+		res, err = b.run(ctx, req)
+	}
+	return res, err
 }
 
 func trimForLog(s string) string {

@@ -192,9 +192,10 @@ grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status || fail "capabilities are le
 grep -q '^CapBnd:[[:space:]]*0*$' /proc/self/status || fail "the bounding set is left"
 echo "mount step ok"`
 
-// probeMountStep turns the step on for b when it works here: this binary
-// carries it, and a probe run through it (one mount of each kind) shows
-// every mount holding. Otherwise b keeps bubblewrap's mounts.
+// probeMountStep returns the step when it works here: this binary carries
+// it, and a probe run through it (one mount of each kind) shows every
+// mount holding. It is also bubblewrap's probe: when it passes, bubblewrap
+// works too. Otherwise b keeps bubblewrap's mounts.
 func probeMountStep(ctx context.Context, b *bwrapSandbox) (*mountStep, error) {
 	step, err := openMountStep()
 	if err != nil {
@@ -217,7 +218,7 @@ func probeMountStep(ctx context.Context, b *bwrapSandbox) (*mountStep, error) {
 	}
 	b.step = step
 	defer func() { b.step = nil }()
-	res, err := b.run(ctx, Request{Workspace: ws, Argv: []string{"/bin/sh", "-c", stepProbeScript}, Timeout: 10 * time.Second, bare: true,
+	res, err := probeRun(ctx, b, Request{Workspace: ws, Argv: []string{"/bin/sh", "-c", stepProbeScript}, Timeout: 10 * time.Second, bare: true,
 		ReadDeny: []string{"hidden", "secret/**", ".env"}, EditDeny: []string{"sub/ro"}})
 	if err == nil && (res.ExitCode != 0 || !strings.Contains(res.Stdout, "mount step ok")) {
 		err = fmt.Errorf("probe exited %d: %s", res.ExitCode, trimForLog(strings.TrimSpace(res.Stdout+" "+res.Stderr)))
