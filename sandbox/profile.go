@@ -291,18 +291,8 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 		p.Proxy = &proxyMounts{Helper: helper, Socket: px.SocketPath()}
 		proxyAddr = sbProxyAddr
 	}
-	prot := planProtected(ws)
-	undo.add(prot.removePlaceholders)
-	if err := prot.prepare(); err != nil {
-		return p, err
-	}
-	p.Protected = prot.mounts
-	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
-	if b.step != nil {
-		l := b.cfg.limits()
-		p.Step, p.Limits, p.Command = true, &l, req.Argv
-	}
 	var extra map[string]string
+	pool := openDirPool("")
 	if b.prov != nil && !req.bare {
 		pr, err := b.prov.plan(ws, req)
 		undo.add(func() { b.prov.release(pr) })
@@ -310,6 +300,22 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 			return p, err
 		}
 		p.Toolchain, extra, p.CacheDir = pr.mounts, pr.env, pr.CacheDir
+		if pr.cache != nil {
+			// Locked for the run: the placeholders go back into its pool
+			// (undo runs last first) before the lock is released.
+			pool = openDirPool(pr.CacheDir)
+		}
+	}
+	prot := planProtected(ws)
+	undo.add(func() { prot.removePlaceholders(pool) })
+	if err := prot.prepare(pool); err != nil {
+		return p, err
+	}
+	p.Protected = prot.mounts
+	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
+	if b.step != nil {
+		l := b.cfg.limits()
+		p.Step, p.Limits, p.Command = true, &l, req.Argv
 	}
 	p.Env, err = buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, extra)
 	return p, err

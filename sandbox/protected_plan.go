@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/custos-dev/custos/protected"
 )
@@ -218,12 +217,12 @@ func (p *protectedPlan) pinParents(path string) {
 
 // prepare refuses a workspace whose protected paths cannot be protected,
 // and creates the placeholders: the mount points of the missing
-// directories, and the placeholder files. Call removePlaceholders after the
-// run. The mount points are made here, on the host, rather than by
-// whoever mounts over them in the sandbox: there a directory costs a
-// quarter of a millisecond to create (the kernel is still tearing down
-// what bubblewrap left of the host's mount table), here a fifth of that.
-func (p *protectedPlan) prepare() error {
+// directories (from pool, see dirPool), and the placeholder files. Call
+// removePlaceholders with the same pool after the run. The mount points
+// are made here, on the host, rather than by whoever mounts over them in
+// the sandbox, where the kernel is still tearing down what bubblewrap left
+// of the host's mount table and each costs more.
+func (p *protectedPlan) prepare(pool *dirPool) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -231,7 +230,7 @@ func (p *protectedPlan) prepare() error {
 		// One that exists by now is mounted over as planned (an empty
 		// directory over a directory; over anything else the mount fails
 		// and the command does not run).
-		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := pool.take(d); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("sandbox: placeholder for %s: %w", d, err)
 		}
 	}
@@ -258,10 +257,10 @@ func (p *protectedPlan) prepare() error {
 }
 
 // removePlaceholders removes the placeholder files, and the mount points
-// of the placeholder directories, when they are still what
-// custos put there (nothing else in custos creates protected paths, but
-// anything else found there is never touched).
-func (p *protectedPlan) removePlaceholders() {
+// of the placeholder directories (into pool, or rmdir), when they are
+// still what custos put there (nothing else in custos creates protected
+// paths, but anything else found there is never touched).
+func (p *protectedPlan) removePlaceholders(pool *dirPool) {
 	for _, h := range p.files {
 		if h.path == "" {
 			continue
@@ -271,9 +270,8 @@ func (p *protectedPlan) removePlaceholders() {
 		}
 	}
 	for i := len(p.placeholders) - 1; i >= 0; i-- {
-		// rmdir alone (one call, where Lstat and os.Remove's unlink-then-rmdir
-		// made three): it removes only an empty directory, never a file or a
-		// symbolic link, and fails, as it should, when not empty.
-		_ = syscall.Rmdir(p.placeholders[i])
+		// Only an empty directory goes, never a file or a symbolic link,
+		// nor one with something in it.
+		pool.give(p.placeholders[i])
 	}
 }
