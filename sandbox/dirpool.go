@@ -26,6 +26,7 @@ import (
 type dirPool struct {
 	dir   string   // "": no pool
 	names []string // the entries listed when the run began, not yet taken
+	size  int      // the entries in the pool, as far as this run knows
 	off   bool     // renames do not work here this run
 }
 
@@ -49,6 +50,7 @@ func openDirPool(cacheDir string) *dirPool {
 			p.names = append(p.names, e.Name())
 		}
 	}
+	p.size = len(p.names)
 	return p
 }
 
@@ -62,6 +64,7 @@ func (p *dirPool) take(dst string) error {
 		err := unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE)
 		switch {
 		case err == nil:
+			p.size--
 			return nil
 		case errors.Is(err, unix.EEXIST):
 			return &fs.PathError{Op: "mkdir", Path: dst, Err: fs.ErrExist}
@@ -78,7 +81,13 @@ func (p *dirPool) take(dst string) error {
 // with rmdir. It leaves anything else alone (not a directory, a symbolic
 // link, not empty): like rmdir, it only ever removes an empty directory.
 func (p *dirPool) give(dst string) {
-	if p.dir == "" || p.off || len(p.names) >= dirPoolMax || !emptyDir(dst) {
+	// A directory, not a link (Lstat); whether it is empty is checked once
+	// it is in the pool, where nothing else writes.
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	if p.dir == "" || p.off || p.size >= dirPoolMax {
 		_ = unix.Rmdir(dst)
 		return
 	}
@@ -92,11 +101,13 @@ func (p *dirPool) give(dst string) {
 		return
 	}
 	if emptyDir(kept) {
+		p.size++
 		return
 	}
-	// A host process wrote into it between the look and the rename: put it
-	// back where it was. Where that name is taken again by now, it stays in
-	// the pool under a name no run takes, rather than be lost.
+	// Something was written into it (by a host process, during the run):
+	// put it back where it was at once. Where that name is taken again by
+	// now, it stays in the pool under a name no run takes, rather than be
+	// lost.
 	if err := unix.Renameat2(unix.AT_FDCWD, kept, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
 		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+randomName()))
 	}

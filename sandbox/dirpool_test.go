@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,4 +92,24 @@ func TestDirPoolOnAnotherMount(t *testing.T) {
 	assert.DirExists(t, filepath.Join(cache, "placeholders", pooledPrefix+"x"), "the pool's entry stays")
 	p.give(filepath.Join(ws, ".vscode"))
 	assert.NoDirExists(t, filepath.Join(ws, ".vscode"))
+}
+
+// The pool keeps at most dirPoolMax directories; past that they are
+// removed.
+func TestDirPoolBounded(t *testing.T) {
+	cache, ws := t.TempDir(), t.TempDir()
+	p := openDirPool(cache)
+	n := dirPoolMax + 5
+	for i := range n {
+		require.NoError(t, p.take(filepath.Join(ws, fmt.Sprint(i))))
+	}
+	for i := range n {
+		p.give(filepath.Join(ws, fmt.Sprint(i)))
+	}
+	ents, err := os.ReadDir(filepath.Join(cache, "placeholders"))
+	require.NoError(t, err)
+	assert.Len(t, ents, dirPoolMax)
+	left, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	assert.Empty(t, left)
 }

@@ -56,7 +56,7 @@ const (
 
 // stepMounts are the mounts the step makes for a profile, in the order
 // bwrapArgs would have made them: the masks' pins, the protected paths,
-// the masks.
+// the masks (then it makes the root read-only).
 func stepMounts(p bwrapProfile) ([]byte, error) {
 	var b strings.Builder
 	rec := func(op byte, s string) error {
@@ -188,6 +188,7 @@ ls secret 2>/dev/null | grep -q x && fail "a Read-denied directory is listable"
 (echo x > sub/ro) 2>/dev/null && fail "an Edit-denied file is writable"
 (mkdir .env/x) 2>/dev/null && fail "a placeholder is writable"
 (echo x > sub/new) 2>/dev/null || fail "the workspace is not writable"
+(mkdir /custos-probe) 2>/dev/null && fail "the root is writable"
 grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status || fail "capabilities are left"
 grep -q '^CapBnd:[[:space:]]*0*$' /proc/self/status || fail "the bounding set is left"
 echo "mount step ok"`

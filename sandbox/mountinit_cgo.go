@@ -276,6 +276,12 @@ __attribute__((constructor)) static void custos_sandbox_mounts(int argc, char **
 		}
 	}
 	if (srcs >= 0) close(srcs);
+	// The root, bubblewrap's tmpfs, read-only (only the root itself: what is
+	// mounted below it keeps its own flags).
+	{
+		struct cm_mount_attr a = {.attr_set = CM_MOUNT_ATTR_RDONLY | CM_MOUNT_ATTR_NOSUID | CM_MOUNT_ATTR_NODEV};
+		if (syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &a, sizeof a) != 0) cm_fail("make the root read-only", NULL);
+	}
 	// The working directory was entered before the mounts; enter it again
 	// so the command sees them there too.
 	char cwd[PATH_MAX];

@@ -185,7 +185,12 @@ func bwrapArgs(p bwrapProfile) []string {
 	}
 	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
 	// workspace and /tmp is writable (mounts below it keep their own flags).
-	a = append(a, "--remount-ro", "/", "--chdir", p.Workspace)
+	// The step does it itself, without bubblewrap's reading of the mount
+	// table.
+	if !p.Step {
+		a = append(a, "--remount-ro", "/")
+	}
+	a = append(a, "--chdir", p.Workspace)
 	command := p.Command
 	if p.Proxy != nil {
 		command = append([]string{sbHelper, "--listen", sbProxyAddr, "--socket", sbProxySock, "--"}, command...)
