@@ -27,7 +27,9 @@ import (
 //
 // The last sub-benchmark, ratios, reports the ratios the goals are
 // stated in (run-x-direct ≤ 1.2, direct-x-floor ≤ 2, rules-x-none ≤ 1.5)
-// and the medians they come from.
+// and the medians they come from, and bwrap-x-floor: bubblewrap's own run
+// with the exact profile, without the planning around it, against the
+// floor.
 func BenchmarkRunTrue(b *testing.B) {
 	sb := newBwrap(b, Config{}).(*bwrapSandbox)
 	ws, readDeny, editDeny := denyRulesWorkspace(b)
@@ -38,7 +40,8 @@ func BenchmarkRunTrue(b *testing.B) {
 			b.Fatal(err, string(out))
 		}
 	}
-	direct := func(b *testing.B) { runBareBwrap(b, sb, ws) }
+	var execTimes []time.Duration
+	direct := func(b *testing.B) { execTimes = append(execTimes, runBareBwrap(b, sb, ws)) }
 	runReq := func(req Request) func(b *testing.B) {
 		return func(b *testing.B) {
 			res, err := sb.Run(ctx, req)
@@ -72,6 +75,7 @@ func BenchmarkRunTrue(b *testing.B) {
 	b.Run("ratios", func(b *testing.B) {
 		fs := []func(*testing.B){floor, direct, plain, rules}
 		ds := make([][]time.Duration, len(fs))
+		execTimes = nil
 		for range 20 * b.N {
 			for i, f := range fs {
 				t0 := time.Now()
@@ -91,6 +95,12 @@ func BenchmarkRunTrue(b *testing.B) {
 		b.ReportMetric(med[2]/med[1], "run-x-direct")
 		b.ReportMetric(med[1]/med[0], "direct-x-floor")
 		b.ReportMetric(med[3]/med[2], "rules-x-none")
+		// bubblewrap's own run alone, of bwrap-direct: the profile without
+		// custos' planning and undoing on the host around it.
+		slices.Sort(execTimes)
+		bw := float64(execTimes[len(execTimes)/2])
+		b.ReportMetric(bw/1e6, "bwrap-ms")
+		b.ReportMetric(bw/med[0], "bwrap-x-floor")
 	})
 }
 
@@ -125,8 +135,9 @@ func denyRulesWorkspace(b *testing.B) (ws string, readDeny, editDeny []string) {
 // without Run's plumbing (pids cgroup, status reading, output capture,
 // the kill sequence): the baseline of the sandbox benchmarks. What
 // planProfile sets up (placeholders) is undone as Run does, so every
-// iteration sees the same workspace.
-func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
+// iteration sees the same workspace. It returns how long bwrap itself
+// ran, from its start to its end.
+func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) time.Duration {
 	var undo cleanups
 	defer undo.run()
 	p, err := sb.planProfile(ws, Request{Workspace: ws, Argv: []string{"true"}}, &undo)
@@ -141,6 +152,7 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
 	cmd := exec.Command(sb.bwrap, bwrapArgs(p)...)
 	cmd.Env = p.bwrapEnv()
 	cmd.ExtraFiles = files.child()
+	t0 := time.Now()
 	err = cmd.Start()
 	files.closeChild()
 	if err != nil {
@@ -149,9 +161,11 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) {
 	if err := cmd.Wait(); err != nil {
 		b.Fatal(err)
 	}
+	ran := time.Since(t0)
 	if err := stepFailed(files.stepR); err != nil {
 		b.Fatal(err)
 	}
+	return ran
 }
 
 // BenchmarkPlanProfile is the host side of a call's start-up, before
