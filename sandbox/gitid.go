@@ -48,16 +48,18 @@ func (g *gitIdentity) get() (name, email string) {
 		return g.name, g.email
 	}
 	g.key = key.String()
-	g.name, g.email = g.read("user.name"), g.read("user.email")
+	g.name, g.email = g.read()
 	return g.name, g.email
 }
 
-// read asks git for one global value, with the user's home and
-// configuration variables (includes are followed, as git follows them).
-func (g *gitIdentity) read(key string) string {
+// read asks git for the global user.name and user.email, in one run, with
+// the user's home and configuration variables (includes are followed, as
+// git follows them). Where a key is set more than once the last one
+// counts, as for git config --get.
+func (g *gitIdentity) read() (name, email string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "config", "--global", "--get", key)
+	cmd := exec.CommandContext(ctx, "git", "config", "--global", "--includes", "--null", "--get-regexp", `^user\.(name|email)$`)
 	cmd.Dir = "/"
 	env := []string{"HOME=" + g.env.home(), "PATH=" + hostPath()}
 	for _, k := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"} {
@@ -68,9 +70,19 @@ func (g *gitIdentity) read(key string) string {
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
-		return ""
+		return "", "" // exit 1: neither is set
 	}
-	return strings.TrimSpace(string(out))
+	// --null: each entry is KEY, a newline, VALUE, then NUL.
+	for _, e := range strings.Split(string(out), "\x00") {
+		k, v, _ := strings.Cut(e, "\n")
+		switch k {
+		case "user.name":
+			name = strings.TrimSpace(v)
+		case "user.email":
+			email = strings.TrimSpace(v)
+		}
+	}
+	return name, email
 }
 
 // gitconfigText is the ~/.gitconfig of the sandbox: the identity alone,

@@ -433,3 +433,26 @@ func TestPythonVenvFromAUserPython(t *testing.T) {
 	assert.Contains(t, res.Stdout, "test_add (test_add.T")
 	assert.Contains(t, res.Stdout, filepath.Dir(filepath.Dir(pythons[0])))
 }
+
+// The identity is read in one git run: the last of several values counts
+// (as for git config --get), an included file counts, a missing key is
+// empty, and none at all is no identity.
+func TestGitIdentityRead(t *testing.T) {
+	cases := []struct{ name, config, wantName, wantEmail string }{
+		{"both", "[user]\n\tname = A\n\temail = a@x\n", "A", "a@x"},
+		{"last value counts", "[user]\n\tname = First\n[user]\n\tname = Second\n", "Second", ""},
+		{"email from an include", "[user]\n\tname = N\n[include]\n\tpath = more\n", "N", "m@x"},
+		{"a value with a newline escape stays one value", "[user]\n\tname = \"L1\\nL2\"\n", "L1\nL2", ""},
+		{"none", "[core]\n\tpager = less\n", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home, env, _ := fakeHome(t)
+			write(t, home, ".gitconfig", tc.config)
+			write(t, home, "more", "[user]\n\temail = m@x\n")
+			name, email := (&gitIdentity{env: env}).get()
+			assert.Equal(t, tc.wantName, name)
+			assert.Equal(t, tc.wantEmail, email)
+		})
+	}
+}
