@@ -118,11 +118,13 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return res, err
 	}
-	if err := stepFailed(files.stepR); err != nil {
-		return Result{}, err
-	}
 	res.CacheDir = p.CacheDir
-	return status.verdict(res, cg)
+	res, err = status.verdict(res, cg)
+	if serr := stepFailed(files.stepR); serr != nil {
+		// After verdict, which reaps what is left of the sandbox.
+		return Result{}, serr
+	}
+	return res, err
 }
 
 // runFiles are the pipes of one bwrap run: the read end of bwrap's JSON

@@ -25,16 +25,18 @@ import (
 //	  /proc/self/fd/EXE custos-sandbox-mounts PLAN STATUS SECCOMP EXE -- CMD
 //
 // The step is this binary, run by its C constructor (mountinit_cgo.go). It
-// reads the plan (the mounts, the command's rlimits and its environment: bubblewrap
-// itself gets none, so nothing reaches the step's dynamic loader), enters a
-// mount namespace of its own (everything bubblewrap mounted is locked in
-// it: no process there can unmount or uncover it), makes the mounts, drops
-// every capability (ambient, bounding, effective, permitted, inheritable,
-// then checks), loads the seccomp filter, and execs the command. Anything
-// that fails is written to the status pipe and the command does not run.
-// The worker probes the step once (mountStepProbe); without cgo, on a
-// kernel without the new mount API, or when the probe fails, bubblewrap
-// makes these mounts as before.
+// reads the plan (the mounts, the command's rlimits and environment:
+// bubblewrap itself gets no environment, so nothing reaches the step's
+// dynamic loader), enters a mount namespace of its own (everything
+// bubblewrap mounted is locked in it: no process there can unmount or
+// uncover it), makes the mounts, makes the root read-only, sets the
+// rlimits, drops every capability (ambient, bounding, effective, permitted,
+// inheritable, then checks), loads the seccomp filter, and execs the
+// command. Anything that fails before the exec is written to the status
+// pipe and the command does not run. The worker probes the step once
+// (probeMountStep); without cgo, on a kernel without the new mount API
+// (before 5.12), or when the probe fails, bubblewrap makes these mounts as
+// before.
 const mountStepMarker = "custos-sandbox-mounts"
 
 // mountStep is the probed mount step: the binary the sandbox execs through

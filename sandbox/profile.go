@@ -50,8 +50,9 @@ type bwrapProfile struct {
 	// Seccomp installs the seccomp filter read from fdSeccomp.
 	Seccomp bool
 	// Step: custos' mount step makes the pins, the protected paths and the
-	// masks inside the sandbox, loads the seccomp filter and hands the
-	// command its environment (mountinit.go); bubblewrap makes the rest.
+	// masks inside the sandbox, makes the root read-only, sets the rlimits,
+	// loads the seccomp filter and hands the command its environment
+	// (mountinit.go); bubblewrap makes the rest.
 	Step bool
 	// Command is what runs in the sandbox (the request's argv behind
 	// prlimit); the proxy's helper goes in front of it when Proxy is set.
