@@ -61,7 +61,7 @@ func (p *dirPool) take(dst string) error {
 	for p.dir != "" && !p.off && len(p.names) > 0 {
 		src := filepath.Join(p.dir, p.names[0])
 		p.names = p.names[1:]
-		err := unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE)
+		err := renameNoReplace(src, dst)
 		switch {
 		case err == nil:
 			p.size--
@@ -96,7 +96,7 @@ func (p *dirPool) give(dst string) {
 		return
 	}
 	kept := filepath.Join(p.dir, pooledPrefix+randomName())
-	if err := unix.Renameat2(unix.AT_FDCWD, dst, unix.AT_FDCWD, kept, unix.RENAME_NOREPLACE); err != nil {
+	if err := renameNoReplace(dst, kept); err != nil {
 		_ = unix.Rmdir(dst)
 		return
 	}
@@ -108,7 +108,7 @@ func (p *dirPool) give(dst string) {
 	// put it back where it was at once. Where that name is taken again by
 	// now, it stays in the pool under a name no run takes, rather than be
 	// lost.
-	if err := unix.Renameat2(unix.AT_FDCWD, kept, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+	if err := renameNoReplace(kept, dst); err != nil {
 		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+randomName()))
 	}
 }
