@@ -207,7 +207,7 @@ mutant "suggest: a rule a system rule overrides" \
 # ... or miss a denial spelled with quotes ('g'o) by reading the raw text.
 mutant "suggest: a denial's program read from the raw command" \
 	"./policyreplay" "TestSuggestNarrowestRules" \
-	policyreplay/suggest.go '	names := []string{a.Commands[0].Name}' '	names := []string{strings.Fields(in.Command)[0]}'
+	policyreplay/suggest.go '		names = append(names, sc.Name)' '		names = append(names, strings.Fields(in.Command)[0])'
 
 # A grant would then answer a call a hook asked a person about (issue 18 §2).
 mutant "grant: past a hook's ask" \
