@@ -97,15 +97,23 @@ func (a Answer) decision(by string) (workflows.ApprovalDecision, error) {
 // vouch, when set, signs the verified person's identity on each answer,
 // so that it counts towards the approvals a call may need.
 func answerAll(ctx context.Context, c client.Client, answers []Answer, by string, vouch func(job string, d *workflows.ApprovalDecision)) []Outcome {
-	out := make([]Outcome, len(answers))
-	sem := make(chan struct{}, batchConcurrency)
+	return mapBounded(answers, batchConcurrency, func(a Answer) Outcome {
+		return answerOne(ctx, c, a, by, vouch)
+	})
+}
+
+// mapBounded applies f to every element of in, at most n at a time, and
+// returns the results in the order of in.
+func mapBounded[T, R any](in []T, n int, f func(T) R) []R {
+	out := make([]R, len(in))
+	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
-	for i, a := range answers {
+	for i, v := range in {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = answerOne(ctx, c, a, by, vouch)
+			out[i] = f(v)
 		}()
 	}
 	wg.Wait()

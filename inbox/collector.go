@@ -245,18 +245,7 @@ func (k *Collector) collect(ctx context.Context) ([]Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inbox: list running jobs: %w", err)
 	}
-	out := make([]*Job, len(ids))
-	sem := make(chan struct{}, k.concurrency)
-	var wg sync.WaitGroup
-	for i, r := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = k.job(ctx, r)
-		}()
-	}
-	wg.Wait()
+	out := mapBounded(ids, k.concurrency, func(r RunningJob) *Job { return k.job(ctx, r) })
 	jobs := make([]Job, 0, len(out))
 	for _, j := range out {
 		if j != nil && (len(j.Calls) > 0 || len(j.Grants) > 0) {
