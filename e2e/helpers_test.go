@@ -4,6 +4,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
@@ -115,4 +117,26 @@ func tlsEnv(srv testenv.Server) []string {
 	f := srv.TLSFiles()
 	return []string{"TEMPORAL_TLS_CLIENT_CERT_PATH=" + f.ClientCert, "TEMPORAL_TLS_CLIENT_KEY_PATH=" + f.ClientKey,
 		"TEMPORAL_TLS_SERVER_CA_CERT_PATH=" + f.CA, "TEMPORAL_TLS_SERVER_NAME=" + devserver.ServerName}
+}
+
+// benchCallID is the ID of a benchmark job's i-th call (writesThenDone).
+func benchCallID(i int) string { return fmt.Sprintf("c%03d", i) }
+
+// writesThenDone is the model of the approval benchmarks: one Write per
+// turn (call benchCallID(i) writes fI.txt) until n calls have results, then
+// done.
+func writesThenDone(n int) demomodel.Handler {
+	return func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+		turn := 0
+		for _, m := range req.Messages {
+			if m.Role == openai.ChatMessageRoleTool {
+				turn++
+			}
+		}
+		if turn >= n {
+			return demomodel.Say("done"), nil
+		}
+		return demomodel.Calls(demomodel.ToolCall(benchCallID(turn), "Write",
+			map[string]any{"file_path": fmt.Sprintf("f%03d.txt", turn), "content": "x\n"})), nil
+	}
 }

@@ -13,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/cli"
-	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
@@ -94,20 +92,7 @@ func (ic *inboxClient) allow(t testing.TB, job, call string) string {
 func BenchmarkInboxClickToToolStart(b *testing.B) {
 	const perPath = 100
 	n := 3 * perPath
-	callID := func(i int) string { return fmt.Sprintf("c%03d", i) }
-	rig := startInboxRig(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-		turn := 0
-		for _, m := range req.Messages {
-			if m.Role == openai.ChatMessageRoleTool {
-				turn++
-			}
-		}
-		if turn >= n {
-			return demomodel.Say("done"), nil
-		}
-		return demomodel.Calls(demomodel.ToolCall(callID(turn), "Write",
-			map[string]any{"file_path": fmt.Sprintf("f%03d.txt", turn), "content": "x\n"})), nil
-	})
+	rig := startInboxRig(b, writesThenDone(n))
 	web := loginInbox(b, rig.login)
 	for _, kv := range append(tlsEnv(rig.srv), "TEMPORAL_ADDRESS="+rig.srv.FrontendAddr()) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -123,7 +108,7 @@ func BenchmarkInboxClickToToolStart(b *testing.B) {
 		sent := map[string]time.Time{}
 		path := map[string]string{}
 		for i := range n {
-			call := waitingCall(b, rig, id, callID(i))
+			call := waitingCall(b, rig, id, benchCallID(i))
 			m := rig.message(b, call) // its message is posted
 			switch i % 3 {
 			case 0:

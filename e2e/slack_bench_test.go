@@ -10,13 +10,11 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -42,20 +40,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 	c := testenv.Dial(b, srv)
 
 	n := 2 * perPath
-	callID := func(i int) string { return fmt.Sprintf("c%03d", i) }
-	rig := startSlackRig(b, srv, c, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
-		turn := 0
-		for _, m := range req.Messages {
-			if m.Role == openai.ChatMessageRoleTool {
-				turn++
-			}
-		}
-		if turn >= n {
-			return demomodel.Say("done"), nil
-		}
-		return demomodel.Calls(demomodel.ToolCall(callID(turn), "Write",
-			map[string]any{"file_path": fmt.Sprintf("f%03d.txt", turn), "content": "x\n"})), nil
-	})
+	rig := startSlackRig(b, srv, c, writesThenDone(n))
 	ws := testenv.Workspace(b)
 
 	b.ResetTimer()
@@ -66,7 +51,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 		sent := map[string]time.Time{}
 		viaSlack := map[string]bool{}
 		for i := range n {
-			call := callID(i)
+			call := benchCallID(i)
 			m := rig.message(b, call) // the call waits and its message is posted
 			if i%2 == 0 {
 				viaSlack[call] = true
