@@ -108,7 +108,7 @@ func BenchmarkInboxClickToToolStart(b *testing.B) {
 		sent := map[string]time.Time{}
 		path := map[string]string{}
 		for i := range n {
-			call := waitingCall(b, rig, id, benchCallID(i))
+			call := waitingCall(b, rig.slackRig, id, benchCallID(i))
 			m := rig.message(b, call) // its message is posted
 			switch i % 3 {
 			case 0:
@@ -151,7 +151,7 @@ func BenchmarkInboxClickToToolStart(b *testing.B) {
 // waitingCall waits for the call the model named prefix to wait for a
 // person and returns its ID in the job (after continue-as-new the job
 // tells a run's calls apart: c055_r2).
-func waitingCall(b *testing.B, rig *inboxRig, job, prefix string) string {
+func waitingCall(b *testing.B, rig *slackRig, job, prefix string) string {
 	deadline := time.Now().Add(pendingWait)
 	for time.Now().Before(deadline) {
 		if st, err := testenv.Status(rig.c, job); err == nil {

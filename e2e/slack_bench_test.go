@@ -51,8 +51,8 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 		sent := map[string]time.Time{}
 		viaSlack := map[string]bool{}
 		for i := range n {
-			call := benchCallID(i)
-			m := rig.message(b, call) // the call waits and its message is posted
+			call := waitingCall(b, rig, id, benchCallID(i))
+			m := rig.message(b, call) // its message is posted
 			if i%2 == 0 {
 				viaSlack[call] = true
 				respURL := rig.slack.ResponseURL()
