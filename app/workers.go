@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"go.temporal.io/sdk/client"
@@ -29,7 +30,8 @@ type Options struct {
 	// UserConfigDir overrides where user settings are read from.
 	UserConfigDir string
 	// StateDir overrides custos' state directory for the jobs' transcripts
-	// and audits (default: statedir.Dir).
+	// and audits and, unless Sandbox.CacheDir names another, the sandbox's
+	// workspace caches (default: statedir.Dir).
 	StateDir string
 	// ContextWindow is the model's context window in tokens (0:
 	// CUSTOS_CONTEXT_WINDOW, else the table of well-known models).
@@ -67,6 +69,12 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	}
 	if o.Sandbox.Logger == nil {
 		o.Sandbox.Logger = o.Logger
+	}
+	if o.Sandbox.CacheDir == "" && o.StateDir != "" {
+		// All of custos' state in the one directory asked for: workers
+		// given their own (tests, a second instance) must not fill the
+		// user's sandbox-cache, nor evict from it.
+		o.Sandbox.CacheDir = filepath.Join(o.StateDir, "sandbox-cache")
 	}
 	sb, err := sandbox.New(o.Sandbox)
 	if err != nil {

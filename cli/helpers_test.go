@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,8 +22,24 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
+	// What the commands under test keep (sandbox exec's workspace caches,
+	// answer keys) goes to a state directory of this process, never the
+	// user's.
+	state, err := os.MkdirTemp("", "custos-cli-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
 	shared.env.Stop()
+	// go leaves module directories read-only.
+	_ = filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(state)
 	os.Exit(code)
 }
 

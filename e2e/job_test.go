@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -86,6 +88,25 @@ func TestJobReadEditBash(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "only the user's settings.json is in .custos")
 	assert.Equal(t, "settings.json", entries[0].Name())
+
+	// The Bash call's workspace cache is in the workers' state directory,
+	// not in the user's (whose caches it would otherwise fill and evict).
+	assert.Contains(t, cachedWorkspaces(t, filepath.Join(testenv.StateDir(), "sandbox-cache")), ws)
+	userCaches, err := sandbox.DefaultCacheDir()
+	require.NoError(t, err)
+	assert.False(t, slices.Contains(cachedWorkspaces(t, userCaches), ws), "no cache for %s in the user's %s", ws, userCaches)
+}
+
+// cachedWorkspaces are the workspaces with a sandbox cache under root.
+func cachedWorkspaces(t *testing.T, root string) []string {
+	t.Helper()
+	infos, err := sandbox.ListCaches(root)
+	require.NoError(t, err)
+	var out []string
+	for _, in := range infos {
+		out = append(out, in.Workspace)
+	}
+	return out
 }
 
 func readFile(t *testing.T, dir, rel string) string {
