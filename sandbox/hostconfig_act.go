@@ -53,10 +53,13 @@ type hostGuard struct {
 	qroot    string
 	budget   int
 	listings *hostListings
-	// pending is the snapshot's file (hostconfig_pending.go), removed by
-	// finish; recovered what an interrupted earlier command in ws left.
-	pending   string
-	recovered Result
+	// pending is the snapshot's file (hostconfig_pending.go), emptied by
+	// finish; recoveredFrom the file of an interrupted command's snapshot,
+	// removed by finish; recovered what an interrupted earlier command in
+	// ws left.
+	pending       *pendingFile
+	recoveredFrom string
+	recovered     Result
 }
 
 // guardHostConfig takes the snapshot before a command in ws (canonical);
@@ -90,8 +93,11 @@ func (c Config) quarantineDir() string {
 func (g *hostGuard) finish(res *Result) {
 	after := takeHostSnapshot(g.ws, g.budget, false, g.before.dirs.done())
 	defer func() { g.listings.put(g.ws, after.dirs.done()) }()
-	if g.pending != "" {
-		defer os.Remove(g.pending)
+	if g.pending != nil {
+		defer g.pending.done()
+	}
+	if g.recoveredFrom != "" {
+		defer os.Remove(g.recoveredFrom)
 	}
 
 	q := &quarantine{root: g.qroot, ws: g.ws}

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // A command cut off by a worker crash (kill -9, a lost machine) never
@@ -20,6 +22,14 @@ import (
 // and the command that found it says so in its result. Written without
 // fsync: a killed process loses nothing the kernel holds; a lost machine
 // loses the host's tools' processes along with it.
+//
+// A file is made once per process and concurrent command, named for its
+// process (<ws key>-<pid>-<start>-<random>.json), and reused: rewritten
+// before each command and emptied after it. Creating and removing a file
+// per command cost ext4 here half a millisecond of every call; rewriting
+// one costs tens of microseconds. Because the name says whose it is, a
+// live process's file is never read by another, so a reader never sees
+// one half rewritten; an empty file is one with no command running.
 
 // pendingGuard is the snapshot of one running command, as written.
 type pendingGuard struct {
@@ -51,10 +61,10 @@ func (c Config) pendingDir() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(c.quarantineDir())), "host-guard")
 }
 
-// savePending writes s for this process; it returns the file ("" when it
-// could not be written: the command still runs, guarded as before).
-func (c Config) savePending(s *hostSnapshot) string {
-	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: procStart(os.Getpid()), Budget: s.budget, Truncated: s.truncated, Content: s.content}
+// savePending writes s for this process; it returns the file (nil when
+// it could not be written: the command still runs, guarded as before).
+func (c Config) savePending(s *hostSnapshot) *pendingFile {
+	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content}
 	for rel, it := range s.items {
 		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.mode), Size: it.sig.size,
 			Dev: it.sig.dev, Ino: it.sig.ino, Mtim: it.sig.mtim, Ctim: it.sig.ctim, From: it.from})
@@ -67,17 +77,113 @@ func (c Config) savePending(s *hostSnapshot) string {
 	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return ""
+		return nil
 	}
-	dir := c.pendingDir()
+	f := pendingFiles.take(c.pendingDir(), wsKey(s.ws))
+	if f == nil {
+		return nil
+	}
+	if _, err := f.f.WriteAt(data, 0); err != nil || f.f.Truncate(int64(len(data))) != nil {
+		f.drop()
+		return nil
+	}
+	return f
+}
+
+// pendingFile is one of this process's snapshot files, open.
+type pendingFile struct {
+	f   *os.File
+	key string // pendingSlots' key: directory and workspace key
+}
+
+// Path is where the file is.
+func (f *pendingFile) Path() string { return f.f.Name() }
+
+// done empties the file once its command's guard has finished, for the
+// next command in the workspace to reuse.
+func (f *pendingFile) done() {
+	if f.f.Truncate(0) != nil {
+		f.drop()
+		return
+	}
+	pendingFiles.give(f)
+}
+
+// drop removes the file, when it cannot be trusted to say the truth.
+func (f *pendingFile) drop() {
+	_ = os.Remove(f.f.Name())
+	f.f.Close()
+}
+
+// pendingSlots are the emptied snapshot files of this process, by
+// directory and workspace.
+type pendingSlots struct {
+	mu   sync.Mutex
+	free map[string][]*pendingFile
+}
+
+var pendingFiles = &pendingSlots{free: map[string][]*pendingFile{}}
+
+// maxFreePending bounds the emptied files kept open per workspace.
+const maxFreePending = 4
+
+func (p *pendingSlots) take(dir, wskey string) *pendingFile {
+	key := filepath.Join(dir, wskey)
+	p.mu.Lock()
+	if free := p.free[key]; len(free) > 0 {
+		f := free[len(free)-1]
+		p.free[key] = free[:len(free)-1]
+		p.mu.Unlock()
+		// Still there (a `cache --clear` or a person may have removed it)?
+		if fi, err := os.Stat(f.f.Name()); err == nil && os.SameFile(fi, mustStat(f.f)) {
+			return f
+		}
+		f.f.Close()
+	} else {
+		p.mu.Unlock()
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ""
+		return nil
 	}
-	name := filepath.Join(dir, wsKey(s.ws)+"-"+randHex()+".json")
-	if err := writeIfChanged(name, string(data)); err != nil { // owner-only, whole or not at all
-		return ""
+	name := filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wskey, os.Getpid(), ownStart(), randHex()))
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil
 	}
-	return name
+	return &pendingFile{f: f, key: key}
+}
+
+func (p *pendingSlots) give(f *pendingFile) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free[f.key]) >= maxFreePending {
+		_ = os.Remove(f.f.Name())
+		f.f.Close()
+		return
+	}
+	p.free[f.key] = append(p.free[f.key], f)
+}
+
+func mustStat(f *os.File) os.FileInfo {
+	fi, _ := f.Stat()
+	return fi
+}
+
+// ownStart is this process's start time, as /proc/PID/stat gives it.
+var ownStart = sync.OnceValue(func() string { return procStart(os.Getpid()) })
+
+// pendingOwner is the process a snapshot file's name says wrote it (ok
+// false for a name of another form: files written before names said so).
+func pendingOwner(name string) (pid int, start string, ok bool) {
+	parts := strings.Split(strings.TrimSuffix(name, ".json"), "-")
+	if len(parts) != 4 {
+		return 0, "", false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 || parts[2] == "" {
+		return 0, "", false
+	}
+	return pid, parts[2], true
 }
 
 // snapshot rebuilds the snapshot as it was taken.
@@ -118,19 +224,25 @@ func (c Config) recoverInterrupted(ws string) Result {
 			continue
 		}
 		path := filepath.Join(c.pendingDir(), e.Name())
+		if pid, start, ok := pendingOwner(e.Name()); ok && alive(pid, start) {
+			continue // a running process's, perhaps being rewritten
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			continue
 		}
 		var p pendingGuard
 		if err := json.Unmarshal(data, &p); err != nil || p.WS == "" {
-			_ = os.Remove(path) // torn or foreign: nothing to finish
+			// Empty (no command was running), torn (the process died
+			// writing it, before its command began) or foreign: nothing
+			// to finish.
+			_ = os.Remove(path)
 			continue
 		}
 		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {
 			continue
 		}
-		g := &hostGuard{ws: p.WS, before: p.snapshot(), qroot: c.quarantineDir(), budget: p.Budget, pending: path}
+		g := &hostGuard{ws: p.WS, before: p.snapshot(), qroot: c.quarantineDir(), budget: p.Budget, recoveredFrom: path}
 		var r Result
 		g.finish(&r)
 		for _, ch := range r.HostConfig {

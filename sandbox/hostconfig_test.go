@@ -174,15 +174,32 @@ func deadPID(t *testing.T) int {
 // mid-command: its finish never runs.
 func interrupt(t *testing.T, g *hostGuard) {
 	t.Helper()
-	require.NotEmpty(t, g.pending, "the snapshot is on disk while the command runs")
-	data, err := os.ReadFile(g.pending)
+	require.NotNil(t, g.pending, "the snapshot is on disk while the command runs")
+	data, err := os.ReadFile(g.pending.Path())
 	require.NoError(t, err)
 	var p pendingGuard
 	require.NoError(t, json.Unmarshal(data, &p))
 	p.PID = deadPID(t)
 	data, err = json.Marshal(p)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(g.pending, data, 0o600))
+	// The file as the dead process left it: its name says whose it was.
+	dir := filepath.Dir(g.pending.Path())
+	require.NoError(t, os.Remove(g.pending.Path()))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wsKey(p.WS), p.PID, p.Start, randHex())), data, 0o600))
+}
+
+// pendingLeft are the snapshot files in dir that still hold a snapshot
+// (an emptied one waits for this process's next command).
+func pendingLeft(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Size() > 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // A command cut off by a worker crash never reaches its guard's finish;
@@ -209,8 +226,7 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 			var res Result
 			cfg.guardHostConfig(ws, nil).finish(&res)
 			assert.NoFileExists(t, hook, "the hook is set aside")
-			left, _ := os.ReadDir(cfg.pendingDir())
-			assert.Empty(t, left, "no snapshot is left once finished")
+			assert.Empty(t, pendingLeft(t, cfg.pendingDir()), "no snapshot is left once finished")
 			if atStart {
 				assert.Empty(t, res.HostConfig, "done at start already")
 				runs, err := os.ReadDir(cfg.QuarantineDir)
@@ -240,9 +256,37 @@ func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
 	writeFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
 	writeFile(t, hook, "#!/bin/sh\n")
 	cfg.RecoverHostConfig(nil)
-	assert.FileExists(t, g.pending, "a live command's snapshot stays")
+	assert.Equal(t, []string{filepath.Base(g.pending.Path())}, pendingLeft(t, cfg.pendingDir()), "a live command's snapshot stays")
 	var res Result
 	g.finish(&res)
 	assert.NoFileExists(t, hook, "its own finish neutralises it")
-	assert.NoFileExists(t, g.pending)
+	assert.Empty(t, pendingLeft(t, cfg.pendingDir()))
+}
+
+// A process's snapshot file is reused from one command to the next, and
+// an emptied one left by a process that is gone is removed.
+func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
+	ws := t.TempDir()
+	cfg := Config{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
+	g := cfg.guardHostConfig(ws, nil)
+	first := g.pending.Path()
+	g.finish(&Result{})
+	g = cfg.guardHostConfig(ws, nil)
+	assert.Equal(t, first, g.pending.Path(), "the same file, rewritten")
+	// Two commands at once in the workspace have a file each.
+	g2 := cfg.guardHostConfig(ws, nil)
+	assert.NotEqual(t, first, g2.pending.Path())
+	g2.finish(&Result{})
+	g.finish(&Result{})
+
+	// An emptied file of a process that is gone goes at the next command.
+	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", wsKey(ws), deadPID(t), "1", randHex()))
+	writeFile(t, gone, "")
+	cfg.guardHostConfig(ws, nil).finish(&Result{})
+	assert.NoFileExists(t, gone)
+	// One whose file was removed meanwhile gets a new one.
+	require.NoError(t, os.Remove(first))
+	g = cfg.guardHostConfig(ws, nil)
+	assert.FileExists(t, g.pending.Path())
+	g.finish(&Result{})
 }
