@@ -202,7 +202,8 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "settings: workspace not trusted, ignored:", what)
 	}
 	ss := loaded.Settings.Sandbox
-	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable})
+	// One command per process: a passed probe of an earlier one serves.
+	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable, ProbeCache: sandbox.DefaultProbeCache()})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1

@@ -71,6 +71,11 @@ func (b *bwrapSandbox) Backend() (string, string) {
 func (b *bwrapSandbox) Run(ctx context.Context, req Request) (Result, error) {
 	res, err := b.run(ctx, req)
 	res.Backend = BackendBwrap
+	if err != nil && b.cfg.ProbeCache != "" && ctx.Err() == nil {
+		// Perhaps the sandbox no longer works as an earlier probe found:
+		// the next process probes again.
+		_ = os.Remove(b.cfg.ProbeCache)
+	}
 	return res, err
 }
 

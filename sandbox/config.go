@@ -90,6 +90,12 @@ type Config struct {
 	QuarantineDir   string
 	HostScanEntries int
 
+	// ProbeCache, when set, is a file where New keeps a passed probe for
+	// the next process to use instead of probing again (see
+	// probecache.go): for processes that run one command each. A worker,
+	// which probes once for all its commands, leaves it empty.
+	ProbeCache string
+
 	// Resolver, when set, replaces DNS in the network allowlist proxy. It exists
 	// for tests (map a name to an httptest server on 127.0.0.1).
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -198,7 +204,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	// checks cover what the plain probe shows (and more). Only when the step
 	// is off or fails does `true` run with bubblewrap's mounts alone.
 	stepNote := "workspace mounts by custos' mount step"
-	step, err := probeMountStep(ctx, b)
+	step, probed, err := b.probeStep(ctx)
 	if err == nil {
 		b.step = step
 	} else {
@@ -217,8 +223,24 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 			return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
 		}
 	}
-	b.why = fmt.Sprintf("bubblewrap %s: probe ok; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s; %s", abs, limitNote, stepNote)
+	b.why = fmt.Sprintf("bubblewrap %s: %s; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s; %s", abs, probed, limitNote, stepNote)
 	return b, b.why
+}
+
+// probeStep probes the mount step, or takes an earlier process's passed
+// probe from cfg.ProbeCache, and says which.
+func (b *bwrapSandbox) probeStep(ctx context.Context) (*mountStep, string, error) {
+	cache := b.cfg.ProbeCache
+	key, keyed := probeKeyFor(b.bwrap, b.prlimit)
+	if cache != "" && keyed && cachedProbe(cache, key) {
+		step, err := openMountStep()
+		return step, "probe ok (an earlier process's, " + cache + ")", err
+	}
+	step, err := probeMountStep(ctx, b)
+	if err == nil && cache != "" && keyed {
+		recordProbe(cache, key)
+	}
+	return step, "probe ok", err
 }
 
 // probeRun runs a probe's request, again when the sandbox stopped it and

@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/custos-dev/custos/internal/statedir"
+)
+
+// A process that runs one command (`starter sandbox exec`) would spend a
+// bubblewrap run of its own, and the probe workspace's files, on the probe
+// before the command: a third of its start-up. So, when Config.ProbeCache
+// names a file, a probe through the mount step that passed is written
+// there with what it depended on: the bubblewrap and prlimit binaries,
+// this executable (the mount step is its constructor), the kernel and its
+// boot, and the user. The next process whose all of these are the same,
+// within probeCacheTTL, uses the result instead of probing. Nothing rests
+// on it for isolation: the mount step checks every mount it makes and
+// fails the command closed, and a Run that fails for the sandbox's sake
+// removes the file, so the next process probes again.
+
+// probeCacheTTL bounds how long a probe's result is taken on trust.
+const probeCacheTTL = time.Hour
+
+// probeKey is what a probe's result depends on.
+type probeKey struct {
+	Bwrap, Prlimit, Exe string // path and signature of each
+	Kernel, Boot        string
+	UID                 int
+}
+
+type probeRecord struct {
+	Key probeKey  `json:"key"`
+	At  time.Time `json:"at"`
+}
+
+// probeKeyFor is the key of a probe with bwrap and prlimit by this
+// executable, now; ok is false when any part cannot be read (then the
+// probe runs and is not recorded).
+func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
+	k := probeKey{UID: os.Getuid()}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return k, false
+	}
+	for _, f := range []struct {
+		dst  *string
+		path string
+	}{{&k.Bwrap, bwrap}, {&k.Prlimit, prlimit}, {&k.Exe, exe}} {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			return k, false
+		}
+		s := sigOf(fi)
+		*f.dst = fmt.Sprintf("%s %d %d %d %d %d", f.path, s.size, s.dev, s.ino, s.mtim, s.ctim)
+	}
+	for _, f := range []struct {
+		dst  *string
+		path string
+	}{{&k.Kernel, "/proc/sys/kernel/osrelease"}, {&k.Boot, "/proc/sys/kernel/random/boot_id"}} {
+		b, err := os.ReadFile(f.path)
+		if err != nil || len(b) == 0 {
+			return k, false
+		}
+		*f.dst = strings.TrimSpace(string(b))
+	}
+	return k, true
+}
+
+// cachedProbe reports whether path holds a passed probe for key, recent
+// enough. The file must be the user's own and written by no one else.
+func cachedProbe(path string, key probeKey) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var r probeRecord
+	if json.Unmarshal(b, &r) != nil || r.Key != key {
+		return false
+	}
+	age := time.Since(r.At)
+	return age >= 0 && age < probeCacheTTL
+}
+
+// recordProbe writes a passed probe for key to path (best effort: without
+// it the next process probes).
+func recordProbe(path string, key probeKey) {
+	b, err := json.Marshal(probeRecord{Key: key, At: time.Now()})
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	_ = writeIfChanged(path, string(b))
+}
+
+// DefaultProbeCache is the state directory's sandbox-probe.json, or ""
+// when there is no state directory (then every process probes).
+func DefaultProbeCache() string {
+	d, err := statedir.Dir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "sandbox-probe.json")
+}
