@@ -62,21 +62,27 @@ type Workers struct {
 	Sandbox sandbox.Sandbox
 }
 
+// sandboxConfig is o's sandbox configuration with the defaults o implies.
+func sandboxConfig(o Options) sandbox.Config {
+	cfg := o.Sandbox
+	if cfg.Logger == nil {
+		cfg.Logger = o.Logger
+	}
+	if cfg.CacheDir == "" && o.StateDir != "" {
+		// All of custos' state in the one directory asked for: workers
+		// given their own (tests, a second instance) must not fill the
+		// user's sandbox-cache, nor evict from it.
+		cfg.CacheDir = filepath.Join(o.StateDir, "sandbox-cache")
+	}
+	return cfg
+}
+
 // Start builds both workers on c and starts them.
 func Start(c client.Client, o Options) (*Workers, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Sandbox.Logger == nil {
-		o.Sandbox.Logger = o.Logger
-	}
-	if o.Sandbox.CacheDir == "" && o.StateDir != "" {
-		// All of custos' state in the one directory asked for: workers
-		// given their own (tests, a second instance) must not fill the
-		// user's sandbox-cache, nor evict from it.
-		o.Sandbox.CacheDir = filepath.Join(o.StateDir, "sandbox-cache")
-	}
-	sb, err := sandbox.New(o.Sandbox)
+	sb, err := sandbox.New(sandboxConfig(o))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
