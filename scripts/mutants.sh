@@ -238,6 +238,15 @@ mutant "grant: an uncovering rule accepted" \
 	"./workflows" "TestInvalidGrantSpecsRefused" \
 	workflows/grants.go '	if err := j.policy.GrantCovers(rule, p.call(), j.st.Mode); err != nil {' '	if err := j.policy.GrantCovers(rule, p.call(), j.st.Mode); false && err != nil {'
 
+# A process would then skip the probe on another bubblewrap, executable or
+# boot than the one that passed, or after the sandbox failed a run.
+mutant "probe: an earlier result taken whatever it depended on" \
+	"./sandbox" "TestProbeCache" \
+	sandbox/probecache.go '	if json.Unmarshal(b, &r) != nil || r.Key != key {' '	if json.Unmarshal(b, &r) != nil {'
+mutant "probe: kept after a failed run" \
+	"./sandbox" "TestProbeCache" \
+	sandbox/bwrap.go '		_ = os.Remove(b.cfg.ProbeCache)' '		_ = b.cfg.ProbeCache'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
