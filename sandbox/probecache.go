@@ -13,16 +13,17 @@ import (
 )
 
 // A process that runs one command (`starter sandbox exec`) would spend a
-// bubblewrap run of its own, and the probe workspace's files, on the probe
-// before the command: a third of its start-up. So, when Config.ProbeCache
-// names a file, a probe through the mount step that passed is written
-// there with what it depended on: the bubblewrap and prlimit binaries,
-// this executable (the mount step is its constructor), the kernel and its
-// boot, and the user. The next process whose all of these are the same,
+// bubblewrap run of its own, and the probe workspace's files, on the
+// probe before the command: as long again as the command's own start.
+// So, when Config.ProbeCache names a file, a probe through the mount step
+// that passed is written there with what it depended on: the bubblewrap
+// and prlimit binaries, this executable (the mount step is its
+// constructor), the kernel and its boot, and the user. The next process
+// whose all of these are the same,
 // within probeCacheTTL, uses the result instead of probing. Nothing rests
 // on it for isolation: the mount step checks every mount it makes and
-// fails the command closed, and a Run that fails for the sandbox's sake
-// removes the file, so the next process probes again.
+// fails the command closed, and a Run that fails (other than by being
+// cancelled) removes the file, so the next process probes again.
 
 // probeCacheTTL bounds how long a probe's result is taken on trust.
 const probeCacheTTL = time.Hour
