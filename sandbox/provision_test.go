@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,6 +185,36 @@ func TestCacheEviction(t *testing.T) {
 	removed, err := ClearCache(root, "/ws/held")
 	require.NoError(t, err)
 	assert.False(t, removed)
+}
+
+// A measurement evicts only when it finds the workspace's cache grown: the
+// total passes the cap only by growth, and a measurement that finds none
+// reads no other workspace's record.
+func TestCacheEvictionOnGrowth(t *testing.T) {
+	root := t.TempDir()
+	setup := newWSCaches(root, 0)
+	fill := func(ws string, kib int, used time.Time) string {
+		w, err := setup.open(ws)
+		require.NoError(t, err)
+		write(t, filepath.Join(w.dir, "cache", "go-build"), "blob", strings.Repeat("x", kib<<10))
+		setup.release(w)
+		setup.busy.Wait()
+		require.NoError(t, os.Chtimes(filepath.Join(w.dir, "used"), used, used))
+		require.NoError(t, writeIfChanged(filepath.Join(w.dir, "size"), strconv.Itoa(kib<<10)))
+		return w.dir
+	}
+	now := time.Now()
+	other := fill("/ws/other", 900, now.Add(-3*time.Hour))
+	mine := fill("/ws/mine", 200, now.Add(-time.Hour))
+	c := newWSCaches(root, 1<<20) // 1.1 MiB held against a 1 MiB cap
+
+	c.measureAndEvict(mine)
+	assert.DirExists(t, other, "no growth: nothing evicted")
+
+	write(t, filepath.Join(mine, "cache", "go-build"), "more", strings.Repeat("x", 10<<10))
+	c.measureAndEvict(mine)
+	assert.NoDirExists(t, other, "grown past the cap: the least recently used goes")
+	assert.DirExists(t, mine)
 }
 
 // TestCacheDirNotTrusted: a cache directory that is a symbolic link is not

@@ -273,15 +273,26 @@ func writeIfChanged(path, data string) error {
 	return os.Rename(f.Name(), path)
 }
 
-// measureAndEvict records dir's size, then evicts while the total passes
-// the cap.
+// measureAndEvict records dir's size, then, when it grew, evicts while
+// the total passes the cap. The total only passes the cap when some
+// workspace's cache grows, and each growth is found by a measurement like
+// this one; a measurement that finds none spares the eviction's read of
+// every workspace's record (with many workspaces, the most of a short
+// `sandbox exec` process). A cap lowered in the settings takes effect at
+// the next growth.
 func (c *wsCaches) measureAndEvict(dir string) {
 	size := dirSize(filepath.Join(dir, "cache"))
 	sizeFile := filepath.Join(dir, "size")
+	grew := true
+	if b, err := os.ReadFile(sizeFile); err == nil {
+		if old, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			grew = size > old
+		}
+	}
 	_ = writeIfChanged(sizeFile, strconv.FormatInt(size, 10))
 	now := time.Now()
 	_ = os.Chtimes(sizeFile, now, now)
-	if c.capBytes > 0 {
+	if c.capBytes > 0 && grew {
 		evict(c.root, c.capBytes)
 	}
 }
