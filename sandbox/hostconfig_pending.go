@@ -93,7 +93,8 @@ func (c Config) savePending(s *hostSnapshot) *pendingFile {
 // pendingFile is one of this process's snapshot files, open.
 type pendingFile struct {
 	f   *os.File
-	key string // pendingSlots' key: directory and workspace key
+	fi  os.FileInfo // f as opened, to tell whether its path still names it
+	key string      // pendingSlots' key: directory and workspace key
 }
 
 // Path is where the file is.
@@ -135,7 +136,7 @@ func (p *pendingSlots) take(dir, wskey string) *pendingFile {
 		p.free[key] = free[:len(free)-1]
 		p.mu.Unlock()
 		// Still there (a `cache --clear` or a person may have removed it)?
-		if fi, err := os.Stat(f.f.Name()); err == nil && os.SameFile(fi, mustStat(f.f)) {
+		if fi, err := os.Stat(f.f.Name()); err == nil && os.SameFile(fi, f.fi) {
 			return f
 		}
 		f.f.Close()
@@ -150,23 +151,23 @@ func (p *pendingSlots) take(dir, wskey string) *pendingFile {
 	if err != nil {
 		return nil
 	}
-	return &pendingFile{f: f, key: key}
+	fi, err := f.Stat()
+	if err != nil {
+		pf := &pendingFile{f: f}
+		pf.drop()
+		return nil
+	}
+	return &pendingFile{f: f, fi: fi, key: key}
 }
 
 func (p *pendingSlots) give(f *pendingFile) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.free[f.key]) >= maxFreePending {
-		_ = os.Remove(f.f.Name())
-		f.f.Close()
+		f.drop()
 		return
 	}
 	p.free[f.key] = append(p.free[f.key], f)
-}
-
-func mustStat(f *os.File) os.FileInfo {
-	fi, _ := f.Stat()
-	return fi
 }
 
 // ownStart is this process's start time, as /proc/PID/stat gives it.
