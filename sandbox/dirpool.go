@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -95,7 +93,7 @@ func (p *dirPool) give(dst string) {
 		_ = unix.Rmdir(dst)
 		return
 	}
-	kept := filepath.Join(p.dir, pooledPrefix+randomName())
+	kept := filepath.Join(p.dir, pooledPrefix+randHex())
 	if err := renameNoReplace(dst, kept); err != nil {
 		_ = unix.Rmdir(dst)
 		return
@@ -109,7 +107,7 @@ func (p *dirPool) give(dst string) {
 	// now, it stays in the pool under a name no run takes, rather than be
 	// lost.
 	if err := renameNoReplace(kept, dst); err != nil {
-		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+randomName()))
+		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+randHex()))
 	}
 }
 
@@ -123,10 +121,4 @@ func emptyDir(path string) bool {
 	defer f.Close()
 	_, err = f.Readdirnames(1)
 	return errors.Is(err, io.EOF)
-}
-
-func randomName() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/custos-dev/custos/internal/statedir"
@@ -80,10 +79,7 @@ func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
 // enough. The file must be the user's own and written by no one else.
 func cachedProbe(path string, key probeKey) bool {
 	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
-		return false
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+	if err != nil || !fi.Mode().IsRegular() || ownedByUser(fi) != "" || fi.Mode().Perm()&0o020 != 0 {
 		return false
 	}
 	b, err := os.ReadFile(path)
