@@ -231,13 +231,17 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 // probe from cfg.ProbeCache, and says which.
 func (b *bwrapSandbox) probeStep(ctx context.Context) (*mountStep, string, error) {
 	cache := b.cfg.ProbeCache
-	key, keyed := probeKeyFor(b.bwrap, b.prlimit)
-	if cache != "" && keyed && cachedProbe(cache, key) {
+	var key probeKey
+	keyed := false
+	if cache != "" { // a worker, which keeps no record, reads no key either
+		key, keyed = probeKeyFor(b.bwrap, b.prlimit)
+	}
+	if keyed && cachedProbe(cache, key) {
 		step, err := openMountStep()
 		return step, "probe ok (an earlier process's, " + cache + ")", err
 	}
 	step, err := probeMountStep(ctx, b)
-	if err == nil && cache != "" && keyed {
+	if err == nil && keyed {
 		recordProbe(cache, key)
 	}
 	return step, "probe ok", err
