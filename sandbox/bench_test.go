@@ -149,6 +149,9 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) time.Duration {
 		b.Fatal(err)
 	}
 	defer files.close()
+	if err := files.feedPlan(p); err != nil {
+		b.Fatal(err)
+	}
 	cmd := exec.Command(sb.bwrap, bwrapArgs(p)...)
 	cmd.Env = p.bwrapEnv()
 	cmd.ExtraFiles = files.child()

@@ -88,21 +88,34 @@ func identityFiles() (passwd, group string) {
 }
 
 // run is Run without the backend name, shared with the probe.
+//
+// With the mount step, the workspace's own mounts are planned only once
+// bubblewrap has started (planLate): the host-config snapshot, the masks,
+// the protected paths and their placeholders are made while bubblewrap
+// builds the sandbox, and the step reads its plan before it mounts
+// anything, so none of it waits in front of bubblewrap, and the command
+// can still run only once all of it is done. A plan that fails is never
+// written: the step, which needs the plan's end, fails and the command
+// does not run.
 func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err error) {
 	ws, err := checkRequest(req)
 	if err != nil {
 		return Result{}, err
 	}
-	if !req.bare && !b.noHostGuard {
-		// Registered before undo, so it runs after it (placeholders gone),
-		// whatever the run returns: also after a kill, a timeout or an error
-		// once the command may have run.
-		guard := b.cfg.guardHostConfig(ws, b.listings)
-		defer func() { guard.finish(&res) }()
-	}
+	guarded := !req.bare && !b.noHostGuard
+	var guard *hostGuard // the host-config check, once its snapshot is taken
+	// Registered before undo, so it runs after it (placeholders gone),
+	// whatever the run returns: also after a kill, a timeout or an error
+	// once the command may have run.
+	defer func() {
+		if guard != nil {
+			guard.finish(&res)
+		}
+	}()
 	var undo cleanups
 	defer undo.run()
-	p, err := b.planProfile(ws, req, &undo)
+	late := b.step != nil
+	p, pool, dirs, guard, err := b.planBefore(ws, req, guarded, &undo) // guard: the one above
 	if err != nil {
 		return Result{}, err
 	}
@@ -111,39 +124,91 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		return Result{}, err
 	}
 	undo.add(files.close)
+	if !late {
+		if err := files.feedPlan(p); err != nil {
+			return Result{}, err
+		}
+	}
 	cmd, cg, start, err := b.command(bwrapArgs(p), p.bwrapEnv(), files.child(), &undo)
 	if err != nil {
 		return Result{}, err
 	}
+	var lateErr error
+	afterStart := func() {
+		files.closeChild()
+		if !late || cmd.Process == nil {
+			return
+		}
+		if guarded {
+			guard = b.cfg.guardWith(ws, b.listings, dirs)
+		}
+		if lateErr = b.planLate(ws, req, &p, pool, &undo, dirs); lateErr == nil {
+			lateErr = files.feedPlan(p)
+		}
+		if lateErr != nil {
+			files.dropPlan()
+		}
+	}
 	status := watchStatus(files.statusR, cg)
 	res, err = runProcess(ctx, b.cfg, runSpec{cmd: cmd, req: req, start: start,
-		afterStart: files.closeChild,
+		afterStart: afterStart,
 		signal:     func(sig syscall.Signal) { signalSandbox(int(status.initPID.Load()), cmd.Process.Pid, sig) },
 	})
-	if err != nil {
-		return res, err
+	if cmd.Process == nil {
+		return res, err // never started: nothing to judge or reap
 	}
 	res.CacheDir = p.CacheDir
-	res, err = status.verdict(res, cg)
+	// verdict waits for the status and reaps what is left of the sandbox,
+	// however the run ended.
+	vres, verr := status.verdict(res, cg)
+	switch {
+	case lateErr != nil:
+		return Result{}, lateErr // the step had no plan: the command did not run
+	case err != nil:
+		return res, err
+	}
 	if serr := stepFailed(files.stepR); serr != nil {
-		// After verdict, which reaps what is left of the sandbox.
 		return Result{}, serr
 	}
-	return res, err
+	return vres, verr
+}
+
+// planBefore is the planning of run before bubblewrap starts. With the
+// mount step it is planStart: what bubblewrap's arguments need, dirs the
+// workspace's listings (kept between commands) for the rest, which run
+// does once bubblewrap has started. Without it, it is all of it, the
+// host-config snapshot (guard) first.
+func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *dirPool, dirs *dirListings, guard *hostGuard, err error) {
+	if b.step == nil {
+		if guarded {
+			guard = b.cfg.guardHostConfig(ws, b.listings)
+		}
+		p, err = b.planProfile(ws, req, undo)
+		return p, nil, nil, guard, err
+	}
+	if guarded {
+		if dirs = b.listings.take(ws); dirs == nil {
+			dirs = newDirListings()
+		}
+	}
+	p, pool, err = b.planStart(ws, req, undo, dirs, nil)
+	return p, pool, dirs, nil, err
 }
 
 // runFiles are the pipes of one bwrap run: the read end of bwrap's JSON
 // status, which the worker reads, and the files the child gets (the status
-// pipe's write end, the generated passwd and group, the seccomp filter).
+// pipe's write end, the generated passwd and group unless the /etc view
+// holds them, the seccomp filter).
 // Each is closed once, by closeChild (the worker's copies of the child's
 // files, right after Start) or by close (whatever is still open).
 type runFiles struct {
 	statusR                         *os.File
 	statusW, passwd, group, seccomp *os.File
-	// With the mount step: its status (read end, write end), its plan,
-	// and its binary (the worker's, shared by every run: never closed
-	// here).
+	// With the mount step: its status (read end, write end), its plan
+	// (read end; planW the write end, see feedPlan), and its binary (the
+	// worker's, shared by every run: never closed here).
 	stepR, stepW, stepPlan, stepExe *os.File
+	planW                           *os.File
 }
 
 // openRunFiles opens the run's pipes, all of them or none; the mount
@@ -163,20 +228,18 @@ func openRunFiles(p bwrapProfile, step *mountStep) (*runFiles, error) {
 	if f.statusR, f.statusW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
-	passwd, group := identityFiles()
-	if f.passwd, err = dataPipe(passwd); err != nil {
-		return nil, err
-	}
-	if f.group, err = dataPipe(group); err != nil {
-		return nil, err
-	}
-	if p.Step {
-		plan, err := stepMounts(p)
-		if err != nil {
+	if !p.IdentityInSystem { // else the /etc view holds them
+		passwd, group := identityFiles()
+		if f.passwd, err = dataPipe(passwd); err != nil {
 			return nil, err
 		}
-		if f.stepPlan, err = feedPipe(plan); err != nil {
+		if f.group, err = dataPipe(group); err != nil {
 			return nil, err
+		}
+	}
+	if p.Step {
+		if f.stepPlan, f.planW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("sandbox: mount step's plan pipe: %w", err)
 		}
 		if f.stepR, f.stepW, err = os.Pipe(); err != nil {
 			return nil, fmt.Errorf("sandbox: mount step's status pipe: %w", err)
@@ -185,6 +248,38 @@ func openRunFiles(p bwrapProfile, step *mountStep) (*runFiles, error) {
 	}
 	ok = true
 	return f, nil
+}
+
+// feedPlan writes the mount step's plan for p, the whole of it and its
+// end, then closes the pipe; a goroutine writes it, since a plan may be
+// larger than the pipe's buffer (when the step is gone first, the write
+// fails and the goroutine ends). A plan that cannot be made is never
+// written (dropPlan). Without the step it does nothing.
+func (f *runFiles) feedPlan(p bwrapProfile) error {
+	if f.planW == nil {
+		return nil
+	}
+	plan, err := stepMounts(p)
+	if err != nil {
+		f.dropPlan()
+		return err
+	}
+	w := f.planW
+	f.planW = nil
+	go func() {
+		defer w.Close()
+		_, _ = w.Write(plan)
+	}()
+	return nil
+}
+
+// dropPlan closes the plan's pipe with nothing written: the step finds no
+// plan and the command does not run.
+func (f *runFiles) dropPlan() {
+	if f.planW != nil {
+		f.planW.Close()
+		f.planW = nil
+	}
 }
 
 // child returns the child's files for cmd.ExtraFiles, each at the place
@@ -215,6 +310,7 @@ func (f *runFiles) closeChild() {
 // close closes whatever is still open.
 func (f *runFiles) close() {
 	f.closeChild()
+	f.dropPlan()
 	for _, p := range []**os.File{&f.statusR, &f.stepR} {
 		if *p != nil {
 			(*p).Close()
@@ -276,7 +372,12 @@ type statusWatch struct {
 	// initStart is the init's start time (procStart), so that reap never
 	// signals a process that took its PID later; read after wg.Wait.
 	initStart string
-	escaped   atomic.Bool
+	// pidfd, when hasPidfd, is the init's pidfd (none before Linux 5.3),
+	// opened when bubblewrap names it: reap kills it through the pidfd and
+	// is woken the moment it is gone; read after wg.Wait, closed by reap.
+	pidfd    int
+	hasPidfd bool
+	escaped  atomic.Bool
 }
 
 func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
@@ -295,6 +396,9 @@ func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
 				w.started = true
 				w.initPID.Store(int64(pid))
 				w.initStart = procStart(int(pid))
+				if !w.hasPidfd && w.initStart != "" {
+					w.pidfd, w.hasPidfd = openPidfd(int(pid))
+				}
 				// Defence in depth: a sandbox outside its pids cgroup would
 				// run without a process limit; kill it rather than run.
 				if cg != nil && !cg.contains(int(pid)) {
@@ -356,6 +460,13 @@ func signalSandbox(initPID, outerPID int, sig syscall.Signal) {
 // at most two seconds.
 func (w *statusWatch) reap() {
 	pid := int(w.initPID.Load())
+	if w.hasPidfd {
+		w.hasPidfd = false
+		defer closeFD(w.pidfd)
+		if killAndWait(w.pidfd, 2*time.Second) {
+			return
+		}
+	}
 	if pid <= 0 || w.initStart == "" {
 		return
 	}
@@ -430,20 +541,5 @@ func dataPipe(data string) (*os.File, error) {
 		r.Close()
 		return nil, fmt.Errorf("sandbox: data pipe: %w", err)
 	}
-	return r, nil
-}
-
-// feedPipe returns the read end of a pipe a goroutine writes data into (a
-// mount plan may be larger than the pipe's buffer); when the reader closes
-// its end first, the write fails and the goroutine ends.
-func feedPipe(data []byte) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: data pipe: %w", err)
-	}
-	go func() {
-		defer w.Close()
-		_, _ = w.Write(data)
-	}()
 	return r, nil
 }

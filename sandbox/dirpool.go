@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,6 +25,7 @@ type dirPool struct {
 	names []string // the entries listed when the run began, not yet taken
 	size  int      // the entries in the pool, as far as this run knows
 	off   bool     // renames do not work here this run
+	made  bool     // the pool's directory exists (checked once a run)
 }
 
 // dirPoolMax bounds a pool: past it, directories are removed, not kept.
@@ -48,7 +48,7 @@ func openDirPool(cacheDir string) *dirPool {
 			p.names = append(p.names, e.Name())
 		}
 	}
-	p.size = len(p.names)
+	p.size, p.made = len(p.names), ents != nil
 	return p
 }
 
@@ -79,46 +79,36 @@ func (p *dirPool) take(dst string) error {
 // with rmdir. It leaves anything else alone (not a directory, a symbolic
 // link, not empty): like rmdir, it only ever removes an empty directory.
 func (p *dirPool) give(dst string) {
-	// A directory, not a link (Lstat); whether it is empty is checked once
-	// it is in the pool, where nothing else writes.
-	fi, err := os.Lstat(dst)
-	if err != nil || !fi.IsDir() {
-		return
-	}
 	if p.dir == "" || p.off || p.size >= dirPoolMax {
-		_ = unix.Rmdir(dst)
+		_ = unix.Rmdir(dst) // rmdir removes nothing but an empty directory
 		return
 	}
-	if err := os.Mkdir(p.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		_ = unix.Rmdir(dst)
-		return
+	if !p.made {
+		if err := os.Mkdir(p.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			_ = unix.Rmdir(dst)
+			return
+		}
+		p.made = true
 	}
 	kept := filepath.Join(p.dir, pooledPrefix+randHex())
 	if err := renameNoReplace(dst, kept); err != nil {
 		_ = unix.Rmdir(dst)
 		return
 	}
+	// Whether it is an empty directory (not a file, a link, or a directory
+	// with something in it) is checked once it is in the pool, where
+	// nothing else writes: one check, where a look before the move was
+	// one more.
 	if emptyDir(kept) {
 		p.size++
 		return
 	}
-	// Something was written into it (by a host process, during the run):
-	// put it back where it was at once. Where that name is taken again by
+	// Not an empty directory: something was written into it (by a host
+	// process, during the run), or it is not custos' at all: put it back
+	// where it was at once. Where that name is taken again by
 	// now, it stays in the pool under a name no run takes, rather than be
 	// lost.
 	if err := renameNoReplace(kept, dst); err != nil {
 		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+randHex()))
 	}
-}
-
-// emptyDir reports whether path is a directory (not a link to one) with
-// nothing in it.
-func emptyDir(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	_, err = f.Readdirnames(1)
-	return errors.Is(err, io.EOF)
 }

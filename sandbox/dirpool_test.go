@@ -64,6 +64,9 @@ func TestDirPool(t *testing.T) {
 	fi, err := os.Lstat(at(".zed"))
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode()&os.ModeSymlink)
+	pooled, err := os.ReadDir(filepath.Join(cache, "placeholders"))
+	require.NoError(t, err)
+	assert.Len(t, pooled, 1, "neither the file nor the link stays in the pool")
 
 	// No pool: mkdir and rmdir.
 	none := openDirPool("")

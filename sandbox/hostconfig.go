@@ -174,9 +174,8 @@ func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
 		return nil, err
 	}
 	sig := sigOf(fi)
-	if l, ok := c.m[rel]; ok && l.sig == sig {
-		c.next[rel] = l
-		return l.ents, nil
+	if ents, ok := c.reuse(rel, sig); ok {
+		return ents, nil
 	}
 	read := time.Now()
 	des, err := os.ReadDir(abs)
@@ -191,6 +190,30 @@ func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
 		c.next[rel] = dirListing{sig, ents}
 	}
 	return ents, nil
+}
+
+// cached is the listing of the directory abs (rel in the workspace) when
+// one can be reused, without reading the directory.
+func (c *dirListings) cached(rel, abs string) ([]dirEnt, bool) {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return nil, false
+	}
+	return c.reuse(rel, sigOf(fi))
+}
+
+// reuse is the listing of rel if the directory's identity is still sig:
+// one of this walk's (or of another over the same listings), or the last
+// walk's.
+func (c *dirListings) reuse(rel string, sig fileSig) ([]dirEnt, bool) {
+	if l, ok := c.next[rel]; ok && l.sig == sig {
+		return l.ents, true
+	}
+	if l, ok := c.m[rel]; ok && l.sig == sig {
+		c.next[rel] = l
+		return l.ents, true
+	}
+	return nil, false
 }
 
 // done makes this walk's listings the ones the next walk reuses.

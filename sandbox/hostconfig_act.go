@@ -66,8 +66,14 @@ type hostGuard struct {
 // listings (may be nil) keeps directory listings between runs. What an
 // interrupted earlier command in ws left is neutralised first.
 func (c Config) guardHostConfig(ws string, listings *hostListings) *hostGuard {
+	return c.guardWith(ws, listings, listings.take(ws))
+}
+
+// guardWith is guardHostConfig with the listings to start from (dirs, nil
+// for none) already taken from listings.
+func (c Config) guardWith(ws string, listings *hostListings, dirs *dirListings) *hostGuard {
 	recovered := c.recoverInterrupted(ws)
-	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, listings.take(ws)),
+	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, dirs),
 		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings, recovered: recovered}
 	g.pending = c.savePending(g.before)
 	return g

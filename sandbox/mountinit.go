@@ -54,11 +54,17 @@ const (
 	stepEmpty    = 'E' // an empty mode-0555 directory over it (placeholders)
 	stepEnv      = 'V' // NAME=VALUE of the command's environment
 	stepLimit    = 'L' // "NAME SOFT HARD": an rlimit (core, cpu, as, fsize, nproc)
+	// stepEnd, with no path, is the plan's last record. The host writes
+	// the plan while bubblewrap starts (see run), and a plan that failed
+	// is never written; the step refuses one without its end, so a plan
+	// cut short can never pass for a whole one with fewer mounts.
+	stepEnd = 'Z'
 )
 
 // stepMounts are the mounts the step makes for a profile, in the order
 // bwrapArgs would have made them: the masks' pins, the protected paths,
-// the masks (then it makes the root read-only).
+// the masks (then it makes the root read-only); then the command's
+// environment and limits, and the end.
 func stepMounts(p bwrapProfile) ([]byte, error) {
 	var b strings.Builder
 	rec := func(op byte, s string) error {
@@ -118,6 +124,8 @@ func stepMounts(p bwrapProfile) ([]byte, error) {
 			}
 		}
 	}
+	b.WriteByte(stepEnd)
+	b.WriteByte(0)
 	return []byte(b.String()), err
 }
 

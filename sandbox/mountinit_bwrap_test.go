@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -112,20 +113,63 @@ func TestMountStepFailsClosed(t *testing.T) {
 	// could.
 	require.NoError(t, os.Remove(filepath.Join(ws, "secret")))
 	require.NoError(t, os.Symlink("elsewhere", filepath.Join(ws, "secret")))
+	err = runStep(t, sb, p, &undo, func(f *runFiles) { require.NoError(t, f.feedPlan(p)) })
+	assert.Contains(t, err.Error(), "mount over "+filepath.Join(ws, "secret"))
+	assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), "the command must not run")
+}
+
+// runStep runs p's bwrap command line, feeding the step its plan with
+// feed once bubblewrap has started, as run does, and returns the step's
+// failure, which the callers expect.
+func runStep(t *testing.T, sb *bwrapSandbox, p bwrapProfile, undo *cleanups, feed func(*runFiles)) error {
+	t.Helper()
 	files, err := openRunFiles(p, sb.step)
 	require.NoError(t, err)
 	defer files.close()
-	cmd, _, start, err := sb.command(bwrapArgs(p), p.bwrapEnv(), files.child(), &undo)
+	cmd, _, start, err := sb.command(bwrapArgs(p), p.bwrapEnv(), files.child(), undo)
 	require.NoError(t, err)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, start())
 	files.closeChild()
+	feed(files)
 	_ = cmd.Wait()
 	err = stepFailed(files.stepR)
 	require.Error(t, err, "stderr: %s", stderr.String())
-	assert.Contains(t, err.Error(), "mount over "+filepath.Join(ws, "secret"))
-	assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), "the command must not run")
+	return err
+}
+
+// The step runs the command only on a whole plan, one that ends with its
+// end record: the host writes the plan while bubblewrap starts, and one
+// cut short (a planning that failed, a writer gone mid-way) must not pass
+// for a plan with fewer mounts, nor must one that goes on past its end.
+func TestMountStepNeedsTheWholePlan(t *testing.T) {
+	sb := stepSandbox(t)
+	ws := maskTree(t, "secret/k")
+	secret := filepath.Join(ws, "secret/k")
+	tests := []struct{ name, plan, want string }{
+		{"nothing", "", "the mount plan is missing or incomplete"},
+		{"no end", "F" + secret + "\x00", "the mount plan is missing or incomplete"},
+		{"cut inside a record", "F" + secret + "\x00Z\x00F" + secret, "the mount plan is missing or incomplete"},
+		{"records after the end", "Z\x00F" + secret + "\x00Z\x00", "malformed mount plan"},
+		{"an end with a path", "F" + secret + "\x00Zx\x00", "the mount plan is missing or incomplete"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var undo cleanups
+			defer undo.run()
+			req := Request{Workspace: ws, Argv: bash("cat secret/k > ran.txt")}
+			p, err := sb.planProfile(ws, req, &undo)
+			require.NoError(t, err)
+			err = runStep(t, sb, p, &undo, func(f *runFiles) {
+				_, err := io.WriteString(f.planW, tc.plan)
+				require.NoError(t, err)
+				f.dropPlan()
+			})
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), "the command must not run")
+		})
+	}
 }
 
 // Both ways of starting the command set the same rlimits: prlimit in front

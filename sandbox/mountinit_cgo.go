@@ -245,7 +245,7 @@ static void cm_exec(char **argv, char **envp) {
 
 // argv: BINARY custos-sandbox-mounts PLANFD STATUSFD SECCOMPFD EXEFD -- CMD...
 // The plan is NUL-terminated records: a letter, then a path or, for 'V',
-// NAME=VALUE of the command's environment.
+// NAME=VALUE of the command's environment; the last is "Z", the end.
 __attribute__((constructor)) static void custos_sandbox_mounts(int argc, char **argv, char **envp) {
 	(void)envp;
 	if (argc < 8 || argv == NULL || argv[1] == NULL || strcmp(argv[1], "custos-sandbox-mounts") != 0)
@@ -257,12 +257,19 @@ __attribute__((constructor)) static void custos_sandbox_mounts(int argc, char **
 	close(exefd);
 	size_t n;
 	char *plan = cm_read(planfd, 64 << 20, &n, "the mount plan");
-	if (n == 0 || plan[n - 1] != 0) cm_failmsg("malformed mount plan");
+	// The plan ends with its end record, "Z": one without it was cut short
+	// (the host writes it while bubblewrap starts, and writes nothing when
+	// its planning fails).
+	if (n < 2 || plan[n - 1] != 0 || plan[n - 2] != 'Z' || (n > 2 && plan[n - 3] != 0)) cm_failmsg("the mount plan is missing or incomplete");
 	if (unshare(CLONE_NEWNS) != 0) cm_fail("create the mount namespace", NULL);
 	int srcs = -1;
 	size_t nenv = 0;
 	for (size_t i = 0; i < n; i += strlen(plan + i) + 1) {
 		const char *rec = plan + i, *path = rec + 1;
+		if (rec[0] == 'Z') {
+			if (i + 2 != n) cm_failmsg("malformed mount plan");
+			continue;
+		}
 		if (rec[0] == 'V') { nenv++; continue; }
 		if (rec[0] == 'L') { cm_limit(path); continue; }
 		if ((rec[0] == 'F' || rec[0] == 'D' || rec[0] == 'E') && srcs < 0) srcs = cm_sources();

@@ -271,13 +271,31 @@ func probeSystemInfo(roots, etc []string) ([]bwrapMount, map[string]os.FileInfo)
 // planProfile prepares on the host what one run's sandbox needs (the masks'
 // sources and placeholders, the allowlist proxy, the protected paths'
 // placeholders), probes the file system, and returns the profile. Whatever
-// it set up is registered with undo, also when it fails.
+// it set up is registered with undo, also when it fails. It is planStart
+// and planLate in one, for a bubblewrap that makes every mount itself;
+// with the mount step, run starts bubblewrap between the two.
 func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwrapProfile, error) {
-	p := bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, Seccomp: true}
-	// The system's mounts and the toolchains' depend on nothing the
-	// workspace's own plan makes (masks, protected paths): they are found
-	// meanwhile, half a millisecond each of every call's start. Both are
-	// waited for before anything returns.
+	var own workspacePlan
+	p, pool, err := b.planStart(ws, req, undo, nil, func() (err error) {
+		own, err = b.planWorkspace(ws, req, undo, nil)
+		return err
+	})
+	if err != nil {
+		return p, err
+	}
+	return p, planInside(&p, own, pool, undo)
+}
+
+// planStart plans what bubblewrap's own arguments and the command's
+// environment need: the system's mounts, the toolchains', the allowlist
+// proxy, the command and its limits. The system's mounts and the
+// toolchains' are found in goroutines, half a millisecond each, while
+// meanwhile (nil: nothing) runs on this one; all are waited for before
+// anything returns. pool is where the run's placeholders come from; dirs
+// (may be nil) are the workspace's listings, for the toolchains'
+// detection.
+func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *dirListings, meanwhile func() error) (p bwrapProfile, pool *dirPool, err error) {
+	p = bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, Seccomp: true}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -290,12 +308,17 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pr, prErr = b.prov.plan(ws, req)
+			pr, prErr = b.prov.plan(ws, req, dirs)
 		}()
 	}
-	own, err := b.planWorkspace(ws, req, undo)
+	if len(req.Network.AllowedDomains) > 0 {
+		p.Proxy, err = b.startProxy(req, undo)
+	}
+	if err == nil && meanwhile != nil {
+		err = meanwhile()
+	}
 	wg.Wait()
-	pool := openDirPool("")
+	pool = openDirPool("")
 	if pr != nil {
 		undo.add(func() { b.prov.release(pr) })
 		if err == nil {
@@ -303,9 +326,8 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 		}
 	}
 	if err != nil {
-		return p, err
+		return p, pool, err
 	}
-	p.Masks, p.MaskSources, p.Proxy = own.masks.plan, own.masks.src, own.proxy
 	var extra map[string]string
 	if pr != nil {
 		p.Toolchain, extra, p.CacheDir = pr.mounts, pr.env, pr.CacheDir
@@ -315,11 +337,6 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 			pool = openDirPool(pr.CacheDir)
 		}
 	}
-	undo.add(func() { own.prot.removePlaceholders(pool) })
-	if err := own.prot.prepare(pool); err != nil {
-		return p, err
-	}
-	p.Protected = own.prot.mounts
 	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
 	if b.step != nil {
 		l := b.cfg.limits()
@@ -330,21 +347,59 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 		proxyAddr = sbProxyAddr
 	}
 	p.Env, err = buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, extra)
-	return p, err
+	return p, pool, err
+}
+
+// startProxy starts the network allowlist proxy of one run.
+func (b *bwrapSandbox) startProxy(req Request, undo *cleanups) (*proxyMounts, error) {
+	helper, err := helperExecutable()
+	if err != nil {
+		return nil, err
+	}
+	px, err := startProxy(b.cfg, req.Network, "unix", "")
+	if err != nil {
+		return nil, err
+	}
+	undo.add(func() { px.Close() })
+	return &proxyMounts{Helper: helper, Socket: px.SocketPath()}, nil
+}
+
+// planLate is the part of the plan that only the workspace's own mounts
+// need (planWorkspace, planInside), for a run whose mount step makes them:
+// run does it once bubblewrap has started, while it sets up the sandbox,
+// and the step waits for it (see runFiles.feedPlan). dirs (may be nil)
+// are the listings of the host-config snapshot taken just before.
+func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *dirPool, undo *cleanups, dirs *dirListings) error {
+	own, err := b.planWorkspace(ws, req, undo, dirs)
+	if err != nil {
+		return err
+	}
+	return planInside(p, own, pool, undo)
+}
+
+// planInside puts the workspace's own mounts into p: the masks, and the
+// protected paths, their placeholders made (from pool).
+func planInside(p *bwrapProfile, own workspacePlan, pool *dirPool, undo *cleanups) error {
+	p.Masks, p.MaskSources = own.masks.plan, own.masks.src
+	undo.add(func() { own.prot.removePlaceholders(pool) })
+	if err := own.prot.prepare(pool); err != nil {
+		return err
+	}
+	p.Protected = own.prot.mounts
+	return nil
 }
 
 // workspacePlan is what planWorkspace found and set up.
 type workspacePlan struct {
 	masks *maskRun
-	proxy *proxyMounts
 	prot  *protectedPlan
 }
 
 // planWorkspace prepares the masks (first, so that their placeholders
 // exist when they are mounted over, even below a directory the protected
-// mounts make read-only), the network proxy, and the protected paths'
-// plan.
-func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups) (workspacePlan, error) {
+// mounts make read-only) and the protected paths' plan (see
+// planProtected for dirs).
+func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups, dirs *dirListings) (workspacePlan, error) {
 	var own workspacePlan
 	masks, err := prepareMasks(ws, req, b.step == nil)
 	if err != nil {
@@ -352,19 +407,7 @@ func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups) (wo
 	}
 	undo.add(masks.undo)
 	own.masks = masks
-	if len(req.Network.AllowedDomains) > 0 {
-		helper, err := helperExecutable()
-		if err != nil {
-			return own, err
-		}
-		px, err := startProxy(b.cfg, req.Network, "unix", "")
-		if err != nil {
-			return own, err
-		}
-		undo.add(func() { px.Close() })
-		own.proxy = &proxyMounts{Helper: helper, Socket: px.SocketPath()}
-	}
-	own.prot = planProtected(ws)
+	own.prot = planProtected(ws, dirs)
 	return own, nil
 }
 

@@ -41,7 +41,7 @@ func BenchmarkProtectedPlan(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var n int
 			for b.Loop() {
-				p := planProtected(c.ws)
+				p := planProtected(c.ws, nil)
 				if p.err != nil {
 					b.Fatal(p.err)
 				}

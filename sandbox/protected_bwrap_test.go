@@ -309,7 +309,7 @@ func TestProtectedPlanHomeNames(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".profile"), "# p\n")
 	holds := func(ws string) []string {
 		var out []string
-		for _, ph := range planProtected(ws).placeholders {
+		for _, ph := range planProtected(ws, nil).placeholders {
 			out = append(out, filepath.Base(ph))
 		}
 		return out
@@ -326,7 +326,7 @@ func TestProtectedPlanSkipsNodeModules(t *testing.T) {
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "node_modules", "pkg", ".vscode", "settings.json"), "{}")
 	writeFile(t, filepath.Join(ws, "pkg", ".vscode", "settings.json"), "{}")
-	args := strings.Join(mountArgs(planProtected(ws).mounts), " ")
+	args := strings.Join(mountArgs(planProtected(ws, nil).mounts), " ")
 	assert.NotContains(t, args, "node_modules")
 	assert.Contains(t, args, filepath.Join(ws, "pkg", ".vscode"))
 }
@@ -367,9 +367,11 @@ func TestBwrapProtectedGitStillWorks(t *testing.T) {
 // A symbolic link at a protected path cannot be kept read-only (a mount
 // would land on its target, and the link itself stays replaceable), so the
 // command is refused with a message that names the path and the rule. The
-// same workspace without the link runs.
+// same workspace without the link runs. With the mount step the refusal
+// comes once bubblewrap has started (the plan is made meanwhile): the
+// command must not run there either.
 func TestBwrapProtectedSymlinkRefused(t *testing.T) {
-	sb := newBwrap(t, Config{})
+	sbs := mounters(t, newBwrap(t, Config{}))
 	tests := []struct {
 		name, link, target, wantRule string
 		repo                         bool
@@ -380,24 +382,30 @@ func TestBwrapProtectedSymlinkRefused(t *testing.T) {
 		{name: ".git itself", link: ".git", target: "elsewhere", wantRule: protected.GitPointer.Name},
 		{name: "nested .bashrc", link: "home/.bashrc", target: "../rc", wantRule: protected.ShellStartup.Name},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := t.TempDir()
-			if tc.repo {
-				newRepo(t, ws)
-				require.NoError(t, os.RemoveAll(filepath.Join(ws, tc.link)))
-			}
-			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, tc.link)), 0o755))
-			res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: []string{"true"}})
-			require.NoError(t, err)
-			require.Zero(t, res.ExitCode)
+	for _, m := range sbs {
+		for _, tc := range tests {
+			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
+				ws := t.TempDir()
+				if tc.repo {
+					newRepo(t, ws)
+					require.NoError(t, os.RemoveAll(filepath.Join(ws, tc.link)))
+				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, tc.link)), 0o755))
+				ran := []string{"sh", "-c", "echo ran > ran.txt"}
+				res, err := m.sb.Run(context.Background(), Request{Workspace: ws, Argv: ran})
+				require.NoError(t, err)
+				require.Zero(t, res.ExitCode, res.Stderr)
+				require.FileExists(t, filepath.Join(ws, "ran.txt"))
+				require.NoError(t, os.Remove(filepath.Join(ws, "ran.txt")))
 
-			require.NoError(t, os.Symlink(tc.target, filepath.Join(ws, tc.link)))
-			_, err = sb.Run(context.Background(), Request{Workspace: ws, Argv: []string{"true"}})
-			require.ErrorIs(t, err, errUnprotectable)
-			assert.Contains(t, err.Error(), tc.link)
-			assert.Contains(t, err.Error(), tc.wantRule)
-		})
+				require.NoError(t, os.Symlink(tc.target, filepath.Join(ws, tc.link)))
+				_, err = m.sb.Run(context.Background(), Request{Workspace: ws, Argv: ran})
+				require.ErrorIs(t, err, errUnprotectable)
+				assert.Contains(t, err.Error(), tc.link)
+				assert.Contains(t, err.Error(), tc.wantRule)
+				assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), "the refused command must not run")
+			})
+		}
 	}
 }
 

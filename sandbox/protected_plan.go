@@ -61,9 +61,13 @@ type protectedPlan struct {
 //     a fresh, unprotected copy where git looks.
 //   - a symbolic link at a protected path is an error: a mount would land
 //     on its target and leave the link itself replaceable.
-func planProtected(ws string) *protectedPlan {
+//
+// dirs, when not nil, are the listings of the host-config snapshot taken
+// just before (hostconfig.go): a directory unchanged since its listing
+// there costs the walk one lstat instead of a read.
+func planProtected(ws string, dirs *dirListings) *protectedPlan {
 	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
-	p.walk()
+	p.walk(dirs)
 	return p
 }
 
@@ -75,16 +79,19 @@ func (p *protectedPlan) fail(path string, rule protected.Rule) {
 }
 
 // walk lists the workspace breadth-first, without following symlinks.
-func (p *protectedPlan) walk() {
+func (p *protectedPlan) walk(dirs *dirListings) {
 	type dir struct {
-		path  string
-		depth int
+		path, rel string
+		depth     int
 	}
-	queue := []dir{{p.ws, 1}}
+	if dirs == nil {
+		dirs = newDirListings()
+	}
+	queue := []dir{{p.ws, ".", 1}}
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		ents, err := os.ReadDir(d.path)
+		ents, err := dirs.list(d.rel, d.path)
 		if err != nil {
 			continue // unreadable here means unreadable inside too
 		}
@@ -92,7 +99,7 @@ func (p *protectedPlan) walk() {
 		for _, e := range ents {
 			// Exact spelling: on a case-sensitive file system .GIT does not
 			// keep anyone from creating .git.
-			seen[e.Name()] = true
+			seen[e.name] = true
 		}
 		if seen["HEAD"] && seen["objects"] && seen["refs"] {
 			// A bare repository (a test remote, a mirror): git on the host
@@ -104,19 +111,19 @@ func (p *protectedPlan) walk() {
 			}
 		}
 		for _, e := range ents {
-			name := strings.ToLower(e.Name())
-			path := filepath.Join(d.path, e.Name())
+			name := strings.ToLower(e.name)
+			path := filepath.Join(d.path, e.name)
 			switch {
 			case name == protected.GitDir:
-				p.gitEntry(path, e.Type())
+				p.gitEntry(path, e.typ)
 			case protected.Lookup(name) != nil:
-				p.readOnly(path, e.Type(), *protected.Lookup(name))
+				p.readOnly(path, e.typ, *protected.Lookup(name))
 			case name == "node_modules":
 				// Installed packages: no editor, shell or git on the host
 				// starts there, and pinning a package's stray .vscode would
 				// make node_modules impossible to remove (npm ci does).
-			case e.IsDir() && d.depth < protectedSearchDepth:
-				queue = append(queue, dir{path, d.depth + 1})
+			case e.typ.IsDir() && d.depth < protectedSearchDepth:
+				queue = append(queue, dir{path, filepath.Join(d.rel, e.name), d.depth + 1})
 			}
 		}
 		if d.path == p.ws {

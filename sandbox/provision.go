@@ -67,15 +67,17 @@ func (p *provisioner) release(pr *provision) {
 
 // plan works out the run's provision for workspace ws. Call release
 // afterwards, also on error.
-func (p *provisioner) plan(ws string, req Request) (*provision, error) {
-	return p.planRun(ws, req, false)
+// dirs (may be nil) are the workspace's directory listings, as the
+// host-config snapshot keeps them between commands.
+func (p *provisioner) plan(ws string, req Request, dirs *dirListings) (*provision, error) {
+	return p.planRun(ws, req, false, dirs)
 }
 
 // planRun is plan; dry describes without creating or locking anything
 // (for reports: a job's first event, `sandbox check`).
-func (p *provisioner) planRun(ws string, req Request, dry bool) (*provision, error) {
+func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *dirListings) (*provision, error) {
 	pr := &provision{env: map[string]string{}, dry: dry}
-	pr.Detected = DetectToolchains(ws, req.Toolchains, req.ToolchainsSet)
+	pr.Detected = detectToolchains(ws, req.Toolchains, req.ToolchainsSet, dirs)
 	if err := p.workspaceCache(pr, ws); err != nil {
 		return pr, err
 	}
@@ -407,7 +409,7 @@ func Provisions(sb Sandbox, ws string, req Request) ([]string, error) {
 	if !ok || b.prov == nil {
 		return []string{"toolchains: not provisioned (no bubblewrap sandbox)"}, nil
 	}
-	pr, err := b.prov.planRun(ws, req, true)
+	pr, err := b.prov.planRun(ws, req, true, nil)
 	if err != nil {
 		return nil, err
 	}

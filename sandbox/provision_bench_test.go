@@ -25,7 +25,7 @@ func BenchmarkProvision(b *testing.B) {
 	ctx := context.Background()
 	b.Run("plan", func(b *testing.B) {
 		for b.Loop() {
-			pr, err := sb.prov.plan(ws, Request{Workspace: ws})
+			pr, err := sb.prov.plan(ws, Request{Workspace: ws}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -156,7 +156,7 @@ func TestCredentialsStayUnreadable(t *testing.T) {
 	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
 	ws := polyglot(t)
 
-	pr, err := b.prov.plan(ws, Request{Workspace: ws})
+	pr, err := b.prov.plan(ws, Request{Workspace: ws}, nil)
 	require.NoError(t, err)
 	b.prov.release(pr)
 	var mounted, hostPaths []string
@@ -214,7 +214,7 @@ func TestHostCachesNeverWritten(t *testing.T) {
 	home, env, _ := fakeHome(t)
 	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
 	ws := polyglot(t)
-	pr, err := b.prov.plan(ws, Request{Workspace: ws})
+	pr, err := b.prov.plan(ws, Request{Workspace: ws}, nil)
 	require.NoError(t, err)
 	b.prov.release(pr)
 	require.NotEmpty(t, pr.ReadOnly)
@@ -261,7 +261,7 @@ func TestUntrustedCachesAreSkipped(t *testing.T) {
 
 	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
 	ws := polyglot(t)
-	pr, err := b.prov.plan(ws, Request{Workspace: ws})
+	pr, err := b.prov.plan(ws, Request{Workspace: ws}, nil)
 	require.NoError(t, err)
 	b.prov.release(pr)
 	skipped := map[string]string{}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,6 +71,22 @@ func TestDetectToolchains(t *testing.T) {
 	assert.Equal(t, []Detected{{ToolGo, "go.mod"}, {ToolNode, "web/package.json"}}, DetectToolchains(ws, nil, false))
 	assert.Equal(t, []Detected{{ToolNode, "web/package.json"}}, DetectToolchains(ws, []string{"node", "rust"}, true))
 	assert.Empty(t, DetectToolchains(ws, []string{}, true), "an empty list turns detection off")
+
+	// Below the root: the first directory in name order, and in it the
+	// first of the tool's marker names; a link is no marker, there either.
+	write(t, ws, "b-svc/setup.py", "")
+	write(t, ws, "b-svc/pyproject.toml", "")
+	write(t, ws, "a-svc/requirements.txt", "")
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(ws, "a-svc/pom.xml")))
+	// A directory too large to be listed for markers: they are looked up.
+	for i := range maxMarkerListing + 1 {
+		write(t, ws, fmt.Sprintf("z-big/f%d", i), "")
+	}
+	write(t, ws, "z-big/Cargo.toml", "")
+	assert.Equal(t, []Detected{{ToolGo, "go.mod"}, {ToolNode, "web/package.json"}, {ToolPython, "a-svc/requirements.txt"}, {ToolRust, "z-big/Cargo.toml"}},
+		DetectToolchains(ws, nil, false))
+	require.NoError(t, os.Remove(filepath.Join(ws, "a-svc/requirements.txt")))
+	assert.Equal(t, []Detected{{ToolPython, "b-svc/pyproject.toml"}}, DetectToolchains(ws, []string{"python"}, true))
 }
 
 func TestPickGoToolchain(t *testing.T) {
@@ -223,7 +240,7 @@ func TestCacheDirNotTrusted(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "cache")
 	require.NoError(t, os.Symlink(t.TempDir(), root))
 	p := &provisioner{host: &hostToolchains{}, caches: newWSCaches(root, 0), git: &gitIdentity{env: HostEnv{Home: t.TempDir()}}}
-	pr, err := p.plan("/ws", Request{})
+	pr, err := p.plan("/ws", Request{}, nil)
 	require.NoError(t, err)
 	assert.Empty(t, pr.CacheDir)
 	assert.Contains(t, pr.CacheWhy, "symbolic link")

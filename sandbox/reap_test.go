@@ -14,9 +14,9 @@ import (
 // gone; it never signals a process that only has the init's PID.
 func TestReapKillsTheInitThatOutlivedBwrap(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		sameInit bool
-	}{{"the init itself", true}, {"a process that took its PID", false}} {
+		name            string
+		sameInit, pidfd bool
+	}{{"the init itself", true, false}, {"the init itself, through its pidfd", true, true}, {"a process that took its PID", false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command("sleep", "100")
 			require.NoError(t, cmd.Start())
@@ -29,6 +29,10 @@ func TestReapKillsTheInitThatOutlivedBwrap(t *testing.T) {
 				w.initStart += "0" // recorded for another process
 			}
 			w.initPID.Store(int64(cmd.Process.Pid))
+			if tc.pidfd {
+				w.pidfd, w.hasPidfd = openPidfd(cmd.Process.Pid)
+				require.True(t, w.hasPidfd, "this kernel has pidfd_open")
+			}
 			t0 := time.Now()
 			w.reap()
 			if !tc.sameInit {

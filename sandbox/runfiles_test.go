@@ -16,6 +16,7 @@ func TestRunFiles(t *testing.T) {
 	f, err := openRunFiles(bwrapProfile{}, nil)
 	require.NoError(t, err)
 	defer f.close()
+	require.NoError(t, f.feedPlan(bwrapProfile{}), "without the step there is no plan to feed")
 	files := f.child()
 	require.Len(t, files, 4)
 	read := func(fd int) string {
@@ -44,12 +45,22 @@ func TestRunFiles(t *testing.T) {
 	f.close()
 	assert.ErrorIs(t, statusR.Close(), os.ErrClosed)
 	f.close()
+
+	// With the /etc view holding them, there are no passwd and group
+	// files to hand over (bwrapArgs mounts none).
+	f, err = openRunFiles(bwrapProfile{IdentityInSystem: true}, nil)
+	require.NoError(t, err)
+	defer f.close()
+	files = f.child()
+	assert.Nil(t, files[fdPasswd-3])
+	assert.Nil(t, files[fdGroup-3])
+	assert.NotNil(t, files[fdSeccomp-3])
 }
 
 // With the mount step the child also gets the step's plan (what
-// stepMounts makes of the profile), its status pipe and its binary; the
-// binary is the worker's, shared by every run, so closing a run's files
-// leaves it open.
+// stepMounts makes of the profile, ended, once feedPlan writes it), its
+// status pipe and its binary; the binary is the worker's, shared by every
+// run, so closing a run's files leaves it open.
 func TestRunFilesWithTheMountStep(t *testing.T) {
 	exe, err := os.Open(os.Args[0])
 	require.NoError(t, err)
@@ -60,9 +71,10 @@ func TestRunFilesWithTheMountStep(t *testing.T) {
 	defer f.close()
 	files := f.child()
 	require.Len(t, files, 7)
+	require.NoError(t, f.feedPlan(p))
 	plan, err := io.ReadAll(files[fdStepPlan-3])
 	require.NoError(t, err)
-	assert.Equal(t, "B/w/a\x00F/w/a/f\x00VA=1\x00", string(plan))
+	assert.Equal(t, "B/w/a\x00F/w/a/f\x00VA=1\x00Z\x00", string(plan))
 	assert.Same(t, exe, files[fdStepExe-3])
 	_, err = files[fdStepStatus-3].Write([]byte("mount over /w/a/f: denied"))
 	require.NoError(t, err)
@@ -72,4 +84,40 @@ func TestRunFilesWithTheMountStep(t *testing.T) {
 	f.close()
 	_, err = exe.Stat()
 	assert.NoError(t, err, "the step's binary stays open")
+}
+
+// A plan that cannot be made, or that run drops because its planning
+// failed after bubblewrap started, reaches the step as nothing at all (the
+// step refuses a plan without its end); a plan of the same files is never
+// written twice.
+func TestRunFilesPlanDropped(t *testing.T) {
+	exe, err := os.Open(os.Args[0])
+	require.NoError(t, err)
+	defer exe.Close()
+	tests := []struct {
+		name string
+		p    bwrapProfile
+		feed func(*runFiles, bwrapProfile) error
+	}{
+		{"dropped", bwrapProfile{Step: true, Env: []string{"A=1"}}, func(f *runFiles, _ bwrapProfile) error { f.dropPlan(); return nil }},
+		{"a NUL in a path", bwrapProfile{Step: true, Masks: MaskPlan{Masks: []Mask{{Path: "/w/a\x00b", Kind: MaskHide}}}}, (*runFiles).feedPlan},
+		{"fed after a drop", bwrapProfile{Step: true, Env: []string{"A=1"}}, func(f *runFiles, p bwrapProfile) error { f.dropPlan(); return f.feedPlan(p) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := openRunFiles(tc.p, &mountStep{exe: exe})
+			require.NoError(t, err)
+			defer f.close()
+			files := f.child()
+			err = tc.feed(f, tc.p)
+			if tc.name == "a NUL in a path" {
+				assert.ErrorContains(t, err, "NUL")
+			} else {
+				assert.NoError(t, err)
+			}
+			plan, err := io.ReadAll(files[fdStepPlan-3])
+			require.NoError(t, err)
+			assert.Empty(t, plan)
+		})
+	}
 }

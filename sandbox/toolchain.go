@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,15 +67,38 @@ const maxDetectDirs = 200
 // empty list: none). The order is
 // AllToolchains'.
 func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
+	return detectToolchains(ws, only, onlySet, nil)
+}
+
+// detectToolchains is DetectToolchains with the workspace's listings
+// (dirs, nil for none) as the host-config snapshot keeps them between
+// commands: a directory unchanged since then costs an lstat. Each
+// directory's marker files come from its listing: one read of a directory,
+// where a look-up of each marker name was a dozen (a hundred and more a
+// call for a root of ten directories without a project, on every
+// command's start).
+func detectToolchains(ws string, only []string, onlySet bool, dirs *dirListings) []Detected {
 	if onlySet && len(only) == 0 {
 		return nil
 	}
-	dirs := []string{""}
-	if ents, err := os.ReadDir(ws); err == nil {
-		for _, e := range ents {
-			n := e.Name()
-			if e.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] && len(dirs) <= maxDetectDirs {
-				dirs = append(dirs, n)
+	if dirs == nil {
+		dirs = newDirListings()
+	}
+	ents, err := dirs.list(".", ws)
+	if err != nil {
+		return nil
+	}
+	found := []markerSet{markersIn(ents)}
+	names := []string{""}
+	for _, e := range ents {
+		n := e.name
+		if e.typ.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] && len(names) <= maxDetectDirs {
+			names = append(names, n)
+			abs := filepath.Join(ws, n)
+			if sub, ok := dirs.cached(n, abs); ok {
+				found = append(found, markersIn(sub))
+			} else {
+				found = append(found, markersOf(abs))
 			}
 		}
 	}
@@ -83,17 +108,73 @@ func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
 			continue
 		}
 	find:
-		for _, d := range dirs {
+		for i, d := range names {
 			for _, name := range m.names {
-				rel := filepath.Join(d, name)
-				if fi, err := os.Lstat(filepath.Join(ws, rel)); err == nil && fi.Mode().IsRegular() {
-					out = append(out, Detected{Tool: m.tool, Marker: filepath.ToSlash(rel)})
+				if found[i][name] {
+					out = append(out, Detected{Tool: m.tool, Marker: filepath.ToSlash(filepath.Join(d, name))})
 					break find
 				}
 			}
 		}
 	}
 	return out
+}
+
+// markerSet is which marker names a directory holds as regular files.
+type markerSet map[string]bool
+
+// isMarker: a name of toolchainMarkers.
+var isMarker = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range toolchainMarkers {
+		for _, n := range t.names {
+			m[n] = true
+		}
+	}
+	return m
+}()
+
+// markersIn is the marker files among a listing's entries.
+func markersIn(ents []dirEnt) markerSet {
+	var s markerSet
+	for _, e := range ents {
+		if isMarker[e.name] && e.typ.IsRegular() {
+			if s == nil {
+				s = markerSet{}
+			}
+			s[e.name] = true
+		}
+	}
+	return s
+}
+
+// maxMarkerListing bounds how much of a directory below the root is
+// listed for markers: past it, the marker names are looked up one by one,
+// which costs the same however large the directory.
+const maxMarkerListing = 512
+
+// markersOf is the marker files of the directory dir.
+func markersOf(dir string) markerSet {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	ents, err := f.ReadDir(maxMarkerListing + 1)
+	f.Close()
+	if (err == nil || errors.Is(err, io.EOF)) && len(ents) <= maxMarkerListing {
+		listed := make([]dirEnt, len(ents))
+		for i, e := range ents {
+			listed[i] = dirEnt{e.Name(), e.Type()}
+		}
+		return markersIn(listed)
+	}
+	s := markerSet{}
+	for n := range isMarker {
+		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+			s[n] = true
+		}
+	}
+	return s
 }
 
 // hasTool reports whether tool is among the detected.

@@ -55,7 +55,21 @@ mutant "no .git/hooks protection in the sandbox" \
 # command plants in a repository it creates below the root.
 mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox" "HostConfig" \
-	sandbox/bwrap.go 'defer func() { guard.finish(&res) }()' 'defer func() { _ = guard }()'
+	sandbox/bwrap.go $'\t\t\tguard.finish(&res)\n' $'\t\t\t_ = guard\n'
+
+# The workspace's own mounts are planned while bubblewrap starts (bwrap.go,
+# run): a planning that failed (a symbolic link at a protected path) would
+# then still hand the step a plan, without the protected paths, and the
+# command would run.
+mutant "the step's plan fed although the late planning failed" \
+	"./sandbox" "TestBwrapProtectedSymlinkRefused" \
+	sandbox/bwrap.go $'lateErr == nil {\n\t\t\tlateErr = files.feedPlan(p)' $'true {\n\t\t\t_ = files.feedPlan(p)'
+
+# A plan cut short (its writer gone mid-way) would then pass for a whole
+# plan with fewer mounts.
+mutant "the mount step runs a plan without its end" \
+	"./sandbox" "TestMountStepNeedsTheWholePlan" \
+	sandbox/mountinit_cgo.go "if (n < 2 || plan[n - 1] != 0 || plan[n - 2] != 'Z' || (n > 2 && plan[n - 3] != 0))" 'if (n == 0 || plan[n - 1] != 0)'
 
 # The mount step (sandbox/mountinit.go) makes the masks, drops the
 # capabilities and loads the filter before the command runs.
@@ -174,7 +188,7 @@ mutant "custos' own directories inside the workspace left open" \
 # moment after Run returned, past the host-config check.
 mutant "the sandbox's init not reaped after bwrap exits" \
 	"./sandbox" "TestReapKillsTheInitThatOutlivedBwrap" \
-	sandbox/bwrap.go '	if pid <= 0 || w.initStart == "" {' '	if true {'
+	sandbox/bwrap.go $'func (w *statusWatch) reap() {\n' $'func (w *statusWatch) reap() {\n\treturn\n'
 
 # A settings change that allows what a person denied would then pass a
 # team's CI gate unseen (issue 19 §1).
