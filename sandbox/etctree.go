@@ -89,6 +89,24 @@ func (c *etcTrees) of(src string) ([]etcTreeEntry, []byte, error) {
 	return tree, sum, nil
 }
 
+// dirs lists the directories of every tree listed so far (their roots
+// and every directory below), for sysMountWatch's watches.
+func (c *etcTrees) dirs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for src, t := range c.trees {
+		out = append(out, src)
+		for _, e := range t.tree {
+			if e.mode.IsDir() {
+				out = append(out, filepath.Join(src, filepath.FromSlash(e.rel)))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // unchanged reports whether every directory and regular file of the
 // listing still is as it was (links and private entries follow from their
 // directories).

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,16 +70,24 @@ func etcViewBase() string {
 // possible and ws does not contain the view, each entry bound by itself
 // otherwise. view says whether the view is used: it holds the sandbox's
 // passwd and group, which then need no mounts of their own.
+//
+// The folded mounts are kept between runs while nothing they were made of
+// changes (etcwatch.go): then a run pays a few calls for them, not the
+// stat of every /etc entry and tree.
 func systemMountsFor(ws string) (ms []bwrapMount, view bool) {
-	ms, infos := probeSystemInfo(rootEntries, etcPaths())
-	folded, dir, err := etcViews.fold(etcViewBase(), ms, infos)
-	if err != nil || (ws != "" && inside(ws, dir)) {
+	base := etcViewBase()
+	if folded, dir, ok := sysWatch.current(base); ok && (ws == "" || !inside(ws, dir)) {
+		return slices.Clip(folded), true // kept: no directory bound from the host, no masks
+	}
+	l, err := sysWatch.lookAndKeep(base)
+	if err != nil || (ws != "" && inside(ws, l.dir)) {
 		// A workspace holding the view could change the next runs' /etc.
+		ms, _ := probeSystemInfo(rootEntries, etcPaths())
 		return append(ms, privateEtcMasks(ms)...), false
 	}
 	// Only the directories still bound need masks: the view holds none
 	// of what others may not read.
-	return append(folded, privateEtcMasks(folded)...), true
+	return append(slices.Clip(l.folded), privateEtcMasks(l.folded)...), true
 }
 
 // etcPaths are the absolute paths of etcAllow.

@@ -155,9 +155,18 @@ type dirListing struct {
 // covers the clock's coarse ticks, as git's "racy" rule does for the index.
 // Anything else is read again. This spares most of the readdir calls of a
 // walk (one lstat instead of open, getdents, close), which are its cost.
+//
+// The walks before a command (the toolchains' detection, the snapshot, the
+// protected paths) share one dirListings, and among them a listing too
+// recent to keep (fresh) is reused as long as the directory's identity is
+// unchanged: nothing of the sandbox runs before the command, and every
+// run's placeholders make the root's listing too recent every time. done,
+// which hands the listings to the walk after the command, leaves those
+// out.
 type dirListings struct {
-	m    map[string]dirListing
-	next map[string]dirListing
+	m     map[string]dirListing
+	next  map[string]dirListing
+	fresh map[string]dirListing
 }
 
 func newDirListings() *dirListings {
@@ -188,6 +197,11 @@ func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
 	}
 	if time.Unix(0, sig.ctim).Before(read.Add(-racyWindow)) && time.Unix(0, sig.mtim).Before(read.Add(-racyWindow)) {
 		c.next[rel] = dirListing{sig, ents}
+	} else {
+		if c.fresh == nil {
+			c.fresh = map[string]dirListing{}
+		}
+		c.fresh[rel] = dirListing{sig, ents}
 	}
 	return ents, nil
 }
@@ -207,6 +221,9 @@ func (c *dirListings) cached(rel, abs string) ([]dirEnt, bool) {
 // walk's.
 func (c *dirListings) reuse(rel string, sig fileSig) ([]dirEnt, bool) {
 	if l, ok := c.next[rel]; ok && l.sig == sig {
+		return l.ents, true
+	}
+	if l, ok := c.fresh[rel]; ok && l.sig == sig {
 		return l.ents, true
 	}
 	if l, ok := c.m[rel]; ok && l.sig == sig {

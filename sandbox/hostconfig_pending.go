@@ -272,6 +272,9 @@ func alive(pid int, start string) bool {
 	if pid <= 0 {
 		return false
 	}
+	if pid == os.Getpid() && start == ownStart() {
+		return true // this process: its own file, reused, is passed over on every command
+	}
 	now := procStart(pid)
 	return now != "" && now == start
 }

@@ -290,3 +290,35 @@ func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	assert.FileExists(t, g.pending.Path())
 	g.finish(&Result{})
 }
+
+// A directory's listing is reused while its identity is unchanged: one
+// older than the racy window across walks (done hands it on), one too
+// recent only among the walks before a command (never after done); an
+// entry added is seen at once. A reused listing is the very slice read.
+func TestDirListingsReuse(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), nil, 0o644))
+	same := func(a, b []dirEnt) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+	list := func(l *dirListings) []dirEnt {
+		ents, err := l.list(".", dir)
+		require.NoError(t, err)
+		return ents
+	}
+
+	l := newDirListings()
+	first := list(l)
+	assert.True(t, same(first, list(l)), "too recent, but reused before the command")
+	cached, ok := l.cached(".", dir)
+	assert.True(t, ok && same(first, cached))
+	after := l.done()
+	assert.False(t, same(first, list(after)), "too recent: read again after the command")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b"), nil, 0o644))
+	ents := list(after)
+	assert.Len(t, ents, 2, "an entry added is seen")
+
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	l = newDirListings()
+	old := list(l)
+	assert.True(t, same(old, list(l.done())), "old enough: reused by the next walk")
+}

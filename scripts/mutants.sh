@@ -65,6 +65,20 @@ mutant "the step's plan fed although the late planning failed" \
 	"./sandbox" "TestBwrapProtectedSymlinkRefused" \
 	sandbox/bwrap.go $'lateErr == nil {\n\t\t\tlateErr = files.feedPlan(p)' $'true {\n\t\t\t_ = files.feedPlan(p)'
 
+# The system's mounts are kept between runs while inotify reports nothing
+# in what they were read from: kept regardless, a run would show an /etc
+# (or a root) the host no longer has.
+mutant "the kept system mounts trusted whatever changed" \
+	"./sandbox" "TestSysMountWatch" \
+	sandbox/etcwatch.go 's.base != base || s.w.changed() || !linksUnchanged(s.kept.links)' 's.base != base'
+
+# A listing too recent to trust across a command would then be reused by
+# the host-config check after it, which would miss what the command made
+# in that directory.
+mutant "a listing too recent for the walk after the command reused there" \
+	"./sandbox" "TestDirListingsReuse" \
+	sandbox/hostconfig.go 'return &dirListings{m: c.next, next: map[string]dirListing{}}' 'return &dirListings{m: c.next, next: map[string]dirListing{}, fresh: c.fresh}'
+
 # A plan cut short (its writer gone mid-way) would then pass for a whole
 # plan with fewer mounts.
 mutant "the mount step runs a plan without its end" \
