@@ -37,6 +37,11 @@ func TestSysMountWatch(t *testing.T) {
 		}
 		return l, nil
 	}}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.dropLocked()
+		w.mu.Unlock()
+	})
 	keep := func() {
 		t.Helper()
 		_, err := w.lookAndKeep("base")

@@ -288,10 +288,10 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 
 // planStart plans what bubblewrap's own arguments and the command's
 // environment need: the system's mounts, the toolchains', the allowlist
-// proxy, the command and its limits. The system's mounts and the
-// toolchains' are found in goroutines, half a millisecond each, while
-// meanwhile (nil: nothing) runs on this one; all are waited for before
-// anything returns. pool is where the run's placeholders come from; dirs
+// proxy, the command and its limits. The system's mounts (kept between
+// runs, see etcwatch.go) and the toolchains' are found in goroutines while
+// the proxy starts and meanwhile (nil: nothing) runs on this one; all are
+// waited for before anything returns. pool is where the run's placeholders come from; dirs
 // (may be nil) are the workspace's listings, for the toolchains'
 // detection.
 func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *dirListings, meanwhile func() error) (p bwrapProfile, pool *dirPool, err error) {
