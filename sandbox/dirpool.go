@@ -79,6 +79,12 @@ func (p *dirPool) take(dst string) error {
 // with rmdir. It leaves anything else alone (not a directory, a symbolic
 // link, not empty): like rmdir, it only ever removes an empty directory.
 func (p *dirPool) give(dst string) {
+	// A directory, not a link (Lstat): a file or a link found there is
+	// someone else's, and is never moved, not even into the pool and back.
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.IsDir() {
+		return
+	}
 	if p.dir == "" || p.off || p.size >= dirPoolMax {
 		_ = unix.Rmdir(dst) // rmdir removes nothing but an empty directory
 		return
@@ -95,17 +101,14 @@ func (p *dirPool) give(dst string) {
 		_ = unix.Rmdir(dst)
 		return
 	}
-	// Whether it is an empty directory (not a file, a link, or a directory
-	// with something in it) is checked once it is in the pool, where
-	// nothing else writes: one check, where a look before the move was
-	// one more.
+	// Whether it is empty is checked once it is in the pool, where nothing
+	// else writes.
 	if emptyDir(kept) {
 		p.size++
 		return
 	}
-	// Not an empty directory: something was written into it (by a host
-	// process, during the run), or it is not custos' at all: put it back
-	// where it was at once. Where that name is taken again by
+	// Something was written into it (by a host process, during the run):
+	// put it back where it was at once. Where that name is taken again by
 	// now, it stays in the pool under a name no run takes, rather than be
 	// lost.
 	if err := renameNoReplace(kept, dst); err != nil {
