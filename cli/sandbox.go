@@ -202,8 +202,10 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "settings: workspace not trusted, ignored:", what)
 	}
 	ss := loaded.Settings.Sandbox
-	// One command per process: a passed probe of an earlier one serves.
-	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable, ProbeCache: sandbox.DefaultProbeCache()})
+	// One command per process: a passed probe of an earlier one serves, and
+	// so does the git identity it read.
+	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable,
+		ProbeCache: sandbox.DefaultProbeCache(), IdentityCache: sandbox.DefaultIdentityCache()})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1

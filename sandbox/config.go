@@ -95,6 +95,11 @@ type Config struct {
 	// probecache.go): for processes that run one command each. A worker,
 	// which probes once for all its commands, leaves it empty.
 	ProbeCache string
+	// IdentityCache, when set, is a file where the user's git identity is
+	// kept for the next process, with what it was read from (see
+	// gitid.go): reading it runs git, 15 to 20 ms, which a process that
+	// runs one command pays every time. A worker keeps it in memory.
+	IdentityCache string
 
 	// Resolver, when set, replaces DNS in the network allowlist proxy. It exists
 	// for tests (map a name to an httptest server on 127.0.0.1).

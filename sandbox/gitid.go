@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -17,14 +19,30 @@ import (
 // settings — and not the system's (GIT_CONFIG_NOSYSTEM).
 
 // gitIdentity reads the user's git name and email, again only when one of
-// their global git configuration files changed.
+// their global git configuration files changed. With cache set, what it
+// read is kept in that file too, for the next process (one that runs one
+// command): trusted only when it is the user's own and no one else can
+// write it, for the same files unchanged, and for an hour at most (a file
+// those include may have changed).
 type gitIdentity struct {
-	env HostEnv
+	env   HostEnv
+	cache string
 
 	mu          sync.Mutex
 	key         string
 	name, email string
 }
+
+// identityRecord is what gitIdentity.cache holds.
+type identityRecord struct {
+	Key   string    `json:"key"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+	At    time.Time `json:"at"`
+}
+
+// identityCacheTTL is how long a kept identity serves.
+const identityCacheTTL = time.Hour
 
 // files are the global configuration files git reads, as it finds them.
 func (g *gitIdentity) files() []string {
@@ -39,7 +57,11 @@ func (g *gitIdentity) get() (name, email string) {
 	var key strings.Builder
 	for _, f := range g.files() {
 		if fi, err := os.Stat(f); err == nil {
-			fmt.Fprintf(&key, "%s %d %d;", f, fi.ModTime().UnixNano(), fi.Size())
+			var ino uint64
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ino = uint64(st.Ino) // a file replaced (an editor's rename) is another file
+			}
+			fmt.Fprintf(&key, "%s %d %d %d;", f, ino, fi.ModTime().UnixNano(), fi.Size())
 		}
 	}
 	g.mu.Lock()
@@ -48,8 +70,44 @@ func (g *gitIdentity) get() (name, email string) {
 		return g.name, g.email
 	}
 	g.key = key.String()
+	if r, ok := g.kept(g.key); ok {
+		g.name, g.email = r.Name, r.Email
+		return g.name, g.email
+	}
 	g.name, g.email = g.read()
+	g.keep(identityRecord{Key: g.key, Name: g.name, Email: g.email, At: time.Now()})
 	return g.name, g.email
+}
+
+// kept is the identity the cache file holds for key, if it may serve.
+func (g *gitIdentity) kept(key string) (identityRecord, bool) {
+	var r identityRecord
+	if g.cache == "" || key == "" {
+		return r, false
+	}
+	fi, err := os.Lstat(g.cache)
+	if err != nil || !fi.Mode().IsRegular() || ownedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0 {
+		return r, false
+	}
+	b, err := os.ReadFile(g.cache)
+	if err != nil || json.Unmarshal(b, &r) != nil || r.Key != key {
+		return r, false
+	}
+	age := time.Since(r.At)
+	return r, age >= 0 && age < identityCacheTTL
+}
+
+// keep writes r to the cache file (best effort: without it the next
+// process runs git).
+func (g *gitIdentity) keep(r identityRecord) {
+	if g.cache == "" || r.Key == "" {
+		return
+	}
+	b, err := json.Marshal(r)
+	if err != nil || os.MkdirAll(filepath.Dir(g.cache), 0o700) != nil {
+		return
+	}
+	_ = writeIfChanged(g.cache, string(b))
 }
 
 // read asks git for the global user.name and user.email, in one run, with

@@ -109,10 +109,16 @@ func recordProbe(path string, key probeKey) {
 
 // DefaultProbeCache is the state directory's sandbox-probe.json, or ""
 // when there is no state directory (then every process probes).
-func DefaultProbeCache() string {
+func DefaultProbeCache() string { return inStateDir("sandbox-probe.json") }
+
+// DefaultIdentityCache is the state directory's sandbox-git-identity.json
+// (Config.IdentityCache), or "" when there is no state directory.
+func DefaultIdentityCache() string { return inStateDir("sandbox-git-identity.json") }
+
+func inStateDir(name string) string {
 	d, err := statedir.Dir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(d, "sandbox-probe.json")
+	return filepath.Join(d, name)
 }

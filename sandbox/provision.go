@@ -23,7 +23,7 @@ type provisioner struct {
 }
 
 func newProvisioner(cfg Config) *provisioner {
-	p := &provisioner{host: discoverHost(cfg.HostEnv), git: &gitIdentity{env: cfg.HostEnv}}
+	p := &provisioner{host: discoverHost(cfg.HostEnv), git: &gitIdentity{env: cfg.HostEnv, cache: cfg.IdentityCache}}
 	root, err := CacheDir(cfg)
 	if err != nil {
 		p.why = err.Error()

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ func goProject(t *testing.T, goLine string) string {
 	write(t, ws, "calc_test.go", `package proj
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -453,6 +455,77 @@ func TestGitIdentityRead(t *testing.T) {
 			name, email := (&gitIdentity{env: env}).get()
 			assert.Equal(t, tc.wantName, name)
 			assert.Equal(t, tc.wantEmail, email)
+		})
+	}
+}
+
+// With a cache file (a process that runs one command), the identity one
+// process read serves the next, without running git: for the same files
+// unchanged, for an hour at most, and only from a file that is the user's
+// own and that no one else may write. Anything else is read from git
+// again.
+func TestGitIdentityKept(t *testing.T) {
+	home, env, _ := fakeHome(t)
+	write(t, home, ".gitconfig", "[user]\n\tname = A\n\temail = a@x\n")
+	cache := filepath.Join(t.TempDir(), "state", "id.json")
+	name, email := (&gitIdentity{env: env, cache: cache}).get()
+	require.Equal(t, "A", name)
+	require.Equal(t, "a@x", email)
+	fi, err := os.Stat(cache)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	// keptAs rewrites the record to name someone git would not: a process
+	// that returns that name did not run git.
+	keptAs := func(mutate func(*identityRecord)) {
+		t.Helper()
+		b, err := os.ReadFile(cache)
+		require.NoError(t, err)
+		var r identityRecord
+		require.NoError(t, json.Unmarshal(b, &r))
+		r.Name, r.At = "Kept", time.Now()
+		if mutate != nil {
+			mutate(&r)
+		}
+		b, err = json.Marshal(r)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(cache, b, 0o600))
+		require.NoError(t, os.Chmod(cache, 0o600))
+	}
+	get := func() string {
+		name, _ := (&gitIdentity{env: env, cache: cache}).get()
+		return name
+	}
+	keptAs(nil)
+	assert.Equal(t, "Kept", get(), "the same files unchanged: the record serves")
+
+	cases := []struct {
+		name, want string
+		change     func()
+	}{
+		{"older than an hour", "A", func() { keptAs(func(r *identityRecord) { r.At = time.Now().Add(-2 * time.Hour) }) }},
+		{"others may write it", "A", func() { keptAs(nil); require.NoError(t, os.Chmod(cache, 0o622)) }},
+		{"torn", "A", func() { require.NoError(t, os.WriteFile(cache, []byte("{"), 0o600)) }},
+		{"a link", "A", func() {
+			keptAs(nil)
+			moved := cache + ".real"
+			require.NoError(t, os.Rename(cache, moved))
+			require.NoError(t, os.Symlink(moved, cache))
+		}},
+		{"the configuration changed", "B", func() {
+			require.NoError(t, os.Remove(cache))
+			get()
+			keptAs(nil)
+			write(t, home, ".gitconfig", "[user]\n\tname = B\n\temail = a@x\n")
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if fi, err := os.Lstat(cache); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				require.NoError(t, os.Remove(cache))
+			}
+			tc.change()
+			assert.Equal(t, tc.want, get())
 		})
 	}
 }
