@@ -25,7 +25,6 @@ func goProject(t *testing.T, goLine string) string {
 	write(t, ws, "calc_test.go", `package proj
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
