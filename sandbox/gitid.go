@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,32 +81,16 @@ func (g *gitIdentity) get() (name, email string) {
 // kept is the identity the cache file holds for key, if it may serve.
 func (g *gitIdentity) kept(key string) (identityRecord, bool) {
 	var r identityRecord
-	if g.cache == "" || key == "" {
-		return r, false
-	}
-	fi, err := os.Lstat(g.cache)
-	if err != nil || !fi.Mode().IsRegular() || ownedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0 {
-		return r, false
-	}
-	b, err := os.ReadFile(g.cache)
-	if err != nil || json.Unmarshal(b, &r) != nil || r.Key != key {
-		return r, false
-	}
-	age := time.Since(r.At)
-	return r, age >= 0 && age < identityCacheTTL
+	ok := g.cache != "" && key != "" && readRecord(g.cache, &r) && r.Key == key && recent(r.At, identityCacheTTL)
+	return r, ok
 }
 
 // keep writes r to the cache file (best effort: without it the next
 // process runs git).
 func (g *gitIdentity) keep(r identityRecord) {
-	if g.cache == "" || r.Key == "" {
-		return
+	if g.cache != "" && r.Key != "" {
+		writeRecord(g.cache, r)
 	}
-	b, err := json.Marshal(r)
-	if err != nil || os.MkdirAll(filepath.Dir(g.cache), 0o700) != nil {
-		return
-	}
-	_ = writeIfChanged(g.cache, string(b))
 }
 
 // read asks git for the global user.name and user.email, in one run, with

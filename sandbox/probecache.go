@@ -76,35 +76,45 @@ func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
 }
 
 // cachedProbe reports whether path holds a passed probe for key, recent
-// enough. The file must be the user's own and written by no one else.
+// enough.
 func cachedProbe(path string, key probeKey) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || ownedByUser(fi) != "" || fi.Mode().Perm()&0o020 != 0 {
-		return false
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
 	var r probeRecord
-	if json.Unmarshal(b, &r) != nil || r.Key != key {
-		return false
-	}
-	age := time.Since(r.At)
-	return age >= 0 && age < probeCacheTTL
+	return readRecord(path, &r) && r.Key == key && recent(r.At, probeCacheTTL)
 }
 
 // recordProbe writes a passed probe for key to path (best effort: without
 // it the next process probes).
 func recordProbe(path string, key probeKey) {
-	b, err := json.Marshal(probeRecord{Key: key, At: time.Now()})
-	if err != nil {
-		return
+	writeRecord(path, probeRecord{Key: key, At: time.Now()})
+}
+
+// readRecord reads the JSON record at path into v, if the file may be
+// trusted: a regular file (not a link) of the user's own that no one else
+// may write. The records are what one process leaves the next (a probe,
+// the git identity).
+func readRecord(path string, v any) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || ownedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0 {
+		return false
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	b, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+// writeRecord writes v as the JSON record at path, owner-only and whole or
+// not at all (best effort: a record is only ever a saving).
+func writeRecord(path string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
 		return
 	}
 	_ = writeIfChanged(path, string(b))
+}
+
+// recent reports whether a record written at at is younger than ttl.
+func recent(at time.Time, ttl time.Duration) bool {
+	age := time.Since(at)
+	return age >= 0 && age < ttl
 }
 
 // DefaultProbeCache is the state directory's sandbox-probe.json, or ""

@@ -37,17 +37,7 @@ func TestProbeCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, res.Stdout, "s3cret", "the masks hold in a process that did not probe")
 
-	edit := func(f func(*probeRecord)) {
-		t.Helper()
-		b, err := os.ReadFile(cache)
-		require.NoError(t, err)
-		var r probeRecord
-		require.NoError(t, json.Unmarshal(b, &r))
-		f(&r)
-		b, err = json.Marshal(r)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(cache, b, 0o600))
-	}
+	edit := func(f func(*probeRecord)) { editRecord(t, cache, f) }
 	for _, tc := range []struct {
 		name   string
 		change func()
@@ -71,4 +61,19 @@ func TestProbeCache(t *testing.T) {
 			assert.Contains(t, why(), "an earlier process's", "and records the new probe")
 		})
 	}
+}
+
+// editRecord rewrites the JSON record at path (readRecord's) through f,
+// and leaves it owner-only.
+func editRecord[T any](t *testing.T, path string, f func(*T)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var r T
+	require.NoError(t, json.Unmarshal(b, &r))
+	f(&r)
+	b, err = json.Marshal(r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	require.NoError(t, os.Chmod(path, 0o600))
 }

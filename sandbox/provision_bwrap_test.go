@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -478,18 +477,12 @@ func TestGitIdentityKept(t *testing.T) {
 	// that returns that name did not run git.
 	keptAs := func(mutate func(*identityRecord)) {
 		t.Helper()
-		b, err := os.ReadFile(cache)
-		require.NoError(t, err)
-		var r identityRecord
-		require.NoError(t, json.Unmarshal(b, &r))
-		r.Name, r.At = "Kept", time.Now()
-		if mutate != nil {
-			mutate(&r)
-		}
-		b, err = json.Marshal(r)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(cache, b, 0o600))
-		require.NoError(t, os.Chmod(cache, 0o600))
+		editRecord(t, cache, func(r *identityRecord) {
+			r.Name, r.At = "Kept", time.Now()
+			if mutate != nil {
+				mutate(r)
+			}
+		})
 	}
 	get := func() string {
 		name, _ := (&gitIdentity{env: env, cache: cache}).get()
@@ -503,7 +496,8 @@ func TestGitIdentityKept(t *testing.T) {
 		change     func()
 	}{
 		{"older than an hour", "A", func() { keptAs(func(r *identityRecord) { r.At = time.Now().Add(-2 * time.Hour) }) }},
-		{"others may write it", "A", func() { keptAs(nil); require.NoError(t, os.Chmod(cache, 0o622)) }},
+		{"its group may write it", "A", func() { keptAs(nil); require.NoError(t, os.Chmod(cache, 0o620)) }},
+		{"anyone may write it", "A", func() { keptAs(nil); require.NoError(t, os.Chmod(cache, 0o602)) }},
 		{"torn", "A", func() { require.NoError(t, os.WriteFile(cache, []byte("{"), 0o600)) }},
 		{"a link", "A", func() {
 			keptAs(nil)

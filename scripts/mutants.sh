@@ -270,7 +270,12 @@ mutant "grant: an uncovering rule accepted" \
 # boot than the one that passed, or after the sandbox failed a run.
 mutant "probe: an earlier result taken whatever it depended on" \
 	"./sandbox" "TestProbeCache" \
-	sandbox/probecache.go '	if json.Unmarshal(b, &r) != nil || r.Key != key {' '	if json.Unmarshal(b, &r) != nil {'
+	sandbox/probecache.go '	return readRecord(path, &r) && r.Key == key && recent(r.At, probeCacheTTL)' '	return readRecord(path, &r) && recent(r.At, probeCacheTTL)'
+# A record one process leaves the next (a probe, the git identity) would
+# then be taken from a file others may write.
+mutant "a record its group may write trusted" \
+	"./sandbox" "TestGitIdentityKept" \
+	sandbox/probecache.go 'ownedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0' 'ownedByUser(fi) != ""'
 mutant "probe: kept after a failed run" \
 	"./sandbox" "TestProbeCache" \
 	sandbox/bwrap.go '		_ = os.Remove(b.cfg.ProbeCache)' '		_ = b.cfg.ProbeCache'
