@@ -191,10 +191,7 @@ func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents := make([]dirEnt, len(des))
-	for i, e := range des {
-		ents[i] = dirEnt{e.Name(), e.Type()}
-	}
+	ents := dirEntsOf(des)
 	if time.Unix(0, sig.ctim).Before(read.Add(-racyWindow)) && time.Unix(0, sig.mtim).Before(read.Add(-racyWindow)) {
 		c.next[rel] = dirListing{sig, ents}
 	} else {
@@ -204,6 +201,15 @@ func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
 		c.fresh[rel] = dirListing{sig, ents}
 	}
 	return ents, nil
+}
+
+// dirEntsOf is a listing's entries as dirEnts.
+func dirEntsOf(des []os.DirEntry) []dirEnt {
+	ents := make([]dirEnt, len(des))
+	for i, e := range des {
+		ents[i] = dirEnt{e.Name(), e.Type()}
+	}
+	return ents
 }
 
 // cached is the listing of the directory abs (rel in the workspace) when

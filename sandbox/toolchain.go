@@ -162,11 +162,7 @@ func markersOf(dir string) markerSet {
 	ents, err := f.ReadDir(maxMarkerListing + 1)
 	f.Close()
 	if (err == nil || errors.Is(err, io.EOF)) && len(ents) <= maxMarkerListing {
-		listed := make([]dirEnt, len(ents))
-		for i, e := range ents {
-			listed[i] = dirEnt{e.Name(), e.Type()}
-		}
-		return markersIn(listed)
+		return markersIn(dirEntsOf(ents))
 	}
 	s := markerSet{}
 	for n := range isMarker {
