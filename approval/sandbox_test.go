@@ -47,6 +47,46 @@ func TestSandboxDenies(t *testing.T) {
 	}
 }
 
+// SandboxDeniesOf parses the rules as Compile does: the same lists, and the
+// same error for a rule that does not parse.
+func TestSandboxDeniesOf(t *testing.T) {
+	env := Env{Workspace: "/home/user/project", Home: "/home/user"}
+	tests := []struct {
+		name    string
+		deny    []string
+		wantErr string
+	}{
+		{name: "paths and patterns", deny: []string{"Read(.env)", "Read(secrets/)", "Edit(go.mod)", "Write(dist/**)", "Bash(rm:*)"}},
+		{name: "no specifier", deny: []string{"Read", "Edit(*)"}},
+		{name: "none"},
+		{name: "malformed rule", deny: []string{"Read(.env)", "Edit(unclosed"}, wantErr: "Edit(unclosed"},
+		{name: "bad regexp", deny: []string{`Read(re:(()`}, wantErr: "re:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Settings{Permissions: Permissions{Deny: tc.deny}}
+			read, edit, err := SandboxDeniesOf(s, env)
+			p, cerr := Compile(s, env)
+			if tc.wantErr != "" {
+				if err == nil || cerr == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v (Compile: %v), want one naming %q", err, cerr, tc.wantErr)
+				}
+				if err.Error() != cerr.Error() {
+					t.Errorf("err = %q, Compile's = %q", err, cerr)
+				}
+				return
+			}
+			if err != nil || cerr != nil {
+				t.Fatalf("err = %v, Compile: %v", err, cerr)
+			}
+			wantRead, wantEdit := p.SandboxDenies()
+			if !reflect.DeepEqual(read, wantRead) || !reflect.DeepEqual(edit, wantEdit) {
+				t.Errorf("read %q edit %q, Compile's policy: read %q edit %q", read, edit, wantRead, wantEdit)
+			}
+		})
+	}
+}
+
 // Without an OS sandbox, Bash is refused unless the user allowed unconfined
 // runs; then every Bash call asks a person, whatever rule, mode or hook
 // would have allowed it, and denials still deny.

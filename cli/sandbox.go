@@ -268,12 +268,8 @@ func workspaceSandbox(ws string) (loaded settingsfile.Loaded, readDeny, editDeny
 		return loaded, nil, nil, err
 	}
 	home, _ := os.UserHomeDir()
-	policy, err := approval.Compile(loaded.Settings, approval.Env{Workspace: ws, Home: home})
-	if err != nil {
-		return loaded, nil, nil, err
-	}
-	readDeny, editDeny = policy.SandboxDenies()
-	return loaded, readDeny, editDeny, nil
+	readDeny, editDeny, err = approval.SandboxDeniesOf(loaded.Settings, approval.Env{Workspace: ws, Home: home})
+	return loaded, readDeny, editDeny, err
 }
 
 // reportSandboxRun says how the command ended, on stderr, and returns its
