@@ -54,6 +54,7 @@ const (
 	whatScript   = "is a script custos cannot read"
 	whatEnvRuns  = "is a variable that makes the program run another one"
 	whatSubShell = "runs a shell command"
+	whatChanges  = "changes the repository"
 )
 
 type valueKind uint8
@@ -82,13 +83,14 @@ const (
 	effReadOps                       // the operands are files read (git diff --no-index)
 	effInclude                       // gawk -i: inplace edits in place, anything else loads code
 	effAtFile                        // a value @FILE is a file read (curl -d @f)
+	effChanges                       // changes the repository (git branch -D): no read-only rule covers it
 )
 
 var effectNames = map[string]effect{
 	"run": effRun, "load": effLoad, "read": effRead, "write": effWrite, "dir": effDir,
 	"lead": effLead, "inplace": effInPlace, "stdout": effStdout, "script": effScript,
 	"scriptfile": effScriptFile, "sandbox": effSandbox, "readops": effReadOps,
-	"include": effInclude, "atfile": effAtFile,
+	"include": effInclude, "atfile": effAtFile, "changes": effChanges,
 }
 
 // option is one option of a program, with all its spellings.
@@ -175,7 +177,7 @@ func (p *program) compile() error {
 				o.effect |= bit
 			}
 		}
-		if o.effect&(effRun|effLoad|effWrite|effDir|effInPlace|effInclude) != 0 {
+		if o.effect&(effRun|effLoad|effWrite|effDir|effInPlace|effInclude|effChanges) != 0 {
 			p.dangerous = true
 		}
 		for _, n := range strings.Split(spec, "|") {
@@ -483,6 +485,9 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 	}
 	if e&effLoad != 0 {
 		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatLoads})
+	}
+	if e&effChanges != 0 {
+		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatChanges})
 	}
 	if e&effInclude != 0 && hasV {
 		if v.static && v.s == "inplace" && o != nil {

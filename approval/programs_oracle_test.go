@@ -16,11 +16,12 @@ import (
 func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 	rules := []string{"Bash(rg:*)", "Bash(sed:*)", "Bash(sed -n:*)", "Bash(awk:*)", "Bash(git diff:*)", "Bash(git log:*)",
 		"Bash(find:*)", "Bash(echo:*)", "Bash(sort:*)", "Bash(grep:*)", "Bash(touch:*)", "Bash(fd:*)", "Bash(fdfind:*)",
-		"Bash(tree:*)", "Bash(ag:*)", "Bash(go vet:*)", "Bash(go test:*)"}
+		"Bash(tree:*)", "Bash(ag:*)", "Bash(go vet:*)", "Bash(go test:*)", "Bash(git branch:*)"}
 	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: rules}})
 	for _, tt := range []struct {
 		cmd     string
 		proof   string // the file the command creates: RAN when it ran a program
+		after   string // else a shell command that succeeds only if the command changed what it says
 		allowed bool
 		needs   string
 	}{
@@ -47,6 +48,12 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 		{cmd: "go vet -vettool=$PWD/tool.sh ./...", proof: "RAN", needs: "go"},
 		{cmd: "go test -exec $PWD/tool.sh ./...", proof: "RAN", needs: "go"},
 		{cmd: "go test -toolexec $PWD/tool.sh ./...", proof: "RAN", needs: "go"},
+		{cmd: "git branch -D extra", after: "! git rev-parse -q --verify refs/heads/extra", needs: "git"},
+		{cmd: "git branch --dele extra", after: "! git rev-parse -q --verify refs/heads/extra", needs: "git"},
+		{cmd: "git branch -m extra renamed", after: "git rev-parse -q --verify refs/heads/renamed", needs: "git"},
+		{cmd: "git branch -u extra", after: "git rev-parse -q --verify '@{upstream}'", needs: "git"},
+		{cmd: "git branch made", after: "git rev-parse -q --verify refs/heads/made", needs: "git"},
+		{cmd: "git branch -f extra HEAD~0", after: "git rev-parse -q --verify refs/heads/extra", needs: "git"},
 		// Ordinary uses.
 		{cmd: "rg -n X .", allowed: true, needs: "rg"},
 		{cmd: "sed -n 1,5p f", allowed: true, needs: "sed"},
@@ -64,6 +71,9 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 		{cmd: "ag -i x f", allowed: true, needs: "ag"},
 		{cmd: "go vet ./...", allowed: true, needs: "go"},
 		{cmd: "go test -count=1 -run TestX ./...", allowed: true, needs: "go"},
+		{cmd: "git branch -a -vv", allowed: true, after: "git rev-parse -q --verify refs/heads/extra", needs: "git"},
+		{cmd: "git branch --list 'e*'", allowed: true, after: "git rev-parse -q --verify refs/heads/extra", needs: "git"},
+		{cmd: "git branch --contains HEAD", allowed: true, needs: "git"},
 	} {
 		t.Run(tt.cmd, func(t *testing.T) {
 			if _, err := exec.LookPath("bash"); err != nil {
@@ -90,6 +100,13 @@ func TestProgramTableAgainstTheRealPrograms(t *testing.T) {
 					t.Fatalf("the oracle did not create %s: %v\n%s", tt.proof, err, out)
 				}
 			}
+			if tt.after != "" {
+				check := exec.Command("bash", "-c", tt.after)
+				check.Dir, check.Env = dir, cmd.Env
+				if cout, err := check.CombinedOutput(); err != nil {
+					t.Fatalf("after the command, %s fails (%v): the oracle did not do what the case says\n%s%s", tt.after, err, out, cout)
+				}
+			}
 			v := pol.Rules(bashCall(tt.cmd))
 			if got := v.Decision == Allow; got != tt.allowed {
 				t.Errorf("allowed = %v, want %v: %+v", got, tt.allowed, v)
@@ -114,7 +131,7 @@ func goEnv(t *testing.T) []string {
 }
 
 // oracleDir is a git repository with one commit and one change, and the
-// files the commands read: f (a line X), run.sh (touch RAN), tool.sh (the
+// files the commands read, and a branch "extra": f (a line X), run.sh (touch RAN), tool.sh (the
 // same, executable), and a Go module with one test.
 func oracleDir(t *testing.T) string {
 	t.Helper()
@@ -132,7 +149,7 @@ func oracleDir(t *testing.T) string {
 	if _, err := exec.LookPath("git"); err != nil {
 		return dir
 	}
-	script := "git init -q . && git add f && git -c user.name=t -c user.email=t@t commit -qm i && echo more >> f"
+	script := "git init -q . && git add f && git -c user.name=t -c user.email=t@t commit -qm i && git branch extra && echo more >> f"
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}

@@ -265,11 +265,17 @@ var programTable = []program{
  --line-porcelain -e|--show-email --ignore-rev= --ignore-revs-file=:read --color-lines --color-by-age --minimal --contents=:read
  --abbrev=? -b -l -t -s -w -c -L= -S=:read --reverse= --first-parent --date= -M=? -C=? --encoding= --since=`,
 		operands: operandSpec{role: roleMention}, allow: []string{"git blame -L 1,10 f", "git blame --porcelain f"}, ask: []string{"git blame --frob f"}},
-	{name: "git branch", opts: `-v|--verbose -q|--quiet -t|--track=? -u|--set-upstream-to= --unset-upstream --color=? -r|--remotes
- --contains=? --no-contains=? --abbrev=? -a|--all -d|--delete -D -m|--move -M -c|--copy -C -l|--list --show-current
- --create-reflog -f|--force --edit-description:run --merged=? --no-merged=? --column=? --sort= --points-at= -i|--ignore-case
- --omit-empty --recurse-submodules --format=`,
-		operands: operandSpec{role: roleNone}, allow: []string{"git branch", "git branch -a -vv", "git branch --show-current"}, ask: []string{"git branch --edit-description"}},
+	// git branch lists; with a name, or an option that deletes, moves,
+	// copies or sets up a branch, it changes the repository, which no
+	// rule for a read-only command covers (gitBranchWords).
+	{name: "git branch", special: gitBranchWords, opts: `-v|--verbose -q|--quiet -t|--track=?:changes -u|--set-upstream-to=:changes
+ --unset-upstream:changes --color=? -r|--remotes --contains=? --no-contains=? --abbrev=? -a|--all -d|--delete:changes -D:changes
+ -m|--move:changes -M:changes -c|--copy:changes -C:changes -l|--list --show-current --create-reflog:changes -f|--force:changes
+ --edit-description:run --merged=? --no-merged=? --column=? --sort= --points-at= -i|--ignore-case --omit-empty
+ --recurse-submodules:changes --format=`,
+		allow: []string{"git branch", "git branch -a -vv", "git branch --show-current", "git branch --list 'feat/*'", "git branch -r --contains HEAD", "git branch --merged main"},
+		ask: []string{"git branch --edit-description", "git branch -D main", "git branch --delete x", "git branch -m old new", "git branch newbranch",
+			"git branch -u origin/main", "git branch --dele x", "git branch -fD x", "git branch -C a b"}},
 	{name: "git grep", opts: `--cached --no-index:readops --untracked --exclude-standard --recurse-submodules -v|--invert-match
  -i|--ignore-case -w|--word-regexp -a|--text -I --textconv:run -r|--recursive --max-depth= -E|--extended-regexp
  -G|--basic-regexp -F|--fixed-strings -P|--perl-regexp -n|--line-number --column --full-name -l|--files-with-matches|--name-only

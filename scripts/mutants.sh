@@ -182,6 +182,17 @@ mutant "go vet -vettool unmarked" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
 	approval/programs_table.go '{name: "go vet", singleDash: true, opts: "-vettool=:run ' '{name: "go vet", singleDash: true, opts: "-vettool= '
 
+# Bash(git branch:*) would then cover git branch -u origin/main, which
+# sets the current branch's upstream.
+mutant "git branch -u unmarked" \
+	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
+	approval/programs_table.go '-u|--set-upstream-to=:changes' '-u|--set-upstream-to='
+
+# ... and git branch NAME, which creates a branch.
+mutant "git branch operands not judged" \
+	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
+	approval/programs_special.go '	if len(o.ops) == 0 {' '	if true {'
+
 # The model would then list custos' own transcripts back to itself.
 mutant "Glob and Grep list custos' own files" \
 	"./activities" "TestGlobGrepLeaveCustosOwnFilesOut" \
