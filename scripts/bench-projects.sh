@@ -15,6 +15,12 @@
 #                 (the built-in workspace-write profile, network off), after a
 #                 warm-up
 #
+# A job's Bash call does not start a process of custos' binary: the worker
+# runs it. activities' BenchmarkProjectTests times that path, the Bash
+# activity against the host, in turn, on the same projects:
+#   CUSTOS_BENCH_PROJECTS="DIR..." go test ./activities -run '^$' \
+#     -bench ProjectTests -benchtime 9x
+#
 # Each cell is the median wall time of BENCH_RUNS runs (date +%s%N around the
 # whole command, sandbox start-up included) and whether every run exited 0; a
 # failing cell shows the exit code and the first line of the error. Every
@@ -66,7 +72,12 @@
 #   CODEX=/work/peers/node_modules/.bin/codex CODEX_HOME=/work/peers/codex-home \
 #     scripts/bench-projects.sh /work/bench-projects/{objx,is-number,simplejson,jsmn}
 set -euo pipefail
-export GOTOOLCHAIN=go1.27.3
+# Every column runs the Go toolchain the sandbox picks: the one on PATH,
+# unless go.mod asks for a newer one (Go's own default). A GOTOOLCHAIN
+# exported in the caller's shell would have the host and the peers switch
+# to another toolchain, one more exec per go command, and compare another
+# compiler with custos'.
+export GOTOOLCHAIN=auto
 
 if [ $# -eq 0 ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
