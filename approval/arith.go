@@ -344,12 +344,16 @@ func (w *walker) arithText(s string, where syntax.Node) {
 
 // hidden reports text bash evaluates that is not plain arithmetic, and has
 // the commands in it judged.
-func (w *walker) hidden(s string) {
+func (w *walker) hidden(s string) { w.hiddenAs(s, "as arithmetic") }
+
+// hiddenAs is hidden for text bash evaluates in another way (how: "as a
+// prompt"), named in the reason.
+func (w *walker) hiddenAs(s, how string) {
 	if !strings.ContainsAny(s, "$`") {
-		w.a.undecidable("bash evaluates " + reasonText(s) + " as arithmetic, and custos cannot read it")
+		w.a.undecidable("bash evaluates " + reasonText(s) + " " + how + ", and custos cannot read it")
 		return
 	}
-	w.a.undecidable("bash evaluates " + reasonText(s) + " as arithmetic: code in it runs")
+	w.a.undecidable("bash evaluates " + reasonText(s) + " " + how + ": code in it runs")
 	if w.depth+1 > maxShellDepth {
 		w.a.undecidable("shell nesting is too deep to analyse")
 		return
@@ -761,7 +765,7 @@ func (w *walker) promptSafeVar(name string) bool {
 	for _, vs := range [2][]string{st.vals, st.avals} {
 		for _, v := range vs {
 			if strings.ContainsAny(v, "$`") {
-				w.hidden(v)
+				w.hiddenAs(v, "as a prompt")
 				return false
 			}
 		}

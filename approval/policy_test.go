@@ -60,6 +60,9 @@ func TestParseRule(t *testing.T) {
 		{rule: "Bash(ls [a)", wantErr: "bad glob"},
 		{rule: "Read(../outside/**)", wantErr: "must not leave the workspace"},
 		{rule: "Bash(:*)", wantErr: "prefix rule"},
+		{rule: "Bash(export:*)", wantErr: "export is part of the shell's syntax"},
+		{rule: "Bash(declare -x:*)", wantErr: "declare is part of the shell's syntax"},
+		{rule: "Bash(let:*)", wantErr: "let is part of the shell's syntax"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -151,6 +152,10 @@ func splitRule(t string) (tool, spec string, hasSpec bool, err error) {
 	return tool, spec, hasSpec, nil
 }
 
+// declKeywords are bash's declarations and let, which the shell parser
+// reads as syntax, never as commands.
+var declKeywords = []string{"export", "declare", "local", "typeset", "readonly", "let", "nameref"}
+
 // compileCommand compiles a Bash specifier. The specifier is normalised the
 // same way commands are (quotes removed, argv[0] basename, flags sorted for
 // alias-table commands, paths cleaned), so "rm -fr build/" matches "rm -rf build".
@@ -158,6 +163,9 @@ func (r *rule) compileCommand(spec string, env Env) error {
 	if prefix, ok := strings.CutSuffix(spec, ":*"); ok {
 		words, _, ok := ruleWords(prefix, env)
 		if !ok || len(words) == 0 {
+			if first, _, _ := strings.Cut(strings.TrimSpace(prefix), " "); slices.Contains(declKeywords, first) {
+				return fmt.Errorf("%s is part of the shell's syntax, not a command a rule names: what it assigns or evaluates is judged where it appears", first)
+			}
 			return errors.New("prefix rule must be a plain command before ':*'")
 		}
 		r.kind, r.value = kindPrefix, normaliseWords(words).Text
