@@ -233,7 +233,13 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
 		if r == nil {
-			return Verdict{Decision: Continue}
+			if len(a.Commands) == 1 {
+				return Verdict{Decision: Continue}
+			}
+			// Say which part is left over: the prompt shows the whole
+			// line, where rules cover the rest (find -exec id ;).
+			return Verdict{Decision: Continue, Reason: fmt.Sprintf("no allow rule covers %s, one of the %d commands this runs",
+				reasonText(a.Commands[ci].Text), len(a.Commands))}
 		}
 		if f := r.uncovered(&a.Commands[ci]); f != nil {
 			return Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option,

@@ -519,3 +519,26 @@ func TestRegexpRules(t *testing.T) {
 		}
 	}
 }
+
+// When allow rules cover some of the commands a line runs, the reason names
+// the one left over, which the person is asked about; a single command
+// that no rule covers needs no reason beyond itself.
+func TestUncoveredPartNamed(t *testing.T) {
+	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: []string{"Bash(find:*)", "Bash(ls:*)", "Bash(cat:*)"}}})
+	tests := []struct {
+		cmd, reason string
+	}{
+		{cmd: `find . -exec id \;`, reason: `no allow rule covers "id", one of the 2 commands this runs`},
+		{cmd: "ls && cat f; rm -r y", reason: `no allow rule covers "rm -r y", one of the 3 commands this runs`},
+		{cmd: "id | ls", reason: `no allow rule covers "id", one of the 2 commands this runs`},
+		{cmd: "id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			v := pol.Rules(bashCall(tt.cmd))
+			if v.Decision != Continue || v.Reason != tt.reason {
+				t.Errorf("Rules(%q) = %s %q, want continue %q", tt.cmd, v.Decision, v.Reason, tt.reason)
+			}
+		})
+	}
+}
