@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -23,6 +24,9 @@ import (
 // bomb would then fill the host's PID space. As root we can use a pids cgroup
 // instead; as a normal user RLIMIT_NPROC (set by prlimit) does the job.
 
+// slotPrefix names the cgroups custos makes for runs.
+const slotPrefix = "custos-sandbox-"
+
 // pidsCgroup is a parent cgroup under which each run gets its own child.
 type pidsCgroup struct {
 	parent string
@@ -31,8 +35,18 @@ type pidsCgroup struct {
 
 // findPidsCgroup locates our pids cgroup (v1 "pids" hierarchy, or v2 with the
 // pids controller enabled for children) and checks we can create children.
+//
+// The cgroup is this thread's, not the process's: on v1 a cgroup holds
+// threads, and a slot's thread (v1Slot) may be the process's main one,
+// which /proc/self/cgroup shows. Read from any other thread, the goroutine
+// calling this one's, it is where the worker runs; should it still name a
+// slot, the slots' parent is taken instead, so that a run's cgroup is never
+// made inside another run's (whose pids.max would then bind it).
 func findPidsCgroup() (*pidsCgroup, error) {
-	f, err := os.Open("/proc/self/cgroup")
+	f, err := os.Open("/proc/thread-self/cgroup")
+	if err != nil {
+		f, err = os.Open("/proc/self/cgroup") // before Linux 3.17
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
 	}
@@ -52,6 +66,9 @@ func findPidsCgroup() (*pidsCgroup, error) {
 				v1Path = parts[2]
 			}
 		}
+	}
+	for strings.HasPrefix(path.Base(v1Path), slotPrefix) {
+		v1Path = path.Dir(v1Path)
 	}
 	var cands []pidsCgroup
 	if v1Path != "" {
@@ -90,7 +107,7 @@ type runCgroup struct {
 func (p pidsCgroup) create(max int64) (*runCgroup, error) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	dir := filepath.Join(p.parent, "custos-sandbox-"+hex.EncodeToString(b))
+	dir := filepath.Join(p.parent, slotPrefix+hex.EncodeToString(b))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pids cgroup: %w", err)
 	}
@@ -186,6 +203,9 @@ type v1Pool struct {
 	parent pidsCgroup
 	mu     sync.Mutex
 	free   []*v1Slot
+	// warming is closed once the slot prewarm is making is in free (or
+	// failed); nil when none is being made.
+	warming chan struct{}
 }
 
 var (
@@ -206,7 +226,7 @@ func v1PoolFor(p pidsCgroup) *v1Pool {
 			// Only empty ones (rmdir fails otherwise: a live worker's slot
 			// always holds its thread) made more than a minute ago (not
 			// another worker's probe or run being set up right now).
-			if fi, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), "custos-sandbox-") && time.Since(fi.ModTime()) > time.Minute {
+			if fi, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), slotPrefix) && time.Since(fi.ModTime()) > time.Minute {
 				_ = os.Remove(filepath.Join(p.parent, e.Name()))
 			}
 		}
@@ -221,8 +241,18 @@ func v1PoolFor(p pidsCgroup) *v1Pool {
 func (pl *v1Pool) checkout(max int64) (*v1Slot, error) {
 	pl.mu.Lock()
 	var s *v1Slot
-	if n := len(pl.free); n > 0 {
-		s, pl.free = pl.free[n-1], pl.free[:n-1]
+	for {
+		if n := len(pl.free); n > 0 {
+			s, pl.free = pl.free[n-1], pl.free[:n-1]
+			break
+		}
+		w := pl.warming
+		if w == nil {
+			break
+		}
+		pl.mu.Unlock()
+		<-w // the slot being made is sooner than a new one
+		pl.mu.Lock()
 	}
 	pl.mu.Unlock()
 	if s == nil {
@@ -237,6 +267,31 @@ func (pl *v1Pool) checkout(max int64) (*v1Slot, error) {
 	}
 	s.cg.maxBase = s.cg.maxEvents()
 	return s, nil
+}
+
+// prewarm makes a slot in the background, ahead of the first run: the
+// slot's thread joins its cgroup only after an RCU grace period (7-10 ms
+// here), which a process that runs one command (starter sandbox exec)
+// would otherwise wait for between its planning and bubblewrap's start.
+// A checkout meanwhile waits for that slot rather than make another.
+func (pl *v1Pool) prewarm() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if len(pl.free) > 0 || pl.warming != nil {
+		return
+	}
+	done := make(chan struct{})
+	pl.warming = done
+	go func() {
+		s, err := pl.newSlot()
+		pl.mu.Lock()
+		if err == nil {
+			pl.free = append(pl.free, s)
+		}
+		pl.warming = nil
+		pl.mu.Unlock()
+		close(done)
+	}()
 }
 
 // checkin gives the slot back, once the run is over.

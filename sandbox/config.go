@@ -201,6 +201,9 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 		} else {
 			b.pids = pc
 			limitNote = "process limit: pids cgroup " + pc.parent
+			if !pc.v2 {
+				v1PoolFor(*pc).prewarm() // made while the probe and the first run plan
+			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

@@ -193,6 +193,12 @@ mutant "git branch operands not judged" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
 	approval/programs_special.go '	if len(o.ops) == 0 {' '	if true {'
 
+# A run's pids cgroup would then be made inside another run's slot when
+# the thread looking it up lives in one, and bound by that run's limit.
+mutant "pids cgroup looked up without leaving a slot" \
+	"./sandbox" "TestPidsCgroupFoundFromASlot" \
+	sandbox/cgroup.go '	for strings.HasPrefix(path.Base(v1Path), slotPrefix) {' '	for false {'
+
 # The model would then list custos' own transcripts back to itself.
 mutant "Glob and Grep list custos' own files" \
 	"./activities" "TestGlobGrepLeaveCustosOwnFilesOut" \
