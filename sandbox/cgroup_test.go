@@ -11,13 +11,7 @@ import (
 // being made waits for it rather than make a second one, its thread is in
 // the slot's cgroup, and the slot comes back for the next run.
 func TestV1SlotPrewarm(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("pids cgroup slots are for a worker running as root")
-	}
-	pc, err := findPidsCgroup()
-	if err != nil || pc.v2 {
-		t.Skipf("needs a cgroup v1 pids hierarchy (found %+v, %v)", pc, err)
-	}
+	pc := v1PidsCgroup(t)
 	pl := &v1Pool{parent: *pc}
 	pl.prewarm()
 	pl.mu.Lock()
@@ -73,13 +67,7 @@ func TestV1SlotPrewarm(t *testing.T) {
 // a thread that lives in a slot (the process's main thread may be one) is
 // still the worker's own cgroup, whose limit is not a run's.
 func TestPidsCgroupFoundFromASlot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("pids cgroup slots are for a worker running as root")
-	}
-	pc, err := findPidsCgroup()
-	if err != nil || pc.v2 {
-		t.Skipf("needs a cgroup v1 pids hierarchy (found %+v, %v)", pc, err)
-	}
+	pc := v1PidsCgroup(t)
 	s, err := (&v1Pool{parent: *pc}).newSlot()
 	if err != nil {
 		t.Fatal(err)
@@ -97,4 +85,18 @@ func TestPidsCgroupFoundFromASlot(t *testing.T) {
 	if inSlot.parent != pc.parent {
 		t.Fatalf("from the slot's thread the parent is %s, want %s (the slot is %s)", inSlot.parent, pc.parent, s.cg.dir)
 	}
+}
+
+// v1PidsCgroup is the cgroup v1 pids hierarchy a worker running as root
+// makes its slots in; the test skips elsewhere (slots are only for that).
+func v1PidsCgroup(t *testing.T) *pidsCgroup {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("pids cgroup slots are for a worker running as root")
+	}
+	pc, err := findPidsCgroup()
+	if err != nil || pc.v2 {
+		t.Skipf("needs a cgroup v1 pids hierarchy (found %+v, %v)", pc, err)
+	}
+	return pc
 }
