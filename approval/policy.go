@@ -233,13 +233,15 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
 		if r == nil {
-			if len(a.Commands) == 1 {
-				return Verdict{Decision: Continue}
+			// Where rules cover the rest of the line (find -exec id ;),
+			// say which part is left over: the prompt shows the whole line.
+			for cj := range a.Commands {
+				if cj != ci && p.allow.matchBashCommand(&a.Commands[cj], true) != nil {
+					return Verdict{Decision: Continue, Reason: fmt.Sprintf("no allow rule covers %s, one of the %d commands this runs",
+						reasonText(a.Commands[ci].Text), len(a.Commands))}
+				}
 			}
-			// Say which part is left over: the prompt shows the whole
-			// line, where rules cover the rest (find -exec id ;).
-			return Verdict{Decision: Continue, Reason: fmt.Sprintf("no allow rule covers %s, one of the %d commands this runs",
-				reasonText(a.Commands[ci].Text), len(a.Commands))}
+			return Verdict{Decision: Continue}
 		}
 		if f := r.uncovered(&a.Commands[ci]); f != nil {
 			return Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option,

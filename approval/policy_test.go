@@ -521,8 +521,8 @@ func TestRegexpRules(t *testing.T) {
 }
 
 // When allow rules cover some of the commands a line runs, the reason names
-// the one left over, which the person is asked about; a single command
-// that no rule covers needs no reason beyond itself.
+// the one left over, which the person is asked about; a line no rule
+// covers any of needs no reason beyond itself.
 func TestUncoveredPartNamed(t *testing.T) {
 	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: []string{"Bash(find:*)", "Bash(ls:*)", "Bash(cat:*)"}}})
 	tests := []struct {
@@ -532,6 +532,7 @@ func TestUncoveredPartNamed(t *testing.T) {
 		{cmd: "ls && cat f; rm -r y", reason: `no allow rule covers "rm -r y", one of the 3 commands this runs`},
 		{cmd: "id | ls", reason: `no allow rule covers "id", one of the 2 commands this runs`},
 		{cmd: "id"},
+		{cmd: "id; whoami"}, // no rule covers any of it: nothing to single out
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {
