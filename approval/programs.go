@@ -84,13 +84,14 @@ const (
 	effInclude                       // gawk -i: inplace edits in place, anything else loads code
 	effAtFile                        // a value @FILE is a file read (curl -d @f)
 	effChanges                       // changes the repository (git branch -D): no read-only rule covers it
+	effLists                         // the operands are patterns of what it lists (git branch --list)
 )
 
 var effectNames = map[string]effect{
 	"run": effRun, "load": effLoad, "read": effRead, "write": effWrite, "dir": effDir,
 	"lead": effLead, "inplace": effInPlace, "stdout": effStdout, "script": effScript,
 	"scriptfile": effScriptFile, "sandbox": effSandbox, "readops": effReadOps,
-	"include": effInclude, "atfile": effAtFile, "changes": effChanges,
+	"include": effInclude, "atfile": effAtFile, "changes": effChanges, "lists": effLists,
 }
 
 // option is one option of a program, with all its spellings.
@@ -336,7 +337,7 @@ func (w *walker) optAccess(kind AccessKind, a argWord, p *program, opt string, d
 type scanned struct {
 	ops                                      []argWord
 	hasLeadOpt, inPlace, toStdout, targetDir bool
-	readOps, sandboxed                       bool
+	readOps, sandboxed, listing              bool
 	scripts                                  []argWord
 	scriptFile                               bool
 }
@@ -517,6 +518,9 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 	}
 	if e&effDir != 0 {
 		o.targetDir = true
+	}
+	if e&effLists != 0 {
+		o.listing = true
 	}
 	if e&(effLead|effScript|effScriptFile) != 0 {
 		o.hasLeadOpt = true

@@ -1,9 +1,6 @@
 package approval
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // Entries whose words do not fit options and operands: find's expression,
 // jq's two-value options, and the builtins that name no files.
@@ -143,23 +140,8 @@ func jqOperands(w *walker, p *program, rest []argWord) {
 // which changes the repository too.
 func gitBranchWords(w *walker, p *program, rest []argWord) {
 	o := p.scanOptions(w, rest)
-	if len(o.ops) == 0 {
+	if len(o.ops) == 0 || o.listing {
 		return
-	}
-	for _, a := range rest {
-		if !a.static || a.s == "--" {
-			break
-		}
-		if name, ok := strings.CutPrefix(a.s, "--"); ok {
-			name, _, _ = strings.Cut(name, "=")
-			if _, full := p.longOpt(name); slices.Contains(gitBranchListing, full) {
-				return
-			}
-			continue
-		}
-		if strings.HasPrefix(a.s, "-") && strings.ContainsRune(a.s[1:], 'l') && strings.Trim(a.s[1:], "vqrailf") == "" {
-			return // -l in a cluster of flags (-al)
-		}
 	}
 	words := make([]string, len(o.ops))
 	for i, a := range o.ops {
@@ -167,10 +149,6 @@ func gitBranchWords(w *walker, p *program, rest []argWord) {
 	}
 	w.finding(ProgramFinding{Program: p.name, Option: o.ops[0].s, Words: words, What: whatChanges + " (creates a branch)"})
 }
-
-// gitBranchListing are git branch's options that make it list the
-// branches its operands match.
-var gitBranchListing = []string{"list", "contains", "no-contains", "merged", "no-merged", "points-at"}
 
 // noOperands: echo, printf and test name no files, and none of their
 // options runs or writes anything (printf -v assigns a variable).

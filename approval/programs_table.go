@@ -269,11 +269,11 @@ var programTable = []program{
 	// copies or sets up a branch, it changes the repository, which no
 	// rule for a read-only command covers (gitBranchWords).
 	{name: "git branch", special: gitBranchWords, opts: `-v|--verbose -q|--quiet -t|--track=?:changes -u|--set-upstream-to=:changes
- --unset-upstream:changes --color=? -r|--remotes --contains=? --no-contains=? --abbrev=? -a|--all -d|--delete:changes -D:changes
- -m|--move:changes -M:changes -c|--copy:changes -C:changes -l|--list --show-current --create-reflog:changes -f|--force:changes
- --edit-description:run --merged=? --no-merged=? --column=? --sort= --points-at= -i|--ignore-case --omit-empty
+ --unset-upstream:changes --color=? -r|--remotes --contains=?:lists --no-contains=?:lists --abbrev=? -a|--all -d|--delete:changes
+ -D:changes -m|--move:changes -M:changes -c|--copy:changes -C:changes -l|--list:lists --show-current --create-reflog:changes
+ -f|--force:changes --edit-description:run --merged=?:lists --no-merged=?:lists --column=? --sort= --points-at=:lists -i|--ignore-case --omit-empty
  --recurse-submodules:changes --format=`,
-		allow: []string{"git branch", "git branch -a -vv", "git branch --show-current", "git branch --list 'feat/*'", "git branch -r --contains HEAD", "git branch --merged main"},
+		allow: []string{"git branch", "git branch -a -vv", "git branch --show-current", "git branch --list 'feat/*'", "git branch -r --contains HEAD", "git branch --merged main", "git branch -al 'f*'", "git branch --li 'f*'"},
 		ask: []string{"git branch --edit-description", "git branch -D main", "git branch --delete x", "git branch -m old new", "git branch newbranch",
 			"git branch -u origin/main", "git branch --dele x", "git branch -fD x", "git branch -C a b"}},
 	{name: "git grep", opts: `--cached --no-index:readops --untracked --exclude-standard --recurse-submodules -v|--invert-match

@@ -191,7 +191,7 @@ mutant "git branch -u unmarked" \
 # ... and git branch NAME, which creates a branch.
 mutant "git branch operands not judged" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/programs_special.go '	if len(o.ops) == 0 {' '	if true {'
+	approval/programs_special.go '	if len(o.ops) == 0 || o.listing {' '	if true {'
 
 # A run's pids cgroup would then be made inside another run's slot when
 # the thread looking it up lives in one, and bound by that run's limit.
