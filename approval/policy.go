@@ -235,13 +235,16 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 		if r == nil {
 			// Where rules cover the rest of the line (find -exec id ;),
 			// say which part is left over: the prompt shows the whole line.
-			for cj := range a.Commands {
-				if cj != ci && p.allow.matchBashCommand(&a.Commands[cj], true) != nil {
-					return Verdict{Decision: Continue, Reason: fmt.Sprintf("no allow rule covers %s, one of the %d commands this runs",
-						reasonText(a.Commands[ci].Text), len(a.Commands))}
-				}
+			// The commands before this one matched already.
+			covered := ci > 0
+			for cj := ci + 1; cj < len(a.Commands) && !covered; cj++ {
+				covered = p.allow.matchBashCommand(&a.Commands[cj], true) != nil
 			}
-			return Verdict{Decision: Continue}
+			if !covered {
+				return Verdict{Decision: Continue}
+			}
+			return Verdict{Decision: Continue, Reason: fmt.Sprintf("no allow rule covers %s, one of the %d commands this runs",
+				reasonText(a.Commands[ci].Text), len(a.Commands))}
 		}
 		if f := r.uncovered(&a.Commands[ci]); f != nil {
 			return Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option,
