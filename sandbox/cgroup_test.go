@@ -13,10 +13,13 @@ import (
 func TestV1SlotPrewarm(t *testing.T) {
 	pc := v1PidsCgroup(t)
 	pl := &v1Pool{parent: *pc}
+	state := func() (free int, warming chan struct{}) {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		return len(pl.free), pl.warming
+	}
 	pl.prewarm()
-	pl.mu.Lock()
-	w := pl.warming
-	pl.mu.Unlock()
+	_, w := state()
 	if w == nil {
 		t.Fatal("prewarm made no slot")
 	}
@@ -26,9 +29,7 @@ func TestV1SlotPrewarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-w
-	pl.mu.Lock()
-	free, warming := len(pl.free), pl.warming
-	pl.mu.Unlock()
+	free, warming := state()
 	if free != 0 || warming != nil {
 		t.Fatalf("after the checkout: %d free slots, warming %v; want the prewarmed slot taken and no other made", free, warming)
 	}
@@ -46,19 +47,13 @@ func TestV1SlotPrewarm(t *testing.T) {
 		t.Fatalf("the next checkout got %p (%v), want the slot given back, %p", again, err, s)
 	}
 	pl.prewarm() // none free now: makes one
-	pl.mu.Lock()
-	w = pl.warming
-	pl.mu.Unlock()
-	if w == nil {
+	if _, w = state(); w == nil {
 		t.Fatal("prewarm with no free slot made none")
 	}
 	<-w
 	again.checkin()
 	pl.prewarm() // two free: nothing to do
-	pl.mu.Lock()
-	free, warming = len(pl.free), pl.warming
-	pl.mu.Unlock()
-	if free != 2 || warming != nil {
+	if free, warming = state(); free != 2 || warming != nil {
 		t.Fatalf("%d free, warming %v; want 2 and none being made", free, warming)
 	}
 }
