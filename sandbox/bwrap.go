@@ -23,6 +23,9 @@ const (
 	sbRunDir    = "/run/custos"
 	sbProxySock = "/run/custos/proxy.sock"
 	sbHelper    = "/run/custos/" + helperInitName
+	// sbOverlay holds the run's overlay layers for the mount step, which
+	// covers it before the command runs (mountinit_cgo.go names it too).
+	sbOverlay = "/.custos-overlay"
 	// sbProxyAddr is the in-sandbox bridge; the sandbox has its own network
 	// namespace, so a fixed port cannot collide with anything.
 	sbProxyAddr = "127.0.0.1:3128"
@@ -60,8 +63,12 @@ type bwrapSandbox struct {
 	// listings speeds up the walks of the post-command scan (hostconfig.go).
 	listings *hostListings
 	// step, when set, is the mount step that makes the workspace's own
-	// mounts inside the sandbox (mountinit.go).
-	step *mountStep
+	// mounts inside the sandbox (mountinit.go); overlay, that it also
+	// mounts guarded runs' workspaces as overlays (hostconfig_overlay.go).
+	step    *mountStep
+	overlay bool
+	// overlays keeps finished runs' overlay directories for the next.
+	overlays *overlayPool
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -107,9 +114,13 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
 	// once the command may have run.
+	overlay := "" // the run's overlay directory, when it has one
 	defer func() {
-		if guard != nil {
+		switch {
+		case guard != nil:
 			guard.finish(&res)
+		case overlay != "":
+			_ = removeAllWritable(overlay) // unguarded (the probe's), or the command never ran
 		}
 	}()
 	var undo cleanups
@@ -119,6 +130,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
+	overlay = p.Overlay
 	files, err := openRunFiles(p, b.step)
 	if err != nil {
 		return Result{}, err
@@ -140,7 +152,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 			return
 		}
 		if guarded {
-			guard = b.cfg.guardWith(ws, b.listings, dirs)
+			guard = b.cfg.guardWith(ws, b.listings, dirs, overlay, b.overlays)
 		}
 		if lateErr = b.planLate(ws, req, &p, pool, &undo, dirs); lateErr == nil {
 			lateErr = files.feedPlan(p)
@@ -174,10 +186,10 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 }
 
 // planBefore is the planning of run before bubblewrap starts. With the
-// mount step it is planStart: what bubblewrap's arguments need, dirs the
-// workspace's listings (kept between commands) for the rest, which run
-// does once bubblewrap has started. Without it, it is all of it, the
-// host-config snapshot (guard) first.
+// mount step it is planStart and the run's overlay: what bubblewrap's
+// arguments need, dirs the workspace's listings (kept between commands)
+// for the rest, which run does once bubblewrap has started. Without it,
+// it is all of it, the host-config snapshot (guard) first.
 func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *dirPool, dirs *dirListings, guard *hostGuard, err error) {
 	if b.step == nil {
 		if guarded {
@@ -192,6 +204,11 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 		}
 	}
 	p, pool, err = b.planStart(ws, req, undo, dirs, nil)
+	if err == nil && b.overlay && (guarded || req.probeOverlay) {
+		// Last, so that nothing after it fails: run removes it, or its
+		// guard gives it back, once it ends.
+		p.Overlay, err = b.overlays.take(b.cfg, ws)
+	}
 	return p, pool, dirs, nil, err
 }
 

@@ -189,7 +189,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
-	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg), listings: &hostListings{}}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg), listings: &hostListings{}, overlays: &overlayPool{}}
 	limitNote := "process limit: RLIMIT_NPROC"
 	if os.Geteuid() == 0 && cfg.NProc > 0 {
 		pc, err := findPidsCgroup()
@@ -212,9 +212,16 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	// checks cover what the plain probe shows (and more). Only when the step
 	// is off or fails does `true` run with bubblewrap's mounts alone.
 	stepNote := "workspace mounts by custos' mount step"
-	step, probed, err := b.probeStep(ctx)
+	sp, err := b.probeStep(ctx)
+	probed := sp.note
 	if err == nil {
-		b.step = step
+		b.step, b.overlay = sp.step, sp.overlayErr == nil
+		if sp.overlayErr == nil {
+			stepNote += "; writes applied after the host-config check (workspace overlay)"
+		} else {
+			cfg.Logger.Warn("sandbox: commands write to the workspace directly (no overlay): a tool on the host can act on what a command plants while it runs", "why", sp.overlayErr)
+			stepNote += "; no workspace overlay (" + sp.overlayErr.Error() + ")"
+		}
 	} else {
 		cfg.Logger.Info("sandbox: bubblewrap makes every mount (the mount step is off)", "why", err)
 		stepNote = "mounts by bubblewrap (mount step off: " + err.Error() + ")"
@@ -237,7 +244,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 
 // probeStep probes the mount step, or takes an earlier process's passed
 // probe from cfg.ProbeCache, and says which.
-func (b *bwrapSandbox) probeStep(ctx context.Context) (*mountStep, string, error) {
+func (b *bwrapSandbox) probeStep(ctx context.Context) (stepProbe, error) {
 	cache := b.cfg.ProbeCache
 	var key probeKey
 	keyed := false
@@ -246,13 +253,16 @@ func (b *bwrapSandbox) probeStep(ctx context.Context) (*mountStep, string, error
 	}
 	if keyed && cachedProbe(cache, key) {
 		step, err := openMountStep()
-		return step, "probe ok (an earlier process's, " + cache + ")", err
+		return stepProbe{step: step, note: "probe ok (an earlier process's, " + cache + ")"}, err
 	}
-	step, err := probeMountStep(ctx, b)
-	if err == nil && keyed {
+	sp, err := probeMountStep(ctx, b)
+	if err == nil && sp.overlayErr == nil && keyed {
+		// Only a probe that passed whole is kept: without the overlay,
+		// each process probes again.
 		recordProbe(cache, key)
 	}
-	return step, "probe ok", err
+	sp.note = "probe ok"
+	return sp, err
 }
 
 // probeRun runs a probe's request, again when the sandbox stopped it and

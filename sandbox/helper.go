@@ -20,6 +20,9 @@ import (
 const (
 	helperInitName   = "custos-sandbox-init"
 	helperBridgeName = "custos-sandbox-bridge"
+	// helperHostCheckName runs the host-config check on a run's merged
+	// view (hostconfig_overlay.go); it runs on the host, never in a sandbox.
+	helperHostCheckName = "custos-sandbox-hostcheck"
 )
 
 // helperWired records that this process' main() called MaybeRunHelper, so
@@ -41,6 +44,8 @@ func MaybeRunHelper() {
 		os.Exit(helperInit(os.Args[1:]))
 	case helperBridgeName:
 		os.Exit(helperBridge(os.Args[1:]))
+	case helperHostCheckName:
+		os.Exit(helperHostCheck(os.Stdin, os.Stdout))
 	}
 	helperWired.Store(true)
 }

@@ -110,6 +110,9 @@ type hostSnapshot struct {
 	gitdirs map[string]bool
 	visited map[string]bool
 	content map[string][]byte
+	// hookDirs are the hooks directories the walk looked at, existing or
+	// not (hostconfig_overlay.go's suspects).
+	hookDirs map[string]bool
 	// truncated is set when the entry budget ran out before the walk did.
 	truncated bool
 	entries   int
@@ -129,7 +132,7 @@ func takeHostSnapshot(ws string, budget int, keep bool, dirs *dirListings) *host
 		dirs = newDirListings()
 	}
 	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
-		visited: map[string]bool{}, content: map[string][]byte{}, budget: budget, keep: keep, dirs: dirs}
+		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs}
 	s.walk()
 	return s
 }
@@ -412,6 +415,7 @@ func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
 // hooksDir records the entries of a hooks directory, except git's own
 // *.sample files, which git never runs.
 func (s *hostSnapshot) hooksDir(rel, from string) {
+	s.hookDirs[rel] = true
 	ents, err := os.ReadDir(s.abs(rel))
 	if err != nil {
 		return

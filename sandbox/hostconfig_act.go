@@ -60,22 +60,32 @@ type hostGuard struct {
 	pending       *pendingFile
 	recoveredFrom string
 	recovered     Result
+	// overlay is the run's overlay directory (hostconfig_overlay.go), ""
+	// when the command wrote to the workspace directly; view is set in the
+	// helper that checks a merged view, where the workspace's files are
+	// the overlay's (another device, and for a changed file another inode).
+	overlay string
+	view    bool
+	// overlays takes overlay back once applied (nil: it is removed).
+	overlays *overlayPool
 }
 
 // guardHostConfig takes the snapshot before a command in ws (canonical);
 // listings (may be nil) keeps directory listings between runs. What an
 // interrupted earlier command in ws left is neutralised first.
 func (c Config) guardHostConfig(ws string, listings *hostListings) *hostGuard {
-	return c.guardWith(ws, listings, listings.take(ws))
+	return c.guardWith(ws, listings, listings.take(ws), "", nil)
 }
 
 // guardWith is guardHostConfig with the listings to start from (dirs, nil
-// for none) already taken from listings.
-func (c Config) guardWith(ws string, listings *hostListings, dirs *dirListings) *hostGuard {
+// for none) already taken from listings, for a run on overlay ("" none),
+// which goes back to overlays once applied.
+func (c Config) guardWith(ws string, listings *hostListings, dirs *dirListings, overlay string, overlays *overlayPool) *hostGuard {
 	recovered := c.recoverInterrupted(ws)
 	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, dirs),
-		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings, recovered: recovered}
-	g.pending = c.savePending(g.before)
+		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings, recovered: recovered,
+		overlay: overlay, overlays: overlays}
+	g.pending = c.savePending(g.before, overlay)
 	return g
 }
 
@@ -97,15 +107,43 @@ func (c Config) quarantineDir() string {
 // finish runs after the command, however it ended: it finds what the
 // command created or changed and neutralises it, and records that in res.
 func (g *hostGuard) finish(res *Result) {
-	after := takeHostSnapshot(g.ws, g.budget, false, g.before.dirs.done())
-	defer func() { g.listings.put(g.ws, after.dirs.done()) }()
 	if g.pending != nil {
 		defer g.pending.done()
 	}
 	if g.recoveredFrom != "" {
 		defer os.Remove(g.recoveredFrom)
 	}
+	if g.overlay != "" {
+		g.finishOverlay(res)
+		g.listings.put(g.ws, g.before.dirs.done())
+	} else {
+		after := g.check(res)
+		g.listings.put(g.ws, after.dirs.done())
+	}
+	if len(g.recovered.HostConfig) > 0 {
+		res.HostConfig = append(slices.Clip(g.recovered.HostConfig), res.HostConfig...)
+		if res.HostConfigKept == "" {
+			res.HostConfigKept = g.recovered.HostConfigKept
+		}
+	}
+}
 
+// sameSig reports whether the command left a file as it was. On a merged
+// view a file it did not touch is the lower layer's, shown on the
+// overlay's device (and, with layers on two file systems, under another
+// inode number); its times and size still say whether it changed: a
+// change copies it up, which sets its ctime to now.
+func (g *hostGuard) sameSig(a, b fileSig) bool {
+	if g.view {
+		a.dev, a.ino, b.dev, b.ino = 0, 0, 0, 0
+	}
+	return a == b
+}
+
+// check finds what the command created or changed and neutralises it,
+// recording that in res; it returns the snapshot after.
+func (g *hostGuard) check(res *Result) *hostSnapshot {
+	after := takeHostSnapshot(g.ws, g.budget, false, g.before.dirs.done())
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
@@ -116,7 +154,7 @@ func (g *hostGuard) finish(res *Result) {
 	for _, rel := range paths {
 		it := after.items[rel]
 		old, had := g.before.items[rel]
-		if had && old.sig == it.sig {
+		if had && g.sameSig(old.sig, it.sig) {
 			continue // the command did not touch it
 		}
 		if !had && !g.before.covers(it) {
@@ -131,18 +169,13 @@ func (g *hostGuard) finish(res *Result) {
 		res.HostConfigKept = q.dir
 		q.manifest(res.HostConfig)
 	}
-	if len(g.recovered.HostConfig) > 0 {
-		res.HostConfig = append(slices.Clip(g.recovered.HostConfig), res.HostConfig...)
-		if res.HostConfigKept == "" {
-			res.HostConfigKept = g.recovered.HostConfigKept
-		}
-	}
 	if g.before.truncated || after.truncated {
 		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this command may have left for the host to run", after.budget, after.budget)
 		if unchecked > 0 {
 			res.HostConfigUnchecked += fmt.Sprintf("; %d such files were left as they are because custos could not tell whether the command made them", unchecked)
 		}
 	}
+	return after
 }
 
 // neutralise handles one created or changed item.
@@ -436,6 +469,9 @@ func (r Result) HostConfigNote() string {
 	}
 	if r.HostConfigUnchecked != "" {
 		parts = append(parts, r.HostConfigUnchecked)
+	}
+	if r.Unmerged != "" {
+		parts = append(parts, r.Unmerged)
 	}
 	return strings.Join(parts, ". ")
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ type pendingGuard struct {
 	GitDirs   []string          `json:"gitdirs,omitempty"`
 	Visited   []string          `json:"visited,omitempty"`
 	Content   map[string][]byte `json:"content,omitempty"`
+	HookDirs  []string          `json:"hookDirs,omitempty"`
+	// Overlay is the run's overlay directory (hostconfig_overlay.go): its
+	// upper layer is what the command wrote, not yet applied.
+	Overlay string `json:"overlay,omitempty"`
 }
 
 type pendingItem struct {
@@ -63,19 +68,8 @@ func (c Config) pendingDir() string {
 
 // savePending writes s for this process; it returns the file (nil when
 // it could not be written: the command still runs, guarded as before).
-func (c Config) savePending(s *hostSnapshot) *pendingFile {
-	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content}
-	for rel, it := range s.items {
-		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.mode), Size: it.sig.size,
-			Dev: it.sig.dev, Ino: it.sig.ino, Mtim: it.sig.mtim, Ctim: it.sig.ctim, From: it.from})
-	}
-	for d := range s.gitdirs {
-		p.GitDirs = append(p.GitDirs, d)
-	}
-	for d := range s.visited {
-		p.Visited = append(p.Visited, d)
-	}
-	data, err := json.Marshal(p)
+func (c Config) savePending(s *hostSnapshot, overlay string) *pendingFile {
+	data, err := json.Marshal(pendingOf(s, overlay))
 	if err != nil {
 		return nil
 	}
@@ -88,6 +82,25 @@ func (c Config) savePending(s *hostSnapshot) *pendingFile {
 		return nil
 	}
 	return f
+}
+
+// pendingOf is s as written, for the run whose overlay is overlay ("" none).
+func pendingOf(s *hostSnapshot, overlay string) pendingGuard {
+	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content, Overlay: overlay}
+	for rel, it := range s.items {
+		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.mode), Size: it.sig.size,
+			Dev: it.sig.dev, Ino: it.sig.ino, Mtim: it.sig.mtim, Ctim: it.sig.ctim, From: it.from})
+	}
+	for d := range s.gitdirs {
+		p.GitDirs = append(p.GitDirs, d)
+	}
+	for d := range s.visited {
+		p.Visited = append(p.Visited, d)
+	}
+	for d := range s.hookDirs {
+		p.HookDirs = append(p.HookDirs, d)
+	}
+	return p
 }
 
 // pendingFile is one of this process's snapshot files, open.
@@ -189,7 +202,7 @@ func pendingOwner(name string) (pid int, start string, ok bool) {
 
 // snapshot rebuilds the snapshot as it was taken.
 func (p pendingGuard) snapshot() *hostSnapshot {
-	s := &hostSnapshot{ws: p.WS, items: map[string]hsItem{}, gitdirs: map[string]bool{}, visited: map[string]bool{},
+	s := &hostSnapshot{ws: p.WS, items: map[string]hsItem{}, gitdirs: map[string]bool{}, visited: map[string]bool{}, hookDirs: map[string]bool{},
 		content: p.Content, truncated: p.Truncated, budget: p.Budget, keep: true, dirs: newDirListings()}
 	if s.content == nil {
 		s.content = map[string][]byte{}
@@ -204,6 +217,9 @@ func (p pendingGuard) snapshot() *hostSnapshot {
 	for _, d := range p.Visited {
 		s.visited[d] = true
 	}
+	for _, d := range p.HookDirs {
+		s.hookDirs[d] = true
+	}
 	return s
 }
 
@@ -211,17 +227,17 @@ func (p pendingGuard) snapshot() *hostSnapshot {
 // workspace for ws "") whose process is gone, and returns what they
 // neutralised, each change marked as left by an interrupted command.
 func (c Config) recoverInterrupted(ws string) Result {
+	out := c.recoverPending(ws)
+	c.sweepOverlays(ws, &out)
+	return out
+}
+
+// recoverPending is recoverInterrupted for the snapshots' files: first,
+// since the overlays their runs left are theirs to finish.
+func (c Config) recoverPending(ws string) Result {
 	var out Result
-	prefix := ""
-	if ws != "" {
-		prefix = wsKey(ws) + "-"
-	}
-	ents, err := os.ReadDir(c.pendingDir())
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), prefix) || !strings.HasSuffix(e.Name(), ".json") {
+	for _, e := range wsEntries(c.pendingDir(), ws) {
+		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
 		path := filepath.Join(c.pendingDir(), e.Name())
@@ -243,18 +259,34 @@ func (c Config) recoverInterrupted(ws string) Result {
 		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {
 			continue
 		}
-		g := &hostGuard{ws: p.WS, before: p.snapshot(), qroot: c.quarantineDir(), budget: p.Budget, recoveredFrom: path}
+		g := &hostGuard{ws: p.WS, before: p.snapshot(), qroot: c.quarantineDir(), budget: p.Budget, recoveredFrom: path, overlay: p.Overlay}
 		var r Result
 		g.finish(&r)
-		for _, ch := range r.HostConfig {
-			ch.Action += " (left by an earlier command that was interrupted)"
-			out.HostConfig = append(out.HostConfig, ch)
-		}
-		if r.HostConfigKept != "" {
-			out.HostConfigKept = r.HostConfigKept
-		}
+		out.addInterrupted(r)
 	}
 	return out
+}
+
+// addInterrupted adds what r, the finishing of an interrupted command's
+// guard, neutralised, each change marked as left by that command.
+func (out *Result) addInterrupted(r Result) {
+	for _, ch := range r.HostConfig {
+		ch.Action += " (left by an earlier command that was interrupted)"
+		out.HostConfig = append(out.HostConfig, ch)
+	}
+	if r.HostConfigKept != "" {
+		out.HostConfigKept = r.HostConfigKept
+	}
+}
+
+// wsEntries are dir's entries named for ws (every workspace for ws "").
+func wsEntries(dir, ws string) []os.DirEntry {
+	ents, err := os.ReadDir(dir)
+	if err != nil || ws == "" {
+		return ents
+	}
+	prefix := wsKey(ws) + "-"
+	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return !strings.HasPrefix(e.Name(), prefix) })
 }
 
 // RecoverHostConfig finishes, at a worker's start, the guards of commands

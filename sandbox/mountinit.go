@@ -45,8 +45,17 @@ type mountStep struct {
 	exe *os.File
 }
 
+// stepProbe is what probing the step found: the step, why it cannot
+// mount workspaces as overlays here (nil: it can), and how it was probed.
+type stepProbe struct {
+	step       *mountStep
+	overlayErr error
+	note       string
+}
+
 // Plan records: a letter, a path (or NAME=VALUE), NUL.
 const (
+	stepOverlay  = 'O' // the workspace's overlay at the path (first, when the run has one)
 	stepBind     = 'B' // bind onto itself, read-write (pins)
 	stepReadOnly = 'R' // bind onto itself, read-only
 	stepHideFile = 'F' // an empty mode-000 file over it
@@ -62,7 +71,8 @@ const (
 )
 
 // stepMounts are the mounts the step makes for a profile, in the order
-// bwrapArgs would have made them: the masks' pins, the protected paths,
+// bwrapArgs would have made them: the workspace's overlay when the run
+// has one (hostconfig_overlay.go), the masks' pins, the protected paths,
 // the masks (then it makes the root read-only); then the command's
 // environment and limits, and the end.
 func stepMounts(p bwrapProfile) ([]byte, error) {
@@ -77,6 +87,9 @@ func stepMounts(p bwrapProfile) ([]byte, error) {
 		return nil
 	}
 	var err error
+	if p.Overlay != "" {
+		err = rec(stepOverlay, p.Workspace)
+	}
 	for _, d := range p.Masks.Pins {
 		err = errors.Join(err, rec(stepBind, d))
 	}
@@ -211,10 +224,10 @@ echo "mount step ok"`
 // it, and a probe run through it (one mount of each kind) shows every
 // mount holding. It is also bubblewrap's probe: when it passes, bubblewrap
 // works too. Otherwise b keeps bubblewrap's mounts.
-func probeMountStep(ctx context.Context, b *bwrapSandbox) (*mountStep, error) {
+func probeMountStep(ctx context.Context, b *bwrapSandbox) (stepProbe, error) {
 	step, err := openMountStep()
 	if err != nil {
-		return nil, err
+		return stepProbe{}, err
 	}
 	ws, err := os.MkdirTemp("", "custos-mount-step-probe-")
 	if err == nil {
@@ -229,18 +242,31 @@ func probeMountStep(ctx context.Context, b *bwrapSandbox) (*mountStep, error) {
 	}
 	if err != nil {
 		step.exe.Close()
-		return nil, fmt.Errorf("probe workspace: %w", err)
+		return stepProbe{}, fmt.Errorf("probe workspace: %w", err)
 	}
 	b.step = step
-	defer func() { b.step = nil }()
-	res, err := probeRun(ctx, b, Request{Workspace: ws, Argv: []string{"/bin/sh", "-c", stepProbeScript}, Timeout: 10 * time.Second, bare: true,
-		ReadDeny: []string{"hidden", "secret/**", ".env"}, EditDeny: []string{"sub/ro"}})
-	if err == nil && (res.ExitCode != 0 || !strings.Contains(res.Stdout, "mount step ok")) {
-		err = fmt.Errorf("probe exited %d: %s", res.ExitCode, trimForLog(strings.TrimSpace(res.Stdout+" "+res.Stderr)))
+	defer func() { b.step, b.overlay = nil, false }()
+	probe := func(overlay bool) error {
+		b.overlay = overlay
+		res, err := probeRun(ctx, b, Request{Workspace: ws, Argv: []string{"/bin/sh", "-c", stepProbeScript}, Timeout: 10 * time.Second, bare: true,
+			ReadDeny: []string{"hidden", "secret/**", ".env"}, EditDeny: []string{"sub/ro"}, probeOverlay: overlay})
+		if err == nil && (res.ExitCode != 0 || !strings.Contains(res.Stdout, "mount step ok")) {
+			err = fmt.Errorf("probe exited %d: %s", res.ExitCode, trimForLog(strings.TrimSpace(res.Stdout+" "+res.Stderr)))
+		}
+		if _, serr := os.Lstat(filepath.Join(ws, "sub", "new")); err == nil && overlay && serr == nil {
+			// The probe's write reached the host: no overlay was there.
+			err = errors.New("the probe's write reached the workspace through the overlay")
+		}
+		return err
 	}
-	if err != nil {
-		step.exe.Close()
-		return nil, err
+	// With the overlay first: a run whose overlay cannot be mounted does
+	// not run at all, so it is on only when it works here.
+	overlayErr := probe(true)
+	if overlayErr != nil {
+		if err := probe(false); err != nil {
+			step.exe.Close()
+			return stepProbe{}, err
+		}
 	}
-	return step, nil
+	return stepProbe{step: step, overlayErr: overlayErr}, nil
 }

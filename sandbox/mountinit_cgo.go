@@ -56,6 +56,7 @@ package sandbox
 #define CM_MOVE_MOUNT_F_EMPTY_PATH 0x4
 #define CM_MOVE_MOUNT_T_EMPTY_PATH 0x40
 #define CM_FSOPEN_CLOEXEC 1
+#define CM_FSCONFIG_SET_FLAG 0
 #define CM_FSCONFIG_SET_STRING 1
 #define CM_FSCONFIG_CMD_CREATE 6
 #define CM_FSMOUNT_CLOEXEC 1
@@ -169,6 +170,43 @@ static int cm_sources(void) {
 	return m;
 }
 
+// cm_overlay mounts an overlay over the workspace at path: the workspace
+// as bubblewrap bound it is the lower layer, and the upper and work
+// directories are the run's, which bubblewrap bound at /.custos-overlay
+// (overlayfs takes its layers from this mount namespace). Every write of
+// the command lands in the upper layer, which the host applies to the
+// workspace only after its check (hostconfig_overlay.go): nothing the
+// command makes is visible on the host while it runs. userxattr makes it
+// mountable in a user namespace; the overlay refuses user.overlay.* to the
+// command, so it cannot forge a whiteout or an opaque directory.
+static void cm_overlay(const char *path) {
+	int fs = syscall(SYS_fsopen, "overlay", CM_FSOPEN_CLOEXEC);
+	if (fs < 0) cm_fail("create the workspace's overlay over", path);
+	// lowerdir separates layers with ':' and escapes with '\'.
+	size_t n = strlen(path);
+	char *lower = malloc(2 * n + 1);
+	if (!lower) cm_fail("allocate", path);
+	char *o = lower;
+	for (const char *p = path; *p; p++) {
+		if (*p == ':' || *p == '\\' || *p == ',') *o++ = '\\';
+		*o++ = *p;
+	}
+	*o = 0;
+	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "lowerdir", lower, 0) != 0)
+		cm_fail("set the overlay's lower layer to", path);
+	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "upperdir", "/.custos-overlay/upper", 0) != 0 ||
+	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "workdir", "/.custos-overlay/work", 0) != 0)
+		cm_fail("set the overlay's upper layer for", path);
+	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) != 0 ||
+	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0)
+		cm_fail("create the workspace's overlay over", path);
+	free(lower);
+	int m = syscall(SYS_fsmount, fs, CM_FSMOUNT_CLOEXEC, CM_MOUNT_ATTR_NOSUID | CM_MOUNT_ATTR_NODEV);
+	if (m < 0) cm_fail("mount the workspace's overlay over", path);
+	close(fs);
+	cm_place(m, path);
+}
+
 // cm_drop_caps leaves the process no capability in any set: the command
 // runs as an unprivileged user of the sandbox's user namespace.
 static void cm_drop_caps(void) {
@@ -272,8 +310,16 @@ __attribute__((constructor)) static void custos_sandbox_mounts(int argc, char **
 		}
 		if (rec[0] == 'V') { nenv++; continue; }
 		if (rec[0] == 'L') { cm_limit(path); continue; }
-		if ((rec[0] == 'F' || rec[0] == 'D' || rec[0] == 'E') && srcs < 0) srcs = cm_sources();
+		if ((rec[0] == 'F' || rec[0] == 'D' || rec[0] == 'E' || rec[0] == 'O') && srcs < 0) srcs = cm_sources();
 		switch (rec[0]) {
+		case 'O':
+			// First, so that every other mount below the workspace is
+			// made on the overlay; then the layers' directories are
+			// covered, out of the command's reach.
+			if (i != 0) cm_failmsg("malformed mount plan: the overlay is not its first record");
+			cm_overlay(path);
+			cm_over(srcs, "dir", "/.custos-overlay");
+			break;
 		case 'B': cm_self(path, CM_MOUNT_ATTR_NOSUID | CM_MOUNT_ATTR_NODEV); break;
 		case 'R': cm_self(path, CM_MOUNT_ATTR_RDONLY | CM_MOUNT_ATTR_NOSUID | CM_MOUNT_ATTR_NODEV); break;
 		case 'F': cm_over(srcs, "file", path); break;

@@ -62,6 +62,11 @@ type bwrapProfile struct {
 	// the command, which is then the request's argv alone (one exec less
 	// than prlimit's); nil: prlimit in Command sets them.
 	Limits *limits
+	// Overlay, with the mount step, is the run's overlay directory on the
+	// host (its upper and work directories, hostconfig_overlay.go): the
+	// step mounts the workspace as an overlay's lower layer, so that what
+	// the command writes reaches the host only once custos has checked it.
+	Overlay string
 	// CacheDir is the workspace's cache directory on the host, if any.
 	CacheDir string
 	// Env is the command's environment. It is not part of the arguments:
@@ -153,6 +158,11 @@ func bwrapArgs(p bwrapProfile) []string {
 	if p.Step {
 		// For the mount step alone, which drops them before the command.
 		a = append(a, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
+		if p.Overlay != "" {
+			// overlayfs works in its work directory with its mounter's
+			// credentials, through directories it makes mode 000.
+			a = append(a, "--cap-add", "CAP_DAC_OVERRIDE")
+		}
 	}
 	a = append(a, "--json-status-fd", fmt.Sprint(fdStatus))
 	a = append(a, mountArgs(p.System)...)
@@ -175,6 +185,10 @@ func bwrapArgs(p bwrapProfile) []string {
 		)
 	}
 	a = append(a, mountArgs(p.Toolchain)...)
+	if p.Step && p.Overlay != "" {
+		// For the step alone, which covers it once the overlay is mounted.
+		a = append(a, "--bind", p.Overlay, sbOverlay)
+	}
 	// The workspace comes after /tmp so a workspace under /tmp is visible on
 	// top of the fresh tmpfs, at its own path. The masks' pins come right
 	// after it, before anything mounted below the workspace (a pin bound

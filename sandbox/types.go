@@ -45,6 +45,9 @@ type Request struct {
 
 	// bare runs without toolchain provisioning (the start-up probe).
 	bare bool
+	// probeOverlay runs the probe on an overlay of its workspace (whose
+	// upper layer is thrown away): the probe of the overlay itself.
+	probeOverlay bool
 }
 
 // Result is what a command did.
@@ -71,6 +74,9 @@ type Result struct {
 	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
 	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
 	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
+	// Unmerged says what of the command's writes custos could not apply
+	// to the workspace from its overlay, and where it kept them.
+	Unmerged string `json:"unmerged,omitempty"`
 }
 
 // Sandbox runs commands for a workspace.

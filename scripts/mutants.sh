@@ -52,10 +52,37 @@ mutant "no .git/hooks protection in the sandbox" \
 	sandbox/protected_gitdirs.go $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\tp.placeholder(hooks)' $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\t_ = hooks'
 
 # Git on the host would then run the fsmonitor, hooks and pointers a
-# command plants in a repository it creates below the root.
+# command plants in a repository it creates below the root: the upper
+# layer applied as the command left it, without the check.
 mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox" "HostConfig" \
-	sandbox/bwrap.go $'\t\t\tguard.finish(&res)\n' $'\t\t\t_ = guard\n'
+	sandbox/hostconfig_overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tr, err := viewChecker(g)' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tr, err := viewChecker(g)'
+
+# A command would then write to the workspace directly again: an editor or
+# a prompt on the host could act on a repository it plants while it runs.
+mutant "writes visible on the host while the command runs (no overlay)" \
+	"./sandbox" "TestBwrapOverlay" \
+	sandbox/bwrap.go 'if err == nil && b.overlay && (guarded || req.probeOverlay) {' 'if false {'
+
+# The command's removals would then be lost when its upper layer is
+# applied: a file it deleted comes back.
+mutant "overlay merge: whiteouts dropped, not applied" \
+	"./sandbox" "TestMergeUpper|TestBwrapOverlay" \
+	sandbox/overlaymerge_linux.go '			err = m.whiteout(up, ws, name)' '			err = unix.Unlinkat(up, name, 0)'
+
+# A symbolic link the workspace holds (evil -> /etc) would then be entered
+# when the upper layer has a directory of its name: written through.
+mutant "overlay merge: workspace symlinks followed" \
+	"./sandbox" "TestMergeUpper" \
+	sandbox/overlaymerge_linux.go 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC' \
+	sandbox/overlaymerge_linux.go 'if present && (wst.Mode&unix.S_IFMT != unix.S_IFDIR || m.opaque(d.fd)) {' 'if present && m.opaque(d.fd) {'
+
+# On the merged view every file shows the overlay's device: compared with
+# it, a user's own hooks and config would all look made by the command,
+# and be set aside.
+mutant "the merged view's files compared by device and inode" \
+	"./sandbox" "HostConfigPreexisting" \
+	sandbox/hostconfig_act.go $'\tif g.view {\n\t\ta.dev' $'\tif false {\n\t\ta.dev'
 
 # The workspace's own mounts are planned while bubblewrap starts (bwrap.go,
 # run): a planning that failed (a symbolic link at a protected path) would

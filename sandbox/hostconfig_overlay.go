@@ -1,0 +1,302 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Deferred visibility (issue 17 §3). The check after a command
+// (hostconfig.go) finds what a command planted for the host, but a tool on
+// the host could act on it while the command still ran: an editor's
+// repository scan, a prompt's `git status` in a new sub/. So, with the
+// mount step, every guarded command runs on an overlay of its workspace:
+// the workspace is the lower layer, and what the command writes lands in
+// an upper layer in custos' state directory (<state>/overlay/<run>), which
+// nothing on the host looks at. Once the command has ended (every process
+// of it gone), custos checks the result and only then applies the upper
+// layer to the workspace (mergeUpper):
+//
+//   - An upper layer with no name git or another VCS reads (.git, HEAD,
+//     config, hooks, objects, ...) and nothing in a hooks directory the
+//     snapshot before the command knew of cannot have planted anything the
+//     check looks at: it is applied at once, without a walk.
+//   - Otherwise the check runs on the merged view, before anything is
+//     applied: a helper process (this binary, helperHostCheckName) in a
+//     user and mount namespace of its own mounts the same overlay at the
+//     workspace's own path, so absolute paths, .git pointers and symlinks
+//     mean there what they mean on the host, and runs the check there
+//     against the snapshot taken before the command. What it neutralises
+//     goes through the overlay into the upper layer (a hook set aside is a
+//     whiteout there), so what is applied afterwards is already
+//     neutralised.
+//   - If that helper cannot run, custos fails closed: the suspect parts of
+//     the upper layer are set aside into the quarantine, not applied, and
+//     the rest is.
+//
+// The snapshot's file (hostconfig_pending.go) names the run's overlay, so
+// a worker killed mid-command leaves the next one both the check and the
+// merge to finish.
+
+// overlayRoot is where runs' overlays live, beside the quarantine (never
+// mounted into a sandbox but its own run's, and not a workspace cache,
+// which eviction removes).
+func (c Config) overlayRoot() string {
+	return filepath.Join(filepath.Dir(filepath.Clean(c.quarantineDir())), "overlay")
+}
+
+// newOverlay makes a run's overlay directory for ws: upper (with the
+// workspace root's permissions, which the overlay's root shows) and work.
+func (c Config) newOverlay(ws string) (string, error) {
+	root := c.overlayRoot()
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
+	}
+	d, err := os.MkdirTemp(root, fmt.Sprintf("%s-%d-%s-", wsKey(ws), os.Getpid(), ownStart()))
+	if err != nil {
+		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
+	}
+	perm := fs.FileMode(0o755)
+	if fi, err := os.Stat(ws); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	err = errors.Join(os.Mkdir(filepath.Join(d, "upper"), 0o700), os.Mkdir(filepath.Join(d, "work"), 0o700),
+		os.WriteFile(filepath.Join(d, "workspace"), []byte(ws), 0o600))
+	if err == nil {
+		err = os.Chmod(filepath.Join(d, "upper"), perm)
+	}
+	if err != nil {
+		_ = os.RemoveAll(d)
+		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
+	}
+	return d, nil
+}
+
+// overlayPool keeps the overlay directories of a sandbox's finished runs,
+// emptied by their merge, for the next run in the same workspace: making
+// and removing the three directories and a file costs a few milliseconds
+// of metadata writes per command on a slow disk, where reusing them costs
+// one directory read. The work directory's leftovers are overlayfs' own to
+// clean at the next mount. A process that dies leaves its pool to the
+// next sweep (sweepOverlays), which removes empty overlays.
+type overlayPool struct {
+	mu   sync.Mutex
+	free map[string][]string // by workspace
+	n    int
+}
+
+// maxPooledOverlays bounds the pool (a few per workspace at most).
+const maxPooledOverlays = 16
+
+// take is an overlay directory for ws, pooled or new.
+func (p *overlayPool) take(c Config, ws string) (string, error) {
+	if p != nil {
+		p.mu.Lock()
+		for len(p.free[ws]) > 0 {
+			l := p.free[ws]
+			d := l[len(l)-1]
+			p.free[ws], p.n = l[:len(l)-1], p.n-1
+			if ents, err := os.ReadDir(filepath.Join(d, "upper")); err == nil && len(ents) == 0 {
+				p.mu.Unlock()
+				return d, nil
+			}
+			_ = removeAllWritable(d) // not as it was left: not reused
+		}
+		p.mu.Unlock()
+	}
+	return c.newOverlay(ws)
+}
+
+// give returns a run's overlay directory, its upper layer applied.
+func (p *overlayPool) give(ws, d string) {
+	if p == nil {
+		_ = removeAllWritable(d)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n >= maxPooledOverlays || len(p.free[ws]) >= 2 {
+		_ = removeAllWritable(d)
+		return
+	}
+	if p.free == nil {
+		p.free = map[string][]string{}
+	}
+	p.free[ws] = append(p.free[ws], d)
+	p.n++
+}
+
+// vcsNames are the names (lower case) whose presence in an upper layer
+// may mean a repository, its config or its hooks was made or changed: the
+// names the check's walk decides by (hostconfig.go), and those of the
+// files and directories it reads.
+var vcsNames = map[string]bool{
+	".git": true, ".hg": true, ".jj": true, "head": true, "config": true, "config.worktree": true,
+	"commondir": true, "gitdir": true, "hooks": true, "objects": true, "refs": true,
+	"modules": true, "worktrees": true, "hgrc": true, "config.toml": true,
+}
+
+// suspects are the shallowest entries of upper that the check must see
+// (a VCS name, or inside a hooks directory the snapshot before knew of);
+// none: the layer can be applied without a check. An upper layer that
+// cannot be read whole is all suspect.
+func (g *hostGuard) suspects(upper string) []string {
+	var out []string
+	var walk func(rel string)
+	walk = func(rel string) {
+		ents, err := os.ReadDir(filepath.Join(upper, rel))
+		if err != nil {
+			out = append(out, rel)
+			return
+		}
+		for _, e := range ents {
+			r := filepath.Join(rel, e.Name())
+			if vcsNames[strings.ToLower(e.Name())] || g.before.inHooksDir(r) {
+				out = append(out, r)
+				continue
+			}
+			if e.IsDir() {
+				walk(r)
+			}
+		}
+	}
+	walk(".")
+	return out
+}
+
+// inHooksDir reports whether rel is, or is below, a hooks directory the
+// walk looked at (one core.hooksPath names may not exist yet).
+func (s *hostSnapshot) inHooksDir(rel string) bool {
+	for d := rel; d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
+		if s.hookDirs[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// finishOverlay is finish for a run on an overlay: the check where it is
+// needed, then the upper layer applied to the workspace.
+func (g *hostGuard) finishOverlay(res *Result) {
+	upper := filepath.Join(g.overlay, "upper")
+	if _, err := os.Lstat(upper); errors.Is(err, fs.ErrNotExist) {
+		return // removed meanwhile (by hand): nothing of it to apply
+	}
+	if sus := g.suspects(upper); len(sus) > 0 {
+		r, err := viewChecker(g)
+		if err != nil {
+			g.setAsideUnchecked(upper, sus, err, res)
+		} else {
+			res.HostConfig, res.HostConfigKept, res.HostConfigUnchecked = r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked
+		}
+	}
+	if _, err := mergeUpper(upper, g.ws); err != nil {
+		res.Unmerged = fmt.Sprintf("custos could not apply all the command wrote to the workspace (%v); what is left of it is kept in %s", err, upper)
+		return
+	}
+	g.overlays.give(g.ws, g.overlay) // nil pool: removed
+}
+
+// setAsideUnchecked moves the suspect entries of upper into the quarantine
+// instead of applying them, when the check could not run on the merged
+// view (why): fail closed.
+func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res *Result) {
+	q := &quarantine{root: g.qroot, ws: g.ws}
+	for _, rel := range sus {
+		c := HostConfigChange{Path: rel, What: "version-control files the command wrote",
+			Action: fmt.Sprintf("set aside, not applied: custos could not check them (%v)", why)}
+		if err := q.moveIn(filepath.Join(upper, rel), rel); err != nil {
+			if rerr := removeAllWritable(filepath.Join(upper, rel)); rerr != nil {
+				c.Action = fmt.Sprintf("could NOT be removed (%v)", rerr)
+			} else {
+				c.Action = fmt.Sprintf("not applied and removed: custos could not check them (%v) nor keep them (%v)", why, err)
+			}
+		}
+		res.HostConfig = append(res.HostConfig, c)
+	}
+	res.HostConfigKept = q.dir
+	q.manifest(res.HostConfig)
+}
+
+// moveIn moves src (outside the workspace) into the quarantine as rel.
+func (q *quarantine) moveIn(src, rel string) error {
+	if err := q.open(); err != nil {
+		return err
+	}
+	dst := filepath.Join(q.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	err := os.Rename(src, dst)
+	if err != nil {
+		if err = copyTree(src, dst); err == nil {
+			err = removeAllWritable(src)
+		}
+	}
+	defang(dst)
+	return err
+}
+
+// viewChecker is viewCheck; a test makes it fail.
+var viewChecker = viewCheck
+
+// viewResult is what the view check's helper reports.
+type viewResult struct {
+	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
+	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
+	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
+}
+
+// viewRequest is what the worker hands the helper on its stdin.
+type viewRequest struct {
+	Before  pendingGuard `json:"before"`
+	Overlay string       `json:"overlay"`
+	QRoot   string       `json:"qroot"`
+}
+
+// runViewCheck is the helper's work, in its namespaces with the overlay
+// mounted at the workspace: the check against the snapshot before.
+func runViewCheck(req viewRequest) viewResult {
+	g := &hostGuard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true}
+	var r Result
+	g.check(&r)
+	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
+}
+
+func encodeViewResult(r viewResult) ([]byte, error) { return json.Marshal(r) }
+
+// sweepOverlays applies, into out, the overlays of runs in ws (every
+// workspace for ws "") whose process is gone and whose snapshot's file did not name them
+// (recoverInterrupted finished those): a worker killed before its command
+// began leaves an empty one; one whose snapshot could not be written
+// leaves one no check can judge, so its version-control parts are set
+// aside, failing closed, and the rest is applied.
+func (c Config) sweepOverlays(ws string, out *Result) {
+	for _, e := range wsEntries(c.overlayRoot(), ws) {
+		pid, start, ok := pendingOwner(e.Name())
+		if !ok || alive(pid, start) {
+			continue
+		}
+		dir := filepath.Join(c.overlayRoot(), e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, "workspace"))
+		owner := string(b)
+		if err != nil || owner == "" || (ws != "" && owner != ws) {
+			continue
+		}
+		g := &hostGuard{ws: owner, before: &hostSnapshot{hookDirs: map[string]bool{}}, qroot: c.quarantineDir(), overlay: dir}
+		upper := filepath.Join(dir, "upper")
+		var r Result
+		if sus := g.suspects(upper); len(sus) > 0 {
+			g.setAsideUnchecked(upper, sus, errors.New("its command was interrupted before its snapshot was kept"), &r)
+		}
+		if _, err := mergeUpper(upper, owner); err == nil {
+			_ = removeAllWritable(dir)
+		}
+		out.addInterrupted(r)
+	}
+}

@@ -1,0 +1,126 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// viewCheckTimeout bounds the helper: the check's walk is bounded by its
+// entry budget, and git's config parsing by its own timeout.
+const viewCheckTimeout = 2 * time.Minute
+
+// viewCheck runs the check of g on the merged view of its overlay, in the
+// helper (see hostconfig_overlay.go), and returns what it neutralised.
+func viewCheck(g *hostGuard) (viewResult, error) {
+	var out viewResult
+	if !helperWired.Load() {
+		return out, errors.New("this binary's main() does not call sandbox.MaybeRunHelper()")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return out, fmt.Errorf("own executable: %w", err)
+	}
+	in, err := json.Marshal(viewRequest{Before: pendingOf(g.before, ""), Overlay: g.overlay, QRoot: g.qroot})
+	if err != nil {
+		return out, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), viewCheckTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Args = []string{helperHostCheckName}
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// git, which strips config, from where the worker finds it.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		// Root of its user namespace, as this user outside: what it writes
+		// through the overlay is this user's, as the command's is.
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	if err := cmd.Run(); err != nil {
+		return out, fmt.Errorf("the check's helper failed: %w: %s", err, trimForLog(strings.TrimSpace(stderr.String())))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return out, fmt.Errorf("the check's helper answered %q: %w", trimForLog(stdout.String()), err)
+	}
+	return out, nil
+}
+
+// helperHostCheck is the helper: in its own user and mount namespaces
+// (viewCheck made them), it mounts the overlay at the workspace and runs
+// the check there.
+func helperHostCheck(stdin io.Reader, stdout io.Writer) int {
+	var req viewRequest
+	if err := json.NewDecoder(stdin).Decode(&req); err != nil || req.Before.WS == "" || req.Overlay == "" {
+		fmt.Fprintln(os.Stderr, helperHostCheckName+": malformed request:", err)
+		return 2
+	}
+	// Nothing mounted here reaches the worker's namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fmt.Fprintln(os.Stderr, helperHostCheckName+": make the mounts private:", err)
+		return 1
+	}
+	if err := mountOverlay(req.Before.WS, filepath.Join(req.Overlay, "upper"), filepath.Join(req.Overlay, "work")); err != nil {
+		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
+		return 1
+	}
+	b, err := encodeViewResult(runViewCheck(req))
+	if err == nil {
+		_, err = stdout.Write(b)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
+		return 1
+	}
+	return 0
+}
+
+// mountOverlay mounts an overlay at ws with ws as its lower layer, as the
+// mount step does (mountinit_cgo.go).
+func mountOverlay(ws, upper, work string) error {
+	fsfd, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("create the overlay: %w", err)
+	}
+	defer unix.Close(fsfd)
+	lower := strings.NewReplacer(`\`, `\\`, `:`, `\:`, `,`, `\,`).Replace(ws)
+	for _, kv := range [][2]string{{"lowerdir", lower}, {"upperdir", upper}, {"workdir", work}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return fmt.Errorf("configure the overlay's %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
+		return fmt.Errorf("configure the overlay: %w", err)
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return fmt.Errorf("create the overlay: %w", err)
+	}
+	m, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return fmt.Errorf("mount the overlay: %w", err)
+	}
+	defer unix.Close(m)
+	if err := unix.MoveMount(m, "", unix.AT_FDCWD, ws, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mount the overlay at %s: %w", ws, err)
+	}
+	return nil
+}
