@@ -125,7 +125,10 @@ func TestBash(t *testing.T) {
 // Bash heartbeats while the command runs, through a real Temporal activity
 // environment.
 func TestBashHeartbeats(t *testing.T) {
-	sb := realSandbox(t)
+	cacheRoot := t.TempDir()
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: cacheRoot})
+	require.NoError(t, err)
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	// Count heartbeats where the activity records them; the SDK throttles
@@ -135,8 +138,17 @@ func TestBashHeartbeats(t *testing.T) {
 	tools := &Tools{Sandbox: sb, HeartbeatInterval: 10 * time.Millisecond}
 	env.RegisterActivity(tools.Bash)
 	// The command runs until the test has counted five heartbeats and
-	// creates the release file, so the count depends on no clock.
+	// creates the release file, so the count depends on no clock. The file
+	// is in the workspace's cache, which the command sees as it is: what
+	// the host adds to the workspace itself while a command runs on its
+	// overlay, the command may not see.
 	ws := t.TempDir()
+	release := func() {
+		dirs, _ := filepath.Glob(filepath.Join(cacheRoot, "*", "cache"))
+		for _, d := range dirs {
+			_ = os.WriteFile(filepath.Join(d, "release"), nil, 0o644)
+		}
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -146,17 +158,16 @@ func TestBashHeartbeats(t *testing.T) {
 			case <-done:
 				return
 			case <-deadline:
-				// Release anyway; the count below then fails the test.
-				_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
+				release() // anyway; the count below then fails the test
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		_ = os.WriteFile(filepath.Join(ws, "release"), nil, 0o644)
+		release()
 	}()
 	val, err := env.ExecuteActivity(tools.Bash, api.ToolRequest{
 		Workspace: ws,
-		Input:     json.RawMessage(`{"command":"while [ ! -e release ]; do sleep 0.01; done; ` + inSandbox + `; echo done","timeout":120000}`),
+		Input:     json.RawMessage(`{"command":"while [ ! -e \"$GOCACHE/../release\" ]; do sleep 0.01; done; ` + inSandbox + `; echo done","timeout":120000}`),
 		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
 	})
 	require.NoError(t, err)
