@@ -25,6 +25,9 @@ import (
 //     Edit-deny rules, each naming a file (110 mounts with the pins);
 //   - exec.Command: `true` without any sandbox.
 //
+// Both mount the workspace's overlay (hostconfig_overlay.go); ratios'
+// overlay-ms is what it adds to Run (Run with it, against Run without it).
+//
 // The last sub-benchmark, ratios, reports the ratios the issue's goals are
 // stated in (run-x-direct ≤ 1.2, direct-x-floor ≤ 2, rules-x-none ≤ 1.5)
 // and the medians they come from; and, for the stricter reading of the
@@ -52,6 +55,16 @@ func BenchmarkRunTrue(b *testing.B) {
 		}
 	}
 	plain := runReq(Request{Workspace: ws, Argv: []string{"true"}})
+	// The same call writing straight to the workspace: what the overlay
+	// (hostconfig_overlay.go) costs.
+	noOverlay := func(b *testing.B) {
+		off := *sb
+		off.overlay = false
+		res, err := off.Run(ctx, Request{Workspace: ws, Argv: []string{"true"}})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
 	rules := runReq(Request{Workspace: ws, Argv: []string{"true"}, ReadDeny: readDeny, EditDeny: editDeny})
 	loop := func(f func(*testing.B)) func(*testing.B) {
 		return func(b *testing.B) {
@@ -69,12 +82,12 @@ func BenchmarkRunTrue(b *testing.B) {
 			b.Fatal(err)
 		}
 	}))
-	// The ratios, from medians of the four taken in turn (one of each per
+	// The ratios, from medians of the five taken in turn (one of each per
 	// iteration), so that a machine whose load changes between the
 	// sub-benchmarks above still compares like with like. ns/op is twenty
-	// rounds of the four.
+	// rounds of the five.
 	b.Run("ratios", func(b *testing.B) {
-		fs := []func(*testing.B){floor, direct, plain, rules}
+		fs := []func(*testing.B){floor, direct, plain, rules, noOverlay}
 		ds := make([][]time.Duration, len(fs))
 		execTimes = nil
 		for range 20 * b.N {
@@ -96,6 +109,7 @@ func BenchmarkRunTrue(b *testing.B) {
 		b.ReportMetric(med[2]/med[1], "run-x-direct")
 		b.ReportMetric(med[1]/med[0], "direct-x-floor")
 		b.ReportMetric(med[3]/med[2], "rules-x-none")
+		b.ReportMetric((med[2]-med[4])/1e6, "overlay-ms")
 		// bubblewrap's own run alone, of bwrap-direct: the profile without
 		// custos' planning and undoing on the host around it.
 		slices.Sort(execTimes)
@@ -145,6 +159,14 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) time.Duration {
 	p, err := sb.planProfile(ws, Request{Workspace: ws, Argv: []string{"true"}}, &undo)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if sb.overlay {
+		// The same overlay as Run's, from the same pool, given back as the
+		// merge of its (empty) upper layer leaves it.
+		if p.Overlay, err = sb.overlays.take(sb.cfg, ws); err != nil {
+			b.Fatal(err)
+		}
+		defer sb.overlays.give(ws, p.Overlay)
 	}
 	files, err := openRunFiles(p, sb.step)
 	if err != nil {
