@@ -113,6 +113,9 @@ type hostSnapshot struct {
 	// hookDirs are the hooks directories the walk looked at, existing or
 	// not (hostconfig_overlay.go's suspects).
 	hookDirs map[string]bool
+	// listDir, when set, lists the walk's directories instead of dirs (the
+	// merged view's, hostconfig_overlay_linux.go).
+	listDir func(rel, abs string) ([]dirEnt, error)
 	// truncated is set when the entry budget ran out before the walk did.
 	truncated bool
 	entries   int
@@ -125,6 +128,16 @@ type hostSnapshot struct {
 // the content of config files. dirs (nil: none) holds the listings of an
 // earlier walk, reused where provably current, and receives this one's.
 func takeHostSnapshot(ws string, budget int, keep bool, dirs *dirListings) *hostSnapshot {
+	return takeSnapshot(ws, budget, keep, dirs, nil)
+}
+
+// takeHostSnapshotWith is the snapshot after a command (content not kept),
+// its directories listed by listDir when set.
+func takeHostSnapshotWith(ws string, budget int, dirs *dirListings, listDir func(rel, abs string) ([]dirEnt, error)) *hostSnapshot {
+	return takeSnapshot(ws, budget, false, dirs, listDir)
+}
+
+func takeSnapshot(ws string, budget int, keep bool, dirs *dirListings, listDir func(rel, abs string) ([]dirEnt, error)) *hostSnapshot {
 	if budget <= 0 {
 		budget = defaultHostScanEntries
 	}
@@ -132,7 +145,8 @@ func takeHostSnapshot(ws string, budget int, keep bool, dirs *dirListings) *host
 		dirs = newDirListings()
 	}
 	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
-		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs}
+		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
+		listDir: listDir}
 	s.walk()
 	return s
 }
@@ -267,7 +281,13 @@ func (s *hostSnapshot) walk() {
 		d := queue[0]
 		queue = queue[1:]
 		abs := s.abs(d.rel)
-		ents, err := s.dirs.list(d.rel, abs)
+		var ents []dirEnt
+		var err error
+		if s.listDir != nil {
+			ents, err = s.listDir(d.rel, abs)
+		} else {
+			ents, err = s.dirs.list(d.rel, abs)
+		}
 		if err != nil {
 			continue // unreadable: git on the host cannot read it either
 		}

@@ -68,6 +68,9 @@ type hostGuard struct {
 	view    bool
 	// overlays takes overlay back once applied (nil: it is removed).
 	overlays *overlayPool
+	// listDir lists the directories of the walk after the command (nil:
+	// as the snapshot before did).
+	listDir func(rel, abs string) ([]dirEnt, error)
 }
 
 // guardHostConfig takes the snapshot before a command in ws (canonical);
@@ -143,7 +146,7 @@ func (g *hostGuard) sameSig(a, b fileSig) bool {
 // check finds what the command created or changed and neutralises it,
 // recording that in res; it returns the snapshot after.
 func (g *hostGuard) check(res *Result) *hostSnapshot {
-	after := takeHostSnapshot(g.ws, g.budget, false, g.before.dirs.done())
+	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.done(), g.listDir)
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {

@@ -85,9 +85,11 @@ func (c Config) newOverlay(ws string) (string, error) {
 // clean at the next mount. A process that dies leaves its pool to the
 // next sweep (sweepOverlays), which removes empty overlays.
 type overlayPool struct {
-	mu   sync.Mutex
-	free map[string][]string // by workspace
-	n    int
+	mu       sync.Mutex
+	free     map[string][]string // by workspace
+	n        int
+	cleaning int // given back, their work directories being cleaned
+	busy     sync.WaitGroup
 }
 
 // maxPooledOverlays bounds the pool (a few per workspace at most).
@@ -112,23 +114,54 @@ func (p *overlayPool) take(c Config, ws string) (string, error) {
 	return c.newOverlay(ws)
 }
 
-// give returns a run's overlay directory, its upper layer applied.
+// give returns a run's overlay directory, its upper layer applied. Its
+// work directory is cleaned for the next mount in the background, and
+// the directory is taken again only once that is done.
 func (p *overlayPool) give(ws, d string) {
 	if p == nil {
 		_ = removeAllWritable(d)
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.n >= maxPooledOverlays || len(p.free[ws]) >= 2 {
+	full := p.n+p.cleaning >= maxPooledOverlays || len(p.free[ws]) >= 2
+	if !full {
+		p.cleaning++
+	}
+	p.mu.Unlock()
+	if full {
 		_ = removeAllWritable(d)
 		return
 	}
-	if p.free == nil {
-		p.free = map[string][]string{}
+	p.busy.Go(func() {
+		err := overlayClean(d)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.cleaning--
+		if err != nil {
+			_ = removeAllWritable(d)
+			return
+		}
+		if p.free == nil {
+			p.free = map[string][]string{}
+		}
+		p.free[ws] = append(p.free[ws], d)
+		p.n++
+	})
+}
+
+// overlayClean readies an overlay directory's work directory for a mount:
+// overlayfs refuses to mount one a volatile mount has used (its
+// work/incompat/volatile says the upper layer may not have reached the
+// disk); custos knows when the overlay went, with every process using it.
+func overlayClean(d string) error {
+	w := filepath.Join(d, "work", "work")
+	if _, err := os.Lstat(w); errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	p.free[ws] = append(p.free[ws], d)
-	p.n++
+	if err := removeAllWritable(w); err != nil {
+		return fmt.Errorf("sandbox: clean the overlay's work directory: %w", err)
+	}
+	return nil
 }
 
 // vcsNames are the names (lower case) whose presence in an upper layer
@@ -261,8 +294,8 @@ type viewRequest struct {
 
 // runViewCheck is the helper's work, in its namespaces with the overlay
 // mounted at the workspace: the check against the snapshot before.
-func runViewCheck(req viewRequest) viewResult {
-	g := &hostGuard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true}
+func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]dirEnt, error)) viewResult {
+	g := &hostGuard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
 	var r Result
 	g.check(&r)
 	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}

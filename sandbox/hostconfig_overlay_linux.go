@@ -79,11 +79,22 @@ func helperHostCheck(stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, helperHostCheckName+": make the mounts private:", err)
 		return 1
 	}
+	if err := overlayClean(req.Overlay); err != nil {
+		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
+		return 1
+	}
+	// The lower layer, before the overlay covers it: see viewLister.
+	lower, err := unix.Open(req.Before.WS, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, helperHostCheckName+": open the workspace:", err)
+		return 1
+	}
+	defer unix.Close(lower)
 	if err := mountOverlay(req.Before.WS, filepath.Join(req.Overlay, "upper"), filepath.Join(req.Overlay, "work")); err != nil {
 		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
 		return 1
 	}
-	b, err := encodeViewResult(runViewCheck(req))
+	b, err := encodeViewResult(runViewCheck(req, viewLister(filepath.Join(req.Overlay, "upper"), lower)))
 	if err == nil {
 		_, err = stdout.Write(b)
 	}
@@ -108,8 +119,10 @@ func mountOverlay(ws, upper, work string) error {
 			return fmt.Errorf("configure the overlay's %s: %w", kv[0], err)
 		}
 	}
-	if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
-		return fmt.Errorf("configure the overlay: %w", err)
+	for _, flag := range []string{"userxattr", "volatile"} { // volatile: as the mount step's
+		if err := unix.FsconfigSetFlag(fsfd, flag); err != nil {
+			return fmt.Errorf("configure the overlay (%s): %w", flag, err)
+		}
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {
 		return fmt.Errorf("create the overlay: %w", err)
@@ -123,4 +136,32 @@ func mountOverlay(ws, upper, work string) error {
 		return fmt.Errorf("mount the overlay at %s: %w", ws, err)
 	}
 	return nil
+}
+
+// viewLister lists the merged view's directories for the check's walk. A
+// directory the upper layer does not hold is exactly the lower layer's (an
+// opaque or removed ancestor would have hidden it from the walk), so it is
+// read there, through lower (the workspace's descriptor from before the
+// overlay covered it): a fresh overlay builds an inode for every entry it
+// looks up, three times the cost of a warm ext4 lookup, and the walk looks
+// up every directory of the workspace. Those the upper layer holds are
+// read through the overlay.
+func viewLister(upper string, lower int) func(rel, abs string) ([]dirEnt, error) {
+	return func(rel, abs string) ([]dirEnt, error) {
+		fi, err := os.Lstat(filepath.Join(upper, rel))
+		switch {
+		case err == nil && fi.IsDir():
+		case errors.Is(err, os.ErrNotExist):
+			abs = filepath.Join("/proc/self/fd", fmt.Sprint(lower), rel)
+		case err == nil:
+			return nil, nil // a whiteout or a file: no directory in the view
+		default:
+			return nil, err
+		}
+		des, err := os.ReadDir(abs)
+		if err != nil {
+			return nil, err
+		}
+		return dirEntsOf(des), nil
+	}
 }

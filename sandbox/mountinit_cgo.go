@@ -197,7 +197,12 @@ static void cm_overlay(const char *path) {
 	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "upperdir", "/.custos-overlay/upper", 0) != 0 ||
 	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "workdir", "/.custos-overlay/work", 0) != 0)
 		cm_fail("set the overlay's upper layer for", path);
-	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) != 0 ||
+	// volatile: no sync of the upper layer's file system when the overlay
+	// goes (with the sandbox), which is a syncfs of the whole host file
+	// system the state directory is on, every command; custos never mounts
+	// a used work directory again without cleaning it (overlayClean).
+	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_FLAG, "volatile", NULL, 0) != 0 ||
+	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) != 0 ||
 	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0)
 		cm_fail("create the workspace's overlay over", path);
 	free(lower);

@@ -180,11 +180,19 @@ func (c *wsCaches) release(w *wsCache) {
 }
 
 // WaitIdle waits for the sandbox's background work on its workspace caches
-// (measuring and evicting after a run) to end: before a process exits, or a
-// test removes the cache directory.
+// (measuring and evicting after a run) and on its overlays (cleaning their
+// work directories) to end: before a process exits, or a test removes the
+// cache directory.
 func WaitIdle(sb Sandbox) {
-	if b, ok := sb.(*bwrapSandbox); ok && b.prov != nil && b.prov.caches != nil {
+	b, ok := sb.(*bwrapSandbox)
+	if !ok {
+		return
+	}
+	if b.prov != nil && b.prov.caches != nil {
 		b.prov.caches.busy.Wait()
+	}
+	if b.overlays != nil {
+		b.overlays.busy.Wait()
 	}
 }
 
