@@ -117,11 +117,20 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
 		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
 
-	// 3. mid-Bash
+	// 3. mid-Bash: the command has written, into its overlay's upper layer
+	// (the workspace gets it only once the command is over, here from the
+	// next worker's recovery).
 	require.Eventually(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(ws, "bash.log"))
-		return len(b) > 0
+		logs, _ := filepath.Glob(filepath.Join(testenv.StateDir(), "custos", "overlay", "*", "upper", "bash.log"))
+		for _, l := range logs {
+			if b, _ := os.ReadFile(l); len(b) > 0 {
+				return true
+			}
+		}
+		return false
 	}, 90*time.Second, 100*time.Millisecond, "bash never started")
+	_, err := os.Stat(filepath.Join(ws, "bash.log"))
+	require.ErrorIs(t, err, os.ErrNotExist, "what the command writes is in the workspace while it runs")
 	w.kill()
 	startWorkerProc(t, bin, env)
 
