@@ -164,24 +164,31 @@ func overlayClean(d string) error {
 	return nil
 }
 
-// vcsNames are the names (lower case) whose presence in an upper layer
-// may mean a repository, its config or its hooks was made or changed: the
-// names the check's walk decides by (hostconfig.go), and those of the
-// files and directories it reads.
-var vcsNames = map[string]bool{
-	".git": true, ".hg": true, ".jj": true, "head": true, "config": true, "config.worktree": true,
-	"commondir": true, "gitdir": true, "hooks": true, "objects": true, "refs": true,
-	"modules": true, "worktrees": true, "hgrc": true, "config.toml": true,
-}
+// Names (lower case) in an upper layer that may mean a repository, its
+// config or its hooks was made or changed: those the check's walk decides
+// by (hostconfig.go), and the files it reads. A directory of such a name
+// matters when the command made it (or replaced one): a merged directory,
+// one the workspace had and still has, is only looked into, so that a
+// commit in the workspace's repository (objects, refs), src/hooks or a
+// config directory does not call for the check. A file of such a name
+// matters however it was made; HEAD only when it is new and makes a
+// directory a repository (git rewrites an existing one on every checkout,
+// and logs/HEAD is a reflog).
+var (
+	vcsDirNames  = map[string]bool{".git": true, ".hg": true, ".jj": true, "hooks": true, "objects": true, "refs": true, "modules": true, "worktrees": true}
+	vcsFileNames = map[string]bool{".git": true, "config": true, "config.worktree": true, "commondir": true, "gitdir": true}
+	// Read only inside the directories of those version-control systems.
+	vcsOwnFiles = map[string]string{"hgrc": ".hg", "config.toml": ".jj"}
+)
 
 // suspects are the shallowest entries of upper that the check must see
-// (a VCS name, or inside a hooks directory the snapshot before knew of);
-// none: the layer can be applied without a check. An upper layer that
-// cannot be read whole is all suspect.
+// (see vcsDirNames, or inside a hooks directory the snapshot before knew
+// of); none: the layer can be applied without a check. An upper layer
+// that cannot be read whole is all suspect.
 func (g *hostGuard) suspects(upper string) []string {
 	var out []string
-	var walk func(rel string)
-	walk = func(rel string) {
+	var walk func(rel string, vcs string)
+	walk = func(rel, vcs string) {
 		ents, err := os.ReadDir(filepath.Join(upper, rel))
 		if err != nil {
 			out = append(out, rel)
@@ -189,17 +196,56 @@ func (g *hostGuard) suspects(upper string) []string {
 		}
 		for _, e := range ents {
 			r := filepath.Join(rel, e.Name())
-			if vcsNames[strings.ToLower(e.Name())] || g.before.inHooksDir(r) {
+			name := strings.ToLower(e.Name())
+			if g.before.inHooksDir(r) || g.suspectName(upper, r, name, e, vcs) {
 				out = append(out, r)
 				continue
 			}
 			if e.IsDir() {
-				walk(r)
+				inner := vcs
+				if name == ".hg" || name == ".jj" {
+					inner = name
+				}
+				walk(r, inner)
 			}
 		}
 	}
-	walk(".")
+	walk(".", "")
 	return out
+}
+
+// suspectName reports whether upper entry rel (name lower-cased, inside
+// the version-control directory vcs, "" none) calls for the check by its
+// name alone.
+func (g *hostGuard) suspectName(upper, rel, name string, e fs.DirEntry, vcs string) bool {
+	if e.IsDir() {
+		return vcsDirNames[name] && !g.mergedDir(upper, rel)
+	}
+	if name == "head" {
+		// A new HEAD beside objects and refs (or commondir) the directory
+		// already had makes it a repository; those made with it are
+		// suspects of their own.
+		if _, err := os.Lstat(filepath.Join(g.ws, rel)); err == nil {
+			return false
+		}
+		dir := filepath.Join(g.ws, filepath.Dir(rel))
+		_, cerr := os.Lstat(filepath.Join(dir, "commondir"))
+		_, oerr := os.Lstat(filepath.Join(dir, "objects"))
+		_, rerr := os.Lstat(filepath.Join(dir, "refs"))
+		return cerr == nil || (oerr == nil && rerr == nil)
+	}
+	return vcsFileNames[name] || (vcsOwnFiles[name] != "" && vcsOwnFiles[name] == vcs)
+}
+
+// mergedDir reports whether the upper directory rel is merged with a
+// directory the workspace already has (not made by the command, nor
+// replacing what was there: opaque).
+func (g *hostGuard) mergedDir(upper, rel string) bool {
+	fi, err := os.Lstat(filepath.Join(g.ws, rel))
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	return !overlayOpaque(filepath.Join(upper, rel))
 }
 
 // inHooksDir reports whether rel is, or is below, a hooks directory the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // overlayOn is sb with its overlay required: the tests below are about it.
@@ -213,21 +214,41 @@ func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 }
 
 // TestOverlaySuspects: which upper layers need the check on the merged
-// view, and which are applied at once.
+// view, and which are applied at once. The workspace already has a
+// repository (.git with its objects, refs, HEAD, hooks), src/hooks and a
+// config directory; the upper layers are as overlayfs leaves them.
 func TestOverlaySuspects(t *testing.T) {
-	before := &hostSnapshot{hookDirs: map[string]bool{"tool/h": true}}
+	ws := canonical(t, t.TempDir())
+	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/hooks", "src/hooks", "config", "lib/.jj/repo", "old", "half/objects", "half/refs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	for _, f := range []string{".git/HEAD", ".git/config", "README"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
+	}
+	before := &hostSnapshot{hookDirs: map[string]bool{"tool/h": true, ".git/hooks": true}}
 	tests := []struct {
-		name  string
-		files []string
-		want  []string
+		name   string
+		files  []string
+		opaque []string // upper directories marked opaque
+		want   []string
 	}{
-		{"plain files", []string{"a.txt", "src/b.go", "build/out/x"}, nil},
-		{"a new repository", []string{"sub/.git/HEAD", "sub/x"}, []string{"sub/.git"}},
-		{"the main repository's objects", []string{".git/objects/ab/cd", "src/a"}, []string{".git"}},
-		{"case folded", []string{"x/.GIT/config"}, []string{"x/.GIT"}},
-		{"a bare repository's names", []string{"cache/evil/HEAD", "cache/evil/objects/x"}, []string{"cache/evil/HEAD", "cache/evil/objects"}},
-		{"mercurial and jj", []string{"a/.hg/hgrc", "b/.jj/repo/config.toml"}, []string{"a/.hg", "b/.jj"}},
-		{"a hooks directory core.hooksPath names", []string{"tool/h/pre-commit"}, []string{"tool/h"}},
+		{"plain files", []string{"a.txt", "src/b.go", "build/out/x"}, nil, nil},
+		{"a commit in the workspace's repository", []string{".git/objects/ab/cd", ".git/objects/ef/01", ".git/refs/heads/main", ".git/index", ".git/logs/HEAD", ".git/HEAD"}, nil, nil},
+		{"src/hooks and a config directory", []string{"src/hooks/useX.ts", "config/app.yaml"}, nil, nil},
+		{"the repository's config", []string{".git/config"}, nil, []string{".git/config"}},
+		{"a hook of the repository", []string{".git/hooks/pre-commit"}, nil, []string{".git/hooks"}},
+		{"a new repository", []string{"sub/.git/HEAD", "sub/x"}, nil, []string{"sub/.git"}},
+		{"the repository replaced", []string{".git/HEAD"}, []string{".git"}, []string{".git"}},
+		{"a directory replaced by a new repository's insides", []string{"old/objects/x"}, []string{"old"}, []string{"old/objects"}},
+		{"case folded", []string{"x/.GIT/config"}, nil, []string{"x/.GIT"}},
+		{"a bare repository's names", []string{"cache/evil/HEAD", "cache/evil/objects/x"}, nil, []string{"cache/evil/objects"}},
+		{"HEAD made in a directory", []string{"src/HEAD"}, nil, nil},
+		{"HEAD made beside objects and refs", []string{"half/HEAD"}, nil, []string{"half/HEAD"}},
+		{"a .git pointer file", []string{"src/.git"}, nil, []string{"src/.git"}},
+		{"mercurial and jj", []string{"a/.hg/hgrc", "b/.jj/repo/config.toml"}, nil, []string{"a/.hg", "b/.jj"}},
+		{"jj's config in its directory", []string{"lib/.jj/repo/config.toml"}, nil, []string{"lib/.jj/repo/config.toml"}},
+		{"config.toml elsewhere", []string{"Cargo/config.toml", "hugo/config.toml"}, nil, nil},
+		{"a hooks directory core.hooksPath names", []string{"tool/h/pre-commit"}, nil, []string{"tool/h"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,7 +257,10 @@ func TestOverlaySuspects(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(upper, f)), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(upper, f), nil, 0o644))
 			}
-			g := &hostGuard{before: before}
+			for _, d := range tc.opaque {
+				require.NoError(t, unix.Setxattr(filepath.Join(upper, d), "user.overlay.opaque", []byte("y"), 0))
+			}
+			g := &hostGuard{ws: ws, before: before}
 			assert.ElementsMatch(t, tc.want, g.suspects(upper))
 		})
 	}

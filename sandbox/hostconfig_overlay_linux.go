@@ -165,3 +165,14 @@ func viewLister(upper string, lower int) func(rel, abs string) ([]dirEnt, error)
 		return dirEntsOf(des), nil
 	}
 }
+
+// overlayOpaque reports whether the upper directory dir is opaque, and
+// fails closed (opaque) when its attribute cannot be read.
+func overlayOpaque(dir string) bool {
+	var b [2]byte
+	n, err := unix.Lgetxattr(dir, "user.overlay.opaque", b[:])
+	if errors.Is(err, unix.ENODATA) {
+		return false
+	}
+	return err != nil || n != 1 || b[0] == 'y'
+}
