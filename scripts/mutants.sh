@@ -77,6 +77,12 @@ mutant "overlay merge: workspace symlinks followed" \
 	sandbox/overlaymerge_linux.go 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC' \
 	sandbox/overlaymerge_linux.go 'if present && (wst.Mode&unix.S_IFMT != unix.S_IFDIR || m.opaque(d.fd)) {' 'if present && m.opaque(d.fd) {'
 
+# A repository the command made would then be taken for one the
+# workspace had, and applied without the check.
+mutant "overlay: a new directory named like a repository's taken for a merged one" \
+	"./sandbox" "HostConfig|TestOverlaySuspects" \
+	sandbox/hostconfig_overlay.go $'if err != nil || !fi.IsDir() {\n\t\treturn false\n\t}\n\treturn !overlayOpaque' $'if err != nil || !fi.IsDir() {\n\t\treturn true\n\t}\n\treturn !overlayOpaque'
+
 # On the merged view every file shows the overlay's device: compared with
 # it, a user's own hooks and config would all look made by the command,
 # and be set aside.
