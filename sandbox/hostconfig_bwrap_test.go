@@ -79,6 +79,12 @@ func TestBwrapHostConfigNeutralised(t *testing.T) {
 		{name: "hooks directory named by core.hooksPath",
 			script: "git init -q tool && mkdir tool/h && printf '#!/bin/sh\\n" + touch + "\\n' > tool/h/pre-commit && chmod +x tool/h/pre-commit && git -C tool config core.hooksPath h",
 			gitIn:  "tool", gitCmd: []string{"commit", "-q", "--allow-empty", "-m", "x"}, want: []string{"tool/.git/config"}},
+		{name: "repository without a config, a hook only",
+			script: "mkdir -p cache/raw/objects cache/raw/refs/heads cache/raw/hooks && printf 'ref: refs/heads/main\\n' > cache/raw/HEAD && " +
+				"printf 'x\\n' | git --git-dir=cache/raw hash-object -w --stdin >/dev/null && " +
+				"printf '#!/bin/sh\\n" + touch + "\\n' > cache/raw/hooks/reference-transaction && chmod +x cache/raw/hooks/reference-transaction",
+			gitIn: "cache/raw", gitCmd: []string{"update-ref", "refs/tags/y", "587be6b4c3f93f93c489c0111bba5596147a26cb"},
+			want: []string{"cache/raw/hooks/reference-transaction"}},
 		{name: "alias and include",
 			script: "git init -q al && printf '[core]\\n\\tfsmonitor = " + touch + "\\n' > inc.cfg && git -C al config include.path ../../inc.cfg",
 			gitIn:  "al", gitCmd: []string{"status"}, want: []string{"al/.git/config"}},
