@@ -187,8 +187,11 @@ var (
 // that cannot be read whole is all suspect.
 func (g *hostGuard) suspects(upper string) []string {
 	var out []string
-	var walk func(rel string, vcs string)
-	walk = func(rel, vcs string) {
+	// merged: rel is a directory the workspace has (a real one, as are all
+	// above it: a symbolic link there is never looked through) and the
+	// command did not replace; below one that is not, everything is new.
+	var walk func(rel, vcs string, merged bool)
+	walk = func(rel, vcs string, merged bool) {
 		ents, err := os.ReadDir(filepath.Join(upper, rel))
 		if err != nil {
 			out = append(out, rel)
@@ -197,7 +200,8 @@ func (g *hostGuard) suspects(upper string) []string {
 		for _, e := range ents {
 			r := filepath.Join(rel, e.Name())
 			name := strings.ToLower(e.Name())
-			if g.before.inHooksDir(r) || g.suspectName(upper, r, name, e, vcs) {
+			sub := merged && e.IsDir() && g.mergedDir(upper, r)
+			if g.before.inHooksDir(r) || g.suspectName(r, name, e, vcs, merged, sub) {
 				out = append(out, r)
 				continue
 			}
@@ -206,25 +210,29 @@ func (g *hostGuard) suspects(upper string) []string {
 				if name == ".hg" || name == ".jj" {
 					inner = name
 				}
-				walk(r, inner)
+				walk(r, inner, sub)
 			}
 		}
 	}
-	walk(".", "")
+	walk(".", "", true)
 	return out
 }
 
 // suspectName reports whether upper entry rel (name lower-cased, inside
-// the version-control directory vcs, "" none) calls for the check by its
-// name alone.
-func (g *hostGuard) suspectName(upper, rel, name string, e fs.DirEntry, vcs string) bool {
+// the version-control directory vcs, "" none; in a merged directory or
+// not, itself a merged directory or not) calls for the check by its name
+// alone.
+func (g *hostGuard) suspectName(rel, name string, e fs.DirEntry, vcs string, inMerged, merged bool) bool {
 	if e.IsDir() {
-		return vcsDirNames[name] && !g.mergedDir(upper, rel)
+		return vcsDirNames[name] && !merged
 	}
 	if name == "head" {
 		// A new HEAD beside objects and refs (or commondir) the directory
-		// already had makes it a repository; those made with it are
-		// suspects of their own.
+		// already had makes it a repository; in a new directory, those
+		// made with it are suspects of their own.
+		if !inMerged {
+			return false
+		}
 		if _, err := os.Lstat(filepath.Join(g.ws, rel)); err == nil {
 			return false
 		}
@@ -237,9 +245,9 @@ func (g *hostGuard) suspectName(upper, rel, name string, e fs.DirEntry, vcs stri
 	return vcsFileNames[name] || (vcsOwnFiles[name] != "" && vcsOwnFiles[name] == vcs)
 }
 
-// mergedDir reports whether the upper directory rel is merged with a
-// directory the workspace already has (not made by the command, nor
-// replacing what was there: opaque).
+// mergedDir reports whether the upper directory rel, in a merged
+// directory, is merged with a directory the workspace already has (not
+// made by the command, nor replacing what was there: opaque).
 func (g *hostGuard) mergedDir(upper, rel string) bool {
 	fi, err := os.Lstat(filepath.Join(g.ws, rel))
 	if err != nil || !fi.IsDir() {

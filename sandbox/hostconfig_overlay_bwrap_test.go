@@ -225,6 +225,7 @@ func TestOverlaySuspects(t *testing.T) {
 	for _, f := range []string{".git/HEAD", ".git/config", "README"} {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
 	}
+	require.NoError(t, os.Symlink(".git", filepath.Join(ws, "x")))
 	before := &hostSnapshot{hookDirs: map[string]bool{"tool/h": true, ".git/hooks": true}}
 	tests := []struct {
 		name   string
@@ -249,6 +250,10 @@ func TestOverlaySuspects(t *testing.T) {
 		{"jj's config in its directory", []string{"lib/.jj/repo/config.toml"}, nil, []string{"lib/.jj/repo/config.toml"}},
 		{"config.toml elsewhere", []string{"Cargo/config.toml", "hugo/config.toml"}, nil, nil},
 		{"a hooks directory core.hooksPath names", []string{"tool/h/pre-commit"}, nil, []string{"tool/h"}},
+		// x was a symbolic link to the repository's .git, which the command
+		// replaced by a directory of its own: nothing below it is merged.
+		{"a repository where a link to one was", []string{"x/objects/y", "x/refs/heads/m", "x/HEAD", "x/hooks/post-checkout"}, []string{"x"}, []string{"x/objects", "x/refs", "x/hooks"}},
+		{"below a link the command replaced, unmarked", []string{"x/objects/y"}, nil, []string{"x/objects"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
