@@ -347,26 +347,33 @@ func (q *quarantine) open() error {
 // what the host would run must not stay.
 func (q *quarantine) setAside(rel string) string {
 	src := filepath.Join(q.ws, rel)
-	err := q.open()
-	if err == nil {
-		dst := filepath.Join(q.dir, rel)
-		if err = os.MkdirAll(filepath.Dir(dst), 0o700); err == nil {
-			err = os.Rename(src, dst)
-			if errors.Is(err, syscall.EXDEV) {
-				if err = copyTree(src, dst); err == nil {
-					err = os.RemoveAll(src)
-				}
-			}
-			defang(dst)
-		}
-	}
-	if err != nil {
+	if err := q.moveIn(src, rel); err != nil {
 		if rerr := os.RemoveAll(src); rerr != nil {
 			return fmt.Sprintf("could NOT be removed (%v)", rerr)
 		}
 		return fmt.Sprintf("removed (could not be kept: %v)", err)
 	}
 	return "set aside"
+}
+
+// moveIn moves src into the quarantine as rel, by a rename or, across
+// file systems, a copy, and takes the execute bits off what it kept.
+func (q *quarantine) moveIn(src, rel string) error {
+	if err := q.open(); err != nil {
+		return err
+	}
+	dst := filepath.Join(q.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	err := os.Rename(src, dst)
+	if errors.Is(err, syscall.EXDEV) {
+		if err = copyTree(src, dst); err == nil {
+			err = removeAllWritable(src)
+		}
+	}
+	defang(dst)
+	return err
 }
 
 // keep stores the version of rel the command left, before it is stripped.

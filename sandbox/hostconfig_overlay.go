@@ -310,25 +310,6 @@ func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res
 	q.manifest(res.HostConfig)
 }
 
-// moveIn moves src (outside the workspace) into the quarantine as rel.
-func (q *quarantine) moveIn(src, rel string) error {
-	if err := q.open(); err != nil {
-		return err
-	}
-	dst := filepath.Join(q.dir, rel)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return err
-	}
-	err := os.Rename(src, dst)
-	if err != nil {
-		if err = copyTree(src, dst); err == nil {
-			err = removeAllWritable(src)
-		}
-	}
-	defang(dst)
-	return err
-}
-
 // viewChecker is viewCheck; a test makes it fail.
 var viewChecker = viewCheck
 

@@ -42,7 +42,7 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 		t.Run(fmt.Sprintf("overlay=%v", overlay), func(t *testing.T) {
 			run := *sb
 			run.overlay = overlay
-			ws := canonical(t, t.TempDir())
+			ws := mustEval(t, t.TempDir())
 			require.NoError(t, os.WriteFile(filepath.Join(ws, "kept"), []byte("old\n"), 0o644))
 			// The command and the test meet in the workspace's cache, which
 			// both see as it is (a bind mount, not the overlay).
@@ -99,7 +99,7 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 // user's own repository, and nothing of it is called host config.
 func TestBwrapOverlayOrdinaryWork(t *testing.T) {
 	sb := overlayOn(t, newBwrap(t, Config{}).(*bwrapSandbox))
-	ws := canonical(t, t.TempDir())
+	ws := mustEval(t, t.TempDir())
 	newRepo(t, ws)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src", "old"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "a.txt"), []byte("a\n"), 0o644))
@@ -149,7 +149,7 @@ git log --oneline | wc -l`
 func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	state := t.TempDir()
 	cfg := Config{CacheDir: filepath.Join(state, "sandbox-cache")}
-	ws := canonical(t, t.TempDir())
+	ws := mustEval(t, t.TempDir())
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "kept"), []byte("old\n"), 0o644))
 	before := takeHostSnapshot(ws, 0, true, nil)
 	ov, err := cfg.newOverlay(ws)
@@ -188,7 +188,7 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 	state := t.TempDir()
 	cfg := Config{CacheDir: filepath.Join(state, "sandbox-cache")}
-	ws := canonical(t, t.TempDir())
+	ws := mustEval(t, t.TempDir())
 	ov, err := cfg.newOverlay(ws)
 	require.NoError(t, err)
 	upper := filepath.Join(ov, "upper")
@@ -218,7 +218,7 @@ func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 // repository (.git with its objects, refs, HEAD, hooks), src/hooks and a
 // config directory; the upper layers are as overlayfs leaves them.
 func TestOverlaySuspects(t *testing.T) {
-	ws := canonical(t, t.TempDir())
+	ws := mustEval(t, t.TempDir())
 	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/hooks", "src/hooks", "config", "lib/.jj/repo", "old", "half/objects", "half/refs"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
@@ -263,20 +263,12 @@ func TestOverlaySuspects(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(upper, f), nil, 0o644))
 			}
 			for _, d := range tc.opaque {
-				require.NoError(t, unix.Setxattr(filepath.Join(upper, d), "user.overlay.opaque", []byte("y"), 0))
+				require.NoError(t, unix.Setxattr(filepath.Join(upper, d), ovlOpaque, []byte("y"), 0))
 			}
 			g := &hostGuard{ws: ws, before: before}
 			assert.ElementsMatch(t, tc.want, g.suspects(upper))
 		})
 	}
-}
-
-// canonical is dir with its symbolic links resolved, as a workspace is.
-func canonical(t *testing.T, dir string) string {
-	t.Helper()
-	real, err := filepath.EvalSymlinks(dir)
-	require.NoError(t, err)
-	return real
 }
 
 // TestOverlaySweptWithoutSnapshot: overlays of dead runs that no
@@ -286,7 +278,7 @@ func canonical(t *testing.T, dir string) string {
 func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	state := t.TempDir()
 	cfg := Config{CacheDir: filepath.Join(state, "sandbox-cache")}
-	ws := canonical(t, t.TempDir())
+	ws := mustEval(t, t.TempDir())
 	dead := exec.Command("true")
 	require.NoError(t, dead.Run())
 	orphan := func(name string) string {

@@ -170,7 +170,7 @@ func viewLister(upper string, lower int) func(rel, abs string) ([]dirEnt, error)
 // fails closed (opaque) when its attribute cannot be read.
 func overlayOpaque(dir string) bool {
 	var b [2]byte
-	n, err := unix.Lgetxattr(dir, "user.overlay.opaque", b[:])
+	n, err := unix.Lgetxattr(dir, ovlOpaque, b[:])
 	if errors.Is(err, unix.ENODATA) {
 		return false
 	}
