@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -335,8 +334,6 @@ func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]dirEnt, erro
 	g.check(&r)
 	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
 }
-
-func encodeViewResult(r viewResult) ([]byte, error) { return json.Marshal(r) }
 
 // sweepOverlays applies, into out, the overlays of runs in ws (every
 // workspace for ws "") whose process is gone and whose snapshot's file did not name them

@@ -94,7 +94,7 @@ func helperHostCheck(stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
 		return 1
 	}
-	b, err := encodeViewResult(runViewCheck(req, viewLister(filepath.Join(req.Overlay, "upper"), lower)))
+	b, err := json.Marshal(runViewCheck(req, viewLister(filepath.Join(req.Overlay, "upper"), lower)))
 	if err == nil {
 		_, err = stdout.Write(b)
 	}
