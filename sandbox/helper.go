@@ -23,6 +23,10 @@ const (
 	// helperHostCheckName runs the host-config check on a run's merged
 	// view (hostconfig_overlay.go); it runs on the host, never in a sandbox.
 	helperHostCheckName = "custos-sandbox-hostcheck"
+	// pid1Marker, as the first argument, makes the binary the sandbox's
+	// PID 1 when there is no mount step (helperPid1). The helper binary is
+	// bound at one path, so the marker, not argv[0], says which job.
+	pid1Marker = "custos-sandbox-pid1"
 )
 
 // helperWired records that this process' main() called MaybeRunHelper, so
@@ -38,6 +42,9 @@ var helperWired atomic.Bool
 func MaybeRunHelper() {
 	if len(os.Args) > 1 && os.Args[1] == mountStepMarker {
 		os.Exit(mountStepWithoutConstructor(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == pid1Marker && os.Getpid() == 1 {
+		os.Exit(helperPid1(os.Args[2:]))
 	}
 	switch filepath.Base(os.Args[0]) {
 	case helperInitName:

@@ -31,8 +31,9 @@ import (
 // bubblewrap mounted is locked in it: no process there can unmount or
 // uncover it), makes the mounts, makes the root read-only, sets the
 // rlimits, drops every capability (ambient, bounding, effective, permitted,
-// inheritable, then checks), loads the seccomp filter, and execs the
-// command. Anything that fails before the exec is written to the status
+// inheritable, then checks), loads the seccomp filter, closes every
+// descriptor it inherited, and, as the sandbox's PID 1, forks the command
+// and reaps until it ends (cm_init). Anything that fails before the exec is written to the status
 // pipe and the command does not run. The worker probes the step once
 // (probeMountStep); without cgo, on a kernel without the new mount API
 // (before 5.12), or when the probe fails, bubblewrap makes these mounts as

@@ -27,7 +27,9 @@ package sandbox
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 // The new mount API's numbers are the same on every architecture Go
@@ -49,6 +51,9 @@ package sandbox
 #endif
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
 #endif
 
 #define CM_OPEN_TREE_CLONE 1
@@ -286,6 +291,50 @@ static void cm_exec(char **argv, char **envp) {
 	_exit(err == ENOENT ? 127 : 126);
 }
 
+// cm_close_inherited closes every descriptor but the standard three and
+// the status pipe (close-on-exec): whatever the worker inherited from its
+// own parent and bubblewrap passed on (a pipe, a socket, a file of the
+// host) must not reach the command. close_range is older (Linux 5.9) than
+// mount_setattr (5.12), which the step needs anyway.
+static void cm_close_inherited(void) {
+	if ((cm_status > 3 && syscall(SYS_close_range, 3, cm_status - 1, 0) != 0) ||
+	    syscall(SYS_close_range, cm_status + 1, ~0U, 0) != 0)
+		cm_fail("close the inherited descriptors", NULL);
+}
+
+// cm_init makes the step the sandbox's PID 1 (bubblewrap runs it as PID 1,
+// --as-pid-1): it forks the command and reaps whatever is orphaned in the
+// namespace until the command ends, then exits with the command's status
+// (128+N for signal N, as bubblewrap's own init reports it), and the
+// kernel kills what is left. Its own init would stay in the mount
+// namespace bubblewrap built, where the workspace is the host's, not the
+// overlay, and the overlay's layers are not covered: every process the
+// command can see is in its own namespace, and this one is not dumpable,
+// so its /proc entries (cwd, root, exe, fd, environ, mem, map_files) are
+// closed to the command, which holds no capability.
+static void cm_init(char **argv, char **envp) {
+	cm_close_inherited();
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) cm_fail("make the sandbox's init undumpable", NULL);
+	pid_t child = fork();
+	if (child < 0) cm_fail("start the command", NULL);
+	if (child == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		cm_exec(argv, envp); // dumpable again once it execs
+	}
+	// Only the command's copy of the status pipe may be left: it closes
+	// on the exec, and the host reads the pipe to its end.
+	close(cm_status);
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, __WALL);
+		if (p == child && WIFEXITED(st)) _exit(WEXITSTATUS(st));
+		if (p == child && WIFSIGNALED(st)) _exit(128 + WTERMSIG(st));
+		if (p < 0 && errno == ECHILD) _exit(125);
+	}
+}
+
 // argv: BINARY custos-sandbox-mounts PLANFD STATUSFD SECCOMPFD EXEFD -- CMD...
 // The plan is NUL-terminated records: a letter, then a path or, for 'V',
 // NAME=VALUE of the command's environment; the last is "Z", the end.
@@ -357,7 +406,7 @@ __attribute__((constructor)) static void custos_sandbox_mounts(int argc, char **
 	env[k] = NULL;
 	cm_drop_caps();
 	if (secfd >= 0) cm_seccomp(secfd);
-	cm_exec(argv + 7, env);
+	cm_init(argv + 7, env);
 }
 */
 import "C"

@@ -58,6 +58,11 @@ type bwrapProfile struct {
 	// Command is what runs in the sandbox (the request's argv behind
 	// prlimit); the proxy's helper goes in front of it when Proxy is set.
 	Command []string
+	// Pid1, without the step, is the custos binary (bound at sbHelper)
+	// that runs as the sandbox's PID 1 in bubblewrap's place (helperPid1):
+	// bubblewrap's own init is dumpable and outside the seccomp filter,
+	// so a command could write its memory and run code past the filter.
+	Pid1 string
 	// Limits, with the step, are the rlimits the step sets before it execs
 	// the command, which is then the request's argv alone (one exec less
 	// than prlimit's); nil: prlimit in Command sets them.
@@ -156,8 +161,11 @@ func bwrapArgs(p bwrapProfile) []string {
 		"--disable-userns", "--cap-drop", "ALL",
 	}
 	if p.Step {
-		// For the mount step alone, which drops them before the command.
-		a = append(a, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
+		// The step is the sandbox's PID 1 (cm_init): bubblewrap's own init
+		// would stay, dumpable, in the mount namespace where the workspace
+		// is the host's. The capabilities are for the step alone, which
+		// drops them before the command.
+		a = append(a, "--as-pid-1", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
 		if p.Overlay != "" {
 			// overlayfs works in its work directory with its mounter's
 			// credentials, through directories it makes mode 000.
@@ -183,6 +191,8 @@ func bwrapArgs(p bwrapProfile) []string {
 			"--ro-bind", p.Proxy.Helper, sbHelper,
 			"--bind", p.Proxy.Socket, sbProxySock,
 		)
+	} else if p.Pid1 != "" && !p.Step {
+		a = append(a, "--ro-bind", p.Pid1, sbHelper)
 	}
 	a = append(a, mountArgs(p.Toolchain)...)
 	if p.Step && p.Overlay != "" {
@@ -220,6 +230,10 @@ func bwrapArgs(p bwrapProfile) []string {
 	a = append(a, masks...)
 	if p.Seccomp {
 		a = append(a, seccompArgs(fdSeccomp)...)
+	}
+	if p.Pid1 != "" {
+		a = append(a, "--as-pid-1", "--")
+		return append(append(a, sbHelper, pid1Marker, "--"), command...)
 	}
 	a = append(a, "--")
 	return append(a, command...)
@@ -355,6 +369,8 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *d
 	if b.step != nil {
 		l := b.cfg.limits()
 		p.Step, p.Limits, p.Command = true, &l, req.Argv
+	} else if p.Pid1, err = helperExecutable(); err != nil {
+		return p, pool, fmt.Errorf("sandbox: the sandbox's PID 1: %w", err)
 	}
 	proxyAddr := ""
 	if p.Proxy != nil {

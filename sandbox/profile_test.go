@@ -142,6 +142,14 @@ func TestBwrapArgs(t *testing.T) {
 				p.Proxy, p.Protected, p.Masks, p.MaskSources = proxy, protected, readDeny, src
 			},
 			cat(head, proxyMnt, ws, readDenyPins, protectedArgs, rootRO, readDenyMasks, seccomp, proxyCommand)},
+		{"without the step, custos' PID 1 in bubblewrap's init's place",
+			func(p *bwrapProfile) { p.Pid1 = "/opt/custos/worker" },
+			cat(head, []string{"--ro-bind", "/opt/custos/worker", "/run/custos/custos-sandbox-init"}, ws, rootRO, seccomp,
+				[]string{"--as-pid-1", "--", "/run/custos/custos-sandbox-init", "custos-sandbox-pid1"}, command)},
+		{"custos' PID 1 and the proxy: one binary, PID 1 in front of the bridge",
+			func(p *bwrapProfile) { p.Proxy, p.Pid1 = proxy, "/opt/custos/worker" },
+			cat(head, proxyMnt, ws, rootRO, seccomp,
+				[]string{"--as-pid-1", "--", "/run/custos/custos-sandbox-init", "custos-sandbox-pid1"}, proxyCommand)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,6 +158,18 @@ func TestBwrapArgs(t *testing.T) {
 			assert.Equal(t, tc.want, bwrapArgs(p))
 		})
 	}
+}
+
+// With the mount step, the step is the sandbox's PID 1 (--as-pid-1), holds
+// the capabilities it drops before the command, and runs the command
+// behind itself.
+func TestBwrapArgsStep(t *testing.T) {
+	got := bwrapArgs(bwrapProfile{Workspace: "/w", TmpSize: 5, Step: true, Seccomp: true, Command: []string{"make"}})
+	i := slices.Index(got, "--cap-drop")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, []string{"--cap-drop", "ALL", "--as-pid-1", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--json-status-fd"}, got[i:i+8])
+	assert.Equal(t, []string{"--chdir", "/w", "--", "/proc/self/fd/9", "custos-sandbox-mounts", "7", "8", "6", "9", "--", "make"}, got[len(got)-11:])
+	assert.NotContains(t, got, "--remount-ro", "the step makes the root read-only itself")
 }
 
 // The tmpfs size and the workspace come from the profile (not from the
@@ -233,7 +253,9 @@ func TestPlanProfile(t *testing.T) {
 
 	// Breadth first: the root's entries, the root's placeholders, then sub/.
 	var placeholders []bwrapMount
-	for _, n := range []string{".git", ".idea", ".zed", ".devcontainer", ".claude", ".cursor", ".codex", ".gemini", ".custos", ".mcp.json"} {
+	for _, n := range []string{".git", ".idea", ".zed", ".devcontainer", ".claude", ".cursor", ".codex", ".gemini", ".custos",
+		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+		".gitconfig", ".ripgreprc", ".mcp.json", ".claude.json"} {
 		placeholders = append(placeholders, bwrapMount{mountEmpty, "", at(n)})
 	}
 	assert.Equal(t, cat(
