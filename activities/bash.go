@@ -66,7 +66,7 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	// would show them.
 	combined := &combinedOutput{keep: max}
 	res, err := t.runHeartbeating(ctx, cmd.sandboxRequest(req, combined, max), cmd.command, combined)
-	if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" {
+	if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" || len(res.Withheld) > 0 {
 		// Logged whatever comes next: a cancelled activity's result is lost.
 		t.log().Warn("tool Bash: host config neutralised", "job", req.JobID, "call", req.CallID,
 			"changes", hostConfigLines(res), "kept", res.HostConfigKept, "unchecked", res.HostConfigUnchecked)
@@ -207,6 +207,9 @@ func hostConfigLines(res sandbox.Result) []string {
 	}
 	if res.HostConfigUnchecked != "" {
 		out = append(out, res.HostConfigUnchecked)
+	}
+	for _, c := range res.Withheld {
+		out = append(out, "not applied as written: "+c.String())
 	}
 	return out
 }

@@ -43,24 +43,19 @@ var (
 type Name struct {
 	Name string
 	Rule *Rule
-	// Home marks names only read from a home directory (shell start-up
-	// files, ~/.gitconfig, ~/.ripgreprc, ~/.claude.json). Present ones are
-	// protected everywhere; a missing one gets a placeholder only when the
-	// workspace is a home directory (see sandbox's placeholders).
-	Home bool
 }
 
 // Files are file names protected wherever they appear in the
 // workspace: at least what Anthropic's sandbox-runtime protects by default
 // (its DANGEROUS_FILES), plus the other start-up files of bash and zsh.
 var Files = []Name{
-	{".bashrc", &ShellStartup, true}, {".bash_profile", &ShellStartup, true}, {".bash_login", &ShellStartup, true},
-	{".bash_logout", &ShellStartup, true}, {".profile", &ShellStartup, true},
-	{".zshrc", &ShellStartup, true}, {".zshenv", &ShellStartup, true}, {".zprofile", &ShellStartup, true},
-	{".zlogin", &ShellStartup, true}, {".zlogout", &ShellStartup, true},
-	{".gitconfig", &GitConfigFile, true}, {".gitmodules", &GitConfigFile, false},
-	{".ripgreprc", &ToolConfig, true},
-	{".mcp.json", &MCPServers, false}, {".claude.json", &MCPServers, true},
+	{".bashrc", &ShellStartup}, {".bash_profile", &ShellStartup}, {".bash_login", &ShellStartup},
+	{".bash_logout", &ShellStartup}, {".profile", &ShellStartup},
+	{".zshrc", &ShellStartup}, {".zshenv", &ShellStartup}, {".zprofile", &ShellStartup},
+	{".zlogin", &ShellStartup}, {".zlogout", &ShellStartup},
+	{".gitconfig", &GitConfigFile}, {".gitmodules", &GitConfigFile},
+	{".ripgreprc", &ToolConfig},
+	{".mcp.json", &MCPServers}, {".claude.json", &MCPServers},
 }
 
 // Dirs are directory names protected, with everything below them,
@@ -69,11 +64,11 @@ var Files = []Name{
 // .vscode, .idea and parts of .claude; all of .claude holds hooks too), and
 // custos' own settings.
 var Dirs = []Name{
-	{".vscode", &EditorConfig, false}, {".idea", &EditorConfig, false}, {".zed", &EditorConfig, false},
-	{".devcontainer", &EditorConfig, false},
-	{".claude", &AgentConfig, false}, {".cursor", &AgentConfig, false}, {".codex", &AgentConfig, false},
-	{".gemini", &AgentConfig, false},
-	{".custos", &Custos, false},
+	{".vscode", &EditorConfig}, {".idea", &EditorConfig}, {".zed", &EditorConfig},
+	{".devcontainer", &EditorConfig},
+	{".claude", &AgentConfig}, {".cursor", &AgentConfig}, {".codex", &AgentConfig},
+	{".gemini", &AgentConfig},
+	{".custos", &Custos},
 }
 
 // GitDir is the entry git looks for: a repository directory, or a

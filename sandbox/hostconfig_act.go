@@ -480,6 +480,13 @@ func (r Result) HostConfigNote() string {
 	if r.HostConfigUnchecked != "" {
 		parts = append(parts, r.HostConfigUnchecked)
 	}
+	if len(r.Withheld) > 0 {
+		items := make([]string, len(r.Withheld))
+		for i, c := range r.Withheld {
+			items[i] = c.String()
+		}
+		parts = append(parts, "custos did not apply all this command wrote as it left it: "+strings.Join(items, "; "))
+	}
 	if r.Unmerged != "" {
 		parts = append(parts, r.Unmerged)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // Deferred visibility (issue 17 §3). The check after a command
@@ -273,6 +275,7 @@ func (g *hostGuard) finishOverlay(res *Result) {
 	if _, err := os.Lstat(upper); errors.Is(err, fs.ErrNotExist) {
 		return // removed meanwhile (by hand): nothing of it to apply
 	}
+	g.withholdProtected(upper, res)
 	if sus := g.suspects(upper); len(sus) > 0 {
 		r, err := viewChecker(g)
 		if err != nil {
@@ -281,11 +284,77 @@ func (g *hostGuard) finishOverlay(res *Result) {
 			res.HostConfig, res.HostConfigKept, res.HostConfigUnchecked = r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked
 		}
 	}
-	if _, err := mergeUpper(upper, g.ws); err != nil {
+	if err := g.merge(upper, res); err != nil {
 		res.Unmerged = fmt.Sprintf("custos could not apply all the command wrote to the workspace (%v); what is left of it is kept in %s", err, upper)
 		return
 	}
 	g.overlays.give(g.ws, g.overlay) // nil pool: removed
+}
+
+// merge applies upper to the workspace (mergeUpper) and says in res what
+// it did not apply as the command left it.
+func (g *hostGuard) merge(upper string, res *Result) error {
+	st, err := mergeUpper(upper, g.ws)
+	for _, rel := range st.SetID {
+		res.Withheld = append(res.Withheld, HostConfigChange{Path: rel, What: "set-uid or set-gid",
+			Action: "applied without its set-uid and set-gid bits (on the host it would run with the worker's rights)"})
+	}
+	for _, rel := range st.Special {
+		res.Withheld = append(res.Withheld, HostConfigChange{Path: rel, What: "fifo or socket",
+			Action: "not applied (a tool on the host that opens a fifo waits forever)"})
+	}
+	return err
+}
+
+// withholdProtected sets aside, before anything of upper is applied,
+// every entry the command made at a protected name (protected.Files and
+// protected.Dirs, wherever they appear down to protectedSearchDepth, as
+// planProtected protects those that exist; node_modules and git
+// directories are the plan's and the check's): those that exist are
+// mounted read-only and those missing at the root are held by
+// placeholders, so what is found here is a name that did not exist
+// where the command made it. It is kept in the quarantine, never
+// applied.
+func (g *hostGuard) withholdProtected(upper string, res *Result) {
+	var q *quarantine
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		ents, err := os.ReadDir(filepath.Join(upper, rel))
+		if err != nil {
+			return // what cannot be read here, the merge reports
+		}
+		for _, e := range ents {
+			r := filepath.Join(rel, e.Name())
+			name := strings.ToLower(e.Name())
+			rule := protected.Lookup(name)
+			switch {
+			case rule != nil:
+				if q == nil {
+					q = &quarantine{root: g.qroot, ws: g.ws}
+				}
+				res.Withheld = append(res.Withheld, HostConfigChange{Path: r, What: rule.Name + " the command created", Action: withhold(q, upper, r)})
+			case e.IsDir() && depth < protectedSearchDepth && name != "node_modules" && name != protected.GitDir:
+				walk(r, depth+1)
+			}
+		}
+	}
+	walk(".", 1)
+	if q != nil && q.dir != "" {
+		q.manifest(res.Withheld)
+	}
+}
+
+// withhold moves the upper entry rel into q, or removes it when it cannot
+// be kept, and says which.
+func withhold(q *quarantine, upper, rel string) string {
+	err := q.moveIn(filepath.Join(upper, rel), rel)
+	if err == nil {
+		return "set aside, not applied: kept in " + filepath.Join(q.dir, rel)
+	}
+	if rerr := removeAllWritable(filepath.Join(upper, rel)); rerr != nil {
+		return fmt.Sprintf("could NOT be withheld (%v)", rerr)
+	}
+	return fmt.Sprintf("not applied and removed: it could not be kept (%v)", err)
 }
 
 // setAsideUnchecked moves the suspect entries of upper into the quarantine
@@ -356,10 +425,11 @@ func (c Config) sweepOverlays(ws string, out *Result) {
 		g := &hostGuard{ws: owner, before: &hostSnapshot{hookDirs: map[string]bool{}}, qroot: c.quarantineDir(), overlay: dir}
 		upper := filepath.Join(dir, "upper")
 		var r Result
+		g.withholdProtected(upper, &r)
 		if sus := g.suspects(upper); len(sus) > 0 {
 			g.setAsideUnchecked(upper, sus, errors.New("its command was interrupted before its snapshot was kept"), &r)
 		}
-		if _, err := mergeUpper(upper, owner); err == nil {
+		if err := g.merge(upper, &r); err == nil {
 			_ = removeAllWritable(dir)
 		}
 		out.addInterrupted(r)

@@ -277,6 +277,10 @@ func (out *Result) addInterrupted(r Result) {
 	if r.HostConfigKept != "" {
 		out.HostConfigKept = r.HostConfigKept
 	}
+	for _, ch := range r.Withheld {
+		ch.Action += " (left by an earlier command that was interrupted)"
+		out.Withheld = append(out.Withheld, ch)
+	}
 }
 
 // wsEntries are dir's entries named for ws (every workspace for ws "").

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -74,7 +75,23 @@ const (
 // (a directory moved whole counts once), Copied those recreated by the
 // cross-device fallback (directories included), Removed the whiteouts
 // applied.
-type mergeStats struct{ Entries, Renamed, Copied, Removed int }
+type mergeStats struct {
+	Entries, Renamed, Copied, Removed int
+	// SetID are the entries whose set-uid or set-gid bit was cleared,
+	// Special the fifos and sockets not applied (at most
+	// mergeMaxNamed each, relative to the roots).
+	SetID, Special []string
+}
+
+// mergeMaxNamed bounds the names mergeStats keeps of each kind.
+const mergeMaxNamed = 100
+
+// named adds rel to a list of mergeStats, up to mergeMaxNamed.
+func named(list *[]string, rel string) {
+	if len(*list) < mergeMaxNamed && !slices.Contains(*list, rel) {
+		*list = append(*list, rel)
+	}
+}
 
 // mergeUpper applies the overlay's upper layer (upper) to the workspace
 // ws (canonical, the overlay's lower layer), then leaves upper empty.
@@ -100,11 +117,17 @@ type mergeStats struct{ Entries, Renamed, Copied, Removed int }
 //
 // Entries move by rename; across mounts (EXDEV) they are copied instead:
 // files into a temporary name then renamed over the final one, symbolic
-// links recreated, fifos made anew, directories created and filled,
-// sockets skipped (their listener died with the command: the workspace
-// name is left as it was). Hard links among upper files survive a rename
-// but not the copy, which makes one file per name. Device nodes other
-// than whiteouts, which no sandboxed command can make, are refused.
+// links recreated, directories created and filled. Hard links among upper
+// files survive a rename but not the copy, which makes one file per name.
+//
+// Nothing set-id and nothing device-like leaves the sandbox: a file's
+// set-uid and set-gid bits are cleared before it moves (a set-uid file
+// would run with the worker's rights for whoever starts it on the host),
+// a directory keeps set-gid only where the kernel gives it (inside a
+// set-gid directory, or one the workspace had so); fifos and sockets are
+// not applied (a host tool opening a fifo would hang; a socket's listener
+// died with the command), and device nodes other than whiteouts, which no
+// sandboxed command can make, are refused. Each is named in the stats.
 //
 // A failure on one entry does not stop the rest: it is left in upper,
 // and the errors, each with the entry's path relative to the roots, are
@@ -317,6 +340,10 @@ func (m *merger) entry(up, ws int, rel, name string, dtype byte) {
 	var err error
 	switch st.Mode & unix.S_IFMT {
 	case 0:
+		if dtype == unix.DT_FIFO || dtype == unix.DT_SOCK {
+			err = m.dropSpecial(up, name, mergeRel(rel, name))
+			break
+		}
 		err = m.nonDir(up, ws, mergeRel(rel, name), name, &st)
 	case unix.S_IFCHR, unix.S_IFBLK:
 		if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
@@ -326,11 +353,58 @@ func (m *merger) entry(up, ws int, rel, name string, dtype byte) {
 		}
 	case unix.S_IFDIR:
 		err = m.dir(up, ws, rel, name, &st)
+	case unix.S_IFIFO, unix.S_IFSOCK:
+		err = m.dropSpecial(up, name, mergeRel(rel, name))
 	default:
 		err = m.nonDir(up, ws, mergeRel(rel, name), name, &st)
 	}
 	if err != nil {
 		m.fail(mergeRel(rel, name), err)
+	}
+}
+
+// dropSpecial removes a fifo or socket from upper instead of applying it:
+// the workspace keeps what it had under that name.
+func (m *merger) dropSpecial(up int, name, rel string) error {
+	m.tick()
+	if err := unix.Unlinkat(up, name, 0); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("remove a fifo or socket from the upper layer: %w", err)
+	}
+	named(&m.stats.Special, rel)
+	return nil
+}
+
+// clearSetID clears the set-uid and set-gid bits of the regular file name
+// in up (rel, st maybe not fetched yet) before it moves, keeping st true.
+func (m *merger) clearSetID(up int, name, rel string, st *unix.Stat_t) error {
+	if err := mergeStat(up, name, st); err != nil {
+		return fmt.Errorf("stat: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&setIDBits == 0 {
+		return nil
+	}
+	if err := m.chmodNoFollow(up, name, st.Mode&0o7777&^setIDBits); err != nil {
+		return fmt.Errorf("clear its set-uid and set-gid bits: %w", err)
+	}
+	st.Mode &^= setIDBits
+	named(&m.stats.SetID, rel)
+	return nil
+}
+
+// dirSetID gives the upper directory d the set-id bits it may keep: no
+// set-uid (it means nothing on a directory), and set-gid only where the
+// kernel would give it, inside a set-gid directory (parent, the upper
+// directory it is in), or where the workspace's directory has it already
+// (wsMode, 0 for none).
+func (m *merger) dirSetID(d *mergeUpperDir, parent int, wsMode uint32) {
+	keep := wsMode & unix.S_ISGID
+	var pst unix.Stat_t
+	if unix.Fstat(parent, &pst) == nil {
+		keep |= pst.Mode & unix.S_ISGID
+	}
+	if mode := d.meta.mode &^ setIDBits; mode|keep&d.meta.mode != d.meta.mode {
+		d.meta.mode = mode | keep&d.meta.mode
+		named(&m.stats.SetID, d.rel)
 	}
 }
 
@@ -361,6 +435,9 @@ func (m *merger) move(up, ws int, name string) error {
 func (m *merger) nonDir(up, ws int, rel, name string, st *unix.Stat_t) error {
 	// Stripped in upper, before it moves: a merge killed after the move
 	// could not find it again.
+	if err := m.clearSetID(up, name, rel, st); err != nil {
+		return err
+	}
 	if err := m.stripPath(up, name, rel, st); err != nil {
 		return err
 	}
@@ -425,6 +502,11 @@ func (m *merger) dir(up, ws int, rel, name string, st *unix.Stat_t) error {
 	} else if err != nil {
 		return fmt.Errorf("stat in the workspace: %w", err)
 	}
+	wsMode := uint32(0)
+	if present && wst.Mode&unix.S_IFMT == unix.S_IFDIR {
+		wsMode = wst.Mode
+	}
+	m.dirSetID(&d, up, wsMode)
 	if present && (wst.Mode&unix.S_IFMT != unix.S_IFDIR || m.opaque(d.fd)) {
 		// Replaced whole. The workspace side goes first, the opaque mark
 		// (with the other overlay xattrs, below) only after: a merge killed
@@ -589,6 +671,12 @@ func (m *merger) sanitize(fd int, rel string) (int, bool) {
 			return n, false
 		}
 		n++
+		if types[i] == unix.DT_FIFO || types[i] == unix.DT_SOCK {
+			if m.dropSpecial(fd, name, mergeRel(rel, name)) != nil {
+				return n, false
+			}
+			continue
+		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFCHR, unix.S_IFBLK:
 			if st.Mode&unix.S_IFMT == unix.S_IFBLK || st.Rdev != 0 {
@@ -606,7 +694,7 @@ func (m *merger) sanitize(fd int, rel string) (int, bool) {
 				return n, false
 			}
 		default:
-			if m.stripPath(fd, name, mergeRel(rel, name), &st) != nil {
+			if m.clearSetID(fd, name, mergeRel(rel, name), &st) != nil || m.stripPath(fd, name, mergeRel(rel, name), &st) != nil {
 				return n, false
 			}
 		}
@@ -620,6 +708,7 @@ func (m *merger) sanitizeDir(parent int, name, rel string, st *unix.Stat_t) (int
 		return 0, false
 	}
 	defer unix.Close(d.fd)
+	m.dirSetID(&d, parent, 0)
 	if m.stripFd(d.fd, true) != nil {
 		return 0, false
 	}

@@ -301,8 +301,9 @@ func TestBwrapProtectedPaths(t *testing.T) {
 	}
 }
 
-// A project directory gets placeholders for what a project's tools read;
-// .bashrc and friends only where a home directory's owner would read them.
+// Every protected name missing at the root gets a placeholder, the ones
+// only a home directory's owner reads too: a project directory may be
+// someone's home, or opened as one.
 func TestProtectedPlanHomeNames(t *testing.T) {
 	project := t.TempDir()
 	home := t.TempDir()
@@ -314,8 +315,8 @@ func TestProtectedPlanHomeNames(t *testing.T) {
 		}
 		return out
 	}
-	assert.Subset(t, holds(project), []string{".git", ".vscode", ".claude", ".custos", ".mcp.json", ".gitmodules"})
-	assert.NotContains(t, holds(project), ".bashrc")
+	assert.Subset(t, holds(project), []string{".git", ".vscode", ".claude", ".custos", ".mcp.json", ".gitmodules",
+		".bashrc", ".profile", ".zshrc", ".zshenv", ".gitconfig", ".ripgreprc", ".claude.json"})
 	assert.Subset(t, holds(home), []string{".git", ".vscode", ".bashrc", ".zshrc", ".gitconfig", ".claude.json"})
 	assert.NotContains(t, holds(home), ".profile", "present: bound read-only, not replaced")
 }

@@ -133,17 +133,18 @@ func (p *protectedPlan) walk(dirs *dirListings) {
 }
 
 // rootPlaceholders mounts a read-only empty directory for each protected
-// name the workspace root lacks. Names only read from a home directory get
-// one only when the workspace is one: in a project directory nothing reads a
-// new .bashrc, and every mount costs bubblewrap about a millisecond.
+// name the workspace root lacks, so that no command can create it: a
+// file as well as a directory, and the names only read from a home
+// directory (.bashrc, .gitconfig, .claude.json) whether or not the
+// workspace looks like one, since a workspace may be someone's home, or
+// be opened as one by a tool that reads them. An empty directory is
+// invisible to git status and stops a create, a rename or a link onto the
+// name (a mount point is busy).
 func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
-	home := p.isHome(seen)
 	names := []string{protected.GitDir}
 	for _, l := range [][]protected.Name{protected.Dirs, protected.Files} {
 		for _, n := range l {
-			if !n.Home || home {
-				names = append(names, n.Name)
-			}
+			names = append(names, n.Name)
 		}
 	}
 	for _, n := range names {
@@ -151,22 +152,6 @@ func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
 			p.placeholder(filepath.Join(p.ws, n))
 		}
 	}
-}
-
-// isHome reports whether the workspace is (or looks like) a home directory:
-// the worker's own, or one that already holds a home-only file.
-func (p *protectedPlan) isHome(seen map[string]bool) bool {
-	if h, err := os.UserHomeDir(); err == nil {
-		if real, err := filepath.EvalSymlinks(h); err == nil && real == p.ws {
-			return true
-		}
-	}
-	for _, n := range protected.Files {
-		if n.Home && seen[n.Name] {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *protectedPlan) placeholder(path string) {

@@ -61,6 +61,26 @@ var seccompDeniedAMD64 = []string{
 	"iopl", "ioperm",
 }
 
+// setIDModeArgs are the system calls that can give a file a set-uid or
+// set-gid bit, with the index of their mode argument. A command may not
+// make one (EPERM): a set-uid file it leaves in the workspace belongs on
+// the host to the worker's user (root, when the worker runs as root), and
+// runs with that user's rights for whoever starts it there. mkdir is not
+// here: the kernel drops both bits from its mode. The merge of the
+// overlay's upper layer strips them again (a directory made in a set-gid
+// one inherits the bit), and says so.
+var setIDModeArgs = []struct {
+	name string
+	arg  uint32
+}{
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2},
+	{"creat", 1}, {"open", 2}, {"openat", 3},
+	{"mknod", 1}, {"mknodat", 2},
+}
+
+// setIDBits are S_ISUID | S_ISGID.
+const setIDBits = 0o6000
+
 const (
 	// cloneNamespaceFlags are CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS |
 	// CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET: clone with
@@ -125,20 +145,28 @@ func buildSeccomp() ([]byte, error) {
 		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
 	}
 	eperm := seccomp.ActionErrno | seccomp.Action(syscall.EPERM)
+	conditional := []seccomp.NameWithConditions{
+		{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: cloneFlagsArg(goarch), Operation: seccomp.BitsSet, Value: cloneNamespaceFlags}}},
+		{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: afVsock}}},
+		{Name: "socketpair", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: afVsock}}},
+	}
+	for _, c := range setIDModeArgs {
+		if _, ok := info.SyscallNames[c.name]; ok {
+			conditional = append(conditional, seccomp.NameWithConditions{Name: c.name,
+				Conditions: seccomp.ArgumentConditions{{Argument: c.arg, Operation: seccomp.BitsSet, Value: setIDBits}}})
+		}
+	}
 	policy := seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{
 			{Names: seccompDeniedNames(info, goarch), Action: eperm},
-			{NamesWithCondtions: []seccomp.NameWithConditions{
-				{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: cloneFlagsArg(goarch), Operation: seccomp.BitsSet, Value: cloneNamespaceFlags}}},
-				{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: afVsock}}},
-				{Name: "socketpair", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: afVsock}}},
-			}, Action: eperm},
-			// clone3 passes its flags in memory a filter cannot read, so it
-			// answers "not implemented": libc and Go then fall back to
-			// clone, whose flags the rule above checks (what Docker and
-			// Flatpak do).
-			{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(syscall.ENOSYS)},
+			{NamesWithCondtions: conditional, Action: eperm},
+			// clone3 and openat2 pass their flags and mode in memory a
+			// filter cannot read, so they answer "not implemented": libc
+			// and Go then fall back to clone and openat, whose arguments
+			// the rules above check (what Docker and Flatpak do for
+			// clone3).
+			{Names: []string{"clone3", "openat2"}, Action: seccomp.ActionErrno | seccomp.Action(syscall.ENOSYS)},
 		},
 	}
 	body, err := policy.Assemble()

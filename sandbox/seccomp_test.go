@@ -128,7 +128,8 @@ func parseProbe(t *testing.T, out string) map[string]int {
 }
 
 // TestBwrapSeccomp runs the probe inside the sandbox, where every listed call
-// must fail with EPERM (clone3 with ENOSYS, so libc falls back to clone),
+// must fail with EPERM (clone3 and openat2 with ENOSYS, so libc and Go fall
+// back to clone and openat),
 // and outside, where the same calls fail differently or succeed: the filter,
 // not the arguments, refuses them.
 func TestBwrapSeccomp(t *testing.T) {
@@ -157,6 +158,8 @@ func TestBwrapSeccomp(t *testing.T) {
 		{"socket-vsock", fmt.Sprintf("%d:40", info.SyscallNames["socket"]), syscall.EPERM},
 		{"socketpair-vsock", fmt.Sprintf("%d:40", info.SyscallNames["socketpair"]), syscall.EPERM},
 		{"clone3", fmt.Sprint(info.SyscallNames["clone3"]), syscall.ENOSYS},
+		// openat2 hides its mode from the filter as clone3 its flags.
+		{"openat2", fmt.Sprint(info.SyscallNames["openat2"]), syscall.ENOSYS},
 	}
 	if runtime.GOARCH == "amd64" {
 		special = append(special,

@@ -77,6 +77,10 @@ type Result struct {
 	// Unmerged says what of the command's writes custos could not apply
 	// to the workspace from its overlay, and where it kept them.
 	Unmerged string `json:"unmerged,omitempty"`
+	// Withheld is what of the command's writes custos did not apply as the
+	// command left them (overlay.go): protected names it created, set-uid
+	// and set-gid bits, fifos and sockets.
+	Withheld []HostConfigChange `json:"withheld,omitempty"`
 }
 
 // Sandbox runs commands for a workspace.
