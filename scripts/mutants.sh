@@ -132,6 +132,49 @@ mutant "mount step: no seccomp filter" \
 	"./sandbox" "MountStep" \
 	sandbox/mountinit_cgo.go '	if (secfd >= 0) cm_seccomp(secfd);' '	if (secfd >= 0) close(secfd);'
 
+# Issue 31: no path from inside the sandbox to the host but the overlay.
+# The step as PID 1 of the sandbox: without it, bubblewrap's init (in the
+# namespace where the workspace is the host's) is /proc/1.
+mutant "the sandbox's PID 1 is bubblewrap's own init again (step runs the command itself)" \
+	"./sandbox" "TestSandboxProcHasNoDoor|TestSandboxProcEscapes" \
+	sandbox/profile.go 'a = append(a, "--as-pid-1", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")' 'a = append(a, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")' \
+	sandbox/mountinit_cgo.go '	cm_init(argv + 7, env);' '	cm_exec(argv + 7, env);'
+
+mutant "the sandbox's init stays dumpable" \
+	"./sandbox" "TestSandboxProcHasNoDoor|TestSandboxProcEscapes" \
+	sandbox/mountinit_cgo.go 'if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) cm_fail' 'if (0) cm_fail'
+
+mutant "descriptors the worker inherited reach the command" \
+	"./sandbox" "TestSandboxProcHasNoDoor" \
+	sandbox/mountinit_cgo.go '	cm_close_inherited();' ''
+
+mutant "without the step, bubblewrap's init is PID 1 again" \
+	"./sandbox" "TestSandboxProcHasNoDoor|TestBwrapArgs" \
+	sandbox/profile.go $'\tif p.Pid1 != "" {\n\t\ta = append(a, "--as-pid-1", "--")' $'\tif false {\n\t\ta = append(a, "--as-pid-1", "--")'
+
+# Nothing set-id leaves the sandbox: the filter refuses the modes, the
+# merge clears what still comes.
+mutant "seccomp: set-uid and set-gid modes allowed" \
+	"./sandbox" "TestBwrapSetIDRefused" \
+	sandbox/seccomp.go '	for _, c := range setIDModeArgs {' '	for _, c := range setIDModeArgs[:0] {'
+
+mutant "overlay merge: set-id bits kept" \
+	"./sandbox" "TestMergeUpper|TestMergeReportsWithheld" \
+	sandbox/overlaymerge_linux.go '	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&setIDBits == 0 {' '	if true {'
+
+mutant "overlay merge: fifos applied" \
+	"./sandbox" "TestMergeUpper|TestMergeReportsWithheld" \
+	sandbox/overlaymerge_linux.go $'\t\tif dtype == unix.DT_FIFO || dtype == unix.DT_SOCK {\n\t\t\terr = m.dropSpecial' $'\t\tif false {\n\t\t\terr = m.dropSpecial'
+
+# Every protected name, whether it exists or not.
+mutant "protected names only a home directory reads are left unheld in a project" \
+	"./sandbox" "TestBwrapProtectedNamesWhetherOrNot|TestProtectedPlan" \
+	sandbox/protected_plan.go $'\t\tfor _, n := range l {\n\t\t\tnames = append(names, n.Name)' $'\t\tfor _, n := range l {\n\t\t\tif n.Name == ".bashrc" || n.Name == ".gitconfig" || n.Name == ".claude.json" {\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tnames = append(names, n.Name)'
+
+mutant "protected names made below the root applied" \
+	"./sandbox" "TestBwrapProtectedNamesWhetherOrNot" \
+	sandbox/hostconfig_overlay.go '	g.withholdProtected(upper, res)' '	_ = g.withholdProtected'
+
 mutant "approval timer allows instead of denying" \
 	"./workflows" "Timeout|Timer|Deadline|Pipeline" \
 	workflows/calls.go 'approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason}' \
