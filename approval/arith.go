@@ -136,6 +136,7 @@ func (w *walker) arithParamExp(p *syntax.ParamExp) {
 	}
 	if p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) {
 		w.setVar(p.Param.Value, nil, false) // ${x:=…} assigns x
+		w.noteVar(p.Param.Value, nil, false)
 	}
 	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && strings.Contains(lit(p.Exp.Word), "P") {
 		w.addRef(p.Param.Value, refPrompt, p) // ${x@P} runs $(…) in the value

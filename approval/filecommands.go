@@ -76,13 +76,6 @@ func (w *walker) substituteArgs(args []argWord) [][]argWord {
 func (w *walker) operandsOf(args []argWord, first bool) {
 	name := path.Base(args[0].s)
 	rest := args[1:]
-	if varSetters[name] {
-		for _, a := range rest {
-			if a.static && isAssignment(argWord{s: a.s + "=", static: true}) {
-				w.a.noteEnv(a.s) // read PAGER, printf -v PAGER
-			}
-		}
-	}
 	p := programs[name]
 	if p == nil {
 		for _, a := range rest {

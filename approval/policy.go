@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/custos-dev/custos/pathglob"
@@ -247,9 +248,7 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 				reasonText(a.Commands[ci].Text), len(a.Commands))}
 		}
 		if f := r.uncovered(&a.Commands[ci]); f != nil {
-			return Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option,
-				Reason: fmt.Sprintf("%s does not cover %s: %s %s (program table: %s); that needs a rule naming it, or confirmation",
-					r.text, f.Program, f.Option, f.What, f.Program)}
+			return uncoveredVerdict(r, &a.Commands[ci], f)
 		}
 		exact[ci] = r.kind == kindExact
 		if !contains(matched, r.text) {
@@ -257,6 +256,26 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 		}
 	}
 	return allowedWrites(strings.Join(matched, ", "), files, m, func(ci int) bool { return ci >= 0 && exact[ci] })
+}
+
+// uncoveredVerdict says what the allow rule r, which matched c, leaves
+// uncovered: an entry's option, script command or variable, which a rule
+// naming it covers, or a variable the line set, which only a rule naming
+// the whole line does.
+func uncoveredVerdict(r *rule, c *SimpleCommand, f *ProgramFinding) Verdict {
+	v := Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option}
+	switch {
+	case f.env != envNone && f.What != whatEnvRuns:
+		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s; that needs a rule naming the whole line, or confirmation",
+			r.text, reasonText(c.Text), f.Option, f.What)
+	case f.env != envNone:
+		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s (program table: %s); that needs a rule naming the whole line, or confirmation",
+			r.text, f.Program, f.Option, f.What, f.Program)
+	default:
+		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s (program table: %s); that needs a rule naming it, or confirmation",
+			r.text, f.Program, f.Option, f.What, f.Program)
+	}
+	return v
 }
 
 // matchBashAny returns the first rule (in list order) matching the command
@@ -595,7 +614,11 @@ func SuggestRule(c Call, env Env) string {
 	switch c.Tool {
 	case "Bash":
 		a := Analyze(in.command, env)
-		if len(a.Commands) == 1 && len(a.Undecidable) == 0 && len(a.WriteTargets) == 0 && !strings.ContainsAny(in.command, ";&|\n`$(<>") {
+		// A command under a variable the line sets (PAGER=cat git log)
+		// is learned whole: a rule for its words alone would cover any
+		// value of the variable.
+		if len(a.Commands) == 1 && len(a.Undecidable) == 0 && len(a.WriteTargets) == 0 && !strings.ContainsAny(in.command, ";&|\n`$(<>") &&
+			!slices.ContainsFunc(a.Commands[0].Findings, func(f ProgramFinding) bool { return f.env == envLine }) {
 			words := make([]string, len(a.Commands[0].Argv))
 			for i, w := range a.Commands[0].Argv {
 				words[i] = quoteSuggested(w)

@@ -39,6 +39,9 @@ type ProgramFinding struct {
 	Words []string `json:"words,omitempty"`
 	// What says what it does ("runs a program").
 	What string `json:"what"`
+	// env is set for a variable the line set (envLine, envWrapper):
+	// a rule for the command's text alone does not name it.
+	env uint8
 }
 
 func (f ProgramFinding) String() string {
@@ -538,26 +541,40 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 	o.sandboxed = o.sandboxed || e&effSandbox != 0
 }
 
-// envFindings judges the variables assigned before the command (or earlier
-// in the script) that make p run another program.
+// envFindings judges the variables the line set that the command finds in
+// its environment (on it, for the shell running it, or earlier:
+// shellstate.go) and that make p run another program.
 func (w *walker) envFindings(p *program) {
-	for _, name := range w.cmdEnv {
-		if p.envRuns(name) {
-			w.finding(ProgramFinding{Program: p.name, Option: name, Words: []string{name + "="}, What: whatEnvRuns})
+	for _, name := range w.envNames() {
+		if !p.envRuns(name) {
+			continue
 		}
-	}
-	for _, name := range w.a.scriptEnv {
-		if p.envRuns(name) && !slices.Contains(w.cmdEnv, name) {
-			w.finding(ProgramFinding{Program: p.name, Option: name, Words: []string{name + "="}, What: whatEnvRuns})
+		v, _ := w.envNow(name)
+		origin := envLine
+		if v.wrapper {
+			origin = envWrapper
 		}
+		w.finding(ProgramFinding{Program: p.name, Option: name, Words: []string{name + "="}, What: whatEnvRuns, env: origin})
 	}
 }
 
-// noteEnv remembers a variable the script assigns for the rest of it.
-func (a *analyzer) noteEnv(name string) {
-	if name != "" && !slices.Contains(a.scriptEnv, name) {
-		a.scriptEnv = append(a.scriptEnv, name)
+// envNames are the names of the variables the line set that a command
+// walked here finds, each once.
+func (w *walker) envNames() []string {
+	var names []string
+	add := func(vs []envVar) {
+		for _, v := range vs {
+			if !slices.Contains(names, v.name) {
+				names = append(names, v.name)
+			}
+		}
 	}
+	add(w.cmdEnv)
+	for i := len(w.a.outer) - 1; i >= 0; i-- {
+		add(w.a.outer[i])
+	}
+	add(w.a.exported)
+	return names
 }
 
 // safePlusCommand reports a less/more start command that runs nothing: a
@@ -582,12 +599,22 @@ func safePlusCommand(c string) bool {
 // the finding's words (Bash(rg --pre=sh:*)), a regular expression when it
 // spells them.
 func (r *rule) uncovered(c *SimpleCommand) *ProgramFinding {
-	if len(c.Findings) == 0 || r.kind == kindAny || r.kind == kindExact && (r.value == c.Text || r.value == c.Raw) {
+	if len(c.Findings) == 0 || r.kind == kindAny {
 		return nil
 	}
+	exactText := r.kind == kindExact && r.value == c.Text
+	exactRaw := r.kind == kindExact && r.value == c.Raw
 	for i := range c.Findings {
-		if !r.names(&c.Findings[i]) {
-			return &c.Findings[i]
+		f := &c.Findings[i]
+		switch {
+		case f.env == envNone && (exactText || exactRaw):
+		case f.env == envWrapper && exactRaw:
+			// env NAME=value cmd: the exact rule spells the assignment.
+		case f.env == envNone && r.names(f):
+		default:
+			// A variable set before the command, or earlier in the line,
+			// is named only by a rule for the whole line (kindText).
+			return f
 		}
 	}
 	return nil

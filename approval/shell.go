@@ -88,6 +88,15 @@ func Analyze(command string, env Env) *Analysis {
 	return a.out
 }
 
+// homeDir is the home directory ~ and $HOME name, or "" once the line
+// assigned HOME (then they are not known here).
+func (a *analyzer) homeDir() string {
+	if a.homeChanged {
+		return ""
+	}
+	return a.env.Home
+}
+
 type analyzer struct {
 	env       Env
 	out       *Analysis
@@ -95,10 +104,23 @@ type analyzer struct {
 	// cdpath is set when the command line mentions CDPATH, which lets a
 	// relative cd land outside the directory it names.
 	cdpath bool
-	// scriptEnv are the variables the script assigns for the rest of it
-	// (X=v, export X=v, read X): the program table judges those that make
-	// a program run another one.
-	scriptEnv []string
+	// exported are the variables the line may have put into the
+	// environment of the commands after it, in the order first set;
+	// shellOnly those it set as the shell's own (shellstate.go).
+	exported, shellOnly []envVar
+	// allexport: set -a (or a shell started with -a) exports every
+	// assignment after it.
+	allexport bool
+	// envUnknown says why the environment of later commands cannot be
+	// told (a sourced file); envGen counts changes of the state, so that
+	// a loop whose body changed it is walked again.
+	envUnknown string
+	envGen     int
+	// outer are the environments given to the commands whose scripts
+	// are being walked (X=1 bash -c '…'), innermost last.
+	outer [][]envVar
+	// homeChanged: the line assigned HOME, so ~ and $HOME are not known.
+	homeChanged bool
 }
 
 func (a *analyzer) undecidable(reason string) {
@@ -129,8 +151,10 @@ func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 	}
 	w := &walker{a: a, src: src, depth: depth, cwd: cwd, curCmd: -1}
 	w.stmts(f.Stmts, 0)
+	end := w.cwd
+	w.walkTraps()
 	w.finishArith()
-	return w.cwd
+	return end
 }
 
 // walker walks one parsed source; src is needed to render dynamic words.
@@ -160,13 +184,15 @@ type walker struct {
 	cdPending bool
 	// inFindExec counts find -exec commands being walked.
 	inFindExec int
-	// funcs are the functions declared so far, calling the ones being
-	// walked at a call site.
-	funcs   map[string]*syntax.Stmt
+	// funcs are the functions declared so far (with the source they were
+	// declared in), calling the ones being walked at a call site.
+	funcs   map[string]funcBody
 	calling map[string]bool
 	// cmdEnv are the variables assigned for the command being walked
-	// (PAGER=x git log, env PAGER=x git log).
-	cmdEnv []string
+	// (PAGER=x git log, env PAGER=x git log), judged (shellstate.go).
+	cmdEnv []envVar
+	// traps are the actions trap set, walked when the script ends.
+	traps []string
 	// arithRefs are the variables bash evaluates (arith.go), judged when
 	// the walk ends.
 	arithRefs []arithRef
@@ -175,11 +201,17 @@ type walker struct {
 // maxFuncCalls bounds how many function calls one analysis walks into.
 const maxFuncCalls = 32
 
+// funcBody is a declared function: its body and the source it is in.
+type funcBody struct {
+	stmt *syntax.Stmt
+	src  string
+}
+
 // callFunc walks a declared function's body at a call: it runs in this
 // shell, from the current directory, and a cd inside it counts afterwards.
 func (w *walker) callFunc(name string, nd int) {
 	body := w.funcs[name]
-	if body == nil || w.calling[name] {
+	if body.stmt == nil || w.calling[name] {
 		return // not a function, or a recursive call: walked already
 	}
 	if w.a.funcCalls++; w.a.funcCalls > maxFuncCalls {
@@ -190,10 +222,11 @@ func (w *walker) callFunc(name string, nd int) {
 		w.calling = map[string]bool{}
 	}
 	w.calling[name] = true
-	seen := w.seen
+	seen, src := w.seen, w.src
 	w.seen = nil // substitutions in the body resolve anew from here
-	w.stmt(body, nd+1)
-	w.seen = seen
+	w.src = body.src
+	w.stmt(body.stmt, nd+1)
+	w.seen, w.src = seen, src
 	delete(w.calling, name)
 }
 
@@ -205,10 +238,19 @@ func (w *walker) scoped(f func()) {
 }
 
 // looped walks a body that may run any number of times (a loop, a function
-// called later): a cd inside leaves the directory unknown afterwards.
+// called later): a cd inside leaves the directory unknown afterwards, and
+// a variable it exports reaches its commands on the next round, so the
+// body is walked again with it.
 func (w *walker) looped(f func()) {
 	before := w.cwd.clone()
+	gen := w.a.envGen
 	f()
+	if w.a.envGen != gen {
+		seen := w.seen
+		w.seen = nil
+		f()
+		w.seen = seen
+	}
 	if !w.cwd.equal(before) {
 		w.cwd = cwdSet{unknown: true}
 	}
@@ -333,9 +375,9 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		// the call runs in (command).
 		if name != "" {
 			if w.funcs == nil {
-				w.funcs = map[string]*syntax.Stmt{}
+				w.funcs = map[string]funcBody{}
 			}
-			w.funcs[name] = c.Body
+			w.funcs[name] = funcBody{stmt: c.Body, src: w.src}
 		}
 		w.scoped(func() { w.stmt(c.Body, nd+1) })
 	case *syntax.TimeClause:
@@ -347,11 +389,7 @@ func (w *walker) stmt(s *syntax.Stmt, nd int) {
 		// substitutions in their values.
 		w.nested(c, nd+1)
 		w.assigns(c.Args)
-		for _, as := range c.Args {
-			if as.Name != nil {
-				w.a.noteEnv(as.Name.Value)
-			}
-		}
+		w.declClauseEnv(c)
 	default:
 		// Arithmetic, [[ ]], let, …: no command of their own, but they may
 		// hold command substitutions.
@@ -492,8 +530,8 @@ func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
 			s := unescapeUnquoted(x.Value)
 			if i == 0 && first && strings.HasPrefix(x.Value, "~") {
 				if x.Value == "~" || strings.HasPrefix(x.Value, "~/") {
-					if w.a.env.Home != "" {
-						s = w.a.env.Home + s[1:]
+					if h := w.a.homeDir(); h != "" {
+						s = h + s[1:]
 					} else {
 						static = false
 					}
@@ -593,14 +631,14 @@ func (w *walker) parts(parts []syntax.WordPart, first bool) ([]string, bool) {
 
 // home reports whether a parameter expansion is plain $HOME / ${HOME}.
 func (w *walker) home(p *syntax.ParamExp) (string, bool) {
-	if p.Param == nil || p.Param.Value != "HOME" || w.a.env.Home == "" {
+	if p.Param == nil || p.Param.Value != "HOME" || w.a.homeDir() == "" {
 		return "", false
 	}
 	if p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil ||
 		p.Repl != nil || p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil {
 		return "", false
 	}
-	return w.a.env.Home, true
+	return w.a.homeDir(), true
 }
 
 // unescapeUnquoted removes backslash quoting outside quotes: \x → x, and a
@@ -650,33 +688,16 @@ type argWord struct {
 	node *syntax.Word
 }
 
-// dangerousAssign are variables whose per-command assignment changes what a
-// command runs or loads; a command carrying one is never allowed by a rule.
-var dangerousAssign = map[string]bool{
-	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
-	"BASH_ENV": true, "ENV": true, "IFS": true, "PROMPT_COMMAND": true,
-	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "GIT_EXEC_PATH": true,
-	"GIT_SSH_COMMAND": true, "GIT_CONFIG_GLOBAL": true, "PYTHONSTARTUP": true,
-	"NODE_OPTIONS": true, "PERL5OPT": true, "DYLD_INSERT_LIBRARIES": true,
-}
-
 func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, nd int) {
 	for _, as := range c.Assigns {
 		w.nested(as, nd)
 		if as.Name != nil && as.Name.Value == "GLOBIGNORE" {
 			w.a.out.dotglob = true
 		}
-		if as.Name != nil && len(c.Args) > 0 && dangerousAssign[as.Name.Value] {
-			w.a.undecidable("assignment to " + as.Name.Value + " changes what the command runs")
-		}
 	}
 	if len(c.Args) == 0 {
 		w.assigns(c.Assigns) // X=v alone sets X for the rest of the script
-		for _, as := range c.Assigns {
-			if as.Name != nil {
-				w.a.noteEnv(as.Name.Value)
-			}
-		}
+		w.statementEnv(c.Assigns)
 	}
 	var args []argWord
 	for _, word := range c.Args {
@@ -694,12 +715,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 	}
 	w.cdPending = false // a cd in a substitution above is not this command
 	saved := w.cmdEnv
-	w.cmdEnv = nil
-	for _, as := range c.Assigns {
-		if as.Name != nil {
-			w.cmdEnv = append(w.cmdEnv, as.Name.Value)
-		}
-	}
+	w.cmdEnv = w.commandEnv(c.Assigns)
 	w.command(args, wrapping{}, heredocs, redirs, nd)
 	w.cmdEnv = saved
 }
@@ -749,15 +765,11 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			w.emit(args, wrappers) // wrapper alone, e.g. "env" or "sudo -v"
 			return
 		}
-		if name == "env" {
-			for _, r := range rest[:inner] {
-				if k, _, ok := strings.Cut(r.s, "="); ok && dangerousAssign[k] {
-					w.a.undecidable("assignment to " + k + " changes what the command runs")
-				}
-				if k, _, ok := strings.Cut(r.s, "="); ok && !strings.HasPrefix(r.s, "-") {
-					w.cmdEnv = append(w.cmdEnv, k)
-				}
-			}
+		switch {
+		case name == "env":
+			w.wrapperEnv(rest[:inner])
+		case name == "exec" && len(rest) > 0 && rest[0].static && strings.HasPrefix(rest[0].s, "-") && strings.Contains(rest[0].s, "c"):
+			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "exec "+rest[0].s)) // exec -c: an empty environment
 		}
 		if privileged[name] {
 			// Record the privileged wrapper itself, so presets see it even
@@ -781,13 +793,17 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 	}
 
 	w.builtinNames(name, rest)
+	w.stateBuiltin(name, rest)
 	switch {
 	case shells[name]:
+		if setsAllexport(rest) {
+			w.a.allexport = true // bash -a: every assignment of its script is exported
+		}
 		script, ok, reads := shellScript(rest)
 		switch {
 		case ok && script.static:
 			w.emit(args, wrappers)
-			w.a.parse(script.s, w.depth+1, w.cwd.clone())
+			w.parseNested(script.s, w.cwd.clone())
 			return
 		case ok:
 			w.emit(args, wrappers)
@@ -809,7 +825,7 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 					w.a.undecidable("heredoc fed to " + name + " is not static")
 					continue
 				}
-				w.a.parse(vals[0], w.depth+1, w.cwd.clone())
+				w.parseNested(vals[0], w.cwd.clone())
 			}
 			return
 		}
@@ -830,15 +846,21 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		}
 		// eval runs in this shell: a cd inside it counts afterwards, and
 		// it may assign any variable.
-		w.cwd = w.a.parse(strings.Join(parts, " "), w.depth+1, w.cwd.clone())
+		w.cwd = w.parseNested(strings.Join(parts, " "), w.cwd.clone())
 		w.varsUnknown = true
 		return
 	case name == "cd" || name == "pushd":
 		defer w.cd(rest)
 	case name == "popd" || name == "source" || name == ".":
 		// popd returns to a directory pushed earlier, a sourced script may
-		// cd anywhere: the directory after them is unknown.
-		defer func() { w.cwd, w.varsUnknown = cwdSet{unknown: true}, true }()
+		// cd anywhere (and set any variable, function or alias): the
+		// directory and the state after them are unknown.
+		defer func() {
+			w.cwd, w.varsUnknown = cwdSet{unknown: true}, true
+			if name != "popd" {
+				w.setUnknownEnv(strings.TrimSpace(name + " " + argText(rest)))
+			}
+		}()
 	case name == "find":
 		w.findExec(rest, wrappers, nd)
 	case varSetters[name]:
@@ -937,7 +959,7 @@ func (w *walker) watch(rest []argWord, nd int) {
 		parts = append(parts, r.s)
 	}
 	if len(parts) > 0 {
-		w.a.parse(strings.Join(parts, " "), w.depth+1, w.cwd.clone())
+		w.parseNested(strings.Join(parts, " "), w.cwd.clone())
 	}
 }
 
@@ -980,6 +1002,7 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 	}
 	w.curCmd = len(w.a.out.Commands) - 1
 	w.operands(args)
+	w.judgeEnv(args[0].s, wr)
 	w.curCmd = -1
 }
 
@@ -1011,7 +1034,7 @@ func (w *walker) cd(rest []argWord) {
 				t = argWord{s: t.s} // CDPATH may send a relative cd anywhere
 			}
 			c := before.clone()
-			ti := c.cd(t, w.a.env.Home)
+			ti := c.cd(t, w.a.homeDir())
 			if i == 0 {
 				after, to = c, ti
 				continue
@@ -1023,7 +1046,7 @@ func (w *walker) cd(rest []argWord) {
 		w.cdTo, w.cdPending = &to, true
 		return
 	}
-	to := w.cwd.cd(argWord{s: "", static: true}, w.a.env.Home) // cd alone: home
+	to := w.cwd.cd(argWord{s: "", static: true}, w.a.homeDir()) // cd alone: home
 	w.cdTo, w.cdPending = &to, true
 }
 
@@ -1247,6 +1270,10 @@ func unwrap(name string, rest []argWord) (int, bool) {
 	i := 0
 	for i < len(rest) {
 		a := rest[i]
+		if !a.static && wr.assigns && isAssignment(argWord{s: a.s, static: true}) {
+			i++ // env PATH=/usr/local/go/bin:$PATH cmd: a value built at run time
+			continue
+		}
 		if !a.static {
 			return -1, true
 		}
@@ -1254,6 +1281,9 @@ func unwrap(name string, rest []argWord) (int, bool) {
 		switch {
 		case s == "--":
 			i++
+			for wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {
+				i++ // env -- NAME=value COMMAND: the assignments still come first
+			}
 			goto positional
 		case wr.assigns && strings.Contains(s, "=") && !strings.HasPrefix(s, "-"):
 			i++

@@ -70,6 +70,7 @@ func (w *walker) state(name string) *varState {
 // setIntVar records that name is assigned a number computed at run time
 // (arithmetic, an {fd} redirection).
 func (w *walker) setIntVar(name string) {
+	w.noteVar(name, nil, false) // the environment too, if name is exported (shellstate.go)
 	st := w.state(name)
 	st.keep(st.vals)
 	st.unknown, st.vals = true, nil
@@ -224,6 +225,7 @@ func (w *walker) forVar(loop syntax.Loop) {
 	}
 	if !it.InPos.IsValid() {
 		w.setVar(it.Name.Value, nil, false) // for x; do …: the positional parameters
+		w.noteVar(it.Name.Value, nil, false)
 		return
 	}
 	var all []string
@@ -231,11 +233,13 @@ func (w *walker) forVar(loop syntax.Loop) {
 		vals, static := w.wordVars(word)
 		if !static {
 			w.setVar(it.Name.Value, nil, false)
+			w.noteVar(it.Name.Value, nil, false)
 			return
 		}
 		all = append(all, vals...)
 	}
 	w.setVar(it.Name.Value, all, true)
+	w.noteVar(it.Name.Value, all, true)
 }
 
 // varSetters are commands that assign the variables named by their
