@@ -295,8 +295,9 @@ func (r *rule) mayMatchGlob(abs, rel string, side globSide) bool {
 // decides. consented reports the writes the allow rule itself names: the
 // operands of a command an exact rule allows (Bash(touch a.txt)), or all of
 // them for a rule naming the whole command text (Bash(make > build.log)),
-// which is what an Always answer to a person's question learns.
-func allowedWrites(rules string, files fileJudgement, m Mode, consented func(cmd int) bool) Verdict {
+// which is what an Always answer to a person's question learns. note is
+// added to the reason of an allow (unjudgedNote).
+func allowedWrites(rules, note string, files fileJudgement, m Mode, consented func(cmd int) bool) Verdict {
 	edit, prog, opt := "", "", ""
 	for _, e := range files.edits {
 		if !consented(e.cmd) {
@@ -305,11 +306,11 @@ func allowedWrites(rules string, files fileJudgement, m Mode, consented func(cmd
 		}
 	}
 	if edit == "" {
-		return Verdict{Decision: Allow, Layer: LayerRules, Rule: rules, Reason: "allowed by rule " + rules}
+		return Verdict{Decision: Allow, Layer: LayerRules, Rule: rules, Reason: "allowed by rule " + rules + note}
 	}
 	if m == ModeAcceptEdits {
 		return Verdict{Decision: Allow, Layer: LayerMode, Rule: rules,
-			Reason: "acceptEdits mode: " + rules + " allows the command and it " + edit + " inside the workspace"}
+			Reason: "acceptEdits mode: " + rules + " allows the command and it " + edit + " inside the workspace" + note}
 	}
 	return Verdict{Decision: Continue, Program: prog, Option: opt,
 		Reason: rules + " allows the command, but it " + edit + ": an edit needs acceptEdits mode, an Edit allow rule or confirmation"}

@@ -78,6 +78,7 @@ func (w *walker) operandsOf(args []argWord, first bool) {
 	rest := args[1:]
 	p := programs[name]
 	if p == nil {
+		w.unjudged(name)
 		for _, a := range rest {
 			w.mention(a, "argument of "+name)
 		}
@@ -163,6 +164,7 @@ func (w *walker) subcommand(p *program, argv0 string, rest []argWord) {
 	sub := programs[p.name+" "+rest[i].s]
 	if sub == nil || sub.parent != p {
 		w.envFindings(p) // a subcommand the table does not know: its words are mentions
+		w.unjudged(w.curName() + " " + rest[i].s)
 		for _, a := range rest[i:] {
 			w.mention(a, "argument of "+p.name)
 		}

@@ -226,10 +226,10 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 	}
 	for _, i := range p.allow.bashText {
 		if p.allow.rules[i].value == text {
-			return allowedWrites(p.allow.rules[i].text, files, m, func(int) bool { return true })
+			return allowedWrites(p.allow.rules[i].text, "", files, m, func(int) bool { return true })
 		}
 	}
-	var matched []string
+	var matched, unjudged []string
 	exact := make([]bool, len(a.Commands))
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
@@ -254,8 +254,21 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 		if !contains(matched, r.text) {
 			matched = append(matched, r.text)
 		}
+		if u := a.Commands[ci].unjudged; u != "" && r.kind != kindExact && r.kind != kindAny && !contains(unjudged, u) {
+			unjudged = append(unjudged, u)
+		}
 	}
-	return allowedWrites(strings.Join(matched, ", "), files, m, func(ci int) bool { return ci >= 0 && exact[ci] })
+	return allowedWrites(strings.Join(matched, ", "), unjudgedNote(unjudged), files, m, func(ci int) bool { return ci >= 0 && exact[ci] })
+}
+
+// unjudgedNote says, on an allow, that a rule matching a command the
+// program table has no entry for covers everything that command can do
+// (issue 31 §5): custos judged none of its options.
+func unjudgedNote(what []string) string {
+	if len(what) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (custos' program table has no entry for %s: the rule covers everything it can do)", strings.Join(what, ", "))
 }
 
 // uncoveredVerdict says what the allow rule r, which matched c, leaves
@@ -320,7 +333,8 @@ func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
 			r := s.rules[i]
 			ok := r.matchCommandLine(c.Text)
 			if !ok && c.Raw != c.Text {
-				ok = (!allow || r.kind == kindExact) && r.matchCommandLine(c.Raw)
+				// A rule for xargs covers it running echo (xargsInert).
+				ok = (!allow || r.kind == kindExact || c.xargsInert) && r.matchCommandLine(c.Raw)
 			}
 			if !ok && c.canonical != "" {
 				// Global options seen through (git -C . push is git push);

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -66,10 +67,11 @@ const (
 	valNone     valueKind = iota
 	valRequired           // -o FILE, -oFILE, --output FILE, --output=FILE
 	valOptional           // --color[=WHEN], -i[SUFFIX]: attached only
+	valTwo                // --arg NAME VALUE (jq): the next two words
 )
 
 // effect is what an option does; an option may do several things.
-type effect uint16
+type effect uint32
 
 const (
 	effRun        effect = 1 << iota // runs a program (its value, or one it configures)
@@ -88,6 +90,7 @@ const (
 	effAtFile                        // a value @FILE is a file read (curl -d @f)
 	effChanges                       // changes the repository (git branch -D): no read-only rule covers it
 	effLists                         // the operands are patterns of what it lists (git branch --list)
+	effWritesAny                     // writes files the command line does not name (make -t)
 )
 
 var effectNames = map[string]effect{
@@ -95,6 +98,7 @@ var effectNames = map[string]effect{
 	"lead": effLead, "inplace": effInPlace, "stdout": effStdout, "script": effScript,
 	"scriptfile": effScriptFile, "sandbox": effSandbox, "readops": effReadOps,
 	"include": effInclude, "atfile": effAtFile, "changes": effChanges, "lists": effLists,
+	"writesany": effWritesAny,
 }
 
 // option is one option of a program, with all its spellings.
@@ -137,6 +141,17 @@ type program struct {
 	subcommands bool
 	// plusCmds: a +WORD operand is a command run at start (less +G).
 	plusCmds bool
+	// clusters: the entry's special reads options with scanOptions, so
+	// its clusters are split in the command's text like a plain entry's
+	// (textArgs).
+	clusters bool
+	// oldStyle: a first word without a dash is a cluster whose values
+	// are the words after it, in order (tar tf x.tar, tar czf a.tgz d).
+	oldStyle bool
+	// modules: -m MODULE selects the entry name+" -m "+MODULE (python).
+	modules bool
+	// changes says what effChanges does ("changes the repository").
+	changes  string
 	operands operandSpec
 	// special handles operands (and options) that do not fit operandSpec.
 	special func(w *walker, p *program, rest []argWord)
@@ -167,6 +182,8 @@ func (p *program) compile() error {
 		spec, effs, _ := strings.Cut(tok, ":")
 		o := &option{}
 		switch {
+		case strings.HasSuffix(spec, "=="):
+			o.value, spec = valTwo, strings.TrimSuffix(spec, "==")
 		case strings.HasSuffix(spec, "=?"):
 			o.value, spec = valOptional, strings.TrimSuffix(spec, "=?")
 		case strings.HasSuffix(spec, "="):
@@ -181,7 +198,7 @@ func (p *program) compile() error {
 				o.effect |= bit
 			}
 		}
-		if o.effect&(effRun|effLoad|effWrite|effDir|effInPlace|effInclude|effChanges) != 0 {
+		if o.effect&(effRun|effLoad|effWrite|effDir|effInPlace|effInclude|effChanges|effWritesAny) != 0 {
 			p.dangerous = true
 		}
 		for _, n := range strings.Split(spec, "|") {
@@ -266,7 +283,7 @@ func buildPrograms(table []program) (map[string]*program, error) {
 	for _, p := range m {
 		if parent, _, ok := strings.Cut(p.name, " "); ok {
 			p.parent = m[parent]
-			if p.parent == nil || !p.parent.subcommands {
+			if p.parent == nil || !p.parent.subcommands && !p.parent.modules {
 				errs = append(errs, "program "+p.name+" has no parent entry with subcommands")
 			}
 		}
@@ -439,6 +456,13 @@ func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
 		val = rest[i]
 		words = append(words, val.s)
 		hasV = true
+	case opt.value == valTwo && i+2 < len(rest):
+		// --arg NAME VALUE, --rawfile NAME FILE: what the option reads
+		// or runs is the second.
+		val = rest[i+2]
+		words = append(words, rest[i+1].s, val.s)
+		i += 2
+		hasV = true
 	}
 	p.applyOption(w, o, opt, dash+name, val, hasV, words)
 	return i
@@ -446,17 +470,29 @@ func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
 
 // scanCluster reads one cluster of short options (-la, -oFILE, -o FILE) at
 // rest[i] and returns the index of the last word it used.
+//
+// A finding names the words a rule must hold to cover it: for an entry
+// whose command text splits clusters (textArgs) the option and its value
+// as that text has them (-t -f x.tar -I x.sh), otherwise the cluster.
 func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int {
 	cluster := rest[i].s[1:]
+	split := p.splits()
 	for j := 0; j < len(cluster); j++ {
 		c := cluster[j]
 		if p.dashNum && c >= '0' && c <= '9' {
 			continue
 		}
+		word := rest[i].s
+		if split {
+			word = "-" + cluster[j:j+1]
+		}
 		opt := p.short[c]
 		if opt == nil {
 			if !p.partial {
-				w.finding(ProgramFinding{Program: p.name, Option: "-" + string(c), Words: []string{rest[i].s}, What: whatUnknown})
+				if split {
+					word = "-" + cluster[j:]
+				}
+				w.finding(ProgramFinding{Program: p.name, Option: "-" + string(c), Words: []string{word}, What: whatUnknown})
 			}
 			if p.partial {
 				continue
@@ -464,12 +500,17 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int 
 			return i // what follows an unknown letter cannot be told
 		}
 		if opt.value == valNone {
-			p.applyOption(w, o, opt, "-"+string(c), argWord{}, false, []string{rest[i].s})
+			p.applyOption(w, o, opt, "-"+string(c), argWord{}, false, []string{word})
 			continue
 		}
-		words := []string{rest[i].s}
+		words := []string{word}
 		v, hasV := argWord{s: cluster[j+1:], static: true}, cluster[j+1:] != ""
-		if !hasV && opt.value == valRequired && i+1 < len(rest) {
+		switch {
+		case hasV && split && opt.value == valRequired:
+			words = append(words, v.s)
+		case hasV && split:
+			words = []string{"-" + cluster[j:]} // an optional value stays attached
+		case !hasV && opt.value == valRequired && i+1 < len(rest):
 			i++
 			v, hasV = rest[i], true
 			words = append(words, v.s)
@@ -491,7 +532,12 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatLoads})
 	}
 	if e&effChanges != 0 {
-		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatChanges})
+		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: cmp.Or(p.changes, whatChanges)})
+	}
+	if e&effWritesAny != 0 {
+		// The files are named by the program's own input (a makefile's
+		// targets): a write custos cannot resolve, which a person decides.
+		w.optAccess(AccessWrite, argWord{s: "(files " + p.name + " " + name + " chooses)"}, p, name, false)
 	}
 	if e&effInclude != 0 && hasV {
 		if v.static && v.s == "inplace" && o != nil {

@@ -3,7 +3,7 @@ package approval
 import "strings"
 
 // Entries whose words do not fit options and operands: find's expression,
-// jq's two-value options, and the builtins that name no files.
+// jq's filter and --args, and the builtins that name no files.
 
 // findPrimary is one primary of find's expression: how many words follow
 // it and what it does with them.
@@ -90,47 +90,61 @@ func findOperands(w *walker, p *program, rest []argWord) {
 	}
 }
 
-// jqOperands: the filter, then files; --arg/--argjson take two values,
-// --slurpfile/--rawfile a name and a file.
+// jqOperands: jq reads its options wherever they are, a cluster's letters
+// each a flag (-nrf is -n -r -f); -f takes no value but makes the first
+// operand the filter's file, which custos cannot read (as sed -f); -L adds
+// a directory modules load from. The filter is the first operand unless
+// -f; the other operands are files read, up to --args or --jsonargs, after
+// which they are values. A filter that imports or includes a module loads
+// a file custos does not read.
 func jqOperands(w *walker, p *program, rest []argWord) {
-	filterSeen := false
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a.static && (a.s == "--args" || a.s == "--jsonargs"):
-			return // the rest are values, not files
-		case a.static && (a.s == "--arg" || a.s == "--argjson"):
-			i += 2
-		case a.static && (a.s == "--slurpfile" || a.s == "--rawfile"):
-			if i+2 < len(rest) {
-				w.optAccess(AccessRead, rest[i+2], p, a.s, false)
-			}
-			i += 2
-		case a.static && (a.s == "-f" || a.s == "--from-file"):
-			if i+1 < len(rest) {
-				i++
-				w.optAccess(AccessRead, rest[i], p, a.s, false)
-				filterSeen = true
-			}
-		case a.static && (a.s == "--indent" || a.s == "-L"):
-			i++
-		case a.static && strings.HasPrefix(a.s, "--") && len(a.s) > 2:
-			if o, _ := p.longOpt(a.s[2:]); o == nil {
-				w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatUnknown})
-			}
-		case a.static && strings.HasPrefix(a.s, "-") && a.s != "-":
-			for j := 1; j < len(a.s); j++ {
-				if p.short[a.s[j]] == nil {
-					w.finding(ProgramFinding{Program: p.name, Option: "-" + a.s[j:j+1], Words: []string{a.s}, What: whatUnknown})
-					break
-				}
-			}
-		case !filterSeen:
-			filterSeen = true
-		default:
-			w.access(AccessRead, a, "jq operand")
+	files := rest
+	var values []argWord
+	for i, a := range rest {
+		if a.static && (a.s == "--args" || a.s == "--jsonargs") {
+			files, values = rest[:i], rest[i+1:]
+			break
 		}
 	}
+	o := p.scanOptions(w, files)
+	ops := o.ops
+	if !o.hasLeadOpt && len(ops) > 0 {
+		if f := ops[0]; f.static && jqLoads(f.s) {
+			w.finding(ProgramFinding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
+		}
+		ops = ops[1:]
+	}
+	for _, a := range ops {
+		w.access(AccessRead, a, "jq operand")
+	}
+	if len(values) > 0 {
+		vo := p.scanOptions(w, values) // options still count after --args
+		if o.hasLeadOpt || len(o.ops) > 0 {
+			return
+		}
+		if len(vo.ops) > 0 && vo.ops[0].static && jqLoads(vo.ops[0].s) {
+			w.finding(ProgramFinding{Program: p.name, Option: "import", Words: []string{vo.ops[0].s}, What: "loads a module or data file, which custos does not read"})
+		}
+	}
+}
+
+// jqLoads reports a jq filter that imports or includes a module.
+func jqLoads(filter string) bool {
+	for _, kw := range []string{"import", "include"} {
+		for off := 0; ; {
+			i := strings.Index(filter[off:], kw)
+			if i < 0 {
+				break
+			}
+			i += off
+			end := i + len(kw)
+			if (i == 0 || !isIdentByte(filter[i-1])) && (end == len(filter) || !isIdentByte(filter[end])) {
+				return true
+			}
+			off = i + 1
+		}
+	}
+	return false
 }
 
 // gitBranchWords: git branch's options as the entry says (those that

@@ -1,5 +1,7 @@
 package approval
 
+import "strings"
+
 // The program table (issue 17 §1): what custos knows of each program, in
 // one place. programs.go says how an entry is read; every entry's examples
 // are checked when the package loads (checkPrograms) and by
@@ -74,6 +76,34 @@ const goVetAnalyzers = ` -appends=? -asmdecl=? -assign=? -atomic=? -bools=? -bui
  -nilfunc=? -printf=? -printf.funcs= -shift=? -sigchanyzer=? -slog=? -stdmethods=? -stdversion=? -stringintconv=?
  -structtag=? -testinggoroutine=? -tests=? -timeformat=? -unmarshal=? -unreachable=? -unsafeptr=? -unusedresult=?
  -waitgroup=?`
+
+// tarOpts are GNU tar's options; what its modes do to the archive, the
+// operands and the disk is tarWords'.
+const tarOpts = `-A|--catenate|--concatenate -c|--create -d|--diff|--compare --delete -r|--append -t|--list --test-label
+ -u|--update -x|--extract|--get -f|--file= -C|--directory= -T|--files-from=:read -X|--exclude-from=:read
+ -I|--use-compress-program=:run --to-command=:run --checkpoint-action=:run -F|--info-script|--new-volume-script=:run
+ --rsh-command=:run --rmt-command=:run --set-mtime-command=:run -g|--listed-incremental=:read,write --index-file=:write
+ --volno-file=:write --owner-map=:read --group-map=:read --add-file=:read -K|--starting-file= -N|--newer|--after-date=
+ --newer-mtime= -V|--label= -H|--format= -b|--blocking-factor= --record-size= -L|--tape-length= --exclude=
+ --exclude-tag= --exclude-tag-all= --exclude-tag-under= --exclude-ignore= --exclude-ignore-recursive= --strip-components=
+ --transform|--xform= --owner= --group= --mode= --mtime= --sort= --quoting-style= --quote-chars= --no-quote-chars=
+ --pax-option= --occurrence=? --backup=? --suffix= --checkpoint=? --totals=? --warning= --atime-preserve=?
+ --hole-detection= --sparse-version= --level= --xattrs-include= --xattrs-exclude= --one-top-level=? --set-mtime-format=
+ -z|--gzip|--gunzip|--ungzip -j|--bzip2 -J|--xz -Z|--compress|--uncompress --lzip --lzma --lzop --zstd -a|--auto-compress
+ --no-auto-compress -v|--verbose -w|--interactive|--confirmation -O|--to-stdout -m|--touch
+ -p|--preserve-permissions|--same-permissions -s|--preserve-order|--same-order -o --same-owner --no-same-owner
+ --no-same-permissions --numeric-owner -S|--sparse -B|--read-full-records -i|--ignore-zeros -l|--check-links
+ -M|--multi-volume -R|--block-number -G|--incremental -W|--verify -U|--unlink-first -k|--keep-old-files
+ --keep-newer-files --skip-old-files --overwrite --overwrite-dir --no-overwrite-dir --recursive-unlink --remove-files
+ -P|--absolute-names -h|--dereference --hard-dereference --one-file-system --no-recursion --recursion --acls --no-acls
+ --selinux --no-selinux --xattrs --no-xattrs --delay-directory-restore --no-delay-directory-restore --null --no-null
+ --unquote --no-unquote --wildcards --no-wildcards --wildcards-match-slash --no-wildcards-match-slash --anchored
+ --no-anchored --ignore-case --no-ignore-case --exclude-backups --exclude-caches --exclude-caches-all
+ --exclude-caches-under --exclude-vcs --exclude-vcs-ignores --ignore-failed-read --ignore-command-error
+ --no-ignore-command-error --keep-directory-symlink --check-device --no-check-device --force-local -n|--seek --no-seek
+ --restrict --show-defaults --show-omitted-dirs --show-transformed-names|--show-stored-names --show-snapshot-field-ranges
+ --full-time --utc --posix --old-archive|--portability --clamp-mtime --verbatim-files-from --no-verbatim-files-from
+ --usage -?|--help --version`
 
 // programTable is every program custos knows.
 var programTable = []program{
@@ -216,11 +246,13 @@ var programTable = []program{
 		allow: []string{"awk '{print $1}' f", "awk -F: '$3 > 100 {print $1}' f", "awk 'NR==1 || /x|y/ {n++} END {print n > \"/dev/stderr\"}' f", "awk -v n=1 'BEGIN{printf \"%d\\n\", n}'"},
 		ask: []string{"awk 'BEGIN{system(\"id\")}'", "awk '{print | \"sh\"}' f", "awk 'BEGIN{\"id\" | getline x}'", "awk '{print > \"out.txt\"}' f",
 			"awk -f prog.awk f", "awk -l ext 1", "awk -i inplace 1 f", "awk '{'"}},
-	{name: "jq", special: jqOperands, opts: `-c|--compact-output -n|--null-input -r|--raw-output -j|--join-output -a|--ascii-output
- -s|--slurp -S|--sort-keys -e|--exit-status -C|--color-output -M|--monochrome-output --tab --indent= --arg= --argjson=
- --slurpfile= --rawfile= --args --jsonargs -f|--from-file= -L= --seq --stream --stream-errors -R|--raw-input --raw-output0
- --unbuffered -h|--help -V|--version --build-configuration`,
-		allow: []string{"jq .name package.json", "jq -r '.[] | .x' f", "jq --arg k v '.[$k]' f"}, ask: []string{"jq --frob . f", "jq . f > out.json"}},
+	{name: "jq", special: jqOperands, clusters: true, opts: `-c|--compact-output -n|--null-input -r|--raw-output -j|--join-output
+ -a|--ascii-output -s|--slurp -S|--sort-keys -e|--exit-status -C|--color-output -M|--monochrome-output --tab --indent=
+ --arg== --argjson== --slurpfile==:read --rawfile==:read --args --jsonargs -f|--from-file:scriptfile -L|--library-path=:load
+ --seq --stream --stream-errors -R|--raw-input --raw-output0 --unbuffered -h|--help -V|--version --build-configuration
+ -b|--binary --debug-dump-disasm --debug-trace`,
+		allow: []string{"jq .name package.json", "jq -r '.[] | .x' f", "jq --arg k v '.[$k]' f", "jq -nr '$x' --arg x 1", "jq -n '$ARGS' --args a b"},
+		ask:   []string{"jq --frob . f", "jq . f > out.json", "jq -nrf prog.jq", "jq -L lib 'import \"x\" as $x; $x'", "jq -n 'include \"m\"; 1'"}},
 	{name: "yq", opts: `-y|--yaml-output|--yml-output -Y|--yaml-roundtrip|--yml-roundtrip -t|--tomlq-output -x|--xml-output
  --xml-item-depth= --xml-dtd --xml-root= --xml-force-list= -e|--exit-status --indentless-lists|--indentless -w|--width=
  --explicit-start --explicit-end -i|--in-place:inplace -c|--compact-output -n|--null-input -r|--raw-output -j|--join-output
@@ -240,6 +272,44 @@ var programTable = []program{
  -?|--help --usage -V|--version`,
 		env:   []string{"MANPAGER", "PAGER", "BROWSER", "MANOPT", "MANROFFOPT", "MANROFFSEQ", "LESS", "LESSOPEN", "LESSCLOSE"},
 		allow: []string{"man ls", "man 5 crontab", "man -k printf"}, ask: []string{"man -P 'sh -c id' ls", "MANPAGER='sh -c id' man ls", "man -H ls", "PAGER=x man ls"}},
+	// Archives, builds, the clock, python's JSON tool (issue 31 §5):
+	// programs allowed by a prefix that reads as harmless.
+	{name: "tar", special: tarWords, clusters: true, oldStyle: true, env: []string{"TAR_OPTIONS", "TAPE", "RSH"},
+		opts: tarOpts, allow: []string{"tar -tf x.tar", "tar tf x.tar", "tar -tvzf x.tgz", "tar --list --file=x.tar src",
+			"tar -xOf x.tar README.md", "tar -cf - src", "tar -d -f x.tar"},
+		ask: []string{"tar -t -f x.tar -I ./x.sh", "tar -tf x.tar --checkpoint=1 --checkpoint-action=exec=id", "tar -xf x.tar",
+			"tar xf x.tar", "tar -cf out.tar src", "tar -tf host:x.tar", "tar -xf x.tar --to-command=id", "tar -tf x.tar --frob",
+			"tar tIf ./x.sh x.tar", "tar -tf x.tar -F ./next.sh", "tar -xPf x.tar", "tar -cf - --remove-files src", "tar -rf x.tar f"}},
+	// make runs the workspace's makefile: its recipes, and under -n its
+	// $(shell …), + lines and the rules that remake a makefile; that is
+	// the workspace's code, which a rule for make allows, as one for go
+	// test allows the tests. What the command line adds is judged.
+	{name: "make", aliases: []string{"gmake"}, special: makeWords, clusters: true,
+		env: []string{"MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKE_RESTARTS", "MAKELEVEL"},
+		opts: `-b -m -B|--always-make -C|--directory=:load -d --debug=? -e|--environment-overrides:load -E|--eval=:run
+ -f|--file|--makefile=:load,read -h|--help -i|--ignore-errors -I|--include-dir=:load -j|--jobs=? -k|--keep-going
+ -l|--load-average|--max-load=? -L|--check-symlink-times -n|--just-print|--dry-run|--recon -o|--old-file|--assume-old=
+ -O|--output-sync=? -p|--print-data-base -q|--question -r|--no-builtin-rules -R|--no-builtin-variables -s|--silent|--quiet
+ --no-silent -S|--no-keep-going|--stop -t|--touch:writesany -v|--version -w|--print-directory --no-print-directory
+ -W|--what-if|--new-file|--assume-new= --warn-undefined-variables --trace --shuffle=? --jobserver-auth=:load
+ --jobserver-fds=:load --jobserver-style=`,
+		allow: []string{"make", "make -n", "make -n test", "make --dry-run build", "make -sn", "make -j4 test", "make -k -s"},
+		ask: []string{"make -n --eval='$(shell id)'", "make -nE '$(shell id)'", "make -n -f /tmp/x.mk", "make -n -I inc", "make -C sub",
+			"make -n CC=sh", "make -n 'X:=$(shell id)'", "MAKEFLAGS=--eval=x make -n", "MAKEFILES=x.mk make -n", "make -t", "make --frob"}},
+	{name: "date", special: dateWords, clusters: true, changes: "sets the system clock", opts: `-d|--date= --debug -f|--file=:read
+ -I|--iso-8601=? --resolution -R|--rfc-email|--rfc-822|--rfc-2822 --rfc-3339= -r|--reference=:read -s|--set=:changes
+ -u|--utc|--universal` + gnu,
+		allow: []string{"date", "date +%s", "date -u +%Y-%m-%dT%H:%M:%SZ", "date -d yesterday +%F", "date -Iseconds", "date -r go.mod", "date -uf dates.txt"},
+		ask:   []string{"date -s 2020-01-01", "date 010100002030", "date --frob", "date -us 2020-01-01"}},
+	// python: only -m json.tool is judged; a script, -c or another module
+	// is not (the rule that allows it covers everything python can do).
+	{name: "python", aliases: strings.Fields("python3 python3.8 python3.9 python3.10 python3.11 python3.12 python3.13 python3.14"),
+		special: pythonWords, modules: true, partial: true,
+		env: []string{"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONPLATLIBDIR", "PYTHONINSPECT"}},
+	{name: "python -m json.tool", opts: "-h|--help --sort-keys --no-ensure-ascii --json-lines --indent= --tab --no-indent --compact",
+		operands: operandSpec{role: roleRead, secondOut: true},
+		allow:    []string{"python -m json.tool f.json", "python -m json.tool --sort-keys --indent 2 f.json", "python -m json.tool < f.json"},
+		ask:      []string{"python -m json.tool in.json out.json", "python -m json.tool --frob f.json", "python -m json.tool --sort f.json out.json"}},
 	// Builtins that name no files.
 	{name: "echo", special: noOperands, allow: []string{"echo hello", "echo $((1+2))", "echo -n x", "echo --help"}, ask: []string{"echo x > notes.txt"}},
 	{name: "printf", special: noOperands, allow: []string{"printf '%s\\n' a b", "printf -v x %s 1"}, ask: []string{"printf x > notes.txt"}},
@@ -394,7 +464,7 @@ var programTable = []program{
 	{name: "dd", partial: true, special: ddOperands},
 	// Commands whose arguments are never files whose contents they read or
 	// change (metadata at most: cd, readlink).
-	{name: "true", partial: true, aliases: []string{"false", ":", "pwd", "sleep", "seq", "yes", "date", "whoami", "id",
+	{name: "true", partial: true, aliases: []string{"false", ":", "pwd", "sleep", "seq", "yes", "whoami", "id",
 		"uname", "basename", "dirname", "export", "unset", "set", "shopt", "cd", "pushd", "popd", "exit", "return",
 		"type", "which", "wait", "kill", "umask", "local", "declare", "readonly", "realpath", "readlink", "hostname",
 		"nproc", "env", "printenv", "read"}},

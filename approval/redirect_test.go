@@ -154,7 +154,7 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "cp -r secrets/ public", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "ls secrets", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "ln -s secrets s", want: Deny, rule: "Read(secrets/**)"},
-		{cmd: "tar czf x.tgz secrets", want: Ask, rule: "Read(secrets/**)"},
+		{cmd: "tar czf x.tgz secrets", want: Deny, rule: "Read(secrets/**)"}, // tar -c reads its operands (issue 31)
 		// A directory that may merely hold a denied file is left to the
 		// sandbox's masks (issue 8 §1).
 		{cmd: "grep -r KEY .", want: Allow},
@@ -190,7 +190,9 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "python3 x.py secrets/prod.key", want: Ask, rule: "Read(secrets/**)"},
 		{cmd: "make FILE=.env", want: Ask, rule: "Read(.env)"},
 		{cmd: "git add notes.md", want: Allow},
-		{cmd: "make $TARGET", want: Allow},
+		// make is in the program table now (issue 31): a word built at run
+		// time may be one of its options (--eval runs code), as for rg "$X".
+		{cmd: "make $TARGET", want: Continue, reasonHas: "built at run time"},
 		{cmd: "git add $(git ls-files -m)", want: Allow},
 		// Words that are not files stay allowed.
 		{cmd: "echo .env", want: Allow},

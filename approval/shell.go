@@ -52,6 +52,12 @@ type SimpleCommand struct {
 	// canonical is Text without the program's global options (git -C .
 	// push is git push), or "" when it has none.
 	canonical string
+	// unjudged names what the command runs that the program table has no
+	// entry for (make, npm test, python3 x.py), or "" (programs_build.go).
+	unjudged string
+	// xargsInert: xargs runs a program that treats the words it appends
+	// as text (echo): a rule for xargs covers it (Policy.bash).
+	xargsInert bool
 }
 
 // Analysis is the static picture of a shell command line.
@@ -785,9 +791,12 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 			})
 			return
 		}
+		if name == "xargs" {
+			w.xargsEnv(rest[:inner])
+		}
 		w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
 		if name == "xargs" {
-			w.a.undecidable("xargs appends arguments read at run time")
+			w.xargsRuns(rest[inner:], len(wrappers.names) == 0)
 		}
 		return
 	}
@@ -1076,71 +1085,83 @@ func normaliseWords(words []string) SimpleCommand {
 	}
 	parts := []string{quoteWord(sc.Name)}
 	if spec, ok := flagTable[sc.Name]; ok {
-		set := map[string]bool{}
-		endOfFlags := false
-		for i := 0; i < len(sc.Args); i++ {
-			a := sc.Args[i]
-			switch {
-			case endOfFlags || a == "-" || !strings.HasPrefix(a, "-"):
-				sc.Positionals = append(sc.Positionals, a)
-			case a == "--":
-				endOfFlags = true
-			case strings.HasPrefix(a, "--"):
-				k, v, hasV := strings.Cut(a[2:], "=")
-				if alias, ok := spec.aliases[k]; ok {
-					k = alias
-				}
-				if hasV {
-					k += "=" + v
-				} else if spec.longValue[k] && i+1 < len(sc.Args) {
-					i++
-					k += "=" + sc.Args[i]
-				}
-				set[k] = true
-			default:
-				cluster := a[1:]
-				for j := 0; j < len(cluster); j++ {
-					f := string(cluster[j])
-					if alias, ok := spec.aliases[f]; ok {
-						f = alias
-					}
-					if spec.shortValue[cluster[j]] {
-						v := cluster[j+1:]
-						if v == "" && i+1 < len(sc.Args) {
-							i++
-							v = sc.Args[i]
-						}
-						set[f+"="+v] = true
-						break
-					}
-					set[f] = true
-				}
-			}
-		}
-		//workflowcheck:ignore the flags are sorted below
-		for f := range set {
-			sc.Flags = append(sc.Flags, f)
-		}
-		sort.Strings(sc.Flags)
-		for _, f := range sc.Flags {
-			if len(f) == 1 {
-				parts = append(parts, "-"+f)
-			} else {
-				parts = append(parts, quoteWord("--"+f))
-			}
-		}
-		for _, p := range sc.Positionals {
-			parts = append(parts, quoteWord(p))
-		}
+		parts = append(parts, spec.normalise(&sc)...)
 	} else {
 		sc.Positionals = sc.Args
-		for _, a := range sc.Args {
+		text := sc.Args
+		if p := programs[sc.Name]; p != nil && p.splits() {
+			text = p.textArgs(sc.Args) // tar -tf x.tar is tar -t -f x.tar (programs_text.go)
+		}
+		for _, a := range text {
 			parts = append(parts, quoteWord(a))
 		}
 	}
 	sc.Text = strings.Join(parts, " ")
 	sc.Raw = sc.Text
 	return sc
+}
+
+// normalise sets the sorted, de-aliased flags and the positionals of an
+// alias-table command and returns its text after the name.
+func (spec flagSpec) normalise(sc *SimpleCommand) []string {
+	set := map[string]bool{}
+	endOfFlags := false
+	for i := 0; i < len(sc.Args); i++ {
+		a := sc.Args[i]
+		switch {
+		case endOfFlags || a == "-" || !strings.HasPrefix(a, "-"):
+			sc.Positionals = append(sc.Positionals, a)
+		case a == "--":
+			endOfFlags = true
+		case strings.HasPrefix(a, "--"):
+			k, v, hasV := strings.Cut(a[2:], "=")
+			if alias, ok := spec.aliases[k]; ok {
+				k = alias
+			}
+			if hasV {
+				k += "=" + v
+			} else if spec.longValue[k] && i+1 < len(sc.Args) {
+				i++
+				k += "=" + sc.Args[i]
+			}
+			set[k] = true
+		default:
+			cluster := a[1:]
+			for j := 0; j < len(cluster); j++ {
+				f := string(cluster[j])
+				if alias, ok := spec.aliases[f]; ok {
+					f = alias
+				}
+				if spec.shortValue[cluster[j]] {
+					v := cluster[j+1:]
+					if v == "" && i+1 < len(sc.Args) {
+						i++
+						v = sc.Args[i]
+					}
+					set[f+"="+v] = true
+					break
+				}
+				set[f] = true
+			}
+		}
+	}
+	//workflowcheck:ignore the flags are sorted below
+	for f := range set {
+		sc.Flags = append(sc.Flags, f)
+	}
+	sort.Strings(sc.Flags)
+	var parts []string
+	for _, f := range sc.Flags {
+		if len(f) == 1 {
+			parts = append(parts, "-"+f)
+		} else {
+			parts = append(parts, quoteWord("--"+f))
+		}
+	}
+	for _, p := range sc.Positionals {
+		parts = append(parts, quoteWord(p))
+	}
+	return parts
 }
 
 // flagSpec describes how a command's flags normalise.

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -433,4 +434,41 @@ func argText(words []argWord) string {
 		parts[i] = quoteWord(a.s)
 	}
 	return strings.Join(parts, " ")
+}
+
+// xargsInertPrograms treat the words xargs appends as text: they name no
+// file and no program, and no option of theirs does anything an appended
+// word could turn on.
+var xargsInertPrograms = map[string]bool{"echo": true, "printf": true, "true": true, "false": true,
+	"basename": true, "dirname": true}
+
+// xargsRuns judges the command xargs runs with the words it reads at run
+// time: harmless for a program of xargsInertPrograms (which a rule for
+// xargs then covers, when xargs is the only wrapper), undecidable for any
+// other (xargs cat reads files no one named, xargs sh -c runs them).
+func (w *walker) xargsRuns(words []argWord, outermost bool) {
+	if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] {
+		w.a.undecidable("xargs appends arguments read at run time")
+		return
+	}
+	if outermost && len(w.a.out.Commands) > 0 {
+		w.a.out.Commands[len(w.a.out.Commands)-1].xargsInert = true
+	}
+}
+
+// xargsEnv adds the variable --process-slot-var=NAME sets in what xargs
+// runs.
+func (w *walker) xargsEnv(words []argWord) {
+	for i, r := range words {
+		name := ""
+		switch {
+		case r.s == "--process-slot-var" && i+1 < len(words):
+			name = words[i+1].s
+		case strings.HasPrefix(r.s, "--process-slot-var="):
+			name = strings.TrimPrefix(r.s, "--process-slot-var=")
+		}
+		if name != "" {
+			w.cmdEnv = append(w.cmdEnv, w.envValue(name, nil, false, "by xargs", r.s))
+		}
+	}
 }

@@ -1,0 +1,229 @@
+package approval
+
+import (
+	"path"
+	"strings"
+)
+
+// Entries for programs people allow by a prefix that reads as harmless
+// (issue 31 §5): tar's modes, make's makefiles and variables, date's clock,
+// python -m json.tool's output file.
+
+// tarModes are tar's operation modes, by the first spelling of each.
+var tarModes = map[string]bool{"-A": true, "-c": true, "-d": true, "--delete": true, "-r": true,
+	"-t": true, "--test-label": true, "-u": true, "-x": true}
+
+// tarFacts are what tar's options say about its files.
+type tarFacts struct {
+	mode                         string
+	archive                      argWord
+	dir                          *argWord // -C DIR: where operands are and files go
+	dirs                         int
+	absolute, toStdout, removing bool
+	forceLocal                   bool
+}
+
+func tarFactsOf(p *program, rest []argWord) tarFacts {
+	f := tarFacts{archive: argWord{s: "-", static: true}}
+	opts, _ := p.parseOpts(rest)
+	for _, o := range opts {
+		switch {
+		case tarModes[o.name]:
+			f.mode = o.name
+		case o.name == "-f" && o.hasV:
+			f.archive = o.val
+		case o.name == "-C" && o.hasV:
+			d := o.val
+			f.dir = &d
+			f.dirs++
+		case o.name == "-P":
+			f.absolute = true
+		case o.name == "-O" || o.name == "--to-command":
+			f.toStdout = true // extracted files go to a pipe, not the disk
+		case o.name == "--remove-files":
+			f.removing = true
+		case o.name == "--force-local":
+			f.forceLocal = true
+		}
+	}
+	return f
+}
+
+// tarWords: old-style first words read as options; then what the mode
+// does to the archive (-f, or standard input and output), to the operands
+// (files read by -c, -r, -u and -d, archives by -A, members by -x, -t and
+// --delete) and, for -x, to the directory the members are written in.
+// Options that run a program (-I, --to-command, --checkpoint-action,
+// --info-script, --rsh-command) are findings from the table, and so is an
+// archive on another host (host:path), which tar reaches with rsh.
+func tarWords(w *walker, p *program, rest []argWord) {
+	rest = p.expandOldStyle(rest)
+	o := p.scanOptions(w, rest)
+	f := tarFactsOf(p, rest)
+	if a := f.archive; a.static && !f.forceLocal && remoteArchive(a.s) {
+		w.finding(ProgramFinding{Program: p.name, Option: "-f", Words: []string{"-f", a.s}, What: "names an archive on another host, which tar reaches by running rsh"})
+	}
+	switch f.mode {
+	case "-t", "-d", "--test-label", "-x":
+		w.optAccess(AccessRead, f.archive, p, "-f", false)
+	case "-c":
+		w.optAccess(AccessWrite, f.archive, p, "-f", false)
+	case "-r", "-u", "-A", "--delete":
+		w.optAccess(AccessReadWrite, f.archive, p, "-f", false)
+	}
+	// Operands and members are relative to -C DIR once it is given, and
+	// to where tar started before it: both are judged.
+	in := func(fn func()) {
+		w.scoped(func() {
+			switch {
+			case f.dirs > 1:
+				w.cwd = cwdSet{unknown: true}
+			case f.dir != nil:
+				w.cwd.cd(*f.dir, w.a.homeDir())
+			}
+			fn()
+		})
+	}
+	switch f.mode {
+	case "-c", "-r", "-u", "-d", "-A":
+		kind := AccessRead
+		if f.removing {
+			kind = AccessReadWrite // --remove-files deletes what it archived
+		}
+		in(func() {
+			for _, a := range o.ops {
+				w.access(kind, a, "tar "+f.mode+" operand")
+			}
+		})
+	case "-x":
+		if f.toStdout {
+			return
+		}
+		if f.absolute {
+			w.optAccess(AccessWrite, argWord{s: "(the archive's absolute paths)"}, p, "-P", false)
+			return
+		}
+		in(func() {
+			w.destination(argWord{s: ".", static: true}, "tar -x destination")
+			for _, a := range o.ops {
+				w.access(AccessWrite, a, "tar -x member")
+			}
+		})
+	}
+}
+
+// remoteArchive reports tar's host:path archive name (a colon before any
+// slash), which GNU tar opens with rsh unless --force-local.
+func remoteArchive(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && !strings.Contains(s[:i], "/")
+}
+
+// makeWords: make runs the workspace's makefile (its recipes, or under -n
+// its $(shell …) and + lines: the workspace's code, as a test is for go
+// test); what the command line adds to it is judged: options that bring
+// in another makefile or code (-f, -I, -C, --eval, -e: the table) and
+// variables set on the command line (CC=sh, X=$(shell …)), which the
+// makefile's recipes and functions expand. Targets are mentions.
+func makeWords(w *walker, p *program, rest []argWord) {
+	o := p.scanOptions(w, rest)
+	for _, a := range o.ops {
+		if k, _, ok := strings.Cut(a.s, "="); ok && k != "" && !strings.Contains(k, "/") {
+			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s},
+				What: "sets a make variable, which the makefile's recipes and $(shell …) expand"})
+			w.mention(a, "make variable") // make FILE=.env: the value may be a file
+			continue
+		}
+		w.mention(a, "make target")
+	}
+}
+
+// dateWords: +FORMAT prints; any other operand sets the system clock.
+func dateWords(w *walker, p *program, rest []argWord) {
+	o := p.scanOptions(w, rest)
+	for _, a := range o.ops {
+		if !strings.HasPrefix(a.s, "+") {
+			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: p.changes})
+		}
+	}
+}
+
+// pythonShort are the interpreter's options: those that take a value,
+// then the flags.
+const (
+	pythonValued = "WXmc"
+	pythonFlags  = "bBdEhiIOPqRsSuvVx?"
+)
+
+// pythonWords reads the interpreter's options up to -m MODULE, -c or the
+// script: a module the table has an entry for (python -m json.tool) is
+// judged by it; anything else python runs is not judged here (the rule
+// that allows it covers everything it can do), its words are mentions.
+func pythonWords(w *walker, p *program, rest []argWord) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.static || a.s == "-" || a.s == "--" || !strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "--") {
+			pythonMentions(w, rest[i:])
+			return
+		}
+		for j := 1; j < len(a.s); j++ {
+			c := a.s[j]
+			if strings.IndexByte(pythonValued, c) < 0 {
+				if strings.IndexByte(pythonFlags, c) < 0 {
+					pythonMentions(w, rest[i:])
+					return
+				}
+				continue
+			}
+			val, next := a.s[j+1:], i+1
+			if val == "" && i+1 < len(rest) {
+				val, next = rest[i+1].s, i+2
+				if !rest[i+1].static {
+					pythonMentions(w, rest[i:])
+					return
+				}
+			}
+			switch c {
+			case 'm':
+				pythonModule(w, p, val, rest[min(next, len(rest)):])
+				return
+			case 'c':
+				pythonMentions(w, rest[min(next, len(rest)):])
+				return
+			}
+			i = next - 1
+			break
+		}
+	}
+}
+
+// pythonModule judges python -m MODULE ARGS by the module's entry.
+func pythonModule(w *walker, p *program, module string, args []argWord) {
+	sub := programs[p.name+" -m "+module]
+	if sub == nil {
+		w.unjudged(w.curName() + " -m " + module)
+		for _, a := range args {
+			w.mention(a, "argument of "+w.curName())
+		}
+		return
+	}
+	w.runProgram(sub, "", args)
+}
+
+// pythonMentions: what python runs without an entry (a script, -c, a
+// module the table does not know) is not judged; its words are mentions.
+func pythonMentions(w *walker, words []argWord) {
+	w.unjudged(w.curName())
+	for _, a := range words {
+		w.mention(a, "argument of "+path.Base(w.curName()))
+	}
+}
+
+// unjudged records that the command being recorded runs what the program
+// table has no entry for (a program, a subcommand, a module): an allow rule
+// that matches it covers everything it can do, and its verdict says so.
+func (w *walker) unjudged(what string) {
+	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].unjudged == "" {
+		w.a.out.Commands[w.curCmd].unjudged = what
+	}
+}

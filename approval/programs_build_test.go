@@ -1,0 +1,130 @@
+package approval
+
+import "testing"
+
+// Programs a prefix rule allows are judged by what they do (issue 31 §5):
+// tar's, make's, date's, jq's and python -m json.tool's options that run,
+// write or read, read in clusters the way each program reads them.
+func TestProgramsJudgedByWhatTheyDo(t *testing.T) {
+	tarT, makeN := []string{"Bash(tar -t:*)"}, []string{"Bash(make -n:*)"}
+	date, jq := []string{"Bash(date:*)"}, []string{"Bash(jq:*)"}
+	jsonTool := []string{"Bash(python3 -m json.tool:*)"}
+	runStateCases(t, []stateCase{
+		// tar: options that run a program, an archive on another host.
+		{allow: tarT, cmd: "tar -t -f x.tar -I ./x.sh", want: "open", reasonHas: "-I runs a program"},
+		{allow: tarT, cmd: "tar -tf x.tar --checkpoint=1 --checkpoint-action=exec=id", want: "open", reasonHas: "--checkpoint-action"},
+		{allow: tarT, cmd: "tar -tf x.tar --to-command=id", want: "open", reasonHas: "--to-command"},
+		{allow: tarT, cmd: "tar -tf x.tar -F ./next.sh", want: "open"},
+		{allow: tarT, cmd: "tar -tf x.tar --rsh-command=./r", want: "open"},
+		{allow: tarT, cmd: "tar -tf x.tar --use-compress=./x.sh", want: "open"},
+		{allow: tarT, cmd: "tar -tvIf ./x.sh x.tar", want: "open"},
+		{allow: tarT, cmd: "tar -tf host:x.tar", want: "open", reasonHas: "another host"},
+		{allow: tarT, cmd: "tar -tf .env", want: "deny"},
+		{allow: tarT, cmd: "tar -t -T secrets/list -f x.tar", want: "deny"},
+		// tar's modes: what they read and write.
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -czf out.tgz secrets", want: "deny"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -C /home/user/project -cf - .env", want: "deny"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -cf out.tar src", want: "open", reasonHas: "writes out.tar"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar xf x.tar", want: "open", reasonHas: "tar -x destination"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -xPf x.tar", want: "open"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -cf - --remove-files src", want: "open"},
+		// make: what the command line adds to the makefile.
+		{allow: makeN, cmd: "make -n --eval='$(shell id)'", want: "open", reasonHas: "--eval runs a program"},
+		{allow: makeN, cmd: "make -n -E '$(shell id)'", want: "open"},
+		{allow: makeN, cmd: "make -n -f /tmp/x.mk", want: "open", reasonHas: "-f"},
+		{allow: makeN, cmd: "make -n --makefile=ci.mk", want: "open"},
+		{allow: makeN, cmd: "make -n -I inc", want: "open"},
+		{allow: makeN, cmd: "make -n -C sub", want: "open"},
+		{allow: makeN, cmd: "make -n CC=sh", want: "open", reasonHas: "sets a make variable"},
+		{allow: makeN, cmd: "make -n 'X:=$(shell id)'", want: "open"},
+		{allow: makeN, cmd: "make -n -t", want: "open"},
+		{allow: makeN, cmd: "make -n $(echo --eval=x)", want: "open"},
+		{allow: makeN, cmd: "make -n -f .env", want: "deny"},
+		// date: files it reads, the clock it sets.
+		{allow: date, cmd: "date -f .env", want: "deny"},
+		{allow: date, cmd: "date -uf .env", want: "deny"},
+		{allow: date, cmd: "date -r secrets/key", want: "deny"},
+		{allow: date, cmd: "date -s 2020-01-01", want: "open", reasonHas: "sets the system clock"},
+		{allow: date, cmd: "date 010100002030", want: "open", reasonHas: "sets the system clock"},
+		// jq's clusters are flags; -f makes the first operand a file.
+		{allow: jq, cmd: "jq -nrf .env", want: "deny"},
+		{allow: jq, cmd: "jq -rnf prog.jq", want: "open", reasonHas: "script"},
+		{allow: jq, cmd: "jq -n --rawfile k .env '$k'", want: "deny"},
+		{allow: jq, cmd: "jq -n --slurpfile k secrets/a.json '$k'", want: "deny"},
+		{allow: jq, cmd: "jq -n 'import \"secrets/a\" as $a; $a'", want: "open", reasonHas: "module"},
+		{allow: jq, cmd: "jq -L /tmp -n 1", want: "open"},
+		// python -m json.tool: IN is read, OUT written.
+		{allow: jsonTool, cmd: "python3 -m json.tool a.json b.json", want: "open", reasonHas: "writes b.json"},
+		{allow: jsonTool, cmd: "python3 -m json.tool .env", want: "deny"},
+		{allow: jsonTool, cmd: "python3 -m json.tool --frob a.json", want: "open"},
+		// xargs: appended words are harmless only for a program that
+		// takes them as text.
+		{allow: []string{"Bash(xargs:*)", "Bash(cat:*)"}, cmd: "ls | xargs cat", want: "ask"},
+		{allow: []string{"Bash(xargs:*)", "Bash(rm:*)"}, cmd: "xargs rm < list", want: "ask"},
+		{allow: []string{"Bash(xargs:*)", "Bash(sh:*)"}, cmd: "xargs sh -c 'echo $0'", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs --process-slot-var=LD_PRELOAD echo", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs nice echo", want: "ask"},
+	})
+}
+
+// Ordinary use stays allowed (issue 31 §6), and a rule for a program the
+// table does not know says that it covers everything it can do (§5).
+func TestOrdinaryUseStaysAllowed(t *testing.T) {
+	runStateCases(t, []stateCase{
+		{allow: []string{"Bash(tar -t:*)"}, cmd: "tar -tf x.tar", want: "allow"},
+		{allow: []string{"Bash(tar -t:*)"}, cmd: "tar tf x.tar", want: "allow"},
+		{allow: []string{"Bash(tar -t:*)"}, cmd: "tar -tvzf x.tgz src/", want: "allow"},
+		{allow: []string{"Bash(tar -tf:*)"}, cmd: "tar -t -f x.tar", want: "allow"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -xOf x.tar README.md | head", want: "open"}, // head has no rule here
+		{allow: []string{"Bash(tar:*)", "Bash(head:*)"}, cmd: "tar -xOf x.tar README.md | head", want: "allow"},
+		{allow: []string{"Bash(tar:*)"}, cmd: "tar -czf - src", want: "allow"},
+		{allow: []string{"Bash(make -n:*)"}, cmd: "make -n", want: "allow"},
+		{allow: []string{"Bash(make -n:*)"}, cmd: "make -n test", want: "allow"},
+		{allow: []string{"Bash(make -n:*)"}, cmd: "make -ns build", want: "allow"},
+		{allow: []string{"Bash(make:*)"}, cmd: "make -j4 test", want: "allow"},
+		{allow: []string{"Bash(date:*)"}, cmd: "date -u +%Y-%m-%d", want: "allow"},
+		{allow: []string{"Bash(date:*)"}, cmd: "date -d @0 +%s", want: "allow"},
+		{allow: []string{"Bash(jq:*)"}, cmd: "jq -nr '$x' --arg x 1", want: "allow"},
+		{allow: []string{"Bash(jq:*)"}, cmd: "jq -r .name package.json", want: "allow"},
+		{allow: []string{"Bash(python3 -m json.tool:*)"}, cmd: "python3 -m json.tool --indent 2 a.json", want: "allow"},
+		{allow: []string{"Bash(xargs:*)", "Bash(printf:*)"}, cmd: "printf 'a\\0b' | xargs -0 echo", want: "allow"},
+		{allow: []string{"Bash(printf:*)", "Bash(echo:*)"}, cmd: "printf 'a\\0b' | xargs -0 echo", want: "allow"},
+		{allow: []string{"Bash(git ls-files:*)", "Bash(xargs:*)"}, cmd: "git ls-files | xargs -I{} echo {}", want: "allow"},
+		{allow: []string{"Bash(gofmt:*)"}, cmd: "gofmt -l .", want: "allow", reasonHas: "no entry for gofmt: the rule covers everything it can do"},
+		{allow: []string{"Bash(npm test:*)"}, cmd: "npm test", want: "allow", reasonHas: "no entry for npm test"},
+		{allow: []string{"Bash(git:*)"}, cmd: "git commit -m x", want: "allow", reasonHas: "no entry for git commit"},
+		{allow: []string{"Bash(python3:*)"}, cmd: "python3 x.py", want: "allow", reasonHas: "no entry for python3"},
+		{allow: []string{"Bash(python3:*)"}, cmd: "python3 -m http.server", want: "allow", reasonHas: "no entry for python3 -m http.server"},
+		{allow: []string{"Bash(make)"}, cmd: "make", want: "allow", only: true},
+	})
+}
+
+// A rule's words and a command's text split clusters alike: a deny rule
+// for tar -x sees tar -xzf and tar xzf, an allow rule for tar -tf sees
+// tar -t -f. (A prefix stays a prefix: tar -zxf does not start with -x.)
+func TestRulesSeeThroughClusters(t *testing.T) {
+	p := mustCompile(t, Settings{Permissions: Permissions{Deny: []string{"Bash(tar -x:*)", "Bash(jq -f:*)"}}})
+	for _, cmd := range []string{"tar -xzf a.tgz", "tar xzf a.tgz", "tar -x -z -f a.tgz", "jq -fn prog.jq"} {
+		if v := p.Rules(bashCall(cmd)); v.Decision != Deny {
+			t.Errorf("%s: got %s (%s), want deny", cmd, v.Decision, v.Reason)
+		}
+	}
+	for _, tt := range []struct{ cmd, text string }{
+		{"tar -tf x.tar", "tar -t -f x.tar"},
+		{"tar tzf x.tgz a", "tar -t -z -f x.tgz a"},
+		{"tar -tfx.tar", "tar -t -f x.tar"},
+		{"jq -nrf p.jq", "jq -n -r -f p.jq"},
+		{"date -uf d.txt", "date -u -f d.txt"},
+		{"head -5 f", "head -5 f"},
+		{"sed -ni.bak p f", "sed -n -i.bak p f"},
+		{"grep -e -rn f", "grep -e -rn f"},
+		{"grep -- -rn f", "grep -- -rn f"},
+		{"git log -pS x", "git log -pS x"},
+		{"find . -name x", "find . -name x"},
+	} {
+		a := Analyze(tt.cmd, testEnv)
+		if len(a.Commands) != 1 || a.Commands[0].Text != tt.text {
+			t.Errorf("%s: text %q, want %q", tt.cmd, a.Commands[0].Text, tt.text)
+		}
+	}
+}

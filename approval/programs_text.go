@@ -1,0 +1,175 @@
+package approval
+
+import "strings"
+
+// How a program's words read, by its entry, outside the walk: the
+// command text rules match, with short-option clusters split the way the
+// program reads them (issue 31 §5: tar -tf x.tar is tar -t -f x.tar, so
+// that Bash(tar -t:*) covers it and a deny rule for tar -x sees tar -xzf),
+// and the options a special entry needs the values of (tar's -f and -C).
+
+// splits reports an entry whose command text splits clusters: a program
+// that reads GNU-style clusters, is not a subcommand (git log's text is
+// git's), and whose options the table reads whole.
+func (p *program) splits() bool {
+	return !p.partial && !p.singleDash && !p.subcommands && !p.modules && p.parent == nil &&
+		(p.special == nil || p.clusters) && len(p.short) > 0
+}
+
+// textArgs renders a command's arguments for its text: clusters split into
+// their options (-nrf → -n -r -f), an attached value of an option that
+// takes one as a word of its own (-fx.tar → -f x.tar), an old-style first
+// word in dash form (tar tf x.tar → tar -t -f x.tar); words after -- and
+// the values of options stay as they are.
+func (p *program) textArgs(args []string) []string {
+	if p.oldStyle {
+		args = p.oldStyleText(args)
+	}
+	out := make([]string, 0, len(args)+2)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i:]...)
+		case strings.HasPrefix(a, "--"):
+			out = append(out, a)
+			k, _, hasV := strings.Cut(a[2:], "=")
+			if o, _ := p.longOpt(k); o != nil && !hasV {
+				n := map[valueKind]int{valRequired: 1, valTwo: 2}[o.value]
+				for ; n > 0 && i+1 < len(args); n-- {
+					i++
+					out = append(out, args[i])
+				}
+			}
+		case len(a) > 1 && a[0] == '-' && !(p.dashNum && strings.Trim(a[1:], "0123456789") == ""):
+			i = p.splitCluster(args, i, &out)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// splitCluster appends the options of the cluster args[i] to out and
+// returns the index of the last word it used.
+func (p *program) splitCluster(args []string, i int, out *[]string) int {
+	cluster := args[i][1:]
+	for j := 0; j < len(cluster); j++ {
+		o := p.short[cluster[j]]
+		switch {
+		case o == nil || o.value == valOptional:
+			*out = append(*out, "-"+cluster[j:]) // unknown, or an attached value: as written
+			return i
+		case o.value == valNone:
+			*out = append(*out, "-"+cluster[j:j+1])
+			continue
+		}
+		*out = append(*out, "-"+cluster[j:j+1])
+		if rest := cluster[j+1:]; rest != "" {
+			*out = append(*out, rest)
+		} else if i+1 < len(args) {
+			i++
+			*out = append(*out, args[i])
+		}
+		return i
+	}
+	return i
+}
+
+// oldStyleText rewrites an old-style first word (tar cfb out.tar 20 d) in
+// dash form (-c -f out.tar -b 20 d).
+func (p *program) oldStyleText(args []string) []string {
+	words := make([]argWord, len(args))
+	for i, a := range args {
+		words[i] = argWord{s: a, static: true}
+	}
+	words = p.expandOldStyle(words)
+	out := make([]string, len(words))
+	for i, a := range words {
+		out[i] = a.s
+	}
+	return out
+}
+
+// expandOldStyle rewrites an old-style first word in dash form; the values
+// of its letters are the words after it, in order. A first word with a
+// dash, or with a letter the entry does not know, is left alone.
+func (p *program) expandOldStyle(words []argWord) []argWord {
+	if len(words) == 0 || !words[0].static || words[0].s == "" || strings.HasPrefix(words[0].s, "-") {
+		return words
+	}
+	out := make([]argWord, 0, len(words)+len(words[0].s))
+	next := 1
+	for j := 0; j < len(words[0].s); j++ {
+		o := p.short[words[0].s[j]]
+		if o == nil {
+			return words
+		}
+		out = append(out, argWord{s: "-" + words[0].s[j:j+1], static: true})
+		if o.value == valRequired && next < len(words) {
+			out = append(out, words[next])
+			next++
+		}
+	}
+	return append(out, words[next:]...)
+}
+
+// parsedOpt is one option of a command: the first spelling of its entry
+// (-f for --file), and its value.
+type parsedOpt struct {
+	name string
+	val  argWord
+	hasV bool
+}
+
+// parseOpts reads a command's options as scanOptions does, without
+// recording anything: the options with their values, and the operands.
+func (p *program) parseOpts(rest []argWord) (opts []parsedOpt, ops []argWord) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case !a.static || a.s == "-" || !strings.HasPrefix(a.s, "-"):
+			ops = append(ops, a)
+		case a.s == "--":
+			return opts, append(ops, rest[i+1:]...)
+		case strings.HasPrefix(a.s, "--"):
+			k, v, hasV := strings.Cut(a.s[2:], "=")
+			o, _ := p.longOpt(k)
+			if o == nil {
+				continue
+			}
+			po := parsedOpt{name: o.names[0], val: argWord{s: v, static: true}, hasV: hasV}
+			if !hasV && o.value == valRequired && i+1 < len(rest) {
+				i++
+				po.val, po.hasV = rest[i], true
+			}
+			opts = append(opts, po)
+		default:
+			i = p.parseCluster(rest, i, &opts)
+		}
+	}
+	return opts, ops
+}
+
+// parseCluster is parseOpts for one cluster.
+func (p *program) parseCluster(rest []argWord, i int, opts *[]parsedOpt) int {
+	cluster := rest[i].s[1:]
+	for j := 0; j < len(cluster); j++ {
+		o := p.short[cluster[j]]
+		if o == nil {
+			return i
+		}
+		po := parsedOpt{name: o.names[0]}
+		if o.value != valNone {
+			po.val, po.hasV = argWord{s: cluster[j+1:], static: true}, cluster[j+1:] != ""
+			if !po.hasV && o.value == valRequired && i+1 < len(rest) {
+				i++
+				po.val, po.hasV = rest[i], true
+			}
+			*opts = append(*opts, po)
+			return i
+		}
+		*opts = append(*opts, po)
+	}
+	return i
+}
