@@ -77,6 +77,9 @@ func (w *walker) operandsOf(args []argWord, first bool) {
 	name := path.Base(args[0].s)
 	rest := args[1:]
 	p := programs[name]
+	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].foreign {
+		p = nil // ./cat is not cat: its words are mentions
+	}
 	if p == nil {
 		w.unjudged(name)
 		for _, a := range rest {

@@ -233,6 +233,9 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 	exact := make([]bool, len(a.Commands))
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
+		if r == nil && a.Commands[ci].foreign {
+			return p.foreignVerdict(&a.Commands[ci])
+		}
 		if r == nil {
 			// Where rules cover the rest of the line (find -exec id ;),
 			// say which part is left over: the prompt shows the whole line.
@@ -269,6 +272,25 @@ func unjudgedNote(what []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (custos' program table has no entry for %s: the rule covers everything it can do)", strings.Join(what, ", "))
+}
+
+// foreignVerdict says why no allow rule covers a command that runs a file
+// by its path (./ls): a rule for the program of that name does not.
+func (p *Policy) foreignVerdict(c *SimpleCommand) Verdict {
+	byName := *c
+	byName.foreign = false
+	r := p.allow.matchBashCommand(&byName, true)
+	if r == nil {
+		return Verdict{Decision: Continue}
+	}
+	argv0 := c.Argv[len(c.Argv)-len(c.Args)-1] // the command's own first word, after its wrappers
+	file := "its directory cannot be told"
+	if len(c.progPaths) == 1 {
+		file = "which runs the file " + c.progPaths[0]
+	}
+	return Verdict{Decision: Continue, Rule: r.text,
+		Reason: fmt.Sprintf("%s allows the program %s, not %s, %s: that needs a rule naming that file, or confirmation",
+			r.text, c.Name, reasonText(argv0), file)}
 }
 
 // uncoveredVerdict says what the allow rule r, which matched c, leaves
@@ -331,6 +353,9 @@ func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
 				return
 			}
 			r := s.rules[i]
+			if allow && !r.namesProgram(c) {
+				continue // ./ls is not the ls a rule by name allows
+			}
 			ok := r.matchCommandLine(c.Text)
 			if !ok && c.Raw != c.Text {
 				// A rule for xargs covers it running echo (xargsInert).

@@ -53,6 +53,8 @@ func TestProgramsJudgedByWhatTheyDo(t *testing.T) {
 		{allow: jq, cmd: "jq -n --slurpfile k secrets/a.json '$k'", want: "deny"},
 		{allow: jq, cmd: "jq -n 'import \"secrets/a\" as $a; $a'", want: "open", reasonHas: "module"},
 		{allow: jq, cmd: "jq -L /tmp -n 1", want: "open"},
+		{allow: jq, cmd: "jq --args -f .env a b", want: "deny"},
+		{allow: jq, cmd: "jq -n --from-file .env", want: "deny"},
 		// python -m json.tool: IN is read, OUT written.
 		{allow: jsonTool, cmd: "python3 -m json.tool a.json b.json", want: "open", reasonHas: "writes b.json"},
 		{allow: jsonTool, cmd: "python3 -m json.tool .env", want: "deny"},

@@ -119,11 +119,14 @@ func jqOperands(w *walker, p *program, rest []argWord) {
 	}
 	if len(values) > 0 {
 		vo := p.scanOptions(w, values) // options still count after --args
-		if o.hasLeadOpt || len(o.ops) > 0 {
+		if o.hasLeadOpt || len(o.ops) > 0 || len(vo.ops) == 0 {
 			return
 		}
-		if len(vo.ops) > 0 && vo.ops[0].static && jqLoads(vo.ops[0].s) {
-			w.finding(ProgramFinding{Program: p.name, Option: "import", Words: []string{vo.ops[0].s}, What: "loads a module or data file, which custos does not read"})
+		switch f := vo.ops[0]; {
+		case vo.hasLeadOpt:
+			w.access(AccessRead, f, "jq -f script") // the filter's file is still the first operand
+		case f.static && jqLoads(f.s):
+			w.finding(ProgramFinding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
 		}
 	}
 }

@@ -50,6 +50,10 @@ type rule struct {
 	// rePrefix is a literal every match must start with (for regexps
 	// anchored with ^): a cheap filter before running the regexp.
 	rePrefix string
+	// prog is the file a Bash rule's first word names by a path outside
+	// the system directories (Bash(./gradlew:*)), resolved in the
+	// workspace; "" for a program looked up by name (programpath.go).
+	prog string
 	// Path rules: absolute patterns match the absolute path; relative ones the
 	// workspace-relative path; patterns without a slash also match the base
 	// name at any depth (gitignore style).
@@ -169,6 +173,7 @@ func (r *rule) compileCommand(spec string, env Env) error {
 			return errors.New("prefix rule must be a plain command before ':*'")
 		}
 		r.kind, r.value = kindPrefix, normaliseWords(words).Text
+		r.prog = ruleProgram(words[0], env)
 		return nil
 	}
 	words, pattern, ok := ruleWords(spec, env)
@@ -180,6 +185,7 @@ func (r *rule) compileCommand(spec string, env Env) error {
 		return nil
 	}
 	norm := normaliseWords(words).Text
+	r.prog = ruleProgram(words[0], env)
 	if !pattern {
 		// No unquoted glob character: the rule names one command exactly
 		// (Bash(ls '*.go') is the literal command ls '*.go').

@@ -58,6 +58,11 @@ type SimpleCommand struct {
 	// xargsInert: xargs runs a program that treats the words it appends
 	// as text (echo): a rule for xargs covers it (Policy.bash).
 	xargsInert bool
+	// foreign: the command names its program by a path outside the
+	// system directories (./ls); progPaths are the files it may be
+	// (programpath.go).
+	foreign   bool
+	progPaths []string
 }
 
 // Analysis is the static picture of a shell command line.
@@ -757,6 +762,12 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 	if len(wrappers.names) == 0 && name == args[0].s {
 		w.callFunc(name, nd)
 	}
+	if _, foreign := w.programPath(args[0]); foreign {
+		// ./env, ./bash, ./timeout: a file of that name, not the wrapper
+		// or shell it is named like (programpath.go).
+		w.emit(args, wrappers)
+		return
+	}
 
 	// Wrappers: record them and analyse the command they run.
 	if inner, ok := unwrap(name, rest); ok {
@@ -993,6 +1004,7 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 	}
 	sc := normaliseWords(words)
 	sc.Argv = words
+	sc.progPaths, sc.foreign = w.programPath(args[0])
 	if len(wr.names) > 0 {
 		sc.Wrappers = wr.names
 		full := make([]string, 0, len(wr.words)+len(args))

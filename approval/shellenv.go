@@ -447,7 +447,7 @@ var xargsInertPrograms = map[string]bool{"echo": true, "printf": true, "true": t
 // xargs then covers, when xargs is the only wrapper), undecidable for any
 // other (xargs cat reads files no one named, xargs sh -c runs them).
 func (w *walker) xargsRuns(words []argWord, outermost bool) {
-	if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] {
+	if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] || w.isForeign(words[0]) {
 		w.a.undecidable("xargs appends arguments read at run time")
 		return
 	}

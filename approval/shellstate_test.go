@@ -114,6 +114,21 @@ func TestShellStateIsJudged(t *testing.T) {
 		{allow: cat, cmd: "shopt -s expand_aliases\nalias cat='rm -rf .'\ncat f", want: "ask", reasonHas: "alias"},
 		{allow: cat, cmd: "hash -p ./x cat; cat f", want: "ask", reasonHas: "hash -p"},
 		{allow: cat, cmd: "enable -f ./x.so cat; cat f", want: "ask", reasonHas: "enable"},
+		// A program named by a path runs that file, not the program a rule
+		// names: only a rule for that very file covers it.
+		{allow: ls, cmd: "./ls", want: "open", reasonHas: "runs the file /home/user/project/ls"},
+		{allow: ls, cmd: "bin/ls -la", want: "open"},
+		{allow: ls, cmd: "/tmp/ls", want: "open"},
+		{allow: ls, cmd: "~/bin/ls", want: "open"},
+		{allow: append([]string{"Bash(cd:*)"}, ls...), cmd: "cd \"$D\" && /usr/bin/ls && ./ls", want: "open", reasonHas: "cannot be told"},
+		{allow: append([]string{"Bash(timeout:*)"}, ls...), cmd: "timeout 5 ./ls", want: "open"},
+		{allow: append([]string{"Bash(timeout:*)"}, ls...), cmd: "./timeout 5 ls", want: "open"},
+		{allow: ls, cmd: "./env ls", want: "open"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -0 ./echo", want: "ask"},
+		{allow: []string{"Bash(./gradlew:*)"}, cmd: "cd sub && ./gradlew test", want: "open"},
+		{allow: []string{"Bash(./gradlew:*)"}, cmd: "gradlew test", want: "open"},
+		{allow: []string{"Bash(gradlew:*)"}, cmd: "./gradlew test", want: "open"},
+		{allow: nil, cmd: "./curl x", want: "deny"},
 		// Order: in loops and functions the state reaches what runs later.
 		{allow: cat, cmd: "for i in 1 2; do cat f; export LD_PRELOAD=./x.so; done", want: "ask"},
 		{allow: cat, cmd: "while true; do cat f; FOO=1; done", want: "open"},
@@ -168,6 +183,11 @@ func TestShellStateInert(t *testing.T) {
 		{allow: []string{"Bash(read:*)", "Bash(echo:*)"}, cmd: "while read -r line; do echo \"$line\"; done < list", want: "allow"},
 		{allow: cat, cmd: "cat f; FOO=1", want: "allow"},
 		{allow: cat, cmd: "unset FOO; cat f", want: "allow"},
+		{allow: []string{"Bash(ls:*)"}, cmd: "/bin/ls -la", want: "allow"},
+		{allow: []string{"Bash(git status:*)"}, cmd: "/usr/bin/git status", want: "allow"},
+		{allow: []string{"Bash(./gradlew:*)"}, cmd: "./gradlew test", want: "allow"},
+		{allow: []string{"Bash(./scripts/test.sh)"}, cmd: "scripts/test.sh", want: "allow"},
+		{allow: []string{"Bash"}, cmd: "./x.sh", want: "allow", only: true},
 	})
 }
 

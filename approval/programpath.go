@@ -1,0 +1,79 @@
+package approval
+
+import (
+	"path"
+	"strings"
+)
+
+// A command named by a path runs that file, not the program of that name a
+// rule was written for: ./ls is whatever the workspace holds under that
+// name, as much as a PATH that puts the workspace first (issue 31 §4). A
+// path in a system directory (/usr/bin/git) is the program itself; any
+// other is foreign: it is judged as an unknown program (its words are
+// mentions, no wrapper or shell is looked through), and an allow rule
+// covers it only when the rule names the same file (Bash(./gradlew:*)).
+
+// programPath resolves a command word that names its program by a path:
+// the absolute paths it may be from the directories the command may run
+// in (nil when that is not known), and whether it is foreign.
+func (w *walker) programPath(a argWord) (paths []string, foreign bool) {
+	if !a.static || !strings.Contains(a.s, "/") {
+		return nil, false // looked up in PATH, which shellstate.go judges
+	}
+	if strings.HasPrefix(a.s, "/") {
+		paths = []string{path.Clean(a.s)}
+	} else if !w.cwd.unknown {
+		for _, d := range w.cwd.dirs {
+			paths = append(paths, path.Join(d, a.s))
+		}
+	}
+	for _, p := range paths {
+		if !w.a.systemDir(path.Dir(p)) {
+			return paths, true
+		}
+	}
+	return nil, len(paths) == 0
+}
+
+// ruleProgram is the file a Bash rule's first word names by a path, in a
+// directory other than a system one ("" for a name looked up in PATH):
+// relative to the workspace, as the commands it is meant for run there.
+func ruleProgram(first string, env Env) string {
+	if !strings.Contains(first, "/") {
+		return ""
+	}
+	p := first
+	if !strings.HasPrefix(p, "/") {
+		p = path.Join(env.Workspace, p)
+	}
+	p = path.Clean(p)
+	if (&analyzer{env: env}).systemDir(path.Dir(p)) {
+		return ""
+	}
+	return p
+}
+
+// namesProgram reports whether an allow rule may cover c by the program
+// it runs: a rule by name covers a program found in PATH or a system
+// directory; a command that runs a foreign file needs a rule naming that
+// very file.
+func (r *rule) namesProgram(c *SimpleCommand) bool {
+	if r.kind == kindAny || !c.foreign {
+		return r.prog == "" || r.kind == kindAny
+	}
+	if r.prog == "" || len(c.progPaths) == 0 {
+		return false
+	}
+	for _, p := range c.progPaths {
+		if p != r.prog {
+			return false
+		}
+	}
+	return true
+}
+
+// isForeign reports a command word that names a foreign file.
+func (w *walker) isForeign(a argWord) bool {
+	_, foreign := w.programPath(a)
+	return foreign
+}
