@@ -96,14 +96,32 @@ func (w *walker) wrapperOperands(name string, words []argWord) {
 	for i := 0; i < len(words); i++ {
 		a := words[i]
 		switch {
-		case name == "time" && a.static && (a.s == "-o" || a.s == "--output") && i+1 < len(words):
+		case name == "time" && a.static && a.s == "--output" && i+1 < len(words):
 			i++
 			w.access(AccessWrite, words[i], "time -o")
 		case name == "time" && a.static && strings.HasPrefix(a.s, "--output="):
 			w.access(AccessWrite, argWord{s: strings.TrimPrefix(a.s, "--output="), static: true}, "time -o")
-		case name == "xargs" && a.static && (a.s == "-a" || a.s == "--arg-file") && i+1 < len(words):
+		case name == "xargs" && a.static && a.s == "--arg-file" && i+1 < len(words):
 			i++
 			w.access(AccessRead, words[i], "xargs -a")
+		case name == "xargs" && a.static && strings.HasPrefix(a.s, "--arg-file="):
+			w.access(AccessRead, argWord{s: strings.TrimPrefix(a.s, "--arg-file="), static: true}, "xargs -a")
+		case (name == "time" || name == "xargs") && a.static && strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--"):
+			// A cluster: -vo out (time), -0a list (xargs).
+			want, kind := byte('o'), AccessWrite
+			if name == "xargs" {
+				want, kind = 'a', AccessRead
+			}
+			val, next, ok := clusterValue(a.s, wrapperSpecs[name].valued, want)
+			switch {
+			case ok && next && i+1 < len(words):
+				i++
+				w.access(kind, words[i], name+" -"+string(want))
+			case ok && !next:
+				w.access(kind, argWord{s: val, static: true}, name+" -"+string(want))
+			case next && i+1 < len(words):
+				i++ // another option's value
+			}
 		case name == "flock" && a.static && !strings.HasPrefix(a.s, "-"):
 			w.access(AccessWrite, a, "flock lock file")
 			for _, b := range words[i+1:] {
@@ -114,4 +132,19 @@ func (w *walker) wrapperOperands(name string, words []argWord) {
 			w.mention(a, "argument of "+name)
 		}
 	}
+}
+
+// clusterValue reads a cluster of short options (-0a) whose letters in
+// valued take a value: the value of the letter want (attached, or the
+// next word: next), whether want is in the cluster, and next also when
+// another letter takes the next word.
+func clusterValue(s, valued string, want byte) (val string, next, ok bool) {
+	for j := 1; j < len(s); j++ {
+		if strings.IndexByte(valued, s[j]) < 0 {
+			continue
+		}
+		rest := s[j+1:]
+		return rest, rest == "", s[j] == want
+	}
+	return "", false, false
 }

@@ -66,6 +66,10 @@ func TestProgramsJudgedByWhatTheyDo(t *testing.T) {
 		{allow: []string{"Bash(xargs:*)", "Bash(sh:*)"}, cmd: "xargs sh -c 'echo $0'", want: "ask"},
 		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs --process-slot-var=LD_PRELOAD echo", want: "ask"},
 		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs nice echo", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -l rm", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -i rm {}", want: "ask"},
+		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs -0a .env echo", want: "deny"},
+		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs --arg-file=.env echo", want: "deny"},
 	})
 }
 

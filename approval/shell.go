@@ -1276,7 +1276,7 @@ var wrapperSpecs = map[string]wrapperSpec{
 	"nice":        {valued: "n", longVal: []string{"--adjustment"}, dashNum: true},
 	"nohup":       {},
 	"time":        {valued: "fo", longVal: []string{"--format", "--output"}},
-	"xargs":       {valued: "aEeIiLlnPsd", longVal: []string{"--arg-file", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}},
+	"xargs":       {valued: "adEILnPs", longVal: []string{"--arg-file", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}}, // -e, -i, -l, --eof, --replace, --max-lines take a value only attached
 	"command":     {},
 	"builtin":     {},
 	"exec":        {valued: "a"},

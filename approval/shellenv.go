@@ -142,23 +142,43 @@ func unsetPath(where, word string) envVar {
 }
 
 // wrapperEnv adds what env's words (before its command) do to the
-// command's environment: NAME=value, -u NAME, -i.
+// command's environment: NAME=value, -u NAME, -i (also in clusters: -iu
+// PATH, -vuPATH).
 func (w *walker) wrapperEnv(words []argWord) {
+	unset := func(name, word string) {
+		if name == "PATH" {
+			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", word))
+		}
+	}
 	for i := 0; i < len(words); i++ {
 		r := words[i]
 		s := r.s
 		switch {
 		case !r.static && strings.HasPrefix(s, "-"):
-		case s == "-" || s == "--ignore-environment" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "i"):
-			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "env "+s))
-		case s == "-u" || s == "--unset":
-			if i+1 < len(words) && words[i+1].s == "PATH" {
-				w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "env -u PATH"))
-			}
+		case s == "-" || s == "--ignore-environment":
+			unset("PATH", "env "+s)
+		case s == "--unset" && i+1 < len(words):
 			i++
-		case s == "-uPATH" || s == "--unset=PATH":
-			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "env "+s))
+			unset(words[i].s, "env --unset "+words[i].s)
+		case strings.HasPrefix(s, "--unset="):
+			unset(strings.TrimPrefix(s, "--unset="), "env "+s)
+		case strings.HasPrefix(s, "--"):
 		case strings.HasPrefix(s, "-"):
+			flags := s
+			if k := strings.IndexAny(s, "uCS"); k >= 0 {
+				flags = s[:k] // the rest is that letter's value
+			}
+			if strings.Contains(flags, "i") {
+				unset("PATH", "env "+s)
+			}
+			val, next, ok := clusterValue(s, "uCS", 'u')
+			if next && i+1 < len(words) {
+				i++
+				val = words[i].s
+			}
+			if ok {
+				unset(val, "env -u "+val)
+			}
 		case strings.Contains(s, "="):
 			w.cmdEnv = append(w.cmdEnv, w.wrapperAssign(r))
 		}

@@ -110,6 +110,23 @@ func dangerous(name string) bool {
 		strings.HasPrefix(name, "BASH_FUNC_")
 }
 
+// promptVars are expanded as prompts, substitutions and all: PS4 for every
+// command set -x traces, builtins too (so no builtin is immune to it), the
+// others by an interactive shell.
+var promptVars = map[string]bool{"PS0": true, "PS1": true, "PS2": true, "PS4": true, "PROMPT_COMMAND": true}
+
+// promptValue leaves the line undecidable when it gives a prompt variable
+// a value that may hold code ($(…), `…`, $x): bash would run it where no
+// command of the line shows it.
+func (w *walker) promptValue(name string, vals []string, static bool) {
+	for _, v := range vals {
+		static = static && !strings.ContainsAny(v, "$`")
+	}
+	if !static || name == "PROMPT_COMMAND" && len(vals) > 0 && vals[0] != "" {
+		w.a.undecidable(name + " is expanded as a prompt (set -x traces every command with PS4): the code its value may hold would run")
+	}
+}
+
 // possiblyInherited reports a variable that may be in the environment the
 // line starts with, so that assigning it changes what later commands find:
 // any name with an upper-case letter, and the lower-case ones programs read
@@ -128,6 +145,9 @@ func possiblyInherited(name string) bool {
 // is not known here).
 func (w *walker) envValue(name string, vals []string, static bool, where, word string) envVar {
 	v := envVar{name: name, where: where, word: word}
+	if promptVars[name] {
+		w.promptValue(name, vals, static)
+	}
 	check, ok := inertCheck(name)
 	switch {
 	case name == "PATH":
@@ -155,7 +175,7 @@ func (w *walker) envAssign(as *syntax.Assign, where string) envVar {
 	name := as.Name.Value
 	check, listed := inertCheck(name)
 	switch {
-	case name != "PATH" && (!listed || check == nil):
+	case name != "PATH" && !promptVars[name] && (!listed || check == nil):
 		return w.envValue(name, nil, false, where, word) // judged by its name alone
 	case as.Append || as.Index != nil || as.Array != nil:
 		return w.envValue(name, nil, false, where, word)

@@ -108,6 +108,12 @@ func TestShellStateIsJudged(t *testing.T) {
 		{allow: git, cmd: "LC_ALL=../../x git status", want: "open"},
 		{allow: git, cmd: "https_proxy=http://x git status", want: "open"},
 		{allow: git, cmd: "TERM=$T git status", want: "open"},
+		{allow: cat, cmd: "env -vu PATH cat f", want: "ask"},
+		{allow: cat, cmd: "env -iv cat f", want: "ask"},
+		// PS4 runs its code for every command set -x traces, builtins too.
+		{allow: []string{"Bash(echo:*)"}, cmd: "PS4='$(id)'; set -x; echo hi", want: "ask", reasonHas: "PS4"},
+		{allow: []string{"Bash(echo:*)"}, cmd: "PS4='$(id)' bash -xc 'echo hi'", want: "ask"},
+		{allow: []string{"Bash(echo:*)"}, cmd: "read PS4 < f; set -x; echo hi", want: "ask"},
 		// Exported functions, a sourced file, aliases, hash, enable.
 		{allow: cat, cmd: "cat() { id; }; export -f cat; cat f", want: "ask"},
 		{allow: cat, cmd: "source ./env.sh; cat /home/user/project/f", want: "open", reasonHas: "source ./env.sh"},
@@ -144,6 +150,8 @@ func TestShellStateIsJudged(t *testing.T) {
 		// Deny rules see through env --.
 		{allow: nil, cmd: "env -- X=1 curl x", want: "deny"},
 		{allow: nil, cmd: "env -- X=$y curl x", want: "deny"},
+		{allow: nil, cmd: "xargs -l curl < urls", want: "deny"},
+		{allow: nil, cmd: "xargs -e curl < urls", want: "deny"},
 		// ~ after HOME changed is not the home custos knows.
 		{allow: cat, cmd: "HOME=/home/user/project; cat ~/.env", want: "open"},
 		// Exact rules name the command, not the variables before it; a
