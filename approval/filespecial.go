@@ -148,3 +148,47 @@ func clusterValue(s, valued string, want byte) (val string, next, ok bool) {
 	}
 	return "", false, false
 }
+
+// flockScript judges flock FILE -c COMMAND (or -c COMMAND FILE), which
+// runs COMMAND with sh -c: the script is walked as code, the lock file is
+// written. It reports false for flock FILE PROGRAM ARGS, a wrapper
+// (unwrap).
+func (w *walker) flockScript(args []argWord, wr wrapping) bool {
+	rest := args[1:]
+	var script *argWord
+	lock := -1
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case !a.static:
+			return false
+		case strings.HasPrefix(a.s, "--command="):
+			script = &argWord{s: strings.TrimPrefix(a.s, "--command="), static: true}
+		case a.s == "--command" || strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.HasSuffix(a.s, "c"):
+			if i+1 < len(rest) {
+				script = &rest[i+1]
+			}
+			i++
+		case a.s == "-w" || a.s == "-E" || a.s == "--timeout" || a.s == "--conflict-exit-code":
+			i++
+		case strings.HasPrefix(a.s, "-"):
+		case lock < 0:
+			lock = i
+		case script == nil:
+			return false // flock FILE PROGRAM ARGS
+		}
+	}
+	if script == nil {
+		return false
+	}
+	w.emit(args, wr)
+	if lock >= 0 {
+		w.access(AccessWrite, rest[lock], "flock lock file")
+	}
+	if !script.static {
+		w.a.undecidable("flock -c with a dynamic command")
+		return true
+	}
+	w.parseNested(script.s, w.cwd.clone())
+	return true
+}

@@ -769,6 +769,9 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		return
 	}
 
+	if name == "flock" && w.flockScript(args, wrappers) {
+		return
+	}
 	// Wrappers: record them and analyse the command they run.
 	if inner, ok := unwrap(name, rest); ok {
 		if inner < 0 {
@@ -1287,6 +1290,7 @@ var wrapperSpecs = map[string]wrapperSpec{
 	"unbuffer":    {},
 	"caffeinate":  {},
 	"flock":       {valued: "wEc", posArgs: 1},
+	"busybox":     {}, // busybox APPLET ARGS runs the applet
 	"taskset":     {posArgs: 1},
 	"numactl":     {},
 	"systemd-run": {valued: "pEuM", longVal: []string{"--unit", "--property", "--setenv", "--uid", "--gid", "--description", "--slice", "--working-directory"}},

@@ -151,6 +151,11 @@ func TestShellStateIsJudged(t *testing.T) {
 		{allow: nil, cmd: "env -- X=1 curl x", want: "deny"},
 		{allow: nil, cmd: "env -- X=$y curl x", want: "deny"},
 		{allow: nil, cmd: "xargs -l curl < urls", want: "deny"},
+		{allow: nil, cmd: "flock -c 'curl x' /tmp/l", want: "deny"},
+		{allow: nil, cmd: "flock /tmp/l -c 'curl x'", want: "deny"},
+		{allow: nil, cmd: "flock /tmp/l --command='curl x'", want: "deny"},
+		{allow: nil, cmd: "busybox curl x", want: "deny"},
+		{allow: nil, cmd: "busybox sh -c 'curl x'", want: "deny"},
 		{allow: nil, cmd: "xargs -e curl < urls", want: "deny"},
 		// ~ after HOME changed is not the home custos knows.
 		{allow: cat, cmd: "HOME=/home/user/project; cat ~/.env", want: "open"},
