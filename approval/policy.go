@@ -59,6 +59,11 @@ type ruleSet struct {
 	// bashAny the rest (Bash, Bash(*), regexps, globs in the first word).
 	bashByName map[string][]int
 	bashAny    []int
+	// bashByPrefix holds regular expressions anchored on a literal
+	// prefix (re:^net5\b), by that prefix, so a command meets only those
+	// its line starts with, not every one; prefixLen is the longest.
+	bashByPrefix map[string][]int
+	prefixLen    int
 	// bashText are the whole-command-text rules.
 	bashText []int
 }
@@ -88,9 +93,22 @@ func (s *ruleSet) add(r *rule) {
 			s.bashByName[first] = append(s.bashByName[first], i)
 			return
 		}
+	case kindRegexp:
+		if r.rePrefix != "" && len(r.rePrefix) <= maxIndexedPrefix {
+			if s.bashByPrefix == nil {
+				s.bashByPrefix = map[string][]int{}
+			}
+			s.bashByPrefix[r.rePrefix] = append(s.bashByPrefix[r.rePrefix], i)
+			s.prefixLen = max(s.prefixLen, len(r.rePrefix))
+			return
+		}
 	}
 	s.bashAny = append(s.bashAny, i)
 }
+
+// maxIndexedPrefix bounds the literal prefixes bashByPrefix holds (a line
+// is looked up by each of its prefixes up to the longest).
+const maxIndexedPrefix = 64
 
 // Compile builds a policy from settings. Every rule is parsed and compiled
 // once; a malformed rule is an error naming its list and position.
@@ -203,7 +221,10 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 				Reason: "system rule: " + presets[i].Description}
 		}
 	}
-	text := strings.Join(strings.Fields(command), " ")
+	text := "" // the command text whole-line rules match, made only when there are some
+	if len(p.deny.bashText)+len(p.ask.bashText)+len(p.allow.bashText) > 0 {
+		text = strings.Join(strings.Fields(command), " ")
+	}
 	if r := p.deny.matchBashAny(a, text); r != nil {
 		return Verdict{Decision: Deny, Layer: LayerRules, Rule: r.text, Reason: "denied by rule " + r.text}
 	}
@@ -376,6 +397,15 @@ func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
 	try(s.bashByName[c.Name])
 	if len(c.Wrappers) > 0 && c.Wrappers[0] != c.Name {
 		try(s.bashByName[c.Wrappers[0]])
+	}
+	if len(s.bashByPrefix) > 0 {
+		// A regular expression with a literal prefix can only match a
+		// line that starts with it: look each line's prefixes up.
+		for _, line := range []string{c.Text, c.Raw, c.canonical} {
+			for k := 1; k <= len(line) && k <= s.prefixLen; k++ {
+				try(s.bashByPrefix[line[:k]])
+			}
+		}
 	}
 	try(s.bashAny)
 	return best

@@ -4,6 +4,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -89,7 +90,9 @@ type Analysis struct {
 // Analyze parses a shell command line and splits it into simple commands.
 // It is deterministic and never panics on any input.
 func Analyze(command string, env Env) *Analysis {
-	a := &analyzer{env: env, out: &Analysis{}}
+	// Room for the commands of a usual line, so that recording them does
+	// not copy them again and again.
+	a := &analyzer{env: env, out: &Analysis{Commands: make([]SimpleCommand, 0, 8)}}
 	if len(command) > maxCommandBytes {
 		a.undecidable("command is longer than the analysis limit")
 		return a.out
@@ -151,7 +154,9 @@ func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 		a.undecidable("shell nesting is too deep to analyse")
 		return cwdSet{unknown: true}
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	parser := parsers.Get().(*syntax.Parser)
+	f, err := parser.Parse(strings.NewReader(src), "")
+	parsers.Put(parser) // done with it: the tree it built is the caller's
 	if err != nil {
 		a.undecidable("shell parse error: " + err.Error())
 		// Deny rules still apply to whatever can be recovered.
@@ -167,6 +172,11 @@ func (a *analyzer) parse(src string, depth int, cwd cwdSet) cwdSet {
 	w.finishArith()
 	return end
 }
+
+// parsers are bash parsers, reused: a parser is kilobytes of buffers, the
+// biggest allocation of a policy decision, and may parse again once it is
+// done (mvdan.cc/sh's Parser.Parse).
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // walker walks one parsed source; src is needed to render dynamic words.
 type walker struct {
