@@ -158,7 +158,7 @@ func TestShellStateIsJudged(t *testing.T) {
 		{allow: nil, cmd: "busybox sh -c 'curl x'", want: "deny"},
 		{allow: nil, cmd: "xargs -e curl < urls", want: "deny"},
 		// ~ after HOME changed is not the home custos knows.
-		{allow: cat, cmd: "HOME=/home/user/project; cat ~/.env", want: "open"},
+		{allow: cat, cmd: "HOME=/home/user/project; cat ~/.env", want: "ask", reasonHas: "cannot be resolved"},
 		// Exact rules name the command, not the variables before it; a
 		// rule for the whole line does.
 		{allow: []string{"Bash(git log)"}, cmd: "PAGER=x git log", want: "open", reasonHas: "whole line", only: true},
