@@ -1,6 +1,11 @@
 package approval
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
 
 // Programs a prefix rule allows are judged by what they do (issue 31 §5):
 // tar's, make's, date's, jq's and python -m json.tool's options that run,
@@ -133,4 +138,90 @@ func TestRulesSeeThroughClusters(t *testing.T) {
 			t.Errorf("%s: text %q, want %q", tt.cmd, a.Commands[0].Text, tt.text)
 		}
 	}
+}
+
+// The real programs are the oracle for issue 31's holes too: each command
+// first proves, in a throwaway directory, that it runs a program (RAN) or
+// writes a file; then it is never allowed under the rules people write
+// for the program. The ordinary uses really work and stay allowed.
+func TestIssue31AgainstTheRealPrograms(t *testing.T) {
+	rules := []string{"Bash(tar -t:*)", "Bash(tar:*)", "Bash(make -n:*)", "Bash(ls:*)", "Bash(git status:*)", "Bash(echo:*)",
+		"Bash(set:*)", "Bash(trap:*)", "Bash(printf:*)", "Bash(xargs:*)", "Bash(python3 -m json.tool:*)"}
+	pol := mustCompile(t, Settings{Permissions: Permissions{Allow: rules}})
+	for _, tt := range []struct {
+		cmd, proof, needs string
+		allowed           bool
+	}{
+		{cmd: "tar -t -f x.tar -I ./tool.sh", proof: "RAN", needs: "tar"},
+		{cmd: "tar -tf x.tar --checkpoint=1 --checkpoint-action=exec='touch RAN'", proof: "RAN", needs: "tar"},
+		{cmd: "tar -xf x.tar --to-command='touch RAN'", proof: "RAN", needs: "tar"},
+		{cmd: "make -n --eval='$(shell touch RAN)'", proof: "RAN", needs: "make"},
+		{cmd: "make -n CC='$(shell touch RAN)'", proof: "RAN", needs: "make"},
+		{cmd: "PATH=.:$PATH; ls", proof: "RAN"},
+		{cmd: "./ls", proof: "RAN"},
+		{cmd: "env -- PATH=./:/bin ls", proof: "RAN"},
+		{cmd: "HOME=./h git status", proof: "RAN", needs: "git"},
+		{cmd: "trap 'touch RAN' EXIT; echo hi", proof: "RAN"},
+		{cmd: "PS4='$(touch RAN)'; set -x; echo hi", proof: "RAN"},
+		{cmd: "python3 -m json.tool j.json out.txt", proof: "out.txt", needs: "python3"},
+		// Ordinary uses.
+		{cmd: "tar -tf x.tar", allowed: true, needs: "tar"},
+		{cmd: "tar tvf x.tar", allowed: true, needs: "tar"},
+		{cmd: "make -n", allowed: true, needs: "make"},
+		{cmd: "printf 'a\\0b' | xargs -0 echo", allowed: true},
+		{cmd: "python3 -m json.tool j.json", allowed: true, needs: "python3"},
+		{cmd: "LANG=C ls", allowed: true},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			for _, need := range []string{"bash", tt.needs} {
+				if _, err := exec.LookPath(need); need != "" && err != nil {
+					// .ci/run installs git and make (tar is Debian's own);
+					// python3 may be missing there.
+					if os.Getenv("CI") != "" && need != "python3" {
+						t.Fatalf("%s is needed: .ci/run installs it", need)
+					}
+					t.Skip("no " + need)
+				}
+			}
+			dir := issue31Dir(t)
+			cmd := exec.Command("bash", "-c", tt.cmd)
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+			out, err := cmd.CombinedOutput()
+			if tt.allowed && err != nil {
+				t.Fatalf("the ordinary command fails: %v\n%s", err, out)
+			}
+			if tt.proof != "" {
+				if _, err := os.Stat(filepath.Join(dir, tt.proof)); err != nil {
+					t.Fatalf("the oracle did not create %s: %v\n%s", tt.proof, err, out)
+				}
+			}
+			if v := pol.Rules(bashCall(tt.cmd)); (v.Decision == Allow) != tt.allowed {
+				t.Errorf("allowed = %v, want %v: %+v", v.Decision == Allow, tt.allowed, v)
+			}
+		})
+	}
+}
+
+// issue31Dir is oracleDir with what the planted commands need: an archive,
+// a makefile whose recipe uses $(CC), a file named ls that is no ls, a
+// git configuration that runs a program, and a JSON file.
+func issue31Dir(t *testing.T) string {
+	t.Helper()
+	dir := oracleDir(t)
+	for name, content := range map[string]string{"Makefile": "all:\n\t$(CC) -v\n", "ls": "#!/bin/sh\ntouch RAN\n",
+		"h/.gitconfig": "[core]\n\tfsmonitor = \"touch RAN\"\n", "j.json": "{\"a\": 1}\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := exec.LookPath("tar"); err == nil {
+		if out, err := exec.Command("tar", "-C", dir, "-cf", filepath.Join(dir, "x.tar"), "f").CombinedOutput(); err != nil {
+			t.Fatalf("tar: %v\n%s", err, out)
+		}
+	}
+	return dir
 }
