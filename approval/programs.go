@@ -448,6 +448,9 @@ func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
 		dash = "-"
 	}
 	words := []string{a.s}
+	if p.splits() {
+		words = opt.longText(a.s, v, hasV) // as the command's text has it (programs_text.go)
+	}
 	val := argWord{s: v, static: true}
 	switch {
 	case hasV:

@@ -92,6 +92,10 @@ func TestOrdinaryUseStaysAllowed(t *testing.T) {
 		{allow: []string{"Bash(make -n:*)"}, cmd: "make -n", want: "allow"},
 		{allow: []string{"Bash(make -n:*)"}, cmd: "make -n test", want: "allow"},
 		{allow: []string{"Bash(make -n:*)"}, cmd: "make -ns build", want: "allow"},
+		{allow: []string{"Bash(make -n:*)"}, cmd: "make --dry-run build", want: "allow"},
+		{allow: []string{"Bash(tar -t:*)"}, cmd: "tar --list --file x.tar", want: "allow"},
+		{allow: []string{"Bash(tar -t -I ./x.sh:*)"}, cmd: "tar -t --use-compress-program=./x.sh -f x.tar", want: "allow"},
+		{allow: []string{"Bash(tar -t --use-compress-program=./x.sh:*)"}, cmd: "tar -tI ./x.sh -f x.tar", want: "allow"},
 		{allow: []string{"Bash(make:*)"}, cmd: "make -j4 test", want: "allow"},
 		{allow: []string{"Bash(date:*)"}, cmd: "date -u +%Y-%m-%d", want: "allow"},
 		{allow: []string{"Bash(date:*)"}, cmd: "date -d @0 +%s", want: "allow"},
@@ -115,7 +119,7 @@ func TestOrdinaryUseStaysAllowed(t *testing.T) {
 // tar -t -f. (A prefix stays a prefix: tar -zxf does not start with -x.)
 func TestRulesSeeThroughClusters(t *testing.T) {
 	p := mustCompile(t, Settings{Permissions: Permissions{Deny: []string{"Bash(tar -x:*)", "Bash(jq -f:*)"}}})
-	for _, cmd := range []string{"tar -xzf a.tgz", "tar xzf a.tgz", "tar -x -z -f a.tgz", "jq -fn prog.jq"} {
+	for _, cmd := range []string{"tar -xzf a.tgz", "tar xzf a.tgz", "tar -x -z -f a.tgz", "jq -fn prog.jq", "tar --extract -zf a.tgz", "tar --get --file=a.tgz"} {
 		if v := p.Rules(bashCall(cmd)); v.Decision != Deny {
 			t.Errorf("%s: got %s (%s), want deny", cmd, v.Decision, v.Reason)
 		}
@@ -132,6 +136,10 @@ func TestRulesSeeThroughClusters(t *testing.T) {
 		{"grep -- -rn f", "grep -- -rn f"},
 		{"git log -pS x", "git log -pS x"},
 		{"find . -name x", "find . -name x"},
+		{"tar --list --file=x.tar", "tar -t -f x.tar"},
+		{"make --dry-run --jobs=4", "make -n -j4"},
+		{"head --lines=5 f", "head -n 5 f"},
+		{"ls --color=never", "ls --color=never"},
 	} {
 		a := Analyze(tt.cmd, testEnv)
 		if len(a.Commands) != 1 || a.Commands[0].Text != tt.text {

@@ -18,9 +18,10 @@ func (p *program) splits() bool {
 
 // textArgs renders a command's arguments for its text: clusters split into
 // their options (-nrf → -n -r -f), an attached value of an option that
-// takes one as a word of its own (-fx.tar → -f x.tar), an old-style first
-// word in dash form (tar tf x.tar → tar -t -f x.tar); words after -- and
-// the values of options stay as they are.
+// takes one as a word of its own (-fx.tar → -f x.tar), a long option in
+// its short spelling (--file=x.tar → -f x.tar), an old-style first word
+// in dash form (tar tf x.tar → tar -t -f x.tar); words after -- and the
+// values of options stay as they are.
 func (p *program) textArgs(args []string) []string {
 	if p.oldStyle {
 		args = p.oldStyleText(args)
@@ -32,9 +33,14 @@ func (p *program) textArgs(args []string) []string {
 		case a == "--":
 			return append(out, args[i:]...)
 		case strings.HasPrefix(a, "--"):
-			out = append(out, a)
-			k, _, hasV := strings.Cut(a[2:], "=")
-			if o, _ := p.longOpt(k); o != nil && !hasV {
+			k, v, hasV := strings.Cut(a[2:], "=")
+			o, _ := p.longOpt(k)
+			if o == nil {
+				out = append(out, a)
+				continue
+			}
+			out = append(out, o.longText(a, v, hasV)...)
+			if !hasV {
 				n := map[valueKind]int{valRequired: 1, valTwo: 2}[o.value]
 				for ; n > 0 && i+1 < len(args); n-- {
 					i++
@@ -48,6 +54,23 @@ func (p *program) textArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// longText renders a long option a (its value v, if hasV) in the short
+// spelling its entry lists first, as rules and command texts both spell it
+// (tar --extract is tar -x, make --dry-run is make -n, --lines=5 is -n 5);
+// an option with no short spelling stays as written.
+func (o *option) longText(a, v string, hasV bool) []string {
+	short := o.names[0]
+	switch {
+	case len(short) != 2 || short[0] != '-':
+		return []string{a}
+	case o.value == valOptional:
+		return []string{short + v} // -j4: an optional value is attached
+	case hasV:
+		return []string{short, cleanArg(v)} // a word of its own, cleaned like one
+	}
+	return []string{short}
 }
 
 // splitCluster appends the options of the cluster args[i] to out and
@@ -66,7 +89,7 @@ func (p *program) splitCluster(args []string, i int, out *[]string) int {
 		}
 		*out = append(*out, "-"+cluster[j:j+1])
 		if rest := cluster[j+1:]; rest != "" {
-			*out = append(*out, rest)
+			*out = append(*out, cleanArg(rest)) // -f./x.tar is -f x.tar
 		} else if i+1 < len(args) {
 			i++
 			*out = append(*out, args[i])
