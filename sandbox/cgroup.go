@@ -125,11 +125,19 @@ func (p pidsCgroup) create(max int64) (*runCgroup, error) {
 // it runs outside the cgroup, and calling it an escape failed quick
 // commands at random.
 func (c *runCgroup) contains(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err == nil && strings.Contains(string(b), "/"+filepath.Base(c.dir)+"\n") {
-		return true
+	// A process on its way out (the sandbox's PID 1 exits as soon as a
+	// short command has) may already show no cgroup and not yet be a
+	// zombie: look again for a moment before calling it an escape.
+	for wait := 100 * time.Microsecond; ; wait *= 2 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err == nil && strings.Contains(string(b), "/"+filepath.Base(c.dir)+"\n") || exited(pid) {
+			return true
+		}
+		if wait > 20*time.Millisecond {
+			return false
+		}
+		time.Sleep(wait)
 	}
-	return exited(pid)
 }
 
 // hitMax reports whether a fork was refused by pids.max during the run.
