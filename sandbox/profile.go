@@ -146,10 +146,9 @@ func mountArgs(ms []bwrapMount) []string {
 	return a
 }
 
-// bwrapArgs is the bubblewrap argument vector of a profile, the command
-// included. It does no I/O. The order of the mounts matters: a later mount
-// covers an earlier one.
-func bwrapArgs(p bwrapProfile) []string {
+// bwrapHead is the start of the argument vector: namespaces, identity,
+// capabilities and the status descriptor.
+func bwrapHead(p bwrapProfile) []string {
 	a := []string{
 		"--die-with-parent", "--new-session",
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -172,7 +171,14 @@ func bwrapArgs(p bwrapProfile) []string {
 			a = append(a, "--cap-add", "CAP_DAC_OVERRIDE")
 		}
 	}
-	a = append(a, "--json-status-fd", fmt.Sprint(fdStatus))
+	return append(a, "--json-status-fd", fmt.Sprint(fdStatus))
+}
+
+// bwrapArgs is the bubblewrap argument vector of a profile, the command
+// included. It does no I/O. The order of the mounts matters: a later mount
+// covers an earlier one.
+func bwrapArgs(p bwrapProfile) []string {
+	a := bwrapHead(p)
 	a = append(a, mountArgs(p.System)...)
 	if !p.IdentityInSystem {
 		a = append(a,
