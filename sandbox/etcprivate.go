@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The /etc directories the sandbox binds (ssl, pki, …) can hold what only
@@ -20,10 +22,10 @@ const etcPrivateDepth = 4
 
 // privateEtcMasks are the masks over what ms's /etc directories hold that
 // is not readable by others.
-func privateEtcMasks(ms []bwrapMount) []bwrapMount {
-	var out []bwrapMount
+func privateEtcMasks(ms []mount.Mount) []mount.Mount {
+	var out []mount.Mount
 	for _, m := range ms {
-		if m.Kind != mountROBind || !strings.HasPrefix(m.Dst, "/etc/") {
+		if m.Kind != mount.ROBind || !strings.HasPrefix(m.Dst, "/etc/") {
 			continue
 		}
 		fi, err := os.Stat(m.Src)
@@ -43,12 +45,12 @@ func privateEtcMasks(ms []bwrapMount) []bwrapMount {
 			private := info.Mode().Perm()&0o004 == 0
 			switch {
 			case d.IsDir() && private:
-				out = append(out, bwrapMount{Kind: mountEmpty, Dst: dst})
+				out = append(out, mount.Mount{Kind: mount.Empty, Dst: dst})
 				return fs.SkipDir
 			case d.IsDir() && strings.Count(p, "/")-base >= etcPrivateDepth:
 				return fs.SkipDir
 			case private:
-				out = append(out, bwrapMount{Kind: mountROBind, Src: os.DevNull, Dst: dst})
+				out = append(out, mount.Mount{Kind: mount.ROBind, Src: os.DevNull, Dst: dst})
 			}
 			return nil
 		})

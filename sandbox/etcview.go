@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The sandbox's /etc in one mount. Each bubblewrap mount costs a mount, a
@@ -74,7 +76,7 @@ func etcViewBase() string {
 // The folded mounts are kept between runs while nothing they were made of
 // changes (etcwatch.go): then a run pays a few calls for them, not the
 // stat of every /etc entry and tree.
-func systemMountsFor(ws string) (ms []bwrapMount, view bool) {
+func systemMountsFor(ws string) (ms []mount.Mount, view bool) {
 	base := etcViewBase()
 	if folded, dir, ok := sysWatch.current(base); ok && (ws == "" || !inside(ws, dir)) {
 		return slices.Clip(folded), true // kept: no directory bound from the host, no masks
@@ -113,12 +115,12 @@ type etcViewEntry struct {
 
 // fold replaces the /etc mounts of ms (infos holds the stat of each) by
 // the view bound at /etc and binds of the directories on top of it.
-func (c *etcViewCache) fold(base string, ms []bwrapMount, infos map[string]fs.FileInfo) (folded []bwrapMount, dir string, err error) {
-	var out, dirs []bwrapMount
+func (c *etcViewCache) fold(base string, ms []mount.Mount, infos map[string]fs.FileInfo) (folded []mount.Mount, dir string, err error) {
+	var out, dirs []mount.Mount
 	var ents []etcViewEntry
 	for _, m := range ms {
 		name, ok := strings.CutPrefix(m.Dst, "/etc/")
-		if !ok || m.Kind != mountROBind || strings.Contains(name, "/") {
+		if !ok || m.Kind != mount.ROBind || strings.Contains(name, "/") {
 			out = append(out, m)
 			continue
 		}
@@ -151,7 +153,7 @@ func (c *etcViewCache) fold(base string, ms []bwrapMount, infos map[string]fs.Fi
 	if dir, err = c.view(base, ents); err != nil {
 		return nil, "", err
 	}
-	out = append(out, bwrapMount{mountROBind, dir, "/etc"})
+	out = append(out, mount.Mount{Kind: mount.ROBind, Src: dir, Dst: "/etc"})
 	return append(out, dirs...), dir, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +18,7 @@ import (
 // fakeEtc is an /etc of allowed entries: a file, a directory tree with a
 // link, a private directory and a private file, one linked directory, and
 // a directory holding a FIFO, which cannot be copied.
-func fakeEtc(t *testing.T) (etc string, ms []bwrapMount, infos map[string]fs.FileInfo) {
+func fakeEtc(t *testing.T) (etc string, ms []mount.Mount, infos map[string]fs.FileInfo) {
 	etc = t.TempDir()
 	write := func(rel, data string, perm fs.FileMode) {
 		p := filepath.Join(etc, rel)
@@ -40,7 +42,7 @@ func fakeEtc(t *testing.T) (etc string, ms []bwrapMount, infos map[string]fs.Fil
 		fi, err := os.Stat(p)
 		require.NoError(t, err)
 		dst := "/etc/" + n
-		ms = append(ms, bwrapMount{mountROBind, p, dst})
+		ms = append(ms, mount.Mount{Kind: mount.ROBind, Src: p, Dst: dst})
 		infos[dst] = fi
 	}
 	return etc, ms, infos
@@ -52,9 +54,9 @@ func TestEtcViewCopiesDirectories(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "views")
 	folded, dir, err := c.fold(base, ms, infos)
 	require.NoError(t, err)
-	assert.Equal(t, []bwrapMount{
-		{mountROBind, dir, "/etc"},
-		{mountROBind, filepath.Join(etc, "weird"), "/etc/weird"},
+	assert.Equal(t, []mount.Mount{
+		{Kind: mount.ROBind, Src: dir, Dst: "/etc"},
+		{Kind: mount.ROBind, Src: filepath.Join(etc, "weird"), Dst: "/etc/weird"},
 	}, folded, "only the directory that cannot be copied is still bound")
 
 	read := func(rel string) string {

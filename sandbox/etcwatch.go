@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The system's mounts of a run (systemMountsFor) are a function of the
@@ -47,7 +49,7 @@ type sysMountWatch struct {
 // through a symbolic link with their stat through it (nil: it leads
 // nowhere).
 type sysLook struct {
-	folded []bwrapMount
+	folded []mount.Mount
 	dir    string
 	watch  []string
 	links  map[string]os.FileInfo
@@ -81,7 +83,7 @@ func lookSystem(base string) (sysLook, error) {
 // current is the kept folded mounts and the view's directory, when
 // nothing they were made of changed and base is the views' directory
 // they were made for.
-func (s *sysMountWatch) current(base string) (folded []bwrapMount, dir string, ok bool) {
+func (s *sysMountWatch) current(base string) (folded []mount.Mount, dir string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.w == nil {
@@ -146,8 +148,8 @@ func (s *sysMountWatch) dropLocked() {
 
 // boundFromHost reports whether folded binds a directory of the host's
 // /etc (one the view could not copy) rather than the view alone.
-func boundFromHost(folded []bwrapMount) bool {
-	return slices.ContainsFunc(folded, func(m bwrapMount) bool { return strings.HasPrefix(m.Dst, "/etc/") })
+func boundFromHost(folded []mount.Mount) bool {
+	return slices.ContainsFunc(folded, func(m mount.Mount) bool { return strings.HasPrefix(m.Dst, "/etc/") })
 }
 
 // linksUnchanged reports whether each path still leads to the file it led

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,9 +33,9 @@ func TestSysMountWatch(t *testing.T) {
 	w := sysMountWatch{look: func(string) (sysLook, error) {
 		looks++
 		fi, _ := os.Stat(link)
-		l := sysLook{folded: []bwrapMount{{mountROBind, view, "/etc"}}, dir: view, watch: []string{sys, sub}, links: map[string]os.FileInfo{link: fi}}
+		l := sysLook{folded: []mount.Mount{{Kind: mount.ROBind, Src: view, Dst: "/etc"}}, dir: view, watch: []string{sys, sub}, links: map[string]os.FileInfo{link: fi}}
 		if bound {
-			l.folded = append(l.folded, bwrapMount{mountROBind, sub, "/etc/ssl"})
+			l.folded = append(l.folded, mount.Mount{Kind: mount.ROBind, Src: sub, Dst: "/etc/ssl"})
 		}
 		return l, nil
 	}}
@@ -96,7 +98,7 @@ func TestSysMountWatch(t *testing.T) {
 		w.look = func(base string) (sysLook, error) {
 			l, err := look(base)
 			if looks%2 == 0 { // the second of the two
-				l.folded = append(l.folded, bwrapMount{mountSymlink, "usr/bin", "/bin"})
+				l.folded = append(l.folded, mount.Mount{Kind: mount.Symlink, Src: "usr/bin", Dst: "/bin"})
 			}
 			return l, err
 		}

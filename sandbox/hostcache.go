@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The host's dependency caches, found once when the sandbox starts: where
@@ -97,18 +99,18 @@ type hostToolchains struct {
 	// it (credentialMasks): found the first time a run mounts the path, so
 	// a sandbox that never mounts a toolchain never walks it.
 	maskMu sync.Mutex
-	masks  map[string][]bwrapMount
+	masks  map[string][]mount.Mount
 }
 
 // masksIn are the credential masks inside the host path dir.
-func (h *hostToolchains) masksIn(dir string) []bwrapMount {
+func (h *hostToolchains) masksIn(dir string) []mount.Mount {
 	h.maskMu.Lock()
 	defer h.maskMu.Unlock()
 	if m, ok := h.masks[dir]; ok {
 		return m
 	}
 	if h.masks == nil {
-		h.masks = map[string][]bwrapMount{}
+		h.masks = map[string][]mount.Mount{}
 	}
 	m := credentialMasks([]string{dir}, h.creds)
 	h.masks[dir] = m
@@ -354,8 +356,8 @@ const credentialScanDepth = 3
 // empty directory of the sandbox's own. Symbolic links need no mask: inside the
 // sandbox they resolve in the sandbox's own view, where nothing of the home
 // directory exists.
-func credentialMasks(mounted, creds []string) []bwrapMount {
-	var out []bwrapMount
+func credentialMasks(mounted, creds []string) []mount.Mount {
+	var out []mount.Mount
 	seen := map[string]bool{}
 	mask := func(p string, dir bool) {
 		if seen[p] {
@@ -363,9 +365,9 @@ func credentialMasks(mounted, creds []string) []bwrapMount {
 		}
 		seen[p] = true
 		if dir {
-			out = append(out, bwrapMount{Kind: mountEmpty, Dst: p})
+			out = append(out, mount.Mount{Kind: mount.Empty, Dst: p})
 		} else {
-			out = append(out, bwrapMount{Kind: mountROBind, Src: os.DevNull, Dst: p})
+			out = append(out, mount.Mount{Kind: mount.ROBind, Src: os.DevNull, Dst: p})
 		}
 	}
 	for _, m := range mounted {
@@ -391,7 +393,7 @@ func credentialMasks(mounted, creds []string) []bwrapMount {
 			return nil
 		})
 	}
-	slices.SortFunc(out, func(a, b bwrapMount) int { return strings.Compare(a.Dst, b.Dst) })
+	slices.SortFunc(out, func(a, b mount.Mount) int { return strings.Compare(a.Dst, b.Dst) })
 	return out
 }
 

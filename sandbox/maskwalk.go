@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The expansion walk: which paths of the workspace (and of the system
@@ -325,7 +327,7 @@ func (x *expansion) outside(p *denyPattern) error {
 func visibleSystemPaths() []string {
 	var out []string
 	for _, m := range probeSystem(rootEntries, etcPaths()) {
-		if m.Kind == mountROBind {
+		if m.Kind == mount.ROBind {
 			out = append(out, m.Dst)
 		}
 	}

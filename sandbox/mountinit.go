@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The mount step. bubblewrap 0.8 rereads the whole mount table after every
@@ -96,11 +98,11 @@ func stepMounts(p bwrapProfile) ([]byte, error) {
 	}
 	for _, m := range p.Protected {
 		switch {
-		case m.Kind == mountBind && m.Src == m.Dst:
+		case m.Kind == mount.Bind && m.Src == m.Dst:
 			err = errors.Join(err, rec(stepBind, m.Dst))
-		case m.Kind == mountROBind && m.Src == m.Dst:
+		case m.Kind == mount.ROBind && m.Src == m.Dst:
 			err = errors.Join(err, rec(stepReadOnly, m.Dst))
-		case m.Kind == mountEmpty:
+		case m.Kind == mount.Empty:
 			err = errors.Join(err, rec(stepEmpty, m.Dst))
 		default:
 			return nil, fmt.Errorf("sandbox: mount step: protected mount %+v has its source outside the sandbox", m)

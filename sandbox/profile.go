@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"sync"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // The bubblewrap command line of one run is a pure function of a profile
@@ -24,7 +26,7 @@ type bwrapProfile struct {
 	// System is what of the host's system is visible, read-only: the
 	// top-level system directories (or the symbolic links a merged-/usr
 	// host has instead) and the allowed /etc entries (see probeSystem).
-	System []bwrapMount
+	System []mount.Mount
 	// IdentityInSystem says System's /etc is the view that already holds
 	// the sandbox's passwd and group; otherwise bwrapArgs mounts them
 	// from fdPasswd and fdGroup.
@@ -36,13 +38,13 @@ type bwrapProfile struct {
 	// Protected keeps the protected paths read-only (planProtected): the
 	// present ones bound onto themselves, missing ones held by empty
 	// placeholders of the sandbox's own, the directories on the way pinned.
-	Protected []bwrapMount
+	Protected []mount.Mount
 	// Toolchain is what the workspace's toolchains are given (provision.go):
 	// the host's caches read-only, the workspace's own caches read-write,
 	// the user's git identity, the credential masks inside those caches,
 	// in that order. Mounted before the workspace, so nothing of it can
 	// cover the workspace.
-	Toolchain []bwrapMount
+	Toolchain []mount.Mount
 	// Masks are the deny rules' masks and pins as expanded against the
 	// workspace (ExpandMasks: which paths exist, and which are
 	// directories), and MaskSources what is bound over them.
@@ -100,52 +102,6 @@ const (
 	fdStepExe               // the mount step's binary
 )
 
-// mountKind is what one bubblewrap mount does.
-type mountKind uint8
-
-const (
-	mountBind    mountKind = iota // --bind Src Dst: read-write
-	mountROBind                   // --ro-bind Src Dst: read-only
-	mountEmpty                    // --perms 0555 --tmpfs Dst: an empty directory of the sandbox's own (see args)
-	mountSymlink                  // --symlink Src Dst: Src is the link's target
-)
-
-// bwrapMount is one mount of the profile.
-type bwrapMount struct {
-	Kind     mountKind
-	Src, Dst string
-}
-
-// args is the mount as bubblewrap arguments.
-func (m bwrapMount) args() []string {
-	switch m.Kind {
-	case mountBind:
-		return []string{"--bind", m.Src, m.Dst}
-	case mountROBind:
-		return []string{"--ro-bind", m.Src, m.Dst}
-	case mountEmpty:
-		// A tmpfs of this sandbox's own: nothing written there reaches the
-		// host, and it is gone when the sandbox ends, so it needs no
-		// read-only remount, which costs bubblewrap 0.8 a fresh read of
-		// the mount table (a tenth of a millisecond and more on every
-		// call, for each placeholder). Mode 0555 makes an accidental write
-		// fail loudly (permission denied) instead of vanishing; a command
-		// that chmods it first only writes into that void.
-		return []string{"--perms", "0555", "--tmpfs", m.Dst}
-	case mountSymlink:
-		return []string{"--symlink", m.Src, m.Dst}
-	}
-	panic(fmt.Sprintf("sandbox: unknown mount kind %d", m.Kind))
-}
-
-func mountArgs(ms []bwrapMount) []string {
-	var a []string
-	for _, m := range ms {
-		a = append(a, m.args()...)
-	}
-	return a
-}
-
 // bwrapHead is the start of the argument vector: namespaces, identity,
 // capabilities and the status descriptor.
 func bwrapHead(p bwrapProfile) []string {
@@ -179,7 +135,7 @@ func bwrapHead(p bwrapProfile) []string {
 // covers an earlier one.
 func bwrapArgs(p bwrapProfile) []string {
 	a := bwrapHead(p)
-	a = append(a, mountArgs(p.System)...)
+	a = append(a, mount.Args(p.System)...)
 	if !p.IdentityInSystem {
 		a = append(a,
 			"--perms", "0644", "--ro-bind-data", fmt.Sprint(fdPasswd), "/etc/passwd",
@@ -200,7 +156,7 @@ func bwrapArgs(p bwrapProfile) []string {
 	} else if p.Pid1 != "" && !p.Step {
 		a = append(a, "--ro-bind", p.Pid1, sbHelper)
 	}
-	a = append(a, mountArgs(p.Toolchain)...)
+	a = append(a, mount.Args(p.Toolchain)...)
 	if p.Step && p.Overlay != "" {
 		// For the step alone, which covers it once the overlay is mounted.
 		a = append(a, "--bind", p.Overlay, sbOverlay)
@@ -213,7 +169,7 @@ func bwrapArgs(p bwrapProfile) []string {
 	pins, masks := p.Masks.Args(p.MaskSources)
 	if !p.Step {
 		a = append(a, pins...)
-		a = append(a, mountArgs(p.Protected)...)
+		a = append(a, mount.Args(p.Protected)...)
 	}
 	// The root is bwrap's own tmpfs; make it read-only so nothing outside the
 	// workspace and /tmp is writable (mounts below it keep their own flags).
@@ -260,7 +216,7 @@ func (p bwrapProfile) bwrapEnv() []string {
 // systemMounts probes the host for the system directories and /etc
 // entries the sandbox shows (rootEntries, etcAllow), with the /etc files
 // folded into one view (see systemMountsFor).
-func systemMounts() []bwrapMount {
+func systemMounts() []mount.Mount {
 	ms, _ := systemMountsFor("")
 	return ms
 }
@@ -270,15 +226,15 @@ func systemMounts() []bwrapMount {
 // (merged /usr: /bin -> usr/bin) is recreated as the same link, anything
 // else or missing is left out; each etc path that exists is bound
 // read-only (as its target when it is a link; a dangling link is left out).
-func probeSystem(roots, etc []string) []bwrapMount {
+func probeSystem(roots, etc []string) []mount.Mount {
 	ms, _ := probeSystemInfo(roots, etc)
 	return ms
 }
 
 // probeSystemInfo is probeSystem, and the stat (links followed) of each etc
 // path it binds.
-func probeSystemInfo(roots, etc []string) ([]bwrapMount, map[string]os.FileInfo) {
-	var ms []bwrapMount
+func probeSystemInfo(roots, etc []string) ([]mount.Mount, map[string]os.FileInfo) {
+	var ms []mount.Mount
 	for _, p := range roots {
 		fi, err := os.Lstat(p)
 		switch {
@@ -286,16 +242,16 @@ func probeSystemInfo(roots, etc []string) ([]bwrapMount, map[string]os.FileInfo)
 			continue
 		case fi.Mode()&os.ModeSymlink != 0:
 			if t, err := os.Readlink(p); err == nil {
-				ms = append(ms, bwrapMount{mountSymlink, t, p})
+				ms = append(ms, mount.Mount{Kind: mount.Symlink, Src: t, Dst: p})
 			}
 		case fi.IsDir():
-			ms = append(ms, bwrapMount{mountROBind, p, p})
+			ms = append(ms, mount.Mount{Kind: mount.ROBind, Src: p, Dst: p})
 		}
 	}
 	infos := make(map[string]os.FileInfo, len(etc))
 	for _, p := range etc {
 		if fi, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
-			ms = append(ms, bwrapMount{mountROBind, p, p})
+			ms = append(ms, mount.Mount{Kind: mount.ROBind, Src: p, Dst: p})
 			infos[p] = fi
 		}
 	}

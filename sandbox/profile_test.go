@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,10 +29,10 @@ func TestBwrapArgs(t *testing.T) {
 		return bwrapProfile{
 			Workspace: "/w",
 			TmpSize:   1 << 20,
-			System: []bwrapMount{
-				{mountROBind, "/usr", "/usr"},
-				{mountSymlink, "usr/bin", "/bin"},
-				{mountROBind, "/etc/ssl", "/etc/ssl"},
+			System: []mount.Mount{
+				{Kind: mount.ROBind, Src: "/usr", Dst: "/usr"},
+				{Kind: mount.Symlink, Src: "usr/bin", Dst: "/bin"},
+				{Kind: mount.ROBind, Src: "/etc/ssl", Dst: "/etc/ssl"},
 			},
 			Seccomp: true,
 			Command: []string{"/usr/bin/prlimit", "--core=0", "--", "make", "test"},
@@ -72,12 +74,12 @@ func TestBwrapArgs(t *testing.T) {
 
 	// A protected file and directory present, one missing, one below a
 	// directory that is pinned.
-	protected := []bwrapMount{
-		{mountROBind, "/w/.gitmodules", "/w/.gitmodules"},
-		{mountROBind, "/w/.vscode", "/w/.vscode"},
-		{mountEmpty, "", "/w/.custos"},
-		{mountBind, "/w/sub", "/w/sub"},
-		{mountROBind, "/w/sub/.claude", "/w/sub/.claude"},
+	protected := []mount.Mount{
+		{Kind: mount.ROBind, Src: "/w/.gitmodules", Dst: "/w/.gitmodules"},
+		{Kind: mount.ROBind, Src: "/w/.vscode", Dst: "/w/.vscode"},
+		{Kind: mount.Empty, Src: "", Dst: "/w/.custos"},
+		{Kind: mount.Bind, Src: "/w/sub", Dst: "/w/sub"},
+		{Kind: mount.ROBind, Src: "/w/sub/.claude", Dst: "/w/sub/.claude"},
 	}
 	protectedArgs := []string{
 		"--ro-bind", "/w/.gitmodules", "/w/.gitmodules",
@@ -214,12 +216,12 @@ func TestProbeSystem(t *testing.T) {
 		[]string{mk("dir"), mk("link"), mk("file"), mk("missing")},
 		[]string{mk("etc-file"), mk("etc-link"), mk("etc-dangling"), mk("etc-dir"), mk("etc-missing")},
 	)
-	assert.Equal(t, []bwrapMount{
-		{mountROBind, mk("dir"), mk("dir")},
-		{mountSymlink, "usr/bin", mk("link")},
-		{mountROBind, mk("etc-file"), mk("etc-file")},
-		{mountROBind, mk("etc-link"), mk("etc-link")},
-		{mountROBind, mk("etc-dir"), mk("etc-dir")},
+	assert.Equal(t, []mount.Mount{
+		{Kind: mount.ROBind, Src: mk("dir"), Dst: mk("dir")},
+		{Kind: mount.Symlink, Src: "usr/bin", Dst: mk("link")},
+		{Kind: mount.ROBind, Src: mk("etc-file"), Dst: mk("etc-file")},
+		{Kind: mount.ROBind, Src: mk("etc-link"), Dst: mk("etc-link")},
+		{Kind: mount.ROBind, Src: mk("etc-dir"), Dst: mk("etc-dir")},
 	}, got)
 }
 
@@ -252,21 +254,21 @@ func TestPlanProfile(t *testing.T) {
 	assert.Equal(t, []string{"/usr/bin/prlimit", "--core=0", "--cpu=600:601", "--as=4294967296", "--fsize=1073741824", "--nproc=512", "--", "make"}, p.Command)
 
 	// Breadth first: the root's entries, the root's placeholders, then sub/.
-	var placeholders []bwrapMount
+	var placeholders []mount.Mount
 	for _, n := range []string{".git", ".idea", ".zed", ".devcontainer", ".claude", ".cursor", ".codex", ".gemini", ".custos",
 		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 		".gitconfig", ".ripgreprc", ".mcp.json", ".claude.json"} {
-		placeholders = append(placeholders, bwrapMount{mountEmpty, "", at(n)})
+		placeholders = append(placeholders, mount.Mount{Kind: mount.Empty, Src: "", Dst: at(n)})
 	}
 	assert.Equal(t, cat(
-		[]bwrapMount{
-			{mountROBind, at(".gitmodules"), at(".gitmodules")},
-			{mountROBind, at(".vscode"), at(".vscode")},
+		[]mount.Mount{
+			{Kind: mount.ROBind, Src: at(".gitmodules"), Dst: at(".gitmodules")},
+			{Kind: mount.ROBind, Src: at(".vscode"), Dst: at(".vscode")},
 		},
 		placeholders,
-		[]bwrapMount{
-			{mountBind, at("sub"), at("sub")},
-			{mountROBind, at("sub/.claude"), at("sub/.claude")},
+		[]mount.Mount{
+			{Kind: mount.Bind, Src: at("sub"), Dst: at("sub")},
+			{Kind: mount.ROBind, Src: at("sub/.claude"), Dst: at("sub/.claude")},
 		},
 	), p.Protected)
 

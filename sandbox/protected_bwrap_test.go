@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -327,7 +329,7 @@ func TestProtectedPlanSkipsNodeModules(t *testing.T) {
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "node_modules", "pkg", ".vscode", "settings.json"), "{}")
 	writeFile(t, filepath.Join(ws, "pkg", ".vscode", "settings.json"), "{}")
-	args := strings.Join(mountArgs(planProtected(ws, nil).mounts), " ")
+	args := strings.Join(mount.Args(planProtected(ws, nil).mounts), " ")
 	assert.NotContains(t, args, "node_modules")
 	assert.Contains(t, args, filepath.Join(ws, "pkg", ".vscode"))
 }

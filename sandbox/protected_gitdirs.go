@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -111,7 +113,7 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 		f := filepath.Join(g, h.name)
 		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
 			p.pinParents(f)
-			p.mounts = append(p.mounts, bwrapMount{mountROBind, f, f})
+			p.mounts = append(p.mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: f})
 			p.files = append(p.files, fileHolder{f, h.content})
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -22,7 +24,7 @@ const protectedSearchDepth = 3
 // one workspace at one moment.
 type protectedPlan struct {
 	ws     string
-	mounts []bwrapMount
+	mounts []mount.Mount
 	// placeholders are the read-only empty directories mounted where a
 	// protected path is missing; bubblewrap leaves each behind on the host
 	// as its mount point, and removePlaceholders takes them away again.
@@ -172,7 +174,7 @@ func (p *protectedPlan) placeholder(path string) {
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.mounts = append(p.mounts, bwrapMount{mountEmpty, "", path})
+	p.mounts = append(p.mounts, mount.Mount{Kind: mount.Empty, Src: "", Dst: path})
 	p.placeholders = append(p.placeholders, path)
 }
 
@@ -187,7 +189,7 @@ func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule protected.Ru
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.mounts = append(p.mounts, bwrapMount{mountROBind, path, path})
+	p.mounts = append(p.mounts, mount.Mount{Kind: mount.ROBind, Src: path, Dst: path})
 }
 
 // pinParents binds every directory strictly between the workspace and path
@@ -202,7 +204,7 @@ func (p *protectedPlan) pinParents(path string) {
 		cur = filepath.Join(cur, c)
 		if !p.pinned[cur] {
 			p.pinned[cur] = true
-			p.mounts = append(p.mounts, bwrapMount{mountBind, cur, cur})
+			p.mounts = append(p.mounts, mount.Mount{Kind: mount.Bind, Src: cur, Dst: cur})
 		}
 	}
 }

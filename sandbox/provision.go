@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // provisioner gives each run what its workspace's toolchains need (issue
@@ -49,7 +51,7 @@ type provision struct {
 	// none: CacheWhy says why, and the caches are the run's /tmp).
 	CacheDir, CacheWhy string
 	Git                string
-	mounts             []bwrapMount
+	mounts             []mount.Mount
 	env                map[string]string
 	path               []string // PATH entries in front of the sandbox's
 	base               string   // where the caches are inside the sandbox
@@ -138,7 +140,7 @@ func (p *provisioner) workspaceCache(pr *provision, ws string) error {
 			break
 		}
 		pr.cache, pr.CacheDir, base = c, c.dir, sbCache
-		pr.mounts = append(pr.mounts, bwrapMount{Kind: mountBind, Src: filepath.Join(c.dir, "cache"), Dst: sbCache})
+		pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.Bind, Src: filepath.Join(c.dir, "cache"), Dst: sbCache})
 	}
 	for k, sub := range map[string]string{
 		"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "GOPATH": "go-path",
@@ -162,7 +164,7 @@ func (pr *provision) readOnly(tool, what, path string) {
 
 // readOnlyAt binds a vetted host path read-only at the sandbox path at.
 func (pr *provision) readOnlyAt(tool, what, path, at string) {
-	pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: path, Dst: at})
+	pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.ROBind, Src: path, Dst: at})
 	hp := HostPath{Tool: tool, What: what, Path: path}
 	if at != path {
 		hp.At = at
@@ -311,7 +313,7 @@ func (p *provisioner) planGit(pr *provision) {
 	if err := writeIfChanged(f, gitconfigText(name, email)); err != nil {
 		return
 	}
-	pr.mounts = append(pr.mounts, bwrapMount{Kind: mountROBind, Src: f, Dst: sbHome + "/.gitconfig"})
+	pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: sbHome + "/.gitconfig"})
 }
 
 // finish appends the credential masks that fall inside what the run

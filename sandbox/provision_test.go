@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/mount"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -137,11 +139,11 @@ func TestGitconfigText(t *testing.T) {
 // the home (the git identity is bound inside it) and before the
 // workspace, so no cache can cover the workspace.
 func TestBwrapArgsToolchainOrder(t *testing.T) {
-	p := bwrapProfile{Workspace: "/w", TmpSize: 1, Toolchain: []bwrapMount{
-		{Kind: mountBind, Src: "/state/x/cache", Dst: sbCache},
-		{Kind: mountROBind, Src: "/h/go/pkg/mod/cache/download", Dst: "/h/go/pkg/mod/cache/download"},
-		{Kind: mountROBind, Src: "/state/x/gitconfig", Dst: sbHome + "/.gitconfig"},
-		{Kind: mountROBind, Src: os.DevNull, Dst: "/h/go/pkg/mod/cache/download/.netrc"},
+	p := bwrapProfile{Workspace: "/w", TmpSize: 1, Toolchain: []mount.Mount{
+		{Kind: mount.Bind, Src: "/state/x/cache", Dst: sbCache},
+		{Kind: mount.ROBind, Src: "/h/go/pkg/mod/cache/download", Dst: "/h/go/pkg/mod/cache/download"},
+		{Kind: mount.ROBind, Src: "/state/x/gitconfig", Dst: sbHome + "/.gitconfig"},
+		{Kind: mount.ROBind, Src: os.DevNull, Dst: "/h/go/pkg/mod/cache/download/.netrc"},
 	}, Command: []string{"true"}}
 	a := strings.Join(bwrapArgs(p), " ")
 	want := "--bind /state/x/cache /var/cache/custos --ro-bind /h/go/pkg/mod/cache/download /h/go/pkg/mod/cache/download --ro-bind /state/x/gitconfig /tmp/home/.gitconfig --ro-bind /dev/null /h/go/pkg/mod/cache/download/.netrc --bind /w /w"
