@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -98,7 +100,7 @@ func (s *Settings) privateIn(ws, userConfig string) []string {
 		if real, err := filepath.EvalSymlinks(d); err == nil {
 			d = real
 		}
-		if _, ok := sandbox.Within(ws, d); ok {
+		if _, ok := hostfs.Within(ws, d); ok {
 			in = append(in, d)
 		}
 	}

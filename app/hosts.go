@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/sandbox"
 )
 
 // HostsTaskQueue is polled by every worker that has a host, with the host's
@@ -125,7 +126,7 @@ func Route(hosts []Host, dir string) (Host, error) {
 	best, bestLen := Host{}, -1
 	for _, h := range hosts {
 		for _, r := range h.Roots {
-			if _, ok := sandbox.Within(r, dir); ok && len(r) > bestLen {
+			if _, ok := hostfs.Within(r, dir); ok && len(r) > bestLen {
 				best, bestLen = h, len(r)
 			}
 		}

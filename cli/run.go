@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -122,7 +124,7 @@ func workDirIn(ws string) string {
 	if real, err := filepath.EvalSymlinks(wd); err == nil {
 		wd = real
 	}
-	rel, ok := sandbox.Within(ws, wd)
+	rel, ok := hostfs.Within(ws, wd)
 	if !ok || rel == "." {
 		return ""
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Paths inside the sandbox.
@@ -61,7 +63,7 @@ type bwrapSandbox struct {
 	// controls, which show what it stops.
 	noHostGuard bool
 	// listings speeds up the walks of the post-command scan (hostconfig.go).
-	listings *hostListings
+	listings *hostfs.HostListings
 	// step, when set, is the mount step that makes the workspace's own
 	// mounts inside the sandbox (mountinit.go); overlay, that it also
 	// mounts guarded runs' workspaces as overlays (hostconfig_overlay.go).
@@ -120,7 +122,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		case guard != nil:
 			guard.finish(&res)
 		case overlay != "":
-			_ = removeAllWritable(overlay) // unguarded (the probe's), or the command never ran
+			_ = hostfs.RemoveAllWritable(overlay) // unguarded (the probe's), or the command never ran
 		}
 	}()
 	var undo cleanups
@@ -190,7 +192,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 // arguments need, dirs the workspace's listings (kept between commands)
 // for the rest, which run does once bubblewrap has started. Without it,
 // it is all of it, the host-config snapshot (guard) first.
-func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *dirPool, dirs *dirListings, guard *hostGuard, err error) {
+func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *dirPool, dirs *hostfs.DirListings, guard *hostGuard, err error) {
 	if b.step == nil {
 		if guarded {
 			guard = b.cfg.guardHostConfig(ws, b.listings)
@@ -199,8 +201,8 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 		return p, nil, nil, guard, err
 	}
 	if guarded {
-		if dirs = b.listings.take(ws); dirs == nil {
-			dirs = newDirListings()
+		if dirs = b.listings.Take(ws); dirs == nil {
+			dirs = hostfs.NewDirListings()
 		}
 	}
 	p, pool, err = b.planStart(ws, req, undo, dirs, nil)
@@ -412,7 +414,7 @@ func watchStatus(r io.Reader, cg *runCgroup) *statusWatch {
 			if pid, ok := m["child-pid"].(float64); ok {
 				w.started = true
 				w.initPID.Store(int64(pid))
-				w.initStart = procStart(int(pid))
+				w.initStart = hostfs.ProcStart(int(pid))
 				if !w.hasPidfd && w.initStart != "" {
 					w.pidfd, w.hasPidfd = openPidfd(int(pid))
 				}
@@ -439,7 +441,7 @@ func (w *statusWatch) verdict(res Result, cg *runCgroup) (Result, error) {
 		res.KillReason = "timeout (process limit reached)"
 	}
 	if !w.started && !res.Killed {
-		return res, fmt.Errorf("sandbox: bubblewrap could not set up the sandbox: %s", strings.TrimSpace(trimForLog(res.Stderr)))
+		return res, fmt.Errorf("sandbox: bubblewrap could not set up the sandbox: %s", strings.TrimSpace(hostfs.TrimForLog(res.Stderr)))
 	}
 	return res, nil
 }
@@ -489,8 +491,8 @@ func (w *statusWatch) reap() {
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
-		state, start, err := procStat(pid)
-		if err != nil || start != w.initStart || isDead(state) {
+		state, start, err := hostfs.ProcStat(pid)
+		if err != nil || start != w.initStart || hostfs.IsDead(state) {
 			return // gone (or its PID another process's), or a zombie
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)

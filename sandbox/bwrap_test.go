@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +41,7 @@ func newBwrap(t testing.TB, cfg Config) Sandbox {
 		// go leaves module directories read-only, which TempDir's own
 		// cleanup cannot remove.
 		dir := cfg.CacheDir
-		t.Cleanup(func() { _ = removeAllWritable(dir) })
+		t.Cleanup(func() { _ = hostfs.RemoveAllWritable(dir) })
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))

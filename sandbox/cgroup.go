@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Why a pids cgroup: RLIMIT_NPROC does not bind when the worker runs as root.
@@ -130,7 +132,7 @@ func (c *runCgroup) contains(pid int) bool {
 	// zombie: look again for a moment before calling it an escape.
 	for wait := 100 * time.Microsecond; ; wait *= 2 {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-		if err == nil && strings.Contains(string(b), "/"+filepath.Base(c.dir)+"\n") || exited(pid) {
+		if err == nil && strings.Contains(string(b), "/"+filepath.Base(c.dir)+"\n") || hostfs.Exited(pid) {
 			return true
 		}
 		if wait > 20*time.Millisecond {

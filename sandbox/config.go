@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Backend names.
@@ -189,7 +191,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
-	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg), listings: &hostListings{}, overlays: &overlayPool{}}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg), listings: &hostfs.HostListings{}, overlays: &overlayPool{}}
 	limitNote := "process limit: RLIMIT_NPROC"
 	if os.Geteuid() == 0 && cfg.NProc > 0 {
 		pc, err := findPidsCgroup()
@@ -235,7 +237,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 			return nil, fmt.Sprintf("probe `bwrap ... true` failed: %v", err)
 		}
 		if res.ExitCode != 0 || res.Killed {
-			return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, trimForLog(res.Stderr))
+			return nil, fmt.Sprintf("probe `bwrap ... true` exited %d (killed=%v %s): %s", res.ExitCode, res.Killed, res.KillReason, hostfs.TrimForLog(res.Stderr))
 		}
 	}
 	b.why = fmt.Sprintf("bubblewrap %s: %s; user/pid/net/ipc/uts namespaces, read-only system, workspace read-write; %s; %s", abs, probed, limitNote, stepNote)
@@ -276,11 +278,4 @@ func probeRun(ctx context.Context, b *bwrapSandbox, req Request) (Result, error)
 		res, err = b.run(ctx, req)
 	}
 	return res, err
-}
-
-func trimForLog(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "..."
-	}
-	return s
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +61,7 @@ func (p *dirPool) take(dst string) error {
 	for p.dir != "" && !p.off && len(p.names) > 0 {
 		src := filepath.Join(p.dir, p.names[0])
 		p.names = p.names[1:]
-		err := renameNoReplace(src, dst)
+		err := hostfs.RenameNoReplace(src, dst)
 		switch {
 		case err == nil:
 			p.size--
@@ -96,14 +98,14 @@ func (p *dirPool) give(dst string) {
 		}
 		p.made = true
 	}
-	kept := filepath.Join(p.dir, pooledPrefix+randHex())
-	if err := renameNoReplace(dst, kept); err != nil {
+	kept := filepath.Join(p.dir, pooledPrefix+hostfs.RandHex())
+	if err := hostfs.RenameNoReplace(dst, kept); err != nil {
 		_ = unix.Rmdir(dst)
 		return
 	}
 	// Whether it is empty is checked once it is in the pool, where nothing
 	// else writes.
-	if emptyDir(kept) {
+	if hostfs.EmptyDir(kept) {
 		p.size++
 		return
 	}
@@ -111,7 +113,7 @@ func (p *dirPool) give(dst string) {
 	// put it back where it was at once. Where that name is taken again by
 	// now, it stays in the pool under a name no run takes, rather than be
 	// lost.
-	if err := renameNoReplace(kept, dst); err != nil {
-		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+randHex()))
+	if err := hostfs.RenameNoReplace(kept, dst); err != nil {
+		_ = os.Rename(kept, filepath.Join(p.dir, "written-"+hostfs.RandHex()))
 	}
 }

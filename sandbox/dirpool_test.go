@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +39,7 @@ func TestDirPool(t *testing.T) {
 	require.Len(t, p.names, 1)
 	require.NoError(t, p.take(at(".idea")))
 	assert.Equal(t, first, inode(t, at(".idea")), "the pooled directory is renamed into place")
-	assert.True(t, emptyDir(at(".idea")))
+	assert.True(t, hostfs.EmptyDir(at(".idea")))
 
 	// Written into during the run (by a host process): it stays.
 	require.NoError(t, os.WriteFile(at(".idea/workspace.xml"), []byte("x"), 0o644))

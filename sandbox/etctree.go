@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // The allowed /etc directories (ssl, alternatives, ld.so.conf.d, …) are
@@ -134,7 +136,7 @@ func sameFile(a, b fs.FileInfo) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
-	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && statChangeTime(sa) == statChangeTime(sb)
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && hostfs.StatChangeTime(sa) == hostfs.StatChangeTime(sb)
 }
 
 // walkEtcTree lists src for the view, or errEtcTreeUnfit.
@@ -193,7 +195,7 @@ func hashEtcTree(h hash.Hash, tree []etcTreeEntry) {
 	for _, e := range tree {
 		fmt.Fprintf(h, "%s\x00%o\x00%t\x00%s\x00%d\x00%d\x00", e.rel, e.mode, e.hidden, e.link, e.fi.Size(), e.fi.ModTime().UnixNano())
 		if st, ok := e.fi.Sys().(*syscall.Stat_t); ok {
-			fmt.Fprintf(h, "%d\x00%d\x00%d\x00", st.Dev, st.Ino, statChangeTime(st))
+			fmt.Fprintf(h, "%d\x00%d\x00%d\x00", st.Dev, st.Ino, hostfs.StatChangeTime(st))
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 
@@ -78,11 +80,11 @@ func etcViewBase() string {
 // stat of every /etc entry and tree.
 func systemMountsFor(ws string) (ms []mount.Mount, view bool) {
 	base := etcViewBase()
-	if folded, dir, ok := sysWatch.current(base); ok && (ws == "" || !inside(ws, dir)) {
+	if folded, dir, ok := sysWatch.current(base); ok && (ws == "" || !hostfs.Inside(ws, dir)) {
 		return slices.Clip(folded), true // kept: no directory bound from the host, no masks
 	}
 	l, err := sysWatch.lookAndKeep(base)
-	if err != nil || (ws != "" && inside(ws, l.dir)) {
+	if err != nil || (ws != "" && hostfs.Inside(ws, l.dir)) {
 		// A workspace holding the view could change the next runs' /etc.
 		ms, _ := probeSystemInfo(rootEntries, etcPaths())
 		return append(ms, privateEtcMasks(ms)...), false
@@ -172,7 +174,7 @@ func etcViewSignature(ents []etcViewEntry) string {
 		if st, ok := e.fi.Sys().(*syscall.Stat_t); ok {
 			// The change time too: no one can set it, so a rewrite that
 			// restores the modification time still shows.
-			fmt.Fprintf(h, "%d\x00%d\x00%d\x00", st.Dev, st.Ino, statChangeTime(st))
+			fmt.Fprintf(h, "%d\x00%d\x00%d\x00", st.Dev, st.Ino, hostfs.StatChangeTime(st))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:24]

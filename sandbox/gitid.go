@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Git inside the sandbox works as the user's git (issue 16 §3): their name
@@ -81,7 +83,7 @@ func (g *gitIdentity) get() (name, email string) {
 // kept is the identity the cache file holds for key, if it may serve.
 func (g *gitIdentity) kept(key string) (identityRecord, bool) {
 	var r identityRecord
-	ok := g.cache != "" && key != "" && readRecord(g.cache, &r) && r.Key == key && recent(r.At, identityCacheTTL)
+	ok := g.cache != "" && key != "" && hostfs.ReadRecord(g.cache, &r) && r.Key == key && hostfs.Recent(r.At, identityCacheTTL)
 	return r, ok
 }
 
@@ -89,7 +91,7 @@ func (g *gitIdentity) kept(key string) (identityRecord, bool) {
 // process runs git).
 func (g *gitIdentity) keep(r identityRecord) {
 	if g.cache != "" && r.Key != "" {
-		writeRecord(g.cache, r)
+		hostfs.WriteRecord(g.cache, r)
 	}
 }
 

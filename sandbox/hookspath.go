@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -150,7 +152,7 @@ func inRootHooksDir(canonWS, canon string) bool {
 	if real, err := filepath.EvalSymlinks(hd); err == nil {
 		hd = real
 	}
-	_, in := Within(hd, canon)
+	_, in := hostfs.Within(hd, canon)
 	return in
 }
 

@@ -10,7 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/sandbox/mount"
 )
@@ -259,13 +260,13 @@ func vetHostPath(path, home string, creds []string) (real, skip string) {
 	case !fi.IsDir():
 		return "", "is not a directory"
 	}
-	if why := ownedByUser(fi); why != "" {
+	if why := hostfs.OwnedByUser(fi); why != "" {
 		return "", why
 	}
 	if real, err = filepath.EvalSymlinks(path); err != nil {
 		return "", fmt.Sprintf("cannot be resolved: %v", err)
 	}
-	if rhome, err := filepath.EvalSymlinks(home); err == nil && inside(real, rhome) {
+	if rhome, err := filepath.EvalSymlinks(home); err == nil && hostfs.Inside(real, rhome) {
 		return "", fmt.Sprintf("resolves to %s, which holds the home directory", real)
 	}
 	for _, c := range creds {
@@ -273,32 +274,11 @@ func vetHostPath(path, home string, creds []string) (real, skip string) {
 		if r, err := filepath.EvalSymlinks(c); err == nil {
 			rc = r
 		}
-		if inside(rc, real) {
+		if hostfs.Inside(rc, real) {
 			return "", fmt.Sprintf("resolves to %s, inside the credential path %s", real, c)
 		}
 	}
 	return real, ""
-}
-
-// ownedByUser says why fi may not be trusted as the user's own, or "".
-func ownedByUser(fi fs.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "has no owner information"
-	}
-	if uid := os.Geteuid(); int(st.Uid) != uid {
-		return fmt.Sprintf("is owned by uid %d, not by the worker's user (uid %d)", st.Uid, uid)
-	}
-	if fi.Mode().Perm()&0o002 != 0 {
-		return "is writable by others"
-	}
-	return ""
-}
-
-// inside reports whether p is dir or below it (both clean).
-func inside(dir, p string) bool {
-	_, ok := Within(dir, p)
-	return ok
 }
 
 // credentialPaths are the files and directories of the user's that hold
@@ -372,7 +352,7 @@ func credentialMasks(mounted, creds []string) []mount.Mount {
 	}
 	for _, m := range mounted {
 		for _, c := range creds {
-			if fi, err := os.Lstat(c); err == nil && inside(m, c) && fi.Mode()&fs.ModeSymlink == 0 {
+			if fi, err := os.Lstat(c); err == nil && hostfs.Inside(m, c) && fi.Mode()&fs.ModeSymlink == 0 {
 				mask(c, fi.IsDir())
 			}
 		}

@@ -5,9 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Config the host runs later, created by a command (issue 17 §3).
@@ -74,28 +73,10 @@ func (k hsKind) String() string {
 	}
 }
 
-// fileSig identifies one version of a file: a write changes mtime and
-// ctime (ctime cannot be set back), a replacement the inode.
-type fileSig struct {
-	mode       fs.FileMode
-	size       int64
-	dev, ino   uint64
-	mtim, ctim int64 // nanoseconds
-}
-
-func sigOf(fi fs.FileInfo) fileSig {
-	s := fileSig{mode: fi.Mode(), size: fi.Size()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino = uint64(st.Dev), st.Ino //nolint:unconvert // Dev is not uint64 everywhere
-		s.mtim, s.ctim = fi.ModTime().UnixNano(), statChangeTime(st)
-	}
-	return s
-}
-
 // hsItem is one file the host may run or take direction from.
 type hsItem struct {
 	kind hsKind
-	sig  fileSig
+	sig  hostfs.FileSig
 	// from is the walked directory the item was found from (relative), so
 	// an incomplete snapshot can tell what it never looked at.
 	from string
@@ -115,150 +96,40 @@ type hostSnapshot struct {
 	hookDirs map[string]bool
 	// listDir, when set, lists the walk's directories instead of dirs (the
 	// merged view's, hostconfig_overlay_linux.go).
-	listDir func(rel, abs string) ([]dirEnt, error)
+	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
 	// truncated is set when the entry budget ran out before the walk did.
 	truncated bool
 	entries   int
 	budget    int
 	keep      bool // keep config content
-	dirs      *dirListings
+	dirs      *hostfs.DirListings
 }
 
 // takeHostSnapshot walks ws (canonical) within budget entries; keep keeps
 // the content of config files. dirs (nil: none) holds the listings of an
 // earlier walk, reused where provably current, and receives this one's.
-func takeHostSnapshot(ws string, budget int, keep bool, dirs *dirListings) *hostSnapshot {
+func takeHostSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings) *hostSnapshot {
 	return takeSnapshot(ws, budget, keep, dirs, nil)
 }
 
 // takeHostSnapshotWith is the snapshot after a command (content not kept),
 // its directories listed by listDir when set.
-func takeHostSnapshotWith(ws string, budget int, dirs *dirListings, listDir func(rel, abs string) ([]dirEnt, error)) *hostSnapshot {
+func takeHostSnapshotWith(ws string, budget int, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
 	return takeSnapshot(ws, budget, false, dirs, listDir)
 }
 
-func takeSnapshot(ws string, budget int, keep bool, dirs *dirListings, listDir func(rel, abs string) ([]dirEnt, error)) *hostSnapshot {
+func takeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
 	if budget <= 0 {
 		budget = defaultHostScanEntries
 	}
 	if dirs == nil {
-		dirs = newDirListings()
+		dirs = hostfs.NewDirListings()
 	}
 	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
 		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
 		listDir: listDir}
 	s.walk()
 	return s
-}
-
-// dirEnt is one directory entry: its name and type.
-type dirEnt struct {
-	name string
-	typ  fs.FileMode
-}
-
-// dirListing is a directory's entries as read, with the directory's
-// identity just before the read.
-type dirListing struct {
-	sig  fileSig
-	ents []dirEnt
-}
-
-// dirListings are the listings of the last walk of a workspace. A listing
-// is reused only when the directory's identity (inode, mtime, ctime) is the
-// same as just before it was read, and its ctime lies over a second before
-// that read: adding, removing or renaming an entry sets a directory's
-// ctime to now, and nothing without CAP_SYS_TIME sets it back; the second
-// covers the clock's coarse ticks, as git's "racy" rule does for the index.
-// Anything else is read again. This spares most of the readdir calls of a
-// walk (one lstat instead of open, getdents, close), which are its cost.
-//
-// The walks before a command (the toolchains' detection, the snapshot, the
-// protected paths) share one dirListings, and among them a listing too
-// recent to keep (fresh) is reused as long as the directory's identity is
-// unchanged: nothing of the sandbox runs before the command, and every
-// run's placeholders make the root's listing too recent every time. done,
-// which hands the listings to the walk after the command, leaves those
-// out.
-type dirListings struct {
-	m     map[string]dirListing
-	next  map[string]dirListing
-	fresh map[string]dirListing
-}
-
-func newDirListings() *dirListings {
-	return &dirListings{m: map[string]dirListing{}, next: map[string]dirListing{}}
-}
-
-// racyWindow is how recent a directory change makes its listing unfit for
-// reuse.
-const racyWindow = time.Second
-
-func (c *dirListings) list(rel, abs string) ([]dirEnt, error) {
-	fi, err := os.Lstat(abs)
-	if err != nil {
-		return nil, err
-	}
-	sig := sigOf(fi)
-	if ents, ok := c.reuse(rel, sig); ok {
-		return ents, nil
-	}
-	read := time.Now()
-	des, err := os.ReadDir(abs)
-	if err != nil {
-		return nil, err
-	}
-	ents := dirEntsOf(des)
-	if time.Unix(0, sig.ctim).Before(read.Add(-racyWindow)) && time.Unix(0, sig.mtim).Before(read.Add(-racyWindow)) {
-		c.next[rel] = dirListing{sig, ents}
-	} else {
-		if c.fresh == nil {
-			c.fresh = map[string]dirListing{}
-		}
-		c.fresh[rel] = dirListing{sig, ents}
-	}
-	return ents, nil
-}
-
-// dirEntsOf is a listing's entries as dirEnts.
-func dirEntsOf(des []os.DirEntry) []dirEnt {
-	ents := make([]dirEnt, len(des))
-	for i, e := range des {
-		ents[i] = dirEnt{e.Name(), e.Type()}
-	}
-	return ents
-}
-
-// cached is the listing of the directory abs (rel in the workspace) when
-// one can be reused, without reading the directory.
-func (c *dirListings) cached(rel, abs string) ([]dirEnt, bool) {
-	fi, err := os.Lstat(abs)
-	if err != nil {
-		return nil, false
-	}
-	return c.reuse(rel, sigOf(fi))
-}
-
-// reuse is the listing of rel if the directory's identity is still sig:
-// one of this walk's (or of another over the same listings), or the last
-// walk's.
-func (c *dirListings) reuse(rel string, sig fileSig) ([]dirEnt, bool) {
-	if l, ok := c.next[rel]; ok && l.sig == sig {
-		return l.ents, true
-	}
-	if l, ok := c.fresh[rel]; ok && l.sig == sig {
-		return l.ents, true
-	}
-	if l, ok := c.m[rel]; ok && l.sig == sig {
-		c.next[rel] = l
-		return l.ents, true
-	}
-	return nil, false
-}
-
-// done makes this walk's listings the ones the next walk reuses.
-func (c *dirListings) done() *dirListings {
-	return &dirListings{m: c.next, next: map[string]dirListing{}}
 }
 
 // Walk modes: a node_modules directory lists packages, a scope (@org) too;
@@ -281,12 +152,12 @@ func (s *hostSnapshot) walk() {
 		d := queue[0]
 		queue = queue[1:]
 		abs := s.abs(d.rel)
-		var ents []dirEnt
+		var ents []hostfs.DirEnt
 		var err error
 		if s.listDir != nil {
 			ents, err = s.listDir(d.rel, abs)
 		} else {
-			ents, err = s.dirs.list(d.rel, abs)
+			ents, err = s.dirs.List(d.rel, abs)
 		}
 		if err != nil {
 			continue // unreadable: git on the host cannot read it either
@@ -298,9 +169,9 @@ func (s *hostSnapshot) walk() {
 		s.visited[d.rel] = true
 		has := map[string]bool{}
 		for _, e := range ents {
-			switch e.name {
+			switch e.Name {
 			case "HEAD", "objects", "refs", "commondir":
-				has[e.name] = true
+				has[e.Name] = true
 			}
 		}
 		if has["HEAD"] && (has["commondir"] || has["objects"] && has["refs"]) && d.rel != "." {
@@ -313,9 +184,9 @@ func (s *hostSnapshot) walk() {
 			s.gitDir(".", ".", "", 0)
 		}
 		for _, e := range ents {
-			name := e.name
+			name := e.Name
 			rel := filepath.Join(d.rel, name)
-			typ := e.typ
+			typ := e.Typ
 			switch {
 			case strings.EqualFold(name, ".git"):
 				if typ.IsDir() {
@@ -356,7 +227,7 @@ func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
 	if err != nil {
 		return false
 	}
-	s.items[rel] = hsItem{kind: kind, sig: sigOf(fi), from: from}
+	s.items[rel] = hsItem{kind: kind, sig: hostfs.SigOf(fi), from: from}
 	if s.keep && (kind == hsGitConfig || kind == hsVCSConfig) && fi.Mode().IsRegular() {
 		if b, err := readRegular(s.abs(rel)); err == nil {
 			s.content[rel] = b
@@ -386,7 +257,7 @@ func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
 
 // inside returns abs relative to the workspace when it lies in it.
 func (s *hostSnapshot) inside(abs string) (string, bool) {
-	rel, in := Within(s.ws, abs)
+	rel, in := hostfs.Within(s.ws, abs)
 	if !in {
 		return "", false
 	}
@@ -475,43 +346,4 @@ func (s *hostSnapshot) modules(rel, from string, depth int) {
 // directories it visited.
 func (s *hostSnapshot) covers(it hsItem) bool {
 	return !s.truncated || s.visited[it.from]
-}
-
-// hostListings keeps, per workspace, the directory listings of its last
-// walk, for a few workspaces. A run takes its workspace's out and puts its
-// own back, so two runs never share one.
-type hostListings struct {
-	mu sync.Mutex
-	m  map[string]*dirListings
-}
-
-const maxHostListings = 8
-
-func (h *hostListings) take(ws string) *dirListings {
-	if h == nil {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l := h.m[ws]
-	delete(h.m, ws)
-	return l
-}
-
-func (h *hostListings) put(ws string, l *dirListings) {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil {
-		h.m = map[string]*dirListings{}
-	}
-	if len(h.m) >= maxHostListings {
-		for k := range h.m {
-			delete(h.m, k) // any one: the cache only saves time
-			break
-		}
-	}
-	h.m[ws] = l
 }

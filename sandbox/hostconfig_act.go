@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // What custos does with host config a command created or changed (see
@@ -52,7 +52,7 @@ type hostGuard struct {
 	before   *hostSnapshot
 	qroot    string
 	budget   int
-	listings *hostListings
+	listings *hostfs.HostListings
 	// pending is the snapshot's file (hostconfig_pending.go), emptied by
 	// finish; recoveredFrom the file of an interrupted command's snapshot,
 	// removed by finish; recovered what an interrupted earlier command in
@@ -70,20 +70,20 @@ type hostGuard struct {
 	overlays *overlayPool
 	// listDir lists the directories of the walk after the command (nil:
 	// as the snapshot before did).
-	listDir func(rel, abs string) ([]dirEnt, error)
+	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
 }
 
 // guardHostConfig takes the snapshot before a command in ws (canonical);
 // listings (may be nil) keeps directory listings between runs. What an
 // interrupted earlier command in ws left is neutralised first.
-func (c Config) guardHostConfig(ws string, listings *hostListings) *hostGuard {
-	return c.guardWith(ws, listings, listings.take(ws), "", nil)
+func (c Config) guardHostConfig(ws string, listings *hostfs.HostListings) *hostGuard {
+	return c.guardWith(ws, listings, listings.Take(ws), "", nil)
 }
 
 // guardWith is guardHostConfig with the listings to start from (dirs, nil
 // for none) already taken from listings, for a run on overlay ("" none),
 // which goes back to overlays once applied.
-func (c Config) guardWith(ws string, listings *hostListings, dirs *dirListings, overlay string, overlays *overlayPool) *hostGuard {
+func (c Config) guardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *overlayPool) *hostGuard {
 	recovered := c.recoverInterrupted(ws)
 	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, dirs),
 		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings, recovered: recovered,
@@ -118,10 +118,10 @@ func (g *hostGuard) finish(res *Result) {
 	}
 	if g.overlay != "" {
 		g.finishOverlay(res)
-		g.listings.put(g.ws, g.before.dirs.done())
+		g.listings.Put(g.ws, g.before.dirs.Done())
 	} else {
 		after := g.check(res)
-		g.listings.put(g.ws, after.dirs.done())
+		g.listings.Put(g.ws, after.dirs.Done())
 	}
 	if len(g.recovered.HostConfig) > 0 {
 		res.HostConfig = append(slices.Clip(g.recovered.HostConfig), res.HostConfig...)
@@ -136,9 +136,9 @@ func (g *hostGuard) finish(res *Result) {
 // overlay's device (and, with layers on two file systems, under another
 // inode number); its times and size still say whether it changed: a
 // change copies it up, which sets its ctime to now.
-func (g *hostGuard) sameSig(a, b fileSig) bool {
+func (g *hostGuard) sameSig(a, b hostfs.FileSig) bool {
 	if g.view {
-		a.dev, a.ino, b.dev, b.ino = 0, 0, 0, 0
+		a.Dev, a.Ino, b.Dev, b.Ino = 0, 0, 0, 0
 	}
 	return a == b
 }
@@ -146,7 +146,7 @@ func (g *hostGuard) sameSig(a, b fileSig) bool {
 // check finds what the command created or changed and neutralises it,
 // recording that in res; it returns the snapshot after.
 func (g *hostGuard) check(res *Result) *hostSnapshot {
-	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.done(), g.listDir)
+	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.Done(), g.listDir)
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
@@ -185,7 +185,7 @@ func (g *hostGuard) check(res *Result) *hostSnapshot {
 func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnapshot, q *quarantine) (HostConfigChange, bool) {
 	c := HostConfigChange{Path: rel, What: it.kind.String()}
 	abs := after.abs(rel)
-	if it.kind != hsHook && !it.sig.mode.IsRegular() {
+	if it.kind != hsHook && !it.sig.Mode.IsRegular() {
 		// A symbolic link can lead to a file the next command changes
 		// without touching the link; a FIFO or a device is no config.
 		c.Action = q.setAside(rel)
@@ -297,7 +297,7 @@ func writeReplacing(path string, data []byte) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 		perm = fi.Mode().Perm() &^ 0o111
 	}
-	tmp := filepath.Join(filepath.Dir(path), ".custos-host-config-"+randHex())
+	tmp := filepath.Join(filepath.Dir(path), ".custos-host-config-"+hostfs.RandHex())
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
@@ -315,12 +315,6 @@ func writeReplacing(path string, data []byte) error {
 	return err
 }
 
-func randHex() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // quarantine is one run's directory under root, made when first needed.
 type quarantine struct {
 	root, ws, dir string
@@ -334,7 +328,7 @@ func (q *quarantine) open() error {
 	if q.err = os.MkdirAll(q.root, 0o700); q.err != nil {
 		return q.err
 	}
-	name := time.Now().UTC().Format("20060102T150405Z") + "-" + filepath.Base(q.ws) + "-" + randHex()
+	name := time.Now().UTC().Format("20060102T150405Z") + "-" + filepath.Base(q.ws) + "-" + hostfs.RandHex()
 	d := filepath.Join(q.root, name)
 	if q.err = os.Mkdir(d, 0o700); q.err == nil {
 		q.dir = d
@@ -369,7 +363,7 @@ func (q *quarantine) moveIn(src, rel string) error {
 	err := os.Rename(src, dst)
 	if errors.Is(err, syscall.EXDEV) {
 		if err = copyTree(src, dst); err == nil {
-			err = removeAllWritable(src)
+			err = hostfs.RemoveAllWritable(src)
 		}
 	}
 	defang(dst)

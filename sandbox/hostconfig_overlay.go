@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -108,7 +110,7 @@ func (p *overlayPool) take(c Config, ws string) (string, error) {
 				p.mu.Unlock()
 				return d, nil
 			}
-			_ = removeAllWritable(d) // not as it was left: not reused
+			_ = hostfs.RemoveAllWritable(d) // not as it was left: not reused
 		}
 		p.mu.Unlock()
 	}
@@ -120,7 +122,7 @@ func (p *overlayPool) take(c Config, ws string) (string, error) {
 // the directory is taken again only once that is done.
 func (p *overlayPool) give(ws, d string) {
 	if p == nil {
-		_ = removeAllWritable(d)
+		_ = hostfs.RemoveAllWritable(d)
 		return
 	}
 	p.mu.Lock()
@@ -130,7 +132,7 @@ func (p *overlayPool) give(ws, d string) {
 	}
 	p.mu.Unlock()
 	if full {
-		_ = removeAllWritable(d)
+		_ = hostfs.RemoveAllWritable(d)
 		return
 	}
 	p.busy.Go(func() {
@@ -139,7 +141,7 @@ func (p *overlayPool) give(ws, d string) {
 		defer p.mu.Unlock()
 		p.cleaning--
 		if err != nil {
-			_ = removeAllWritable(d)
+			_ = hostfs.RemoveAllWritable(d)
 			return
 		}
 		if p.free == nil {
@@ -159,7 +161,7 @@ func overlayClean(d string) error {
 	if _, err := os.Lstat(w); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err := removeAllWritable(w); err != nil {
+	if err := hostfs.RemoveAllWritable(w); err != nil {
 		return fmt.Errorf("sandbox: clean the overlay's work directory: %w", err)
 	}
 	return nil
@@ -351,7 +353,7 @@ func withhold(q *quarantine, upper, rel string) string {
 	if err == nil {
 		return "set aside, not applied: kept in " + filepath.Join(q.dir, rel)
 	}
-	if rerr := removeAllWritable(filepath.Join(upper, rel)); rerr != nil {
+	if rerr := hostfs.RemoveAllWritable(filepath.Join(upper, rel)); rerr != nil {
 		return fmt.Sprintf("could NOT be withheld (%v)", rerr)
 	}
 	return fmt.Sprintf("not applied and removed: it could not be kept (%v)", err)
@@ -366,7 +368,7 @@ func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res
 		c := HostConfigChange{Path: rel, What: "version-control files the command wrote",
 			Action: fmt.Sprintf("set aside, not applied: custos could not check them (%v)", why)}
 		if err := q.moveIn(filepath.Join(upper, rel), rel); err != nil {
-			if rerr := removeAllWritable(filepath.Join(upper, rel)); rerr != nil {
+			if rerr := hostfs.RemoveAllWritable(filepath.Join(upper, rel)); rerr != nil {
 				c.Action = fmt.Sprintf("could NOT be removed (%v)", rerr)
 			} else {
 				c.Action = fmt.Sprintf("not applied and removed: custos could not check them (%v) nor keep them (%v)", why, err)
@@ -397,7 +399,7 @@ type viewRequest struct {
 
 // runViewCheck is the helper's work, in its namespaces with the overlay
 // mounted at the workspace: the check against the snapshot before.
-func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]dirEnt, error)) viewResult {
+func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) viewResult {
 	g := &hostGuard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
 	var r Result
 	g.check(&r)
@@ -430,7 +432,7 @@ func (c Config) sweepOverlays(ws string, out *Result) {
 			g.setAsideUnchecked(upper, sus, errors.New("its command was interrupted before its snapshot was kept"), &r)
 		}
 		if err := g.merge(upper, &r); err == nil {
-			_ = removeAllWritable(dir)
+			_ = hostfs.RemoveAllWritable(dir)
 		}
 		out.addInterrupted(r)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -35,7 +37,7 @@ func overlayOn(t *testing.T, sb *bwrapSandbox) *bwrapSandbox {
 // the repository while the command still runs.
 func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 	cacheRoot := t.TempDir()
-	t.Cleanup(func() { _ = removeAllWritable(cacheRoot) })
+	t.Cleanup(func() { _ = hostfs.RemoveAllWritable(cacheRoot) })
 	sb := overlayOn(t, newBwrap(t, Config{CacheDir: cacheRoot}).(*bwrapSandbox))
 	flag := filepath.Join(t.TempDir(), "FLAG")
 	for _, overlay := range []bool{true, false} {

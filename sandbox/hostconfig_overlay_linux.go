@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -57,10 +59,10 @@ func viewCheck(g *hostGuard) (viewResult, error) {
 		Pdeathsig:                  syscall.SIGKILL,
 	}
 	if err := cmd.Run(); err != nil {
-		return out, fmt.Errorf("the check's helper failed: %w: %s", err, trimForLog(strings.TrimSpace(stderr.String())))
+		return out, fmt.Errorf("the check's helper failed: %w: %s", err, hostfs.TrimForLog(strings.TrimSpace(stderr.String())))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return out, fmt.Errorf("the check's helper answered %q: %w", trimForLog(stdout.String()), err)
+		return out, fmt.Errorf("the check's helper answered %q: %w", hostfs.TrimForLog(stdout.String()), err)
 	}
 	return out, nil
 }
@@ -146,8 +148,8 @@ func mountOverlay(ws, upper, work string) error {
 // looks up, three times the cost of a warm ext4 lookup, and the walk looks
 // up every directory of the workspace. Those the upper layer holds are
 // read through the overlay.
-func viewLister(upper string, lower int) func(rel, abs string) ([]dirEnt, error) {
-	return func(rel, abs string) ([]dirEnt, error) {
+func viewLister(upper string, lower int) func(rel, abs string) ([]hostfs.DirEnt, error) {
+	return func(rel, abs string) ([]hostfs.DirEnt, error) {
 		fi, err := os.Lstat(filepath.Join(upper, rel))
 		switch {
 		case err == nil && fi.IsDir():
@@ -162,7 +164,7 @@ func viewLister(upper string, lower int) func(rel, abs string) ([]dirEnt, error)
 		if err != nil {
 			return nil, err
 		}
-		return dirEntsOf(des), nil
+		return hostfs.DirEntsOf(des), nil
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // A command cut off by a worker crash (kill -9, a lost machine) never
@@ -88,8 +90,8 @@ func (c Config) savePending(s *hostSnapshot, overlay string) *pendingFile {
 func pendingOf(s *hostSnapshot, overlay string) pendingGuard {
 	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content, Overlay: overlay}
 	for rel, it := range s.items {
-		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.mode), Size: it.sig.size,
-			Dev: it.sig.dev, Ino: it.sig.ino, Mtim: it.sig.mtim, Ctim: it.sig.ctim, From: it.from})
+		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.Mode), Size: it.sig.Size,
+			Dev: it.sig.Dev, Ino: it.sig.Ino, Mtim: it.sig.Mtim, Ctim: it.sig.Ctim, From: it.from})
 	}
 	for d := range s.gitdirs {
 		p.GitDirs = append(p.GitDirs, d)
@@ -159,7 +161,7 @@ func (p *pendingSlots) take(dir, wskey string) *pendingFile {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wskey, os.Getpid(), ownStart(), randHex()))
+	name := filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wskey, os.Getpid(), ownStart(), hostfs.RandHex()))
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil
@@ -184,7 +186,7 @@ func (p *pendingSlots) give(f *pendingFile) {
 }
 
 // ownStart is this process's start time, as /proc/PID/stat gives it.
-var ownStart = sync.OnceValue(func() string { return procStart(os.Getpid()) })
+var ownStart = sync.OnceValue(func() string { return hostfs.ProcStart(os.Getpid()) })
 
 // pendingOwner is the process a snapshot file's name says wrote it (ok
 // false for a name of another form: files written before names said so).
@@ -203,13 +205,13 @@ func pendingOwner(name string) (pid int, start string, ok bool) {
 // snapshot rebuilds the snapshot as it was taken.
 func (p pendingGuard) snapshot() *hostSnapshot {
 	s := &hostSnapshot{ws: p.WS, items: map[string]hsItem{}, gitdirs: map[string]bool{}, visited: map[string]bool{}, hookDirs: map[string]bool{},
-		content: p.Content, truncated: p.Truncated, budget: p.Budget, keep: true, dirs: newDirListings()}
+		content: p.Content, truncated: p.Truncated, budget: p.Budget, keep: true, dirs: hostfs.NewDirListings()}
 	if s.content == nil {
 		s.content = map[string][]byte{}
 	}
 	for _, it := range p.Items {
-		s.items[it.Rel] = hsItem{kind: it.Kind, from: it.From, sig: fileSig{mode: fs.FileMode(it.Mode), size: it.Size,
-			dev: it.Dev, ino: it.Ino, mtim: it.Mtim, ctim: it.Ctim}}
+		s.items[it.Rel] = hsItem{kind: it.Kind, from: it.From, sig: hostfs.FileSig{Mode: fs.FileMode(it.Mode), Size: it.Size,
+			Dev: it.Dev, Ino: it.Ino, Mtim: it.Mtim, Ctim: it.Ctim}}
 	}
 	for _, d := range p.GitDirs {
 		s.gitdirs[d] = true
@@ -311,6 +313,6 @@ func alive(pid int, start string) bool {
 	if pid == os.Getpid() && start == ownStart() {
 		return true // this process: its own file, reused, is passed over on every command
 	}
-	now := procStart(pid)
+	now := hostfs.ProcStart(pid)
 	return now != "" && now == start
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -144,11 +146,11 @@ func BenchmarkHostConfigScan(b *testing.B) {
 		}
 		return nil
 	})
-	time.Sleep(racyWindow + 100*time.Millisecond) // the ctimes age too
+	time.Sleep(hostfs.RacyWindow + 100*time.Millisecond) // the ctimes age too
 	for _, mode := range []struct {
 		name     string
-		listings *hostListings
-	}{{"first", nil}, {"again", &hostListings{}}} {
+		listings *hostfs.HostListings
+	}{{"first", nil}, {"again", &hostfs.HostListings{}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			for b.Loop() {
 				g := cfg.guardHostConfig(ws, mode.listings)
@@ -185,7 +187,7 @@ func interrupt(t *testing.T, g *hostGuard) {
 	// The file as the dead process left it: its name says whose it was.
 	dir := filepath.Dir(g.pending.Path())
 	require.NoError(t, os.Remove(g.pending.Path()))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wsKey(p.WS), p.PID, p.Start, randHex())), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wsKey(p.WS), p.PID, p.Start, hostfs.RandHex())), data, 0o600))
 }
 
 // pendingLeft are the snapshot files in dir that still hold a snapshot
@@ -280,7 +282,7 @@ func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	g.finish(&Result{})
 
 	// An emptied file of a process that is gone goes at the next command.
-	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", wsKey(ws), deadPID(t), "1", randHex()))
+	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", wsKey(ws), deadPID(t), "1", hostfs.RandHex()))
 	writeFile(t, gone, "")
 	cfg.guardHostConfig(ws, nil).finish(&Result{})
 	assert.NoFileExists(t, gone)
@@ -298,27 +300,27 @@ func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 func TestDirListingsReuse(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), nil, 0o644))
-	same := func(a, b []dirEnt) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
-	list := func(l *dirListings) []dirEnt {
-		ents, err := l.list(".", dir)
+	same := func(a, b []hostfs.DirEnt) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+	list := func(l *hostfs.DirListings) []hostfs.DirEnt {
+		ents, err := l.List(".", dir)
 		require.NoError(t, err)
 		return ents
 	}
 
-	l := newDirListings()
+	l := hostfs.NewDirListings()
 	first := list(l)
 	assert.True(t, same(first, list(l)), "too recent, but reused before the command")
-	cached, ok := l.cached(".", dir)
+	cached, ok := l.Cached(".", dir)
 	assert.True(t, ok && same(first, cached))
-	after := l.done()
+	after := l.Done()
 	assert.False(t, same(first, list(after)), "too recent: read again after the command")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b"), nil, 0o644))
 	ents := list(after)
 	assert.Len(t, ents, 2, "an entry added is seen")
 
-	time.Sleep(racyWindow + 100*time.Millisecond)
-	l = newDirListings()
+	time.Sleep(hostfs.RacyWindow + 100*time.Millisecond)
+	l = hostfs.NewDirListings()
 	old := list(l)
-	assert.True(t, same(old, list(l.done())), "old enough: reused by the next walk")
+	assert.True(t, same(old, list(l.Done())), "old enough: reused by the next walk")
 }

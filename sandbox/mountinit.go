@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 
@@ -254,7 +256,7 @@ func probeMountStep(ctx context.Context, b *bwrapSandbox) (stepProbe, error) {
 		res, err := probeRun(ctx, b, Request{Workspace: ws, Argv: []string{"/bin/sh", "-c", stepProbeScript}, Timeout: 10 * time.Second, bare: true,
 			ReadDeny: []string{"hidden", "secret/**", ".env"}, EditDeny: []string{"sub/ro"}, probeOverlay: overlay})
 		if err == nil && (res.ExitCode != 0 || !strings.Contains(res.Stdout, "mount step ok")) {
-			err = fmt.Errorf("probe exited %d: %s", res.ExitCode, trimForLog(strings.TrimSpace(res.Stdout+" "+res.Stderr)))
+			err = fmt.Errorf("probe exited %d: %s", res.ExitCode, hostfs.TrimForLog(strings.TrimSpace(res.Stdout+" "+res.Stderr)))
 		}
 		if _, serr := os.Lstat(filepath.Join(ws, "sub", "new")); err == nil && overlay && serr == nil {
 			// The probe's write reached the host: no overlay was there.

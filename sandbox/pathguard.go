@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -67,9 +69,9 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 	var rel string
 	if filepath.IsAbs(p) {
 		cp := filepath.Clean(p)
-		r, ok := Within(absWS, cp)
+		r, ok := hostfs.Within(absWS, cp)
 		if !ok {
-			r, ok = Within(canonWS, cp)
+			r, ok = hostfs.Within(canonWS, cp)
 		}
 		if !ok {
 			return "", fmt.Errorf("%s: %w", p, ErrOutsideWorkspace)
@@ -93,7 +95,7 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", p, err)
 	}
-	crel, ok := Within(canonWS, canon)
+	crel, ok := hostfs.Within(canonWS, canon)
 	if !ok {
 		return "", fmt.Errorf("%s (resolves to %s): %w", p, canon, ErrOutsideWorkspace)
 	}
@@ -136,19 +138,6 @@ func canonicalWorkspace(workspace string) (abs, canon string, err error) {
 		return "", "", fmt.Errorf("workspace %s is not a directory", workspace)
 	}
 	return abs, canon, nil
-}
-
-// Within reports whether path lies in (or is) root, both absolute and
-// clean, and returns path relative to root.
-func Within(root, path string) (string, bool) {
-	r, err := filepath.Rel(root, path)
-	if err != nil {
-		return "", false
-	}
-	if r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
-		return "", false
-	}
-	return r, true
 }
 
 // canonicalize resolves rel under base (canonical, symlink-free) the way the

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -216,7 +218,7 @@ func TestResolvePathSymlinkRace(t *testing.T) {
 				continue
 			}
 			inside++
-			if _, ok := Within(canonWS, got); !ok || strings.Contains(got, outside) {
+			if _, ok := hostfs.Within(canonWS, got); !ok || strings.Contains(got, outside) {
 				close(stop)
 				wg.Wait()
 				t.Fatalf("ResolvePath returned %s, outside %s", got, canonWS)

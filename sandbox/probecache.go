@@ -1,12 +1,13 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/internal/statedir"
 )
@@ -59,8 +60,8 @@ func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
 		if err != nil {
 			return k, false
 		}
-		s := sigOf(fi)
-		*f.dst = fmt.Sprintf("%s %d %d %d %d %d", f.path, s.size, s.dev, s.ino, s.mtim, s.ctim)
+		s := hostfs.SigOf(fi)
+		*f.dst = fmt.Sprintf("%s %d %d %d %d %d", f.path, s.Size, s.Dev, s.Ino, s.Mtim, s.Ctim)
 	}
 	for _, f := range []struct {
 		dst  *string
@@ -79,42 +80,13 @@ func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
 // enough.
 func cachedProbe(path string, key probeKey) bool {
 	var r probeRecord
-	return readRecord(path, &r) && r.Key == key && recent(r.At, probeCacheTTL)
+	return hostfs.ReadRecord(path, &r) && r.Key == key && hostfs.Recent(r.At, probeCacheTTL)
 }
 
 // recordProbe writes a passed probe for key to path (best effort: without
 // it the next process probes).
 func recordProbe(path string, key probeKey) {
-	writeRecord(path, probeRecord{Key: key, At: time.Now()})
-}
-
-// readRecord reads the JSON record at path into v, if the file may be
-// trusted: a regular file (not a link) of the user's own that no one else
-// may write. The records are what one process leaves the next (a probe,
-// the git identity).
-func readRecord(path string, v any) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || ownedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0 {
-		return false
-	}
-	b, err := os.ReadFile(path)
-	return err == nil && json.Unmarshal(b, v) == nil
-}
-
-// writeRecord writes v as the JSON record at path, owner-only and whole or
-// not at all (best effort: a record is only ever a saving).
-func writeRecord(path string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
-		return
-	}
-	_ = writeIfChanged(path, string(b))
-}
-
-// recent reports whether a record written at at is younger than ttl.
-func recent(at time.Time, ttl time.Duration) bool {
-	age := time.Since(at)
-	return age >= 0 && age < ttl
+	hostfs.WriteRecord(path, probeRecord{Key: key, At: time.Now()})
 }
 
 // DefaultProbeCache is the state directory's sandbox-probe.json, or ""

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -289,7 +291,7 @@ func procWalkSetup(t *testing.T, stateRoot string) (ws string, in procWalkInput)
 	host, err := forbiddenInode("the host workspace", ws)
 	require.NoError(t, err)
 	in.Forbidden = append([]procWalkInode{host}, in.Forbidden...)
-	in.Secret = "custos-walk-" + randHex()
+	in.Secret = "custos-walk-" + hostfs.RandHex()
 	t.Setenv("CUSTOS_WALK_SECRET", in.Secret)
 	fd, err := unix.Open(hostSecret, unix.O_RDONLY, 0) // no O_CLOEXEC: inherited by every child
 	require.NoError(t, err)
@@ -320,7 +322,7 @@ func runProcWalk(t *testing.T, sb Sandbox, ws string, in procWalkInput, net Netw
 // looks for (so an empty report inside is the sandbox's doing).
 func TestSandboxProcHasNoDoor(t *testing.T) {
 	stateRoot := t.TempDir()
-	t.Cleanup(func() { _ = removeAllWritable(stateRoot) })
+	t.Cleanup(func() { _ = hostfs.RemoveAllWritable(stateRoot) })
 	base := newBwrap(t, Config{CacheDir: filepath.Join(stateRoot, "cache")}).(*bwrapSandbox)
 	overlayOn(t, base)
 	ws, in := procWalkSetup(t, stateRoot)
@@ -383,7 +385,7 @@ func TestSandboxProcHasNoDoor(t *testing.T) {
 // unchecked.
 func TestSandboxProcEscapes(t *testing.T) {
 	stateRoot := t.TempDir()
-	t.Cleanup(func() { _ = removeAllWritable(stateRoot) })
+	t.Cleanup(func() { _ = hostfs.RemoveAllWritable(stateRoot) })
 	sb := overlayOn(t, newBwrap(t, Config{CacheDir: filepath.Join(stateRoot, "cache")}).(*bwrapSandbox))
 	ws, in := procWalkSetup(t, stateRoot)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))

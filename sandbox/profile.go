@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 
@@ -284,7 +286,7 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 // waited for before anything returns. pool is where the run's placeholders come from; dirs
 // (may be nil) are the workspace's listings, for the toolchains'
 // detection.
-func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *dirListings, meanwhile func() error) (p bwrapProfile, pool *dirPool, err error) {
+func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings, meanwhile func() error) (p bwrapProfile, pool *dirPool, err error) {
 	p = bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, Seccomp: true}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -361,7 +363,7 @@ func (b *bwrapSandbox) startProxy(req Request, undo *cleanups) (*proxyMounts, er
 // run does it once bubblewrap has started, while it sets up the sandbox,
 // and the step waits for it (see runFiles.feedPlan). dirs (may be nil)
 // are the listings of the host-config snapshot taken just before.
-func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *dirPool, undo *cleanups, dirs *dirListings) error {
+func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *dirPool, undo *cleanups, dirs *hostfs.DirListings) error {
 	own, err := b.planWorkspace(ws, req, undo, dirs)
 	if err != nil {
 		return err
@@ -391,7 +393,7 @@ type workspacePlan struct {
 // exist when they are mounted over, even below a directory the protected
 // mounts make read-only) and the protected paths' plan (see
 // planProtected for dirs).
-func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups, dirs *dirListings) (workspacePlan, error) {
+func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings) (workspacePlan, error) {
 	var own workspacePlan
 	masks, err := prepareMasks(ws, req, b.step == nil)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 
 	"github.com/custos-dev/custos/protected"
@@ -67,7 +69,7 @@ func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if rel, in := Within(p.ws, real); !in || rel == "." {
+	if rel, in := hostfs.Within(p.ws, real); !in || rel == "." {
 		return "", false
 	}
 	return real, true
@@ -139,7 +141,7 @@ func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
 	if hp == "" {
 		return
 	}
-	rel, in := Within(p.ws, hp)
+	rel, in := hostfs.Within(p.ws, hp)
 	if !in {
 		return // outside the workspace: not even visible inside
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 
 	"github.com/custos-dev/custos/protected"
@@ -67,7 +69,7 @@ type protectedPlan struct {
 // dirs, when not nil, are the listings of the host-config snapshot taken
 // just before (hostconfig.go): a directory unchanged since its listing
 // there costs the walk one lstat instead of a read.
-func planProtected(ws string, dirs *dirListings) *protectedPlan {
+func planProtected(ws string, dirs *hostfs.DirListings) *protectedPlan {
 	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
 	p.walk(dirs)
 	return p
@@ -81,19 +83,19 @@ func (p *protectedPlan) fail(path string, rule protected.Rule) {
 }
 
 // walk lists the workspace breadth-first, without following symlinks.
-func (p *protectedPlan) walk(dirs *dirListings) {
+func (p *protectedPlan) walk(dirs *hostfs.DirListings) {
 	type dir struct {
 		path, rel string
 		depth     int
 	}
 	if dirs == nil {
-		dirs = newDirListings()
+		dirs = hostfs.NewDirListings()
 	}
 	queue := []dir{{p.ws, ".", 1}}
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		ents, err := dirs.list(d.rel, d.path)
+		ents, err := dirs.List(d.rel, d.path)
 		if err != nil {
 			continue // unreadable here means unreadable inside too
 		}
@@ -101,7 +103,7 @@ func (p *protectedPlan) walk(dirs *dirListings) {
 		for _, e := range ents {
 			// Exact spelling: on a case-sensitive file system .GIT does not
 			// keep anyone from creating .git.
-			seen[e.name] = true
+			seen[e.Name] = true
 		}
 		if seen["HEAD"] && seen["objects"] && seen["refs"] {
 			// A bare repository (a test remote, a mirror): git on the host
@@ -113,19 +115,19 @@ func (p *protectedPlan) walk(dirs *dirListings) {
 			}
 		}
 		for _, e := range ents {
-			name := strings.ToLower(e.name)
-			path := filepath.Join(d.path, e.name)
+			name := strings.ToLower(e.Name)
+			path := filepath.Join(d.path, e.Name)
 			switch {
 			case name == protected.GitDir:
-				p.gitEntry(path, e.typ)
+				p.gitEntry(path, e.Typ)
 			case protected.Lookup(name) != nil:
-				p.readOnly(path, e.typ, *protected.Lookup(name))
+				p.readOnly(path, e.Typ, *protected.Lookup(name))
 			case name == "node_modules":
 				// Installed packages: no editor, shell or git on the host
 				// starts there, and pinning a package's stray .vscode would
 				// make node_modules impossible to remove (npm ci does).
-			case e.typ.IsDir() && d.depth < protectedSearchDepth:
-				queue = append(queue, dir{path, filepath.Join(d.rel, e.name), d.depth + 1})
+			case e.Typ.IsDir() && d.depth < protectedSearchDepth:
+				queue = append(queue, dir{path, filepath.Join(d.rel, e.Name), d.depth + 1})
 			}
 		}
 		if d.path == p.ws {
@@ -159,7 +161,7 @@ func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
 func (p *protectedPlan) placeholder(path string) {
 	// Hold the place of the first missing directory on the way: one
 	// bubblewrap would create as a plain directory could be renamed away.
-	if rel, in := Within(p.ws, path); in {
+	if rel, in := hostfs.Within(p.ws, path); in {
 		cur := p.ws
 		for _, c := range strings.Split(rel, string(filepath.Separator)) {
 			cur = filepath.Join(cur, c)

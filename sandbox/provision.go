@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 
@@ -71,13 +73,13 @@ func (p *provisioner) release(pr *provision) {
 // afterwards, also on error.
 // dirs (may be nil) are the workspace's directory listings, as the
 // host-config snapshot keeps them between commands.
-func (p *provisioner) plan(ws string, req Request, dirs *dirListings) (*provision, error) {
+func (p *provisioner) plan(ws string, req Request, dirs *hostfs.DirListings) (*provision, error) {
 	return p.planRun(ws, req, false, dirs)
 }
 
 // planRun is plan; dry describes without creating or locking anything
 // (for reports: a job's first event, `sandbox check`).
-func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *dirListings) (*provision, error) {
+func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *hostfs.DirListings) (*provision, error) {
 	pr := &provision{env: map[string]string{}, dry: dry}
 	pr.Detected = detectToolchains(ws, req.Toolchains, req.ToolchainsSet, dirs)
 	if err := p.workspaceCache(pr, ws); err != nil {
@@ -250,7 +252,7 @@ func (p *provisioner) planPython(pr *provision, ws string) {
 // systemPath reports whether p is already visible in every sandbox.
 func systemPath(p string) bool {
 	for _, r := range rootEntries {
-		if inside(r, p) {
+		if hostfs.Inside(r, p) {
 			return true
 		}
 	}
@@ -310,7 +312,7 @@ func (p *provisioner) planGit(pr *provision) {
 	if pr.dry {
 		return
 	}
-	if err := writeIfChanged(f, gitconfigText(name, email)); err != nil {
+	if err := hostfs.WriteIfChanged(f, gitconfigText(name, email)); err != nil {
 		return
 	}
 	pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: sbHome + "/.gitconfig"})
@@ -321,7 +323,7 @@ func (p *provisioner) planGit(pr *provision) {
 func (p *provisioner) finish(pr *provision) {
 	for _, ro := range pr.ReadOnly {
 		for _, m := range p.host.masksIn(ro.Path) {
-			if rel, ok := Within(ro.Path, m.Dst); ok {
+			if rel, ok := hostfs.Within(ro.Path, m.Dst); ok {
 				m.Dst = filepath.Join(ro.sandboxPath(), rel)
 				pr.mounts = append(pr.mounts, m)
 			}

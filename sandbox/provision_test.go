@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 
 	"github.com/stretchr/testify/assert"
@@ -164,7 +166,7 @@ func TestCacheEviction(t *testing.T) {
 		write(t, filepath.Join(w.dir, "cache", "go-build"), "blob", strings.Repeat("x", 700<<10))
 		c.release(w)
 		require.NoError(t, os.Chtimes(filepath.Join(w.dir, "used"), used, used))
-		require.NoError(t, writeIfChanged(filepath.Join(w.dir, "size"), "716800"))
+		require.NoError(t, hostfs.WriteIfChanged(filepath.Join(w.dir, "size"), "716800"))
 		return w.dir
 	}
 	now := time.Now()
@@ -219,7 +221,7 @@ func TestCacheEvictionOnGrowth(t *testing.T) {
 		setup.release(w)
 		setup.busy.Wait()
 		require.NoError(t, os.Chtimes(filepath.Join(w.dir, "used"), used, used))
-		require.NoError(t, writeIfChanged(filepath.Join(w.dir, "size"), strconv.Itoa(kib<<10)))
+		require.NoError(t, hostfs.WriteIfChanged(filepath.Join(w.dir, "size"), strconv.Itoa(kib<<10)))
 		return w.dir
 	}
 	now := time.Now()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +25,7 @@ func TestReapKillsTheInitThatOutlivedBwrap(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			t.Cleanup(func() { _ = cmd.Process.Kill() })
-			w := &statusWatch{initStart: procStart(cmd.Process.Pid)}
+			w := &statusWatch{initStart: hostfs.ProcStart(cmd.Process.Pid)}
 			require.NotEmpty(t, w.initStart)
 			if !tc.sameInit {
 				w.initStart += "0" // recorded for another process

@@ -20,11 +20,6 @@ func cgroupSysProcAttr(fd int) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 }
 
-// renameNoReplace renames src to dst unless dst exists (EEXIST then).
-func renameNoReplace(src, dst string) error {
-	return unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE)
-}
-
 // openPidfd is a pidfd of pid; false: none (Linux before 5.3, or pid
 // gone).
 func openPidfd(pid int) (int, bool) {
@@ -53,34 +48,6 @@ func killAndWait(fd int, d time.Duration) bool {
 		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(ms))
 		if !errors.Is(err, unix.EINTR) {
 			return err == nil
-		}
-	}
-}
-
-// emptyDir reports whether path is a directory (not a link to one) with
-// nothing in it. Raw calls: after every command it checks each of a
-// dozen placeholders, and an *os.File would add its poller's registration
-// to each.
-func emptyDir(path string) bool {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var buf [1024]byte
-	for {
-		n, err := unix.Getdents(fd, buf[:])
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return false
-		case n == 0:
-			return true
-		}
-		// ParseDirent leaves out "." and "..".
-		if _, found, _ := unix.ParseDirent(buf[:n], 1, nil); found > 0 {
-			return false
 		}
 	}
 }

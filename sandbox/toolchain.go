@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Toolchains (issue 16): the sandbox shows a command the workspace and the
@@ -77,25 +79,25 @@ func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
 // where a look-up of each marker name was a dozen (a hundred and more a
 // call for a root of ten directories without a project, on every
 // command's start).
-func detectToolchains(ws string, only []string, onlySet bool, dirs *dirListings) []Detected {
+func detectToolchains(ws string, only []string, onlySet bool, dirs *hostfs.DirListings) []Detected {
 	if onlySet && len(only) == 0 {
 		return nil
 	}
 	if dirs == nil {
-		dirs = newDirListings()
+		dirs = hostfs.NewDirListings()
 	}
-	ents, err := dirs.list(".", ws)
+	ents, err := dirs.List(".", ws)
 	if err != nil {
 		return nil
 	}
 	found := []markerSet{markersIn(ents)}
 	names := []string{""}
 	for _, e := range ents {
-		n := e.name
-		if e.typ.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] && len(names) <= maxDetectDirs {
+		n := e.Name
+		if e.Typ.IsDir() && !strings.HasPrefix(n, ".") && !skipDetect[n] && len(names) <= maxDetectDirs {
 			names = append(names, n)
 			abs := filepath.Join(ws, n)
-			if sub, ok := dirs.cached(n, abs); ok {
+			if sub, ok := dirs.Cached(n, abs); ok {
 				found = append(found, markersIn(sub))
 			} else {
 				found = append(found, markersOf(abs))
@@ -135,14 +137,14 @@ var isMarker = func() map[string]bool {
 }()
 
 // markersIn is the marker files among a listing's entries.
-func markersIn(ents []dirEnt) markerSet {
+func markersIn(ents []hostfs.DirEnt) markerSet {
 	var s markerSet
 	for _, e := range ents {
-		if isMarker[e.name] && e.typ.IsRegular() {
+		if isMarker[e.Name] && e.Typ.IsRegular() {
 			if s == nil {
 				s = markerSet{}
 			}
-			s[e.name] = true
+			s[e.Name] = true
 		}
 	}
 	return s
@@ -162,7 +164,7 @@ func markersOf(dir string) markerSet {
 	ents, err := f.ReadDir(maxMarkerListing + 1)
 	f.Close()
 	if (err == nil || errors.Is(err, io.EOF)) && len(ents) <= maxMarkerListing {
-		return markersIn(dirEntsOf(ents))
+		return markersIn(hostfs.DirEntsOf(ents))
 	}
 	s := markerSet{}
 	for n := range isMarker {

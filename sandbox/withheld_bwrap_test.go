@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/protected"
 )
 
 // setIDScript gives files set-uid and set-gid bits every way a command
@@ -82,7 +85,7 @@ func TestMergeReportsWithheld(t *testing.T) {
 // them is applied.
 func TestBwrapProtectedNamesWhetherOrNot(t *testing.T) {
 	stateRoot := t.TempDir()
-	t.Cleanup(func() { _ = removeAllWritable(stateRoot) })
+	t.Cleanup(func() { _ = hostfs.RemoveAllWritable(stateRoot) })
 	sb := overlayOn(t, newBwrap(t, Config{CacheDir: filepath.Join(stateRoot, "cache")}).(*bwrapSandbox))
 	ws := mustEval(t, t.TempDir())
 	newRepo(t, ws)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/hostfs"
+
 	"github.com/custos-dev/custos/internal/statedir"
 )
 
@@ -225,7 +227,7 @@ func layOut(root, dir, ws string) error {
 			return cacheErr(dir, err)
 		}
 	}
-	if err := writeIfChanged(filepath.Join(dir, "workspace"), ws); err != nil {
+	if err := hostfs.WriteIfChanged(filepath.Join(dir, "workspace"), ws); err != nil {
 		return cacheErr(dir, err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "used"), os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
@@ -246,7 +248,7 @@ func ownDir(d string) string {
 	case !fi.IsDir():
 		return "is not a directory"
 	}
-	if why := ownedByUser(fi); why != "" {
+	if why := hostfs.OwnedByUser(fi); why != "" {
 		return why
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
@@ -256,29 +258,6 @@ func ownDir(d string) string {
 		}
 	}
 	return ""
-}
-
-// writeIfChanged writes data to path (owner-only, not through a link)
-// unless it already holds exactly that.
-func writeIfChanged(path, data string) error {
-	if b, err := os.ReadFile(path); err == nil && string(b) == data {
-		return nil
-	}
-	// A file of its own (CreateTemp: O_EXCL, 0600) per writer, renamed
-	// over: concurrent writers never mix, a reader never sees half.
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // measureAndEvict records dir's size, then, when it grew, evicts while
@@ -297,7 +276,7 @@ func (c *wsCaches) measureAndEvict(dir string) {
 			grew = size > old
 		}
 	}
-	_ = writeIfChanged(sizeFile, strconv.FormatInt(size, 10))
+	_ = hostfs.WriteIfChanged(sizeFile, strconv.FormatInt(size, 10))
 	now := time.Now()
 	_ = os.Chtimes(sizeFile, now, now)
 	if c.capBytes > 0 && grew {
@@ -401,22 +380,10 @@ func removeCache(dir string, wait bool) (bool, error) {
 	if err := os.Rename(dir, trash); err != nil {
 		return false, fmt.Errorf("sandbox: clearing cache %s: %w", dir, err)
 	}
-	if err := removeAllWritable(trash); err != nil {
+	if err := hostfs.RemoveAllWritable(trash); err != nil {
 		return false, fmt.Errorf("sandbox: clearing cache %s: %w", dir, err)
 	}
 	return true, nil
-}
-
-// removeAllWritable removes a tree in which the go command left module
-// directories read-only, making each directory writable first.
-func removeAllWritable(dir string) error {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }
 
 // evict removes whole workspace caches, least recently used first, until

@@ -1,4 +1,4 @@
-package sandbox
+package hostfs
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// procStat reads a process's state (field 3 of /proc/PID/stat: R, S, Z …)
+// ProcStat reads a process's state (field 3 of /proc/PID/stat: R, S, Z …)
 // and start time in clock ticks since boot (field 22), with one read.
-func procStat(pid int) (state byte, start string, err error) {
+func ProcStat(pid int) (state byte, start string, err error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, "", err
@@ -31,21 +31,21 @@ func procStat(pid int) (state byte, start string, err error) {
 	return state, start, nil
 }
 
-// procStart is a process's start time, "" when there is no such process
+// ProcStart is a process's start time, "" when there is no such process
 // or no /proc.
-func procStart(pid int) string {
-	_, start, _ := procStat(pid)
+func ProcStart(pid int) string {
+	_, start, _ := ProcStat(pid)
 	return start
 }
 
-// exited reports whether pid is gone or a zombie.
-func exited(pid int) bool {
-	state, _, err := procStat(pid)
+// Exited reports whether pid is gone or a zombie.
+func Exited(pid int) bool {
+	state, _, err := ProcStat(pid)
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	return err == nil && isDead(state)
+	return err == nil && IsDead(state)
 }
 
-// isDead is a zombie's or a dead process's state.
-func isDead(state byte) bool { return state == 'Z' || state == 'X' }
+// IsDead is a zombie's or a dead process's state.
+func IsDead(state byte) bool { return state == 'Z' || state == 'X' }

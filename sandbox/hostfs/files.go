@@ -1,0 +1,88 @@
+package hostfs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// WriteIfChanged writes data to path (owner-only, not through a link)
+// unless it already holds exactly that.
+func WriteIfChanged(path, data string) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == data {
+		return nil
+	}
+	// A file of its own (CreateTemp: O_EXCL, 0600) per writer, renamed
+	// over: concurrent writers never mix, a reader never sees half.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// RemoveAllWritable removes a tree in which the go command left module
+// directories read-only, making each directory writable first.
+func RemoveAllWritable(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+func RandHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ReadRecord reads the JSON record at path into v, if the file may be
+// trusted: a regular file (not a link) of the user's own that no one else
+// may write. The records are what one process leaves the next (a probe,
+// the git identity).
+func ReadRecord(path string, v any) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || OwnedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+// WriteRecord writes v as the JSON record at path, owner-only and whole or
+// not at all (best effort: a record is only ever a saving).
+func WriteRecord(path string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil || os.MkdirAll(filepath.Dir(path), 0o700) != nil {
+		return
+	}
+	_ = WriteIfChanged(path, string(b))
+}
+
+// Recent reports whether a record written at at is younger than ttl.
+func Recent(at time.Time, ttl time.Duration) bool {
+	age := time.Since(at)
+	return age >= 0 && age < ttl
+}
+
+func TrimForLog(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
