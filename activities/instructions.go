@@ -11,8 +11,9 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/gitdir"
+
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/sandbox"
 )
 
 // instructionNames are the file names read in each directory, the first
@@ -181,7 +182,7 @@ func gitBranch(ws string) string {
 		gitDir := filepath.Join(dir, ".git")
 		if fi, err := os.Stat(gitDir); err == nil {
 			if !fi.IsDir() { // a worktree or submodule: "gitdir: PATH"
-				p, ok := sandbox.ReadGitdirPointer(gitDir)
+				p, ok := gitdir.ReadPointer(gitDir)
 				if !ok {
 					return "unknown branch"
 				}

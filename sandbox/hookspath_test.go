@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/gitdir"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +32,7 @@ func TestGitCoreValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), "config")
 			require.NoError(t, os.WriteFile(f, []byte(tc.config), 0o644))
-			h, w := gitCoreValues(f)
+			h, w := gitdir.CoreValues(f)
 			assert.Equal(t, tc.hooksPath, h)
 			assert.Equal(t, tc.worktree, w)
 		})

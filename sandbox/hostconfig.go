@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/gitdir"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
@@ -43,9 +45,6 @@ import (
 // 0.4 s of readdir on a laptop, a tree far larger than most repositories
 // outside node_modules (the Linux kernel has about 90,000 files).
 const defaultHostScanEntries = 400_000
-
-// maxHostScanModules bounds the walk through a git directory's modules/.
-const maxHostScanModules = 8
 
 // hsKind is what a file found by the walk is to the host.
 type hsKind uint8
@@ -229,7 +228,7 @@ func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
 	}
 	s.items[rel] = hsItem{kind: kind, sig: hostfs.SigOf(fi), from: from}
 	if s.keep && (kind == hsGitConfig || kind == hsVCSConfig) && fi.Mode().IsRegular() {
-		if b, err := readRegular(s.abs(rel)); err == nil {
+		if b, err := gitdir.ReadRegular(s.abs(rel)); err == nil {
 			s.content[rel] = b
 		}
 	}
@@ -247,7 +246,7 @@ func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
 			return "", false
 		}
 		real = r
-	} else if r, ok := ReadGitdirPointer(abs); ok {
+	} else if r, ok := gitdir.ReadPointer(abs); ok {
 		real = r
 	} else {
 		return "", false
@@ -274,33 +273,24 @@ func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
 		return
 	}
 	s.gitdirs[rel] = true
-	for _, n := range []string{"config", "config.worktree"} {
+	for _, n := range gitdir.ConfigFiles {
 		s.add(filepath.Join(rel, n), hsGitConfig, from)
 	}
-	s.add(filepath.Join(rel, "commondir"), hsCommondir, from)
-	hooks := filepath.Join(rel, "hooks")
+	s.add(filepath.Join(rel, gitdir.CommonDir), hsCommondir, from)
+	hooks := filepath.Join(rel, gitdir.HooksDir)
 	if fi, err := os.Lstat(s.abs(hooks)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		s.add(hooks, hsHook, from) // the link itself: it can lead anywhere
 	} else {
 		s.hooksDir(hooks, from)
 	}
-	if hp := hooksDirOf(s.abs(rel), worktree); hp != "" {
+	if hp := gitdir.HooksDirOf(s.abs(rel), worktree); hp != "" {
 		if hrel, ok := s.inside(hp); ok && hrel != "." && hrel != hooks {
 			s.hooksDir(hrel, from)
 		}
 	}
-	if depth >= maxHostScanModules {
-		return
-	}
-	s.modules(filepath.Join(rel, "modules"), from, depth+1)
-	if ents, err := os.ReadDir(s.abs(filepath.Join(rel, "worktrees"))); err == nil {
-		s.entries += len(ents)
-		for _, e := range ents {
-			if e.IsDir() {
-				s.gitDir(filepath.Join(rel, "worktrees", e.Name()), from, "", depth+1)
-			}
-		}
-	}
+	gitdir.Nested(s.ws, rel, depth, func(n int) { s.entries += n }, func(sub string, _ bool, depth int) {
+		s.gitDir(sub, from, "", depth)
+	})
 }
 
 // hooksDir records the entries of a hooks directory, except git's own
@@ -315,28 +305,6 @@ func (s *hostSnapshot) hooksDir(rel, from string) {
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".sample") {
 			s.add(filepath.Join(rel, e.Name()), hsHook, from)
-		}
-	}
-}
-
-// modules finds submodules' git directories below rel (any directory that
-// looks like a git directory, or holds config or hooks: a half-made one
-// becomes one with a HEAD), and the directories of names with slashes.
-func (s *hostSnapshot) modules(rel, from string, depth int) {
-	ents, err := os.ReadDir(s.abs(rel))
-	if err != nil || depth > maxHostScanModules {
-		return
-	}
-	s.entries += len(ents)
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		sub := filepath.Join(rel, e.Name())
-		if gitDirLike(s.abs(sub)) {
-			s.gitDir(sub, from, "", depth)
-		} else {
-			s.modules(sub, from, depth+1)
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/gitdir"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
@@ -195,7 +197,7 @@ func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnaps
 	case hsHook:
 		c.Action = q.setAside(rel)
 	case hsCommondir:
-		b, err := readRegular(abs)
+		b, err := gitdir.ReadRegular(abs)
 		target := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(filepath.Dir(abs), target)
@@ -217,7 +219,7 @@ func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnaps
 			c.Action = q.setAside(rel)
 			return c, true
 		}
-		cur, _ := readRegular(abs)
+		cur, _ := gitdir.ReadRegular(abs)
 		q.keep(rel, cur)
 		if err := writeReplacing(abs, old); err != nil {
 			c.Action = q.setAside(rel)
@@ -245,7 +247,7 @@ func (s *hostSnapshot) isGitDir(abs string) bool {
 func (g *hostGuard) gitConfig(c HostConfigChange, rel string, had bool, q *quarantine) (HostConfigChange, bool) {
 	abs := filepath.Join(g.ws, rel)
 	git, ok := findHostGit()
-	data, err := readRegular(abs)
+	data, err := gitdir.ReadRegular(abs)
 	if !ok || err != nil {
 		c.Action = q.setAside(rel)
 		return c, true

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custos-dev/custos/sandbox/gitdir"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/protected"
@@ -103,7 +105,7 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 		if rule, ok := protected.By(crel); ok {
 			return "", &ProtectedError{Path: fmt.Sprintf("%s (resolves to %s)", p, crel), Rule: rule}
 		}
-		if inRootHooksDir(canonWS, canon) {
+		if gitdir.InRootHooksDir(canonWS, canon) {
 			return "", &ProtectedError{Path: p + " (in the directory core.hooksPath names)", Rule: protected.GitHooks}
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+
+	"github.com/custos-dev/custos/sandbox/gitdir"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
@@ -16,13 +19,9 @@ import (
 // Git directories in every layout, for the protected plan: which of their
 // entries are bound read-only, and which missing ones get a placeholder.
 
-// maxGitModuleDepth bounds the walk through .git/modules (submodule names
-// may contain slashes, and submodules nest).
-const maxGitModuleDepth = 8
-
 // gitdirEntries are the entries of a git directory that name code git runs
 // or where git finds it. hooks is handled apart (it gets a placeholder).
-var gitdirEntries = []string{"config", "config.worktree", "commondir", "gitdir"}
+var gitdirEntries = append(slices.Clone(gitdir.ConfigFiles), gitdir.CommonDir, gitdir.BackPointer)
 
 // gitdirFileHolders stand in for files git reads when they are missing, with
 // content that keeps git working: an empty config.worktree (read when
@@ -56,7 +55,7 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 		if target, ok := p.gitdirTarget(path); ok {
 			p.gitDir(target, false, 0)
 		}
-		if target, ok := ReadGitdirPointer(path); ok {
+		if target, ok := gitdir.ReadPointer(path); ok {
 			p.hooksPath(target, filepath.Dir(path))
 		}
 	}
@@ -65,7 +64,7 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 // gitdirTarget returns a pointer file's target when it is a directory
 // inside the workspace (not the workspace itself).
 func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
-	real, ok := ReadGitdirPointer(file)
+	real, ok := gitdir.ReadPointer(file)
 	if !ok {
 		return "", false
 	}
@@ -80,7 +79,7 @@ func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
 // read-only placeholder when hooksPlaceholder is set, and the git
 // directories of submodules and linked worktrees inside it in turn.
 func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
-	hooks := filepath.Join(g, "hooks")
+	hooks := filepath.Join(g, gitdir.HooksDir)
 	if seen, ok := p.gitdirs[g]; ok {
 		// Reached twice (walk and pointer file). A submodule's git
 		// directory reached first through a pointer file, then as one of
@@ -105,7 +104,7 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 		f := filepath.Join(g, n)
 		if fi, err := os.Lstat(f); err == nil {
 			rule := protected.GitConfig
-			if n == "commondir" || n == "gitdir" {
+			if n == gitdir.CommonDir || n == gitdir.BackPointer {
 				rule = protected.GitPointer
 			}
 			p.readOnly(f, fi.Mode().Type(), rule)
@@ -120,24 +119,18 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 		}
 	}
 	p.hooksPath(g, "")
-	if depth >= maxGitModuleDepth {
-		return
-	}
-	p.gitModules(filepath.Join(g, "modules"), depth+1)
-	if ents, err := os.ReadDir(filepath.Join(g, "worktrees")); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				p.gitDir(filepath.Join(g, "worktrees", e.Name()), false, depth+1)
-			}
-		}
-	}
+	// A submodule's missing hooks get a placeholder; a linked worktree's
+	// git directory has none of its own (git runs the common one's).
+	gitdir.Nested("", g, depth, nil, func(sub string, worktree bool, depth int) {
+		p.gitDir(sub, !worktree, depth)
+	})
 }
 
-// hooksPath protects the directory core.hooksPath names in gitdir's config,
+// hooksPath protects the directory core.hooksPath names in the config of the git directory g,
 // when it lies in the workspace: read-only when present, a read-only
 // placeholder when missing (so a command cannot create it with hooks in it).
-func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
-	hp := hooksDirOf(gitdir, worktreeHint)
+func (p *protectedPlan) hooksPath(g, worktreeHint string) {
+	hp := gitdir.HooksDirOf(g, worktreeHint)
 	if hp == "" {
 		return
 	}
@@ -161,39 +154,4 @@ func (p *protectedPlan) hooksPath(gitdir, worktreeHint string) {
 	case errors.Is(err, fs.ErrNotExist):
 		p.placeholder(hp)
 	}
-}
-
-// gitModules finds submodules' git directories below dir: a directory that
-// holds HEAD is one, and so is one that holds config, hooks or commondir
-// without HEAD (a clone cut off half-way, or one a command takes apart):
-// a command could otherwise write its config and hooks and then the HEAD
-// that makes it a repository again. Any other directory is part of a name
-// with slashes.
-func (p *protectedPlan) gitModules(dir string, depth int) {
-	ents, err := os.ReadDir(dir)
-	if err != nil || depth > maxGitModuleDepth {
-		return
-	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		sub := filepath.Join(dir, e.Name())
-		if gitDirLike(sub) {
-			p.gitDir(sub, true, depth)
-		} else {
-			p.gitModules(sub, depth+1)
-		}
-	}
-}
-
-// gitDirLike reports whether dir holds what makes a git directory, or what
-// git would run once it is one.
-func gitDirLike(dir string) bool {
-	for _, n := range []string{"HEAD", "config", "hooks", "commondir"} {
-		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
-			return true
-		}
-	}
-	return false
 }

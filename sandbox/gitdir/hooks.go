@@ -1,4 +1,4 @@
-package sandbox
+package gitdir
 
 import (
 	"bufio"
@@ -28,8 +28,8 @@ import (
 
 // gitCoreValues returns core.hooksPath and core.worktree from a git config
 // file ("" when unset or unreadable).
-func gitCoreValues(file string) (hooksPath, worktree string) {
-	b, err := readRegular(file)
+func CoreValues(file string) (hooksPath, worktree string) {
+	b, err := ReadRegular(file)
 	if err != nil {
 		return "", ""
 	}
@@ -77,14 +77,14 @@ func gitCoreValues(file string) (hooksPath, worktree string) {
 	return hooksPath, worktree
 }
 
-// hooksDirOf returns the hooks directory a git directory's config names
+// HooksDirOf returns the hooks directory a git directory's config names
 // through core.hooksPath, as an absolute path, or "" when there is none or
 // it cannot be placed: a relative value is relative to the work tree, which
 // is core.worktree (relative to the git directory) or else worktreeHint.
-func hooksDirOf(gitdir, worktreeHint string) string {
+func HooksDirOf(gitdir, worktreeHint string) string {
 	var hp, wt string
 	files := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
-	if b, err := readRegular(filepath.Join(gitdir, "commondir")); err == nil {
+	if b, err := ReadRegular(filepath.Join(gitdir, "commondir")); err == nil {
 		// A linked worktree: the shared config comes first.
 		common := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(common) {
@@ -93,7 +93,7 @@ func hooksDirOf(gitdir, worktreeHint string) string {
 		files = append([]string{filepath.Join(common, "config")}, files...)
 	}
 	for _, f := range files {
-		h, w := gitCoreValues(f)
+		h, w := CoreValues(f)
 		if h != "" {
 			hp = h
 		}
@@ -133,18 +133,18 @@ func rootHooksDir(ws string) string {
 	case err != nil:
 		return ""
 	case fi.IsDir():
-		return hooksDirOf(gd, ws)
+		return HooksDirOf(gd, ws)
 	case fi.Mode().IsRegular():
-		if target, ok := ReadGitdirPointer(gd); ok {
-			return hooksDirOf(target, ws)
+		if target, ok := ReadPointer(gd); ok {
+			return HooksDirOf(target, ws)
 		}
 	}
 	return ""
 }
 
-// inRootHooksDir reports whether canon (canonical) lies in the hooks
+// InRootHooksDir reports whether canon (canonical) lies in the hooks
 // directory the workspace repository's core.hooksPath names.
-func inRootHooksDir(canonWS, canon string) bool {
+func InRootHooksDir(canonWS, canon string) bool {
 	hd := rootHooksDir(canonWS)
 	if hd == "" {
 		return false
@@ -156,10 +156,10 @@ func inRootHooksDir(canonWS, canon string) bool {
 	return in
 }
 
-// ReadGitdirPointer reads a "gitdir: <path>" pointer file and returns its
+// ReadPointer reads a "gitdir: <path>" pointer file and returns its
 // target directory, symlinks resolved, wherever it is.
-func ReadGitdirPointer(file string) (string, bool) {
-	b, err := readRegular(file)
+func ReadPointer(file string) (string, bool) {
+	b, err := ReadRegular(file)
 	if err != nil {
 		return "", false
 	}
@@ -185,11 +185,11 @@ func ReadGitdirPointer(file string) (string, bool) {
 // maxGitFile bounds what is read of a git config or pointer file.
 const maxGitFile = 1 << 20
 
-// readRegular reads at most maxGitFile bytes of a regular file. Everything
+// ReadRegular reads at most maxGitFile bytes of a regular file. Everything
 // here reads files a command may have planted, so a FIFO or a device (which
 // would block the worker or never end) is refused without blocking: the
 // open does not wait for a writer, and the type is checked on the open file.
-func readRegular(path string) ([]byte, error) {
+func ReadRegular(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
