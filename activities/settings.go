@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"go.temporal.io/sdk/temporal"
@@ -49,7 +51,7 @@ type Settings struct {
 // LoadSettings merges the user's and the workspace's settings. A broken file
 // is a non-retryable error: a job must not start with an empty policy.
 func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest) (api.LoadSettingsResult, error) {
-	ws, err := sandbox.CanonicalWorkspace(req.Workspace)
+	ws, err := pathguard.CanonicalWorkspace(req.Workspace)
 	if err != nil {
 		return api.LoadSettingsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "WorkspaceError", err)
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"go.temporal.io/sdk/activity"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -241,17 +243,17 @@ func (f *fileTarget) Close() { _ = f.root.Close() }
 
 // resolveTarget runs the path guard and opens the workspace root.
 func resolveTarget(workspace, p string, write bool) (*fileTarget, error) {
-	abs, err := sandbox.ResolvePath(workspace, p, write)
+	abs, err := pathguard.Resolve(workspace, p, write)
 	if err != nil {
 		return nil, err
 	}
-	canonWS, err := sandbox.CanonicalWorkspace(workspace)
+	canonWS, err := pathguard.CanonicalWorkspace(workspace)
 	if err != nil {
 		return nil, err
 	}
 	rel, err := filepath.Rel(canonWS, abs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, sandbox.ErrOutsideWorkspace)
+		return nil, fmt.Errorf("%s: %w", p, pathguard.ErrOutsideWorkspace)
 	}
 	root, err := os.OpenRoot(canonWS)
 	if err != nil {

@@ -7,11 +7,12 @@ import (
 	"io"
 	"os"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
-	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 )
 
@@ -55,7 +56,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	if *tool == "" {
 		return usagef("policy check: --tool is required")
 	}
-	ws, err := sandbox.CanonicalWorkspace(*workspace)
+	ws, err := pathguard.CanonicalWorkspace(*workspace)
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func (a *App) trust(args []string) error {
 	if len(pos) == 1 {
 		dir = pos[0]
 	}
-	ws, err := sandbox.CanonicalWorkspace(dir)
+	ws, err := pathguard.CanonicalWorkspace(dir)
 	if err != nil {
 		return err
 	}

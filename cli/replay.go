@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/policyreplay"
-	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -46,7 +47,7 @@ func (r *recordFlags) filter(now time.Time) (policyreplay.Filter, error) {
 	f := policyreplay.Filter{JobID: r.job}
 	if r.workspace != "" {
 		// A workspace that is gone still has its record: its path as given.
-		ws, err := sandbox.CanonicalWorkspace(r.workspace)
+		ws, err := pathguard.CanonicalWorkspace(r.workspace)
 		if err != nil {
 			if ws, err = filepath.Abs(r.workspace); err != nil {
 				return f, usagef("--workspace: %v", err)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"go.temporal.io/sdk/client"
@@ -23,7 +25,6 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -53,7 +54,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 			return usagef("run: %v", err)
 		}
 	}
-	ws, err := sandbox.CanonicalWorkspace(*workspace)
+	ws, err := pathguard.CanonicalWorkspace(*workspace)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
@@ -70,7 +72,7 @@ func sandboxCheck(args []string, logger *slog.Logger, stdout, stderr io.Writer) 
 		fmt.Fprintln(stdout, "note:", sandbox.UnavailableHelp(why))
 		return 0
 	}
-	canon, err := sandbox.CanonicalWorkspace(*ws)
+	canon, err := pathguard.CanonicalWorkspace(*ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1
@@ -117,7 +119,7 @@ func sandboxCache(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *ws != "" {
-		canon, err := sandbox.CanonicalWorkspace(*ws)
+		canon, err := pathguard.CanonicalWorkspace(*ws)
 		if err != nil {
 			fmt.Fprintln(stderr, "sandbox:", err)
 			return 1
@@ -185,7 +187,7 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "starter sandbox exec: no command (put it after --)")
 		return 2
 	}
-	canon, err := sandbox.CanonicalWorkspace(*ws)
+	canon, err := pathguard.CanonicalWorkspace(*ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1

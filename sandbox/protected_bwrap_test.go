@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 
 	"github.com/stretchr/testify/assert"
@@ -431,7 +433,7 @@ func TestProtectedPlanPlantedFIFOs(t *testing.T) {
 			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
 		}
 		if err == nil {
-			_, err = ResolvePath(ws, "x.txt", true)
+			_, err = pathguard.Resolve(ws, "x.txt", true)
 		}
 		done <- err
 	}()

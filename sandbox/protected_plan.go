@@ -271,3 +271,5 @@ func (p *protectedPlan) removePlaceholders(pool *dirPool) {
 		pool.give(p.placeholders[i])
 	}
 }
+
+var errUnprotectable = errors.New("a symbolic link stands where a protected path must be; custos cannot keep it read-only, so commands are refused until it is replaced by the real file or directory")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -39,23 +41,23 @@ func TestResolvePathNamesProtectedRule(t *testing.T) {
 			continue
 		}
 		t.Run(tc.rel, func(t *testing.T) {
-			_, err := ResolvePath(ws, tc.rel, true)
-			require.ErrorIs(t, err, ErrProtectedPath)
-			var pe *ProtectedError
+			_, err := pathguard.Resolve(ws, tc.rel, true)
+			require.ErrorIs(t, err, pathguard.ErrProtectedPath)
+			var pe *pathguard.ProtectedError
 			require.True(t, errors.As(err, &pe))
 			assert.Equal(t, tc.rule, pe.Rule)
 			assert.Contains(t, err.Error(), tc.rule.Name)
 			assert.Contains(t, err.Error(), tc.rule.Why)
 
-			_, err = ResolvePath(ws, tc.rel, false)
+			_, err = pathguard.Resolve(ws, tc.rel, false)
 			assert.NoError(t, err, "protected paths stay readable")
 		})
 	}
 	// Through a symlink: the resolved path is checked too.
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755))
 	require.NoError(t, os.Symlink(".vscode", filepath.Join(ws, "editor")))
-	_, err := ResolvePath(ws, "editor/tasks.json", true)
-	var pe *ProtectedError
+	_, err := pathguard.Resolve(ws, "editor/tasks.json", true)
+	var pe *pathguard.ProtectedError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, protected.EditorConfig, pe.Rule)
 }

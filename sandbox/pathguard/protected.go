@@ -1,7 +1,6 @@
-package sandbox
+package pathguard
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/custos-dev/custos/protected"
@@ -20,5 +19,3 @@ func (e *ProtectedError) Error() string {
 }
 
 func (e *ProtectedError) Is(target error) bool { return target == ErrProtectedPath }
-
-var errUnprotectable = errors.New("a symbolic link stands where a protected path must be; custos cannot keep it read-only, so commands are refused until it is replaced by the real file or directory")

@@ -1,4 +1,4 @@
-package sandbox
+package pathguard
 
 import (
 	"errors"
@@ -9,8 +9,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/custos-dev/custos/protected"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,7 +111,7 @@ func TestResolvePath(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ResolvePath(ws, tc.p, tc.write)
+			got, err := Resolve(ws, tc.p, tc.write)
 			switch {
 			case tc.wantErr != nil:
 				require.ErrorIs(t, err, tc.wantErr)
@@ -129,7 +131,7 @@ func TestResolvePath(t *testing.T) {
 // The error names the path the model asked for, so the model can correct it.
 func TestResolvePathErrorNamesPath(t *testing.T) {
 	ws, _, _ := guardFixture(t)
-	_, err := ResolvePath(ws, "outdir/secret", false)
+	_, err := Resolve(ws, "outdir/secret", false)
 	require.ErrorIs(t, err, ErrOutsideWorkspace)
 	require.Contains(t, err.Error(), "outdir/secret")
 }
@@ -139,12 +141,12 @@ func TestResolvePathWorkspaceThroughSymlink(t *testing.T) {
 	alias := filepath.Join(t.TempDir(), "alias")
 	require.NoError(t, os.Symlink(ws, alias))
 
-	got, err := ResolvePath(alias, "sub/f.txt", false)
+	got, err := Resolve(alias, "sub/f.txt", false)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(canonWS, "sub/f.txt"), got)
 
 	// An absolute path spelled through the alias is inside too.
-	got, err = ResolvePath(alias, filepath.Join(alias, "README.md"), true)
+	got, err = Resolve(alias, filepath.Join(alias, "README.md"), true)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(canonWS, "README.md"), got)
 
@@ -165,7 +167,7 @@ func TestResolvePathBadWorkspace(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ResolvePath(tc.ws, "x", false)
+			_, err := Resolve(tc.ws, "x", false)
 			require.Error(t, err)
 		})
 	}
@@ -207,7 +209,7 @@ func TestResolvePathSymlinkRace(t *testing.T) {
 	var inside, refused, otherErr int
 	for i := 0; i < 5000; i++ {
 		for _, write := range []bool{false, true} {
-			got, err := ResolvePath(ws, "d/secret", write)
+			got, err := Resolve(ws, "d/secret", write)
 			if err != nil {
 				if !errors.Is(err, ErrOutsideWorkspace) {
 					// A component may vanish mid-walk (readlink of a name
@@ -221,7 +223,7 @@ func TestResolvePathSymlinkRace(t *testing.T) {
 			if _, ok := hostfs.Within(canonWS, got); !ok || strings.Contains(got, outside) {
 				close(stop)
 				wg.Wait()
-				t.Fatalf("ResolvePath returned %s, outside %s", got, canonWS)
+				t.Fatalf("Resolve returned %s, outside %s", got, canonWS)
 			}
 		}
 	}
@@ -229,4 +231,26 @@ func TestResolvePathSymlinkRace(t *testing.T) {
 	wg.Wait()
 	t.Logf("flips=%d inside=%d refused=%d (of which other errors %d)", flips.Load(), inside, refused, otherErr)
 	require.Positive(t, flips.Load(), "the flipper never ran; the race was not exercised")
+}
+
+// The path guard refuses the hooks directory core.hooksPath names, present
+// or not yet created, naming the rule; without the setting it is ordinary.
+func TestResolvePathHooksPath(t *testing.T) {
+	ws := t.TempDir()
+	config := filepath.Join(ws, ".git", "config")
+	require.NoError(t, os.MkdirAll(filepath.Dir(config), 0o755))
+	require.NoError(t, os.WriteFile(config, []byte("[core]\n\tbare = false\n"), 0o644))
+	_, err := Resolve(ws, ".husky/_/pre-commit", true)
+	require.NoError(t, err, "without core.hooksPath .husky is ordinary")
+
+	require.NoError(t, os.WriteFile(config, []byte("[core]\n\tbare = false\n\thooksPath = .husky/_\n"), 0o644))
+	for _, p := range []string{".husky/_/pre-commit", ".husky/_", "./.husky/_/h", filepath.Join(ws, ".husky/_/post-checkout")} {
+		_, err := Resolve(ws, p, true)
+		var pe *ProtectedError
+		require.ErrorAs(t, err, &pe, p)
+		assert.Equal(t, protected.GitHooks, pe.Rule)
+		assert.Contains(t, err.Error(), "core.hooksPath")
+	}
+	_, err = Resolve(ws, ".husky/pre-commit", true)
+	assert.NoError(t, err, "only the directory git runs hooks from")
 }

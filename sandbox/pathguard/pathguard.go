@@ -1,4 +1,4 @@
-package sandbox
+package pathguard
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ var (
 // so a symlink cycle inside the workspace ends with an error, not a hang.
 const maxSymlinkHops = 40
 
-// ResolvePath is the one guard every file tool goes through. p is taken
+// Resolve is the one guard every file tool goes through. p is taken
 // relative to the workspace; an absolute p is accepted only when it lies
 // inside the workspace. It returns the canonical absolute path of the target:
 // every symlink in it resolved, so the returned path contains no symlink at
@@ -54,7 +54,7 @@ const maxSymlinkHops = 40
 // final component with O_NOFOLLOW, and close it for intermediate directories
 // by doing the I/O through an os.Root opened on the canonical workspace
 // (openat-based, refuses to traverse out) — see activities' file tools.
-func ResolvePath(workspace, p string, write bool) (string, error) {
+func Resolve(workspace, p string, write bool) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
 	}
@@ -113,7 +113,7 @@ func ResolvePath(workspace, p string, write bool) (string, error) {
 }
 
 // CanonicalWorkspace returns the workspace with every symlink resolved: the
-// root that paths returned by ResolvePath lie under. The workspace must exist
+// root that paths returned by Resolve lie under. The workspace must exist
 // and be a directory.
 func CanonicalWorkspace(workspace string) (string, error) {
 	_, c, err := canonicalWorkspace(workspace)

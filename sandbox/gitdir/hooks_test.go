@@ -1,16 +1,12 @@
-package sandbox
+package gitdir
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/custos-dev/custos/sandbox/gitdir"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/custos-dev/custos/protected"
 )
 
 func TestGitCoreValues(t *testing.T) {
@@ -32,29 +28,9 @@ func TestGitCoreValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), "config")
 			require.NoError(t, os.WriteFile(f, []byte(tc.config), 0o644))
-			h, w := gitdir.CoreValues(f)
+			h, w := CoreValues(f)
 			assert.Equal(t, tc.hooksPath, h)
 			assert.Equal(t, tc.worktree, w)
 		})
 	}
-}
-
-// The path guard refuses the hooks directory core.hooksPath names, present
-// or not yet created, naming the rule; without the setting it is ordinary.
-func TestResolvePathHooksPath(t *testing.T) {
-	ws := t.TempDir()
-	newRepo(t, ws)
-	_, err := ResolvePath(ws, ".husky/_/pre-commit", true)
-	require.NoError(t, err, "without core.hooksPath .husky is ordinary")
-
-	hostGit(t, ws, "config", "core.hooksPath", ".husky/_")
-	for _, p := range []string{".husky/_/pre-commit", ".husky/_", "./.husky/_/h", filepath.Join(ws, ".husky/_/post-checkout")} {
-		_, err := ResolvePath(ws, p, true)
-		var pe *ProtectedError
-		require.ErrorAs(t, err, &pe, p)
-		assert.Equal(t, protected.GitHooks, pe.Rule)
-		assert.Contains(t, err.Error(), "core.hooksPath")
-	}
-	_, err = ResolvePath(ws, ".husky/pre-commit", true)
-	assert.NoError(t, err, "only the directory git runs hooks from")
 }

@@ -1,0 +1,12 @@
+// Package pathguard is the guard every file tool (Read, Write, Edit, Glob,
+// Grep) passes before it touches the workspace: a path is resolved
+// component by component, symbolic links followed, and must stay inside the
+// canonical workspace; a write to a protected path (the host runs what it
+// names: .git/hooks, git config, the hooks directory core.hooksPath names,
+// shell and editor configuration) is refused with a ProtectedError that
+// names the rule.
+//
+// It is the file tools' half of what the sandbox enforces for commands
+// with mounts; both take their list of protected names from the protected
+// package.
+package pathguard
