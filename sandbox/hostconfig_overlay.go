@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/overlaymerge"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/protected"
@@ -23,7 +25,7 @@ import (
 // an upper layer in custos' state directory (<state>/overlay/<run>), which
 // nothing on the host looks at. Once the command has ended (every process
 // of it gone), custos checks the result and only then applies the upper
-// layer to the workspace (mergeUpper):
+// layer to the workspace (Apply):
 //
 //   - An upper layer with no name git or another VCS reads (.git, HEAD,
 //     config, hooks, objects, ...) and nothing in a hooks directory the
@@ -293,10 +295,10 @@ func (g *hostGuard) finishOverlay(res *Result) {
 	g.overlays.give(g.ws, g.overlay) // nil pool: removed
 }
 
-// merge applies upper to the workspace (mergeUpper) and says in res what
+// merge applies upper to the workspace (Apply) and says in res what
 // it did not apply as the command left it.
 func (g *hostGuard) merge(upper string, res *Result) error {
-	st, err := mergeUpper(upper, g.ws)
+	st, err := overlaymerge.Apply(upper, g.ws)
 	for _, rel := range st.SetID {
 		res.Withheld = append(res.Withheld, HostConfigChange{Path: rel, What: "set-uid or set-gid",
 			Action: "applied without its set-uid and set-gid bits (on the host it would run with the worker's rights)"})

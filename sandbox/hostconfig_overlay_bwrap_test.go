@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/overlaymerge"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/stretchr/testify/assert"
@@ -265,7 +267,7 @@ func TestOverlaySuspects(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(upper, f), nil, 0o644))
 			}
 			for _, d := range tc.opaque {
-				require.NoError(t, unix.Setxattr(filepath.Join(upper, d), ovlOpaque, []byte("y"), 0))
+				require.NoError(t, unix.Setxattr(filepath.Join(upper, d), overlaymerge.OpaqueXattr, []byte("y"), 0))
 			}
 			g := &hostGuard{ws: ws, before: before}
 			assert.ElementsMatch(t, tc.want, g.suspects(upper))

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/overlaymerge"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"golang.org/x/sys/unix"
@@ -172,7 +174,7 @@ func viewLister(upper string, lower int) func(rel, abs string) ([]hostfs.DirEnt,
 // fails closed (opaque) when its attribute cannot be read.
 func overlayOpaque(dir string) bool {
 	var b [2]byte
-	n, err := unix.Lgetxattr(dir, ovlOpaque, b[:])
+	n, err := unix.Lgetxattr(dir, overlaymerge.OpaqueXattr, b[:])
 	if errors.Is(err, unix.ENODATA) {
 		return false
 	}

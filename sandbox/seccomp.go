@@ -11,6 +11,8 @@ import (
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // The seccomp filter is the second wall: bubblewrap installs it just before
@@ -77,9 +79,6 @@ var setIDModeArgs = []struct {
 	{"creat", 1}, {"open", 2}, {"openat", 3},
 	{"mknod", 1}, {"mknodat", 2},
 }
-
-// setIDBits are S_ISUID | S_ISGID.
-const setIDBits = 0o6000
 
 const (
 	// cloneNamespaceFlags are CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS |
@@ -153,7 +152,7 @@ func buildSeccomp() ([]byte, error) {
 	for _, c := range setIDModeArgs {
 		if _, ok := info.SyscallNames[c.name]; ok {
 			conditional = append(conditional, seccomp.NameWithConditions{Name: c.name,
-				Conditions: seccomp.ArgumentConditions{{Argument: c.arg, Operation: seccomp.BitsSet, Value: setIDBits}}})
+				Conditions: seccomp.ArgumentConditions{{Argument: c.arg, Operation: seccomp.BitsSet, Value: hostfs.SetIDBits}}})
 		}
 	}
 	policy := seccomp.Policy{

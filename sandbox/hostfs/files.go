@@ -86,3 +86,7 @@ func TrimForLog(s string) string {
 	}
 	return s
 }
+
+// SetIDBits are the set-user-ID and set-group-ID bits of a mode (S_ISUID |
+// S_ISGID): a file made in the sandbox never reaches the host with them.
+const SetIDBits = 0o6000

@@ -1,9 +1,8 @@
 //go:build linux
 
-package sandbox
+package overlaymerge
 
-// Applying a run's overlay upper layer to its workspace (mergeUpper; see
-// hostconfig_overlay.go for when it runs).
+// How Apply works.
 //
 // The overlay is mounted with userxattr and without redirect_dir, metacopy
 // or index, so its upper layer holds only what the kernel documents for
@@ -22,7 +21,7 @@ package sandbox
 // take a path through /proc/self/fd/N, whose magic link names the
 // directory or O_PATH descriptor itself rather than walking names again.
 //
-// custos may be killed mid-merge and run mergeUpper again on what is left,
+// custos may be killed mid-merge and run Apply again on what is left,
 // so the merge is ordered to be resumable: an entry leaves the upper layer
 // only once it is applied, the workspace side of an opaque directory is
 // cleared before its opaque mark is dropped, and a directory's own mode
@@ -45,6 +44,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 const (
@@ -52,7 +53,7 @@ const (
 	// userxattr mode. Through the overlay nobody can read or set a name
 	// in it, so the command cannot have forged one (nor mergeStash).
 	ovlXattrPrefix = "user.overlay."
-	ovlOpaque      = ovlXattrPrefix + "opaque"
+	OpaqueXattr      = ovlXattrPrefix + "opaque"
 	// mergeStash holds an upper directory's mode and times from before
 	// this merge (or an earlier, interrupted one) touched it.
 	mergeStash = ovlXattrPrefix + "custos.merge"
@@ -70,12 +71,12 @@ const (
 	mergeStashLen  = 1 + 4 + 4*8
 )
 
-// mergeStats counts what a merge did: Entries the upper entries looked at
+// Stats counts what a merge did: Entries the upper entries looked at
 // (at every depth, whiteouts included), Renamed those moved by one rename
 // (a directory moved whole counts once), Copied those recreated by the
 // cross-device fallback (directories included), Removed the whiteouts
 // applied.
-type mergeStats struct {
+type Stats struct {
 	Entries, Renamed, Copied, Removed int
 	// SetID are the entries whose set-uid or set-gid bit was cleared,
 	// Special the fifos and sockets not applied (at most
@@ -83,17 +84,17 @@ type mergeStats struct {
 	SetID, Special []string
 }
 
-// mergeMaxNamed bounds the names mergeStats keeps of each kind.
+// mergeMaxNamed bounds the names Stats keeps of each kind.
 const mergeMaxNamed = 100
 
-// named adds rel to a list of mergeStats, up to mergeMaxNamed.
+// named adds rel to a list of Stats, up to mergeMaxNamed.
 func named(list *[]string, rel string) {
 	if len(*list) < mergeMaxNamed && !slices.Contains(*list, rel) {
 		*list = append(*list, rel)
 	}
 }
 
-// mergeUpper applies the overlay's upper layer (upper) to the workspace
+// Apply applies the overlay's upper layer (upper) to the workspace
 // ws (canonical, the overlay's lower layer), then leaves upper empty.
 //
 // What each upper entry means is overlayfs' own: a whiteout deletes the
@@ -131,16 +132,16 @@ func named(list *[]string, rel string) {
 //
 // A failure on one entry does not stop the rest: it is left in upper,
 // and the errors, each with the entry's path relative to the roots, are
-// returned joined. Running mergeUpper again on what is left, also after
+// returned joined. Running Apply again on what is left, also after
 // being killed mid-merge, ends as one uninterrupted run would have.
-func mergeUpper(upper, ws string) (mergeStats, error) {
+func Apply(upper, ws string) (Stats, error) {
 	var m merger
 	return m.run(upper, ws)
 }
 
-// merger is one mergeUpper run.
+// merger is one Apply run.
 type merger struct {
-	stats   mergeStats
+	stats   Stats
 	errs    []error
 	nerr    int
 	up      int    // the upper root
@@ -188,8 +189,8 @@ func (m *merger) joined() error {
 	return errors.Join(errs...)
 }
 
-func (m *merger) run(upper, ws string) (mergeStats, error) {
-	fail := func(what string, err error) (mergeStats, error) {
+func (m *merger) run(upper, ws string) (Stats, error) {
+	fail := func(what string, err error) (Stats, error) {
 		return m.stats, fmt.Errorf("sandbox: merge upper layer: %s: %w", what, err)
 	}
 	// Xattrs of non-directories are reached by a path through /proc.
@@ -380,13 +381,13 @@ func (m *merger) clearSetID(up int, name, rel string, st *unix.Stat_t) error {
 	if err := mergeStat(up, name, st); err != nil {
 		return fmt.Errorf("stat: %w", err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&setIDBits == 0 {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&hostfs.SetIDBits == 0 {
 		return nil
 	}
-	if err := m.chmodNoFollow(up, name, st.Mode&0o7777&^setIDBits); err != nil {
+	if err := m.chmodNoFollow(up, name, st.Mode&0o7777&^hostfs.SetIDBits); err != nil {
 		return fmt.Errorf("clear its set-uid and set-gid bits: %w", err)
 	}
-	st.Mode &^= setIDBits
+	st.Mode &^= hostfs.SetIDBits
 	named(&m.stats.SetID, rel)
 	return nil
 }
@@ -402,7 +403,7 @@ func (m *merger) dirSetID(d *mergeUpperDir, parent int, wsMode uint32) {
 	if unix.Fstat(parent, &pst) == nil {
 		keep |= pst.Mode & unix.S_ISGID
 	}
-	if mode := d.meta.mode &^ setIDBits; mode|keep&d.meta.mode != d.meta.mode {
+	if mode := d.meta.mode &^ hostfs.SetIDBits; mode|keep&d.meta.mode != d.meta.mode {
 		d.meta.mode = mode | keep&d.meta.mode
 		named(&m.stats.SetID, d.rel)
 	}
@@ -602,7 +603,7 @@ func (m *merger) writeStash(fd int, meta mergeDirMeta) {
 // opaque reports whether the upper directory fd is opaque.
 func (m *merger) opaque(fd int) bool {
 	var b [2]byte
-	n, err := unix.Fgetxattr(fd, ovlOpaque, b[:])
+	n, err := unix.Fgetxattr(fd, OpaqueXattr, b[:])
 	return err == nil && n == 1 && b[0] == 'y'
 }
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package overlaymerge
 
 import (
 	"errors"
@@ -484,7 +484,7 @@ func mtCheckClean(t testing.TB, e *mtEnv, before map[string]mtNode, upperLeft bo
 type mergeCase struct {
 	name  string
 	setup func(e *mtEnv)
-	check func(t *testing.T, e *mtEnv, st mergeStats)
+	check func(t *testing.T, e *mtEnv, st Stats)
 	// wantErr, when set, is in the merge's error, and the upper layer may
 	// keep what failed.
 	wantErr func(e *mtEnv) string
@@ -508,7 +508,7 @@ func mtCasesFiles() []mergeCase {
 			mtFile(e.t, e.U("f"), "hello", 0o640)
 			mtTimes(e.t, e.U("f"), 1_000_000_000)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("f"), "hello", 0o640)
 			mtWantMtime(t, e.W("f"), 1_000_000_000)
 		},
@@ -522,7 +522,7 @@ func mtCasesFiles() []mergeCase {
 			mtXattr(e.t, e.U("f"), "user.overlay.origin", "")
 			mtXattr(e.t, e.U("f"), "user.overlay.nlink", "x")
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("f"), "new", 0o600)
 			mtWantXattr(t, e.W("f"), "user.keep", "1")
 			mtWantXattr(t, e.W("f"), "user.overlay.origin", "")
@@ -535,7 +535,7 @@ func mtCasesFiles() []mergeCase {
 			mtWhiteout(e.t, e.U("gone"))
 			mtWhiteout(e.t, e.U("never-there"))
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantAbsent(t, e.W("gone"))
 			mtWantAbsent(t, e.W("never-there"))
 			mtWantFile(t, e.W("kept"), "x", 0o644)
@@ -547,7 +547,7 @@ func mtCasesFiles() []mergeCase {
 			mtFile(e.t, e.W("d/sub/b"), "b", 0o644)
 			mtFile(e.t, e.U("d"), "now a file", 0o644)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) { mtWantFile(t, e.W("d"), "now a file", 0o644) },
+		check: func(t *testing.T, e *mtEnv, _ Stats) { mtWantFile(t, e.W("d"), "now a file", 0o644) },
 	}}
 }
 
@@ -561,7 +561,7 @@ func mtCasesSpecial() []mergeCase {
 			mtFifo(e.t, e.U("newdir/fifo"), 0o600)
 			mtSocket(e.t, e.U("sock"))
 		},
-		check: func(t *testing.T, e *mtEnv, st mergeStats) {
+		check: func(t *testing.T, e *mtEnv, st Stats) {
 			mtWantFile(t, e.W("p"), "was a file", 0o644)
 			mtWantAbsent(t, e.W("sock"))
 			mtWantDir(t, e.W("newdir"), 0o755)
@@ -590,7 +590,7 @@ func mtCasesSpecial() []mergeCase {
 			mtDir(e.t, e.U("new/sub"), 0o755)
 			mtSetMode(e.t, e.U("new/sub"), 0o2755)
 		},
-		check: func(t *testing.T, e *mtEnv, st mergeStats) {
+		check: func(t *testing.T, e *mtEnv, st Stats) {
 			mtWantFile(t, e.W("suid"), "x", 0o755)
 			mtWantFile(t, e.W("sgid"), "x", 0o711)
 			mtWantFile(t, e.W("new/both"), "x", 0o755)
@@ -611,7 +611,7 @@ func mtCasesSpecial() []mergeCase {
 				e.t.Fatal(err)
 			}
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("h1"), "linked", 0o644)
 			mtWantFile(t, e.W("h2"), "linked", 0o644)
 			a, b := mtLstat(t, e.W("h1")), mtLstat(t, e.W("h2"))
@@ -626,7 +626,7 @@ func mtCasesSpecial() []mergeCase {
 				mtFile(e.t, e.U(n), n, 0o644)
 			}
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			for _, n := range []string{"sp ace", "new\nline", "-dash", "..dots"} {
 				mtWantFile(t, e.W(n), n, 0o644)
 			}
@@ -646,7 +646,7 @@ func mtCasesDirs() []mergeCase {
 				mtTimes(e.t, e.U(d), int64(1_100_000_000+i))
 			}
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("a/b/c/f"), "deep", 0o644)
 			mtWantDir(t, e.W("a"), 0o751, "b")
 			mtWantDir(t, e.W("a/b"), 0o700, "c")
@@ -664,7 +664,7 @@ func mtCasesDirs() []mergeCase {
 			mtLink(e.t, e.out, e.W("d/lnk"))
 			mtWhiteout(e.t, e.U("d"))
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) { mtWantAbsent(t, e.W("d")) },
+		check: func(t *testing.T, e *mtEnv, _ Stats) { mtWantAbsent(t, e.W("d")) },
 	}, {
 		name: "opaque dir replaces the workspace's",
 		setup: func(e *mtEnv) {
@@ -677,7 +677,7 @@ func mtCasesDirs() []mergeCase {
 			mtDir(e.t, e.U("d"), 0o750)
 			mtOpaque(e.t, e.U("d"))
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("d"), 0o750, "new", "sub")
 			mtWantDir(t, e.W("d/sub"), 0o755, "n2")
 		},
@@ -690,7 +690,7 @@ func mtCasesDirs() []mergeCase {
 				mtXattr(e.t, e.U("d"+v), "user.overlay.opaque", v)
 			}
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("dx"), 0o755, "new", "old")
 			mtWantDir(t, e.W("dn"), 0o755, "new", "old")
 		},
@@ -707,7 +707,7 @@ func mtCasesMerged() []mergeCase {
 			}
 			mtOpaque(e.t, e.U("opaque"))
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("opaque"), 0o755, "in")
 			mtWantDir(t, e.W("plain"), 0o755, "in")
 		},
@@ -725,7 +725,7 @@ func mtCasesMerged() []mergeCase {
 			mtXattr(e.t, e.U("d"), "user.overlay.impure", "y")
 			mtTimes(e.t, e.U("d"), 1_200_000_000)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("d"), 0o700, "new", "old")
 			mtWantMtime(t, e.W("d"), 1_200_000_000)
 			mtWantXattr(t, e.W("d"), "user.keep", "2")
@@ -745,7 +745,7 @@ func mtCasesMerged() []mergeCase {
 			mtTimes(e.t, e.U("n/o"), 1_300_000_001)
 			mtTimes(e.t, e.U("n"), 1_300_000_000)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("n"), 0o755, "f", "o")
 			mtWantDir(t, e.W("n/o"), 0o755, "in")
 			mtWantMtime(t, e.W("n"), 1_300_000_000)
@@ -770,7 +770,7 @@ func mtCasesLinks() []mergeCase {
 			mtWhiteout(e.t, e.U("evil2/victim"))
 			mtFile(e.t, e.U("evil2/planted"), "pwned", 0o644)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("evil"), 0o755, "passwd")
 			mtWantDir(t, e.W("evil2"), 0o755, "planted")
 		},
@@ -782,7 +782,7 @@ func mtCasesLinks() []mergeCase {
 			mtFile(e.t, e.U("d/lnk/x"), "x", 0o644)
 			mtWhiteout(e.t, e.U("d/lnk/victim"))
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("d"), 0o755, "keep", "lnk")
 			mtWantDir(t, e.W("d/lnk"), 0o755, "x")
 		},
@@ -796,7 +796,7 @@ func mtCasesLinks() []mergeCase {
 			mtLink(e.t, filepath.Join(e.out, "target"), e.W("tfile"))
 			mtFile(e.t, e.U("tfile"), "mine", 0o600)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantAbsent(t, e.W("wh"))
 			mtWantFile(t, e.W("file"), "mine", 0o600)
 			mtWantFile(t, e.W("tfile"), "mine", 0o600)
@@ -813,7 +813,7 @@ func mtCasesLinks() []mergeCase {
 			mtFile(e.t, e.W("d/x"), "x", 0o644)
 			mtLink(e.t, filepath.Join(e.out, "dir"), e.U("d/in"))
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantLink(t, e.W("l1"), filepath.Join(e.out, "target"))
 			mtWantMtime(t, e.W("l1"), 1_400_000_000)
 			mtWantLink(t, e.W("l2"), "../out")
@@ -835,7 +835,7 @@ func mtCasesModes() []mergeCase {
 			mtFile(e.t, e.U("ro/new"), "new", 0o644)
 			mtDir(e.t, e.U("ro"), 0o555)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantDir(t, e.W("locked"), 0, "f", "sub")
 			mtWantDir(t, e.W("locked/sub"), 0, "g")
 			mtWantDir(t, e.W("ro"), 0o555, "new", "old")
@@ -852,7 +852,7 @@ func mtCasesModes() []mergeCase {
 			mtXattr(e.t, e.U("ro"), "user.keep", "1")
 			mtChmod(e.t, e.U("ro"), 0o444)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("secret"), "s", 0)
 			mtWantFile(t, e.W("ro"), "new", 0o444)
 			mtWantXattr(t, e.W("ro"), "user.keep", "1")
@@ -868,7 +868,7 @@ func mtCasesModes() []mergeCase {
 			mtFile(e.t, e.U("m/new"), "new", 0o644)
 			mtDir(e.t, e.U("m"), 0o700)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("d"), "file now", 0o644)
 			mtWantDir(t, e.W("m"), 0o700, "new", "old")
 		},
@@ -880,7 +880,7 @@ func mtCasesModes() []mergeCase {
 			mtFile(e.t, e.U("f"), "f", 0o644)
 			mtDir(e.t, e.up, 0o700)
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) { mtWantDir(t, e.ws, 0o750, "f") },
+		check: func(t *testing.T, e *mtEnv, _ Stats) { mtWantDir(t, e.ws, 0o750, "f") },
 	}}
 }
 
@@ -895,10 +895,10 @@ func mtCasesOdd() []mergeCase {
 			mtFile(e.t, e.U("d/x"), "x", 0o644)
 			mtFile(e.t, e.U("d/y"), "y", 0o644)
 		},
-		check: func(t *testing.T, e *mtEnv, st mergeStats) {
-			want := mergeStats{Entries: 6, Renamed: 3, Removed: 1}
+		check: func(t *testing.T, e *mtEnv, st Stats) {
+			want := Stats{Entries: 6, Renamed: 3, Removed: 1}
 			if !e.mode.renames() {
-				want = mergeStats{Entries: 6, Copied: 5, Removed: 1}
+				want = Stats{Entries: 6, Copied: 5, Removed: 1}
 			}
 			if !reflect.DeepEqual(st, want) {
 				t.Errorf("stats %+v, want %+v", st, want)
@@ -907,9 +907,9 @@ func mtCasesOdd() []mergeCase {
 	}, {
 		name:  "empty upper",
 		setup: func(e *mtEnv) { mtFile(e.t, e.W("f"), "f", 0o644) },
-		check: func(t *testing.T, e *mtEnv, st mergeStats) {
+		check: func(t *testing.T, e *mtEnv, st Stats) {
 			mtWantDir(t, e.ws, 0o755, "f")
-			if !reflect.DeepEqual(st, mergeStats{}) {
+			if !reflect.DeepEqual(st, Stats{}) {
 				t.Errorf("stats %+v for an empty upper layer", st)
 			}
 		},
@@ -923,7 +923,7 @@ func mtCasesOdd() []mergeCase {
 			}
 			return `sandbox: merge upper layer: "blocked": `
 		},
-		check: func(t *testing.T, e *mtEnv, _ mergeStats) {
+		check: func(t *testing.T, e *mtEnv, _ Stats) {
 			mtWantFile(t, e.W("sub/ok"), "ok", 0o644)
 			if os.Geteuid() == 0 {
 				mtWantFile(t, e.W("ok"), "ok", 0o644)
@@ -997,7 +997,7 @@ func mtDump(t testing.TB, root string) string {
 }
 
 // TestMergeUpperResume kills merges at every change they make (and some
-// twice), runs mergeUpper again on what is left, and checks the end state
+// twice), runs Apply again on what is left, and checks the end state
 // equals one uninterrupted merge's, times included.
 func TestMergeUpperResume(t *testing.T) {
 	for _, mode := range []mtMode{mtRename, mtCopy} {
@@ -1126,7 +1126,7 @@ func mtPin(t testing.TB, root, rel string) {
 }
 
 // mtOracleScript is what the real-overlay test runs, in the workspace
-// through an overlay and directly on a copy of it; mergeUpper must turn
+// through an overlay and directly on a copy of it; Apply must turn
 // the first into the second. Times it pins (touch -d) are compared
 // exactly; entries it changes at run time only have to be recent in both.
 const mtOracleScript = `
@@ -1193,7 +1193,7 @@ func mtOracleTree(t testing.TB, e *mtEnv) {
 }
 
 // TestMergeUpperRealOverlay is the oracle: commands run on a real overlay
-// of the workspace (userxattr, as custos mounts it), then mergeUpper,
+// of the workspace (userxattr, as custos mounts it), then Apply,
 // must leave the workspace as the same commands run on a copy of it do.
 func TestMergeUpperRealOverlay(t *testing.T) {
 	if out, err := exec.Command("unshare", "-Urm", "true").CombinedOutput(); err != nil {
@@ -1289,7 +1289,7 @@ func BenchmarkMergeUpper(b *testing.B) {
 		dir := filepath.Join(base, strconv.Itoa(i))
 		ws, up := mtBenchTree(b, dir)
 		b.StartTimer()
-		st, err := mergeUpper(up, ws)
+		st, err := Apply(up, ws)
 		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)
