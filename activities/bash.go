@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -135,7 +136,7 @@ func (c bashCommand) sandboxRequest(req api.ToolRequest, out *combinedOutput, li
 		Workspace: req.Workspace,
 		Argv:      []string{"bash", "-c", c.command},
 		Timeout:   c.timeout,
-		Network: sandbox.Network{
+		Network: netpolicy.Policy{
 			AllowedDomains:    req.Sandbox.Network.AllowedDomains,
 			DeniedDomains:     req.Sandbox.Network.DeniedDomains,
 			AllowLocalBinding: req.Sandbox.Network.AllowLocalBinding,

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -28,7 +29,7 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings, ws string) a
 		st.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
 		return st
 	}
-	gives, err := sandbox.Provisions(sb, ws, sandbox.Request{Workspace: ws, Network: sandbox.Network{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains},
+	gives, err := sandbox.Provisions(sb, ws, sandbox.Request{Workspace: ws, Network: netpolicy.Policy{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains},
 		Toolchains: toolchainList(ss.Toolchains), ToolchainsSet: ss.Toolchains != nil})
 	if err != nil {
 		gives = []string{"toolchains: " + err.Error()}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 
 	"github.com/custos-dev/custos/approval"
@@ -97,7 +98,7 @@ func sandboxCheck(args []string, logger *slog.Logger, stdout, stderr io.Writer) 
 // toolchainRequest is the part of a request the provisioning depends on,
 // from a workspace's sandbox settings.
 func toolchainRequest(ws string, ss approval.SandboxSettings) sandbox.Request {
-	req := sandbox.Request{Workspace: ws, Network: sandbox.Network{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains}}
+	req := sandbox.Request{Workspace: ws, Network: netpolicy.Policy{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains}}
 	if ss.Toolchains != nil {
 		req.Toolchains, req.ToolchainsSet = *ss.Toolchains, true
 	}
@@ -232,7 +233,7 @@ func (f execFlags) request(ws string, argv []string, ss approval.SandboxSettings
 	req := toolchainRequest(ws, ss)
 	req.Argv, req.Timeout, req.ReadDeny, req.EditDeny = argv, f.timeout, readDeny, editDeny
 	req.Env = append(append([]string{}, f.env...), ss.Env...)
-	req.Network = sandbox.Network{
+	req.Network = netpolicy.Policy{
 		AllowedDomains:    append(append([]string{}, f.allow...), ss.Network.AllowedDomains...),
 		DeniedDomains:     append(append([]string{}, f.deny...), ss.Network.DeniedDomains...),
 		AllowLocalBinding: f.allowLocal || ss.Network.AllowLocalBinding,

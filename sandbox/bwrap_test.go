@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/stretchr/testify/assert"
@@ -399,10 +400,10 @@ func TestBwrapNetworkAllowlist(t *testing.T) {
 	rawGet := func(host string) string {
 		return fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'GET http://%s:%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' >&3 && cat <&3`, host, port, host)
 	}
-	net := Network{AllowedDomains: []string{"allowed.test", "*.allowed.test", "sneaky.test"}, DeniedDomains: []string{"denied.allowed.test"}, AllowLocalBinding: true}
+	net := netpolicy.Policy{AllowedDomains: []string{"allowed.test", "*.allowed.test", "sneaky.test"}, DeniedDomains: []string{"denied.allowed.test"}, AllowLocalBinding: true}
 	tests := []struct {
 		name     string
-		net      Network
+		net      netpolicy.Policy
 		script   string
 		curl     bool
 		wantOK   bool
@@ -418,7 +419,7 @@ func TestBwrapNetworkAllowlist(t *testing.T) {
 		{name: "denied beats allowed", net: net, script: rawGet("denied.allowed.test"), wantText: "403"},
 		{name: "IP literal", net: net, script: rawGet("127.0.0.1"), wantText: "403"},
 		{name: "not allowed via CONNECT", net: net, curl: true, script: "curl -sS --fail --proxytunnel -x \"$HTTPS_PROXY\" http://other.test:" + port + "/"},
-		{name: "DNS steering into loopback", net: Network{AllowedDomains: []string{"allowed.test"}}, script: rawGet("allowed.test"), wantText: "403"},
+		{name: "DNS steering into loopback", net: netpolicy.Policy{AllowedDomains: []string{"allowed.test"}}, script: rawGet("allowed.test"), wantText: "403"},
 		{name: "direct connection still blocked", net: net, script: "exec 3<>/dev/tcp/127.0.0.1/" + port},
 		{name: "DNS still blocked", net: net, script: "getent hosts allowed.test"},
 	}
@@ -470,7 +471,7 @@ func TestBwrapRejectsBadInput(t *testing.T) {
 		{"negative timeout", Request{Workspace: ws, Argv: []string{"true"}, Timeout: -1}, "negative timeout"},
 		{"bad env name", Request{Workspace: ws, Argv: []string{"true"}, Env: []string{"A=B"}}, "invalid environment variable"},
 		{"protected env name", Request{Workspace: ws, Argv: []string{"true"}, Env: []string{"HOME"}}, "set by the sandbox"},
-		{"bad domain", Request{Workspace: ws, Argv: []string{"true"}, Network: Network{AllowedDomains: []string{"http://x.com/"}}}, "invalid domain pattern"},
+		{"bad domain", Request{Workspace: ws, Argv: []string{"true"}, Network: netpolicy.Policy{AllowedDomains: []string{"http://x.com/"}}}, "invalid domain pattern"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

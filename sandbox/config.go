@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/netproxy"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
@@ -105,7 +106,7 @@ type Config struct {
 
 	// Resolver, when set, replaces DNS in the network allowlist proxy. It exists
 	// for tests (map a name to an httptest server on 127.0.0.1).
-	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+	Resolver netproxy.Resolver
 }
 
 func (c Config) withDefaults() Config {

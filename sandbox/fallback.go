@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/netproxy"
 )
 
 // fallback runs commands on the host with application-level restrictions only:
@@ -54,7 +56,7 @@ func (f *fallback) Run(ctx context.Context, req Request) (Result, error) {
 	if len(req.Network.AllowedDomains) > 0 {
 		// Without a network namespace the proxy is only advisory: programs that
 		// honour HTTP(S)_PROXY go through the allowlist, others are not stopped.
-		p, err := startProxy(f.cfg, req.Network, "tcp", "127.0.0.1:0")
+		p, err := netproxy.Start(f.cfg.Logger, f.cfg.Resolver, req.Network, "tcp", "127.0.0.1:0")
 		if err != nil {
 			return Result{Backend: BackendFallback}, err
 		}

@@ -23,6 +23,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/netpolicy"
 )
 
 // npmTarball is a package tarball as a registry serves it.
@@ -108,7 +110,7 @@ func TestNpmInstallThroughAllowedRegistry(t *testing.T) {
 	before := snapshot(t, filepath.Join(home, ".npm"))
 
 	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("npm install --no-audit --no-fund && npm test"), Timeout: 3 * time.Minute,
-		Network: Network{AllowedDomains: []string{"registry.test"}, AllowLocalBinding: true}})
+		Network: netpolicy.Policy{AllowedDomains: []string{"registry.test"}, AllowLocalBinding: true}})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "stdout: %s\nstderr: %s\nregistry saw: %v", res.Stdout, res.Stderr, seen())
 	assert.Contains(t, res.Stdout, "pass 1")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/stretchr/testify/assert"
@@ -299,7 +300,7 @@ func procWalkSetup(t *testing.T, stateRoot string) (ws string, in procWalkInput)
 	return ws, in
 }
 
-func runProcWalk(t *testing.T, sb Sandbox, ws string, in procWalkInput, net Network) procWalkReport {
+func runProcWalk(t *testing.T, sb Sandbox, ws string, in procWalkInput, net netpolicy.Policy) procWalkReport {
 	t.Helper()
 	arg, err := json.Marshal(in)
 	require.NoError(t, err)
@@ -355,7 +356,7 @@ func TestSandboxProcHasNoDoor(t *testing.T) {
 			if !mode.step {
 				run.step = nil
 			}
-			var net Network
+			var net netpolicy.Policy
 			if mode.network {
 				// The bridge is a process of its own in the sandbox,
 				// holding the proxy's socket.

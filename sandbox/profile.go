@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/netproxy"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/sandbox/mount"
@@ -350,7 +352,7 @@ func (b *bwrapSandbox) startProxy(req Request, undo *cleanups) (*proxyMounts, er
 	if err != nil {
 		return nil, err
 	}
-	px, err := startProxy(b.cfg, req.Network, "unix", "")
+	px, err := netproxy.Start(b.cfg.Logger, b.cfg.Resolver, req.Network, "unix", "")
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/mount"
 
 	"github.com/stretchr/testify/assert"
@@ -305,7 +306,7 @@ func TestPlanProfileProxy(t *testing.T) {
 	t.Setenv("TERM", "xterm")
 	ws := mustEval(t, t.TempDir())
 	b := &bwrapSandbox{cfg: Config{}.withDefaults(), bwrap: "/usr/bin/bwrap", prlimit: "/usr/bin/prlimit"}
-	req := Request{Workspace: ws, Argv: []string{"true"}, Network: Network{AllowedDomains: []string{"example.com"}}}
+	req := Request{Workspace: ws, Argv: []string{"true"}, Network: netpolicy.Policy{AllowedDomains: []string{"example.com"}}}
 
 	var undo cleanups
 	defer undo.run()

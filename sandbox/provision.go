@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/sandbox/mount"
@@ -186,20 +187,20 @@ func (hp HostPath) sandboxPath() string {
 // (extracted into the workspace's own GOMODCACHE, so the host's is never
 // written), then from the network when a Go module proxy is allowed; a
 // go.mod asking for a newer Go gets that toolchain from the module cache.
-func (p *provisioner) planGo(pr *provision, ws string, n Network) {
+func (p *provisioner) planGo(pr *provision, ws string, n netpolicy.Policy) {
 	var proxies []string
 	if d := p.host.goDownload; d != "" {
 		pr.readOnly(ToolGo, "Go module cache", d)
 		proxies = append(proxies, (&url.URL{Scheme: "file", Path: d}).String())
 	}
-	online := domainAllowed(n, "proxy.golang.org")
+	online := n.Allows("proxy.golang.org")
 	if online {
 		proxies = append(proxies, "https://proxy.golang.org")
 	}
 	if len(proxies) > 0 {
 		pr.env["GOPROXY"] = strings.Join(proxies, ",")
 	}
-	if !online || !domainAllowed(n, "sum.golang.org") {
+	if !online || !n.Allows("sum.golang.org") {
 		// Every module in the host's cache was verified by the host's go
 		// when it was downloaded, and go.sum still checks each one; the
 		// checksum database is out of reach.
@@ -329,22 +330,6 @@ func (p *provisioner) finish(pr *provision) {
 			}
 		}
 	}
-}
-
-// domainAllowed reports whether the network policy lets a command reach
-// host through the proxy.
-func domainAllowed(n Network, host string) bool {
-	for _, d := range n.DeniedDomains {
-		if matchDomain(strings.ToLower(d), host) {
-			return false
-		}
-	}
-	for _, d := range n.AllowedDomains {
-		if matchDomain(strings.ToLower(d), host) {
-			return true
-		}
-	}
-	return false
 }
 
 // Lines describe the provision for people, one thing a line.

@@ -7,14 +7,9 @@ import (
 	"context"
 	"io"
 	"time"
-)
 
-// Network is the network policy of one command.
-type Network struct {
-	AllowedDomains    []string `json:"allowedDomains,omitempty"`
-	DeniedDomains     []string `json:"deniedDomains,omitempty"`
-	AllowLocalBinding bool     `json:"allowLocalBinding,omitempty"`
-}
+	"github.com/custos-dev/custos/netpolicy"
+)
 
 // Request is one command to run for a workspace.
 type Request struct {
@@ -22,7 +17,7 @@ type Request struct {
 	// Argv is the command; Bash passes []string{"bash", "-c", command}.
 	Argv    []string
 	Timeout time.Duration
-	Network Network
+	Network netpolicy.Policy
 	// Env names extra worker environment variables to pass through (settings).
 	Env []string
 	// MaxOutput caps each of stdout and stderr kept in Result (bytes); 0 = default.

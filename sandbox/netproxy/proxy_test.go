@@ -1,38 +1,27 @@
-package sandbox
+package netproxy
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-func TestMatchDomain(t *testing.T) {
-	tests := []struct {
-		pattern, host string
-		want          bool
-	}{
-		{"example.com", "example.com", true},
-		{"example.com", "api.example.com", false},
-		{"*.example.com", "api.example.com", true},
-		{"*.example.com", "a.b.example.com", true},
-		{"*.example.com", "example.com", false},
-		{"*.example.com", "evilexample.com", false},
-		{"example.com", "example.com.evil.org", false},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, matchDomain(tc.pattern, tc.host), "%s vs %s", tc.pattern, tc.host)
-	}
-}
+	"github.com/custos-dev/custos/netpolicy"
+)
 
 func TestPublicAddr(t *testing.T) {
 	tests := []struct {
@@ -49,23 +38,11 @@ func TestPublicAddr(t *testing.T) {
 	}
 }
 
-func TestValidatePattern(t *testing.T) {
-	for _, ok := range []string{"example.com", "*.example.com", "Example.COM.", "1.2.3.4"} {
-		_, err := validatePattern(ok)
-		assert.NoError(t, err, ok)
-	}
-	for _, bad := range []string{"", "*", "*.", "http://example.com", "ex*ample.com", "a.com/x", "a.com:443", "*.*.com"} {
-		_, err := validatePattern(bad)
-		assert.Error(t, err, bad)
-	}
-}
-
 // TestProxyProtocols drives the host proxy directly over TCP with raw HTTP
 // CONNECT, plain forwarding and SOCKS5, against a real local HTTP server.
 func TestProxyProtocols(t *testing.T) {
-	port, resolver, hits := allowlistServer(t)
-	cfg := Config{Resolver: resolver}.withDefaults()
-	p, err := startProxy(cfg, Network{AllowedDomains: []string{"allowed.test"}, AllowLocalBinding: true}, "tcp", "127.0.0.1:0")
+	port, resolver, hits := proxyTestServer(t)
+	p, err := Start(slog.New(slog.DiscardHandler), resolver, netpolicy.Policy{AllowedDomains: []string{"allowed.test"}, AllowLocalBinding: true}, "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer p.Close()
 	pn, _ := strconv.Atoi(port)
@@ -136,4 +113,25 @@ func TestProxyProtocols(t *testing.T) {
 			}
 		})
 	}
+}
+
+// proxyTestServer is an HTTP server on 127.0.0.1 that the test-only resolver
+// names allowed.test, denied.allowed.test and sneaky.test.
+func proxyTestServer(t *testing.T) (port string, resolver Resolver, hits *atomic.Int32) {
+	hits = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintf(w, "hello from %s", r.Host)
+	}))
+	t.Cleanup(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	resolver = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		switch host {
+		case "allowed.test", "api.allowed.test", "denied.allowed.test", "other.test":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return nil, errors.New("test resolver: no such host " + host)
+	}
+	return port, resolver, hits
 }

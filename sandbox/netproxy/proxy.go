@@ -1,4 +1,4 @@
-package sandbox
+package netproxy
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/custos-dev/custos/netpolicy"
 )
 
 // domainPolicy decides which host names a command may reach.
@@ -25,34 +27,17 @@ type domainPolicy struct {
 	allowLocal      bool
 }
 
-// validatePattern accepts "example.com" and "*.example.com" (any subdomain,
-// not the apex) and rejects anything else clearly.
-func validatePattern(p string) (string, error) {
-	p = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(p), "."))
-	if p == "" {
-		return "", errors.New("empty domain pattern")
-	}
-	rest := strings.TrimPrefix(p, "*.")
-	if rest == "" || strings.ContainsAny(rest, "*/:@ \t?#[]") {
-		if _, err := netip.ParseAddr(strings.Trim(p, "[]")); err == nil {
-			return strings.Trim(p, "[]"), nil
-		}
-		return "", fmt.Errorf("invalid domain pattern %q (want example.com or *.example.com)", p)
-	}
-	return p, nil
-}
-
-func newDomainPolicy(n Network) (*domainPolicy, error) {
+func newDomainPolicy(n netpolicy.Policy) (*domainPolicy, error) {
 	d := &domainPolicy{allowLocal: n.AllowLocalBinding}
 	for _, p := range n.AllowedDomains {
-		v, err := validatePattern(p)
+		v, err := netpolicy.ValidatePattern(p)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: allowed domains: %w", err)
 		}
 		d.allowed = append(d.allowed, v)
 	}
 	for _, p := range n.DeniedDomains {
-		v, err := validatePattern(p)
+		v, err := netpolicy.ValidatePattern(p)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: denied domains: %w", err)
 		}
@@ -61,24 +46,17 @@ func newDomainPolicy(n Network) (*domainPolicy, error) {
 	return d, nil
 }
 
-func matchDomain(pattern, host string) bool {
-	if suffix, ok := strings.CutPrefix(pattern, "*."); ok {
-		return strings.HasSuffix(host, "."+suffix)
-	}
-	return host == pattern
-}
-
 // checkName applies the name rules: denied beats allowed, and an IP literal
 // passes only when it is itself listed (it is then still subject to the
 // address check).
 func (d *domainPolicy) checkName(host string) error {
 	for _, p := range d.denied {
-		if matchDomain(p, host) {
+		if netpolicy.Match(p, host) {
 			return fmt.Errorf("%s is denied by %q", host, p)
 		}
 	}
 	for _, p := range d.allowed {
-		if matchDomain(p, host) {
+		if netpolicy.Match(p, host) {
 			return nil
 		}
 	}
@@ -113,13 +91,13 @@ func publicAddr(a netip.Addr) bool {
 	return true
 }
 
-// proxy is the host side of the network allowlist: HTTP CONNECT, plain HTTP
+// Proxy is the host side of the network allowlist: HTTP CONNECT, plain HTTP
 // forwarding and SOCKS5 on one listener (told apart by the first byte).
-type proxy struct {
+type Proxy struct {
 	ln       net.Listener
 	dir      string
 	policy   *domainPolicy
-	resolve  func(ctx context.Context, host string) ([]netip.Addr, error)
+	resolve  Resolver
 	log      *slog.Logger
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -128,15 +106,19 @@ type proxy struct {
 	dialTime time.Duration
 }
 
-// startProxy listens on network/addr; for "unix" with an empty addr it
-// creates a private (0700) directory for the socket.
-func startProxy(cfg Config, n Network, network, addr string) (*proxy, error) {
+// Resolver looks a host name up for the proxy; nil is the system's DNS.
+type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+
+// Start listens on network/addr; for "unix" with an empty addr it
+// creates a private (0700) directory for the socket. It logs refusals to
+// log.
+func Start(log *slog.Logger, resolve Resolver, n netpolicy.Policy, network, addr string) (*Proxy, error) {
 	pol, err := newDomainPolicy(n)
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{policy: pol, log: cfg.Logger, conns: map[net.Conn]struct{}{}, dialTime: 10 * time.Second}
-	p.resolve = cfg.Resolver
+	p := &Proxy{policy: pol, log: log, conns: map[net.Conn]struct{}{}, dialTime: 10 * time.Second}
+	p.resolve = resolve
 	if p.resolve == nil {
 		p.resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -163,10 +145,10 @@ func startProxy(cfg Config, n Network, network, addr string) (*proxy, error) {
 	return p, nil
 }
 
-func (p *proxy) SocketPath() string { return p.ln.Addr().String() }
-func (p *proxy) Addr() string       { return p.ln.Addr().String() }
+func (p *Proxy) SocketPath() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string       { return p.ln.Addr().String() }
 
-func (p *proxy) Close() error {
+func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.conns {
@@ -181,7 +163,7 @@ func (p *proxy) Close() error {
 	return err
 }
 
-func (p *proxy) track(c net.Conn) bool {
+func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -192,14 +174,14 @@ func (p *proxy) track(c net.Conn) bool {
 	return true
 }
 
-func (p *proxy) untrack(c net.Conn) {
+func (p *Proxy) untrack(c net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
 	c.Close()
 }
 
-func (p *proxy) serve() {
+func (p *Proxy) serve() {
 	defer p.wg.Done()
 	for {
 		c, err := p.ln.Accept()
@@ -218,7 +200,7 @@ func (p *proxy) serve() {
 	}
 }
 
-func (p *proxy) handle(c net.Conn) {
+func (p *Proxy) handle(c net.Conn) {
 	br := bufio.NewReader(c)
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	first, err := br.Peek(1)
@@ -235,7 +217,7 @@ func (p *proxy) handle(c net.Conn) {
 // dial checks host against the policy, resolves it, checks every address
 // (DNS must not steer an allowed name into the local network) and connects to
 // a checked address, never re-resolving.
-func (p *proxy) dial(ctx context.Context, proto, host, port string) (net.Conn, error) {
+func (p *Proxy) dial(ctx context.Context, proto, host, port string) (net.Conn, error) {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if err := p.policy.checkName(host); err != nil {
 		return nil, p.refuse(proto, host, port, err)
@@ -283,12 +265,12 @@ type refusal struct{ err error }
 func (r refusal) Error() string { return "refused: " + r.err.Error() }
 func (r refusal) Unwrap() error { return r.err }
 
-func (p *proxy) refuse(proto, host, port string, err error) error {
+func (p *Proxy) refuse(proto, host, port string, err error) error {
 	p.log.Warn("sandbox proxy: refused", "proto", proto, "host", host, "port", port, "reason", err.Error())
 	return refusal{err}
 }
 
-func (p *proxy) httpProxy(c net.Conn, br *bufio.Reader) {
+func (p *Proxy) httpProxy(c net.Conn, br *bufio.Reader) {
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		return
@@ -342,7 +324,7 @@ func (p *proxy) httpProxy(c net.Conn, br *bufio.Reader) {
 	_, _ = io.Copy(c, up)
 }
 
-func (p *proxy) httpError(reply func(int, string), err error) {
+func (p *Proxy) httpError(reply func(int, string), err error) {
 	var r refusal
 	if errors.As(err, &r) {
 		reply(http.StatusForbidden, "custos sandbox proxy: "+err.Error())
@@ -352,7 +334,7 @@ func (p *proxy) httpError(reply func(int, string), err error) {
 }
 
 // socks5 implements the CONNECT command of RFC 1928 without authentication.
-func (p *proxy) socks5(c net.Conn, br *bufio.Reader) {
+func (p *Proxy) socks5(c net.Conn, br *bufio.Reader) {
 	hdr := make([]byte, 2)
 	if _, err := io.ReadFull(br, hdr); err != nil {
 		return
