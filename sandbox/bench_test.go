@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // BenchmarkRunTrue is the start-up cost of one Bash call, `true`, side by
@@ -213,7 +215,7 @@ func BenchmarkPlanProfile(b *testing.B) {
 	})
 	b.Run("systemMounts", func(b *testing.B) {
 		for b.Loop() {
-			systemMountsFor(ws)
+			sysview.MountsFor(ws)
 		}
 	})
 }

@@ -15,13 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Paths inside the sandbox.
 const (
-	sbTmp       = "/tmp"
-	sbHome      = "/tmp/home"
+	sbTmp       = sysview.Tmp
+	sbHome      = sysview.Home
 	sbRunDir    = "/run/custos"
 	sbProxySock = "/run/custos/proxy.sock"
 	sbHelper    = "/run/custos/" + helperInitName
@@ -32,23 +34,6 @@ const (
 	// namespace, so a fixed port cannot collide with anything.
 	sbProxyAddr = "127.0.0.1:3128"
 )
-
-// etcAllow are the /etc entries programs need; everything else in /etc
-// (shadow, ssh keys, the worker's configs) is absent. passwd and group are
-// generated (see identityFiles), not bound.
-var etcAllow = []string{
-	"ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies",
-	"resolv.conf", "hosts", "host.conf", "nsswitch.conf", "gai.conf", "protocols", "services", "networks",
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
-	"localtime", "timezone", "locale.alias", "locale.conf", "os-release", "debian_version",
-	"profile", "bash.bashrc", "inputrc", "mime.types", "magic", "gitconfig",
-	"java-17-openjdk", "python3", "perl",
-}
-
-// rootEntries are the top-level system directories: bound read-only when they
-// are directories, recreated as symlinks when the host has them as symlinks
-// (merged-/usr systems).
-var rootEntries = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
 type bwrapSandbox struct {
 	cfg     Config
@@ -86,14 +71,6 @@ func (b *bwrapSandbox) Run(ctx context.Context, req Request) (Result, error) {
 		_ = os.Remove(b.cfg.ProbeCache)
 	}
 	return res, err
-}
-
-// identityFiles returns minimal passwd/group files naming the sandbox user, so
-// tools that look the user up work, and the host's user list stays hidden.
-func identityFiles() (passwd, group string) {
-	passwd = fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\ncustos:x:%d:%d:custos sandbox:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", SandboxUID, SandboxUID, sbHome)
-	group = fmt.Sprintf("root:x:0:\ncustos:x:%d:\nnogroup:x:65534:\n", SandboxUID)
-	return passwd, group
 }
 
 // run is Run without the backend name, shared with the probe.
@@ -248,7 +225,7 @@ func openRunFiles(p bwrapProfile, step *mountStep) (*runFiles, error) {
 		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
 	if !p.IdentityInSystem { // else the /etc view holds them
-		passwd, group := identityFiles()
+		passwd, group := sysview.Identity()
 		if f.passwd, err = dataPipe(passwd); err != nil {
 			return nil, err
 		}

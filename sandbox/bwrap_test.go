@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
@@ -256,7 +258,7 @@ func TestBwrapWorks(t *testing.T) {
 		// over it): its user has a name and home, the host's users are absent.
 		{name: "own identity files", script: "id -un; id -gn; cat /etc/passwd /etc/group",
 			check: func(t *testing.T, ws string, res Result) {
-				want, _ := identityFiles()
+				want, _ := sysview.Identity()
 				lines := strings.SplitN(res.Stdout, "\n", 3)
 				assert.Equal(t, []string{"custos", "custos"}, lines[:2])
 				assert.Contains(t, lines[2], want)

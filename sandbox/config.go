@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/sandbox/netproxy"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
@@ -42,7 +44,7 @@ const (
 	DefaultKillGrace       = 2 * time.Second
 	// SandboxUID is the unprivileged uid/gid the command runs as inside the
 	// bubblewrap user namespace, whatever uid the worker has.
-	SandboxUID = 1000
+	SandboxUID = sysview.UID
 )
 
 // Config configures New. The zero value is usable: it looks up bwrap in PATH,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 
@@ -326,7 +328,7 @@ func (x *expansion) outside(p *denyPattern) error {
 // targets are listed.
 func visibleSystemPaths() []string {
 	var out []string
-	for _, m := range probeSystem(rootEntries, etcPaths()) {
+	for _, m := range sysview.Probe(sysview.RootEntries, sysview.EtcPaths()) {
 		if m.Kind == mount.ROBind {
 			out = append(out, m.Dst)
 		}

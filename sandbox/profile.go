@@ -2,8 +2,9 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"sync"
+
+	"github.com/custos-dev/custos/sandbox/sysview"
 
 	"github.com/custos-dev/custos/sandbox/netproxy"
 
@@ -217,51 +218,6 @@ func (p bwrapProfile) bwrapEnv() []string {
 	return p.Env
 }
 
-// systemMounts probes the host for the system directories and /etc
-// entries the sandbox shows (rootEntries, etcAllow), with the /etc files
-// folded into one view (see systemMountsFor).
-func systemMounts() []mount.Mount {
-	ms, _ := systemMountsFor("")
-	return ms
-}
-
-// probeSystem returns the read-only mounts of the host's system: each root
-// that is a directory is bound read-only, one that is a symbolic link
-// (merged /usr: /bin -> usr/bin) is recreated as the same link, anything
-// else or missing is left out; each etc path that exists is bound
-// read-only (as its target when it is a link; a dangling link is left out).
-func probeSystem(roots, etc []string) []mount.Mount {
-	ms, _ := probeSystemInfo(roots, etc)
-	return ms
-}
-
-// probeSystemInfo is probeSystem, and the stat (links followed) of each etc
-// path it binds.
-func probeSystemInfo(roots, etc []string) ([]mount.Mount, map[string]os.FileInfo) {
-	var ms []mount.Mount
-	for _, p := range roots {
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-			continue
-		case fi.Mode()&os.ModeSymlink != 0:
-			if t, err := os.Readlink(p); err == nil {
-				ms = append(ms, mount.Mount{Kind: mount.Symlink, Src: t, Dst: p})
-			}
-		case fi.IsDir():
-			ms = append(ms, mount.Mount{Kind: mount.ROBind, Src: p, Dst: p})
-		}
-	}
-	infos := make(map[string]os.FileInfo, len(etc))
-	for _, p := range etc {
-		if fi, err := os.Stat(p); err == nil { // Stat: a dangling symlink is skipped
-			ms = append(ms, mount.Mount{Kind: mount.ROBind, Src: p, Dst: p})
-			infos[p] = fi
-		}
-	}
-	return ms, infos
-}
-
 // planProfile prepares on the host what one run's sandbox needs (the masks'
 // sources and placeholders, the allowlist proxy, the protected paths'
 // placeholders), probes the file system, and returns the profile. Whatever
@@ -294,7 +250,7 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		p.System, p.IdentityInSystem = systemMountsFor(ws)
+		p.System, p.IdentityInSystem = sysview.MountsFor(ws)
 	}()
 	var pr *provision
 	var prErr error

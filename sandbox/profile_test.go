@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/mount"
 
@@ -213,7 +215,7 @@ func TestProbeSystem(t *testing.T) {
 	require.NoError(t, os.Symlink("nowhere", mk("etc-dangling")))
 	require.NoError(t, os.Mkdir(mk("etc-dir"), 0o755))
 
-	got := probeSystem(
+	got := sysview.Probe(
 		[]string{mk("dir"), mk("link"), mk("file"), mk("missing")},
 		[]string{mk("etc-file"), mk("etc-link"), mk("etc-dangling"), mk("etc-dir"), mk("etc-missing")},
 	)
@@ -249,7 +251,7 @@ func TestPlanProfile(t *testing.T) {
 	at := func(rel string) string { return filepath.Join(ws, rel) }
 	assert.Equal(t, ws, p.Workspace)
 	assert.Equal(t, int64(7<<20), p.TmpSize)
-	assert.Equal(t, systemMounts(), p.System)
+	assert.Equal(t, sysview.Mounts(), p.System)
 	assert.Nil(t, p.Proxy)
 	assert.True(t, p.Seccomp)
 	assert.Equal(t, []string{"/usr/bin/prlimit", "--core=0", "--cpu=600:601", "--as=4294967296", "--fsize=1073741824", "--nproc=512", "--", "make"}, p.Command)

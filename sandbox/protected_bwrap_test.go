@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/sandbox/pathguard"
 
 	"github.com/custos-dev/custos/sandbox/mount"
@@ -60,11 +62,11 @@ func runUnprotected(t *testing.T, sb *bwrapSandbox, ws, script string) (int, str
 	t.Helper()
 	// The profile Run builds, without the protected mounts, the proxy,
 	// masks, prlimit or seccomp.
-	args := bwrapArgs(bwrapProfile{Workspace: ws, TmpSize: sb.cfg.TmpSizeBytes, System: systemMounts(), Command: bash(script)})
+	args := bwrapArgs(bwrapProfile{Workspace: ws, TmpSize: sb.cfg.TmpSizeBytes, System: sysview.Mounts(), Command: bash(script)})
 	status, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	defer status.Close()
-	passwd, group := identityFiles()
+	passwd, group := sysview.Identity()
 	pw, err := dataPipe(passwd)
 	require.NoError(t, err)
 	defer pw.Close()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
@@ -252,7 +254,7 @@ func (p *provisioner) planPython(pr *provision, ws string) {
 
 // systemPath reports whether p is already visible in every sandbox.
 func systemPath(p string) bool {
-	for _, r := range rootEntries {
+	for _, r := range sysview.RootEntries {
 		if hostfs.Inside(r, p) {
 			return true
 		}

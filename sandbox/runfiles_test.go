@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/sysview"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +26,7 @@ func TestRunFiles(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	passwd, group := identityFiles()
+	passwd, group := sysview.Identity()
 	prog, err := seccompProgram()
 	require.NoError(t, err)
 	assert.Equal(t, passwd, read(fdPasswd))

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sandbox
+package sysview
 
 // No inotify elsewhere (nor bubblewrap): nothing is kept.
 func newDirWatch() dirWatch { return nil }

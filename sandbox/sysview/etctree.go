@@ -1,4 +1,4 @@
-package sandbox
+package sysview
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package sandbox
+package sysview
 
 import (
 	"os"
@@ -66,13 +66,13 @@ type dirWatch interface {
 
 // lookSystem is sysMountWatch.look for the host's system.
 func lookSystem(base string) (sysLook, error) {
-	ms, infos := probeSystemInfo(rootEntries, etcPaths())
+	ms, infos := probeSystemInfo(RootEntries, EtcPaths())
 	folded, dir, err := etcViews.fold(base, ms, infos)
 	if err != nil {
 		return sysLook{}, err
 	}
 	l := sysLook{folded: folded, dir: dir, watch: append([]string{"/", "/etc"}, etcViews.trees.dirs()...), links: map[string]os.FileInfo{}}
-	for _, p := range etcPaths() {
+	for _, p := range EtcPaths() {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			l.links[p] = infos[p]
 		}

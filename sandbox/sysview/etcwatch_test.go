@@ -1,4 +1,4 @@
-package sandbox
+package sysview
 
 import (
 	"os"
@@ -123,10 +123,10 @@ func TestSysMountWatch(t *testing.T) {
 // directory of the host's /etc, and the next call, served from it, is the
 // same.
 func TestSystemMountsKept(t *testing.T) {
-	first, view := systemMountsFor("")
+	first, view := MountsFor("")
 	_, _, kept := sysWatch.current(etcViewBase())
 	assert.Equal(t, view && !boundFromHost(first), kept)
-	again, view2 := systemMountsFor("")
+	again, view2 := MountsFor("")
 	assert.Equal(t, first, again)
 	assert.Equal(t, view, view2)
 }

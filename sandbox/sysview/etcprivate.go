@@ -1,4 +1,4 @@
-package sandbox
+package sysview
 
 import (
 	"io/fs"

@@ -1,4 +1,4 @@
-package sandbox
+package sysview
 
 import (
 	"crypto/sha256"
@@ -69,7 +69,7 @@ func etcViewBase() string {
 	return filepath.Join(d, "custos", "etc-view")
 }
 
-// systemMountsFor is systemMounts for a run in workspace ws (a real path,
+// MountsFor is systemMounts for a run in workspace ws (a real path,
 // or "" for none): the /etc files folded into one view when that is
 // possible and ws does not contain the view, each entry bound by itself
 // otherwise. view says whether the view is used: it holds the sandbox's
@@ -78,7 +78,7 @@ func etcViewBase() string {
 // The folded mounts are kept between runs while nothing they were made of
 // changes (etcwatch.go): then a run pays a few calls for them, not the
 // stat of every /etc entry and tree.
-func systemMountsFor(ws string) (ms []mount.Mount, view bool) {
+func MountsFor(ws string) (ms []mount.Mount, view bool) {
 	base := etcViewBase()
 	if folded, dir, ok := sysWatch.current(base); ok && (ws == "" || !hostfs.Inside(ws, dir)) {
 		return slices.Clip(folded), true // kept: no directory bound from the host, no masks
@@ -86,7 +86,7 @@ func systemMountsFor(ws string) (ms []mount.Mount, view bool) {
 	l, err := sysWatch.lookAndKeep(base)
 	if err != nil || (ws != "" && hostfs.Inside(ws, l.dir)) {
 		// A workspace holding the view could change the next runs' /etc.
-		ms, _ := probeSystemInfo(rootEntries, etcPaths())
+		ms, _ := probeSystemInfo(RootEntries, EtcPaths())
 		return append(ms, privateEtcMasks(ms)...), false
 	}
 	// Only the directories still bound need masks: the view holds none
@@ -94,8 +94,8 @@ func systemMountsFor(ws string) (ms []mount.Mount, view bool) {
 	return append(slices.Clip(l.folded), privateEtcMasks(l.folded)...), true
 }
 
-// etcPaths are the absolute paths of etcAllow.
-func etcPaths() []string {
+// EtcPaths are the absolute paths of etcAllow.
+func EtcPaths() []string {
 	etc := make([]string, len(etcAllow))
 	for i, e := range etcAllow {
 		etc[i] = "/etc/" + e
@@ -162,7 +162,7 @@ func (c *etcViewCache) fold(base string, ms []mount.Mount, infos map[string]fs.F
 // etcViewSignature names the view of ents.
 func etcViewSignature(ents []etcViewEntry) string {
 	h := sha256.New()
-	passwd, group := identityFiles()
+	passwd, group := Identity()
 	fmt.Fprintf(h, "v%s\x00%s\x00%s\x00", etcViewVersion, passwd, group)
 	for _, e := range ents {
 		fmt.Fprintf(h, "%s\x00%t\x00", e.name, e.copy)
@@ -244,7 +244,7 @@ func buildEtcView(base, dir string, ents []etcViewEntry) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("sandbox: /etc view: %w", err)
 	}
-	passwd, group := identityFiles()
+	passwd, group := Identity()
 	// The sandbox's own passwd and group (identityFiles): with the view,
 	// bwrapArgs mounts no generated ones over them.
 	for name, data := range map[string]string{"passwd": passwd, "group": group} {
