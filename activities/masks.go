@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
@@ -64,7 +66,7 @@ func deniedTarget(tool string, tgt *fileTarget, patterns []string, read bool) st
 		}
 		return ""
 	}
-	rule, err := sandbox.DeniedBy(tgt.ws, tgt.show, false, patterns)
+	rule, err := masks.DeniedBy(tgt.ws, tgt.show, false, patterns)
 	if err != nil {
 		return fmt.Sprintf("%s: %v", tool, err)
 	}
@@ -72,7 +74,7 @@ func deniedTarget(tool string, tgt *fileTarget, patterns []string, read bool) st
 		return refuse("(" + rule + ")")
 	}
 	if anchored := anchoredPatterns(patterns); len(anchored) > 0 {
-		plan, err := sandbox.ExpandMasks(tgt.ws, nil, anchored)
+		plan, err := masks.Expand(tgt.ws, nil, anchored)
 		if err != nil {
 			return fmt.Sprintf("%s: %v", tool, err)
 		}
@@ -105,9 +107,9 @@ func anchoredPatterns(patterns []string) []string {
 type hider struct {
 	ws       string
 	patterns []string
-	match    *sandbox.DenyMatcher
-	anchored sandbox.MaskPlan
-	full     *sandbox.MaskPlan
+	match    *masks.DenyMatcher
+	anchored masks.Plan
+	full     *masks.Plan
 }
 
 // newHider returns nil when there is nothing to hide.
@@ -115,12 +117,12 @@ func newHider(ws string, patterns []string) (*hider, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	m, err := sandbox.NewDenyMatcher(ws, patterns)
+	m, err := masks.NewDenyMatcher(ws, patterns)
 	if err != nil {
 		return nil, err
 	}
 	h := &hider{ws: ws, patterns: patterns, match: m}
-	if h.anchored, err = sandbox.ExpandMasks(ws, anchoredPatterns(patterns), nil); err != nil {
+	if h.anchored, err = masks.Expand(ws, anchoredPatterns(patterns), nil); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -149,7 +151,7 @@ func (h *hider) hidesFile(root *os.Root, rel string) (bool, error) {
 		return false, nil
 	}
 	if h.full == nil {
-		plan, err := sandbox.ExpandMasks(h.ws, h.patterns, nil)
+		plan, err := masks.Expand(h.ws, h.patterns, nil)
 		if err != nil {
 			return false, err
 		}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 
@@ -296,13 +298,13 @@ func reportSandboxRun(stderr io.Writer, res sandbox.Result) int {
 // explainMasks prints what the deny rules mask right now.
 func explainMasks(w io.Writer, ws string, readDeny, editDeny []string) {
 	fmt.Fprintf(w, "deny rules: read %q, edit %q\n", readDeny, editDeny)
-	plan, err := sandbox.ExpandMasks(ws, readDeny, editDeny)
+	plan, err := masks.Expand(ws, readDeny, editDeny)
 	if err != nil {
 		fmt.Fprintln(w, "masks:", err)
 		return
 	}
 	for _, m := range plan.Masks {
-		what := map[sandbox.MaskKind]string{sandbox.MaskHide: "hidden   ", sandbox.MaskReadOnly: "read-only"}[m.Kind]
+		what := map[masks.Kind]string{masks.Hide: "hidden   ", masks.ReadOnly: "read-only"}[m.Kind]
 		extra := ""
 		if m.Missing {
 			extra = " (does not exist: cannot be created)"

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/masks"
 )
 
 // BenchmarkRunTrueMasks is the cost of the deny-rule masks: `true` through
@@ -69,7 +71,7 @@ func BenchmarkRunTrueMasks(b *testing.B) {
 	// The expansion alone (walk + plan), without running anything.
 	b.Run("expand-only", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := ExpandMasks(ws, readDeny, editDeny); err != nil {
+			if _, err := masks.Expand(ws, readDeny, editDeny); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -208,7 +210,7 @@ func TestBwrapMasksFailClosed(t *testing.T) {
 	sb := newBwrap(t, Config{})
 	ws := maskTree(t, "real", "link -> real")
 	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("echo ran > ran.txt"), EditDeny: []string{"link"}})
-	require.ErrorIs(t, err, ErrMasks)
+	require.ErrorIs(t, err, masks.ErrMasks)
 	assert.Contains(t, err.Error(), "symbolic link")
 	assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), fmt.Sprint(res))
 }
@@ -254,4 +256,26 @@ func TestBwrapMasksKeepProtectedPathsReadOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ref\n", string(b), "the rest of .git stays writable")
 	assert.NotContains(t, res.Stdout, "content of .git/secret")
+}
+
+// maskTree builds a workspace from "path" (file) and "path/" (directory)
+// entries, and "link -> target" symlinks.
+func maskTree(t *testing.T, entries ...string) string {
+	t.Helper()
+	ws := mustEval(t, t.TempDir())
+	for _, e := range entries {
+		if l, target, ok := strings.Cut(e, " -> "); ok {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, l)), 0o755))
+			require.NoError(t, os.Symlink(target, filepath.Join(ws, l)))
+			continue
+		}
+		p := filepath.Join(ws, e)
+		if strings.HasSuffix(e, "/") {
+			require.NoError(t, os.MkdirAll(p, 0o755))
+			continue
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("content of "+e), 0o644))
+	}
+	return ws
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/custos-dev/custos/sandbox/hostfs"
 
 	"github.com/custos-dev/custos/sandbox/mount"
@@ -115,9 +117,9 @@ func stepMounts(p bwrapProfile) ([]byte, error) {
 		switch {
 		case m.Missing:
 			op = stepEmpty
-		case m.Kind == MaskHide && m.Dir:
+		case m.Kind == masks.Hide && m.Dir:
 			op = stepHideDir
-		case m.Kind == MaskHide:
+		case m.Kind == masks.Hide:
 			op = stepHideFile
 		}
 		err = errors.Join(err, rec(op, m.Path))

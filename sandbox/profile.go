@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/custos-dev/custos/sandbox/sysview"
 
 	"github.com/custos-dev/custos/sandbox/netproxy"
@@ -53,8 +55,8 @@ type bwrapProfile struct {
 	// Masks are the deny rules' masks and pins as expanded against the
 	// workspace (ExpandMasks: which paths exist, and which are
 	// directories), and MaskSources what is bound over them.
-	Masks       MaskPlan
-	MaskSources MaskSources
+	Masks       masks.Plan
+	MaskSources masks.Sources
 	// Seccomp installs the seccomp filter read from fdSeccomp.
 	Seccomp bool
 	// Step: custos' mount step makes the pins, the protected paths and the
@@ -171,7 +173,7 @@ func bwrapArgs(p bwrapProfile) []string {
 	// after it, before anything mounted below the workspace (a pin bound
 	// later would cover those mounts with the host's view).
 	a = append(a, "--bind", p.Workspace, p.Workspace)
-	pins, masks := p.Masks.Args(p.MaskSources)
+	pins, maskArgs := p.Masks.Args(p.MaskSources)
 	if !p.Step {
 		a = append(a, pins...)
 		a = append(a, mount.Args(p.Protected)...)
@@ -194,7 +196,7 @@ func bwrapArgs(p bwrapProfile) []string {
 		return append(append(a, "--"), stepCommand(p.Seccomp, command)...)
 	}
 	// The masks go last, on top of everything.
-	a = append(a, masks...)
+	a = append(a, maskArgs...)
 	if p.Seccomp {
 		a = append(a, seccompArgs(fdSeccomp)...)
 	}
@@ -332,7 +334,7 @@ func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *d
 // planInside puts the workspace's own mounts into p: the masks, and the
 // protected paths, their placeholders made (from pool).
 func planInside(p *bwrapProfile, own workspacePlan, pool *dirPool, undo *cleanups) error {
-	p.Masks, p.MaskSources = own.masks.plan, own.masks.src
+	p.Masks, p.MaskSources = own.masks.Plan, own.masks.Src
 	undo.add(func() { own.prot.removePlaceholders(pool) })
 	if err := own.prot.prepare(pool); err != nil {
 		return err
@@ -343,7 +345,7 @@ func planInside(p *bwrapProfile, own workspacePlan, pool *dirPool, undo *cleanup
 
 // workspacePlan is what planWorkspace found and set up.
 type workspacePlan struct {
-	masks *maskRun
+	masks *masks.Run
 	prot  *protectedPlan
 }
 
@@ -353,12 +355,12 @@ type workspacePlan struct {
 // planProtected for dirs).
 func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings) (workspacePlan, error) {
 	var own workspacePlan
-	masks, err := prepareMasks(ws, req, b.step == nil)
+	mr, err := masks.Prepare(ws, req.ReadDeny, req.EditDeny, b.step == nil)
 	if err != nil {
 		return own, err
 	}
-	undo.add(masks.undo)
-	own.masks = masks
+	undo.add(mr.Undo)
+	own.masks = mr
 	own.prot = planProtected(ws, dirs)
 	return own, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/custos-dev/custos/sandbox/sysview"
 
 	"github.com/custos-dev/custos/netpolicy"
@@ -91,11 +93,11 @@ func TestBwrapArgs(t *testing.T) {
 		"--bind", "/w/sub", "/w/sub",
 		"--ro-bind", "/w/sub/.claude", "/w/sub/.claude",
 	}
-	src := MaskSources{HideFile: "/S/file", HideDir: "/S/dir", Empty: "/S/empty"}
-	readDeny := MaskPlan{Workspace: "/w", Pins: []string{"/w/a"}, Masks: []Mask{
-		{Path: "/w/a/.env", Kind: MaskHide},
-		{Path: "/w/keys", Kind: MaskHide, Dir: true},
-		{Path: "/w/new", Kind: MaskHide, Missing: true},
+	src := masks.Sources{HideFile: "/S/file", HideDir: "/S/dir", Empty: "/S/empty"}
+	readDeny := masks.Plan{Workspace: "/w", Pins: []string{"/w/a"}, Masks: []masks.Mask{
+		{Path: "/w/a/.env", Kind: masks.Hide},
+		{Path: "/w/keys", Kind: masks.Hide, Dir: true},
+		{Path: "/w/new", Kind: masks.Hide, Missing: true},
 	}}
 	readDenyPins := []string{"--bind", "/w/a", "/w/a"}
 	readDenyMasks := []string{
@@ -103,10 +105,10 @@ func TestBwrapArgs(t *testing.T) {
 		"--ro-bind", "/S/dir", "/w/keys",
 		"--ro-bind", "/S/empty", "/w/new",
 	}
-	editDeny := MaskPlan{Workspace: "/w", Masks: []Mask{
-		{Path: "/w/go.mod", Kind: MaskReadOnly},
-		{Path: "/w/vendor", Kind: MaskReadOnly, Dir: true},
-		{Path: "/w/gen", Kind: MaskReadOnly, Dir: true, Missing: true},
+	editDeny := masks.Plan{Workspace: "/w", Masks: []masks.Mask{
+		{Path: "/w/go.mod", Kind: masks.ReadOnly},
+		{Path: "/w/vendor", Kind: masks.ReadOnly, Dir: true},
+		{Path: "/w/gen", Kind: masks.ReadOnly, Dir: true, Missing: true},
 	}}
 	editDenyMasks := []string{
 		"--ro-bind", "/w/go.mod", "/w/go.mod",
@@ -277,10 +279,10 @@ func TestPlanProfile(t *testing.T) {
 
 	assert.Equal(t, []string{at("sub")}, p.Masks.Pins)
 	// A literal rule holds its name at the root when it is missing there.
-	assert.Equal(t, []Mask{
-		{Path: at(".env"), Kind: MaskHide, Missing: true, Rule: ".env"},
-		{Path: at("newdir"), Kind: MaskHide, Dir: true, Missing: true, Rule: "newdir/**"},
-		{Path: at("sub/.env"), Kind: MaskHide, Rule: ".env"},
+	assert.Equal(t, []masks.Mask{
+		{Path: at(".env"), Kind: masks.Hide, Missing: true, Rule: ".env"},
+		{Path: at("newdir"), Kind: masks.Hide, Dir: true, Missing: true, Rule: "newdir/**"},
+		{Path: at("sub/.env"), Kind: masks.Hide, Rule: ".env"},
 	}, p.Masks.Masks)
 	assert.DirExists(t, at(".env"), "placeholder of a missing denied name")
 	assert.DirExists(t, at("newdir"), "placeholder of a missing denied directory")

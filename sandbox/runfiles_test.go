@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/masks"
+
 	"github.com/custos-dev/custos/sandbox/sysview"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +69,7 @@ func TestRunFilesWithTheMountStep(t *testing.T) {
 	exe, err := os.Open(os.Args[0])
 	require.NoError(t, err)
 	defer exe.Close()
-	p := bwrapProfile{Step: true, Masks: MaskPlan{Pins: []string{"/w/a"}, Masks: []Mask{{Path: "/w/a/f", Kind: MaskHide}}}, Env: []string{"A=1"}}
+	p := bwrapProfile{Step: true, Masks: masks.Plan{Pins: []string{"/w/a"}, Masks: []masks.Mask{{Path: "/w/a/f", Kind: masks.Hide}}}, Env: []string{"A=1"}}
 	f, err := openRunFiles(p, &mountStep{exe: exe})
 	require.NoError(t, err)
 	defer f.close()
@@ -102,7 +104,7 @@ func TestRunFilesPlanDropped(t *testing.T) {
 		feed func(*runFiles, bwrapProfile) error
 	}{
 		{"dropped", bwrapProfile{Step: true, Env: []string{"A=1"}}, func(f *runFiles, _ bwrapProfile) error { f.dropPlan(); return nil }},
-		{"a NUL in a path", bwrapProfile{Step: true, Masks: MaskPlan{Masks: []Mask{{Path: "/w/a\x00b", Kind: MaskHide}}}}, (*runFiles).feedPlan},
+		{"a NUL in a path", bwrapProfile{Step: true, Masks: masks.Plan{Masks: []masks.Mask{{Path: "/w/a\x00b", Kind: masks.Hide}}}}, (*runFiles).feedPlan},
 		{"fed after a drop", bwrapProfile{Step: true, Env: []string{"A=1"}}, func(f *runFiles, p bwrapProfile) error { f.dropPlan(); return f.feedPlan(p) }},
 	}
 	for _, tc := range tests {

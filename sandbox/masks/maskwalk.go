@@ -1,4 +1,4 @@
-package sandbox
+package masks
 
 import (
 	"errors"
@@ -27,8 +27,8 @@ type expansion struct {
 
 func (x *expansion) add(m Mask) {
 	if old, ok := x.masks[m.Path]; ok {
-		if m.Kind == MaskHide {
-			old.Kind, old.Rule = MaskHide, m.Rule
+		if m.Kind == Hide {
+			old.Kind, old.Rule = Hide, m.Rule
 		}
 		old.Dir = old.Dir || m.Dir
 		return
@@ -72,10 +72,10 @@ func (x *expansion) walkWorkspace(pats []*denyPattern) error {
 	var rest []*denyPattern
 	for _, p := range here {
 		if p.all || (p.dirForm != nil && p.dirForm.Match(x.ws)) || (p.full != nil && p.full.Match(x.ws)) {
-			if p.kind == MaskHide {
+			if p.kind == Hide {
 				return fmt.Errorf("%w: rule %q denies reading the whole workspace; a command cannot run in it", ErrMasks, p.spec)
 			}
-			x.add(Mask{Path: x.ws, Kind: MaskReadOnly, Dir: true, Rule: p.spec})
+			x.add(Mask{Path: x.ws, Kind: ReadOnly, Dir: true, Rule: p.spec})
 			continue
 		}
 		rest = append(rest, p)
@@ -105,7 +105,7 @@ func (x *expansion) walk(real, logical string, pats []*denyPattern) error {
 		isDir := e.IsDir()
 		var hit *denyPattern
 		for _, p := range pats {
-			if p.matches(abs, rel, e.Name(), isDir) && (hit == nil || p.kind == MaskHide) {
+			if p.matches(abs, rel, e.Name(), isDir) && (hit == nil || p.kind == Hide) {
 				hit = p
 			}
 		}
@@ -113,7 +113,7 @@ func (x *expansion) walk(real, logical string, pats []*denyPattern) error {
 			if err := x.matched(realAbs, isLink, isDir, hit); err != nil {
 				return err
 			}
-			if isDir && hit.kind == MaskHide {
+			if isDir && hit.kind == Hide {
 				continue // hidden as a whole: nothing below matters
 			}
 		}
@@ -128,7 +128,7 @@ func (x *expansion) walk(real, logical string, pats []*denyPattern) error {
 		}
 		var sub []*denyPattern
 		for _, p := range pats {
-			if hit != nil && hit.kind == MaskReadOnly && p.kind == MaskReadOnly {
+			if hit != nil && hit.kind == ReadOnly && p.kind == ReadOnly {
 				continue // already read-only as a whole
 			}
 			if p.mayMatchBelow(abs) {
@@ -177,7 +177,7 @@ func (x *expansion) matched(abs string, isLink, isDir bool, p *denyPattern) erro
 		x.add(Mask{Path: abs, Kind: p.kind, Dir: isDir, Rule: p.spec})
 		return nil
 	}
-	if p.kind == MaskReadOnly {
+	if p.kind == ReadOnly {
 		return fmt.Errorf("%w: %s (rule %q) is a symbolic link, and a link cannot be made read-only by itself: deny its target, or replace the link by the file", ErrMasks, abs, p.spec)
 	}
 	// Reading the link reads its target: hide the target if the sandbox
@@ -230,8 +230,8 @@ func (x *expansion) literal(p *denyPattern) error {
 		// "X/**" where X is a file: nothing below it to read; for Edit,
 		// the file is made read-only so it cannot be replaced by a
 		// directory holding new files.
-		if p.kind == MaskReadOnly {
-			x.add(Mask{Path: real, Kind: MaskReadOnly, Rule: p.spec})
+		if p.kind == ReadOnly {
+			x.add(Mask{Path: real, Kind: ReadOnly, Rule: p.spec})
 		}
 		return nil
 	}
@@ -271,7 +271,7 @@ func resolveForCreate(p string) (real string, exists, ok bool) {
 // workspace but inside the system directories the sandbox shows. Writes
 // outside the workspace fail anyway, so Edit patterns need nothing here.
 func (x *expansion) outside(p *denyPattern) error {
-	if p.kind != MaskHide || p.full == nil || x.inWS(p.root) || strings.HasPrefix(x.ws+"/", p.root+"/") || p.root == "/" && p.segs == nil {
+	if p.kind != Hide || p.full == nil || x.inWS(p.root) || strings.HasPrefix(x.ws+"/", p.root+"/") || p.root == "/" && p.segs == nil {
 		return nil
 	}
 	visible := visibleSystemPaths()
@@ -288,7 +288,7 @@ func (x *expansion) outside(p *denyPattern) error {
 			if err != nil || !underAny(n, visible) {
 				continue
 			}
-			x.add(Mask{Path: n, Kind: MaskHide, Dir: fi.IsDir(), Rule: p.spec})
+			x.add(Mask{Path: n, Kind: Hide, Dir: fi.IsDir(), Rule: p.spec})
 		}
 		return nil
 	}
@@ -310,7 +310,7 @@ func (x *expansion) outside(p *denyPattern) error {
 			return err
 		}
 		if p.matches(start, "", filepath.Base(start), fi.IsDir()) {
-			x.add(Mask{Path: start, Kind: MaskHide, Dir: fi.IsDir(), Rule: p.spec})
+			x.add(Mask{Path: start, Kind: Hide, Dir: fi.IsDir(), Rule: p.spec})
 			continue
 		}
 		if fi.IsDir() && p.mayMatchBelow(start) {
@@ -427,7 +427,7 @@ func (x *expansion) result() ([]Mask, []string) {
 		masks = append(masks, m)
 		if m.Dir {
 			dirs = append(dirs, m)
-			if m.Kind == MaskHide {
+			if m.Kind == Hide {
 				hidden = append(hidden, m)
 			}
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package masks
 
 import (
 	"errors"
@@ -9,36 +9,36 @@ import (
 	"slices"
 )
 
-// maskRun is a MaskPlan made ready for one bubblewrap run: the mode-000
+// Run is a Plan made ready for one bubblewrap run: the mode-000
 // sources exist and the placeholders of missing paths are in place. undo
 // removes what it created.
-type maskRun struct {
-	plan MaskPlan
-	src  MaskSources
-	undo func()
+type Run struct {
+	Plan Plan
+	Src  Sources
+	Undo func()
 }
 
-// prepareMasks expands the request's deny rules for the workspace ws (real
-// path) and creates what the mounts need: the placeholders, and the
+// Prepare expands a request's Read and Edit deny rules for the
+// workspace ws (real path) and creates what the mounts need: the placeholders, and the
 // sources unless the mount step makes its own (withSources false). It must
 // run before the profile is built, so that placeholders exist when the
 // masks are mounted over them (even below a directory another part of the
 // profile makes read-only).
-func prepareMasks(ws string, req Request, withSources bool) (*maskRun, error) {
-	r := &maskRun{undo: func() {}}
-	plan, err := ExpandMasks(ws, req.ReadDeny, req.EditDeny)
+func Prepare(ws string, readDeny, editDeny []string, withSources bool) (*Run, error) {
+	r := &Run{Undo: func() {}}
+	plan, err := Expand(ws, readDeny, editDeny)
 	if err != nil || plan.Empty() {
 		return r, err
 	}
 	var undo []func()
-	r.undo = func() {
+	r.Undo = func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
 	if withSources {
-		if r.src, err = maskSources(&undo); err != nil {
-			r.undo()
+		if r.Src, err = maskSources(&undo); err != nil {
+			r.Undo()
 			return r, err
 		}
 	}
@@ -48,35 +48,35 @@ func prepareMasks(ws string, req Request, withSources bool) (*maskRun, error) {
 		}
 		u, err := placeholder(m)
 		if err != nil {
-			r.undo()
+			r.Undo()
 			return r, err
 		}
 		undo = append(undo, u)
 	}
-	r.plan = plan
+	r.Plan = plan
 	return r, nil
 }
 
-// maskSources creates the sources bubblewrap binds over masked paths, and
+// Sources creates the sources bubblewrap binds over masked paths, and
 // registers their removal with undo.
-func maskSources(undo *[]func()) (MaskSources, error) {
+func maskSources(undo *[]func()) (Sources, error) {
 	src, err := os.MkdirTemp("", "custos-mask-")
 	if err != nil {
-		return MaskSources{}, fmt.Errorf("sandbox: mask sources: %w", err)
+		return Sources{}, fmt.Errorf("sandbox: mask sources: %w", err)
 	}
 	*undo = append(*undo, func() {
 		_ = os.Chmod(filepath.Join(src, "dir"), 0o700)
 		_ = os.Chmod(filepath.Join(src, "empty"), 0o700)
 		_ = os.RemoveAll(src)
 	})
-	srcs := MaskSources{HideFile: filepath.Join(src, "file"), HideDir: filepath.Join(src, "dir"), Empty: filepath.Join(src, "empty")}
+	srcs := Sources{HideFile: filepath.Join(src, "file"), HideDir: filepath.Join(src, "dir"), Empty: filepath.Join(src, "empty")}
 	err = errors.Join(os.WriteFile(srcs.HideFile, nil, 0o000), os.Mkdir(srcs.HideDir, 0o000), os.Mkdir(srcs.Empty, 0o555))
 	if err == nil {
 		// Modes are set past the umask (0o555 would keep it; 0o000 is exact).
 		err = errors.Join(os.Chmod(srcs.HideFile, 0o000), os.Chmod(srcs.HideDir, 0o000), os.Chmod(srcs.Empty, 0o555))
 	}
 	if err != nil {
-		return MaskSources{}, fmt.Errorf("sandbox: mask sources: %w", err)
+		return Sources{}, fmt.Errorf("sandbox: mask sources: %w", err)
 	}
 	return srcs, nil
 }

@@ -1,4 +1,4 @@
-package sandbox
+package masks
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 // entries, and "link -> target" symlinks.
 func maskTree(t *testing.T, entries ...string) string {
 	t.Helper()
-	ws := mustEval(t, t.TempDir())
+	ws := realPath(t, t.TempDir())
 	for _, e := range entries {
 		if l, target, ok := strings.Cut(e, " -> "); ok {
 			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, l)), 0o755))
@@ -107,7 +107,7 @@ func TestExpandMasks(t *testing.T) {
 				}
 				return out
 			}
-			plan, err := ExpandMasks(ws, sub(tc.read), sub(tc.edit))
+			plan, err := Expand(ws, sub(tc.read), sub(tc.edit))
 			require.NoError(t, err)
 			var got []string
 			for _, m := range plan.Masks {
@@ -152,7 +152,7 @@ func TestExpandMasksRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := maskTree(t, tc.tree...)
-			_, err := ExpandMasks(ws, tc.read, tc.edit)
+			_, err := Expand(ws, tc.read, tc.edit)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, ErrMasks), "%v", err)
 			assert.Contains(t, err.Error(), tc.want)
@@ -167,7 +167,7 @@ func TestExpandMasksRefuses(t *testing.T) {
 func TestExpandMasksBounded(t *testing.T) {
 	defer func(n int) { maxMaskWalkEntries = n }(maxMaskWalkEntries)
 	maxMaskWalkEntries = 1000
-	ws := mustEval(t, t.TempDir())
+	ws := realPath(t, t.TempDir())
 	for i := 0; i < 20; i++ {
 		d := filepath.Join(ws, "big", strconv.Itoa(i))
 		require.NoError(t, os.MkdirAll(d, 0o755))
@@ -175,17 +175,17 @@ func TestExpandMasksBounded(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(d, strconv.Itoa(j)), nil, 0o644))
 		}
 	}
-	_, err := ExpandMasks(ws, []string{"*.key"}, nil)
+	_, err := Expand(ws, []string{"*.key"}, nil)
 	require.ErrorIs(t, err, ErrMasks)
 	assert.Contains(t, err.Error(), "anchor the rules")
 
-	plan, err := ExpandMasks(ws, []string{"secrets/*.key", "config/.env"}, nil)
+	plan, err := Expand(ws, []string{"secrets/*.key", "config/.env"}, nil)
 	require.NoError(t, err, "anchored rules do not walk big/")
 	assert.Len(t, plan.Masks, 1, "only the config/.env placeholder")
 
 	defer func(n int) { maxMasks = n }(maxMasks)
 	maxMasks = 10
-	_, err = ExpandMasks(ws, []string{"big/1/*"}, nil)
+	_, err = Expand(ws, []string{"big/1/*"}, nil)
 	require.ErrorIs(t, err, ErrMasks)
 	assert.Contains(t, err.Error(), "deny whole directories")
 }
@@ -195,18 +195,18 @@ func TestExpandMasksBounded(t *testing.T) {
 // ones are bound onto themselves, missing ones get the empty directory
 // whatever their kind.
 func TestMaskPlanArgs(t *testing.T) {
-	plan := MaskPlan{
+	plan := Plan{
 		Workspace: "/w",
 		Pins:      []string{"/w/a"},
 		Masks: []Mask{
-			{Path: "/w/a/.env", Kind: MaskHide},
-			{Path: "/w/a/keys", Kind: MaskHide, Dir: true},
-			{Path: "/w/go.mod", Kind: MaskReadOnly},
-			{Path: "/w/new", Kind: MaskReadOnly, Missing: true},
-			{Path: "/w/vendor", Kind: MaskReadOnly, Dir: true, Missing: true},
+			{Path: "/w/a/.env", Kind: Hide},
+			{Path: "/w/a/keys", Kind: Hide, Dir: true},
+			{Path: "/w/go.mod", Kind: ReadOnly},
+			{Path: "/w/new", Kind: ReadOnly, Missing: true},
+			{Path: "/w/vendor", Kind: ReadOnly, Dir: true, Missing: true},
 		},
 	}
-	pins, masks := plan.Args(MaskSources{HideFile: "/S/file", HideDir: "/S/dir", Empty: "/S/empty"})
+	pins, masks := plan.Args(Sources{HideFile: "/S/file", HideDir: "/S/dir", Empty: "/S/empty"})
 	assert.Equal(t, []string{"--bind", "/w/a", "/w/a"}, pins)
 	assert.Equal(t, []string{
 		"--ro-bind", "/S/file", "/w/a/.env",
@@ -255,14 +255,22 @@ func TestDeniedBy(t *testing.T) {
 // literally: its name is escaped before the rules' globs are joined to it.
 // An absolute rule names it escaped, as suggested rules are written.
 func TestExpandMasksWorkspaceWithGlobCharacters(t *testing.T) {
-	ws := filepath.Join(mustEval(t, t.TempDir()), `w[1]*{x,y}?\`)
+	ws := filepath.Join(realPath(t, t.TempDir()), `w[1]*{x,y}?\`)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "b.key"), nil, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a", "c.txt"), nil, 0o644))
 	abs := pathglob.Escape(ws) + "/a/c.txt"
-	plan, err := ExpandMasks(ws, []string{"a/*.key"}, []string{abs})
+	plan, err := Expand(ws, []string{"a/*.key"}, []string{abs})
 	require.NoError(t, err)
 	require.Len(t, plan.Masks, 2, "%+v", plan.Masks)
-	assert.Equal(t, Mask{Path: filepath.Join(ws, "a", "b.key"), Kind: MaskHide, Rule: "a/*.key"}, plan.Masks[0])
-	assert.Equal(t, Mask{Path: filepath.Join(ws, "a", "c.txt"), Kind: MaskReadOnly, Rule: abs}, plan.Masks[1])
+	assert.Equal(t, Mask{Path: filepath.Join(ws, "a", "b.key"), Kind: Hide, Rule: "a/*.key"}, plan.Masks[0])
+	assert.Equal(t, Mask{Path: filepath.Join(ws, "a", "c.txt"), Kind: ReadOnly, Rule: abs}, plan.Masks[1])
+}
+
+// realPath is p with its symbolic links resolved (t.TempDir may be below one).
+func realPath(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	require.NoError(t, err)
+	return r
 }

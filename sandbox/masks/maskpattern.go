@@ -1,4 +1,4 @@
-package sandbox
+package masks
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // denyPattern is one compiled deny pattern.
 type denyPattern struct {
 	spec string
-	kind MaskKind
+	kind Kind
 	// all: the pattern covers the whole workspace.
 	all bool
 	// base: no "/": matches base names at any depth of the workspace.
@@ -45,7 +45,7 @@ type segment struct {
 // compileDeny compiles one pattern, normalised the way the rule engine
 // normalises path rules (./ dropped, a trailing / meaning "everything
 // below", cleaned).
-func compileDeny(spec, ws string, kind MaskKind) (*denyPattern, error) {
+func compileDeny(spec, ws string, kind Kind) (*denyPattern, error) {
 	p := &denyPattern{spec: spec, kind: kind}
 	s := strings.TrimSpace(spec)
 	bad := func(why string, err error) (*denyPattern, error) {

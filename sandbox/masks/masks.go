@@ -1,4 +1,4 @@
-package sandbox
+package masks
 
 import (
 	"errors"
@@ -8,18 +8,18 @@ import (
 	"strings"
 )
 
-// Permission rules become sandbox rules (issue 8 §1), the way Anthropic's
+// Permission rules become sandbox rules, the way Anthropic's
 // sandbox-runtime derives its bubblewrap mounts from Read and Edit deny
 // rules: at the start of every command the deny patterns are expanded
 // against the workspace as it is at that moment, and each match becomes a
 // mount:
 //
-//   - Read-denied (MaskHide): an empty, mode-000, read-only file or
+//   - Read-denied (Hide): an empty, mode-000, read-only file or
 //     directory is bound over it, so reading fails with "Permission
 //     denied", names below a directory are hidden, and nothing can be
 //     written, created, renamed or deleted there (a mount point cannot be
 //     renamed or unlinked: EBUSY).
-//   - Edit-denied (MaskReadOnly): it is bound read-only onto itself.
+//   - Edit-denied (ReadOnly): it is bound read-only onto itself.
 //   - A denied path that does not exist yet, when a rule names it exactly
 //     (".env", "config/prod.json", "secrets/**" for the directory
 //     "secrets"), gets an empty directory created on the host for the run,
@@ -60,21 +60,21 @@ var (
 // ErrMasks is wrapped by every error about turning deny rules into masks.
 var ErrMasks = errors.New("sandbox: deny rules cannot be enforced")
 
-// MaskKind is what a mask does to a path.
-type MaskKind string
+// Kind is what a mask does to a path.
+type Kind string
 
 const (
-	// MaskHide: the path is unreadable (Read deny); it is read-only too.
-	MaskHide MaskKind = "hide"
-	// MaskReadOnly: the path is read-only (Edit deny).
-	MaskReadOnly MaskKind = "readonly"
+	// Hide: the path is unreadable (Read deny); it is read-only too.
+	Hide Kind = "hide"
+	// ReadOnly: the path is read-only (Edit deny).
+	ReadOnly Kind = "readonly"
 )
 
 // Mask is one masked path.
 type Mask struct {
 	// Path is absolute and free of symbolic links.
 	Path string
-	Kind MaskKind
+	Kind Kind
 	Dir  bool
 	// Missing: the path does not exist; a placeholder is created for the
 	// run so it cannot be created.
@@ -83,30 +83,30 @@ type Mask struct {
 	Rule string
 }
 
-// MaskPlan is what a set of deny patterns means for a workspace right now.
-type MaskPlan struct {
+// Plan is what a set of deny patterns means for a workspace right now.
+type Plan struct {
 	Workspace string
 	// Masks are sorted by path, so a directory comes before what is below it.
 	Masks []Mask
 	// Pins are the directories between the workspace and a mask, sorted.
 	Pins []string
-	// hidden indexes the MaskHide paths for Hides (nil: scan Masks).
+	// hidden indexes the Hide paths for Hides (nil: scan Masks).
 	hidden map[string]bool
 }
 
 // Empty reports whether the plan changes nothing.
-func (p MaskPlan) Empty() bool { return len(p.Masks) == 0 }
+func (p Plan) Empty() bool { return len(p.Masks) == 0 }
 
-// MaskSources are what masks bind over paths: an empty mode-000 file and
+// Sources are what masks bind over paths: an empty mode-000 file and
 // directory for hidden ones, an empty directory for missing ones.
-type MaskSources struct {
+type Sources struct {
 	HideFile, HideDir, Empty string
 }
 
 // Args returns the bubblewrap arguments of the plan: pins (to go right after
 // the workspace bind, before anything mounted below it) and masks (to go
 // last, on top of everything).
-func (p MaskPlan) Args(src MaskSources) (pins, masks []string) {
+func (p Plan) Args(src Sources) (pins, masks []string) {
 	for _, d := range p.Pins {
 		pins = append(pins, "--bind", d, d)
 	}
@@ -115,9 +115,9 @@ func (p MaskPlan) Args(src MaskSources) (pins, masks []string) {
 		switch {
 		case m.Missing:
 			from = src.Empty
-		case m.Kind == MaskHide && m.Dir:
+		case m.Kind == Hide && m.Dir:
 			from = src.HideDir
-		case m.Kind == MaskHide:
+		case m.Kind == Hide:
 			from = src.HideFile
 		}
 		masks = append(masks, "--ro-bind", from, m.Path)
@@ -126,9 +126,9 @@ func (p MaskPlan) Args(src MaskSources) (pins, masks []string) {
 }
 
 // Hides reports whether rel (workspace-relative, slash-separated) is hidden
-// by a MaskHide mask: the path itself or a directory above it. Glob and Grep
+// by a Hide mask: the path itself or a directory above it. Glob and Grep
 // use it to leave masked files out of their results.
-func (p MaskPlan) Hides(rel string) bool {
+func (p Plan) Hides(rel string) bool {
 	abs := filepath.Join(p.Workspace, filepath.FromSlash(rel))
 	if p.hidden != nil {
 		// A file is hidden by its own mask, or by a directory's above it.
@@ -140,7 +140,7 @@ func (p MaskPlan) Hides(rel string) bool {
 		return false
 	}
 	for _, m := range p.Masks {
-		if m.Kind != MaskHide {
+		if m.Kind != Hide {
 			continue
 		}
 		if abs == m.Path || (m.Dir && strings.HasPrefix(abs, m.Path+"/")) {
@@ -152,7 +152,7 @@ func (p MaskPlan) Hides(rel string) bool {
 
 // Covers reports whether rel (workspace-relative, slash-separated) is
 // masked in any way: by its own mask or a masked directory above it.
-func (p MaskPlan) Covers(rel string) bool {
+func (p Plan) Covers(rel string) bool {
 	abs := filepath.Join(p.Workspace, filepath.FromSlash(rel))
 	for _, m := range p.Masks {
 		if abs == m.Path || (m.Dir && strings.HasPrefix(abs, m.Path+"/")) || m.Path == p.Workspace {
@@ -162,11 +162,11 @@ func (p MaskPlan) Covers(rel string) bool {
 	return false
 }
 
-// ExpandMasks expands Read-deny and Edit-deny patterns against the
+// Expand expands Read-deny and Edit-deny patterns against the
 // workspace ws (absolute, symlinks resolved) as it is now. It only reads the
 // file system. An error wraps ErrMasks and names the rule or the limit.
-func ExpandMasks(ws string, readDeny, editDeny []string) (MaskPlan, error) {
-	plan := MaskPlan{Workspace: ws}
+func Expand(ws string, readDeny, editDeny []string) (Plan, error) {
+	plan := Plan{Workspace: ws}
 	if len(readDeny)+len(editDeny) == 0 {
 		return plan, nil
 	}
@@ -175,9 +175,9 @@ func ExpandMasks(ws string, readDeny, editDeny []string) (MaskPlan, error) {
 	}
 	var pats []*denyPattern
 	for _, l := range []struct {
-		kind  MaskKind
+		kind  Kind
 		specs []string
-	}{{MaskHide, readDeny}, {MaskReadOnly, editDeny}} {
+	}{{Hide, readDeny}, {ReadOnly, editDeny}} {
 		for _, s := range l.specs {
 			p, err := compileDeny(s, ws, l.kind)
 			if err != nil {
@@ -206,7 +206,7 @@ func ExpandMasks(ws string, readDeny, editDeny []string) (MaskPlan, error) {
 	plan.Masks, plan.Pins = x.result()
 	plan.hidden = map[string]bool{}
 	for _, m := range plan.Masks {
-		if m.Kind == MaskHide {
+		if m.Kind == Hide {
 			plan.hidden[m.Path] = true
 		}
 	}
@@ -240,7 +240,7 @@ type DenyMatcher struct {
 func NewDenyMatcher(ws string, patterns []string) (*DenyMatcher, error) {
 	m := &DenyMatcher{ws: ws}
 	for _, s := range patterns {
-		p, err := compileDeny(s, ws, MaskHide)
+		p, err := compileDeny(s, ws, Hide)
 		if err != nil {
 			return nil, err
 		}
