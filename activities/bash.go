@@ -118,8 +118,8 @@ func (t *Tools) mayRun(ctx context.Context, req api.ToolRequest) (unconfined boo
 	}
 	unconfined = req.Unconfined && req.Sandbox.AllowUnsandboxed && !req.Sandbox.FailIfUnavailable
 	if name, why := t.Sandbox.Backend(); name != sandbox.BackendBwrap && !unconfined {
-		// No isolation, no command: unless the user allowed unconfined
-		// runs and a person approved this one knowing it (issue 8 §4).
+		// No isolation, no command: unless the user allowed unconfined runs and a
+		// person approved this one knowing it.
 		return false, errors.New(sandbox.UnavailableHelp(why))
 	}
 	if a := attempt(ctx); a > 1 {

@@ -528,8 +528,8 @@ func TestEditRetriedAfterLostCompletion(t *testing.T) {
 }
 
 // Glob and Grep never list custos' own files back to the model: the
-// transcripts and audits older jobs keep in the workspace hold everything
-// the model read (issue 20 §1).
+// transcripts and audits older jobs keep in the workspace hold everything the
+// model read.
 func TestGlobGrepLeaveCustosOwnFilesOut(t *testing.T) {
 	ws := t.TempDir()
 	mkfiles(t, ws, map[string]string{

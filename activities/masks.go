@@ -14,17 +14,18 @@ import (
 	"github.com/custos-dev/custos/sandbox"
 )
 
-// sandboxStatus is what the workflow learns about the worker's sandbox
-// (issue 8 §4), recorded in history with the settings.
+// sandboxStatus is what the workflow learns about the worker's sandbox (so
+// that no call falls back to running unconfined unseen), recorded in history
+// with the settings.
 func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings, ws string) approval.SandboxStatus {
 	if sb == nil {
 		return approval.SandboxStatus{}
 	}
 	name, why := sb.Backend()
 	st := approval.SandboxStatus{Backend: name, Why: why}
-	// What the workspace's toolchains are given (issue 16 §4), for the
-	// job's first event. A failure to say is said, not fatal: the Bash
-	// call meets the same failure and reports it.
+	// What the workspace's toolchains are given, for the job's first event. A
+	// failure to say is said, not fatal: the Bash call meets the same failure
+	// and reports it.
 	if name != sandbox.BackendBwrap {
 		st.Unconfined = true
 		st.Help = sandbox.UnavailableHelp(why)
@@ -40,11 +41,11 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings, ws string) a
 	return st
 }
 
-// deniedTarget checks the real path a file tool is about to touch against
-// the deny patterns (issue 8: a deny rule holds whichever tool and whichever
-// name). The policy judged the path as the model wrote it; through a
-// symlink, a symlinked directory, or (for reading) a hard link, that can be
-// a denied file. It returns the refusal text, or "".
+// deniedTarget checks the real path a file tool is about to touch against the
+// deny patterns (a deny rule holds whichever tool and whichever name). The
+// policy judged the path as the model wrote it; through a symlink, a
+// symlinked directory, or (for reading) a hard link, that can be a denied
+// file. It returns the refusal text, or "".
 func deniedTarget(tool string, tgt *fileTarget, patterns []string, read bool) string {
 	if len(patterns) == 0 {
 		return ""

@@ -18,8 +18,8 @@ import (
 // BenchmarkProjectTests times real projects' own test commands the way a
 // job runs them, a Bash call in a running worker (the Bash activity, its
 // sandbox and its checks after the command), against the same command on the
-// host, in turn, in one run: the figure issue 16 asks for ("warm within 1.2×
-// of the host") on the path every Bash call of a job takes.
+// host, in turn, in one run: the figure the sandbox is held to (warm, within
+// 1.2× of the host) on the path every Bash call of a job takes.
 // scripts/bench-projects.sh times whole `starter sandbox exec` processes and
 // the peers; a whole process also pays the start of custos' binary, which a
 // worker pays once.

@@ -15,10 +15,10 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 )
 
-// An answer counts for the call it was given for (issue 17 §4), end to end:
-// the model reuses a call ID in its next turn; the terminal asks about the
-// second call under its own identity, and the first call's answer, given
-// again from another shell, is refused and approves nothing.
+// An answer counts for the call it was given for, end to end: the model
+// reuses a call ID in its next turn; the terminal asks about the second call
+// under its own identity, and the first call's answer, given again from
+// another shell, is refused and approves nothing.
 func TestReusedCallIDAtTheTerminal(t *testing.T) {
 	const task = "cli test: a reused call ID"
 	c := jobEnv(t, task, demomodel.Script(

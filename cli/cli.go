@@ -257,7 +257,7 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 
 // noSandboxLine tells, before a job starts on a worker in this process,
 // that its Bash calls will be refused and the one command that gets the
-// sandbox (issue 20 §3): a newcomer's first run should show it.
+// sandbox: a newcomer's first run should show it.
 func noSandboxLine(why string) string {
 	fix := "then check with: go run ./starter sandbox check"
 	if why == sandbox.WhyNoBwrap {

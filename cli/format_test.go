@@ -57,7 +57,7 @@ func TestViewInput(t *testing.T) {
 }
 
 // Without a sandbox, the starter says before the job starts that Bash will
-// be refused, and the one command that gets it (issue 20 §3).
+// be refused, and the one command that gets it.
 func TestNoSandboxLine(t *testing.T) {
 	for _, tc := range []struct{ why, want string }{
 		{sandbox.WhyNoBwrap, "get it with: make run (installs bubblewrap as root), or sudo apt-get install bubblewrap"},

@@ -55,16 +55,17 @@ func policyWorkspace(t *testing.T) string {
 	return ws
 }
 
-// issueSettings are the settings of issue 8, as people copy them from
-// Claude Code: deny rules on files must hold for Bash too.
-const issueSettings = `{"permissions": {"allow": ["Bash(cat:*)", "Bash(echo:*)", "Bash(grep:*)"],
+// fileDenySettings are settings as people copy them from Claude Code:
+// allow rules for read-only programs and deny rules on files, which must
+// hold for Bash too.
+const fileDenySettings = `{"permissions": {"allow": ["Bash(cat:*)", "Bash(echo:*)", "Bash(grep:*)"],
                  "deny":  ["Read(.env)", "Edit(.env)", "Read(secrets/**)"]}}`
 
-func issueWorkspace(t *testing.T) string {
+func fileDenyWorkspace(t *testing.T) string {
 	t.Helper()
 	ws := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(issueSettings), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(fileDenySettings), 0o644))
 	return ws
 }
 
@@ -81,8 +82,8 @@ func TestPolicyCheck(t *testing.T) {
 	withRules := policyWorkspace(t) // user rules and the hook
 	configDir := t.TempDir()        // user settings that trust withRules only
 	require.NoError(t, settingsfile.Trust(configDir, withRules))
-	issue := issueWorkspace(t) // issue 8's settings
-	require.NoError(t, settingsfile.Trust(configDir, issue))
+	fileDeny := fileDenyWorkspace(t) // deny rules on files, allow rules for Bash
+	require.NoError(t, settingsfile.Trust(configDir, fileDeny))
 
 	edit := `{"file_path":"a.txt","old_string":"a","new_string":"b"}`
 	write := `{"file_path":"a.txt","content":"x"}`
@@ -139,28 +140,28 @@ func TestPolicyCheck(t *testing.T) {
 			decision: approval.Ask, layer: approval.LayerHuman},
 		{name: "unknown tool", ws: plain, tool: "Teleport", input: `{}`,
 			decision: approval.Deny, layer: approval.LayerRules, reasonHas: "unknown tool"},
-		// Issue 8: Read and Edit rules hold for Bash, and redirections are writes.
-		{name: "cat .env denied by Read(.env)", ws: issue, tool: "Bash", input: `{"command":"cat .env"}`,
+		// Read and Edit rules hold for Bash, and redirections are writes.
+		{name: "cat .env denied by Read(.env)", ws: fileDeny, tool: "Bash", input: `{"command":"cat .env"}`,
 			decision: approval.Deny, layer: approval.LayerRules, rule: "Read(.env)", reasonHas: "reads .env"},
-		{name: "grep KEY .env denied by Read(.env)", ws: issue, tool: "Bash", input: `{"command":"grep KEY .env"}`,
+		{name: "grep KEY .env denied by Read(.env)", ws: fileDeny, tool: "Bash", input: `{"command":"grep KEY .env"}`,
 			decision: approval.Deny, layer: approval.LayerRules, rule: "Read(.env)"},
-		{name: "cat secrets/prod.key denied by Read(secrets/**)", ws: issue, tool: "Bash", input: `{"command":"cat secrets/prod.key"}`,
+		{name: "cat secrets/prod.key denied by Read(secrets/**)", ws: fileDeny, tool: "Bash", input: `{"command":"cat secrets/prod.key"}`,
 			decision: approval.Deny, layer: approval.LayerRules, rule: "Read(secrets/**)"},
-		{name: "echo x > .env denied by Edit(.env)", ws: issue, tool: "Bash", input: `{"command":"echo x > .env"}`,
+		{name: "echo x > .env denied by Edit(.env)", ws: fileDeny, tool: "Bash", input: `{"command":"echo x > .env"}`,
 			decision: approval.Deny, layer: approval.LayerRules, rule: "Edit(.env)", reasonHas: "writes .env (redirection), denied by Edit(.env)"},
-		{name: "ls > ../outside.txt asks a person", ws: issue, tool: "Bash", input: `{"command":"ls > ../outside.txt"}`,
+		{name: "ls > ../outside.txt asks a person", ws: fileDeny, tool: "Bash", input: `{"command":"ls > ../outside.txt"}`,
 			decision: approval.Ask, layer: approval.LayerHuman, reasonHas: "outside the workspace"},
-		{name: "outside the workspace asks even in bypass", ws: issue, tool: "Bash", input: `{"command":"cat notes.md > /etc/cron.d/x"}`, mode: "bypass",
+		{name: "outside the workspace asks even in bypass", ws: fileDeny, tool: "Bash", input: `{"command":"cat notes.md > /etc/cron.d/x"}`, mode: "bypass",
 			decision: approval.Ask, layer: approval.LayerHuman, reasonHas: "/etc/cron.d/x"},
-		{name: "cat notes.md still allowed", ws: issue, tool: "Bash", input: `{"command":"cat notes.md"}`,
+		{name: "cat notes.md still allowed", ws: fileDeny, tool: "Bash", input: `{"command":"cat notes.md"}`,
 			decision: approval.Allow, layer: approval.LayerRules, rule: "Bash(cat:*)"},
-		{name: "echo hi > /dev/null allowed", ws: issue, tool: "Bash", input: `{"command":"echo hi > /dev/null"}`,
+		{name: "echo hi > /dev/null allowed", ws: fileDeny, tool: "Bash", input: `{"command":"echo hi > /dev/null"}`,
 			decision: approval.Allow, layer: approval.LayerRules, rule: "Bash(echo:*)"},
-		{name: "2>&1 allowed", ws: issue, tool: "Bash", input: `{"command":"cat notes.md 2>&1"}`,
+		{name: "2>&1 allowed", ws: fileDeny, tool: "Bash", input: `{"command":"cat notes.md 2>&1"}`,
 			decision: approval.Allow, layer: approval.LayerRules, rule: "Bash(cat:*)"},
-		{name: "a write inside the workspace asks by default", ws: issue, tool: "Bash", input: `{"command":"echo x > notes.txt"}`,
+		{name: "a write inside the workspace asks by default", ws: fileDeny, tool: "Bash", input: `{"command":"echo x > notes.txt"}`,
 			decision: approval.Ask, layer: approval.LayerHuman, reasonHas: "writes notes.txt (redirection)"},
-		{name: "acceptEdits allows a write inside the workspace", ws: issue, tool: "Bash", input: `{"command":"echo x > notes.txt"}`, mode: "acceptEdits",
+		{name: "acceptEdits allows a write inside the workspace", ws: fileDeny, tool: "Bash", input: `{"command":"echo x > notes.txt"}`, mode: "acceptEdits",
 			decision: approval.Allow, layer: approval.LayerMode, rule: "Bash(echo:*)"},
 		{name: "malformed input fails closed", ws: plain, tool: "Bash", input: `not json`,
 			decision: approval.Deny, layer: approval.LayerRules, reasonHas: "malformed"},
@@ -236,8 +237,9 @@ func TestPolicyCheckErrors(t *testing.T) {
 	}
 }
 
-// policy check names the program table entry and the option that decided
-// (issue 17 §1), under the allow rules people write for read-only programs.
+// policy check names the program table entry and the option that decided (so
+// a person can see why), under the allow rules people write for read-only
+// programs.
 func TestPolicyCheckNamesTheProgramAndOption(t *testing.T) {
 	ws := testenv.Workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))

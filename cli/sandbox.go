@@ -54,7 +54,8 @@ func sandboxMain(args []string, stdout, stderr io.Writer) int {
 }
 
 // sandboxCheck says which backend commands get and, for a workspace, what
-// its toolchains are given (issue 16 §4).
+// its toolchains are given (host caches, settings), so a person can see why
+// a build inside the sandbox finds or misses its dependencies.
 func sandboxCheck(args []string, logger *slog.Logger, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("starter sandbox check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -107,7 +108,7 @@ func toolchainRequest(ws string, ss approval.SandboxSettings) sandbox.Request {
 	return req
 }
 
-// sandboxCache lists the per-workspace caches, or clears them (issue 16 §2).
+// sandboxCache lists the per-workspace caches, or clears them.
 func sandboxCache(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("starter sandbox cache", flag.ContinueOnError)
 	fs.SetOutput(stderr)

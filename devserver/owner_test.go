@@ -102,8 +102,8 @@ func (e *ownerEnv) run(user, name string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// signal is the attack from issue 8: a Temporal CLI signal that would
-// answer the job's pending approval.
+// signal is the attack the owner check stops: another local user's
+// Temporal CLI signal that would answer the job's pending approval.
 func (e *ownerEnv) signal(user string, flags ...string) (string, error) {
 	args := append([]string{"workflow", "signal", "--workflow-id", e.jobID, "--name", "approval",
 		"--input", `{"callId":"w1","decision":"allow","by":"intruder"}`, "--command-timeout", "10s"}, flags...)

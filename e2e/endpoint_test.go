@@ -30,11 +30,12 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-// Nothing the model endpoint does loses a job (issue 21). Each test runs a
-// job against the scripted model (a real HTTP server speaking the OpenAI
-// protocol) on the embedded server, or on PostgreSQL under .ci/postgres-e2e,
-// and checks that the job completed and that no event of its history is
-// over Temporal's 256 KB warning size.
+// Nothing the model endpoint does (a refused key, a quota, garbage, huge
+// answers and calls) loses a job. Each test runs a job against the scripted
+// model (a real HTTP server speaking the OpenAI protocol) on the embedded
+// server, or on PostgreSQL under .ci/postgres-e2e, and checks that the job
+// completed and that no event of its history is over Temporal's 256 KB
+// warning size.
 
 // eventWarnSize is Temporal's warning size for one payload.
 const eventWarnSize = 256 << 10
@@ -78,7 +79,8 @@ func bigText(n int) string {
 
 // A model that writes a 5 MB file in one Write: the file is written whole,
 // the model's next request carries its real call, and no event is over the
-// warning size. The largest event is logged (the issue's figure).
+// warning size. The largest event is logged, to see how far under the
+// warning size a large Write stays.
 func TestEndpointWriteOfFiveMegabytes(t *testing.T) {
 	content := bigText(5 << 20)
 	c, run, ws, model := endpointJob(t, demomodel.Script(

@@ -18,10 +18,10 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-// Issue 8's attack, replayed: a job of the owner waits for approval of a
-// Write; another local user (nobody) tries the Temporal CLI to switch the job
-// to bypass and to approve the Write. Both fail and change nothing; the
-// owner's CLI, with the flags custos prints, approves it.
+// The attack the owner check stops, replayed: a job of the owner waits for
+// approval of a Write; another local user (nobody) tries the Temporal CLI to
+// switch the job to bypass and to approve the Write. Both fail and change
+// nothing; the owner's CLI, with the flags custos prints, approves it.
 func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") != "" {

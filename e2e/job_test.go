@@ -77,7 +77,7 @@ func TestJobReadEditBash(t *testing.T) {
 	assert.Equal(t, len(recs), len(testenv.Audit(t, c, run.GetID())))
 
 	// The transcript is readable without Temporal, outside the workspace:
-	// nothing of the job is in it for git to take (issue 20 §1).
+	// nothing of the job is in it for git to take.
 	files := testenv.JobFiles(t, c, run.GetID())
 	transcript := transcriptOf(t, c, run.GetID())
 	assert.Equal(t, 9, strings.Count(transcript, "\n"), "system, user, 4 answers, 3 tool results")

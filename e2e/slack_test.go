@@ -382,11 +382,10 @@ func TestSlackSocketMode(t *testing.T) {
 	assert.NotEmpty(t, fake.Calls("apps.connections.open"))
 }
 
-// An answer counts for the call it was given for, through Slack (issue 17
-// §4): the model reuses a call ID in its next turn. The second call gets a
-// message of its own under its own identity, and a click on the first
-// call's message, still on someone's screen, is told what became of that
-// call and approves nothing.
+// An answer counts for the call it was given for, through Slack: the model
+// reuses a call ID in its next turn. The second call gets a message of its
+// own under its own identity, and a click on the first call's message, still
+// on someone's screen, is told what became of that call and approves nothing.
 func TestSlackReusedCallID(t *testing.T) {
 	srv := startServer(t, "")
 	c := testenv.Dial(t, srv)
@@ -425,7 +424,7 @@ func TestSlackReusedCallID(t *testing.T) {
 
 // A command with escape sequences and bidirectional controls reaches the
 // local Slack as visible text: the message shows what will run, nothing
-// in it is raw (issue 17 §5, through the Slack channel end to end).
+// in it is raw, through the Slack channel end to end.
 func TestSlackShowsEscapesAsText(t *testing.T) {
 	srv := startServer(t, "")
 	c := testenv.Dial(t, srv)

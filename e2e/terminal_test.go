@@ -84,8 +84,7 @@ func (term *terminal) typeLine(s string) {
 
 // The terminal prompt, in a real terminal (tmux), shows a command's escape
 // sequences as text and never lets them act on the screen, and an answer
-// typed for one call never approves a later call the model gave the same ID
-// (issue 17 §4, §5).
+// typed for one call never approves a later call the model gave the same ID.
 func TestTerminalShowsWhatRunsAndBindsAnswers(t *testing.T) {
 	srv := startServer(t, "")
 	c := testenv.Dial(t, srv)

@@ -80,7 +80,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // BenchmarkReplay100kCalls1000Rules: one replay of 100,000 recorded calls
-// against 1,000 rules (issue 19's figure); one op is the whole replay.
+// against 1,000 rules (the figure README gives); one op is the whole replay.
 func BenchmarkReplay100kCalls1000Rules(b *testing.B) {
 	jobs := benchJobs(100_000)
 	pols := Fixed{New: bench1000Rules()}

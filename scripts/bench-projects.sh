@@ -55,7 +55,7 @@
 #     module (the module cache then holds them), `npm ci` or `npm install`
 #     for a Node package (node_modules sits in the project, so in every copy);
 #     the Python and C projects need nothing beyond python3, cc and make.
-#     Used for issue 16: github.com/stretchr/objx at v0.5.2 (needs testify),
+#     The README's figures: github.com/stretchr/objx at v0.5.2 (needs testify),
 #     github.com/jonschlinkert/is-number (mocha as a devDependency),
 #     github.com/simplejson/simplejson, github.com/zserge/jsmn.
 #   - the peers, outside this repo and never a dependency of custos, from the

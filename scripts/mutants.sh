@@ -132,7 +132,7 @@ mutant "mount step: no seccomp filter" \
 	"./sandbox" "MountStep" \
 	sandbox/mountinit_cgo.go '	if (secfd >= 0) cm_seccomp(secfd);' '	if (secfd >= 0) close(secfd);'
 
-# Issue 31: no path from inside the sandbox to the host but the overlay.
+# No path from inside the sandbox to the host but the overlay.
 # The step as PID 1 of the sandbox: without it, bubblewrap's init (in the
 # namespace where the workspace is the host's) is /proc/1.
 mutant "the sandbox's PID 1 is bubblewrap's own init again (step runs the command itself)" \
@@ -175,7 +175,7 @@ mutant "protected names made below the root applied" \
 	"./sandbox" "TestBwrapProtectedNamesWhetherOrNot" \
 	sandbox/hostconfig_overlay.go '	g.withholdProtected(upper, res)' '	_ = g.withholdProtected'
 
-# Issue 31, the approval half: one mutant per hole class. Each breaks one
+# The policy's holes: one mutant per hole class. Each breaks one
 # property in approval/ and is killed by the tests named (verified on a
 # scratch copy of the tree with scripts/mutants.sh's own apply and run).
 
@@ -483,7 +483,7 @@ mutant "the sandbox's init not reaped after bwrap exits" \
 	sandbox/bwrap.go $'func (w *statusWatch) reap() {\n' $'func (w *statusWatch) reap() {\n\treturn\n'
 
 # A settings change that allows what a person denied would then pass a
-# team's CI gate unseen (issue 19 §1).
+# team's CI gate unseen.
 mutant "replay: a past denial now allowed counted as unchanged" \
 	"./policyreplay ./cli" "TestReplayFixtureAudit|TestPolicyReplayExitStatus" \
 	policyreplay/replay.go '		return DenialAllowed' '		return ""'
@@ -515,7 +515,7 @@ mutant "suggest: a denial's program read from the raw command" \
 	"./policyreplay" "TestSuggestNarrowestRules" \
 	policyreplay/suggest.go '		names = append(names, sc.Name)' '		names = append(names, strings.Fields(in.Command)[0])'
 
-# A grant would then answer a call a hook asked a person about (issue 18 §2).
+# A grant would then answer a call a hook asked a person about.
 mutant "grant: past a hook's ask" \
 	"./workflows" "TestGrantNeverPassesAHookOrAMode" \
 	workflows/grants.go 'if !j.grantsOn || approval.Grantable(found.Rules, hookAsked(found)) != nil {' 'if !j.grantsOn {'

@@ -13,7 +13,7 @@ import (
 
 // git add -A in a repository where custos learned a rule and an older job
 // kept its transcript takes the shared settings and never the local files
-// (issue 20 §1), with the real git.
+// (learned rules, what the model read), with the real git.
 func TestLocalFilesStayOutOfGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed: the test checks what git itself takes")

@@ -555,18 +555,17 @@ func uniqueCallIDs(calls []openai.ToolCall, turn int) {
 	}
 }
 
-// jobCallIDs gives each call its identity within the job (issue 17 §4):
-// the ID every channel, status, the audit, Slack buttons and webhooks use,
-// and that an answer must name. The model chooses its IDs and may reuse
-// one in a later turn; an answer meant for the earlier call must never
-// approve the later one. So an ID this run already used gets the turn
-// (call_1_t3, then _2, _3 … should that be taken too), and in a run
-// continued from another (whose IDs this run does not hold) every ID
-// carries the run (call_1_r2), so a stale answer from an earlier run
-// names no call here. Calls carried to the next run keep the
-// identities given here (State.PendingIDs). The conversation keeps the
-// model's IDs (uniqueCallIDs already made them distinct within the answer).
-// Histories from before this ran keep the model's IDs.
+// jobCallIDs gives each call its identity within the job: the ID every
+// channel, status, the audit, Slack buttons and webhooks use, and that an
+// answer must name. The model chooses its IDs and may reuse one in a later
+// turn; an answer meant for the earlier call must never approve the later
+// one. So an ID this run already used gets the turn (call_1_t3, then _2, _3 …
+// should that be taken too), and in a run continued from another (whose IDs
+// this run does not hold) every ID carries the run (call_1_r2), so a stale
+// answer from an earlier run names no call here. Calls carried to the next
+// run keep the identities given here (State.PendingIDs). The conversation
+// keeps the model's IDs (uniqueCallIDs already made them distinct within the
+// answer). Histories from before this ran keep the model's IDs.
 func (j *job) jobCallIDs(ctx workflow.Context, calls []openai.ToolCall) []string {
 	ids := make([]string, len(calls))
 	if workflow.GetVersion(ctx, "job-unique-call-ids", workflow.DefaultVersion, 1) == workflow.DefaultVersion {

@@ -11,11 +11,10 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 )
 
-// TestReusedCallIDGetsItsOwnIdentity is issue 17 §4: the model reuses a
-// call ID in a later turn. The answer given for the first call, sent again
-// (a stale Slack button, a replayed CLI command), must not approve the
-// second; the second call answers only to its own identity, which every
-// channel is shown.
+// TestReusedCallIDGetsItsOwnIdentity: the model reuses a call ID in a later
+// turn. The answer given for the first call, sent again (a stale Slack
+// button, a replayed CLI command), must not approve the second; the second
+// call answers only to its own identity, which every channel is shown.
 func TestReusedCallIDGetsItsOwnIdentity(t *testing.T) {
 	h := newHarness(t, demomodel.Script(
 		demomodel.Calls(call("c1", "Write", map[string]any{"file_path": "benign.txt", "content": "ok"})),

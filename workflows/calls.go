@@ -93,8 +93,8 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 		return "Error: " + err.Error()
 	}
 	if len(res.HostConfig) > 0 {
-		// What the command left for the host's tools to run, and what
-		// custos did with it (issue 17 §3), for whoever reads the audit.
+		// What the command left for the host's tools to run, and what custos did
+		// with it, for whoever reads the audit.
 		text := "custos neutralised what the command left for the host's tools to run:\n" + strings.Join(res.HostConfig, "\n")
 		j.audit(ctx, approval.AuditRecord{Event: "host-config", CallID: id, Tool: tool, Reason: text})
 		j.emit(ctx, Event{Kind: "host-config", CallID: id, Tool: tool, Text: text})

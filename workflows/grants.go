@@ -17,13 +17,13 @@ import (
 	"github.com/custos-dev/custos/hooks"
 )
 
-// Grants (issue 18 §2): an allow answer may carry a GrantSpec, a rule that
-// also allows later calls, in the job or in the workspace, until a time. A
-// grant stands in for a person's answer and nothing else: it is consulted
-// only where a call would otherwise wait for a person (layer 5), and only
-// for calls that an allow rule could have allowed — so a system rule, a
-// deny rule, an ask rule, an unreadable command, an unconfined sandbox, a
-// hook's deny or ask, plan and dontAsk all still decide as before.
+// Grants: an allow answer may carry a GrantSpec, a rule that also allows
+// later calls, in the job or in the workspace, until a time. A grant stands
+// in for a person's answer and nothing else: it is consulted only where a
+// call would otherwise wait for a person (layer 5), and only for calls that
+// an allow rule could have allowed — so a system rule, a deny rule, an ask
+// rule, an unreadable command, an unconfined sandbox, a hook's deny or ask,
+// plan and dontAsk all still decide as before.
 //
 // Workspace scope: the grant is written to the workspace's directory in
 // custos' state directory on the workspace's host (an activity there), and

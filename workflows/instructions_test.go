@@ -18,7 +18,8 @@ import (
 
 // The model is told the project's instructions and its environment; the
 // instructions change no rule and no mode, however they are worded; status,
-// the Web UI's details and the audit say which files were given (issue 20 §2).
+// the Web UI's details and the audit say which files were given, so a
+// person can tell what the model was told.
 func TestProjectInstructionsInformTheModelOnly(t *testing.T) {
 	h := newHarness(t, demomodel.Script(
 		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "out.txt", "content": "x"})),
@@ -94,7 +95,8 @@ func mustJSON(v any) string {
 
 // A job that began before transcripts left the workspace (its carried
 // state names no files) goes on with the transcript where it was written,
-// and git is told to leave that directory alone (issue 20 §1).
+// and git is told to leave that directory alone, so `git add -A` never
+// commits what the model read.
 func TestOlderJobKeepsItsTranscriptInTheWorkspace(t *testing.T) {
 	h := newHarness(t, demomodel.Script(demomodel.Say("finished where it was")))
 	legacy := filepath.Join(h.ws, ".custos", "sessions", "default-test-workflow-id.jsonl")

@@ -12,10 +12,10 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 )
 
-// The job's Read and Edit deny rules reach the sandbox (issue 8 §1): a
-// command a person (or a rule) allowed still cannot read a Read-denied
-// file or change an Edit-denied one, nor can Glob list the masked file;
-// rules learned during the job count too.
+// The job's Read and Edit deny rules reach the sandbox: a command a person
+// (or a rule) allowed still cannot read a Read-denied file or change an
+// Edit-denied one, nor can Glob list the masked file; rules learned during
+// the job count too.
 func TestDenyRulesHoldInsideBash(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {

@@ -369,8 +369,9 @@ func TestPipelineBashSerial(t *testing.T) {
 	assert.Equal(t, "first\nsecond\n", h.file("log.txt"))
 }
 
-// No silent fallback (issue 8 §4; unconfined_test.go has the rest): without
-// bubblewrap the command is refused, even in bypass mode, and told why.
+// No silent fallback to running unconfined (unconfined_test.go has the
+// rest): without bubblewrap the command is refused, even in bypass mode,
+// and told why.
 func TestPipelineSandboxUnavailableRefuses(t *testing.T) {
 	h := newHarness(t, demomodel.Script(
 		demomodel.Calls(call("b", "Bash", map[string]any{"command": "echo fell-back > ran.txt"})),

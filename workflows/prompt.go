@@ -10,12 +10,12 @@ import (
 	"github.com/custos-dev/custos/approval"
 )
 
-// systemPrompt is the job's first message: what custos is and how its
-// tools are judged, the working environment (issue 20 §2: the date, the
-// machine, git, what a command may write and reach) and the project's
-// instructions, marked as such. The date is the workflow's clock, the rest
-// the host's LoadSettings result, both recorded, so a replay builds the
-// same prompt.
+// systemPrompt is the job's first message: what custos is and how its tools
+// are judged, the working environment (the date, the machine, git, what a
+// command may write and reach, so the model need not spend calls finding out)
+// and the project's instructions, marked as such. The date is the workflow's
+// clock, the rest the host's LoadSettings result, both recorded, so a replay
+// builds the same prompt.
 func (j *job) systemPrompt(ctx workflow.Context, loaded api.LoadSettingsResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `You are custos, a careful coding agent. You work in the workspace %s; every path you give a tool is relative to it.

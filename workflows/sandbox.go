@@ -10,13 +10,14 @@ import (
 )
 
 // withSandboxRules adds to a tool request what the tool enforces of the
-// policy by itself (issue 8 §1, §4): Bash gets the Read and Edit deny
-// patterns for the sandbox, and is marked unconfined when the worker has no
-// sandbox and the user allowed that (the policy then sent the call to a
-// person, told so); Glob and Grep get the Read deny patterns to leave masked
-// files out; Read, Write and Edit check the real path they touch (a symlink
-// or hard link may lead to a denied file the written path does not name).
-// The rules come from the current policy, learned ones included.
+// policy by itself, because a rule on files must hold whichever tool touches
+// them: Bash gets the Read and Edit deny patterns for the sandbox, and is
+// marked unconfined when the worker has no sandbox and the user allowed that
+// (the policy then sent the call to a person, told so); Glob and Grep get the
+// Read deny patterns to leave masked files out; Read, Write and Edit check
+// the real path they touch (a symlink or hard link may lead to a denied file
+// the written path does not name). The rules come from the current policy,
+// learned ones included.
 func (j *job) withSandboxRules(req *api.ToolRequest, tool string) {
 	switch tool {
 	case api.BashActivity:
@@ -50,8 +51,8 @@ func (j *job) announceSandbox(ctx workflow.Context) {
 	for _, line := range j.st.Env.Sandbox.Gives {
 		text += "\n  " + line
 	}
-	// The policy's facts ride on the job's first record, once, for
-	// `starter policy replay` (issue 19).
+	// The policy's facts ride on the job's first record, once, so that
+	// `starter policy replay` can judge the job's calls again as it was.
 	env := j.st.Env
 	j.audit(ctx, approval.AuditRecord{Event: "sandbox", Reason: text, Env: &env})
 	j.emit(ctx, Event{Kind: "sandbox", Text: text})

@@ -2,10 +2,9 @@ package api
 
 import "github.com/custos-dev/custos/approval"
 
-// Activities of the workspace's grants (issue 18 §2): a grant with scope
-// "workspace" is kept on the workspace's host, in custos' state directory,
-// where every job of that workspace on that host reads it before it asks
-// a person.
+// Activities of the workspace's grants: a grant with scope "workspace" is
+// kept on the workspace's host, in custos' state directory, where every job
+// of that workspace on that host reads it before it asks a person.
 const (
 	WorkspaceGrantsActivity   = "WorkspaceGrants"   // the workspace's grants
 	AddWorkspaceGrantActivity = "AddWorkspaceGrant" // keep one more
