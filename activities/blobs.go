@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
 // blobStore keeps the large strings of model answers out of history, one
@@ -30,23 +31,7 @@ func (b blobStore) put(s string) (string, error) {
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return "", fmt.Errorf("blob dir: %w", err)
 	}
-	tmp, err := os.CreateTemp(b.dir, ".tmp-"+name[:12]+"-")
-	if err != nil {
-		return "", fmt.Errorf("blob: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(s); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("blob: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("blob: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("blob: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, []byte(s), 0o600); err != nil {
 		return "", fmt.Errorf("blob: %w", err)
 	}
 	return name, nil

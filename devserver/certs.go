@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
 // Loopback is not a boundary between the users of one machine, so the
@@ -276,25 +278,8 @@ func pemBlock(typ string, der []byte) []byte {
 // writePrivate replaces name with data, mode 0600, through a new file and a
 // rename so no reader ever sees half a file.
 func writePrivate(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-")
-	if err != nil {
-		return fmt.Errorf("devserver: writing %s: %w", name, err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // no-op after the rename
-	// CreateTemp makes 0600 files already; say so, whatever the umask did.
-	if err := tmp.Chmod(0o600); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("devserver: writing %s: %w", name, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("devserver: writing %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("devserver: writing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("devserver: writing %s: %w", name, err)
+	if err := atomicfile.Write(name, data, 0o600); err != nil {
+		return fmt.Errorf("devserver: %w", err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
 // AddRule persists a learned rule into <workspace>/.custos/settings.local.json,
@@ -123,24 +124,8 @@ func updateJSONFile(file string, change func(top map[string]json.RawMessage) err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("settings: creating %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("settings: creating temp file in %s: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after a successful rename
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return fmt.Errorf("settings: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("settings: syncing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("settings: closing %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("settings: replacing %s: %w", file, err)
+	if err := atomicfile.Write(file, out, 0o600); err != nil {
+		return fmt.Errorf("settings: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
 // ProfileName is the Temporal CLI profile `starter temporal-profile --write`
@@ -88,31 +89,13 @@ func WriteProfile(path, name string, p *envconfig.ClientConfigProfile) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	// Through a new file and a rename, so the CLI never reads half a file.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".custos-profile-")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
+	// Replaced whole, so the CLI never reads half a file; an existing
+	// file keeps its mode.
 	mode := os.FileMode(0o600)
 	if info, err := os.Stat(path); err == nil {
 		mode = info.Mode().Perm()
 	}
-	if _, err := tmp.Write(b); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, b, mode)
 }
 
 // onlyProfileKeys reports whether a strict-parse error names only keys
