@@ -6,7 +6,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// Code hidden in words that look like data (issue 17 §2).
+// Code hidden in words that look like data: an allow rule for the outer
+// command must not cover what bash runs from inside its arguments.
 //
 // Bash evaluates arithmetic in $((…)), $[…], ((…)), let, for ((…;…;…)), the
 // operands of [[ … -eq … ]] (-ne -lt -le -gt -ge), array subscripts

@@ -32,7 +32,7 @@ func runBash(t *testing.T, bash, cmd string, files map[string]string) bool {
 }
 
 // hiddenCodeCases are commands in which bash runs code hidden in a word
-// that looks like data (issue 17 §2): arithmetic and variable names with
+// that looks like data: arithmetic and variable names with
 // subscripts. Each is allowed by its rule as far as the outer command
 // goes; the payload is always touch FLAG.
 var hiddenCodeCases = []struct {

@@ -25,7 +25,8 @@ import (
 //     know) that a Read or Edit deny or ask rule matches needs a person:
 //     custos cannot tell whether git add .env reads .env, and a deny would
 //     also refuse harmless commands (git rm --cached .env); the sandbox's
-//     masks (issue 8 §1) are the wall behind the question.
+//     masks (the deny rules enforced inside the sandbox) are the wall
+//     behind the question.
 //   - A path custos cannot resolve (a variable, a cd to an unknown place)
 //     needs a person when it is written, and when a known command reads it
 //     while Read deny or ask rules exist (cat "$F"). An unknown command's

@@ -287,7 +287,7 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 
 // unjudgedNote says, on an allow, that a rule matching a command the
 // program table has no entry for covers everything that command can do
-// (issue 31 §5): custos judged none of its options.
+// (custos judged none of its options), so the person who wrote it knows.
 func unjudgedNote(what []string) string {
 	if len(what) == 0 {
 		return ""

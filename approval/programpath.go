@@ -7,7 +7,7 @@ import (
 
 // A command named by a path runs that file, not the program of that name a
 // rule was written for: ./ls is whatever the workspace holds under that
-// name, as much as a PATH that puts the workspace first (issue 31 §4). A
+// name, as much as a PATH that puts the workspace first. A
 // path in a system directory (/usr/bin/git) is the program itself; any
 // other is foreign: it is judged as an unknown program (its words are
 // mentions, no wrapper or shell is looked through), and an allow rule

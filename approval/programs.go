@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// Program knowledge as data (issue 17 §1). Every program custos reads is one
+// Program knowledge as data, so that what custos knows of a program is read
+// in one place rather than spread through the walker. Every program custos reads is one
 // entry of programTable (programs_table.go): its options, whether each takes
 // a value and what it does (runs a program, changes what the program loads
 // or where it acts, reads or writes the file its value names), the

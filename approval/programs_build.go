@@ -6,7 +6,8 @@ import (
 )
 
 // Entries for programs people allow by a prefix that reads as harmless
-// (issue 31 §5): tar's modes, make's makefiles and variables, date's clock,
+// (a rule such as Bash(tar -t:*) reads as a list, not a program runner):
+// tar's modes, make's makefiles and variables, date's clock,
 // python -m json.tool's output file.
 
 // tarModes are tar's operation modes, by the first spelling of each.

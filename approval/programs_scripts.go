@@ -6,7 +6,7 @@ import (
 )
 
 // The scripts of sed and awk, parsed far enough to find what they run,
-// read and write (issue 17 §1). A script that cannot be parsed is a
+// read and write. A script that cannot be parsed is a
 // finding: an allow rule for the program does not cover it.
 
 // scriptEffect is one thing a script does.

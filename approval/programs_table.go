@@ -2,7 +2,7 @@ package approval
 
 import "strings"
 
-// The program table (issue 17 §1): what custos knows of each program, in
+// The program table: what custos knows of each program, in
 // one place. programs.go says how an entry is read; every entry's examples
 // are checked when the package loads (checkPrograms) and by
 // TestProgramTable.
@@ -272,8 +272,8 @@ var programTable = []program{
  -?|--help --usage -V|--version`,
 		env:   []string{"MANPAGER", "PAGER", "BROWSER", "MANOPT", "MANROFFOPT", "MANROFFSEQ", "LESS", "LESSOPEN", "LESSCLOSE"},
 		allow: []string{"man ls", "man 5 crontab", "man -k printf"}, ask: []string{"man -P 'sh -c id' ls", "MANPAGER='sh -c id' man ls", "man -H ls", "PAGER=x man ls"}},
-	// Archives, builds, the clock, python's JSON tool (issue 31 §5):
-	// programs allowed by a prefix that reads as harmless.
+	// Archives, builds, the clock, python's JSON tool: programs allowed
+	// by a prefix that reads as harmless, though an option may run code.
 	{name: "tar", special: tarWords, clusters: true, oldStyle: true, env: []string{"TAR_OPTIONS", "TAPE", "RSH"},
 		opts: tarOpts, allow: []string{"tar -tf x.tar", "tar tf x.tar", "tar -tvzf x.tgz", "tar --list --file=x.tar src",
 			"tar -xOf x.tar README.md", "tar -cf - src", "tar -d -f x.tar"},
@@ -420,7 +420,8 @@ var programTable = []program{
 	{name: "pip help", opts: pipCommon, allow: []string{"pip help install"}},
 
 	// Partial entries: the writers, fetchers and other readers of the file
-	// analysis, with the options that name files (issue 7); their other
+	// analysis, with the options that name files, so that Read and Edit
+	// rules see the files they touch; their other
 	// options are not judged.
 	{name: "rev", partial: true, operands: operandSpec{role: roleRead}},
 	{name: "fold", partial: true, opts: "-w|--width=", operands: operandSpec{role: roleRead}},

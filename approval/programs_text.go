@@ -4,8 +4,8 @@ import "strings"
 
 // How a program's words read, by its entry, outside the walk: the
 // command text rules match, with short-option clusters split the way the
-// program reads them (issue 31 §5: tar -tf x.tar is tar -t -f x.tar, so
-// that Bash(tar -t:*) covers it and a deny rule for tar -x sees tar -xzf),
+// program reads them (tar -tf x.tar is tar -t -f x.tar, so that
+// Bash(tar -t:*) covers it and a deny rule for tar -x sees tar -xzf),
 // and the options a special entry needs the values of (tar's -f and -C).
 
 // splits reports an entry whose command text splits clusters: a program

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// issueSettings are the settings of issue 8, as people copy them from Claude
-// Code, plus a few rules and commands the table needs.
+// issueSettings are Read and Edit deny rules as people copy them from
+// Claude Code, plus a few rules and commands the table needs.
 var issueSettings = Settings{
 	Permissions: Permissions{
 		Allow: []string{"Bash(cat:*)", "Bash(echo:*)", "Bash(grep:*)",
@@ -154,9 +154,9 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "cp -r secrets/ public", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "ls secrets", want: Deny, rule: "Read(secrets/**)"},
 		{cmd: "ln -s secrets s", want: Deny, rule: "Read(secrets/**)"},
-		{cmd: "tar czf x.tgz secrets", want: Deny, rule: "Read(secrets/**)"}, // tar -c reads its operands (issue 31)
+		{cmd: "tar czf x.tgz secrets", want: Deny, rule: "Read(secrets/**)"}, // tar -c reads its operands
 		// A directory that may merely hold a denied file is left to the
-		// sandbox's masks (issue 8 §1).
+		// sandbox's masks: the deny rules are enforced inside the sandbox too.
 		{cmd: "grep -r KEY .", want: Allow},
 		{cmd: "grep -r KEY src", want: Allow},
 		// Globs the shell may expand to a denied path need a person; globs
@@ -190,7 +190,7 @@ func TestRedirectionsAndFileRules(t *testing.T) {
 		{cmd: "python3 x.py secrets/prod.key", want: Ask, rule: "Read(secrets/**)"},
 		{cmd: "make FILE=.env", want: Ask, rule: "Read(.env)"},
 		{cmd: "git add notes.md", want: Allow},
-		// make is in the program table now (issue 31): a word built at run
+		// make is in the program table: a word built at run
 		// time may be one of its options (--eval runs code), as for rg "$X".
 		{cmd: "make $TARGET", want: Continue, reasonHas: "built at run time"},
 		{cmd: "git add $(git ls-files -m)", want: Allow},

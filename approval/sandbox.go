@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// How the policy meets the OS sandbox (issue 8 §1 and §4).
+// How the policy meets the OS sandbox.
 //
-// §1: the Read and Edit deny rules are also enforced inside the sandbox, on
+// Deny rules inside: the Read and Edit deny rules are also enforced inside the sandbox, on
 // whatever a command does; SandboxDenies lists their path patterns for it.
 //
-// §4: when the worker has no OS sandbox, Bash is refused, unless the
+// No sandbox: when the worker has no OS sandbox, Bash is refused, unless the
 // user's own settings say "sandbox": {"allowUnsandboxed": true}; then no
 // Bash call is allowed by a rule, a mode or a hook: each goes to a person,
 // told that the command will run unconfined. Deny rules (system and user)
@@ -37,11 +37,11 @@ type SandboxStatus struct {
 	AllowUnconfined bool `json:"allowUnconfined,omitempty"`
 	// Gives says, a line each, what the workspace's commands are given:
 	// toolchains found, the host's caches read-only, the workspace's own
-	// caches, the git identity (issue 16 §4).
+	// caches, the git identity.
 	Gives []string `json:"gives,omitempty"`
 }
 
-// RuleSandboxRequired and RuleUnconfined name the verdicts of §4.
+// RuleSandboxRequired and RuleUnconfined name the verdicts given when there is no sandbox.
 const (
 	RuleSandboxRequired = "sandbox-required"
 	RuleUnconfined      = "unconfined-bash"
@@ -100,7 +100,7 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// confine applies §4 to a verdict of layers 1-3.
+// confine applies the no-sandbox rule (above) to a verdict of layers 1-3.
 func (p *Policy) confine(c Call, v Verdict) Verdict {
 	sb := p.env.Sandbox
 	if c.Tool != "Bash" || !sb.Unconfined || v.Decision == Deny {

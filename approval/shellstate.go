@@ -7,7 +7,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// The shell's state (issue 31 §4). A Bash call is one bash -c in an
+// The shell's state. A Bash call is one bash -c in an
 // environment the sandbox builds afresh, so only the line itself changes
 // what a later command of it finds: a variable exported before it, one set
 // on it (X=v cmd, env X=v cmd) or for the shell that runs it (X=v bash -c

@@ -55,7 +55,7 @@ func runStateCases(t *testing.T, cases []stateCase) {
 	}
 }
 
-// What the line sets before a command (issue 31 §4) is judged for that
+// What the line sets before a command is judged for that
 // command: a variable that is not known to be inert, exported in any of
 // bash's ways, keeps an allow rule for the command from covering it.
 func TestShellStateIsJudged(t *testing.T) {
@@ -171,7 +171,7 @@ func TestShellStateIsJudged(t *testing.T) {
 }
 
 // What the line sets that is known to be inert, or that stays the shell's
-// own, changes nothing (issue 31 §6).
+// own, changes nothing: everyday lines stay allowed.
 func TestShellStateInert(t *testing.T) {
 	cat := []string{"Bash(cat:*)"}
 	runStateCases(t, []stateCase{

@@ -103,7 +103,7 @@ type SandboxSettings struct {
 	// Env names extra environment variables passed from the worker into commands.
 	Env []string `json:"env,omitempty"`
 	// Toolchains narrows which toolchains the sandbox provisions with the
-	// host's caches and the workspace's own (issue 16): nil detects every
+	// host's caches and the workspace's own: nil detects every
 	// one the workspace uses, a list only those (Toolchains), an empty list
 	// none. A workspace's settings can only narrow the user's.
 	Toolchains *[]string `json:"toolchains,omitempty"`
