@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/pathglob"
 )
 
 // Limits that keep the analysis bounded on hostile input. Anything past them is
@@ -664,40 +666,10 @@ func (w *walker) home(p *syntax.ParamExp) (string, bool) {
 
 // unescapeUnquoted removes backslash quoting outside quotes: \x → x, and a
 // backslash-newline disappears.
-func unescapeUnquoted(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-			if s[i] == '\n' {
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func unescapeUnquoted(s string) string { return pathglob.UnescapeBytes(s, "", true) }
 
 // unescapeDouble removes the backslashes that are special inside double quotes.
-func unescapeDouble(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-			i++
-			if s[i] == '\n' {
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func unescapeDouble(s string) string { return pathglob.UnescapeBytes(s, "$`\"\\\n", true) }
 
 // argWord is an evaluated argument: its text and whether it is static.
 type argWord struct {

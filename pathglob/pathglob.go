@@ -91,14 +91,24 @@ func Escape(s string) string {
 }
 
 // Unescape is the name a pattern without metacharacters matches.
-func Unescape(s string) string {
+func Unescape(s string) string { return UnescapeBytes(s, "", false) }
+
+// UnescapeBytes removes the backslash before each byte of escapable (before
+// any byte when escapable is empty): the quoting of a pattern, and of a
+// word of bash's, which reads a backslash the same way (approval's shell
+// analysis unquotes with it). With joinLines, a backslash-newline goes
+// whole, as bash joins a continued line.
+func UnescapeBytes(s, escapable string, joinLines bool) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
+		if s[i] == '\\' && i+1 < len(s) && (escapable == "" || strings.IndexByte(escapable, s[i+1]) >= 0) {
 			i++
+			if joinLines && s[i] == '\n' {
+				continue
+			}
 		}
 		b.WriteByte(s[i])
 	}
