@@ -77,9 +77,9 @@ func (sp *sedParser) toEOL(stopAtSemicolon bool) string {
 	return sp.src[start:sp.i]
 }
 
-// parse reads the whole script, GNU sed's grammar. It is long because it
-// is one case per sed command, each a line or two; split up, the grammar
-// would be harder to hold against sed's manual.
+// parse reads the whole script, GNU sed's grammar: addresses, blocks and
+// the separators between commands here, each command's own arguments in
+// command, so that the cases can be held against sed's manual in one place.
 func (sp *sedParser) parse() error {
 	depth := 0
 	for {
@@ -111,53 +111,14 @@ func (sp *sedParser) parse() error {
 			if depth--; depth < 0 || hasAddr {
 				return errors.New("unexpected }")
 			}
-		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
-		case 'l', 'L', 'q', 'Q':
-			sp.skipSpace()
-			for !sp.eof() && sp.peek() >= '0' && sp.peek() <= '9' {
-				sp.i++
-			}
-		case 'a', 'i', 'c':
-			sp.text()
-			continue
-		case ':':
-			if hasAddr {
-				return errors.New(": does not take an address")
-			}
-			if strings.TrimSpace(sp.toEOL(true)) == "" {
-				return errors.New("missing label")
-			}
-		case 'b', 't', 'T', 'v':
-			sp.toEOL(true)
-		case 'r', 'R', 'w', 'W':
-			sp.skipSpace()
-			f := sp.toEOL(false)
-			kind := effRead
-			if c == 'w' || c == 'W' {
-				kind = effWrite
-			}
-			sp.effs = append(sp.effs, scriptEffect{kind: kind, option: string(c), file: argWord{s: f, static: true}})
-			continue
-		case 'e':
-			sp.toEOL(false)
-			sp.effs = append(sp.effs, scriptEffect{kind: effRun, option: "e"})
-			continue
-		case 's':
-			if err := sp.subst(); err != nil {
-				return err
-			}
-		case 'y':
-			d, err := sp.delim()
+		default:
+			toEOL, err := sp.command(c, hasAddr)
 			if err != nil {
 				return err
 			}
-			for range 2 {
-				if err := sp.until(d, false); err != nil {
-					return err
-				}
+			if toEOL {
+				continue
 			}
-		default:
-			return errors.New("unknown command " + string(c))
 		}
 		sp.skipSpace()
 		if !sp.eof() && strings.IndexByte(";\n}#", sp.peek()) < 0 {
@@ -168,6 +129,61 @@ func (sp *sedParser) parse() error {
 		return errors.New("unmatched {")
 	}
 	return nil
+}
+
+// command reads what follows the one-letter command c (its label, file,
+// text or expressions) and records what it reads, writes or runs. toEOL
+// is set for the commands whose argument runs to the end of the line
+// (a, i, c, r, w, e): nothing may follow them to check.
+func (sp *sedParser) command(c byte, hasAddr bool) (toEOL bool, err error) {
+	switch c {
+	case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+	case 'l', 'L', 'q', 'Q':
+		sp.skipSpace()
+		for !sp.eof() && sp.peek() >= '0' && sp.peek() <= '9' {
+			sp.i++
+		}
+	case 'a', 'i', 'c':
+		sp.text()
+		return true, nil
+	case ':':
+		if hasAddr {
+			return false, errors.New(": does not take an address")
+		}
+		if strings.TrimSpace(sp.toEOL(true)) == "" {
+			return false, errors.New("missing label")
+		}
+	case 'b', 't', 'T', 'v':
+		sp.toEOL(true)
+	case 'r', 'R', 'w', 'W':
+		sp.skipSpace()
+		f := sp.toEOL(false)
+		kind := effRead
+		if c == 'w' || c == 'W' {
+			kind = effWrite
+		}
+		sp.effs = append(sp.effs, scriptEffect{kind: kind, option: string(c), file: argWord{s: f, static: true}})
+		return true, nil
+	case 'e':
+		sp.toEOL(false)
+		sp.effs = append(sp.effs, scriptEffect{kind: effRun, option: "e"})
+		return true, nil
+	case 's':
+		return false, sp.subst()
+	case 'y':
+		d, err := sp.delim()
+		if err != nil {
+			return false, err
+		}
+		for range 2 {
+			if err := sp.until(d, false); err != nil {
+				return false, err
+			}
+		}
+	default:
+		return false, errors.New("unknown command " + string(c))
+	}
+	return false, nil
 }
 
 // addresses reads an optional address or range, and a !.
