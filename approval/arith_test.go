@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/custos-dev/custos/approval/shell"
 )
 
 // runBash runs cmd with the real bash in a fresh directory (files are
@@ -148,7 +150,7 @@ func TestArithHiddenCodeAsks(t *testing.T) {
 			p := mustCompile(t, Settings{Permissions: Permissions{Allow: []string{tc.allow}}})
 			v := p.Rules(bashCall(tc.cmd))
 			if v.Decision != Ask {
-				t.Fatalf("Rules(%q) under %s = %+v, want ask\nanalysis: %+v", tc.cmd, tc.allow, v, Analyze(tc.cmd, testEnv))
+				t.Fatalf("Rules(%q) under %s = %+v, want ask\nanalysis: %+v", tc.cmd, tc.allow, v, shell.Analyze(tc.cmd, testEnv.shell()))
 			}
 			if why := tc.why; why == "" && !strings.Contains(v.Reason, "evaluat") && !strings.Contains(v.Reason, "name reference") ||
 				why != "" && !strings.Contains(v.Reason, why) {
@@ -259,7 +261,7 @@ func TestArithStaysAllowed(t *testing.T) {
 	} {
 		v := p.Rules(bashCall(cmd))
 		if v.Decision != Allow {
-			t.Errorf("Rules(%q) = %+v, want allow\nanalysis: %+v", cmd, v, Analyze(cmd, testEnv))
+			t.Errorf("Rules(%q) = %+v, want allow\nanalysis: %+v", cmd, v, shell.Analyze(cmd, testEnv.shell()))
 		}
 	}
 }
@@ -288,30 +290,6 @@ func TestArithUnknownAsks(t *testing.T) {
 	}
 }
 
-func TestScanArith(t *testing.T) {
-	for _, tt := range []struct {
-		s             string
-		refs, targets string
-		ok            bool
-	}{
-		{"1+2", "", "", true},
-		{"x+1", "x", "", true},
-		{"x=1, y+=x", "y x", "x", true},
-		{"a[i]=j", "i j", "a", true},
-		{"x==1", "x", "", true},
-		{"16#ff + 64#_@", "", "", true},
-		{"a[$(id)]", "", "", false},
-		{"a[`id`]", "", "", false},
-		{"'1'", "", "", false},
-		{"1.5", "", "", false},
-	} {
-		refs, targets, ok := scanArith(tt.s)
-		if ok != tt.ok || ok && (strings.Join(refs, " ") != tt.refs || strings.Join(targets, " ") != tt.targets) {
-			t.Errorf("scanArith(%q) = %q, %q, %v; want %q, %q, %v", tt.s, refs, targets, ok, tt.refs, tt.targets, tt.ok)
-		}
-	}
-}
-
 // FuzzArith: no input makes the analysis panic, and a command substitution
 // hidden in arithmetic or in a variable name is never allowed, whatever it
 // holds, even under a blanket Bash allow.
@@ -332,7 +310,7 @@ func FuzzArith(f *testing.F) {
 		}
 		s = in.Command // JSON replaces invalid UTF-8: what the tool would run
 		// Analysed as it is: must not panic, and never allowed if undecidable.
-		if v := p.Rules(bashCall(s)); v.Decision == Allow && len(Analyze(s, testEnv).Undecidable) > 0 {
+		if v := p.Rules(bashCall(s)); v.Decision == Allow && len(shell.Analyze(s, testEnv.shell()).Undecidable) > 0 {
 			t.Fatalf("allowed %q although undecidable", s)
 		}
 		if strings.ContainsAny(s, "'\x00") {

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/custos-dev/custos/approval/shell"
 )
 
 var testEnv = Env{Workspace: "/home/user/project", Home: "/home/user"}
@@ -274,7 +276,7 @@ func FuzzAnalyze(f *testing.F) {
 			t.Fatal(err)
 		}
 		cmd = in.Command
-		a := Analyze(cmd, testEnv)
+		a := shell.Analyze(cmd, testEnv.shell())
 		v := p.Rules(call)
 		if v.Decision == Allow && len(a.Undecidable) > 0 {
 			t.Fatalf("allowed %q although undecidable: %v", cmd, a.Undecidable)
@@ -286,7 +288,7 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		for _, fa := range a.Files {
-			if fa.Kind.writes() || fa.Kind == AccessConnect {
+			if fa.Kind.Writes() || fa.Kind == shell.AccessConnect {
 				t.Fatalf("allowed %q although it writes %q (%s) without an Edit rule", cmd, fa.Word, fa.Via)
 			}
 		}
@@ -294,10 +296,10 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		for _, fa := range a.Files {
-			if !fa.Kind.reads() && fa.Kind != AccessMention {
+			if !fa.Kind.Reads() && fa.Kind != shell.AccessMention {
 				continue
 			}
-			if fa.Paths == nil && fa.Kind.reads() {
+			if fa.Paths == nil && fa.Kind.Reads() {
 				t.Fatalf("allowed %q under Read(.env) although %q cannot be resolved", cmd, fa.Word)
 			}
 			for _, pa := range fa.Paths {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -67,28 +68,28 @@ func (j *fileJudgement) asked(v Verdict) {
 }
 
 // judgeFiles judges every file access of a.
-func (p *Policy) judgeFiles(a *Analysis) fileJudgement {
+func (p *Policy) judgeFiles(a *shell.Analysis) fileJudgement {
 	var j fileJudgement
 	for i := range a.Files {
 		f := &a.Files[i]
-		if f.Kind == AccessConnect {
+		if f.Kind == shell.AccessConnect {
 			if reason, ok := p.net.allows(f.Word); !ok {
 				j.denied(Verdict{Rule: "sandbox.network.allowedDomains", Reason: reason})
 			}
 			continue
 		}
 		side := shellGlob
-		if a.dotglob {
+		if a.DotGlob {
 			side = shellDotGlob
 		}
-		if f.Kind.reads() {
+		if f.Kind.Reads() {
 			p.judgeAgainst(&j, f, "Read", "reads", false, side)
 		}
-		if f.Kind.writes() {
+		if f.Kind.Writes() {
 			p.judgeAgainst(&j, f, "Write", "writes", false, side)
 			p.judgeWrite(&j, f)
 		}
-		if f.Kind == AccessMention {
+		if f.Kind == shell.AccessMention {
 			p.judgeAgainst(&j, f, "Read", "names", true, side)
 			p.judgeAgainst(&j, f, "Write", "names", true, side)
 		}
@@ -101,7 +102,7 @@ func (p *Policy) judgeFiles(a *Analysis) fileJudgement {
 
 // judgeAgainst applies the deny and ask rules of tool ("Read", or "Write"
 // for Edit and Write rules) to f. A mention turns a deny into a question.
-func (p *Policy) judgeAgainst(j *fileJudgement, f *FileAccess, tool, verb string, mention bool, side globSide) {
+func (p *Policy) judgeAgainst(j *fileJudgement, f *shell.FileAccess, tool, verb string, mention bool, side globSide) {
 	for _, list := range []struct {
 		set  *ruleSet
 		deny bool
@@ -171,7 +172,7 @@ func ruleVerb(deny bool) string {
 
 // judgeWrite applies the workspace boundary and the Edit/Write allow rules
 // to a write.
-func (p *Policy) judgeWrite(j *fileJudgement, f *FileAccess) {
+func (p *Policy) judgeWrite(j *fileJudgement, f *shell.FileAccess) {
 	if f.Paths == nil {
 		j.asked(Verdict{Reason: fmt.Sprintf("writes %s (%s), which cannot be resolved statically: needs confirmation", f.Word, f.Via)})
 		return
@@ -187,14 +188,14 @@ func (p *Policy) judgeWrite(j *fileJudgement, f *FileAccess) {
 		allowed := false
 		for _, i := range p.allow.byTool["Write"] {
 			r := p.allow.rules[i]
-			if r.kind == kindAny || r.matchPath(abs, rel) || (f.dir && r.kind == kindPath && rel != "." && r.matchPath(abs+"/**", rel+"/**")) {
+			if r.kind == kindAny || r.matchPath(abs, rel) || (f.Dir && r.kind == kindPath && rel != "." && r.matchPath(abs+"/**", rel+"/**")) {
 				allowed = true
 				break
 			}
 		}
 		if !allowed {
-			j.edits = append(j.edits, pendingEdit{cmd: f.cmd, what: fmt.Sprintf("writes %s (%s)", displayPath(abs, rel), f.Via),
-				program: f.program, option: f.option})
+			j.edits = append(j.edits, pendingEdit{cmd: f.Command, what: fmt.Sprintf("writes %s (%s)", displayPath(abs, rel), f.Via),
+				program: f.Program, option: f.Option})
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -28,6 +29,9 @@ type Env struct {
 	// own approvals.
 	Private []string `json:"private,omitempty"`
 }
+
+// shell is where a command line runs, as the shell analysis needs it.
+func (e Env) shell() shell.Env { return shell.Env{Workspace: e.Workspace, Home: e.Home} }
 
 // List names of permission rules.
 const (
@@ -214,7 +218,7 @@ func (p *Policy) rules(c Call, m Mode) Verdict {
 }
 
 func (p *Policy) bash(command string, m Mode) Verdict {
-	a := Analyze(command, p.env)
+	a := shell.Analyze(command, p.env.shell())
 	for i := range presets {
 		if presets[i].Match(a, p.env) {
 			return Verdict{Decision: Deny, Layer: LayerRules, Rule: presets[i].Name, System: true,
@@ -254,7 +258,7 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 	exact := make([]bool, len(a.Commands))
 	for ci := range a.Commands {
 		r := p.allow.matchBashCommand(&a.Commands[ci], true)
-		if r == nil && a.Commands[ci].foreign {
+		if r == nil && a.Commands[ci].Foreign {
 			return p.foreignVerdict(&a.Commands[ci])
 		}
 		if r == nil {
@@ -269,7 +273,7 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 				return Verdict{Decision: Continue}
 			}
 			return Verdict{Decision: Continue, Reason: fmt.Sprintf("no allow rule covers %s, one of the %d commands this runs",
-				reasonText(a.Commands[ci].Text), len(a.Commands))}
+				shell.Excerpt(a.Commands[ci].Text), len(a.Commands))}
 		}
 		if f := r.uncovered(&a.Commands[ci]); f != nil {
 			return uncoveredVerdict(r, &a.Commands[ci], f)
@@ -278,7 +282,7 @@ func (p *Policy) bash(command string, m Mode) Verdict {
 		if !contains(matched, r.text) {
 			matched = append(matched, r.text)
 		}
-		if u := a.Commands[ci].unjudged; u != "" && r.kind != kindExact && r.kind != kindAny && !contains(unjudged, u) {
+		if u := a.Commands[ci].Unjudged; u != "" && r.kind != kindExact && r.kind != kindAny && !contains(unjudged, u) {
 			unjudged = append(unjudged, u)
 		}
 	}
@@ -297,34 +301,34 @@ func unjudgedNote(what []string) string {
 
 // foreignVerdict says why no allow rule covers a command that runs a file
 // by its path (./ls): a rule for the program of that name does not.
-func (p *Policy) foreignVerdict(c *SimpleCommand) Verdict {
+func (p *Policy) foreignVerdict(c *shell.SimpleCommand) Verdict {
 	byName := *c
-	byName.foreign = false
+	byName.Foreign = false
 	r := p.allow.matchBashCommand(&byName, true)
 	if r == nil {
 		return Verdict{Decision: Continue}
 	}
 	argv0 := c.Argv[len(c.Argv)-len(c.Args)-1] // the command's own first word, after its wrappers
 	file := "its directory cannot be told"
-	if len(c.progPaths) == 1 {
-		file = "which runs the file " + c.progPaths[0]
+	if len(c.ProgramPaths) == 1 {
+		file = "which runs the file " + c.ProgramPaths[0]
 	}
 	return Verdict{Decision: Continue, Rule: r.text,
 		Reason: fmt.Sprintf("%s allows the program %s, not %s, %s: that needs a rule naming that file, or confirmation",
-			r.text, c.Name, reasonText(argv0), file)}
+			r.text, c.Name, shell.Excerpt(argv0), file)}
 }
 
 // uncoveredVerdict says what the allow rule r, which matched c, leaves
 // uncovered: an entry's option, script command or variable, which a rule
 // naming it covers, or a variable the line set, which only a rule naming
 // the whole line does.
-func uncoveredVerdict(r *rule, c *SimpleCommand, f *ProgramFinding) Verdict {
+func uncoveredVerdict(r *rule, c *shell.SimpleCommand, f *shell.Finding) Verdict {
 	v := Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option}
 	switch {
-	case f.env != envNone && f.What != whatEnvRuns:
+	case f.Env != shell.EnvNone && f.What != shell.WhatEnvRuns:
 		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s; that needs a rule naming the whole line, or confirmation",
-			r.text, reasonText(c.Text), f.Option, f.What)
-	case f.env != envNone:
+			r.text, shell.Excerpt(c.Text), f.Option, f.What)
+	case f.Env != shell.EnvNone:
 		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s (program table: %s); that needs a rule naming the whole line, or confirmation",
 			r.text, f.Program, f.Option, f.What, f.Program)
 	default:
@@ -336,7 +340,7 @@ func uncoveredVerdict(r *rule, c *SimpleCommand, f *ProgramFinding) Verdict {
 
 // matchBashAny returns the first rule (in list order) matching the command
 // text or any of its simple commands.
-func (s *ruleSet) matchBashAny(a *Analysis, text string) *rule {
+func (s *ruleSet) matchBashAny(a *shell.Analysis, text string) *rule {
 	best := -1
 	for _, i := range s.bashText {
 		if s.rules[i].value == text {
@@ -355,7 +359,7 @@ func (s *ruleSet) matchBashAny(a *Analysis, text string) *rule {
 	return s.rules[best]
 }
 
-func (s *ruleSet) matchBashCommand(c *SimpleCommand, allow bool) *rule {
+func (s *ruleSet) matchBashCommand(c *shell.SimpleCommand, allow bool) *rule {
 	if i := s.matchBashIndex(c, allow); i >= 0 {
 		return s.rules[i]
 	}
@@ -366,7 +370,7 @@ func (s *ruleSet) matchBashCommand(c *SimpleCommand, allow bool) *rule {
 // Deny and ask rules match the unwrapped command or the full command line
 // with its wrappers; allow rules match the unwrapped command, and the full
 // line only when they name it exactly.
-func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
+func (s *ruleSet) matchBashIndex(c *shell.SimpleCommand, allow bool) int {
 	best := -1
 	try := func(idx []int) {
 		for _, i := range idx {
@@ -380,13 +384,13 @@ func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
 			ok := r.matchCommandLine(c.Text)
 			if !ok && c.Raw != c.Text {
 				// A rule for xargs covers it running echo (xargsInert).
-				ok = (!allow || r.kind == kindExact || c.xargsInert) && r.matchCommandLine(c.Raw)
+				ok = (!allow || r.kind == kindExact || c.XargsInert) && r.matchCommandLine(c.Raw)
 			}
-			if !ok && c.canonical != "" {
+			if !ok && c.Canonical != "" {
 				// Global options seen through (git -C . push is git push);
 				// an allow rule matched this way still has to name them
 				// (uncovered).
-				ok = r.matchCommandLine(c.canonical)
+				ok = r.matchCommandLine(c.Canonical)
 			}
 			if ok {
 				best = i
@@ -401,7 +405,7 @@ func (s *ruleSet) matchBashIndex(c *SimpleCommand, allow bool) int {
 	if len(s.bashByPrefix) > 0 {
 		// A regular expression with a literal prefix can only match a
 		// line that starts with it: look each line's prefixes up.
-		for _, line := range []string{c.Text, c.Raw, c.canonical} {
+		for _, line := range []string{c.Text, c.Raw, c.Canonical} {
 			for k := 1; k <= len(line) && k <= s.prefixLen; k++ {
 				try(s.bashByPrefix[line[:k]])
 			}
@@ -682,12 +686,12 @@ func SuggestRule(c Call, env Env) string {
 	}
 	switch c.Tool {
 	case "Bash":
-		a := Analyze(in.command, env)
+		a := shell.Analyze(in.command, env.shell())
 		// A command under a variable the line sets (PAGER=cat git log)
 		// is learned whole: a rule for its words alone would cover any
 		// value of the variable.
 		if len(a.Commands) == 1 && len(a.Undecidable) == 0 && len(a.WriteTargets) == 0 && !strings.ContainsAny(in.command, ";&|\n`$(<>") &&
-			!slices.ContainsFunc(a.Commands[0].Findings, func(f ProgramFinding) bool { return f.env == envLine }) {
+			!slices.ContainsFunc(a.Commands[0].Findings, func(f shell.Finding) bool { return f.Env == shell.EnvLine }) {
 			words := make([]string, len(a.Commands[0].Argv))
 			for i, w := range a.Commands[0].Argv {
 				words[i] = quoteSuggested(w)

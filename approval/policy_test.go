@@ -340,39 +340,6 @@ func TestPresets(t *testing.T) {
 	}
 }
 
-func TestAnalyzeNormalisation(t *testing.T) {
-	tests := []struct {
-		cmd  string
-		want []string // Text of each simple command, in order
-	}{
-		{"rm -rf x", []string{"rm -f -r x"}},
-		{"rm -fr x", []string{"rm -f -r x"}},
-		{"rm -r -f x", []string{"rm -f -r x"}},
-		{"rm -R --force x", []string{"rm -f -r x"}},
-		{"rm --recursive --force x/", []string{"rm -f -r x"}},
-		{"rm x -rf", []string{"rm -f -r x"}},
-		{"rm -- -rf", []string{"rm -rf"}},
-		{"cp -t /tmp/ a b", []string{"cp --t=/tmp a b"}}, // valued flags keep their value
-		{"ls /home/./u/../", []string{"ls /home"}},
-		{"ls //etc///", []string{"ls /etc"}},
-		{"ls ~ $HOME ${HOME}/x", []string{"ls /home/user /home/user /home/user/x"}},
-		{"ls '~'", []string{"ls ~"}},
-		{"curl http://a//b", []string{"curl http://a//b"}},
-		{"sudo -u root env A=1 ls", []string{"sudo", "ls"}},
-		{"bash -c 'a; b'", []string{"bash -c 'a; b'", "a", "b"}},
-	}
-	for _, tt := range tests {
-		a := Analyze(tt.cmd, testEnv)
-		var got []string
-		for _, c := range a.Commands {
-			got = append(got, c.Text)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("Analyze(%q) texts = %q, want %q", tt.cmd, got, tt.want)
-		}
-	}
-}
-
 // TestMergeSettings merges a user, a project and a local file, least
 // specific first, as settingsfile.Load does.
 func TestMergeSettings(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/custos-dev/custos/approval/shell"
 )
 
 // Preset is a system deny rule: it applies to the parsed form of a Bash
@@ -21,15 +23,15 @@ type Preset struct {
 	MustNotMatch []string
 
 	// command matches one simple command; analysis the whole analysis.
-	command  func(c *SimpleCommand, env Env) bool
-	analysis func(a *Analysis, env Env) bool
+	command  func(c *shell.SimpleCommand, env Env) bool
+	analysis func(a *shell.Analysis, env Env) bool
 }
 
 // PresetExampleEnv is the environment preset examples are evaluated in.
 var PresetExampleEnv = Env{Workspace: "/home/user/project", Home: "/home/user"}
 
 // Match reports whether the preset denies the analysed command.
-func (p *Preset) Match(a *Analysis, env Env) bool {
+func (p *Preset) Match(a *shell.Analysis, env Env) bool {
 	if p.analysis != nil && p.analysis(a, env) {
 		return true
 	}
@@ -65,7 +67,7 @@ var presets = []Preset{
 			"rm -rf ~/project/build", "rm file.txt", "echo rm -rf /", "rm -rf src/*",
 			"git rm -rf /", "ls /",
 		},
-		command: func(c *SimpleCommand, env Env) bool {
+		command: func(c *shell.SimpleCommand, env Env) bool {
 			if c.Name != "rm" && c.Name != "shred" {
 				return false
 			}
@@ -87,12 +89,12 @@ var presets = []Preset{
 		MustNotMatch: []string{
 			"echo sudo", "ls sudo", "git commit -m sudo", "grep -r su .",
 		},
-		command: func(c *SimpleCommand, _ Env) bool {
-			if privileged[c.Name] || c.Name == "su" {
+		command: func(c *shell.SimpleCommand, _ Env) bool {
+			if shell.Privileged(c.Name) || c.Name == "su" {
 				return true
 			}
 			for _, w := range c.Wrappers {
-				if privileged[w] {
+				if shell.Privileged(w) {
 					return true
 				}
 			}
@@ -104,7 +106,7 @@ var presets = []Preset{
 		Description:  "making or wiping file systems: mkfs*, mke2fs, mkswap, wipefs",
 		MustMatch:    []string{"mkfs /dev/sda1", "mkfs.ext4 /dev/sdb", "/sbin/mkfs.xfs -f /dev/nvme0n1", "wipefs -a /dev/sda", "mke2fs x"},
 		MustNotMatch: []string{"echo mkfs", "mkdir fs", "ls mkfs.ext4"},
-		command: func(c *SimpleCommand, _ Env) bool {
+		command: func(c *shell.SimpleCommand, _ Env) bool {
 			return strings.HasPrefix(c.Name, "mkfs") || c.Name == "mke2fs" || c.Name == "mkswap" || c.Name == "wipefs"
 		},
 	},
@@ -115,12 +117,12 @@ var presets = []Preset{
 		MustNotMatch: []string{
 			"dd if=/dev/zero of=out.img bs=1M count=1", "dd if=/dev/urandom of=/dev/null count=1", "dd if=x of=/dev/stdout",
 		},
-		command: func(c *SimpleCommand, _ Env) bool {
+		command: func(c *shell.SimpleCommand, _ Env) bool {
 			if c.Name != "dd" {
 				return false
 			}
 			for _, a := range c.Args {
-				if v, ok := strings.CutPrefix(a, "of="); ok && strings.HasPrefix(path.Clean(v), "/dev/") && !harmlessDevice(path.Clean(v)) {
+				if v, ok := strings.CutPrefix(a, "of="); ok && strings.HasPrefix(path.Clean(v), "/dev/") && !shell.HarmlessDevice(path.Clean(v)) {
 					return true
 				}
 			}
@@ -135,7 +137,7 @@ var presets = []Preset{
 			"echo x | tee /dev/sda", "cp disk.img /dev/mmcblk0", "echo hi &> /dev/xvda", "bash -c 'echo > /dev/hda'",
 		},
 		MustNotMatch: []string{"echo x > /dev/null", "echo x >&2", "echo x > out.txt", "cat /dev/sda", "echo x 2>/dev/null"},
-		analysis: func(a *Analysis, _ Env) bool {
+		analysis: func(a *shell.Analysis, _ Env) bool {
 			for _, t := range a.WriteTargets {
 				if blockDevice(t) {
 					return true
@@ -143,7 +145,7 @@ var presets = []Preset{
 			}
 			return false
 		},
-		command: func(c *SimpleCommand, _ Env) bool {
+		command: func(c *shell.SimpleCommand, _ Env) bool {
 			switch c.Name {
 			case "tee", "cp", "mv", "cat", "install":
 			default:
@@ -168,7 +170,7 @@ var presets = []Preset{
 			"sudo chgrp -R staff /home", "chmod -R a+w ~", "chmod -vR 777 /*",
 		},
 		MustNotMatch: []string{"chmod -R 755 build", "chmod 777 /", "chown user file", "chmod -R u+w .", "chmod +x script.sh"},
-		command: func(c *SimpleCommand, env Env) bool {
+		command: func(c *shell.SimpleCommand, env Env) bool {
 			if c.Name != "chmod" && c.Name != "chown" && c.Name != "chgrp" {
 				return false
 			}
@@ -191,7 +193,7 @@ var presets = []Preset{
 			"bash -c ':(){ :|:& };:'",
 		},
 		MustNotMatch: []string{"f() { echo hi; }; f", "f() { g | h; }; f", "count() { count_lines | wc; }"},
-		analysis:     func(a *Analysis, _ Env) bool { return len(a.ForkBombs) > 0 },
+		analysis:     func(a *shell.Analysis, _ Env) bool { return len(a.ForkBombs) > 0 },
 	},
 	{
 		Name:        "shutdown",
@@ -201,7 +203,7 @@ var presets = []Preset{
 			"systemctl poweroff", "systemctl reboot", "/sbin/shutdown -r now", "systemctl --force reboot",
 		},
 		MustNotMatch: []string{"echo reboot", "git init", "init 3", "systemctl status nginx", "npm run reboot-test"},
-		command: func(c *SimpleCommand, _ Env) bool {
+		command: func(c *shell.SimpleCommand, _ Env) bool {
 			switch c.Name {
 			case "shutdown", "reboot", "halt", "poweroff":
 				return true
@@ -220,7 +222,7 @@ var presets = []Preset{
 	},
 }
 
-func hasFlag(c *SimpleCommand, names ...string) bool {
+func hasFlag(c *shell.SimpleCommand, names ...string) bool {
 	for _, f := range c.Flags {
 		for _, n := range names {
 			if f == n {
@@ -277,14 +279,6 @@ func isAncestorOrSelf(dir, base string) bool {
 	return dir == base || dir == "/" || strings.HasPrefix(base, strings.TrimSuffix(dir, "/")+"/")
 }
 
-func harmlessDevice(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full":
-		return true
-	}
-	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/")
-}
-
 // blockDevicePrefixes are device names of disks and partitions.
 var blockDevicePrefixes = []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "dm-", "mapper/", "md", "loop", "sr", "nbd", "zd", "ubd"}
 
@@ -313,9 +307,9 @@ func checkTables() error {
 	if err := VerifyPresets(); err != nil {
 		return fmt.Errorf("approval: system presets failed verification: %w", err)
 	}
-	err := programsErr
+	table, err := shell.TableExamples()
 	if err == nil {
-		err = checkPrograms(programTable)
+		err = checkPrograms(table)
 	}
 	if err != nil {
 		return fmt.Errorf("approval: the program table failed verification: %w", err)
@@ -338,12 +332,12 @@ func VerifyPresets() error {
 			errs = append(errs, fmt.Errorf("preset %s: no MustMatch examples", p.Name))
 		}
 		for _, ex := range p.MustMatch {
-			if !p.Match(Analyze(ex, PresetExampleEnv), PresetExampleEnv) {
+			if !p.Match(shell.Analyze(ex, PresetExampleEnv.shell()), PresetExampleEnv) {
 				errs = append(errs, fmt.Errorf("preset %s: example %q must match but does not", p.Name, ex))
 			}
 		}
 		for _, ex := range p.MustNotMatch {
-			if p.Match(Analyze(ex, PresetExampleEnv), PresetExampleEnv) {
+			if p.Match(shell.Analyze(ex, PresetExampleEnv.shell()), PresetExampleEnv) {
 				errs = append(errs, fmt.Errorf("preset %s: example %q must not match but does", p.Name, ex))
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/custos-dev/custos/approval/shell"
 )
 
 // Programs a prefix rule allows are judged by what they do:
@@ -142,7 +144,7 @@ func TestRulesSeeThroughClusters(t *testing.T) {
 		{"head --lines=5 f", "head -n 5 f"},
 		{"ls --color=never", "ls --color=never"},
 	} {
-		a := Analyze(tt.cmd, testEnv)
+		a := shell.Analyze(tt.cmd, testEnv.shell())
 		if len(a.Commands) != 1 || a.Commands[0].Text != tt.text {
 			t.Errorf("%s: text %q, want %q", tt.cmd, a.Commands[0].Text, tt.text)
 		}

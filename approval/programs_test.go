@@ -5,54 +5,28 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/custos-dev/custos/approval/shell"
 )
 
-// The table loads, and every entry's examples hold (checked at load too).
+// Every entry's examples hold under the rules they were written for
+// (checked when the first policy is compiled too).
 func TestProgramTable(t *testing.T) {
-	if programsErr != nil {
-		t.Fatal(programsErr)
-	}
-	if err := checkPrograms(programTable); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range strings.Fields(`cat head tail less more wc sort uniq cut tr nl grep rg ag find fd ls tree stat
-		file du diff cmp sed awk jq yq xxd od man echo printf test [ git go npm cargo pip`) {
-		p := programs[name]
-		if p == nil || p.partial {
-			t.Errorf("%s: no full entry in the program table", name)
-		}
-	}
-	for _, sub := range strings.Fields("status diff log show blame branch grep ls-files rev-parse") {
-		if programs["git "+sub] == nil {
-			t.Errorf("git %s: no entry", sub)
-		}
-	}
-	for _, sub := range []string{"go list", "go env", "npm ls", "npm view", "cargo tree", "cargo metadata", "pip list", "pip show"} {
-		if programs[sub] == nil {
-			t.Errorf("%s: no entry", sub)
-		}
-	}
-}
-
-// A broken table is refused when it loads: a bad option, an example that
-// does not hold.
-func TestProgramTableRefusesBrokenEntries(t *testing.T) {
-	if _, err := buildPrograms([]program{{name: "x", opts: "-o=:explode"}}); err == nil {
-		t.Error("unknown effect accepted")
-	}
-	if _, err := buildPrograms([]program{{name: "x y"}}); err == nil {
-		t.Error("subcommand without parent accepted")
-	}
-	saved := programs
-	defer func() { programs = saved }()
-	bad := []program{{name: "cat", opts: "--pre=", operands: operandSpec{role: roleRead}, ask: []string{"cat --pre=sh f"}}}
-	m, err := buildPrograms(bad)
+	table, err := shell.TableExamples()
 	if err != nil {
 		t.Fatal(err)
 	}
-	programs = m
+	if err := checkPrograms(table); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An example that does not hold is refused: an entry whose rule allows
+// what it says must be asked.
+func TestProgramTableRefusesBrokenEntries(t *testing.T) {
+	bad := []shell.Examples{{Program: "cat", Allow: []string{"cat f"}, Ask: []string{"cat g"}}}
 	if err := checkPrograms(bad); err == nil || !strings.Contains(err.Error(), "must not be allowed") {
-		t.Errorf("an option that runs, unmarked, passed the examples: %v", err)
+		t.Errorf("an ask example the rule allows passed the examples: %v", err)
 	}
 }
 
@@ -165,13 +139,16 @@ func TestProgramTableNeverOverridesSystemRules(t *testing.T) {
 // command is allowed while a finding of the table stands on it or while it
 // writes a file, and the analysis is the same every time.
 func FuzzProgramTable(f *testing.F) {
+	table, err := shell.TableExamples()
+	if err != nil {
+		f.Fatal(err)
+	}
 	var allow []string
-	for i := range programTable {
-		p := &programTable[i]
-		if !p.partial {
-			allow = append(allow, "Bash("+p.name+":*)")
+	for _, p := range table {
+		if !p.Partial {
+			allow = append(allow, "Bash("+p.Program+":*)")
 		}
-		for _, ex := range append(append([]string(nil), p.allow...), p.ask...) {
+		for _, ex := range append(append([]string(nil), p.Allow...), p.Ask...) {
 			f.Add(ex)
 		}
 	}
@@ -185,8 +162,8 @@ func FuzzProgramTable(f *testing.F) {
 		if err := json.Unmarshal(call.Input, &in); err != nil {
 			t.Fatal(err)
 		}
-		a := Analyze(in.Command, testEnv)
-		if b := Analyze(in.Command, testEnv); !reflect.DeepEqual(a, b) {
+		a := shell.Analyze(in.Command, testEnv.shell())
+		if b := shell.Analyze(in.Command, testEnv.shell()); !reflect.DeepEqual(a, b) {
 			t.Fatalf("%q: the analysis differs between runs", in.Command)
 		}
 		if pol.Rules(call).Decision != Allow {
@@ -198,7 +175,7 @@ func FuzzProgramTable(f *testing.F) {
 			}
 		}
 		for _, fa := range a.Files {
-			if fa.Kind.writes() {
+			if fa.Kind.Writes() {
 				t.Fatalf("allowed %q although it writes %s (%s)", in.Command, fa.Word, fa.Via)
 			}
 		}

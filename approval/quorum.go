@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/custos-dev/custos/approval/shell"
 )
 
 // QuorumRule is one entry of the settings' "approvals": a call its rule
@@ -135,7 +137,7 @@ func (p *Policy) Quorum(c Call) []QuorumRule {
 	}
 	var out []QuorumRule
 	if c.Tool == "Bash" {
-		a := Analyze(in.command, p.env)
+		a := shell.Analyze(in.command, p.env.shell())
 		text := strings.Join(strings.Fields(in.command), " ")
 		for _, e := range p.quorum {
 			if e.r.tool != "Bash" {

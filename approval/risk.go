@@ -1,6 +1,10 @@
 package approval
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/custos-dev/custos/approval/shell"
+)
 
 // Risk is what a tool call could do, for the model and for people.
 type Risk string
@@ -47,7 +51,7 @@ func ClassifyRisk(c Call, env Env) Risk {
 		if json.Unmarshal(c.Input, &in) != nil {
 			return RiskExec
 		}
-		a := Analyze(in.Command, env)
+		a := shell.Analyze(in.Command, env.shell())
 		for _, cmd := range a.Commands {
 			if networkCommands[cmd.Name] {
 				return RiskNetwork
@@ -57,7 +61,7 @@ func ClassifyRisk(c Call, env Env) Risk {
 			}
 		}
 		for _, f := range a.Files {
-			if f.Kind == AccessConnect {
+			if f.Kind == shell.AccessConnect {
 				return RiskNetwork
 			}
 		}

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
-	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -165,18 +165,18 @@ var declKeywords = []string{"export", "declare", "local", "typeset", "readonly",
 // alias-table commands, paths cleaned), so "rm -fr build/" matches "rm -rf build".
 func (r *rule) compileCommand(spec string, env Env) error {
 	if prefix, ok := strings.CutSuffix(spec, ":*"); ok {
-		words, _, ok := ruleWords(prefix, env)
+		words, _, ok := shell.RuleWords(prefix, env.shell())
 		if !ok || len(words) == 0 {
 			if first, _, _ := strings.Cut(strings.TrimSpace(prefix), " "); slices.Contains(declKeywords, first) {
 				return fmt.Errorf("%s is part of the shell's syntax, not a command a rule names: what it assigns or evaluates is judged where it appears", first)
 			}
 			return errors.New("prefix rule must be a plain command before ':*'")
 		}
-		r.kind, r.value = kindPrefix, normaliseWords(words).Text
-		r.prog = ruleProgram(words[0], env)
+		r.kind, r.value = kindPrefix, shell.Normalise(words)
+		r.prog = shell.ProgramFile(words[0], env.shell())
 		return nil
 	}
-	words, pattern, ok := ruleWords(spec, env)
+	words, pattern, ok := shell.RuleWords(spec, env.shell())
 	if !ok {
 		// Not one plain simple command (a compound command, substitutions):
 		// match the whole command text exactly, never as a glob, so that
@@ -184,8 +184,8 @@ func (r *rule) compileCommand(spec string, env Env) error {
 		r.kind, r.value = kindText, strings.Join(strings.Fields(spec), " ")
 		return nil
 	}
-	norm := normaliseWords(words).Text
-	r.prog = ruleProgram(words[0], env)
+	norm := shell.Normalise(words)
+	r.prog = shell.ProgramFile(words[0], env.shell())
 	if !pattern {
 		// No unquoted glob character: the rule names one command exactly
 		// (Bash(ls '*.go') is the literal command ls '*.go').
@@ -201,37 +201,6 @@ func (r *rule) compileCommand(spec string, env Env) error {
 		r.bare = bare
 	}
 	return nil
-}
-
-// ruleWords splits a command specifier into static words using the shell
-// parser. ok is false unless it is exactly one plain simple command; pattern
-// reports an unquoted glob character (*, ?, [, {) in it.
-func ruleWords(spec string, env Env) (words []string, pattern, ok bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(spec), "")
-	if err != nil || len(f.Stmts) != 1 {
-		return nil, false, false
-	}
-	s := f.Stmts[0]
-	c, isCall := s.Cmd.(*syntax.CallExpr)
-	if !isCall || len(s.Redirs) > 0 || s.Background || s.Negated || len(c.Assigns) > 0 || len(c.Args) == 0 {
-		return nil, false, false
-	}
-	w := &walker{a: &analyzer{env: env, out: &Analysis{}}, src: spec}
-	for _, word := range c.Args {
-		for _, part := range word.Parts {
-			if lit, isLit := part.(*syntax.Lit); isLit && strings.ContainsAny(lit.Value, "*?[{") {
-				pattern = true
-			}
-		}
-		// Words are not brace-expanded here: in a rule, {a,b} is a glob
-		// alternation.
-		vals, static := w.parts(word.Parts, true)
-		if !static || len(vals) != 1 {
-			return nil, false, false
-		}
-		words = append(words, vals[0])
-	}
-	return words, pattern, true
 }
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[{") }

@@ -1,7 +1,6 @@
 package approval
 
 import (
-	"slices"
 	"strings"
 	"testing"
 )
@@ -214,18 +213,5 @@ func TestSuggestRuleKeepsTheVariables(t *testing.T) {
 		if got := SuggestRule(bashCall(tt.cmd), testEnv); got != tt.want {
 			t.Errorf("SuggestRule(%q) = %q, want %q", tt.cmd, got, tt.want)
 		}
-	}
-}
-
-// The variables given to a command reach the scripts it runs, and the
-// findings say where they were set.
-func TestShellStateReachesNestedScripts(t *testing.T) {
-	a := Analyze("GIT_PAGER=x bash -c 'git log'", testEnv)
-	i := slices.IndexFunc(a.Commands, func(c SimpleCommand) bool { return c.Text == "git log" })
-	if i < 0 {
-		t.Fatalf("no git log in %+v", a.Commands)
-	}
-	if !slices.ContainsFunc(a.Commands[i].Findings, func(f ProgramFinding) bool { return f.Option == "GIT_PAGER" }) {
-		t.Errorf("git log run by bash -c does not see GIT_PAGER: %+v", a.Commands[i].Findings)
 	}
 }

@@ -1,6 +1,7 @@
 // Package approval holds custos' pure approval policy: the request and decision
-// types, the rule parser and engine, shell-command analysis, presets, permission
-// modes, the pure layers of the pipeline and settings loading.
+// types, the rule parser and engine, presets, permission modes, the pure layers
+// of the pipeline and settings loading. It reads Bash command lines with
+// approval/shell and judges what that package finds.
 //
 // Everything here except settings loading is deterministic and safe to call from
 // workflow code.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -215,7 +216,7 @@ func candidates(it item) []candidate {
 			Command string `json:"command"`
 		}
 		_ = json.Unmarshal(it.call.Input, &in)
-		a := approval.Analyze(in.Command, it.env)
+		a := shell.Analyze(in.Command, shell.Env{Workspace: it.env.Workspace, Home: it.env.Home})
 		if len(a.Commands) != 1 || len(a.Undecidable) > 0 || len(a.Commands[0].Wrappers) > 0 || len(a.WriteTargets) > 0 {
 			return out
 		}
@@ -431,7 +432,7 @@ func analyseBash(c approval.Call, env approval.Env) (names []string, argvs [][]s
 	if c.Tool != "Bash" || json.Unmarshal(c.Input, &in) != nil {
 		return nil, nil
 	}
-	for _, sc := range approval.Analyze(in.Command, env).Commands {
+	for _, sc := range shell.Analyze(in.Command, shell.Env{Workspace: env.Workspace, Home: env.Home}).Commands {
 		names = append(names, sc.Name)
 		if len(sc.Wrappers) > 0 {
 			names = append(names, sc.Wrappers[0])

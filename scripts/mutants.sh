@@ -183,92 +183,92 @@ mutant "protected names made below the root applied" \
 # Bash(cat:*): what the line exported before a command is not judged.
 mutant "the shell's state not judged (variables exported earlier)" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellenv.go $'\tfor _, v := range a.exported {\n\t\tvisit(v)\n\t}' $'\tfor _, v := range a.exported {\n\t\t_ = v\n\t}'
+	approval/shell/shellenv.go $'\tfor _, v := range a.exported {\n\t\tvisit(v)\n\t}' $'\tfor _, v := range a.exported {\n\t\t_ = v\n\t}'
 
 # HOME=./h git status would then be covered by Bash(git status:*): a
 # variable is judged by a deny-list again, not by the list of inert ones.
 mutant "variables judged by what is known dangerous, not what is known inert" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellstate.go $'\tcase !ok:\n' $'\tcase !ok:\n\t\tv.inert = !dangerous(name)\n'
+	approval/shell/shellstate.go $'\tcase !ok:\n' $'\tcase !ok:\n\t\tv.inert = !dangerous(name)\n'
 
 # HOME=./h git status: HOME pointing into the workspace counted inert.
 mutant "HOME and XDG_* taken as inert wherever they point" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellstate.go 'return s == "/nonexistent" || s == "/var/empty" || s == "/dev/null" || a.systemDir(s)' 'return true'
+	approval/shell/shellstate.go 'return s == "/nonexistent" || s == "/var/empty" || s == "/dev/null" || a.systemDir(s)' 'return true'
 
 # PATH=.:$PATH; ls would then run a planted ./ls under Bash(ls:*).
 mutant "PATH entries not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellstate.go $'\t\t\tif ok, why := w.a.pathEntry(e); !ok {\n\t\t\t\treturn false, why\n\t\t\t}\n\t\t}\n\t}\n\treturn true, ""\n}\n\n// pathText' $'\t\t\tif ok, why := w.a.pathEntry(e); !ok && false {\n\t\t\t\treturn false, why\n\t\t\t}\n\t\t}\n\t}\n\treturn true, ""\n}\n\n// pathText'
+	approval/shell/shellstate.go $'\t\t\tif ok, why := w.a.pathEntry(e); !ok {\n\t\t\t\treturn false, why\n\t\t\t}\n\t\t}\n\t}\n\treturn true, ""\n}\n\n// pathText' $'\t\t\tif ok, why := w.a.pathEntry(e); !ok && false {\n\t\t\t\treturn false, why\n\t\t\t}\n\t\t}\n\t}\n\treturn true, ""\n}\n\n// pathText'
 
 # FOO=1; cat f: an upper-case name the environment may hold would then be
 # taken for the shell's own variable, never exported.
 mutant "assignments to inherited names taken as shell variables" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellstate.go 'if export || a.allexport || possiblyInherited(v.name) || hasEnv(a.exported, v.name) {' 'if export || a.allexport || hasEnv(a.exported, v.name) {'
+	approval/shell/shellstate.go 'if export || a.allexport || possiblyInherited(v.name) || hasEnv(a.exported, v.name) {' 'if export || a.allexport || hasEnv(a.exported, v.name) {'
 
 # set -a; pager=x; cat f: set -a no longer exports what follows.
 mutant "set -a ignored" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellenv.go $'\t\tif setsAllexport(rest) {\n\t\t\tw.a.allexport = true\n\t\t}' $'\t\tif setsAllexport(rest) {\n\t\t\t_ = rest\n\t\t}'
+	approval/shell/shellenv.go $'\t\tif setsAllexport(rest) {\n\t\t\tw.a.allexport = true\n\t\t}' $'\t\tif setsAllexport(rest) {\n\t\t\t_ = rest\n\t\t}'
 
 # env -- PATH=./:/bin ls, env -i ls, env -vu PATH ls.
 mutant "env's assignments, -i and -u not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go $'\t\tcase name == "env":\n\t\t\tw.wrapperEnv(rest[:inner])' $'\t\tcase name == "env":'
+	approval/shell/shell.go $'\t\tcase name == "env":\n\t\t\tw.wrapperEnv(rest[:inner])' $'\t\tcase name == "env":'
 
 # env -- X=1 curl x would then run "X=1" as the command: the deny rule for
 # curl missed.
 mutant "env -- NAME=value taken for the command" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'for wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {' 'for false && wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {'
+	approval/shell/shell.go 'for wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {' 'for false && wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {'
 
 # HOME=./h git status: the variables on the command itself not judged.
 mutant "X=v cmd not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'w.cmdEnv = w.commandEnv(c.Assigns)' 'w.cmdEnv = nil'
+	approval/shell/shell.go 'w.cmdEnv = w.commandEnv(c.Assigns)' 'w.cmdEnv = nil'
 
 # GIT_PAGER=x bash -c 'git log': the shell's commands would not see it.
 mutant "variables given to a shell not passed to its script" \
-	"./approval" "TestShellStateReachesNestedScripts|TestShellStateIsJudged" \
-	approval/shellenv.go 'w.a.outer = append(w.a.outer, outer)' 'w.a.outer = append(w.a.outer, nil)'
+	"./approval ./approval/shell" "TestShellStateReachesNestedScripts|TestShellStateIsJudged" \
+	approval/shell/shellenv.go 'w.a.outer = append(w.a.outer, outer)' 'w.a.outer = append(w.a.outer, nil)'
 
 # for i in 1 2; do cat f; export LD_PRELOAD=./x.so; done: cat runs again
 # under it.
 mutant "a loop body that exports walked once" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'if w.a.envGen != gen {' 'if false && w.a.envGen != gen {'
+	approval/shell/shell.go 'if w.a.envGen != gen {' 'if false && w.a.envGen != gen {'
 
 # trap 'id' EXIT; ls: the action runs later and would not be judged.
 mutant "trap actions not walked" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellenv.go 'w.traps = append(w.traps, action.s)' '_ = action'
+	approval/shell/shellenv.go 'w.traps = append(w.traps, action.s)' '_ = action'
 
 # shopt -s expand_aliases; alias cat='rm -rf .'; cat f.
 mutant "alias definitions not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellenv.go 'w.a.undecidable("alias makes a name run another command")' '_ = r'
+	approval/shell/shellenv.go 'w.a.undecidable("alias makes a name run another command")' '_ = r'
 
 # source ./env.sh; cat f: what a sourced file sets would not be judged.
 mutant "a sourced file's state not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'w.setUnknownEnv(strings.TrimSpace(name + " " + argText(rest)))' '_ = rest'
+	approval/shell/shell.go 'w.setUnknownEnv(strings.TrimSpace(name + " " + argText(rest)))' '_ = rest'
 
 # PS4='$(id)'; set -x; echo hi: PS4 runs for every traced builtin.
 mutant "PS4's code not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shellstate.go 'w.a.undecidable(name + " is expanded as a prompt' '_ = (name + " is expanded as a prompt'
+	approval/shell/shellstate.go 'w.a.undecidable(name + " is expanded as a prompt' '_ = (name + " is expanded as a prompt'
 
 # PAGER=x git log under Bash(git log), and the rule an Always answer learns.
 mutant "an exact rule for the command covers the variables set before it" \
 	"./approval" "TestShellStateIsJudged|TestSuggestRuleKeepsTheVariables" \
-	approval/programs.go 'case f.env == envNone && (exactText || exactRaw):' 'case exactText || exactRaw:' \
-	approval/policy.go '!slices.ContainsFunc(a.Commands[0].Findings, func(f ProgramFinding) bool { return f.env == envLine }) {' '!slices.ContainsFunc(a.Commands[0].Findings, func(f ProgramFinding) bool { return false }) {'
+	approval/programrules.go 'case f.Env == shell.EnvNone && (exactText || exactRaw):' 'case exactText || exactRaw:' \
+	approval/policy.go '!slices.ContainsFunc(a.Commands[0].Findings, func(f shell.Finding) bool { return f.Env == shell.EnvLine }) {' '!slices.ContainsFunc(a.Commands[0].Findings, func(f shell.Finding) bool { return false }) {'
 
 # HOME=/home/user/project; cat ~/.env: ~ would still be the old home.
 mutant "~ after HOME is assigned taken for the old home" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'if a.homeChanged {' 'if false && a.homeChanged {'
+	approval/shell/shell.go 'if a.homeChanged {' 'if false && a.homeChanged {'
 
 # ./ls under Bash(ls:*): a planted file of the program's name.
 mutant "a program named by a path matched by a rule by name" \
@@ -278,71 +278,71 @@ mutant "a program named by a path matched by a rule by name" \
 # ./timeout 5 ls: a planted file named like a wrapper looked through.
 mutant "a wrapper named by a path looked through" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'if _, foreign := w.programPath(args[0]); foreign {' 'if _, foreign := w.programPath(args[0]); false && foreign {'
+	approval/shell/shell.go 'if _, foreign := w.programPath(args[0]); foreign {' 'if _, foreign := w.programPath(args[0]); false && foreign {'
 
 # Bash(tar -t:*) would then cover tar -t -f x.tar -I ./x.sh.
 mutant "tar -I unmarked" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_table.go '-I|--use-compress-program=:run' '-I|--use-compress-program='
+	approval/shell/programs_table.go '-I|--use-compress-program=:run' '-I|--use-compress-program='
 
 # tar -tf .env, tar -czf out.tgz secrets: tar's modes would read nothing.
 mutant "tar's archive and operands not judged by its mode" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_build.go $'\tcase "-t", "-d", "--test-label", "-x":\n\t\tw.optAccess(AccessRead, f.archive, p, "-f", false)' $'\tcase "-t", "-d", "--test-label", "-x":' \
-	approval/programs_build.go 'w.access(kind, a, "tar "+f.mode+" operand")' '_, _ = kind, a'
+	approval/shell/programs_build.go $'\tcase "-t", "-d", "--test-label", "-x":\n\t\tw.optAccess(AccessRead, f.archive, p, "-f", false)' $'\tcase "-t", "-d", "--test-label", "-x":' \
+	approval/shell/programs_build.go 'w.access(kind, a, "tar "+f.mode+" operand")' '_, _ = kind, a'
 
 # tar tIf ./x.sh x.tar: an old-style first word would hide -I.
 mutant "tar's old-style first word not read" \
 	"./approval" "TestProgramTable$|TestOrdinaryUseStaysAllowed" \
-	approval/programs_build.go $'\trest = p.expandOldStyle(rest)\n\to := p.scanOptions(w, rest)' $'\to := p.scanOptions(w, rest)'
+	approval/shell/programs_build.go $'\trest = p.expandOldStyle(rest)\n\to := p.scanOptions(w, rest)' $'\to := p.scanOptions(w, rest)'
 
 # Bash(make -n:*) would then cover make -n --eval='$(shell id)'.
 mutant "make --eval unmarked" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_table.go '-E|--eval=:run' '-E|--eval='
+	approval/shell/programs_table.go '-E|--eval=:run' '-E|--eval='
 
 # make -n CC=sh: a variable on the command line, expanded by the makefile.
 mutant "make's command-line variables not judged" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_build.go 'ok && k != "" && !strings.Contains(k, "/") {' 'ok && k != "" && !strings.Contains(k, "/") && false {'
+	approval/shell/programs_build.go 'ok && k != "" && !strings.Contains(k, "/") {' 'ok && k != "" && !strings.Contains(k, "/") && false {'
 
 # date -f .env where date --file=.env is denied.
 mutant "date -f unmarked" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_table.go '-d|--date= --debug -f|--file=:read' '-d|--date= --debug -f|--file='
+	approval/shell/programs_table.go '-d|--date= --debug -f|--file=:read' '-d|--date= --debug -f|--file='
 
 # date -uf .env, grep -rnf .env x: a cluster's last letter would not take
 # the next word as its value.
 mutant "a value after a cluster not read" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/programs.go 'case !hasV && opt.value == valRequired && i+1 < len(rest):' 'case false && !hasV && opt.value == valRequired && i+1 < len(rest):'
+	approval/shell/programs.go 'case !hasV && opt.value == valRequired && i+1 < len(rest):' 'case false && !hasV && opt.value == valRequired && i+1 < len(rest):'
 
 # jq -nrf .env: -f in a cluster would no longer make the first operand
 # jq's script, read.
 mutant "jq -f's file not read" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_special.go $'\tif !o.hasLeadOpt && len(ops) > 0 {' $'\tif len(ops) > 0 {'
+	approval/shell/programs_special.go $'\tif !o.hasLeadOpt && len(ops) > 0 {' $'\tif len(ops) > 0 {'
 
 # tar -tf x.tar asks under Bash(tar -t:*) again; a deny rule for tar -x
 # misses tar -xzf.
 mutant "clusters not split in the command's text" \
 	"./approval" "TestOrdinaryUseStaysAllowed|TestRulesSeeThroughClusters" \
-	approval/shell.go 'if p := programs[sc.Name]; p != nil && p.splits() {' 'if p := programs[sc.Name]; p != nil && p.splits() && false {'
+	approval/shell/shell.go 'if p := programs[sc.Name]; p != nil && p.splits() {' 'if p := programs[sc.Name]; p != nil && p.splits() && false {'
 
 # python3 -m json.tool IN OUT would write OUT under the rule.
 mutant "python -m json.tool's output unmarked" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/programs_table.go $'operands: operandSpec{role: roleRead, secondOut: true},\n\t\tallow:    []string{"python -m json.tool f.json"' $'operands: operandSpec{role: roleRead},\n\t\tallow:    []string{"python -m json.tool f.json"'
+	approval/shell/programs_table.go $'operands: operandSpec{role: roleRead, secondOut: true},\n\t\tallow:    []string{"python -m json.tool f.json"' $'operands: operandSpec{role: roleRead},\n\t\tallow:    []string{"python -m json.tool f.json"'
 
 # ls | xargs cat under Bash(xargs:*): the appended words are files read.
 mutant "xargs decided for any program it runs" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/shellenv.go 'if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] || w.isForeign(words[0]) {' 'if len(words) == 0 || !words[0].static || path.Base(words[0].s) == "" {'
+	approval/shell/shellenv.go 'if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] || w.isForeign(words[0]) {' 'if len(words) == 0 || !words[0].static || path.Base(words[0].s) == "" {'
 
 # xargs -l rm would run "rm" as -l's value: rm unseen by deny rules.
 mutant "xargs -e, -i, -l taken to consume the next word" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo|TestShellStateIsJudged" \
-	approval/shell.go '"xargs":       {valued: "adEILnPs",' '"xargs":       {valued: "aEeIiLlnPsd",'
+	approval/shell/shell.go '"xargs":       {valued: "adEILnPs",' '"xargs":       {valued: "aEeIiLlnPsd",'
 
 # gofmt -l . under Bash(gofmt:*) would not say the rule covers everything.
 mutant "the uncovered-program note dropped" \
@@ -352,7 +352,7 @@ mutant "the uncovered-program note dropped" \
 # flock -c 'curl x' /tmp/l: the deny rule for curl missed.
 mutant "flock -c's command not walked" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell.go 'if name == "flock" && w.flockScript(args, wrappers) {' 'if false && name == "flock" && w.flockScript(args, wrappers) {'
+	approval/shell/shell.go 'if name == "flock" && w.flockScript(args, wrappers) {' 'if false && name == "flock" && w.flockScript(args, wrappers) {'
 
 # Regular expression rules indexed by their literal prefix would no longer
 # be met (Bash(re:^net5\b) as a deny rule).
@@ -411,13 +411,13 @@ mutant "tools take a field in another case or twice" \
 # arithmetic and array subscripts (echo $[ x='a[$(touch FLAG)]', x ]).
 mutant "arithmetic and subscripts not searched" \
 	"./approval" "Arith|DoubleQuoted" \
-	approval/shell.go $'\t\t\tw.arithNode(node)' $'\t\t\t_ = node'
+	approval/shell/shell.go $'\t\t\tw.arithNode(node)' $'\t\t\t_ = node'
 
 # An allow rule for a read-only program would then cover its options that
 # run programs or write (rg --pre, sed's e, git diff --output).
 mutant "program table findings dropped (an option that runs, unmarked)" \
 	"./approval" "TestProgramGrammarDecides|TestProgramTableAgainstTheRealPrograms" \
-	approval/programs.go '	c.Findings = append(c.Findings, f)' '	_ = c'
+	approval/shell/programs.go '	c.Findings = append(c.Findings, f)' '	_ = c'
 
 # Answers would then be matched by the model's call ID: an answer meant for
 # an earlier call approves a later one the model gave the same ID.
@@ -441,18 +441,18 @@ mutant "look-alike letters shown as themselves" \
 # Bash(go vet:*) would then cover go vet -vettool=/bin/sh.
 mutant "go vet -vettool unmarked" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/programs_table.go '{name: "go vet", singleDash: true, opts: "-vettool=:run ' '{name: "go vet", singleDash: true, opts: "-vettool= '
+	approval/shell/programs_table.go '{name: "go vet", singleDash: true, opts: "-vettool=:run ' '{name: "go vet", singleDash: true, opts: "-vettool= '
 
 # Bash(git branch:*) would then cover git branch -u origin/main, which
 # sets the current branch's upstream.
 mutant "git branch -u unmarked" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/programs_table.go '-u|--set-upstream-to=:changes' '-u|--set-upstream-to='
+	approval/shell/programs_table.go '-u|--set-upstream-to=:changes' '-u|--set-upstream-to='
 
 # ... and git branch NAME, which creates a branch.
 mutant "git branch operands not judged" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/programs_special.go '	if len(o.ops) == 0 || o.listing {' '	if true {'
+	approval/shell/programs_special.go '	if len(o.ops) == 0 || o.listing {' '	if true {'
 
 # A run's pids cgroup would then be made inside another run's slot when
 # the thread looking it up lives in one, and bound by that run's limit.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
 )
@@ -157,7 +158,7 @@ func bashPreview(input json.RawMessage, reason string, env approval.Env, sb appr
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal(input, &in)
-	a := approval.Analyze(in.Command, env)
+	a := shell.Analyze(in.Command, shell.Env{Workspace: env.Workspace, Home: env.Home})
 	var b strings.Builder
 	if display.Line(in.Command, 0) != in.Command || len(in.Command) > maxInlineCommand {
 		// The summary shows such a command shortened, or on one line: here

@@ -1,8 +1,7 @@
-package approval
+package shell
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,23 +14,24 @@ import (
 // or where it acts, reads or writes the file its value names), the
 // environment variables that make it run another program, the roles of its
 // operands, and commands that must and must not be allowed under a
-// Bash(<entry>:*) rule, checked when the package loads and in a test.
+// Bash(<entry>:*) rule, which package approval checks against its rules
+// (TableExamples).
 //
 // What an entry says decides two things:
 //   - the files the command reads and writes (judged by the Read and Edit
-//     rules, exactly like a redirection: bashfiles.go);
+//     rules in package approval, exactly like a redirection);
 //   - what an allow rule covers: an option that runs a program or changes
 //     what the program loads, a variable that does, an option the entry
-//     does not know, or a script that cannot be read is a ProgramFinding on
-//     the command, and an allow rule covers the command only when it names
-//     what was found (Policy.bash).
+//     does not know, or a script that cannot be read is a Finding on the
+//     command, and an allow rule covers the command only when it names
+//     what was found.
 //
 // A partial entry (cp, curl, …) lists only the options that name files:
 // its other options are not judged, as before the table existed.
 
-// ProgramFinding is something in one command that an allow rule for the
+// Finding is something in one command that an allow rule for the
 // program covers only when the rule names it.
-type ProgramFinding struct {
+type Finding struct {
 	// Program is the table entry that decided ("rg", "git diff").
 	Program string `json:"program"`
 	// Option is the option, script command or variable found ("--pre",
@@ -41,12 +41,12 @@ type ProgramFinding struct {
 	Words []string `json:"words,omitempty"`
 	// What says what it does ("runs a program").
 	What string `json:"what"`
-	// env is set for a variable the line set (envLine, envWrapper):
+	// Env is set for a variable the line set (EnvLine, EnvWrapper):
 	// a rule for the command's text alone does not name it.
-	env uint8
+	Env EnvOrigin `json:"-"`
 }
 
-func (f ProgramFinding) String() string {
+func (f Finding) String() string {
 	return fmt.Sprintf("%s %s %s (entry %s)", f.Program, f.Option, f.What, f.Program)
 }
 
@@ -57,7 +57,7 @@ const (
 	whatUnknown  = "is an option custos does not know"
 	whatDynamic  = "is built at run time and may be an option"
 	whatScript   = "is a script custos cannot read"
-	whatEnvRuns  = "is a variable that makes the program run another one"
+	WhatEnvRuns  = "is a variable that makes the program run another one"
 	whatSubShell = "runs a shell command"
 	whatChanges  = "changes the repository"
 )
@@ -160,7 +160,7 @@ type program struct {
 	// reads and writes.
 	script func(w *walker, p *program, script argWord, sandboxed bool)
 	// allow and ask are example commands: each allow one must be allowed
-	// under Bash(<name>:*), no ask one may be (checkPrograms).
+	// under Bash(<name>:*), no ask one may be (TableExamples).
 	allow, ask []string
 
 	// Compiled from opts.
@@ -296,43 +296,8 @@ func buildPrograms(table []program) (map[string]*program, error) {
 	return m, nil
 }
 
-// checkPrograms runs every entry's examples: each allow example must be
-// allowed under Bash(<entry>:*), and no ask example may be.
-func checkPrograms(table []program) error {
-	var errs []string
-	for i := range table {
-		p := &table[i]
-		if len(p.allow) == 0 && !p.partial {
-			errs = append(errs, "program "+p.name+" has no allow examples")
-		}
-		pol, err := compile(Settings{Permissions: Permissions{Allow: []string{"Bash(" + p.name + ":*)"}}}, PresetExampleEnv)
-		if err != nil {
-			return err
-		}
-		for _, ex := range p.allow {
-			if v := pol.Rules(bashExample(ex)); v.Decision != Allow {
-				errs = append(errs, fmt.Sprintf("program %s: %q must be allowed by Bash(%s:*), got %s: %s", p.name, ex, p.name, v.Decision, v.Reason))
-			}
-		}
-		for _, ex := range p.ask {
-			if v := pol.Rules(bashExample(ex)); v.Decision == Allow {
-				errs = append(errs, fmt.Sprintf("program %s: %q must not be allowed by Bash(%s:*)", p.name, ex, p.name))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("program table examples: %s", strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-func bashExample(cmd string) Call {
-	b, _ := json.Marshal(cmd)
-	return Call{Tool: "Bash", Input: []byte(`{"command":` + string(b) + `}`)}
-}
-
 // finding records f on the command whose operands are being read.
-func (w *walker) finding(f ProgramFinding) {
+func (w *walker) finding(f Finding) {
 	if w.curCmd < 0 || w.curCmd >= len(w.a.out.Commands) {
 		return
 	}
@@ -350,7 +315,7 @@ func (w *walker) optAccess(kind AccessKind, a argWord, p *program, opt string, d
 		w.access(kind, a, p.name+" "+opt)
 	}
 	for i := n; i < len(w.a.out.Files); i++ {
-		w.a.out.Files[i].program, w.a.out.Files[i].option = p.name, opt
+		w.a.out.Files[i].Program, w.a.out.Files[i].Option = p.name, opt
 	}
 }
 
@@ -376,12 +341,12 @@ func (p *program) scanOptions(w *walker, rest []argWord) scanned {
 			p.dynamicOption(w, a)
 		case !a.static:
 			if p.dangerous && !p.partial {
-				w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+				w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
 			}
 			o.ops = append(o.ops, a)
 		case p.plusCmds && strings.HasPrefix(a.s, "+"):
 			if !safePlusCommand(a.s[1:]) {
-				w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a command run at start, which may run a program"})
+				w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a command run at start, which may run a program"})
 			}
 		case a.s == "-" || !strings.HasPrefix(a.s, "-"):
 			o.ops = append(o.ops, a)
@@ -416,7 +381,7 @@ func (p *program) dynamicOption(w *walker, a argWord) {
 	case opt == nil && p.partial:
 		w.mention(argWord{s: a.s}, "option of "+p.name)
 	case opt == nil:
-		w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+		w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
 	default:
 		p.applyOption(w, nil, opt, name, argWord{s: a.s}, true, []string{a.s})
 	}
@@ -441,7 +406,7 @@ func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
 			}
 			return i
 		}
-		w.finding(ProgramFinding{Program: p.name, Option: "--" + k, Words: []string{a.s}, What: whatUnknown})
+		w.finding(Finding{Program: p.name, Option: "--" + k, Words: []string{a.s}, What: whatUnknown})
 		return i
 	}
 	dash := "--"
@@ -496,7 +461,7 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int 
 				if split {
 					word = "-" + cluster[j:]
 				}
-				w.finding(ProgramFinding{Program: p.name, Option: "-" + string(c), Words: []string{word}, What: whatUnknown})
+				w.finding(Finding{Program: p.name, Option: "-" + string(c), Words: []string{word}, What: whatUnknown})
 			}
 			if p.partial {
 				continue
@@ -530,13 +495,13 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int 
 func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v argWord, hasV bool, words []string) {
 	e := opt.effect
 	if e&effRun != 0 {
-		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatRuns})
+		w.finding(Finding{Program: p.name, Option: name, Words: words, What: whatRuns})
 	}
 	if e&effLoad != 0 {
-		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: whatLoads})
+		w.finding(Finding{Program: p.name, Option: name, Words: words, What: whatLoads})
 	}
 	if e&effChanges != 0 {
-		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: cmp.Or(p.changes, whatChanges)})
+		w.finding(Finding{Program: p.name, Option: name, Words: words, What: cmp.Or(p.changes, whatChanges)})
 	}
 	if e&effWritesAny != 0 {
 		// The files are named by the program's own input (a makefile's
@@ -547,7 +512,7 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 		if v.static && v.s == "inplace" && o != nil {
 			o.inPlace = true
 		} else {
-			w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: "loads code (" + v.s + ")"})
+			w.finding(Finding{Program: p.name, Option: name, Words: words, What: "loads code (" + v.s + ")"})
 		}
 	}
 	if hasV && e&effAtFile != 0 && v.static && (strings.HasPrefix(v.s, "@") || strings.Contains(v.s, "=@")) {
@@ -583,7 +548,7 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 	}
 	if e&effScriptFile != 0 {
 		o.scriptFile = true
-		w.finding(ProgramFinding{Program: p.name, Option: name, Words: words, What: "reads its script from a file, which custos cannot read"})
+		w.finding(Finding{Program: p.name, Option: name, Words: words, What: "reads its script from a file, which custos cannot read"})
 	}
 	o.inPlace = o.inPlace || e&effInPlace != 0
 	o.toStdout = o.toStdout || e&effStdout != 0
@@ -600,11 +565,11 @@ func (w *walker) envFindings(p *program) {
 			continue
 		}
 		v, _ := w.envNow(name)
-		origin := envLine
+		origin := EnvLine
 		if v.wrapper {
-			origin = envWrapper
+			origin = EnvWrapper
 		}
-		w.finding(ProgramFinding{Program: p.name, Option: name, Words: []string{name + "="}, What: whatEnvRuns, env: origin})
+		w.finding(Finding{Program: p.name, Option: name, Words: []string{name + "="}, What: WhatEnvRuns, Env: origin})
 	}
 }
 
@@ -640,59 +605,4 @@ func safePlusCommand(c string) bool {
 		return !strings.ContainsAny(c, "\n\r\x1b") && !strings.ContainsAny(c[1:], "!|")
 	}
 	return false
-}
-
-// uncovered returns the first finding of c that the allow rule r, which
-// matched c, does not name; nil when it names them all. A rule for every
-// command (Bash, Bash(*)) and an exact rule for this very command name
-// everything; a prefix or glob rule names a finding when its words include
-// the finding's words (Bash(rg --pre=sh:*)), a regular expression when it
-// spells them.
-func (r *rule) uncovered(c *SimpleCommand) *ProgramFinding {
-	if len(c.Findings) == 0 || r.kind == kindAny {
-		return nil
-	}
-	exactText := r.kind == kindExact && r.value == c.Text
-	exactRaw := r.kind == kindExact && r.value == c.Raw
-	for i := range c.Findings {
-		f := &c.Findings[i]
-		switch {
-		case f.env == envNone && (exactText || exactRaw):
-		case f.env == envWrapper && exactRaw:
-			// env NAME=value cmd: the exact rule spells the assignment.
-		case f.env == envNone && r.names(f):
-		default:
-			// A variable set before the command, or earlier in the line,
-			// is named only by a rule for the whole line (kindText).
-			return f
-		}
-	}
-	return nil
-}
-
-func (r *rule) names(f *ProgramFinding) bool {
-	if len(f.Words) == 0 {
-		return false
-	}
-	// The words after the entry's own name (sed in Bash(sed:*), git log
-	// in Bash(git log:*)) are what the rule names.
-	named := r.value
-	for range strings.Fields(f.Program) {
-		_, named, _ = strings.Cut(named, " ")
-	}
-	for _, w := range f.Words {
-		switch r.kind {
-		case kindRegexp:
-			if !strings.Contains(r.re.String(), w) {
-				return false
-			}
-		case kindPrefix, kindGlob:
-			if !strings.Contains(" "+named+" ", " "+quoteWord(cleanArg(w))+" ") {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -1,11 +1,11 @@
-package approval
+package shell
 
 import "strings"
 
 // The program table: what custos knows of each program, in
 // one place. programs.go says how an entry is read; every entry's examples
-// are checked when the package loads (checkPrograms) and by
-// TestProgramTable.
+// are checked by package approval against its rules, the first time a
+// policy is compiled (TableExamples).
 
 const gnu = " --help --version"
 

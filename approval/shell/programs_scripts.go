@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ type scriptEffect struct {
 
 func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandboxed bool) {
 	if err != nil {
-		w.finding(ProgramFinding{Program: p.name, Option: "script", What: "cannot be parsed (" + err.Error() + "): " + whatScript})
+		w.finding(Finding{Program: p.name, Option: "script", What: "cannot be parsed (" + err.Error() + "): " + whatScript})
 		return
 	}
 	if sandboxed {
@@ -27,7 +27,7 @@ func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandb
 	for _, e := range effs {
 		switch e.kind {
 		case effRun:
-			w.finding(ProgramFinding{Program: p.name, Option: e.option, What: whatRuns})
+			w.finding(Finding{Program: p.name, Option: e.option, What: whatRuns})
 		case effRead:
 			w.optAccess(AccessRead, e.file, p, e.option, false)
 		case effWrite:

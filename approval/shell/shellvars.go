@@ -1,6 +1,7 @@
-package approval
+package shell
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -108,7 +109,7 @@ func (w *walker) setVar(name string, vals []string, static bool) {
 		return
 	}
 	for _, v := range vals {
-		if !contains(st.vals, v) {
+		if !slices.Contains(st.vals, v) {
 			st.vals = append(st.vals, v)
 		}
 	}
@@ -137,7 +138,7 @@ func (w *walker) assigns(as []*syntax.Assign) {
 			continue
 		}
 		if a.Name.Value == "GLOBIGNORE" {
-			w.a.out.dotglob = true // a set GLOBIGNORE turns dotglob on
+			w.a.out.DotGlob = true // a set GLOBIGNORE turns dotglob on
 		}
 		if a.Naked {
 			if a.Value == nil {

@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -35,10 +35,11 @@ func (w *walker) programPath(a argWord) (paths []string, foreign bool) {
 	return nil, len(paths) == 0
 }
 
-// ruleProgram is the file a Bash rule's first word names by a path, in a
-// directory other than a system one ("" for a name looked up in PATH):
-// relative to the workspace, as the commands it is meant for run there.
-func ruleProgram(first string, env Env) string {
+// ProgramFile is the file the first word of a command names by a path, in
+// a directory other than a system one ("" for a name looked up in PATH):
+// relative to the workspace, as the commands rules are written for run
+// there. A rule naming such a file covers only commands that run it.
+func ProgramFile(first string, env Env) string {
 	if !strings.Contains(first, "/") {
 		return ""
 	}
@@ -51,25 +52,6 @@ func ruleProgram(first string, env Env) string {
 		return ""
 	}
 	return p
-}
-
-// namesProgram reports whether an allow rule may cover c by the program
-// it runs: a rule by name covers a program found in PATH or a system
-// directory; a command that runs a foreign file needs a rule naming that
-// very file.
-func (r *rule) namesProgram(c *SimpleCommand) bool {
-	if r.kind == kindAny || !c.foreign {
-		return r.prog == "" || r.kind == kindAny
-	}
-	if r.prog == "" || len(c.progPaths) == 0 {
-		return false
-	}
-	for _, p := range c.progPaths {
-		if p != r.prog {
-			return false
-		}
-	}
-	return true
 }
 
 // isForeign reports a command word that names a foreign file.

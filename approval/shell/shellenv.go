@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"fmt"
@@ -38,11 +38,15 @@ func immune(argv0 string, wr wrapping) bool {
 	return envImmune[argv0]
 }
 
-// Finding origins, for which rules cover an env finding (rule.uncovered).
+// EnvOrigin says where the variable of a finding was set, which decides
+// the rules that name it: a rule for the command's text alone names none.
+type EnvOrigin uint8
+
+// Finding origins.
 const (
-	envNone    uint8 = iota
-	envLine          // set on the command or earlier: only a rule naming the whole line names it
-	envWrapper       // set by env NAME=value: the command's Raw line names it
+	EnvNone    EnvOrigin = iota // not a variable: the command's own words
+	EnvLine                     // set on the command or earlier: only a rule naming the whole line names it
+	EnvWrapper                  // set by env NAME=value: the command's Raw line names it
 )
 
 // judgeEnv judges, for the command being recorded, the variables the line
@@ -79,8 +83,8 @@ func (w *walker) judgeEnv(argv0 string, wr wrapping) {
 		visit(v)
 	}
 	if a.envUnknown != "" {
-		w.finding(ProgramFinding{Program: name, Option: "environment", Words: []string{a.envUnknown},
-			What: "set by " + a.envUnknown + " earlier in the line may change what " + name + " runs: custos cannot read it", env: envLine})
+		w.finding(Finding{Program: name, Option: "environment", Words: []string{a.envUnknown},
+			What: "set by " + a.envUnknown + " earlier in the line may change what " + name + " runs: custos cannot read it", Env: EnvLine})
 	}
 }
 
@@ -104,12 +108,12 @@ func (w *walker) envVerdict(name string, v envVar) {
 			return // the program's entry said what it does (PAGER for git)
 		}
 	}
-	origin := envLine
+	origin := EnvLine
 	if v.wrapper {
-		origin = envWrapper
+		origin = EnvWrapper
 	}
-	w.finding(ProgramFinding{Program: name, Option: v.name, Words: []string{v.word},
-		What: fmt.Sprintf("set %s changes what %s runs: %s", v.where, name, why), env: origin})
+	w.finding(Finding{Program: name, Option: v.name, Words: []string{v.word},
+		What: fmt.Sprintf("set %s changes what %s runs: %s", v.where, name, why), Env: origin})
 }
 
 // commandEnv builds the environment a call's assignments give its command
@@ -472,7 +476,7 @@ func (w *walker) xargsRuns(words []argWord, outermost bool) {
 		return
 	}
 	if outermost && len(w.a.out.Commands) > 0 {
-		w.a.out.Commands[len(w.a.out.Commands)-1].xargsInert = true
+		w.a.out.Commands[len(w.a.out.Commands)-1].XargsInert = true
 	}
 }
 

@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -77,7 +77,7 @@ func (w *walker) operandsOf(args []argWord, first bool) {
 	name := path.Base(args[0].s)
 	rest := args[1:]
 	p := programs[name]
-	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].foreign {
+	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].Foreign {
 		p = nil // ./cat is not cat: its words are mentions
 	}
 	if p == nil {
@@ -99,10 +99,10 @@ func (w *walker) operandsOf(args []argWord, first bool) {
 }
 
 // dedupFindings drops findings after index n that repeat an earlier one.
-func dedupFindings(fs []ProgramFinding, n int) []ProgramFinding {
+func dedupFindings(fs []Finding, n int) []Finding {
 	out := fs[:n]
 	for _, f := range fs[n:] {
-		if !slices.ContainsFunc(out, func(g ProgramFinding) bool { return g.Program == f.Program && g.Option == f.Option && g.What == f.What }) {
+		if !slices.ContainsFunc(out, func(g Finding) bool { return g.Program == f.Program && g.Option == f.Option && g.What == f.What }) {
 			out = append(out, f)
 		}
 	}
@@ -135,7 +135,7 @@ func (w *walker) subcommand(p *program, argv0 string, rest []argWord) {
 		a := rest[i]
 		if !a.static {
 			w.envFindings(p)
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is built at run time: the subcommand cannot be told"})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is built at run time: the subcommand cannot be told"})
 			return
 		}
 		if a.s == "--" || !strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "+") {
@@ -143,7 +143,7 @@ func (w *walker) subcommand(p *program, argv0 string, rest []argWord) {
 		}
 		switch {
 		case strings.HasPrefix(a.s, "+"):
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "selects another toolchain"})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "selects another toolchain"})
 		case strings.HasPrefix(a.s, "--") || p.singleDash:
 			i = p.scanLong(w, &o, rest, i)
 		default:
@@ -158,7 +158,7 @@ func (w *walker) subcommand(p *program, argv0 string, rest []argWord) {
 		for _, a := range rest[i:] {
 			words = append(words, a.s)
 		}
-		w.a.out.Commands[w.curCmd].canonical = normaliseWords(words).Text
+		w.a.out.Commands[w.curCmd].Canonical = normaliseWords(words).Text
 	}
 	if i >= len(rest) {
 		w.envFindings(p)
@@ -254,7 +254,7 @@ func (p *program) runScripts(w *walker, scripts []argWord, sandboxed bool) {
 	var parts []string
 	for _, s := range scripts {
 		if !s.static {
-			w.finding(ProgramFinding{Program: p.name, Option: "script", Words: []string{s.s}, What: "is built at run time: " + whatScript})
+			w.finding(Finding{Program: p.name, Option: "script", Words: []string{s.s}, What: "is built at run time: " + whatScript})
 			return
 		}
 		parts = append(parts, s.s)

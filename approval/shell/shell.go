@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -51,21 +51,29 @@ type SimpleCommand struct {
 	// allow rule covers only when it names them (programs.go): an option
 	// that runs a program, one the table does not know, a script that
 	// cannot be read.
-	Findings []ProgramFinding
-	// canonical is Text without the program's global options (git -C .
+	Findings []Finding
+	// Canonical is Text without the program's global options (git -C .
 	// push is git push), or "" when it has none.
-	canonical string
-	// unjudged names what the command runs that the program table has no
-	// entry for (make, npm test, python3 x.py), or "" (programs_build.go).
-	unjudged string
-	// xargsInert: xargs runs a program that treats the words it appends
-	// as text (echo): a rule for xargs covers it (Policy.bash).
-	xargsInert bool
-	// foreign: the command names its program by a path outside the
-	// system directories (./ls); progPaths are the files it may be
-	// (programpath.go).
-	foreign   bool
-	progPaths []string
+	Canonical string
+	// Unjudged names what the command runs that the program table has no
+	// entry for (make, npm test, python3 x.py), or "" (programs_build.go):
+	// a rule for it covers everything that may do.
+	Unjudged string
+	// XargsInert: xargs runs a program that treats the words it appends
+	// as text (echo), so a rule for xargs may cover it.
+	XargsInert bool
+	// Foreign: the command names its program by a path outside the
+	// system directories (./ls); ProgramPaths are the files it may be
+	// (programpath.go). Only a rule naming that file covers it.
+	Foreign      bool
+	ProgramPaths []string
+}
+
+// Env is where a command line runs, as the analysis needs it: the
+// directory it starts in and the home directory ~ names. Both absolute
+// and clean; "" when not known.
+type Env struct {
+	Workspace, Home string
 }
 
 // Analysis is the static picture of a shell command line.
@@ -83,10 +91,10 @@ type Analysis struct {
 	Files []FileAccess
 	// ForkBombs names functions that call themselves piped or backgrounded.
 	ForkBombs []string
-	// dotglob is set when the command line may turn bash's dotglob on
+	// DotGlob is set when the command line may turn bash's dotglob on
 	// (shopt -s dotglob, bash -O dotglob, GLOBIGNORE=…): then * matches
 	// names starting with a dot.
-	dotglob bool
+	DotGlob bool
 }
 
 // Analyze parses a shell command line and splits it into simple commands.
@@ -685,7 +693,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 	for _, as := range c.Assigns {
 		w.nested(as, nd)
 		if as.Name != nil && as.Name.Value == "GLOBIGNORE" {
-			w.a.out.dotglob = true
+			w.a.out.DotGlob = true
 		}
 	}
 	if len(c.Args) == 0 {
@@ -719,6 +727,10 @@ var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
 	"ash": true, "busybox": false, "fish": true,
 }
+
+// Privileged reports a wrapper that runs its command as another user
+// (sudo, doas …).
+func Privileged(name string) bool { return privileged[name] }
 
 // privileged are wrappers that run their command as another user.
 var privileged = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "run0": true}
@@ -989,7 +1001,7 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 	}
 	sc := normaliseWords(words)
 	sc.Argv = words
-	sc.progPaths, sc.foreign = w.programPath(args[0])
+	sc.ProgramPaths, sc.Foreign = w.programPath(args[0])
 	if len(wr.names) > 0 {
 		sc.Wrappers = wr.names
 		full := make([]string, 0, len(wr.words)+len(args))
@@ -1003,7 +1015,7 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 	w.a.out.Commands = append(w.a.out.Commands, sc)
 	for _, word := range sc.Argv {
 		if strings.Contains(word, "dotglob") || strings.HasPrefix(word, "GLOBIGNORE=") {
-			w.a.out.dotglob = true
+			w.a.out.DotGlob = true
 		}
 	}
 	w.curCmd = len(w.a.out.Commands) - 1

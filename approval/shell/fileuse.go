@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -27,8 +27,8 @@ const (
 	AccessConnect
 )
 
-func (k AccessKind) reads() bool  { return k == AccessRead || k == AccessReadWrite }
-func (k AccessKind) writes() bool { return k == AccessWrite || k == AccessReadWrite }
+func (k AccessKind) Reads() bool  { return k == AccessRead || k == AccessReadWrite }
+func (k AccessKind) Writes() bool { return k == AccessWrite || k == AccessReadWrite }
 
 // FileAccess is one file a command line reads, writes or names.
 type FileAccess struct {
@@ -47,15 +47,15 @@ type FileAccess struct {
 	// Glob is set when the word holds glob characters the shell may expand
 	// to other names (quoting is not tracked, so '*' counts too: fail closed).
 	Glob bool
-	// cmd is the index in Analysis.Commands of the command whose operand
-	// this is; -1 for redirections and wrapper options.
-	cmd int
-	// dir is set for destinations that may be directories written into
+	// Command is the index in Analysis.Commands of the command whose
+	// operand this is; -1 for redirections and wrapper options.
+	Command int
+	// Dir is set for destinations that may be directories written into
 	// (cp a out/): an Edit rule covering the directory's content allows them.
-	dir bool
-	// program and option are the table entry and option that name the
+	Dir bool
+	// Program and Option are the table entry and option that name the
 	// file (git diff --output), for verdicts.
-	program, option string
+	Program, Option string
 }
 
 // destination records a write to a path that may be a directory the
@@ -64,7 +64,7 @@ func (w *walker) destination(a argWord, via string) {
 	n := len(w.a.out.Files)
 	w.access(AccessWrite, a, via)
 	for i := n; i < len(w.a.out.Files); i++ {
-		w.a.out.Files[i].dir = true
+		w.a.out.Files[i].Dir = true
 	}
 }
 
@@ -114,7 +114,7 @@ func (w *walker) access(kind AccessKind, a argWord, via string) {
 			return
 		}
 	}
-	fa := FileAccess{Kind: kind, Word: a.s, Via: via, Glob: a.static && hasShellGlob(a.s), cmd: w.curCmd}
+	fa := FileAccess{Kind: kind, Word: a.s, Via: via, Glob: a.static && hasShellGlob(a.s), Command: w.curCmd}
 	if kind != AccessConnect {
 		fa.Paths = w.cwd.resolve(a)
 	}
@@ -180,5 +180,15 @@ func harmlessRedirect(p string) bool {
 			return isFD(n) // /dev/fd/3/x is a file in a directory open as fd 3
 		}
 	}
-	return harmlessDevice(p) || p == "/dev/stdin"
+	return HarmlessDevice(p) || p == "/dev/stdin"
+}
+
+// HarmlessDevice reports a device that reading or writing harms nothing
+// and reveals nothing: /dev/null, the standard streams, a terminal.
+func HarmlessDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/")
 }

@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -62,7 +62,7 @@ func tarWords(w *walker, p *program, rest []argWord) {
 	o := p.scanOptions(w, rest)
 	f := tarFactsOf(p, rest)
 	if a := f.archive; a.static && !f.forceLocal && remoteArchive(a.s) {
-		w.finding(ProgramFinding{Program: p.name, Option: "-f", Words: []string{"-f", a.s}, What: "names an archive on another host, which tar reaches by running rsh"})
+		w.finding(Finding{Program: p.name, Option: "-f", Words: []string{"-f", a.s}, What: "names an archive on another host, which tar reaches by running rsh"})
 	}
 	switch f.mode {
 	case "-t", "-d", "--test-label", "-x":
@@ -130,7 +130,7 @@ func makeWords(w *walker, p *program, rest []argWord) {
 	o := p.scanOptions(w, rest)
 	for _, a := range o.ops {
 		if k, _, ok := strings.Cut(a.s, "="); ok && k != "" && !strings.Contains(k, "/") {
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s},
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s},
 				What: "sets a make variable, which the makefile's recipes and $(shell …) expand"})
 			w.mention(a, "make variable") // make FILE=.env: the value may be a file
 			continue
@@ -144,7 +144,7 @@ func dateWords(w *walker, p *program, rest []argWord) {
 	o := p.scanOptions(w, rest)
 	for _, a := range o.ops {
 		if !strings.HasPrefix(a.s, "+") {
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: p.changes})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: p.changes})
 		}
 	}
 }
@@ -224,7 +224,7 @@ func pythonMentions(w *walker, words []argWord) {
 // table has no entry for (a program, a subcommand, a module): an allow rule
 // that matches it covers everything it can do, and its verdict says so.
 func (w *walker) unjudged(what string) {
-	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].unjudged == "" {
-		w.a.out.Commands[w.curCmd].unjudged = what
+	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].Unjudged == "" {
+		w.a.out.Commands[w.curCmd].Unjudged = what
 	}
 }

@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"strings"
@@ -244,7 +244,7 @@ func (w *walker) arithWord(word *syntax.Word) {
 	}
 	texts, ok := w.arithTexts(word.Parts)
 	if !ok {
-		w.a.undecidable("bash evaluates " + reasonText(w.source(word)) + " as arithmetic, and its value is not known: code hidden in it would run")
+		w.a.undecidable("bash evaluates " + Excerpt(w.source(word)) + " as arithmetic, and its value is not known: code hidden in it would run")
 		return
 	}
 	for _, t := range texts {
@@ -352,10 +352,10 @@ func (w *walker) hidden(s string) { w.hiddenAs(s, "as arithmetic") }
 // prompt"), named in the reason.
 func (w *walker) hiddenAs(s, how string) {
 	if !strings.ContainsAny(s, "$`") {
-		w.a.undecidable("bash evaluates " + reasonText(s) + " " + how + ", and custos cannot read it")
+		w.a.undecidable("bash evaluates " + Excerpt(s) + " " + how + ", and custos cannot read it")
 		return
 	}
-	w.a.undecidable("bash evaluates " + reasonText(s) + " " + how + ": code in it runs")
+	w.a.undecidable("bash evaluates " + Excerpt(s) + " " + how + ": code in it runs")
 	if w.depth+1 > maxShellDepth {
 		w.a.undecidable("shell nesting is too deep to analyse")
 		return
@@ -491,7 +491,7 @@ func (w *walker) nameArg(a argWord, vals []string, cmd string) {
 	if a.node != nil {
 		src = w.source(a.node)
 	}
-	w.a.undecidable(cmd + " is given a variable name built at run time (" + reasonText(src) + "): bash evaluates code in its subscript")
+	w.a.undecidable(cmd + " is given a variable name built at run time (" + Excerpt(src) + "): bash evaluates code in its subscript")
 }
 
 // arithParamPlain reports a plain $x / ${x}.
@@ -696,7 +696,7 @@ func (w *walker) finishArith() {
 		switch r.kind {
 		case refValue:
 			if !w.arithSafeVar(r.name, memo, 0) {
-				w.a.undecidable("bash evaluates the value of $" + r.name + " as arithmetic (in " + reasonText(r.src) +
+				w.a.undecidable("bash evaluates the value of $" + r.name + " as arithmetic (in " + Excerpt(r.src) +
 					") and custos does not know it is a number: code hidden in it would run")
 			}
 		case refInt:
@@ -705,12 +705,12 @@ func (w *walker) finishArith() {
 			}
 		case refPrompt:
 			if !w.promptSafeVar(r.name) {
-				w.a.undecidable("bash expands the value of $" + r.name + " as a prompt (in " + reasonText(r.src) +
+				w.a.undecidable("bash expands the value of $" + r.name + " as a prompt (in " + Excerpt(r.src) +
 					"), running the command substitutions in it, and custos does not know that value")
 			}
 		case refName:
 			if !w.nameSafeVar(r.name, memo) {
-				w.a.undecidable("bash takes the value of $" + r.name + " as a variable name (in " + reasonText(r.src) +
+				w.a.undecidable("bash takes the value of $" + r.name + " as a variable name (in " + Excerpt(r.src) +
 					") and evaluates its subscript, and custos does not know that value")
 			}
 		}
@@ -800,8 +800,8 @@ func (w *walker) nameSafeVar(name string, memo map[string]bool) bool {
 	return true
 }
 
-// reasonText quotes a piece of the command for a reason, cut when long.
-func reasonText(s string) string {
+// Excerpt quotes a piece of the command for a reason, cut when long.
+func Excerpt(s string) string {
 	const max = 80
 	if len(s) > max {
 		s = s[:max] + "…"

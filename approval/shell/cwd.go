@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -80,7 +80,7 @@ func (c *cwdSet) cd(target argWord, home string) cwdSet {
 	}
 	t := target.s
 	switch {
-	case !target.static || t == "-" || hasGlobMeta(t):
+	case !target.static || t == "-" || strings.ContainsAny(t, "*?[{"): // a glob names no one directory
 		*c = cwdSet{unknown: true}
 		return *c
 	case t == "":

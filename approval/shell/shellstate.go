@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import (
 	"path"
@@ -441,4 +441,13 @@ func (w *walker) envNow(name string) (envVar, bool) {
 		}
 	}
 	return envVar{}, false
+}
+
+// isAncestorOrSelf reports whether dir is base or one of its ancestors.
+func isAncestorOrSelf(dir, base string) bool {
+	if base == "" {
+		return false
+	}
+	base = path.Clean(base)
+	return dir == base || dir == "/" || strings.HasPrefix(base, strings.TrimSuffix(dir, "/")+"/")
 }

@@ -1,4 +1,4 @@
-package approval
+package shell
 
 import "strings"
 
@@ -48,14 +48,14 @@ func findOperands(w *walker, p *program, rest []argWord) {
 			break
 		}
 		if !a.static {
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
 		}
 		w.access(AccessRead, a, "find start")
 	}
 	for ; i < len(rest); i++ {
 		a := rest[i]
 		if !a.static {
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
 			continue
 		}
 		prim, ok := findPrimaries[a.s]
@@ -63,7 +63,7 @@ func findOperands(w *walker, p *program, rest []argWord) {
 			prim, ok = findPrimary{args: 1}, true // -newerXY REF
 		}
 		if !ok {
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a primary custos does not know"})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a primary custos does not know"})
 			continue
 		}
 		switch {
@@ -76,7 +76,7 @@ func findOperands(w *walker, p *program, rest []argWord) {
 			for _, x := range rest[i+1 : min(j, len(rest))] {
 				words = append(words, x.s)
 			}
-			w.finding(ProgramFinding{Program: p.name, Option: a.s, Words: words, What: whatRuns})
+			w.finding(Finding{Program: p.name, Option: a.s, Words: words, What: whatRuns})
 			i = j
 		case prim.effect&effWrite != 0 && i+1 < len(rest):
 			w.optAccess(AccessWrite, rest[i+1], p, a.s, false)
@@ -110,7 +110,7 @@ func jqOperands(w *walker, p *program, rest []argWord) {
 	ops := o.ops
 	if !o.hasLeadOpt && len(ops) > 0 {
 		if f := ops[0]; f.static && jqLoads(f.s) {
-			w.finding(ProgramFinding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
+			w.finding(Finding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
 		}
 		ops = ops[1:]
 	}
@@ -126,7 +126,7 @@ func jqOperands(w *walker, p *program, rest []argWord) {
 		case vo.hasLeadOpt:
 			w.access(AccessRead, f, "jq -f script") // the filter's file is still the first operand
 		case f.static && jqLoads(f.s):
-			w.finding(ProgramFinding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
+			w.finding(Finding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
 		}
 	}
 }
@@ -164,7 +164,7 @@ func gitBranchWords(w *walker, p *program, rest []argWord) {
 	for i, a := range o.ops {
 		words[i] = a.s
 	}
-	w.finding(ProgramFinding{Program: p.name, Option: o.ops[0].s, Words: words, What: whatChanges + " (creates a branch)"})
+	w.finding(Finding{Program: p.name, Option: o.ops[0].s, Words: words, What: whatChanges + " (creates a branch)"})
 }
 
 // noOperands: echo, printf and test name no files, and none of their
