@@ -465,21 +465,21 @@ func (w *walker) nameWord(word *syntax.Word, cmd string) {
 		return
 	}
 	vals, static := w.word(word)
-	w.nameArg(argWord{s: w.source(word), static: static, node: word}, vals, cmd)
+	w.nameArg(Word{Text: w.source(word), Static: static, Node: word}, vals, cmd)
 }
 
 // nameArg judges one argument bash takes as a variable name; vals are its
 // values when static.
-func (w *walker) nameArg(a argWord, vals []string, cmd string) {
-	if a.static {
+func (w *walker) nameArg(a Word, vals []string, cmd string) {
+	if a.Static {
 		for _, v := range vals {
-			w.nameText(v, a.node)
+			w.nameText(v, a.Node)
 		}
 		return
 	}
-	if a.node != nil && len(a.node.Parts) == 1 {
-		p, _ := a.node.Parts[0].(*syntax.ParamExp)
-		if dq, ok := a.node.Parts[0].(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+	if a.Node != nil && len(a.Node.Parts) == 1 {
+		p, _ := a.Node.Parts[0].(*syntax.ParamExp)
+		if dq, ok := a.Node.Parts[0].(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
 			p, _ = dq.Parts[0].(*syntax.ParamExp)
 		}
 		if p != nil && p.Param != nil && w.arithParamPlain(p) {
@@ -487,9 +487,9 @@ func (w *walker) nameArg(a argWord, vals []string, cmd string) {
 			return
 		}
 	}
-	src := a.s
-	if a.node != nil {
-		src = w.source(a.node)
+	src := a.Text
+	if a.Node != nil {
+		src = w.source(a.Node)
 	}
 	w.a.undecidable(cmd + " is given a variable name built at run time (" + Excerpt(src) + "): bash evaluates code in its subscript")
 }
@@ -501,37 +501,37 @@ func (w *walker) arithParamPlain(p *syntax.ParamExp) bool {
 }
 
 // argVals are the values of a static argument, for nameArg.
-func argVals(a argWord) []string { return []string{a.s} }
+func argVals(a Word) []string { return []string{a.Text} }
 
 // builtinNames judges the builtins that take variable names or arithmetic as
 // arguments, run as simple commands (also behind builtin or command).
-func (w *walker) builtinNames(name string, rest []argWord) {
+func (w *walker) builtinNames(name string, rest []Word) {
 	switch name {
 	case "test", "[":
 		for i, a := range rest {
-			if a.static && a.s == "-v" && i+1 < len(rest) {
+			if a.Static && a.Text == "-v" && i+1 < len(rest) {
 				w.nameArg(rest[i+1], argVals(rest[i+1]), name+" -v")
 			}
 		}
 	case "printf":
-		if len(rest) > 0 && rest[0].static && strings.HasPrefix(rest[0].s, "-v") {
-			if rest[0].s == "-v" && len(rest) > 1 {
+		if len(rest) > 0 && rest[0].Static && strings.HasPrefix(rest[0].Text, "-v") {
+			if rest[0].Text == "-v" && len(rest) > 1 {
 				w.nameArg(rest[1], argVals(rest[1]), "printf -v")
-			} else if rest[0].s != "-v" {
-				w.nameText(rest[0].s[2:], rest[0].node)
+			} else if rest[0].Text != "-v" {
+				w.nameText(rest[0].Text[2:], rest[0].Node)
 			}
 		}
 	case "read":
 		for i := 0; i < len(rest); i++ {
 			a := rest[i]
-			if a.static && a.s == "--" {
+			if a.Static && a.Text == "--" {
 				for _, op := range rest[i+1:] {
 					w.nameArg(op, argVals(op), "read")
 				}
 				return
 			}
-			if a.static && strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
-				if k := strings.IndexAny(a.s[1:], "adinNptu"); k >= 0 && k+2 == len(a.s) {
+			if a.Static && strings.HasPrefix(a.Text, "-") && len(a.Text) > 1 {
+				if k := strings.IndexAny(a.Text[1:], "adinNptu"); k >= 0 && k+2 == len(a.Text) {
 					i++ // the option's value is the next word
 				}
 				continue
@@ -540,8 +540,8 @@ func (w *walker) builtinNames(name string, rest []argWord) {
 		}
 	case "unset":
 		for _, a := range rest {
-			if a.static && strings.HasPrefix(a.s, "-") {
-				if strings.Contains(a.s, "f") {
+			if a.Static && strings.HasPrefix(a.Text, "-") {
+				if strings.Contains(a.Text, "f") {
 					return // functions
 				}
 				continue
@@ -550,10 +550,10 @@ func (w *walker) builtinNames(name string, rest []argWord) {
 		}
 	case "let":
 		for _, a := range rest {
-			if a.static {
-				w.arithText(a.s, a.node)
-			} else if a.node != nil {
-				w.arithWord(a.node)
+			if a.Static {
+				w.arithText(a.Text, a.Node)
+			} else if a.Node != nil {
+				w.arithWord(a.Node)
 			}
 		}
 	case "declare", "typeset", "local", "export", "readonly":
@@ -566,19 +566,19 @@ func (w *walker) builtinNames(name string, rest []argWord) {
 // compgen judges compgen's options that run code now: -W's word list is
 // expanded (command substitutions in it run), -C runs a command, -F a
 // function.
-func (w *walker) compgen(rest []argWord) {
+func (w *walker) compgen(rest []Word) {
 	for i, a := range rest {
-		if !a.static || !strings.HasPrefix(a.s, "-") || a.s == "--" {
+		if !a.Static || !strings.HasPrefix(a.Text, "-") || a.Text == "--" {
 			continue
 		}
 		switch {
-		case strings.ContainsAny(a.s, "CF"):
-			w.a.undecidable("compgen " + a.s + " runs a command or function custos does not read")
-		case strings.HasSuffix(a.s, "W") && i+1 < len(rest):
-			if v := rest[i+1]; !v.static {
+		case strings.ContainsAny(a.Text, "CF"):
+			w.a.undecidable("compgen " + a.Text + " runs a command or function custos does not read")
+		case strings.HasSuffix(a.Text, "W") && i+1 < len(rest):
+			if v := rest[i+1]; !v.Static {
 				w.a.undecidable("compgen -W expands a word list built at run time: command substitutions in it run")
-			} else if strings.ContainsAny(v.s, "$`") {
-				w.hidden(v.s)
+			} else if strings.ContainsAny(v.Text, "$`") {
+				w.hidden(v.Text)
 			}
 		}
 	}
@@ -586,25 +586,25 @@ func (w *walker) compgen(rest []argWord) {
 
 // declWords judges declare's arguments given as words (builtin declare …;
 // declare itself is a DeclClause).
-func (w *walker) declWords(name string, rest []argWord) {
+func (w *walker) declWords(name string, rest []Word) {
 	intAttr := false
 	for _, a := range rest {
-		if a.static && (strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+")) {
-			if strings.Contains(a.s, "n") {
+		if a.Static && (strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "+")) {
+			if strings.Contains(a.Text, "n") {
 				w.a.undecidable(name + " -n makes a name reference: bash evaluates code in the subscript it refers to")
 			}
-			intAttr = intAttr || strings.Contains(a.s, "i")
+			intAttr = intAttr || strings.Contains(a.Text, "i")
 		}
 	}
 	for _, a := range rest {
-		if a.static && (strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+")) {
+		if a.Static && (strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "+")) {
 			continue
 		}
-		if !a.static {
+		if !a.Static {
 			w.nameArg(a, nil, name)
 			continue
 		}
-		w.declText(a.s, intAttr, a.node)
+		w.declText(a.Text, intAttr, a.Node)
 	}
 }
 
@@ -639,7 +639,7 @@ func (w *walker) declClause(c *syntax.DeclClause) {
 		}
 		vals, static := w.word(a.Value)
 		if !static {
-			w.nameArg(argWord{s: w.source(a.Value), node: a.Value}, nil, variant)
+			w.nameArg(Word{Text: w.source(a.Value), Node: a.Value}, nil, variant)
 			continue
 		}
 		naked[i] = vals

@@ -74,13 +74,13 @@ func (c *cwdSet) add(nd string) {
 
 // cd adds the directories a cd to target may reach, and returns them alone:
 // where the commands after "cd target &&" run.
-func (c *cwdSet) cd(target argWord, home string) cwdSet {
+func (c *cwdSet) cd(target Word, home string) cwdSet {
 	if c.unknown {
 		return cwdSet{unknown: true}
 	}
-	t := target.s
+	t := target.Text
 	switch {
-	case !target.static || t == "-" || strings.ContainsAny(t, "*?[{"): // a glob names no one directory
+	case !target.Static || t == "-" || strings.ContainsAny(t, "*?[{"): // a glob names no one directory
 		*c = cwdSet{unknown: true}
 		return *c
 	case t == "":
@@ -104,11 +104,11 @@ func (c *cwdSet) cd(target argWord, home string) cwdSet {
 
 // resolve returns the absolute paths a static word names from every
 // directory in the set, or nil when it cannot be told.
-func (c cwdSet) resolve(a argWord) []string {
-	if !a.static || a.s == "" {
+func (c cwdSet) resolve(a Word) []string {
+	if !a.Static || a.Text == "" {
 		return nil
 	}
-	p := a.s
+	p := a.Text
 	if strings.HasPrefix(p, "/") {
 		p = path.Clean(p)
 		rel, how := procAlias(p)

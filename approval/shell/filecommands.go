@@ -12,8 +12,8 @@ import (
 
 // operands records the file accesses of one simple command's arguments.
 // args[0] is the command (wrappers already stripped).
-func (w *walker) operands(args []argWord) {
-	if len(args) == 0 || !args[0].static {
+func (w *walker) operands(args []Word) {
+	if len(args) == 0 || !args[0].Static {
 		return
 	}
 	if combos := w.substituteArgs(args); combos != nil {
@@ -35,20 +35,20 @@ const maxArgCombos = 16
 // with their values, one combination of values per result. It returns nil
 // when no argument resolves. A dynamic word that brace expansion split
 // into several arguments is left alone (it stays unresolved).
-func (w *walker) substituteArgs(args []argWord) [][]argWord {
+func (w *walker) substituteArgs(args []Word) [][]Word {
 	if !w.tracking() {
 		return nil
 	}
-	combos := [][]argWord{nil}
+	combos := [][]Word{nil}
 	changed := false
 	for i, a := range args {
-		alts := []argWord{a}
-		split := (i > 0 && args[i-1].node == a.node) || (i+1 < len(args) && args[i+1].node == a.node)
-		if !a.static && !a.pipe && a.node != nil && !split {
-			if vals, static := w.wordVars(a.node); static && len(vals) > 0 {
+		alts := []Word{a}
+		split := (i > 0 && args[i-1].Node == a.Node) || (i+1 < len(args) && args[i+1].Node == a.Node)
+		if !a.Static && !a.Pipe && a.Node != nil && !split {
+			if vals, static := w.wordVars(a.Node); static && len(vals) > 0 {
 				alts = alts[:0]
 				for _, v := range vals {
-					alts = append(alts, argWord{s: v, static: true})
+					alts = append(alts, Word{Text: v, Static: true})
 				}
 				changed = true
 			}
@@ -56,10 +56,10 @@ func (w *walker) substituteArgs(args []argWord) [][]argWord {
 		if len(combos)*len(alts) > maxArgCombos {
 			return nil
 		}
-		next := make([][]argWord, 0, len(combos)*len(alts))
+		next := make([][]Word, 0, len(combos)*len(alts))
 		for _, c := range combos {
 			for _, alt := range alts {
-				next = append(next, append(append([]argWord(nil), c...), alt))
+				next = append(next, append(append([]Word(nil), c...), alt))
 			}
 		}
 		combos = next
@@ -73,17 +73,17 @@ func (w *walker) substituteArgs(args []argWord) [][]argWord {
 // operandsOf judges one argv with the program table; first is false for
 // the second and later combinations of substituted variables, whose
 // findings would repeat.
-func (w *walker) operandsOf(args []argWord, first bool) {
-	name := path.Base(args[0].s)
+func (w *walker) operandsOf(args []Word, first bool) {
+	name := path.Base(args[0].Text)
 	rest := args[1:]
 	p := programs[name]
 	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].Foreign {
 		p = nil // ./cat is not cat: its words are mentions
 	}
 	if p == nil {
-		w.unjudged(name)
+		w.Unjudged(name)
 		for _, a := range rest {
-			w.mention(a, "argument of "+name)
+			w.Mention(a, "argument of "+name)
 		}
 		return
 	}
@@ -91,7 +91,7 @@ func (w *walker) operandsOf(args []argWord, first bool) {
 	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) {
 		n = len(w.a.out.Commands[w.curCmd].Findings)
 	}
-	w.runProgram(p, args[0].s, rest)
+	w.runProgram(p, args[0].Text, rest)
 	if !first && w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) {
 		c := &w.a.out.Commands[w.curCmd]
 		c.Findings = dedupFindings(c.Findings, n)
@@ -110,7 +110,7 @@ func dedupFindings(fs []Finding, n int) []Finding {
 }
 
 // runProgram applies entry p to the words after the program's name.
-func (w *walker) runProgram(p *program, argv0 string, rest []argWord) {
+func (w *walker) runProgram(p *program, argv0 string, rest []Word) {
 	switch {
 	case p.subcommands:
 		w.subcommand(p, argv0, rest)
@@ -128,35 +128,35 @@ func (w *walker) runProgram(p *program, argv0 string, rest []argWord) {
 // the subcommand with its own entry (git -C . log → "git log"). The
 // command's canonical line leaves the global options out, so that deny and
 // ask rules see through them: git -C . push is git push.
-func (w *walker) subcommand(p *program, argv0 string, rest []argWord) {
+func (w *walker) subcommand(p *program, argv0 string, rest []Word) {
 	var o scanned
 	i := 0
 	for ; i < len(rest); i++ {
 		a := rest[i]
-		if !a.static {
+		if !a.Static {
 			w.envFindings(p)
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is built at run time: the subcommand cannot be told"})
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: "is built at run time: the subcommand cannot be told"})
 			return
 		}
-		if a.s == "--" || !strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "+") {
+		if a.Text == "--" || !strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "+") {
 			break
 		}
 		switch {
-		case strings.HasPrefix(a.s, "+"):
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "selects another toolchain"})
-		case strings.HasPrefix(a.s, "--") || p.singleDash:
+		case strings.HasPrefix(a.Text, "+"):
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: "selects another toolchain"})
+		case strings.HasPrefix(a.Text, "--") || p.singleDash:
 			i = p.scanLong(w, &o, rest, i)
 		default:
 			i = p.scanCluster(w, &o, rest, i)
 		}
 	}
-	if i < len(rest) && rest[i].s == "--" {
+	if i < len(rest) && rest[i].Text == "--" {
 		i++
 	}
 	if i > 0 && i < len(rest) && w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) {
 		words := []string{argv0}
 		for _, a := range rest[i:] {
-			words = append(words, a.s)
+			words = append(words, a.Text)
 		}
 		w.a.out.Commands[w.curCmd].Canonical = normaliseWords(words).Text
 	}
@@ -164,12 +164,12 @@ func (w *walker) subcommand(p *program, argv0 string, rest []argWord) {
 		w.envFindings(p)
 		return
 	}
-	sub := programs[p.name+" "+rest[i].s]
+	sub := programs[p.name+" "+rest[i].Text]
 	if sub == nil || sub.parent != p {
 		w.envFindings(p) // a subcommand the table does not know: its words are mentions
-		w.unjudged(w.curName() + " " + rest[i].s)
+		w.Unjudged(w.CommandName() + " " + rest[i].Text)
 		for _, a := range rest[i:] {
-			w.mention(a, "argument of "+p.name)
+			w.Mention(a, "argument of "+p.name)
 		}
 		return
 	}
@@ -203,7 +203,7 @@ func (p *program) applyOperands(w *walker, o scanned) {
 	if o.toStdout && srcRole == roleReadWrite {
 		srcRole = roleRead
 	}
-	name := w.curName()
+	name := w.CommandName()
 	if name == "" {
 		name = path.Base(p.name)
 	}
@@ -217,31 +217,31 @@ func (p *program) applyOperands(w *walker, o scanned) {
 		case s.assigns && isAssignment(a):
 			continue
 		case s.lastDest && !o.targetDir && len(ops) >= 2 && i == len(ops)-1:
-			w.destination(a, name+" destination")
+			w.Destination(a, name+" destination")
 			continue
 		case s.lastDest && len(ops) == 1 && name == "ln":
 			// ln -s TARGET: the link is made in the current directory.
-			w.access(AccessRead, a, "ln operand")
-			if a.static {
-				w.access(AccessWrite, argWord{s: path.Base(a.s), static: true}, "ln destination")
+			w.Access(AccessRead, a, "ln operand")
+			if a.Static {
+				w.Access(AccessWrite, Word{Text: path.Base(a.Text), Static: true}, "ln destination")
 			}
 			continue
 		case s.secondOut && i == 1:
-			w.access(AccessWrite, a, name+" output")
+			w.Access(AccessWrite, a, name+" output")
 			continue
 		case s.sourcesRW && len(ops) >= 2:
 			r = roleReadWrite
 		}
 		if r == roleMention {
-			w.mention(a, "argument of "+name)
+			w.Mention(a, "argument of "+name)
 			continue
 		}
-		w.access(r.kind(), a, via)
+		w.Access(r.kind(), a, via)
 	}
 }
 
-// curName is the name of the command whose operands are being read.
-func (w *walker) curName() string {
+// CommandName is the name of the command whose operands are being read.
+func (w *walker) CommandName() string {
 	if w.curCmd < 0 || w.curCmd >= len(w.a.out.Commands) {
 		return ""
 	}
@@ -250,21 +250,21 @@ func (w *walker) curName() string {
 
 // runScripts parses the scripts given to sed or awk. Several -e scripts
 // are one program, joined by newlines.
-func (p *program) runScripts(w *walker, scripts []argWord, sandboxed bool) {
+func (p *program) runScripts(w *walker, scripts []Word, sandboxed bool) {
 	var parts []string
 	for _, s := range scripts {
-		if !s.static {
-			w.finding(Finding{Program: p.name, Option: "script", Words: []string{s.s}, What: "is built at run time: " + whatScript})
+		if !s.Static {
+			w.Find(Finding{Program: p.name, Option: "script", Words: []string{s.Text}, What: "is built at run time: " + whatScript})
 			return
 		}
-		parts = append(parts, s.s)
+		parts = append(parts, s.Text)
 	}
 	if len(parts) == 0 {
 		return
 	}
 	words := make([]string, len(parts))
 	copy(words, parts)
-	p.script(w, p, argWord{s: strings.Join(parts, "\n"), static: true}, sandboxed)
+	p.script(w, p, Word{Text: strings.Join(parts, "\n"), Static: true}, sandboxed)
 	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) {
 		c := &w.a.out.Commands[w.curCmd]
 		for i := range c.Findings {
@@ -276,9 +276,9 @@ func (p *program) runScripts(w *walker, scripts []argWord, sandboxed bool) {
 }
 
 // isAssignment reports NAME=value (awk's command-line variable assignments).
-func isAssignment(a argWord) bool {
-	k, _, ok := strings.Cut(a.s, "=")
-	if !ok || k == "" || !a.static {
+func isAssignment(a Word) bool {
+	k, _, ok := strings.Cut(a.Text, "=")
+	if !ok || k == "" || !a.Static {
 		return false
 	}
 	for i, c := range k {

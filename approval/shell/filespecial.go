@@ -10,18 +10,18 @@ import (
 
 // chmodOperands: the mode may look like an option (chmod -w f), so the first
 // word that is a mode, whatever its spelling, is skipped.
-func chmodOperands(w *walker, _ *program, rest []argWord) {
+func chmodOperands(w *walker, _ *program, rest []Word) {
 	modeSeen := false
 	for _, a := range rest {
 		switch {
-		case !modeSeen && a.static && isChmodMode(a.s):
+		case !modeSeen && a.Static && isChmodMode(a.Text):
 			modeSeen = true
-		case a.static && strings.HasPrefix(a.s, "--reference="):
+		case a.Static && strings.HasPrefix(a.Text, "--reference="):
 			modeSeen = true
-			w.access(AccessRead, argWord{s: strings.TrimPrefix(a.s, "--reference="), static: true}, "chmod --reference")
-		case a.static && strings.HasPrefix(a.s, "-") && a.s != "-":
+			w.Access(AccessRead, Word{Text: strings.TrimPrefix(a.Text, "--reference="), Static: true}, "chmod --reference")
+		case a.Static && strings.HasPrefix(a.Text, "-") && a.Text != "-":
 		default:
-			w.access(AccessWrite, a, "chmod operand")
+			w.Access(AccessWrite, a, "chmod operand")
 		}
 	}
 }
@@ -39,20 +39,20 @@ func isChmodMode(s string) bool {
 	return strings.ContainsAny(s, "+-=")
 }
 
-func ddOperands(w *walker, _ *program, rest []argWord) {
+func ddOperands(w *walker, _ *program, rest []Word) {
 	for _, a := range rest {
 		switch {
-		case !a.static && strings.HasPrefix(a.s, "of="):
-			w.access(AccessWrite, argWord{s: a.s}, "dd of=")
-		case !a.static && strings.HasPrefix(a.s, "if="):
-			w.access(AccessRead, argWord{s: a.s}, "dd if=")
-		case !a.static:
-			w.mention(a, "dd operand")
-		case strings.HasPrefix(a.s, "if="):
-			w.access(AccessRead, argWord{s: a.s[3:], static: true}, "dd if=")
-		case strings.HasPrefix(a.s, "of="):
-			if p := path.Clean(a.s[3:]); !harmlessRedirect(p) {
-				w.access(AccessWrite, argWord{s: a.s[3:], static: true}, "dd of=")
+		case !a.Static && strings.HasPrefix(a.Text, "of="):
+			w.Access(AccessWrite, Word{Text: a.Text}, "dd of=")
+		case !a.Static && strings.HasPrefix(a.Text, "if="):
+			w.Access(AccessRead, Word{Text: a.Text}, "dd if=")
+		case !a.Static:
+			w.Mention(a, "dd operand")
+		case strings.HasPrefix(a.Text, "if="):
+			w.Access(AccessRead, Word{Text: a.Text[3:], Static: true}, "dd if=")
+		case strings.HasPrefix(a.Text, "of="):
+			if p := path.Clean(a.Text[3:]); !harmlessRedirect(p) {
+				w.Access(AccessWrite, Word{Text: a.Text[3:], Static: true}, "dd of=")
 			}
 		}
 	}
@@ -61,30 +61,30 @@ func ddOperands(w *walker, _ *program, rest []argWord) {
 // shellOperands: with -c the script is a string (analysed on its own);
 // otherwise the first operand is a script file the shell reads, and the
 // rest are its arguments.
-func shellOperands(w *walker, _ *program, rest []argWord) {
-	name := w.curName()
+func shellOperands(w *walker, _ *program, rest []Word) {
+	name := w.CommandName()
 	for i, a := range rest {
-		if !a.static {
-			w.mention(a, "argument of "+name)
+		if !a.Static {
+			w.Mention(a, "argument of "+name)
 			continue
 		}
-		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
-			if a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" {
+		if strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "+") {
+			if a.Text == "-o" || a.Text == "+o" || a.Text == "-O" || a.Text == "+O" {
 				continue
 			}
-			if !strings.HasPrefix(a.s, "--") && strings.ContainsAny(a.s[1:], "cs") {
+			if !strings.HasPrefix(a.Text, "--") && strings.ContainsAny(a.Text[1:], "cs") {
 				return // -c STRING or -s: no script file
 			}
-			if a.s == "--rcfile" || a.s == "--init-file" {
+			if a.Text == "--rcfile" || a.Text == "--init-file" {
 				if i+1 < len(rest) {
-					w.access(AccessRead, rest[i+1], name+" "+a.s)
+					w.Access(AccessRead, rest[i+1], name+" "+a.Text)
 				}
 			}
 			continue
 		}
-		w.access(AccessRead, a, name+" script")
+		w.Access(AccessRead, a, name+" script")
 		for _, b := range rest[i+1:] {
-			w.mention(b, "argument of "+name)
+			w.Mention(b, "argument of "+name)
 		}
 		return
 	}
@@ -92,44 +92,44 @@ func shellOperands(w *walker, _ *program, rest []argWord) {
 
 // wrapperOperands records what a wrapper's own options read or write:
 // time -o FILE, flock FILE, xargs -a FILE; the rest are mentions.
-func (w *walker) wrapperOperands(name string, words []argWord) {
+func (w *walker) wrapperOperands(name string, words []Word) {
 	for i := 0; i < len(words); i++ {
 		a := words[i]
 		switch {
-		case name == "time" && a.static && a.s == "--output" && i+1 < len(words):
+		case name == "time" && a.Static && a.Text == "--output" && i+1 < len(words):
 			i++
-			w.access(AccessWrite, words[i], "time -o")
-		case name == "time" && a.static && strings.HasPrefix(a.s, "--output="):
-			w.access(AccessWrite, argWord{s: strings.TrimPrefix(a.s, "--output="), static: true}, "time -o")
-		case name == "xargs" && a.static && a.s == "--arg-file" && i+1 < len(words):
+			w.Access(AccessWrite, words[i], "time -o")
+		case name == "time" && a.Static && strings.HasPrefix(a.Text, "--output="):
+			w.Access(AccessWrite, Word{Text: strings.TrimPrefix(a.Text, "--output="), Static: true}, "time -o")
+		case name == "xargs" && a.Static && a.Text == "--arg-file" && i+1 < len(words):
 			i++
-			w.access(AccessRead, words[i], "xargs -a")
-		case name == "xargs" && a.static && strings.HasPrefix(a.s, "--arg-file="):
-			w.access(AccessRead, argWord{s: strings.TrimPrefix(a.s, "--arg-file="), static: true}, "xargs -a")
-		case (name == "time" || name == "xargs") && a.static && strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--"):
+			w.Access(AccessRead, words[i], "xargs -a")
+		case name == "xargs" && a.Static && strings.HasPrefix(a.Text, "--arg-file="):
+			w.Access(AccessRead, Word{Text: strings.TrimPrefix(a.Text, "--arg-file="), Static: true}, "xargs -a")
+		case (name == "time" || name == "xargs") && a.Static && strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--"):
 			// A cluster: -vo out (time), -0a list (xargs).
 			want, kind := byte('o'), AccessWrite
 			if name == "xargs" {
 				want, kind = 'a', AccessRead
 			}
-			val, next, ok := clusterValue(a.s, wrapperSpecs[name].valued, want)
+			val, next, ok := clusterValue(a.Text, wrapperSpecs[name].valued, want)
 			switch {
 			case ok && next && i+1 < len(words):
 				i++
-				w.access(kind, words[i], name+" -"+string(want))
+				w.Access(kind, words[i], name+" -"+string(want))
 			case ok && !next:
-				w.access(kind, argWord{s: val, static: true}, name+" -"+string(want))
+				w.Access(kind, Word{Text: val, Static: true}, name+" -"+string(want))
 			case next && i+1 < len(words):
 				i++ // another option's value
 			}
-		case name == "flock" && a.static && !strings.HasPrefix(a.s, "-"):
-			w.access(AccessWrite, a, "flock lock file")
+		case name == "flock" && a.Static && !strings.HasPrefix(a.Text, "-"):
+			w.Access(AccessWrite, a, "flock lock file")
 			for _, b := range words[i+1:] {
-				w.mention(b, "argument of flock")
+				w.Mention(b, "argument of flock")
 			}
 			return
 		default:
-			w.mention(a, "argument of "+name)
+			w.Mention(a, "argument of "+name)
 		}
 	}
 }
@@ -153,25 +153,25 @@ func clusterValue(s, valued string, want byte) (val string, next, ok bool) {
 // runs COMMAND with sh -c: the script is walked as code, the lock file is
 // written. It reports false for flock FILE PROGRAM ARGS, a wrapper
 // (unwrap).
-func (w *walker) flockScript(args []argWord, wr wrapping) bool {
+func (w *walker) flockScript(args []Word, wr wrapping) bool {
 	rest := args[1:]
-	var script *argWord
+	var script *Word
 	lock := -1
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
-		case !a.static:
+		case !a.Static:
 			return false
-		case strings.HasPrefix(a.s, "--command="):
-			script = &argWord{s: strings.TrimPrefix(a.s, "--command="), static: true}
-		case a.s == "--command" || strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.HasSuffix(a.s, "c"):
+		case strings.HasPrefix(a.Text, "--command="):
+			script = &Word{Text: strings.TrimPrefix(a.Text, "--command="), Static: true}
+		case a.Text == "--command" || strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--") && strings.HasSuffix(a.Text, "c"):
 			if i+1 < len(rest) {
 				script = &rest[i+1]
 			}
 			i++
-		case a.s == "-w" || a.s == "-E" || a.s == "--timeout" || a.s == "--conflict-exit-code":
+		case a.Text == "-w" || a.Text == "-E" || a.Text == "--timeout" || a.Text == "--conflict-exit-code":
 			i++
-		case strings.HasPrefix(a.s, "-"):
+		case strings.HasPrefix(a.Text, "-"):
 		case lock < 0:
 			lock = i
 		case script == nil:
@@ -183,12 +183,12 @@ func (w *walker) flockScript(args []argWord, wr wrapping) bool {
 	}
 	w.emit(args, wr)
 	if lock >= 0 {
-		w.access(AccessWrite, rest[lock], "flock lock file")
+		w.Access(AccessWrite, rest[lock], "flock lock file")
 	}
-	if !script.static {
+	if !script.Static {
 		w.a.undecidable("flock -c with a dynamic command")
 		return true
 	}
-	w.parseNested(script.s, w.cwd.clone())
+	w.parseNested(script.Text, w.cwd.clone())
 	return true
 }

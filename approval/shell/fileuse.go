@@ -58,11 +58,11 @@ type FileAccess struct {
 	Program, Option string
 }
 
-// destination records a write to a path that may be a directory the
+// Destination records a write to a path that may be a directory the
 // command writes into.
-func (w *walker) destination(a argWord, via string) {
+func (w *walker) Destination(a Word, via string) {
 	n := len(w.a.out.Files)
-	w.access(AccessWrite, a, via)
+	w.Access(AccessWrite, a, via)
 	for i := n; i < len(w.a.out.Files); i++ {
 		w.a.out.Files[i].Dir = true
 	}
@@ -93,28 +93,28 @@ func (r role) kind() AccessKind {
 	return 0
 }
 
-// access records one file access of word a.
-func (w *walker) access(kind AccessKind, a argWord, via string) {
-	if a.pipe || kind == 0 {
+// Access records one file Access of word a.
+func (w *walker) Access(kind AccessKind, a Word, via string) {
+	if a.Pipe || kind == 0 {
 		return // a process substitution is a pipe, not a file
 	}
-	if a.static && (a.s == "-" || a.s == "") && kind != AccessConnect {
+	if a.Static && (a.Text == "-" || a.Text == "") && kind != AccessConnect {
 		return // stdin / stdout, or nothing
 	}
-	if w.inFindExec > 0 && a.static && strings.Contains(a.s, "{}") {
-		a = argWord{s: a.s} // find -exec cat {} \;: the file is found at run time
+	if w.inFindExec > 0 && a.Static && strings.Contains(a.Text, "{}") {
+		a = Word{Text: a.Text} // find -exec cat {} \;: the file is found at run time
 	}
-	if !a.static && a.node != nil && w.tracking() {
+	if !a.Static && a.Node != nil && w.tracking() {
 		// A dynamic word may still be static once tracked variables are
 		// substituted: judge each value it may take.
-		if vals, static := w.wordVars(a.node); static {
+		if vals, static := w.wordVars(a.Node); static {
 			for _, v := range vals {
-				w.access(kind, argWord{s: v, static: true}, via)
+				w.Access(kind, Word{Text: v, Static: true}, via)
 			}
 			return
 		}
 	}
-	fa := FileAccess{Kind: kind, Word: a.s, Via: via, Glob: a.static && hasShellGlob(a.s), Command: w.curCmd}
+	fa := FileAccess{Kind: kind, Word: a.Text, Via: via, Glob: a.Static && hasShellGlob(a.Text), Command: w.curCmd}
 	if kind != AccessConnect {
 		fa.Paths = w.cwd.resolve(a)
 	}
@@ -124,23 +124,23 @@ func (w *walker) access(kind AccessKind, a argWord, via string) {
 // hasShellGlob reports unquoted-looking glob characters in a word.
 func hasShellGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
-// mention records a word of a command whose use of it is unknown, and the
+// Mention records a word of a command whose use of it is unknown, and the
 // parts of it that may be paths: the value of --opt=VALUE or KEY=VALUE and
 // the file of @FILE (curl -d @.env and friends).
-func (w *walker) mention(a argWord, via string) {
-	if !a.static || a.pipe {
+func (w *walker) Mention(a Word, via string) {
+	if !a.Static || a.Pipe {
 		// A dynamic argument of an unknown command may be anything; it is
 		// judged as a mention that cannot be resolved.
-		w.access(AccessMention, a, via)
+		w.Access(AccessMention, a, via)
 		return
 	}
-	w.access(AccessMention, a, via)
-	s := a.s
+	w.Access(AccessMention, a, via)
+	s := a.Text
 	if _, v, ok := strings.Cut(s, "="); ok && v != "" {
-		w.access(AccessMention, argWord{s: strings.TrimPrefix(v, "@"), static: true}, via)
+		w.Access(AccessMention, Word{Text: strings.TrimPrefix(v, "@"), Static: true}, via)
 	}
 	if rest, ok := strings.CutPrefix(s, "@"); ok && rest != "" {
-		w.access(AccessMention, argWord{s: rest, static: true}, via)
+		w.Access(AccessMention, Word{Text: rest, Static: true}, via)
 	}
 }
 
@@ -161,13 +161,13 @@ func (w *walker) redirectAccess(kind AccessKind, word *syntax.Word, vals []strin
 			clean = path.Clean(v)
 		}
 		if strings.HasPrefix(clean, "/dev/tcp/") || strings.HasPrefix(clean, "/dev/udp/") {
-			w.access(AccessConnect, argWord{s: clean, static: static}, "redirection")
+			w.Access(AccessConnect, Word{Text: clean, Static: static}, "redirection")
 			continue
 		}
 		if static && harmlessRedirect(clean) {
 			continue
 		}
-		w.access(kind, argWord{s: v, static: static}, "redirection")
+		w.Access(kind, Word{Text: v, Static: static}, "redirection")
 	}
 }
 

@@ -16,15 +16,15 @@ import (
 // programPath resolves a command word that names its program by a path:
 // the absolute paths it may be from the directories the command may run
 // in (nil when that is not known), and whether it is foreign.
-func (w *walker) programPath(a argWord) (paths []string, foreign bool) {
-	if !a.static || !strings.Contains(a.s, "/") {
+func (w *walker) programPath(a Word) (paths []string, foreign bool) {
+	if !a.Static || !strings.Contains(a.Text, "/") {
 		return nil, false // looked up in PATH, which shellstate.go judges
 	}
-	if strings.HasPrefix(a.s, "/") {
-		paths = []string{path.Clean(a.s)}
+	if strings.HasPrefix(a.Text, "/") {
+		paths = []string{path.Clean(a.Text)}
 	} else if !w.cwd.unknown {
 		for _, d := range w.cwd.dirs {
-			paths = append(paths, path.Join(d, a.s))
+			paths = append(paths, path.Join(d, a.Text))
 		}
 	}
 	for _, p := range paths {
@@ -55,7 +55,7 @@ func ProgramFile(first string, env Env) string {
 }
 
 // isForeign reports a command word that names a foreign file.
-func (w *walker) isForeign(a argWord) bool {
+func (w *walker) isForeign(a Word) bool {
 	_, foreign := w.programPath(a)
 	return foreign
 }

@@ -155,10 +155,10 @@ type program struct {
 	changes  string
 	operands operandSpec
 	// special handles operands (and options) that do not fit operandSpec.
-	special func(w *walker, p *program, rest []argWord)
+	special func(w *walker, p *program, rest []Word)
 	// script parses the program's script (sed, awk) for what it runs,
 	// reads and writes.
-	script func(w *walker, p *program, script argWord, sandboxed bool)
+	script func(w *walker, p *program, script Word, sandboxed bool)
 	// allow and ask are example commands: each allow one must be allowed
 	// under Bash(<name>:*), no ask one may be (TableExamples).
 	allow, ask []string
@@ -296,8 +296,8 @@ func buildPrograms(table []program) (map[string]*program, error) {
 	return m, nil
 }
 
-// finding records f on the command whose operands are being read.
-func (w *walker) finding(f Finding) {
+// Find records f on the command whose operands are being read.
+func (w *walker) Find(f Finding) {
 	if w.curCmd < 0 || w.curCmd >= len(w.a.out.Commands) {
 		return
 	}
@@ -305,26 +305,26 @@ func (w *walker) finding(f Finding) {
 	c.Findings = append(c.Findings, f)
 }
 
-// optAccess records a file an option's value names, with the entry and
-// option that said so.
-func (w *walker) optAccess(kind AccessKind, a argWord, p *program, opt string, dir bool) {
+// OptionAccess records a file the value of option opt of program names,
+// with the entry and option that said so.
+func (w *walker) OptionAccess(kind AccessKind, a Word, program, opt string, dir bool) {
 	n := len(w.a.out.Files)
 	if dir {
-		w.destination(a, p.name+" "+opt)
+		w.Destination(a, program+" "+opt)
 	} else {
-		w.access(kind, a, p.name+" "+opt)
+		w.Access(kind, a, program+" "+opt)
 	}
 	for i := n; i < len(w.a.out.Files); i++ {
-		w.a.out.Files[i].Program, w.a.out.Files[i].Option = p.name, opt
+		w.a.out.Files[i].Program, w.a.out.Files[i].Option = program, opt
 	}
 }
 
 // scanned is what a command's options said, and the operands left.
 type scanned struct {
-	ops                                      []argWord
+	ops                                      []Word
 	hasLeadOpt, inPlace, toStdout, targetDir bool
 	readOps, sandboxed, listing              bool
-	scripts                                  []argWord
+	scripts                                  []Word
 	scriptFile                               bool
 }
 
@@ -332,28 +332,28 @@ type scanned struct {
 // recorded as they come (-o FILE, --output=FILE, -t DIR, @FILE), options
 // that run programs or that the entry does not know are findings; the rest
 // say how to read the operands, which are returned.
-func (p *program) scanOptions(w *walker, rest []argWord) scanned {
+func (p *program) scanOptions(w *walker, rest []Word) scanned {
 	var o scanned
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
-		case !a.static && strings.HasPrefix(a.s, "-"):
+		case !a.Static && strings.HasPrefix(a.Text, "-"):
 			p.dynamicOption(w, a)
-		case !a.static:
+		case !a.Static:
 			if p.dangerous && !p.partial {
-				w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+				w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: whatDynamic})
 			}
 			o.ops = append(o.ops, a)
-		case p.plusCmds && strings.HasPrefix(a.s, "+"):
-			if !safePlusCommand(a.s[1:]) {
-				w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a command run at start, which may run a program"})
+		case p.plusCmds && strings.HasPrefix(a.Text, "+"):
+			if !safePlusCommand(a.Text[1:]) {
+				w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: "is a command run at start, which may run a program"})
 			}
-		case a.s == "-" || !strings.HasPrefix(a.s, "-"):
+		case a.Text == "-" || !strings.HasPrefix(a.Text, "-"):
 			o.ops = append(o.ops, a)
-		case a.s == "--":
+		case a.Text == "--":
 			o.ops = append(o.ops, rest[i+1:]...)
 			i = len(rest)
-		case strings.HasPrefix(a.s, "--") || p.singleDash:
+		case strings.HasPrefix(a.Text, "--") || p.singleDash:
 			i = p.scanLong(w, &o, rest, i)
 		default:
 			i = p.scanCluster(w, &o, rest, i)
@@ -365,33 +365,33 @@ func (p *program) scanOptions(w *walker, rest []argWord) scanned {
 // dynamicOption judges an option built at run time (--output=$OUT,
 // -o"$F"): its value cannot be resolved; it is judged by what the option
 // does, and as unknown when the option cannot be told.
-func (p *program) dynamicOption(w *walker, a argWord) {
+func (p *program) dynamicOption(w *walker, a Word) {
 	var opt *option
-	name := a.s
-	if strings.HasPrefix(a.s, "--") || p.singleDash {
-		k, _, _ := strings.Cut(strings.TrimLeft(a.s, "-"), "=")
+	name := a.Text
+	if strings.HasPrefix(a.Text, "--") || p.singleDash {
+		k, _, _ := strings.Cut(strings.TrimLeft(a.Text, "-"), "=")
 		if !strings.ContainsAny(k, "$`\"'") {
 			opt, name = p.longOpt(k)
 			name = "--" + name
 		}
-	} else if len(a.s) > 1 && !strings.ContainsAny(a.s[1:2], "$`\"'") {
-		opt, name = p.short[a.s[1]], a.s[:2]
+	} else if len(a.Text) > 1 && !strings.ContainsAny(a.Text[1:2], "$`\"'") {
+		opt, name = p.short[a.Text[1]], a.Text[:2]
 	}
 	switch {
 	case opt == nil && p.partial:
-		w.mention(argWord{s: a.s}, "option of "+p.name)
+		w.Mention(Word{Text: a.Text}, "option of "+p.name)
 	case opt == nil:
-		w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+		w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: whatDynamic})
 	default:
-		p.applyOption(w, nil, opt, name, argWord{s: a.s}, true, []string{a.s})
+		p.applyOption(w, nil, opt, name, Word{Text: a.Text}, true, []string{a.Text})
 	}
 }
 
 // scanLong reads one long option at rest[i] and returns the index of the
 // last word it used.
-func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
+func (p *program) scanLong(w *walker, o *scanned, rest []Word, i int) int {
 	a := rest[i]
-	k, v, hasV := strings.Cut(strings.TrimLeft(a.s, "-"), "=")
+	k, v, hasV := strings.Cut(strings.TrimLeft(a.Text, "-"), "=")
 	opt, name := p.longOpt(k)
 	if opt == nil && strings.HasPrefix(k, "no-") && p.parent != nil && p.parent.name == "git" {
 		// git accepts --no-X for its options; the negation runs nothing.
@@ -402,34 +402,34 @@ func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
 	if opt == nil {
 		if p.partial {
 			if hasV {
-				w.mention(argWord{s: v, static: true}, "option of "+p.name)
+				w.Mention(Word{Text: v, Static: true}, "option of "+p.name)
 			}
 			return i
 		}
-		w.finding(Finding{Program: p.name, Option: "--" + k, Words: []string{a.s}, What: whatUnknown})
+		w.Find(Finding{Program: p.name, Option: "--" + k, Words: []string{a.Text}, What: whatUnknown})
 		return i
 	}
 	dash := "--"
-	if p.singleDash && !strings.HasPrefix(a.s, "--") {
+	if p.singleDash && !strings.HasPrefix(a.Text, "--") {
 		dash = "-"
 	}
-	words := []string{a.s}
+	words := []string{a.Text}
 	if p.splits() {
-		words = opt.longText(a.s, v, hasV) // as the command's text has it (programs_text.go)
+		words = opt.longText(a.Text, v, hasV) // as the command's text has it (programs_text.go)
 	}
-	val := argWord{s: v, static: true}
+	val := Word{Text: v, Static: true}
 	switch {
 	case hasV:
 	case opt.value == valRequired && i+1 < len(rest):
 		i++
 		val = rest[i]
-		words = append(words, val.s)
+		words = append(words, val.Text)
 		hasV = true
 	case opt.value == valTwo && i+2 < len(rest):
 		// --arg NAME VALUE, --rawfile NAME FILE: what the option reads
 		// or runs is the second.
 		val = rest[i+2]
-		words = append(words, rest[i+1].s, val.s)
+		words = append(words, rest[i+1].Text, val.Text)
 		i += 2
 		hasV = true
 	}
@@ -443,15 +443,15 @@ func (p *program) scanLong(w *walker, o *scanned, rest []argWord, i int) int {
 // A finding names the words a rule must hold to cover it: for an entry
 // whose command text splits clusters (textArgs) the option and its value
 // as that text has them (-t -f x.tar -I x.sh), otherwise the cluster.
-func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int {
-	cluster := rest[i].s[1:]
+func (p *program) scanCluster(w *walker, o *scanned, rest []Word, i int) int {
+	cluster := rest[i].Text[1:]
 	split := p.splits()
 	for j := 0; j < len(cluster); j++ {
 		c := cluster[j]
 		if p.dashNum && c >= '0' && c <= '9' {
 			continue
 		}
-		word := rest[i].s
+		word := rest[i].Text
 		if split {
 			word = "-" + cluster[j:j+1]
 		}
@@ -461,7 +461,7 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int 
 				if split {
 					word = "-" + cluster[j:]
 				}
-				w.finding(Finding{Program: p.name, Option: "-" + string(c), Words: []string{word}, What: whatUnknown})
+				w.Find(Finding{Program: p.name, Option: "-" + string(c), Words: []string{word}, What: whatUnknown})
 			}
 			if p.partial {
 				continue
@@ -469,20 +469,20 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int 
 			return i // what follows an unknown letter cannot be told
 		}
 		if opt.value == valNone {
-			p.applyOption(w, o, opt, "-"+string(c), argWord{}, false, []string{word})
+			p.applyOption(w, o, opt, "-"+string(c), Word{}, false, []string{word})
 			continue
 		}
 		words := []string{word}
-		v, hasV := argWord{s: cluster[j+1:], static: true}, cluster[j+1:] != ""
+		v, hasV := Word{Text: cluster[j+1:], Static: true}, cluster[j+1:] != ""
 		switch {
 		case hasV && split && opt.value == valRequired:
-			words = append(words, v.s)
+			words = append(words, v.Text)
 		case hasV && split:
 			words = []string{"-" + cluster[j:]} // an optional value stays attached
 		case !hasV && opt.value == valRequired && i+1 < len(rest):
 			i++
 			v, hasV = rest[i], true
-			words = append(words, v.s)
+			words = append(words, v.Text)
 		}
 		p.applyOption(w, o, opt, "-"+string(c), v, hasV, words)
 		return i
@@ -492,44 +492,44 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []argWord, i int) int 
 
 // applyOption records what one option does. o is nil for an option built
 // at run time (its value is not resolved).
-func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v argWord, hasV bool, words []string) {
+func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v Word, hasV bool, words []string) {
 	e := opt.effect
 	if e&effRun != 0 {
-		w.finding(Finding{Program: p.name, Option: name, Words: words, What: whatRuns})
+		w.Find(Finding{Program: p.name, Option: name, Words: words, What: whatRuns})
 	}
 	if e&effLoad != 0 {
-		w.finding(Finding{Program: p.name, Option: name, Words: words, What: whatLoads})
+		w.Find(Finding{Program: p.name, Option: name, Words: words, What: whatLoads})
 	}
 	if e&effChanges != 0 {
-		w.finding(Finding{Program: p.name, Option: name, Words: words, What: cmp.Or(p.changes, whatChanges)})
+		w.Find(Finding{Program: p.name, Option: name, Words: words, What: cmp.Or(p.changes, whatChanges)})
 	}
 	if e&effWritesAny != 0 {
 		// The files are named by the program's own input (a makefile's
 		// targets): a write custos cannot resolve, which a person decides.
-		w.optAccess(AccessWrite, argWord{s: "(files " + p.name + " " + name + " chooses)"}, p, name, false)
+		w.OptionAccess(AccessWrite, Word{Text: "(files " + p.name + " " + name + " chooses)"}, p.name, name, false)
 	}
 	if e&effInclude != 0 && hasV {
-		if v.static && v.s == "inplace" && o != nil {
+		if v.Static && v.Text == "inplace" && o != nil {
 			o.inPlace = true
 		} else {
-			w.finding(Finding{Program: p.name, Option: name, Words: words, What: "loads code (" + v.s + ")"})
+			w.Find(Finding{Program: p.name, Option: name, Words: words, What: "loads code (" + v.Text + ")"})
 		}
 	}
-	if hasV && e&effAtFile != 0 && v.static && (strings.HasPrefix(v.s, "@") || strings.Contains(v.s, "=@")) {
-		f := v.s[1:]
-		if _, after, ok := strings.Cut(v.s, "=@"); ok && !strings.HasPrefix(v.s, "@") {
+	if hasV && e&effAtFile != 0 && v.Static && (strings.HasPrefix(v.Text, "@") || strings.Contains(v.Text, "=@")) {
+		f := v.Text[1:]
+		if _, after, ok := strings.Cut(v.Text, "=@"); ok && !strings.HasPrefix(v.Text, "@") {
 			f = after // -F name=@file
 		}
-		w.optAccess(AccessRead, argWord{s: f, static: true}, p, name, false)
+		w.OptionAccess(AccessRead, Word{Text: f, Static: true}, p.name, name, false)
 	}
 	if hasV && e&(effRead|effScriptFile) != 0 {
-		w.optAccess(AccessRead, v, p, name, false)
+		w.OptionAccess(AccessRead, v, p.name, name, false)
 	}
 	if hasV && e&effWrite != 0 {
-		w.optAccess(AccessWrite, v, p, name, false)
+		w.OptionAccess(AccessWrite, v, p.name, name, false)
 	}
 	if hasV && e&effDir != 0 {
-		w.optAccess(AccessWrite, v, p, name, true)
+		w.OptionAccess(AccessWrite, v, p.name, name, true)
 	}
 	if o == nil {
 		return
@@ -548,7 +548,7 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 	}
 	if e&effScriptFile != 0 {
 		o.scriptFile = true
-		w.finding(Finding{Program: p.name, Option: name, Words: words, What: "reads its script from a file, which custos cannot read"})
+		w.Find(Finding{Program: p.name, Option: name, Words: words, What: "reads its script from a file, which custos cannot read"})
 	}
 	o.inPlace = o.inPlace || e&effInPlace != 0
 	o.toStdout = o.toStdout || e&effStdout != 0
@@ -569,7 +569,7 @@ func (w *walker) envFindings(p *program) {
 		if v.wrapper {
 			origin = EnvWrapper
 		}
-		w.finding(Finding{Program: p.name, Option: name, Words: []string{name + "="}, What: WhatEnvRuns, Env: origin})
+		w.Find(Finding{Program: p.name, Option: name, Words: []string{name + "="}, What: WhatEnvRuns, Env: origin})
 	}
 }
 

@@ -17,15 +17,15 @@ var tarModes = map[string]bool{"-A": true, "-c": true, "-d": true, "--delete": t
 // tarFacts are what tar's options say about its files.
 type tarFacts struct {
 	mode                         string
-	archive                      argWord
-	dir                          *argWord // -C DIR: where operands are and files go
+	archive                      Word
+	dir                          *Word // -C DIR: where operands are and files go
 	dirs                         int
 	absolute, toStdout, removing bool
 	forceLocal                   bool
 }
 
-func tarFactsOf(p *program, rest []argWord) tarFacts {
-	f := tarFacts{archive: argWord{s: "-", static: true}}
+func tarFactsOf(p *program, rest []Word) tarFacts {
+	f := tarFacts{archive: Word{Text: "-", Static: true}}
 	opts, _ := p.parseOpts(rest)
 	for _, o := range opts {
 		switch {
@@ -57,20 +57,20 @@ func tarFactsOf(p *program, rest []argWord) tarFacts {
 // Options that run a program (-I, --to-command, --checkpoint-action,
 // --info-script, --rsh-command) are findings from the table, and so is an
 // archive on another host (host:path), which tar reaches with rsh.
-func tarWords(w *walker, p *program, rest []argWord) {
+func tarWords(w *walker, p *program, rest []Word) {
 	rest = p.expandOldStyle(rest)
 	o := p.scanOptions(w, rest)
 	f := tarFactsOf(p, rest)
-	if a := f.archive; a.static && !f.forceLocal && remoteArchive(a.s) {
-		w.finding(Finding{Program: p.name, Option: "-f", Words: []string{"-f", a.s}, What: "names an archive on another host, which tar reaches by running rsh"})
+	if a := f.archive; a.Static && !f.forceLocal && remoteArchive(a.Text) {
+		w.Find(Finding{Program: p.name, Option: "-f", Words: []string{"-f", a.Text}, What: "names an archive on another host, which tar reaches by running rsh"})
 	}
 	switch f.mode {
 	case "-t", "-d", "--test-label", "-x":
-		w.optAccess(AccessRead, f.archive, p, "-f", false)
+		w.OptionAccess(AccessRead, f.archive, p.name, "-f", false)
 	case "-c":
-		w.optAccess(AccessWrite, f.archive, p, "-f", false)
+		w.OptionAccess(AccessWrite, f.archive, p.name, "-f", false)
 	case "-r", "-u", "-A", "--delete":
-		w.optAccess(AccessReadWrite, f.archive, p, "-f", false)
+		w.OptionAccess(AccessReadWrite, f.archive, p.name, "-f", false)
 	}
 	// Operands and members are relative to -C DIR once it is given, and
 	// to where tar started before it: both are judged.
@@ -93,7 +93,7 @@ func tarWords(w *walker, p *program, rest []argWord) {
 		}
 		in(func() {
 			for _, a := range o.ops {
-				w.access(kind, a, "tar "+f.mode+" operand")
+				w.Access(kind, a, "tar "+f.mode+" operand")
 			}
 		})
 	case "-x":
@@ -101,13 +101,13 @@ func tarWords(w *walker, p *program, rest []argWord) {
 			return
 		}
 		if f.absolute {
-			w.optAccess(AccessWrite, argWord{s: "(the archive's absolute paths)"}, p, "-P", false)
+			w.OptionAccess(AccessWrite, Word{Text: "(the archive's absolute paths)"}, p.name, "-P", false)
 			return
 		}
 		in(func() {
-			w.destination(argWord{s: ".", static: true}, "tar -x destination")
+			w.Destination(Word{Text: ".", Static: true}, "tar -x destination")
 			for _, a := range o.ops {
-				w.access(AccessWrite, a, "tar -x member")
+				w.Access(AccessWrite, a, "tar -x member")
 			}
 		})
 	}
@@ -126,25 +126,25 @@ func remoteArchive(s string) bool {
 // in another makefile or code (-f, -I, -C, --eval, -e: the table) and
 // variables set on the command line (CC=sh, X=$(shell …)), which the
 // makefile's recipes and functions expand. Targets are mentions.
-func makeWords(w *walker, p *program, rest []argWord) {
+func makeWords(w *walker, p *program, rest []Word) {
 	o := p.scanOptions(w, rest)
 	for _, a := range o.ops {
-		if k, _, ok := strings.Cut(a.s, "="); ok && k != "" && !strings.Contains(k, "/") {
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s},
+		if k, _, ok := strings.Cut(a.Text, "="); ok && k != "" && !strings.Contains(k, "/") {
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text},
 				What: "sets a make variable, which the makefile's recipes and $(shell …) expand"})
-			w.mention(a, "make variable") // make FILE=.env: the value may be a file
+			w.Mention(a, "make variable") // make FILE=.env: the value may be a file
 			continue
 		}
-		w.mention(a, "make target")
+		w.Mention(a, "make target")
 	}
 }
 
 // dateWords: +FORMAT prints; any other operand sets the system clock.
-func dateWords(w *walker, p *program, rest []argWord) {
+func dateWords(w *walker, p *program, rest []Word) {
 	o := p.scanOptions(w, rest)
 	for _, a := range o.ops {
-		if !strings.HasPrefix(a.s, "+") {
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: p.changes})
+		if !strings.HasPrefix(a.Text, "+") {
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: p.changes})
 		}
 	}
 }
@@ -160,15 +160,15 @@ const (
 // script: a module the table has an entry for (python -m json.tool) is
 // judged by it; anything else python runs is not judged here (the rule
 // that allows it covers everything it can do), its words are mentions.
-func pythonWords(w *walker, p *program, rest []argWord) {
+func pythonWords(w *walker, p *program, rest []Word) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
-		if !a.static || a.s == "-" || a.s == "--" || !strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "--") {
+		if !a.Static || a.Text == "-" || a.Text == "--" || !strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "--") {
 			pythonMentions(w, rest[i:])
 			return
 		}
-		for j := 1; j < len(a.s); j++ {
-			c := a.s[j]
+		for j := 1; j < len(a.Text); j++ {
+			c := a.Text[j]
 			if strings.IndexByte(pythonValued, c) < 0 {
 				if strings.IndexByte(pythonFlags, c) < 0 {
 					pythonMentions(w, rest[i:])
@@ -176,10 +176,10 @@ func pythonWords(w *walker, p *program, rest []argWord) {
 				}
 				continue
 			}
-			val, next := a.s[j+1:], i+1
+			val, next := a.Text[j+1:], i+1
 			if val == "" && i+1 < len(rest) {
-				val, next = rest[i+1].s, i+2
-				if !rest[i+1].static {
+				val, next = rest[i+1].Text, i+2
+				if !rest[i+1].Static {
 					pythonMentions(w, rest[i:])
 					return
 				}
@@ -199,12 +199,12 @@ func pythonWords(w *walker, p *program, rest []argWord) {
 }
 
 // pythonModule judges python -m MODULE ARGS by the module's entry.
-func pythonModule(w *walker, p *program, module string, args []argWord) {
+func pythonModule(w *walker, p *program, module string, args []Word) {
 	sub := programs[p.name+" -m "+module]
 	if sub == nil {
-		w.unjudged(w.curName() + " -m " + module)
+		w.Unjudged(w.CommandName() + " -m " + module)
 		for _, a := range args {
-			w.mention(a, "argument of "+w.curName())
+			w.Mention(a, "argument of "+w.CommandName())
 		}
 		return
 	}
@@ -213,17 +213,17 @@ func pythonModule(w *walker, p *program, module string, args []argWord) {
 
 // pythonMentions: what python runs without an entry (a script, -c, a
 // module the table does not know) is not judged; its words are mentions.
-func pythonMentions(w *walker, words []argWord) {
-	w.unjudged(w.curName())
+func pythonMentions(w *walker, words []Word) {
+	w.Unjudged(w.CommandName())
 	for _, a := range words {
-		w.mention(a, "argument of "+path.Base(w.curName()))
+		w.Mention(a, "argument of "+path.Base(w.CommandName()))
 	}
 }
 
-// unjudged records that the command being recorded runs what the program
+// Unjudged records that the command being recorded runs what the program
 // table has no entry for (a program, a subcommand, a module): an allow rule
 // that matches it covers everything it can do, and its verdict says so.
-func (w *walker) unjudged(what string) {
+func (w *walker) Unjudged(what string) {
 	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].Unjudged == "" {
 		w.a.out.Commands[w.curCmd].Unjudged = what
 	}

@@ -13,12 +13,12 @@ import (
 type scriptEffect struct {
 	kind   effect // effRun, effRead, effWrite
 	option string // the script command: "e", "s///e", "w", "system()", "|"
-	file   argWord
+	file   Word
 }
 
 func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandboxed bool) {
 	if err != nil {
-		w.finding(Finding{Program: p.name, Option: "script", What: "cannot be parsed (" + err.Error() + "): " + whatScript})
+		w.Find(Finding{Program: p.name, Option: "script", What: "cannot be parsed (" + err.Error() + "): " + whatScript})
 		return
 	}
 	if sandboxed {
@@ -27,22 +27,22 @@ func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandb
 	for _, e := range effs {
 		switch e.kind {
 		case effRun:
-			w.finding(Finding{Program: p.name, Option: e.option, What: whatRuns})
+			w.Find(Finding{Program: p.name, Option: e.option, What: whatRuns})
 		case effRead:
-			w.optAccess(AccessRead, e.file, p, e.option, false)
+			w.OptionAccess(AccessRead, e.file, p.name, e.option, false)
 		case effWrite:
-			if e.file.static && harmlessRedirect(e.file.s) {
+			if e.file.Static && harmlessRedirect(e.file.Text) {
 				continue
 			}
-			w.optAccess(AccessWrite, e.file, p, e.option, false)
+			w.OptionAccess(AccessWrite, e.file, p.name, e.option, false)
 		}
 	}
 }
 
 // sedScript finds sed's e command and s///e flag (run), r and R (read), w,
 // W and s///w (write).
-func sedScript(w *walker, p *program, s argWord, sandboxed bool) {
-	sp := &sedParser{src: s.s}
+func sedScript(w *walker, p *program, s Word, sandboxed bool) {
+	sp := &sedParser{src: s.Text}
 	err := sp.parse()
 	scriptFindings(w, p, sp.effs, err, sandboxed)
 }
@@ -162,7 +162,7 @@ func (sp *sedParser) command(c byte, hasAddr bool) (toEOL bool, err error) {
 		if c == 'w' || c == 'W' {
 			kind = effWrite
 		}
-		sp.effs = append(sp.effs, scriptEffect{kind: kind, option: string(c), file: argWord{s: f, static: true}})
+		sp.effs = append(sp.effs, scriptEffect{kind: kind, option: string(c), file: Word{Text: f, Static: true}})
 		return true, nil
 	case 'e':
 		sp.toEOL(false)
@@ -329,7 +329,7 @@ func (sp *sedParser) subst() error {
 			sp.i++
 			sp.skipSpace()
 			f := sp.toEOL(false)
-			sp.effs = append(sp.effs, scriptEffect{kind: effWrite, option: "s///w", file: argWord{s: f, static: true}})
+			sp.effs = append(sp.effs, scriptEffect{kind: effWrite, option: "s///w", file: Word{Text: f, Static: true}})
 			return nil
 		default:
 			return nil
@@ -364,8 +364,8 @@ func (sp *sedParser) text() {
 // awkScript finds awk's system() and pipes (run), getline < FILE (read),
 // print and printf > or >> FILE (write), @load (run) and @include (code
 // custos cannot read).
-func awkScript(w *walker, p *program, s argWord, sandboxed bool) {
-	toks, err := awkTokens(s.s)
+func awkScript(w *walker, p *program, s Word, sandboxed bool) {
+	toks, err := awkTokens(s.Text)
 	var effs []scriptEffect
 	if err == nil {
 		effs, err = awkEffects(toks)
@@ -504,29 +504,29 @@ func awkEffects(toks []awkTok) ([]scriptEffect, error) {
 
 // awkTarget finds the file of a getline < FILE or print > FILE starting at
 // toks[i]: the redirection at bracket depth 0 before the statement ends.
-func awkTarget(toks []awkTok, i int, op string, getline bool) (argWord, bool) {
+func awkTarget(toks []awkTok, i int, op string, getline bool) (Word, bool) {
 	depth := 0
 	for ; i < len(toks); i++ {
 		t := toks[i]
 		switch {
 		case t.kind == '\n' || t.kind == 'o' && (t.s == ";" || t.s == "|" || t.s == "|&"):
-			return argWord{}, false
+			return Word{}, false
 		case t.kind == 'o' && (t.s == "(" || t.s == "["):
 			depth++
 		case t.kind == 'o' && (t.s == ")" || t.s == "]" || t.s == "}"):
 			if depth--; depth < 0 {
-				return argWord{}, false
+				return Word{}, false
 			}
 		case depth == 0 && t.kind == 'o' && (t.s == op || !getline && t.s == ">>"):
 			if i+1 < len(toks) && toks[i+1].kind == 's' && (i+2 >= len(toks) || toks[i+2].kind != 'i' && toks[i+2].kind != 's' && toks[i+2].kind != 'n' && toks[i+2].s != "$") {
-				return argWord{s: unescapeAwk(toks[i+1].s), static: true}, true
+				return Word{Text: unescapeAwk(toks[i+1].s), Static: true}, true
 			}
-			return argWord{s: "an expression"}, true // a file named at run time
+			return Word{Text: "an expression"}, true // a file named at run time
 		case getline && t.kind == 'i' && i > 0 && toks[i-1].kind == 'i' && toks[i-1].s != "getline":
-			return argWord{}, false // getline var other: not a redirection
+			return Word{}, false // getline var other: not a redirection
 		}
 	}
-	return argWord{}, false
+	return Word{}, false
 }
 
 func unescapeAwk(s string) string {

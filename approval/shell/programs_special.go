@@ -37,52 +37,52 @@ var findPrimaries = func() map[string]findPrimary {
 // write their file; -newer and friends read theirs; -exec and -ok run a
 // command (analysed on its own as well); patterns (-name …) are not files;
 // a primary the table does not know is a finding.
-func findOperands(w *walker, p *program, rest []argWord) {
+func findOperands(w *walker, p *program, rest []Word) {
 	i := 0
 	for ; i < len(rest); i++ {
 		a := rest[i]
-		if a.static && (a.s == "-H" || a.s == "-L" || a.s == "-P" || strings.HasPrefix(a.s, "-O")) {
+		if a.Static && (a.Text == "-H" || a.Text == "-L" || a.Text == "-P" || strings.HasPrefix(a.Text, "-O")) {
 			continue
 		}
-		if a.static && (strings.HasPrefix(a.s, "-") || a.s == "!" || a.s == "(") {
+		if a.Static && (strings.HasPrefix(a.Text, "-") || a.Text == "!" || a.Text == "(") {
 			break
 		}
-		if !a.static {
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+		if !a.Static {
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: whatDynamic})
 		}
-		w.access(AccessRead, a, "find start")
+		w.Access(AccessRead, a, "find start")
 	}
 	for ; i < len(rest); i++ {
 		a := rest[i]
-		if !a.static {
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: whatDynamic})
+		if !a.Static {
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: whatDynamic})
 			continue
 		}
-		prim, ok := findPrimaries[a.s]
-		if !ok && strings.HasPrefix(a.s, "-newer") && len(a.s) == 8 {
+		prim, ok := findPrimaries[a.Text]
+		if !ok && strings.HasPrefix(a.Text, "-newer") && len(a.Text) == 8 {
 			prim, ok = findPrimary{args: 1}, true // -newerXY REF
 		}
 		if !ok {
-			w.finding(Finding{Program: p.name, Option: a.s, Words: []string{a.s}, What: "is a primary custos does not know"})
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: []string{a.Text}, What: "is a primary custos does not know"})
 			continue
 		}
 		switch {
 		case prim.args < 0:
 			j := i + 1
-			for j < len(rest) && rest[j].s != ";" && rest[j].s != "+" {
+			for j < len(rest) && rest[j].Text != ";" && rest[j].Text != "+" {
 				j++
 			}
-			words := []string{a.s}
+			words := []string{a.Text}
 			for _, x := range rest[i+1 : min(j, len(rest))] {
-				words = append(words, x.s)
+				words = append(words, x.Text)
 			}
-			w.finding(Finding{Program: p.name, Option: a.s, Words: words, What: whatRuns})
+			w.Find(Finding{Program: p.name, Option: a.Text, Words: words, What: whatRuns})
 			i = j
 		case prim.effect&effWrite != 0 && i+1 < len(rest):
-			w.optAccess(AccessWrite, rest[i+1], p, a.s, false)
+			w.OptionAccess(AccessWrite, rest[i+1], p.name, a.Text, false)
 			i += prim.args
 		case prim.effect&effRead != 0 && i+1 < len(rest):
-			w.optAccess(AccessRead, rest[i+1], p, a.s, false)
+			w.OptionAccess(AccessRead, rest[i+1], p.name, a.Text, false)
 			i += prim.args
 		default:
 			i += prim.args
@@ -97,11 +97,11 @@ func findOperands(w *walker, p *program, rest []argWord) {
 // -f; the other operands are files read, up to --args or --jsonargs, after
 // which they are values. A filter that imports or includes a module loads
 // a file custos does not read.
-func jqOperands(w *walker, p *program, rest []argWord) {
+func jqOperands(w *walker, p *program, rest []Word) {
 	files := rest
-	var values []argWord
+	var values []Word
 	for i, a := range rest {
-		if a.static && (a.s == "--args" || a.s == "--jsonargs") {
+		if a.Static && (a.Text == "--args" || a.Text == "--jsonargs") {
 			files, values = rest[:i], rest[i+1:]
 			break
 		}
@@ -109,13 +109,13 @@ func jqOperands(w *walker, p *program, rest []argWord) {
 	o := p.scanOptions(w, files)
 	ops := o.ops
 	if !o.hasLeadOpt && len(ops) > 0 {
-		if f := ops[0]; f.static && jqLoads(f.s) {
-			w.finding(Finding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
+		if f := ops[0]; f.Static && jqLoads(f.Text) {
+			w.Find(Finding{Program: p.name, Option: "import", Words: []string{f.Text}, What: "loads a module or data file, which custos does not read"})
 		}
 		ops = ops[1:]
 	}
 	for _, a := range ops {
-		w.access(AccessRead, a, "jq operand")
+		w.Access(AccessRead, a, "jq operand")
 	}
 	if len(values) > 0 {
 		vo := p.scanOptions(w, values) // options still count after --args
@@ -124,9 +124,9 @@ func jqOperands(w *walker, p *program, rest []argWord) {
 		}
 		switch f := vo.ops[0]; {
 		case vo.hasLeadOpt:
-			w.access(AccessRead, f, "jq -f script") // the filter's file is still the first operand
-		case f.static && jqLoads(f.s):
-			w.finding(Finding{Program: p.name, Option: "import", Words: []string{f.s}, What: "loads a module or data file, which custos does not read"})
+			w.Access(AccessRead, f, "jq -f script") // the filter's file is still the first operand
+		case f.Static && jqLoads(f.Text):
+			w.Find(Finding{Program: p.name, Option: "import", Words: []string{f.Text}, What: "loads a module or data file, which custos does not read"})
 		}
 	}
 }
@@ -155,18 +155,18 @@ func jqLoads(filter string) bool {
 // operands are patterns in list mode (--list, or a filter such as
 // --contains) and otherwise the branch to create (git branch NAME [START]),
 // which changes the repository too.
-func gitBranchWords(w *walker, p *program, rest []argWord) {
+func gitBranchWords(w *walker, p *program, rest []Word) {
 	o := p.scanOptions(w, rest)
 	if len(o.ops) == 0 || o.listing {
 		return
 	}
 	words := make([]string, len(o.ops))
 	for i, a := range o.ops {
-		words[i] = a.s
+		words[i] = a.Text
 	}
-	w.finding(Finding{Program: p.name, Option: o.ops[0].s, Words: words, What: whatChanges + " (creates a branch)"})
+	w.Find(Finding{Program: p.name, Option: o.ops[0].Text, Words: words, What: whatChanges + " (creates a branch)"})
 }
 
 // noOperands: echo, printf and test name no files, and none of their
 // options runs or writes anything (printf -v assigns a variable).
-func noOperands(*walker, *program, []argWord) {}
+func noOperands(*walker, *program, []Word) {}

@@ -102,14 +102,14 @@ func (p *program) splitCluster(args []string, i int, out *[]string) int {
 // oldStyleText rewrites an old-style first word (tar cfb out.tar 20 d) in
 // dash form (-c -f out.tar -b 20 d).
 func (p *program) oldStyleText(args []string) []string {
-	words := make([]argWord, len(args))
+	words := make([]Word, len(args))
 	for i, a := range args {
-		words[i] = argWord{s: a, static: true}
+		words[i] = Word{Text: a, Static: true}
 	}
 	words = p.expandOldStyle(words)
 	out := make([]string, len(words))
 	for i, a := range words {
-		out[i] = a.s
+		out[i] = a.Text
 	}
 	return out
 }
@@ -117,18 +117,18 @@ func (p *program) oldStyleText(args []string) []string {
 // expandOldStyle rewrites an old-style first word in dash form; the values
 // of its letters are the words after it, in order. A first word with a
 // dash, or with a letter the entry does not know, is left alone.
-func (p *program) expandOldStyle(words []argWord) []argWord {
-	if len(words) == 0 || !words[0].static || words[0].s == "" || strings.HasPrefix(words[0].s, "-") {
+func (p *program) expandOldStyle(words []Word) []Word {
+	if len(words) == 0 || !words[0].Static || words[0].Text == "" || strings.HasPrefix(words[0].Text, "-") {
 		return words
 	}
-	out := make([]argWord, 0, len(words)+len(words[0].s))
+	out := make([]Word, 0, len(words)+len(words[0].Text))
 	next := 1
-	for j := 0; j < len(words[0].s); j++ {
-		o := p.short[words[0].s[j]]
+	for j := 0; j < len(words[0].Text); j++ {
+		o := p.short[words[0].Text[j]]
 		if o == nil {
 			return words
 		}
-		out = append(out, argWord{s: "-" + words[0].s[j:j+1], static: true})
+		out = append(out, Word{Text: "-" + words[0].Text[j:j+1], Static: true})
 		if o.value == valRequired && next < len(words) {
 			out = append(out, words[next])
 			next++
@@ -141,27 +141,27 @@ func (p *program) expandOldStyle(words []argWord) []argWord {
 // (-f for --file), and its value.
 type parsedOpt struct {
 	name string
-	val  argWord
+	val  Word
 	hasV bool
 }
 
 // parseOpts reads a command's options as scanOptions does, without
 // recording anything: the options with their values, and the operands.
-func (p *program) parseOpts(rest []argWord) (opts []parsedOpt, ops []argWord) {
+func (p *program) parseOpts(rest []Word) (opts []parsedOpt, ops []Word) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
-		case !a.static || a.s == "-" || !strings.HasPrefix(a.s, "-"):
+		case !a.Static || a.Text == "-" || !strings.HasPrefix(a.Text, "-"):
 			ops = append(ops, a)
-		case a.s == "--":
+		case a.Text == "--":
 			return opts, append(ops, rest[i+1:]...)
-		case strings.HasPrefix(a.s, "--"):
-			k, v, hasV := strings.Cut(a.s[2:], "=")
+		case strings.HasPrefix(a.Text, "--"):
+			k, v, hasV := strings.Cut(a.Text[2:], "=")
 			o, _ := p.longOpt(k)
 			if o == nil {
 				continue
 			}
-			po := parsedOpt{name: o.names[0], val: argWord{s: v, static: true}, hasV: hasV}
+			po := parsedOpt{name: o.names[0], val: Word{Text: v, Static: true}, hasV: hasV}
 			if !hasV && o.value == valRequired && i+1 < len(rest) {
 				i++
 				po.val, po.hasV = rest[i], true
@@ -175,8 +175,8 @@ func (p *program) parseOpts(rest []argWord) (opts []parsedOpt, ops []argWord) {
 }
 
 // parseCluster is parseOpts for one cluster.
-func (p *program) parseCluster(rest []argWord, i int, opts *[]parsedOpt) int {
-	cluster := rest[i].s[1:]
+func (p *program) parseCluster(rest []Word, i int, opts *[]parsedOpt) int {
+	cluster := rest[i].Text[1:]
 	for j := 0; j < len(cluster); j++ {
 		o := p.short[cluster[j]]
 		if o == nil {
@@ -184,7 +184,7 @@ func (p *program) parseCluster(rest []argWord, i int, opts *[]parsedOpt) int {
 		}
 		po := parsedOpt{name: o.names[0]}
 		if o.value != valNone {
-			po.val, po.hasV = argWord{s: cluster[j+1:], static: true}, cluster[j+1:] != ""
+			po.val, po.hasV = Word{Text: cluster[j+1:], Static: true}, cluster[j+1:] != ""
 			if !po.hasV && o.value == valRequired && i+1 < len(rest) {
 				i++
 				po.val, po.hasV = rest[i], true

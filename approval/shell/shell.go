@@ -679,14 +679,14 @@ func unescapeUnquoted(s string) string { return pathglob.UnescapeBytes(s, "", tr
 // unescapeDouble removes the backslashes that are special inside double quotes.
 func unescapeDouble(s string) string { return pathglob.UnescapeBytes(s, "$`\"\\\n", true) }
 
-// argWord is an evaluated argument: its text and whether it is static.
-type argWord struct {
-	s      string
-	static bool
-	pipe   bool // a process substitution <(…) or >(…): a pipe, not a file
-	// node is the word this came from, to re-evaluate a dynamic word with
+// Word is an evaluated argument: its text and whether it is static.
+type Word struct {
+	Text   string
+	Static bool
+	Pipe   bool // a process substitution <(…) or >(…): a pipe, not a file
+	// Node is the word this came from, to re-evaluate a dynamic word with
 	// the tracked variables when it names a file.
-	node *syntax.Word
+	Node *syntax.Word
 }
 
 func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, nd int) {
@@ -700,7 +700,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 		w.assigns(c.Assigns) // X=v alone sets X for the rest of the script
 		w.statementEnv(c.Assigns)
 	}
-	var args []argWord
+	var args []Word
 	for _, word := range c.Args {
 		vals, static := w.word(word)
 		if !static && len(vals) == 1 && vals[0] == "" {
@@ -708,7 +708,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 		}
 		pipe := isProcSubst(word)
 		for _, v := range vals {
-			args = append(args, argWord{s: v, static: static, pipe: pipe, node: word})
+			args = append(args, Word{Text: v, Static: static, Pipe: pipe, Node: word})
 		}
 	}
 	if len(args) == 0 {
@@ -739,21 +739,21 @@ var privileged = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "ru
 // It is long because it is one decision read top to bottom: system denials,
 // nested shells and eval, wrappers, the commands that run others, then file
 // access; split up, the order between those checks would be lost.
-func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
+func (w *walker) command(args []Word, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
 	if nd > maxNodeDepth {
 		w.a.undecidable("command nesting is too deep to analyse")
 		return
 	}
-	if !args[0].static {
-		w.a.undecidable("command name is not static: " + args[0].s)
+	if !args[0].Static {
+		w.a.undecidable("command name is not static: " + args[0].Text)
 		return
 	}
-	name := path.Base(args[0].s)
-	if args[0].s == "" {
+	name := path.Base(args[0].Text)
+	if args[0].Text == "" {
 		name = ""
 	}
 	rest := args[1:]
-	if len(wrappers.names) == 0 && name == args[0].s {
+	if len(wrappers.names) == 0 && name == args[0].Text {
 		w.callFunc(name, nd)
 	}
 	if _, foreign := w.programPath(args[0]); foreign {
@@ -782,8 +782,8 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		switch {
 		case name == "env":
 			w.wrapperEnv(rest[:inner])
-		case name == "exec" && len(rest) > 0 && rest[0].static && strings.HasPrefix(rest[0].s, "-") && strings.Contains(rest[0].s, "c"):
-			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "exec "+rest[0].s)) // exec -c: an empty environment
+		case name == "exec" && len(rest) > 0 && rest[0].Static && strings.HasPrefix(rest[0].Text, "-") && strings.Contains(rest[0].Text, "c"):
+			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "exec "+rest[0].Text)) // exec -c: an empty environment
 		}
 		if privileged[name] {
 			// Record the privileged wrapper itself, so presets see it even
@@ -818,9 +818,9 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 		}
 		script, ok, reads := shellScript(rest)
 		switch {
-		case ok && script.static:
+		case ok && script.Static:
 			w.emit(args, wrappers)
-			w.parseNested(script.s, w.cwd.clone())
+			w.parseNested(script.Text, w.cwd.clone())
 			return
 		case ok:
 			w.emit(args, wrappers)
@@ -854,12 +854,12 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 	case name == "eval":
 		var parts []string
 		for _, r := range rest {
-			if !r.static {
+			if !r.Static {
 				w.emit(args, wrappers)
 				w.a.undecidable("eval of a dynamic string")
 				return
 			}
-			parts = append(parts, r.s)
+			parts = append(parts, r.Text)
 		}
 		// eval runs in this shell: a cd inside it counts afterwards, and
 		// it may assign any variable.
@@ -891,45 +891,45 @@ func (w *walker) command(args []argWord, wrappers wrapping, heredocs, redirs []*
 // shellScript finds the script of a shell invocation: the argument after -c
 // (also in clusters such as -lc or -xec). reads is true when the shell would
 // read its script from standard input (no -c and no script file operand).
-func shellScript(rest []argWord) (script argWord, ok, reads bool) {
+func shellScript(rest []Word) (script Word, ok, reads bool) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
-		if !a.static {
-			return argWord{}, false, false
+		if !a.Static {
+			return Word{}, false, false
 		}
 		switch {
-		case a.s == "--" || a.s == "-":
+		case a.Text == "--" || a.Text == "-":
 			if i+1 < len(rest) {
-				return argWord{}, false, false
+				return Word{}, false, false
 			}
-			return argWord{}, false, true
-		case a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file":
+			return Word{}, false, true
+		case a.Text == "-o" || a.Text == "+o" || a.Text == "-O" || a.Text == "+O" || a.Text == "--rcfile" || a.Text == "--init-file":
 			i++ // option with a value
-		case strings.HasPrefix(a.s, "--"):
-		case strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+"):
-			if strings.Contains(a.s[1:], "c") {
+		case strings.HasPrefix(a.Text, "--"):
+		case strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "+"):
+			if strings.Contains(a.Text[1:], "c") {
 				if i+1 < len(rest) {
 					return rest[i+1], true, false
 				}
-				return argWord{}, false, false
+				return Word{}, false, false
 			}
-			if strings.Contains(a.s[1:], "s") {
-				return argWord{}, false, true
+			if strings.Contains(a.Text[1:], "s") {
+				return Word{}, false, true
 			}
 		default:
-			return argWord{}, false, false // a script file operand
+			return Word{}, false, false // a script file operand
 		}
 	}
-	return argWord{}, false, true
+	return Word{}, false, true
 }
 
 // findExec emits the commands find runs with -exec, -execdir, -ok, -okdir.
-func (w *walker) findExec(rest []argWord, wrappers wrapping, nd int) {
+func (w *walker) findExec(rest []Word, wrappers wrapping, nd int) {
 	for i := 0; i < len(rest); i++ {
-		switch rest[i].s {
+		switch rest[i].Text {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
-			for j < len(rest) && rest[j].s != ";" && rest[j].s != "+" {
+			for j < len(rest) && rest[j].Text != ";" && rest[j].Text != "+" {
 				j++
 			}
 			if j > i+1 {
@@ -940,28 +940,28 @@ func (w *walker) findExec(rest []argWord, wrappers wrapping, nd int) {
 			i = j
 		case "-delete":
 			// find … -delete removes what it finds; presets model it as rm -r.
-			var paths []argWord
+			var paths []Word
 			for _, r := range rest {
-				if strings.HasPrefix(r.s, "-") || r.s == "!" || r.s == "(" {
+				if strings.HasPrefix(r.Text, "-") || r.Text == "!" || r.Text == "(" {
 					break
 				}
 				paths = append(paths, r)
 			}
 			if len(paths) > 0 {
-				synthetic := append([]argWord{{s: "rm", static: true}, {s: "-r", static: true}}, paths...)
-				w.emit(synthetic, wrappers.add([]argWord{{s: "find", static: true}}))
+				synthetic := append([]Word{{Text: "rm", Static: true}, {Text: "-r", Static: true}}, paths...)
+				w.emit(synthetic, wrappers.add([]Word{{Text: "find", Static: true}}))
 			}
 		}
 	}
 }
 
 // watch runs its arguments joined with spaces through sh -c.
-func (w *walker) watch(rest []argWord, nd int) {
+func (w *walker) watch(rest []Word, nd int) {
 	i := 0
-	for i < len(rest) && strings.HasPrefix(rest[i].s, "-") {
-		switch rest[i].s {
+	for i < len(rest) && strings.HasPrefix(rest[i].Text, "-") {
+		switch rest[i].Text {
 		case "-n", "--interval", "-d", "-q", "--equexit":
-			if rest[i].s == "-n" || rest[i].s == "--interval" || rest[i].s == "-q" {
+			if rest[i].Text == "-n" || rest[i].Text == "--interval" || rest[i].Text == "-q" {
 				i++
 			}
 		}
@@ -969,11 +969,11 @@ func (w *walker) watch(rest []argWord, nd int) {
 	}
 	var parts []string
 	for _, r := range rest[min(i, len(rest)):] {
-		if !r.static {
+		if !r.Static {
 			w.a.undecidable("watch of a dynamic command")
 			return
 		}
-		parts = append(parts, r.s)
+		parts = append(parts, r.Text)
 	}
 	if len(parts) > 0 {
 		w.parseNested(strings.Join(parts, " "), w.cwd.clone())
@@ -982,22 +982,22 @@ func (w *walker) watch(rest []argWord, nd int) {
 
 // wrapping is the chain of wrapper commands around a command.
 type wrapping struct {
-	words []argWord // their full argv, in order
-	names []string  // their basenames, outermost first
+	words []Word   // their full argv, in order
+	names []string // their basenames, outermost first
 }
 
-func (wr wrapping) add(args []argWord) wrapping {
+func (wr wrapping) add(args []Word) wrapping {
 	return wrapping{
-		words: append(append([]argWord(nil), wr.words...), args...),
-		names: append(append([]string(nil), wr.names...), path.Base(args[0].s)),
+		words: append(append([]Word(nil), wr.words...), args...),
+		names: append(append([]string(nil), wr.names...), path.Base(args[0].Text)),
 	}
 }
 
 // emit records a simple command.
-func (w *walker) emit(args []argWord, wr wrapping) {
+func (w *walker) emit(args []Word, wr wrapping) {
 	words := make([]string, len(args))
 	for i, a := range args {
-		words[i] = a.s
+		words[i] = a.Text
 	}
 	sc := normaliseWords(words)
 	sc.Argv = words
@@ -1006,7 +1006,7 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 		sc.Wrappers = wr.names
 		full := make([]string, 0, len(wr.words)+len(args))
 		for _, x := range wr.words {
-			full = append(full, x.s)
+			full = append(full, x.Text)
 		}
 		full = append(full, words...)
 		sc.Raw = normaliseWords(full).Text
@@ -1020,36 +1020,36 @@ func (w *walker) emit(args []argWord, wr wrapping) {
 	}
 	w.curCmd = len(w.a.out.Commands) - 1
 	w.operands(args)
-	w.judgeEnv(args[0].s, wr)
+	w.judgeEnv(args[0].Text, wr)
 	w.curCmd = -1
 }
 
 // cd applies cd/pushd arguments to the working directory set.
-func (w *walker) cd(rest []argWord) {
+func (w *walker) cd(rest []Word) {
 	for _, a := range rest {
-		if a.static && strings.HasPrefix(a.s, "-") && a.s != "-" && a.s != "--" {
+		if a.Static && strings.HasPrefix(a.Text, "-") && a.Text != "-" && a.Text != "--" {
 			continue // -L, -P, -e, -@
 		}
-		if a.static && a.s == "--" {
+		if a.Static && a.Text == "--" {
 			continue
 		}
-		if a.static && strings.HasPrefix(a.s, "+") {
+		if a.Static && strings.HasPrefix(a.Text, "+") {
 			w.cwd = cwdSet{unknown: true} // pushd +N rotates the stack
 			return
 		}
-		targets := []argWord{a}
-		if !a.static && a.node != nil && w.tracking() {
-			if vals, static := w.wordVars(a.node); static {
+		targets := []Word{a}
+		if !a.Static && a.Node != nil && w.tracking() {
+			if vals, static := w.wordVars(a.Node); static {
 				targets = targets[:0]
 				for _, v := range vals {
-					targets = append(targets, argWord{s: v, static: true})
+					targets = append(targets, Word{Text: v, Static: true})
 				}
 			}
 		}
 		before, after, to := w.cwd.clone(), cwdSet{}, cwdSet{}
 		for i, t := range targets {
-			if w.a.cdpath && t.static && !strings.HasPrefix(t.s, "/") && !strings.HasPrefix(t.s, ".") {
-				t = argWord{s: t.s} // CDPATH may send a relative cd anywhere
+			if w.a.cdpath && t.Static && !strings.HasPrefix(t.Text, "/") && !strings.HasPrefix(t.Text, ".") {
+				t = Word{Text: t.Text} // CDPATH may send a relative cd anywhere
 			}
 			c := before.clone()
 			ti := c.cd(t, w.a.homeDir())
@@ -1064,15 +1064,15 @@ func (w *walker) cd(rest []argWord) {
 		w.cdTo, w.cdPending = &to, true
 		return
 	}
-	to := w.cwd.cd(argWord{s: "", static: true}, w.a.homeDir()) // cd alone: home
+	to := w.cwd.cd(Word{Text: "", Static: true}, w.a.homeDir()) // cd alone: home
 	w.cdTo, w.cdPending = &to, true
 }
 
 // envChdir reports env -C DIR / --chdir.
-func envChdir(words []argWord) bool {
+func envChdir(words []Word) bool {
 	for _, a := range words {
-		if a.static && (a.s == "--chdir" || strings.HasPrefix(a.s, "--chdir=") ||
-			(strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "C"))) {
+		if a.Static && (a.Text == "--chdir" || strings.HasPrefix(a.Text, "--chdir=") ||
+			(strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--") && strings.Contains(a.Text, "C"))) {
 			return true
 		}
 	}
@@ -1293,7 +1293,7 @@ var wrapperSpecs = map[string]wrapperSpec{
 // unwrap reports whether name is a wrapper command and, if so, the index in
 // rest where the wrapped command starts (len(rest) if none; -1 if it cannot
 // be told statically).
-func unwrap(name string, rest []argWord) (int, bool) {
+func unwrap(name string, rest []Word) (int, bool) {
 	wr, ok := wrapperSpecs[name]
 	if !ok {
 		return 0, false
@@ -1301,18 +1301,18 @@ func unwrap(name string, rest []argWord) (int, bool) {
 	i := 0
 	for i < len(rest) {
 		a := rest[i]
-		if !a.static && wr.assigns && isAssignment(argWord{s: a.s, static: true}) {
+		if !a.Static && wr.assigns && isAssignment(Word{Text: a.Text, Static: true}) {
 			i++ // env PATH=/usr/local/go/bin:$PATH cmd: a value built at run time
 			continue
 		}
-		if !a.static {
+		if !a.Static {
 			return -1, true
 		}
-		s := a.s
+		s := a.Text
 		switch {
 		case s == "--":
 			i++
-			for wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {
+			for wr.assigns && i < len(rest) && isAssignment(Word{Text: rest[i].Text, Static: true}) {
 				i++ // env -- NAME=value COMMAND: the assignments still come first
 			}
 			goto positional

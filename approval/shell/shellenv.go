@@ -83,7 +83,7 @@ func (w *walker) judgeEnv(argv0 string, wr wrapping) {
 		visit(v)
 	}
 	if a.envUnknown != "" {
-		w.finding(Finding{Program: name, Option: "environment", Words: []string{a.envUnknown},
+		w.Find(Finding{Program: name, Option: "environment", Words: []string{a.envUnknown},
 			What: "set by " + a.envUnknown + " earlier in the line may change what " + name + " runs: custos cannot read it", Env: EnvLine})
 	}
 }
@@ -112,7 +112,7 @@ func (w *walker) envVerdict(name string, v envVar) {
 	if v.wrapper {
 		origin = EnvWrapper
 	}
-	w.finding(Finding{Program: name, Option: v.name, Words: []string{v.word},
+	w.Find(Finding{Program: name, Option: v.name, Words: []string{v.word},
 		What: fmt.Sprintf("set %s changes what %s runs: %s", v.where, name, why), Env: origin})
 }
 
@@ -148,7 +148,7 @@ func unsetPath(where, word string) envVar {
 // wrapperEnv adds what env's words (before its command) do to the
 // command's environment: NAME=value, -u NAME, -i (also in clusters: -iu
 // PATH, -vuPATH).
-func (w *walker) wrapperEnv(words []argWord) {
+func (w *walker) wrapperEnv(words []Word) {
 	unset := func(name, word string) {
 		if name == "PATH" {
 			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", word))
@@ -156,14 +156,14 @@ func (w *walker) wrapperEnv(words []argWord) {
 	}
 	for i := 0; i < len(words); i++ {
 		r := words[i]
-		s := r.s
+		s := r.Text
 		switch {
-		case !r.static && strings.HasPrefix(s, "-"):
+		case !r.Static && strings.HasPrefix(s, "-"):
 		case s == "-" || s == "--ignore-environment":
 			unset("PATH", "env "+s)
 		case s == "--unset" && i+1 < len(words):
 			i++
-			unset(words[i].s, "env --unset "+words[i].s)
+			unset(words[i].Text, "env --unset "+words[i].Text)
 		case strings.HasPrefix(s, "--unset="):
 			unset(strings.TrimPrefix(s, "--unset="), "env "+s)
 		case strings.HasPrefix(s, "--"):
@@ -178,7 +178,7 @@ func (w *walker) wrapperEnv(words []argWord) {
 			val, next, ok := clusterValue(s, "uCS", 'u')
 			if next && i+1 < len(words) {
 				i++
-				val = words[i].s
+				val = words[i].Text
 			}
 			if ok {
 				unset(val, "env -u "+val)
@@ -190,22 +190,22 @@ func (w *walker) wrapperEnv(words []argWord) {
 }
 
 // wrapperAssign judges env's NAME=value word.
-func (w *walker) wrapperAssign(r argWord) envVar {
-	k, val, _ := strings.Cut(r.s, "=")
+func (w *walker) wrapperAssign(r Word) envVar {
+	k, val, _ := strings.Cut(r.Text, "=")
 	var v envVar
 	switch {
-	case r.static:
-		v = w.envValue(k, []string{val}, true, "on the command", r.s)
-	case k == "PATH" && r.node != nil && len(r.node.Parts) > 0:
+	case r.Static:
+		v = w.envValue(k, []string{val}, true, "on the command", r.Text)
+	case k == "PATH" && r.Node != nil && len(r.Node.Parts) > 0:
 		// The word's first part holds "PATH=": judge what follows it.
-		v = envVar{name: k, where: "on the command", word: r.s}
-		parts := r.node.Parts
+		v = envVar{name: k, where: "on the command", word: r.Text}
+		parts := r.Node.Parts
 		if lit, ok := parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "PATH=") {
 			rest := append([]syntax.WordPart{&syntax.Lit{Value: strings.TrimPrefix(lit.Value, "PATH=")}}, parts[1:]...)
 			v.inert, v.why = w.pathWord(rest)
 		}
 	default:
-		v = w.envValue(k, nil, false, "on the command", r.s)
+		v = w.envValue(k, nil, false, "on the command", r.Text)
 	}
 	v.wrapper = true
 	return v
@@ -268,18 +268,18 @@ func (w *walker) declClauseEnv(c *syntax.DeclClause) {
 			w.setEnv(w.envAssign(as, "earlier in the line"), export)
 		case as.Value != nil:
 			vals, static := w.word(as.Value)
-			w.declWord(argWord{s: strings.Join(vals, " "), static: static && len(vals) == 1}, export, funcs)
+			w.declWord(Word{Text: strings.Join(vals, " "), Static: static && len(vals) == 1}, export, funcs)
 		}
 	}
 }
 
 // declWordsEnv is declClauseEnv for a declaration the parser saw as a
 // plain command ('export' X=1, command export X=1).
-func (w *walker) declWordsEnv(variant string, rest []argWord) {
+func (w *walker) declWordsEnv(variant string, rest []Word) {
 	var opts []string
 	i := 0
-	for ; i < len(rest) && rest[i].static && (strings.HasPrefix(rest[i].s, "-") || strings.HasPrefix(rest[i].s, "+")); i++ {
-		opts = append(opts, rest[i].s)
+	for ; i < len(rest) && rest[i].Static && (strings.HasPrefix(rest[i].Text, "-") || strings.HasPrefix(rest[i].Text, "+")); i++ {
+		opts = append(opts, rest[i].Text)
 	}
 	export, funcs := declOptions(variant, opts)
 	for _, r := range rest[i:] {
@@ -289,15 +289,15 @@ func (w *walker) declWordsEnv(variant string, rest []argWord) {
 
 // declWord records one word of a declaration: NAME=value, NAME, or a word
 // built at run time (export "$x"), which may set any variable.
-func (w *walker) declWord(r argWord, export, funcs bool) {
+func (w *walker) declWord(r Word, export, funcs bool) {
 	switch {
-	case !r.static:
-		w.setUnknownEnv("a declaration of a name built at run time (" + r.s + ")")
-	case strings.Contains(r.s, "="):
-		k, v, _ := strings.Cut(r.s, "=")
-		w.setEnv(w.envValue(strings.TrimSuffix(k, "+"), []string{v}, !strings.HasSuffix(k, "+"), "earlier in the line", r.s), export)
+	case !r.Static:
+		w.setUnknownEnv("a declaration of a name built at run time (" + r.Text + ")")
+	case strings.Contains(r.Text, "="):
+		k, v, _ := strings.Cut(r.Text, "=")
+		w.setEnv(w.envValue(strings.TrimSuffix(k, "+"), []string{v}, !strings.HasSuffix(k, "+"), "earlier in the line", r.Text), export)
 	default:
-		w.declName(r.s, export, funcs)
+		w.declName(r.Text, export, funcs)
 	}
 }
 
@@ -326,7 +326,7 @@ func (w *walker) setUnknownEnv(why string) {
 // exports every later assignment; unset PATH leaves bash looking in the
 // current directory; alias, hash -p and enable change what a name runs;
 // trap runs its action later; read, mapfile, printf -v and getopts assign.
-func (w *walker) stateBuiltin(name string, rest []argWord) {
+func (w *walker) stateBuiltin(name string, rest []Word) {
 	switch name {
 	case "set", "shopt":
 		if setsAllexport(rest) {
@@ -334,27 +334,27 @@ func (w *walker) stateBuiltin(name string, rest []argWord) {
 		}
 	case "unset":
 		for _, r := range rest {
-			if r.s == "PATH" || !r.static {
-				w.setEnv(unsetPath("earlier in the line", "unset "+r.s), false)
+			if r.Text == "PATH" || !r.Static {
+				w.setEnv(unsetPath("earlier in the line", "unset "+r.Text), false)
 			}
 		}
 	case "alias":
 		for _, r := range rest {
-			if !r.static || strings.Contains(r.s, "=") {
+			if !r.Static || strings.Contains(r.Text, "=") {
 				w.a.undecidable("alias makes a name run another command")
 				return
 			}
 		}
 	case "hash":
 		for _, r := range rest {
-			if !r.static || strings.HasPrefix(r.s, "-") && strings.Contains(r.s, "p") {
+			if !r.Static || strings.HasPrefix(r.Text, "-") && strings.Contains(r.Text, "p") {
 				w.a.undecidable("hash -p makes a name run another program")
 				return
 			}
 		}
 	case "enable":
 		for _, r := range rest {
-			if !r.static || !strings.HasPrefix(r.s, "-") || strings.ContainsAny(r.s, "fdn") {
+			if !r.Static || !strings.HasPrefix(r.Text, "-") || strings.ContainsAny(r.Text, "fdn") {
 				w.a.undecidable("enable changes which names are builtins or loads one from a file")
 				return
 			}
@@ -370,15 +370,15 @@ func (w *walker) stateBuiltin(name string, rest []argWord) {
 
 // setsAllexport reports set -a, set -o allexport (and shopt -o's
 // spelling), or a shell started with -a.
-func setsAllexport(rest []argWord) bool {
+func setsAllexport(rest []Word) bool {
 	for _, r := range rest {
 		switch {
-		case !r.static:
-		case r.s == "allexport":
+		case !r.Static:
+		case r.Text == "allexport":
 			return true
-		case strings.HasPrefix(r.s, "-") && !strings.HasPrefix(r.s, "--") && strings.Contains(r.s, "a"):
+		case strings.HasPrefix(r.Text, "-") && !strings.HasPrefix(r.Text, "--") && strings.Contains(r.Text, "a"):
 			return true
-		case r.s == "--":
+		case r.Text == "--":
 			return false
 		}
 	}
@@ -387,24 +387,24 @@ func setsAllexport(rest []argWord) bool {
 
 // builtinAssigns records the variables read, mapfile, getopts and printf
 // -v assign, with values not known here.
-func (w *walker) builtinAssigns(name string, rest []argWord) {
+func (w *walker) builtinAssigns(name string, rest []Word) {
 	for i, r := range rest {
 		switch {
-		case !r.static:
+		case !r.Static:
 			if name != "printf" {
-				w.setUnknownEnv(name + " assigns a variable whose name is built at run time (" + r.s + ")")
+				w.setUnknownEnv(name + " assigns a variable whose name is built at run time (" + r.Text + ")")
 			}
 		case name == "printf":
 			switch {
-			case r.s == "-v" && i+1 < len(rest) && !rest[i+1].static:
-				w.setUnknownEnv("printf -v assigns a variable whose name is built at run time (" + rest[i+1].s + ")")
-			case r.s == "-v" && i+1 < len(rest):
-				w.noteVar(rest[i+1].s, nil, false)
-			case strings.HasPrefix(r.s, "-v") && i == 0:
-				w.noteVar(r.s[2:], nil, false)
+			case r.Text == "-v" && i+1 < len(rest) && !rest[i+1].Static:
+				w.setUnknownEnv("printf -v assigns a variable whose name is built at run time (" + rest[i+1].Text + ")")
+			case r.Text == "-v" && i+1 < len(rest):
+				w.noteVar(rest[i+1].Text, nil, false)
+			case strings.HasPrefix(r.Text, "-v") && i == 0:
+				w.noteVar(r.Text[2:], nil, false)
 			}
-		case isAssignment(argWord{s: r.s + "=", static: true}):
-			w.noteVar(r.s, nil, false)
+		case isAssignment(Word{Text: r.Text + "=", Static: true}):
+			w.noteVar(r.Text, nil, false)
 		}
 	}
 }
@@ -412,10 +412,10 @@ func (w *walker) builtinAssigns(name string, rest []argWord) {
 // trap records an action bash runs later (at exit, on a signal, before
 // every command): its commands are judged when the script's walk ends
 // (walkTraps), against the state the whole script leaves.
-func (w *walker) trap(rest []argWord) {
+func (w *walker) trap(rest []Word) {
 	i := 0
-	for i < len(rest) && rest[i].static && strings.HasPrefix(rest[i].s, "-") && rest[i].s != "-" {
-		if rest[i].s == "--" {
+	for i < len(rest) && rest[i].Static && strings.HasPrefix(rest[i].Text, "-") && rest[i].Text != "-" {
+		if rest[i].Text == "--" {
 			i++
 			break
 		}
@@ -426,10 +426,10 @@ func (w *walker) trap(rest []argWord) {
 	}
 	action := rest[i]
 	switch {
-	case !action.static:
+	case !action.Static:
 		w.a.undecidable("trap of a command built at run time")
-	case action.s != "" && action.s != "-":
-		w.traps = append(w.traps, action.s)
+	case action.Text != "" && action.Text != "-":
+		w.traps = append(w.traps, action.Text)
 	}
 }
 
@@ -452,10 +452,10 @@ func (w *walker) walkTraps() {
 }
 
 // argText joins the static words of a command for a reason.
-func argText(words []argWord) string {
+func argText(words []Word) string {
 	parts := make([]string, len(words))
 	for i, a := range words {
-		parts[i] = quoteWord(a.s)
+		parts[i] = quoteWord(a.Text)
 	}
 	return strings.Join(parts, " ")
 }
@@ -470,8 +470,8 @@ var xargsInertPrograms = map[string]bool{"echo": true, "printf": true, "true": t
 // time: harmless for a program of xargsInertPrograms (which a rule for
 // xargs then covers, when xargs is the only wrapper), undecidable for any
 // other (xargs cat reads files no one named, xargs sh -c runs them).
-func (w *walker) xargsRuns(words []argWord, outermost bool) {
-	if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] || w.isForeign(words[0]) {
+func (w *walker) xargsRuns(words []Word, outermost bool) {
+	if len(words) == 0 || !words[0].Static || !xargsInertPrograms[path.Base(words[0].Text)] || w.isForeign(words[0]) {
 		w.a.undecidable("xargs appends arguments read at run time")
 		return
 	}
@@ -482,17 +482,17 @@ func (w *walker) xargsRuns(words []argWord, outermost bool) {
 
 // xargsEnv adds the variable --process-slot-var=NAME sets in what xargs
 // runs.
-func (w *walker) xargsEnv(words []argWord) {
+func (w *walker) xargsEnv(words []Word) {
 	for i, r := range words {
 		name := ""
 		switch {
-		case r.s == "--process-slot-var" && i+1 < len(words):
-			name = words[i+1].s
-		case strings.HasPrefix(r.s, "--process-slot-var="):
-			name = strings.TrimPrefix(r.s, "--process-slot-var=")
+		case r.Text == "--process-slot-var" && i+1 < len(words):
+			name = words[i+1].Text
+		case strings.HasPrefix(r.Text, "--process-slot-var="):
+			name = strings.TrimPrefix(r.Text, "--process-slot-var=")
 		}
 		if name != "" {
-			w.cmdEnv = append(w.cmdEnv, w.envValue(name, nil, false, "by xargs", r.s))
+			w.cmdEnv = append(w.cmdEnv, w.envValue(name, nil, false, "by xargs", r.Text))
 		}
 	}
 }

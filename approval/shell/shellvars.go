@@ -248,17 +248,17 @@ func (w *walker) forVar(loop syntax.Loop) {
 var varSetters = map[string]bool{"read": true, "mapfile": true, "readarray": true, "getopts": true, "printf": true, "let": true}
 
 // commandSetsVars marks the variables a command may set as unknown.
-func (w *walker) commandSetsVars(name string, rest []argWord) {
+func (w *walker) commandSetsVars(name string, rest []Word) {
 	if !varSetters[name] {
 		return
 	}
 	for _, a := range rest {
-		if !a.static {
+		if !a.Static {
 			w.varsUnknown = true
 			return
 		}
-		k, _, _ := strings.Cut(a.s, "=")
-		if isAssignment(argWord{s: k + "=", static: true}) {
+		k, _, _ := strings.Cut(a.Text, "=")
+		if isAssignment(Word{Text: k + "=", Static: true}) {
 			w.setVar(k, nil, false)
 		}
 	}
