@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 )
 
@@ -288,7 +289,7 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		for _, fa := range a.Files {
-			if fa.Kind.Writes() || fa.Kind == shell.AccessConnect {
+			if fa.Kind.Writes() || fa.Kind == programs.AccessConnect {
 				t.Fatalf("allowed %q although it writes %q (%s) without an Edit rule", cmd, fa.Word, fa.Via)
 			}
 		}
@@ -296,7 +297,7 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		for _, fa := range a.Files {
-			if !fa.Kind.Reads() && fa.Kind != shell.AccessMention {
+			if !fa.Kind.Reads() && fa.Kind != programs.AccessMention {
 				continue
 			}
 			if fa.Paths == nil && fa.Kind.Reads() {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/pathglob"
 )
@@ -72,7 +73,7 @@ func (p *Policy) judgeFiles(a *shell.Analysis) fileJudgement {
 	var j fileJudgement
 	for i := range a.Files {
 		f := &a.Files[i]
-		if f.Kind == shell.AccessConnect {
+		if f.Kind == programs.AccessConnect {
 			if reason, ok := p.net.allows(f.Word); !ok {
 				j.denied(Verdict{Rule: "sandbox.network.allowedDomains", Reason: reason})
 			}
@@ -89,7 +90,7 @@ func (p *Policy) judgeFiles(a *shell.Analysis) fileJudgement {
 			p.judgeAgainst(&j, f, "Write", "writes", false, side)
 			p.judgeWrite(&j, f)
 		}
-		if f.Kind == shell.AccessMention {
+		if f.Kind == programs.AccessMention {
 			p.judgeAgainst(&j, f, "Read", "names", true, side)
 			p.judgeAgainst(&j, f, "Write", "names", true, side)
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/pathglob"
 )
@@ -322,13 +323,13 @@ func (p *Policy) foreignVerdict(c *shell.SimpleCommand) Verdict {
 // uncovered: an entry's option, script command or variable, which a rule
 // naming it covers, or a variable the line set, which only a rule naming
 // the whole line does.
-func uncoveredVerdict(r *rule, c *shell.SimpleCommand, f *shell.Finding) Verdict {
+func uncoveredVerdict(r *rule, c *shell.SimpleCommand, f *programs.Finding) Verdict {
 	v := Verdict{Decision: Continue, Rule: r.text, Program: f.Program, Option: f.Option}
 	switch {
-	case f.Env != shell.EnvNone && f.What != shell.WhatEnvRuns:
+	case f.Env != programs.EnvNone && f.What != programs.WhatEnvRuns:
 		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s; that needs a rule naming the whole line, or confirmation",
 			r.text, shell.Excerpt(c.Text), f.Option, f.What)
-	case f.Env != shell.EnvNone:
+	case f.Env != programs.EnvNone:
 		v.Reason = fmt.Sprintf("%s does not cover %s: %s %s (program table: %s); that needs a rule naming the whole line, or confirmation",
 			r.text, f.Program, f.Option, f.What, f.Program)
 	default:
@@ -691,7 +692,7 @@ func SuggestRule(c Call, env Env) string {
 		// is learned whole: a rule for its words alone would cover any
 		// value of the variable.
 		if len(a.Commands) == 1 && len(a.Undecidable) == 0 && len(a.WriteTargets) == 0 && !strings.ContainsAny(in.command, ";&|\n`$(<>") &&
-			!slices.ContainsFunc(a.Commands[0].Findings, func(f shell.Finding) bool { return f.Env == shell.EnvLine }) {
+			!slices.ContainsFunc(a.Commands[0].Findings, func(f programs.Finding) bool { return f.Env == programs.EnvLine }) {
 			words := make([]string, len(a.Commands[0].Argv))
 			for i, w := range a.Commands[0].Argv {
 				words[i] = quoteSuggested(w)

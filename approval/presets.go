@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 )
 
@@ -122,7 +123,7 @@ var presets = []Preset{
 				return false
 			}
 			for _, a := range c.Args {
-				if v, ok := strings.CutPrefix(a, "of="); ok && strings.HasPrefix(path.Clean(v), "/dev/") && !shell.HarmlessDevice(path.Clean(v)) {
+				if v, ok := strings.CutPrefix(a, "of="); ok && strings.HasPrefix(path.Clean(v), "/dev/") && !programs.HarmlessDevice(path.Clean(v)) {
 					return true
 				}
 			}
@@ -307,7 +308,7 @@ func checkTables() error {
 	if err := VerifyPresets(); err != nil {
 		return fmt.Errorf("approval: system presets failed verification: %w", err)
 	}
-	table, err := shell.TableExamples()
+	table, err := programs.TableExamples()
 	if err == nil {
 		err = checkPrograms(table)
 	}

@@ -5,17 +5,18 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 )
 
-// How the rules meet the program table (approval/shell): an allow rule
+// How the rules meet the program table (approval/programs): an allow rule
 // covers a command's findings only when it names them, a command that
 // runs a file of the workspace only when it names that file, and every
 // entry's examples are held against the rules they were written for.
 
 // checkPrograms runs every entry's examples: each allow example must be
 // allowed under Bash(<entry>:*), and no ask example may be.
-func checkPrograms(table []shell.Examples) error {
+func checkPrograms(table []programs.Examples) error {
 	var errs []string
 	for i := range table {
 		p := &table[i]
@@ -55,7 +56,7 @@ func bashExample(cmd string) Call {
 // everything; a prefix or glob rule names a finding when its words include
 // the finding's words (Bash(rg --pre=sh:*)), a regular expression when it
 // spells them.
-func (r *rule) uncovered(c *shell.SimpleCommand) *shell.Finding {
+func (r *rule) uncovered(c *shell.SimpleCommand) *programs.Finding {
 	if len(c.Findings) == 0 || r.kind == kindAny {
 		return nil
 	}
@@ -64,10 +65,10 @@ func (r *rule) uncovered(c *shell.SimpleCommand) *shell.Finding {
 	for i := range c.Findings {
 		f := &c.Findings[i]
 		switch {
-		case f.Env == shell.EnvNone && (exactText || exactRaw):
-		case f.Env == shell.EnvWrapper && exactRaw:
+		case f.Env == programs.EnvNone && (exactText || exactRaw):
+		case f.Env == programs.EnvWrapper && exactRaw:
 			// env NAME=value cmd: the exact rule spells the assignment.
-		case f.Env == shell.EnvNone && r.names(f):
+		case f.Env == programs.EnvNone && r.names(f):
 		default:
 			// A variable set before the command, or earlier in the line,
 			// is named only by a rule for the whole line (kindText).
@@ -79,7 +80,7 @@ func (r *rule) uncovered(c *shell.SimpleCommand) *shell.Finding {
 
 // names reports whether the words of the prefix, glob or regular
 // expression rule r spell every word of f.
-func (r *rule) names(f *shell.Finding) bool {
+func (r *rule) names(f *programs.Finding) bool {
 	if len(f.Words) == 0 {
 		return false
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 )
 
 // Every entry's examples hold under the rules they were written for
 // (checked when the first policy is compiled too).
 func TestProgramTable(t *testing.T) {
-	table, err := shell.TableExamples()
+	table, err := programs.TableExamples()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func TestProgramTable(t *testing.T) {
 // An example that does not hold is refused: an entry whose rule allows
 // what it says must be asked.
 func TestProgramTableRefusesBrokenEntries(t *testing.T) {
-	bad := []shell.Examples{{Program: "cat", Allow: []string{"cat f"}, Ask: []string{"cat g"}}}
+	bad := []programs.Examples{{Program: "cat", Allow: []string{"cat f"}, Ask: []string{"cat g"}}}
 	if err := checkPrograms(bad); err == nil || !strings.Contains(err.Error(), "must not be allowed") {
 		t.Errorf("an ask example the rule allows passed the examples: %v", err)
 	}
@@ -139,7 +140,7 @@ func TestProgramTableNeverOverridesSystemRules(t *testing.T) {
 // command is allowed while a finding of the table stands on it or while it
 // writes a file, and the analysis is the same every time.
 func FuzzProgramTable(f *testing.F) {
-	table, err := shell.TableExamples()
+	table, err := programs.TableExamples()
 	if err != nil {
 		f.Fatal(err)
 	}

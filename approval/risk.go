@@ -3,6 +3,7 @@ package approval
 import (
 	"encoding/json"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
 )
 
@@ -61,7 +62,7 @@ func ClassifyRisk(c Call, env Env) Risk {
 			}
 		}
 		for _, f := range a.Files {
-			if f.Kind == shell.AccessConnect {
+			if f.Kind == programs.AccessConnect {
 				return RiskNetwork
 			}
 		}

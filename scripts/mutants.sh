@@ -221,7 +221,7 @@ mutant "env's assignments, -i and -u not judged" \
 # curl missed.
 mutant "env -- NAME=value taken for the command" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell/shell.go 'for wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {' 'for false && wr.assigns && i < len(rest) && isAssignment(argWord{s: rest[i].s, static: true}) {'
+	approval/programs/wrappers.go 'for wr.assigns && i < len(rest) && IsAssignment(Word{Text: rest[i].Text, Static: true}) {' 'for false && wr.assigns && i < len(rest) && IsAssignment(Word{Text: rest[i].Text, Static: true}) {'
 
 # HOME=./h git status: the variables on the command itself not judged.
 mutant "X=v cmd not judged" \
@@ -242,7 +242,7 @@ mutant "a loop body that exports walked once" \
 # trap 'id' EXIT; ls: the action runs later and would not be judged.
 mutant "trap actions not walked" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell/shellenv.go 'w.traps = append(w.traps, action.s)' '_ = action'
+	approval/shell/shellenv.go 'w.traps = append(w.traps, action.Text)' '_ = action'
 
 # shopt -s expand_aliases; alias cat='rm -rf .'; cat f.
 mutant "alias definitions not judged" \
@@ -262,8 +262,8 @@ mutant "PS4's code not judged" \
 # PAGER=x git log under Bash(git log), and the rule an Always answer learns.
 mutant "an exact rule for the command covers the variables set before it" \
 	"./approval" "TestShellStateIsJudged|TestSuggestRuleKeepsTheVariables" \
-	approval/programrules.go 'case f.Env == shell.EnvNone && (exactText || exactRaw):' 'case exactText || exactRaw:' \
-	approval/policy.go '!slices.ContainsFunc(a.Commands[0].Findings, func(f shell.Finding) bool { return f.Env == shell.EnvLine }) {' '!slices.ContainsFunc(a.Commands[0].Findings, func(f shell.Finding) bool { return false }) {'
+	approval/programrules.go 'case f.Env == programs.EnvNone && (exactText || exactRaw):' 'case exactText || exactRaw:' \
+	approval/policy.go '!slices.ContainsFunc(a.Commands[0].Findings, func(f programs.Finding) bool { return f.Env == programs.EnvLine }) {' '!slices.ContainsFunc(a.Commands[0].Findings, func(f programs.Finding) bool { return false }) {'
 
 # HOME=/home/user/project; cat ~/.env: ~ would still be the old home.
 mutant "~ after HOME is assigned taken for the old home" \
@@ -283,66 +283,66 @@ mutant "a wrapper named by a path looked through" \
 # Bash(tar -t:*) would then cover tar -t -f x.tar -I ./x.sh.
 mutant "tar -I unmarked" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_table.go '-I|--use-compress-program=:run' '-I|--use-compress-program='
+	approval/programs/programs_table.go '-I|--use-compress-program=:run' '-I|--use-compress-program='
 
 # tar -tf .env, tar -czf out.tgz secrets: tar's modes would read nothing.
 mutant "tar's archive and operands not judged by its mode" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_build.go $'\tcase "-t", "-d", "--test-label", "-x":\n\t\tw.optAccess(AccessRead, f.archive, p, "-f", false)' $'\tcase "-t", "-d", "--test-label", "-x":' \
-	approval/shell/programs_build.go 'w.access(kind, a, "tar "+f.mode+" operand")' '_, _ = kind, a'
+	approval/programs/programs_build.go $'\tcase "-t", "-d", "--test-label", "-x":\n\t\tw.OptionAccess(AccessRead, f.archive, p.name, "-f", false)' $'\tcase "-t", "-d", "--test-label", "-x":' \
+	approval/programs/programs_build.go 'w.Access(kind, a, "tar "+f.mode+" operand")' '_, _ = kind, a'
 
 # tar tIf ./x.sh x.tar: an old-style first word would hide -I.
 mutant "tar's old-style first word not read" \
 	"./approval" "TestProgramTable$|TestOrdinaryUseStaysAllowed" \
-	approval/shell/programs_build.go $'\trest = p.expandOldStyle(rest)\n\to := p.scanOptions(w, rest)' $'\to := p.scanOptions(w, rest)'
+	approval/programs/programs_build.go $'\trest = p.expandOldStyle(rest)\n\to := p.scanOptions(w, rest)' $'\to := p.scanOptions(w, rest)'
 
 # Bash(make -n:*) would then cover make -n --eval='$(shell id)'.
 mutant "make --eval unmarked" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_table.go '-E|--eval=:run' '-E|--eval='
+	approval/programs/programs_table.go '-E|--eval=:run' '-E|--eval='
 
 # make -n CC=sh: a variable on the command line, expanded by the makefile.
 mutant "make's command-line variables not judged" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_build.go 'ok && k != "" && !strings.Contains(k, "/") {' 'ok && k != "" && !strings.Contains(k, "/") && false {'
+	approval/programs/programs_build.go 'ok && k != "" && !strings.Contains(k, "/") {' 'ok && k != "" && !strings.Contains(k, "/") && false {'
 
 # date -f .env where date --file=.env is denied.
 mutant "date -f unmarked" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_table.go '-d|--date= --debug -f|--file=:read' '-d|--date= --debug -f|--file='
+	approval/programs/programs_table.go '-d|--date= --debug -f|--file=:read' '-d|--date= --debug -f|--file='
 
 # date -uf .env, grep -rnf .env x: a cluster's last letter would not take
 # the next word as its value.
 mutant "a value after a cluster not read" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs.go 'case !hasV && opt.value == valRequired && i+1 < len(rest):' 'case false && !hasV && opt.value == valRequired && i+1 < len(rest):'
+	approval/programs/programs.go 'case !hasV && opt.value == valRequired && i+1 < len(rest):' 'case false && !hasV && opt.value == valRequired && i+1 < len(rest):'
 
 # jq -nrf .env: -f in a cluster would no longer make the first operand
 # jq's script, read.
 mutant "jq -f's file not read" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_special.go $'\tif !o.hasLeadOpt && len(ops) > 0 {' $'\tif len(ops) > 0 {'
+	approval/programs/programs_special.go $'\tif !o.hasLeadOpt && len(ops) > 0 {' $'\tif len(ops) > 0 {'
 
 # tar -tf x.tar asks under Bash(tar -t:*) again; a deny rule for tar -x
 # misses tar -xzf.
 mutant "clusters not split in the command's text" \
 	"./approval" "TestOrdinaryUseStaysAllowed|TestRulesSeeThroughClusters" \
-	approval/shell/shell.go 'if p := programs[sc.Name]; p != nil && p.splits() {' 'if p := programs[sc.Name]; p != nil && p.splits() && false {'
+	approval/shell/shell.go 'if p := programs.Lookup(sc.Name); p != nil && p.Splits() {' 'if p := programs.Lookup(sc.Name); p != nil && p.Splits() && false {'
 
 # python3 -m json.tool IN OUT would write OUT under the rule.
 mutant "python -m json.tool's output unmarked" \
 	"./approval" "TestProgramTable$|TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/programs_table.go $'operands: operandSpec{role: roleRead, secondOut: true},\n\t\tallow:    []string{"python -m json.tool f.json"' $'operands: operandSpec{role: roleRead},\n\t\tallow:    []string{"python -m json.tool f.json"'
+	approval/programs/programs_table.go $'operands: operandSpec{role: roleRead, secondOut: true},\n\t\tallow:    []string{"python -m json.tool f.json"' $'operands: operandSpec{role: roleRead},\n\t\tallow:    []string{"python -m json.tool f.json"'
 
 # ls | xargs cat under Bash(xargs:*): the appended words are files read.
 mutant "xargs decided for any program it runs" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
-	approval/shell/shellenv.go 'if len(words) == 0 || !words[0].static || !xargsInertPrograms[path.Base(words[0].s)] || w.isForeign(words[0]) {' 'if len(words) == 0 || !words[0].static || path.Base(words[0].s) == "" {'
+	approval/shell/shellenv.go 'if len(words) == 0 || !words[0].Static || !xargsInertPrograms[path.Base(words[0].Text)] || w.isForeign(words[0]) {' 'if len(words) == 0 || !words[0].Static || path.Base(words[0].Text) == "" {'
 
 # xargs -l rm would run "rm" as -l's value: rm unseen by deny rules.
 mutant "xargs -e, -i, -l taken to consume the next word" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo|TestShellStateIsJudged" \
-	approval/shell/shell.go '"xargs":       {valued: "adEILnPs",' '"xargs":       {valued: "aEeIiLlnPsd",'
+	approval/programs/wrappers.go '"xargs":       {valued: "adEILnPs",' '"xargs":       {valued: "aEeIiLlnPsd",'
 
 # gofmt -l . under Bash(gofmt:*) would not say the rule covers everything.
 mutant "the uncovered-program note dropped" \
@@ -417,7 +417,7 @@ mutant "arithmetic and subscripts not searched" \
 # run programs or write (rg --pre, sed's e, git diff --output).
 mutant "program table findings dropped (an option that runs, unmarked)" \
 	"./approval" "TestProgramGrammarDecides|TestProgramTableAgainstTheRealPrograms" \
-	approval/shell/programs.go '	c.Findings = append(c.Findings, f)' '	_ = c'
+	approval/shell/findings.go '	c.Findings = append(c.Findings, f)' '	_ = c'
 
 # Answers would then be matched by the model's call ID: an answer meant for
 # an earlier call approves a later one the model gave the same ID.
@@ -441,18 +441,18 @@ mutant "look-alike letters shown as themselves" \
 # Bash(go vet:*) would then cover go vet -vettool=/bin/sh.
 mutant "go vet -vettool unmarked" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/shell/programs_table.go '{name: "go vet", singleDash: true, opts: "-vettool=:run ' '{name: "go vet", singleDash: true, opts: "-vettool= '
+	approval/programs/programs_table.go '{name: "go vet", singleDash: true, opts: "-vettool=:run ' '{name: "go vet", singleDash: true, opts: "-vettool= '
 
 # Bash(git branch:*) would then cover git branch -u origin/main, which
 # sets the current branch's upstream.
 mutant "git branch -u unmarked" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/shell/programs_table.go '-u|--set-upstream-to=:changes' '-u|--set-upstream-to='
+	approval/programs/programs_table.go '-u|--set-upstream-to=:changes' '-u|--set-upstream-to='
 
 # ... and git branch NAME, which creates a branch.
 mutant "git branch operands not judged" \
 	"./approval" "TestProgramTable$|TestProgramTableAgainstTheRealPrograms" \
-	approval/shell/programs_special.go '	if len(o.ops) == 0 || o.listing {' '	if true {'
+	approval/programs/programs_special.go '	if len(o.ops) == 0 || o.listing {' '	if true {'
 
 # A run's pids cgroup would then be made inside another run's slot when
 # the thread looking it up lives in one, and bound by that run's limit.

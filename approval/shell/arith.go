@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // Code hidden in words that look like data: an allow rule for the outer
@@ -465,12 +467,12 @@ func (w *walker) nameWord(word *syntax.Word, cmd string) {
 		return
 	}
 	vals, static := w.word(word)
-	w.nameArg(Word{Text: w.source(word), Static: static, Node: word}, vals, cmd)
+	w.nameArg(programs.Word{Text: w.source(word), Static: static, Node: word}, vals, cmd)
 }
 
 // nameArg judges one argument bash takes as a variable name; vals are its
 // values when static.
-func (w *walker) nameArg(a Word, vals []string, cmd string) {
+func (w *walker) nameArg(a programs.Word, vals []string, cmd string) {
 	if a.Static {
 		for _, v := range vals {
 			w.nameText(v, a.Node)
@@ -501,11 +503,11 @@ func (w *walker) arithParamPlain(p *syntax.ParamExp) bool {
 }
 
 // argVals are the values of a static argument, for nameArg.
-func argVals(a Word) []string { return []string{a.Text} }
+func argVals(a programs.Word) []string { return []string{a.Text} }
 
 // builtinNames judges the builtins that take variable names or arithmetic as
 // arguments, run as simple commands (also behind builtin or command).
-func (w *walker) builtinNames(name string, rest []Word) {
+func (w *walker) builtinNames(name string, rest []programs.Word) {
 	switch name {
 	case "test", "[":
 		for i, a := range rest {
@@ -566,7 +568,7 @@ func (w *walker) builtinNames(name string, rest []Word) {
 // compgen judges compgen's options that run code now: -W's word list is
 // expanded (command substitutions in it run), -C runs a command, -F a
 // function.
-func (w *walker) compgen(rest []Word) {
+func (w *walker) compgen(rest []programs.Word) {
 	for i, a := range rest {
 		if !a.Static || !strings.HasPrefix(a.Text, "-") || a.Text == "--" {
 			continue
@@ -586,7 +588,7 @@ func (w *walker) compgen(rest []Word) {
 
 // declWords judges declare's arguments given as words (builtin declare …;
 // declare itself is a DeclClause).
-func (w *walker) declWords(name string, rest []Word) {
+func (w *walker) declWords(name string, rest []programs.Word) {
 	intAttr := false
 	for _, a := range rest {
 		if a.Static && (strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "+")) {
@@ -639,7 +641,7 @@ func (w *walker) declClause(c *syntax.DeclClause) {
 		}
 		vals, static := w.word(a.Value)
 		if !static {
-			w.nameArg(Word{Text: w.source(a.Value), Node: a.Value}, nil, variant)
+			w.nameArg(programs.Word{Text: w.source(a.Value), Node: a.Value}, nil, variant)
 			continue
 		}
 		naked[i] = vals

@@ -4,6 +4,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // The working directory of the commands of a command line, followed through
@@ -74,7 +76,7 @@ func (c *cwdSet) add(nd string) {
 
 // cd adds the directories a cd to target may reach, and returns them alone:
 // where the commands after "cd target &&" run.
-func (c *cwdSet) cd(target Word, home string) cwdSet {
+func (c *cwdSet) cd(target programs.Word, home string) cwdSet {
 	if c.unknown {
 		return cwdSet{unknown: true}
 	}
@@ -104,7 +106,7 @@ func (c *cwdSet) cd(target Word, home string) cwdSet {
 
 // resolve returns the absolute paths a static word names from every
 // directory in the set, or nil when it cannot be told.
-func (c cwdSet) resolve(a Word) []string {
+func (c cwdSet) resolve(a programs.Word) []string {
 	if !a.Static || a.Text == "" {
 		return nil
 	}

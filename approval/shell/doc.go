@@ -1,10 +1,11 @@
 // Package shell reads a Bash command line statically, the way bash would
 // run it, and says what it does: the simple commands it runs (wrappers
 // looked through, quotes removed, flags normalised), the files it reads,
-// writes or names, the variables it sets and exports, the code hidden in
-// arithmetic and in nested scripts, and what the program table knows of
-// each program's options. What cannot be decided statically is listed as
-// undecidable, never guessed.
+// writes or names, the variables it sets and exports, and the code hidden
+// in arithmetic and in nested scripts. Each command's own words are read
+// by its entry in the program table (approval/programs), which records
+// through the walker what it found. What cannot be decided statically is
+// listed as undecidable, never guessed.
 //
 // It decides nothing: rules, modes, presets and verdicts are package
 // approval's, which matches its rules against this package's Analysis. It

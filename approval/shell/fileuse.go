@@ -5,40 +5,19 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
-
-// AccessKind says how a shell command uses a file it names.
-type AccessKind uint8
-
-const (
-	// AccessRead: the file's contents are read (cat .env, < .env, grep KEY .env).
-	AccessRead AccessKind = iota + 1
-	// AccessWrite: the file is created, changed, replaced or removed
-	// (> x, tee x, cp a x, rm x, touch x).
-	AccessWrite
-	// AccessReadWrite: both (<> x, sed -i x, mv x y moves x away).
-	AccessReadWrite
-	// AccessMention: an argument of a command whose use of its arguments
-	// custos does not know (git add .env, python x.py .env). Deny and ask
-	// rules on such a path send the command to a person.
-	AccessMention
-	// AccessConnect: a /dev/tcp or /dev/udp redirection, which bash turns
-	// into a network connection.
-	AccessConnect
-)
-
-func (k AccessKind) Reads() bool  { return k == AccessRead || k == AccessReadWrite }
-func (k AccessKind) Writes() bool { return k == AccessWrite || k == AccessReadWrite }
 
 // FileAccess is one file a command line reads, writes or names.
 type FileAccess struct {
-	Kind AccessKind
+	Kind programs.AccessKind
 	// Paths are the absolute, clean paths the word may name: one per
 	// directory the command may run in (a cd that may fail leaves two).
 	// Nil when the word cannot be resolved statically (a variable, a
 	// substitution, a cd to an unknown place).
 	Paths []string
-	// Word is the word as the shell sees it after quote removal (its source
+	// programs.Word is the word as the shell sees it after quote removal (its source
 	// text when it is dynamic).
 	Word string
 	// Via says where the access comes from: "redirection", "tee operand",
@@ -60,62 +39,37 @@ type FileAccess struct {
 
 // Destination records a write to a path that may be a directory the
 // command writes into.
-func (w *walker) Destination(a Word, via string) {
+func (w *walker) Destination(a programs.Word, via string) {
 	n := len(w.a.out.Files)
-	w.Access(AccessWrite, a, via)
+	w.Access(programs.AccessWrite, a, via)
 	for i := n; i < len(w.a.out.Files); i++ {
 		w.a.out.Files[i].Dir = true
 	}
 }
 
-// role is how a command uses one of its arguments.
-type role uint8
-
-const (
-	roleNone role = iota
-	roleRead
-	roleWrite
-	roleReadWrite
-	roleMention
-)
-
-func (r role) kind() AccessKind {
-	switch r {
-	case roleRead:
-		return AccessRead
-	case roleWrite:
-		return AccessWrite
-	case roleReadWrite:
-		return AccessReadWrite
-	case roleMention:
-		return AccessMention
-	}
-	return 0
-}
-
 // Access records one file Access of word a.
-func (w *walker) Access(kind AccessKind, a Word, via string) {
+func (w *walker) Access(kind programs.AccessKind, a programs.Word, via string) {
 	if a.Pipe || kind == 0 {
 		return // a process substitution is a pipe, not a file
 	}
-	if a.Static && (a.Text == "-" || a.Text == "") && kind != AccessConnect {
+	if a.Static && (a.Text == "-" || a.Text == "") && kind != programs.AccessConnect {
 		return // stdin / stdout, or nothing
 	}
 	if w.inFindExec > 0 && a.Static && strings.Contains(a.Text, "{}") {
-		a = Word{Text: a.Text} // find -exec cat {} \;: the file is found at run time
+		a = programs.Word{Text: a.Text} // find -exec cat {} \;: the file is found at run time
 	}
 	if !a.Static && a.Node != nil && w.tracking() {
 		// A dynamic word may still be static once tracked variables are
 		// substituted: judge each value it may take.
 		if vals, static := w.wordVars(a.Node); static {
 			for _, v := range vals {
-				w.Access(kind, Word{Text: v, Static: true}, via)
+				w.Access(kind, programs.Word{Text: v, Static: true}, via)
 			}
 			return
 		}
 	}
 	fa := FileAccess{Kind: kind, Word: a.Text, Via: via, Glob: a.Static && hasShellGlob(a.Text), Command: w.curCmd}
-	if kind != AccessConnect {
+	if kind != programs.AccessConnect {
 		fa.Paths = w.cwd.resolve(a)
 	}
 	w.a.out.Files = append(w.a.out.Files, fa)
@@ -127,26 +81,26 @@ func hasShellGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 // Mention records a word of a command whose use of it is unknown, and the
 // parts of it that may be paths: the value of --opt=VALUE or KEY=VALUE and
 // the file of @FILE (curl -d @.env and friends).
-func (w *walker) Mention(a Word, via string) {
+func (w *walker) Mention(a programs.Word, via string) {
 	if !a.Static || a.Pipe {
 		// A dynamic argument of an unknown command may be anything; it is
 		// judged as a mention that cannot be resolved.
-		w.Access(AccessMention, a, via)
+		w.Access(programs.AccessMention, a, via)
 		return
 	}
-	w.Access(AccessMention, a, via)
+	w.Access(programs.AccessMention, a, via)
 	s := a.Text
 	if _, v, ok := strings.Cut(s, "="); ok && v != "" {
-		w.Access(AccessMention, Word{Text: strings.TrimPrefix(v, "@"), Static: true}, via)
+		w.Access(programs.AccessMention, programs.Word{Text: strings.TrimPrefix(v, "@"), Static: true}, via)
 	}
 	if rest, ok := strings.CutPrefix(s, "@"); ok && rest != "" {
-		w.Access(AccessMention, Word{Text: rest, Static: true}, via)
+		w.Access(programs.AccessMention, programs.Word{Text: rest, Static: true}, via)
 	}
 }
 
 // redirectAccess records the file a redirection reads or writes, or the
 // connection it opens. fd duplications and the harmless devices name no file.
-func (w *walker) redirectAccess(kind AccessKind, word *syntax.Word, vals []string, static, pipe bool) {
+func (w *walker) redirectAccess(kind programs.AccessKind, word *syntax.Word, vals []string, static, pipe bool) {
 	if pipe {
 		return
 	}
@@ -161,34 +115,12 @@ func (w *walker) redirectAccess(kind AccessKind, word *syntax.Word, vals []strin
 			clean = path.Clean(v)
 		}
 		if strings.HasPrefix(clean, "/dev/tcp/") || strings.HasPrefix(clean, "/dev/udp/") {
-			w.Access(AccessConnect, Word{Text: clean, Static: static}, "redirection")
+			w.Access(programs.AccessConnect, programs.Word{Text: clean, Static: static}, "redirection")
 			continue
 		}
-		if static && harmlessRedirect(clean) {
+		if static && programs.HarmlessRedirect(clean) {
 			continue
 		}
-		w.Access(kind, Word{Text: v, Static: static}, "redirection")
+		w.Access(kind, programs.Word{Text: v, Static: static}, "redirection")
 	}
-}
-
-// harmlessRedirect are the devices a redirection may read or write without
-// touching a file: the null and zero devices, the standard streams and file
-// descriptors.
-func harmlessRedirect(p string) bool {
-	for _, fds := range []string{"/dev/fd/", "/proc/self/fd/"} {
-		if n, ok := strings.CutPrefix(p, fds); ok {
-			return isFD(n) // /dev/fd/3/x is a file in a directory open as fd 3
-		}
-	}
-	return HarmlessDevice(p) || p == "/dev/stdin"
-}
-
-// HarmlessDevice reports a device that reading or writing harms nothing
-// and reveals nothing: /dev/null, the standard streams, a terminal.
-func HarmlessDevice(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/full":
-		return true
-	}
-	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/")
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // TestAnalyzeFiles pins what the analyser reports: the kind of access and
@@ -50,7 +52,7 @@ func TestAnalyzeFiles(t *testing.T) {
 		{"x=a; read x; cat $x", []string{"r ?$x"}},
 		{"for x in a b; do :; done; cat \"$x.txt\"", []string{"r " + ws + "/a.txt", "r " + ws + "/b.txt"}},
 	}
-	kinds := map[AccessKind]string{AccessRead: "r", AccessWrite: "w", AccessReadWrite: "rw", AccessMention: "m", AccessConnect: "c"}
+	kinds := map[programs.AccessKind]string{programs.AccessRead: "r", programs.AccessWrite: "w", programs.AccessReadWrite: "rw", programs.AccessMention: "m", programs.AccessConnect: "c"}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {
 			a := Analyze(tt.cmd, testEnv)

@@ -3,6 +3,8 @@ package shell
 import (
 	"path"
 	"strings"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // A command named by a path runs that file, not the program of that name a
@@ -16,7 +18,7 @@ import (
 // programPath resolves a command word that names its program by a path:
 // the absolute paths it may be from the directories the command may run
 // in (nil when that is not known), and whether it is foreign.
-func (w *walker) programPath(a Word) (paths []string, foreign bool) {
+func (w *walker) programPath(a programs.Word) (paths []string, foreign bool) {
 	if !a.Static || !strings.Contains(a.Text, "/") {
 		return nil, false // looked up in PATH, which shellstate.go judges
 	}
@@ -55,7 +57,7 @@ func ProgramFile(first string, env Env) string {
 }
 
 // isForeign reports a command word that names a foreign file.
-func (w *walker) isForeign(a Word) bool {
+func (w *walker) isForeign(a programs.Word) bool {
 	_, foreign := w.programPath(a)
 	return foreign
 }

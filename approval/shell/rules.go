@@ -4,11 +4,12 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // What the rules (in package approval) need of the shell analysis: a rule
-// names commands in their words, so its text is read as a command is, and
-// the program table's examples are checked against rules of the policy.
+// names commands in their words, so its text is read as a command is.
 
 // RuleWords splits a Bash rule's command specifier into static words the
 // way a command's are read, so that a rule and the commands it names
@@ -49,29 +50,4 @@ func Normalise(words []string) string { return normaliseWords(words).Text }
 
 // Spelled is one word as a command's Text spells it: cleaned like an
 // argument, quoted when the shell would need quotes.
-func Spelled(word string) string { return quoteWord(cleanArg(word)) }
-
-// Examples are one table entry's checked examples: commands a rule for the
-// entry (Bash(program:*)) must allow, and commands it must not.
-type Examples struct {
-	Program    string
-	Allow, Ask []string
-	// Partial entries list only the options that name files: they need
-	// no allow examples.
-	Partial bool
-}
-
-// TableExamples returns every entry's examples, for the policy to check
-// against its rules, and what building the table found wrong when the
-// package loaded (nil when nothing).
-func TableExamples() ([]Examples, error) {
-	return examplesOf(programTable), programsErr
-}
-
-func examplesOf(table []program) []Examples {
-	out := make([]Examples, len(table))
-	for i, p := range table {
-		out[i] = Examples{Program: p.name, Allow: p.allow, Ask: p.ask, Partial: p.partial}
-	}
-	return out
-}
+func Spelled(word string) string { return quoteWord(programs.CleanArg(word)) }

@@ -2,12 +2,12 @@ package shell
 
 import (
 	"path"
-	"sort"
 	"strings"
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -48,15 +48,15 @@ type SimpleCommand struct {
 	// Argv is the full argument vector including wrappers, quotes removed.
 	Argv []string
 	// Findings are what the program table found in the command that an
-	// allow rule covers only when it names them (programs.go): an option
+	// allow rule covers only when it names them (approval/programs): an option
 	// that runs a program, one the table does not know, a script that
 	// cannot be read.
-	Findings []Finding
+	Findings []programs.Finding
 	// Canonical is Text without the program's global options (git -C .
 	// push is git push), or "" when it has none.
 	Canonical string
 	// Unjudged names what the command runs that the program table has no
-	// entry for (make, npm test, python3 x.py), or "" (programs_build.go):
+	// entry for (make, npm test, python3 x.py), or "":
 	// a rule for it covers everything that may do.
 	Unjudged string
 	// XargsInert: xargs runs a program that treats the words it appends
@@ -479,15 +479,15 @@ func (w *walker) redirect(r *syntax.Redirect, nd int) {
 			return
 		}
 		vals, static := w.word(r.Word)
-		if r.Op == syntax.DplOut && static && len(vals) == 1 && isFD(vals[0]) {
+		if r.Op == syntax.DplOut && static && len(vals) == 1 && programs.IsFD(vals[0]) {
 			return // >&2 duplicates a descriptor, it names no file
 		}
 		for _, v := range vals {
 			w.a.out.WriteTargets = append(w.a.out.WriteTargets, v)
 		}
-		kind := AccessWrite
+		kind := programs.AccessWrite
 		if r.Op == syntax.RdrInOut {
-			kind = AccessReadWrite
+			kind = programs.AccessReadWrite
 		}
 		w.redirectAccess(kind, r.Word, vals, static, isProcSubst(r.Word))
 	case syntax.RdrIn, syntax.DplIn:
@@ -495,10 +495,10 @@ func (w *walker) redirect(r *syntax.Redirect, nd int) {
 			return
 		}
 		vals, static := w.word(r.Word)
-		if r.Op == syntax.DplIn && static && len(vals) == 1 && isFD(vals[0]) {
+		if r.Op == syntax.DplIn && static && len(vals) == 1 && programs.IsFD(vals[0]) {
 			return // <&3 duplicates a descriptor
 		}
-		w.redirectAccess(AccessRead, r.Word, vals, static, isProcSubst(r.Word))
+		w.redirectAccess(programs.AccessRead, r.Word, vals, static, isProcSubst(r.Word))
 	}
 }
 
@@ -510,18 +510,6 @@ func isProcSubst(word *syntax.Word) bool {
 	}
 	_, ok := word.Parts[0].(*syntax.ProcSubst)
 	return ok
-}
-
-func isFD(s string) bool {
-	if s == "-" {
-		return true
-	}
-	for _, r := range strings.TrimSuffix(s, "-") {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // word is one evaluated shell word: its possible static values (several after
@@ -679,16 +667,6 @@ func unescapeUnquoted(s string) string { return pathglob.UnescapeBytes(s, "", tr
 // unescapeDouble removes the backslashes that are special inside double quotes.
 func unescapeDouble(s string) string { return pathglob.UnescapeBytes(s, "$`\"\\\n", true) }
 
-// Word is an evaluated argument: its text and whether it is static.
-type Word struct {
-	Text   string
-	Static bool
-	Pipe   bool // a process substitution <(…) or >(…): a pipe, not a file
-	// Node is the word this came from, to re-evaluate a dynamic word with
-	// the tracked variables when it names a file.
-	Node *syntax.Word
-}
-
 func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, nd int) {
 	for _, as := range c.Assigns {
 		w.nested(as, nd)
@@ -700,7 +678,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 		w.assigns(c.Assigns) // X=v alone sets X for the rest of the script
 		w.statementEnv(c.Assigns)
 	}
-	var args []Word
+	var args []programs.Word
 	for _, word := range c.Args {
 		vals, static := w.word(word)
 		if !static && len(vals) == 1 && vals[0] == "" {
@@ -708,7 +686,7 @@ func (w *walker) call(c *syntax.CallExpr, heredocs, redirs []*syntax.Redirect, n
 		}
 		pipe := isProcSubst(word)
 		for _, v := range vals {
-			args = append(args, Word{Text: v, Static: static, Pipe: pipe, Node: word})
+			args = append(args, programs.Word{Text: v, Static: static, Pipe: pipe, Node: word})
 		}
 	}
 	if len(args) == 0 {
@@ -739,7 +717,7 @@ var privileged = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "ru
 // It is long because it is one decision read top to bottom: system denials,
 // nested shells and eval, wrappers, the commands that run others, then file
 // access; split up, the order between those checks would be lost.
-func (w *walker) command(args []Word, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
+func (w *walker) command(args []programs.Word, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
 	if nd > maxNodeDepth {
 		w.a.undecidable("command nesting is too deep to analyse")
 		return
@@ -767,7 +745,7 @@ func (w *walker) command(args []Word, wrappers wrapping, heredocs, redirs []*syn
 		return
 	}
 	// Wrappers: record them and analyse the command they run.
-	if inner, ok := unwrap(name, rest); ok {
+	if inner, ok := programs.Unwrap(name, rest); ok {
 		if inner < 0 {
 			if privileged[name] || name == "su" {
 				w.emit(args, wrappers) // e.g. bare "sudo -i": still a sudo
@@ -790,7 +768,7 @@ func (w *walker) command(args []Word, wrappers wrapping, heredocs, redirs []*syn
 			// when the wrapped command is harmless.
 			w.emit(args[:1], wrappers)
 		}
-		w.wrapperOperands(name, rest[:inner])
+		programs.WrapperOperands(w, name, rest[:inner])
 		if name == "env" && envChdir(rest[:inner]) {
 			// env -C DIR runs the command elsewhere.
 			w.scoped(func() {
@@ -891,18 +869,18 @@ func (w *walker) command(args []Word, wrappers wrapping, heredocs, redirs []*syn
 // shellScript finds the script of a shell invocation: the argument after -c
 // (also in clusters such as -lc or -xec). reads is true when the shell would
 // read its script from standard input (no -c and no script file operand).
-func shellScript(rest []Word) (script Word, ok, reads bool) {
+func shellScript(rest []programs.Word) (script programs.Word, ok, reads bool) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if !a.Static {
-			return Word{}, false, false
+			return programs.Word{}, false, false
 		}
 		switch {
 		case a.Text == "--" || a.Text == "-":
 			if i+1 < len(rest) {
-				return Word{}, false, false
+				return programs.Word{}, false, false
 			}
-			return Word{}, false, true
+			return programs.Word{}, false, true
 		case a.Text == "-o" || a.Text == "+o" || a.Text == "-O" || a.Text == "+O" || a.Text == "--rcfile" || a.Text == "--init-file":
 			i++ // option with a value
 		case strings.HasPrefix(a.Text, "--"):
@@ -911,20 +889,20 @@ func shellScript(rest []Word) (script Word, ok, reads bool) {
 				if i+1 < len(rest) {
 					return rest[i+1], true, false
 				}
-				return Word{}, false, false
+				return programs.Word{}, false, false
 			}
 			if strings.Contains(a.Text[1:], "s") {
-				return Word{}, false, true
+				return programs.Word{}, false, true
 			}
 		default:
-			return Word{}, false, false // a script file operand
+			return programs.Word{}, false, false // a script file operand
 		}
 	}
-	return Word{}, false, true
+	return programs.Word{}, false, true
 }
 
 // findExec emits the commands find runs with -exec, -execdir, -ok, -okdir.
-func (w *walker) findExec(rest []Word, wrappers wrapping, nd int) {
+func (w *walker) findExec(rest []programs.Word, wrappers wrapping, nd int) {
 	for i := 0; i < len(rest); i++ {
 		switch rest[i].Text {
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -940,7 +918,7 @@ func (w *walker) findExec(rest []Word, wrappers wrapping, nd int) {
 			i = j
 		case "-delete":
 			// find … -delete removes what it finds; presets model it as rm -r.
-			var paths []Word
+			var paths []programs.Word
 			for _, r := range rest {
 				if strings.HasPrefix(r.Text, "-") || r.Text == "!" || r.Text == "(" {
 					break
@@ -948,15 +926,15 @@ func (w *walker) findExec(rest []Word, wrappers wrapping, nd int) {
 				paths = append(paths, r)
 			}
 			if len(paths) > 0 {
-				synthetic := append([]Word{{Text: "rm", Static: true}, {Text: "-r", Static: true}}, paths...)
-				w.emit(synthetic, wrappers.add([]Word{{Text: "find", Static: true}}))
+				synthetic := append([]programs.Word{{Text: "rm", Static: true}, {Text: "-r", Static: true}}, paths...)
+				w.emit(synthetic, wrappers.add([]programs.Word{{Text: "find", Static: true}}))
 			}
 		}
 	}
 }
 
 // watch runs its arguments joined with spaces through sh -c.
-func (w *walker) watch(rest []Word, nd int) {
+func (w *walker) watch(rest []programs.Word, nd int) {
 	i := 0
 	for i < len(rest) && strings.HasPrefix(rest[i].Text, "-") {
 		switch rest[i].Text {
@@ -982,19 +960,19 @@ func (w *walker) watch(rest []Word, nd int) {
 
 // wrapping is the chain of wrapper commands around a command.
 type wrapping struct {
-	words []Word   // their full argv, in order
-	names []string // their basenames, outermost first
+	words []programs.Word // their full argv, in order
+	names []string        // their basenames, outermost first
 }
 
-func (wr wrapping) add(args []Word) wrapping {
+func (wr wrapping) add(args []programs.Word) wrapping {
 	return wrapping{
-		words: append(append([]Word(nil), wr.words...), args...),
+		words: append(append([]programs.Word(nil), wr.words...), args...),
 		names: append(append([]string(nil), wr.names...), path.Base(args[0].Text)),
 	}
 }
 
 // emit records a simple command.
-func (w *walker) emit(args []Word, wr wrapping) {
+func (w *walker) emit(args []programs.Word, wr wrapping) {
 	words := make([]string, len(args))
 	for i, a := range args {
 		words[i] = a.Text
@@ -1025,7 +1003,7 @@ func (w *walker) emit(args []Word, wr wrapping) {
 }
 
 // cd applies cd/pushd arguments to the working directory set.
-func (w *walker) cd(rest []Word) {
+func (w *walker) cd(rest []programs.Word) {
 	for _, a := range rest {
 		if a.Static && strings.HasPrefix(a.Text, "-") && a.Text != "-" && a.Text != "--" {
 			continue // -L, -P, -e, -@
@@ -1037,19 +1015,19 @@ func (w *walker) cd(rest []Word) {
 			w.cwd = cwdSet{unknown: true} // pushd +N rotates the stack
 			return
 		}
-		targets := []Word{a}
+		targets := []programs.Word{a}
 		if !a.Static && a.Node != nil && w.tracking() {
 			if vals, static := w.wordVars(a.Node); static {
 				targets = targets[:0]
 				for _, v := range vals {
-					targets = append(targets, Word{Text: v, Static: true})
+					targets = append(targets, programs.Word{Text: v, Static: true})
 				}
 			}
 		}
 		before, after, to := w.cwd.clone(), cwdSet{}, cwdSet{}
 		for i, t := range targets {
 			if w.a.cdpath && t.Static && !strings.HasPrefix(t.Text, "/") && !strings.HasPrefix(t.Text, ".") {
-				t = Word{Text: t.Text} // CDPATH may send a relative cd anywhere
+				t = programs.Word{Text: t.Text} // CDPATH may send a relative cd anywhere
 			}
 			c := before.clone()
 			ti := c.cd(t, w.a.homeDir())
@@ -1064,12 +1042,12 @@ func (w *walker) cd(rest []Word) {
 		w.cdTo, w.cdPending = &to, true
 		return
 	}
-	to := w.cwd.cd(Word{Text: "", Static: true}, w.a.homeDir()) // cd alone: home
+	to := w.cwd.cd(programs.Word{Text: "", Static: true}, w.a.homeDir()) // cd alone: home
 	w.cdTo, w.cdPending = &to, true
 }
 
 // envChdir reports env -C DIR / --chdir.
-func envChdir(words []Word) bool {
+func envChdir(words []programs.Word) bool {
 	for _, a := range words {
 		if a.Static && (a.Text == "--chdir" || strings.HasPrefix(a.Text, "--chdir=") ||
 			(strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--") && strings.Contains(a.Text, "C"))) {
@@ -1090,16 +1068,26 @@ func normaliseWords(words []string) SimpleCommand {
 		sc.Name = ""
 	}
 	for _, a := range words[1:] {
-		sc.Args = append(sc.Args, cleanArg(a))
+		sc.Args = append(sc.Args, programs.CleanArg(a))
 	}
 	parts := []string{quoteWord(sc.Name)}
-	if spec, ok := flagTable[sc.Name]; ok {
-		parts = append(parts, spec.normalise(&sc)...)
+	if flags, positionals, ok := programs.Flags(sc.Name, sc.Args); ok {
+		sc.Flags, sc.Positionals = flags, positionals
+		for _, f := range flags {
+			if len(f) == 1 {
+				parts = append(parts, "-"+f)
+			} else {
+				parts = append(parts, quoteWord("--"+f))
+			}
+		}
+		for _, p := range positionals {
+			parts = append(parts, quoteWord(p))
+		}
 	} else {
 		sc.Positionals = sc.Args
 		text := sc.Args
-		if p := programs[sc.Name]; p != nil && p.splits() {
-			text = p.textArgs(sc.Args) // tar -tf x.tar is tar -t -f x.tar (programs_text.go)
+		if p := programs.Lookup(sc.Name); p != nil && p.Splits() {
+			text = p.TextArgs(sc.Args) // tar -tf x.tar is tar -t -f x.tar
 		}
 		for _, a := range text {
 			parts = append(parts, quoteWord(a))
@@ -1110,258 +1098,12 @@ func normaliseWords(words []string) SimpleCommand {
 	return sc
 }
 
-// normalise sets the sorted, de-aliased flags and the positionals of an
-// alias-table command and returns its text after the name.
-func (spec flagSpec) normalise(sc *SimpleCommand) []string {
-	set := map[string]bool{}
-	endOfFlags := false
-	for i := 0; i < len(sc.Args); i++ {
-		a := sc.Args[i]
-		switch {
-		case endOfFlags || a == "-" || !strings.HasPrefix(a, "-"):
-			sc.Positionals = append(sc.Positionals, a)
-		case a == "--":
-			endOfFlags = true
-		case strings.HasPrefix(a, "--"):
-			k, v, hasV := strings.Cut(a[2:], "=")
-			if alias, ok := spec.aliases[k]; ok {
-				k = alias
-			}
-			if hasV {
-				k += "=" + v
-			} else if spec.longValue[k] && i+1 < len(sc.Args) {
-				i++
-				k += "=" + sc.Args[i]
-			}
-			set[k] = true
-		default:
-			cluster := a[1:]
-			for j := 0; j < len(cluster); j++ {
-				f := string(cluster[j])
-				if alias, ok := spec.aliases[f]; ok {
-					f = alias
-				}
-				if spec.shortValue[cluster[j]] {
-					v := cluster[j+1:]
-					if v == "" && i+1 < len(sc.Args) {
-						i++
-						v = sc.Args[i]
-					}
-					set[f+"="+v] = true
-					break
-				}
-				set[f] = true
-			}
-		}
-	}
-	//workflowcheck:ignore the flags are sorted below
-	for f := range set {
-		sc.Flags = append(sc.Flags, f)
-	}
-	sort.Strings(sc.Flags)
-	var parts []string
-	for _, f := range sc.Flags {
-		if len(f) == 1 {
-			parts = append(parts, "-"+f)
-		} else {
-			parts = append(parts, quoteWord("--"+f))
-		}
-	}
-	for _, p := range sc.Positionals {
-		parts = append(parts, quoteWord(p))
-	}
-	return parts
-}
-
-// flagSpec describes how a command's flags normalise.
-type flagSpec struct {
-	aliases    map[string]string // long or short spelling → canonical name
-	shortValue map[byte]bool     // short flags that take a value
-	longValue  map[string]bool   // canonical long flags that take a value
-}
-
-// flagTable lists the commands whose flags may be permuted and combined freely
-// (GNU-style), so "-rf", "-fr", "-r -f" and "--recursive --force" compare equal.
-var flagTable = map[string]flagSpec{
-	"rm": {aliases: map[string]string{"R": "r", "recursive": "r", "force": "f", "dir": "d",
-		"verbose": "v", "interactive": "i"}},
-	"rmdir": {aliases: map[string]string{"parents": "p", "verbose": "v"}},
-	"chmod": {aliases: map[string]string{"recursive": "R", "verbose": "v", "changes": "c",
-		"silent": "f", "quiet": "f"}},
-	"chown": {aliases: map[string]string{"recursive": "R", "verbose": "v", "changes": "c",
-		"silent": "f", "quiet": "f", "no-dereference": "h", "dereference": "L"}},
-	"chgrp": {aliases: map[string]string{"recursive": "R", "verbose": "v", "changes": "c",
-		"silent": "f", "quiet": "f", "no-dereference": "h"}},
-	"cp": {aliases: map[string]string{"R": "r", "recursive": "r", "force": "f", "archive": "a",
-		"interactive": "i", "verbose": "v", "no-clobber": "n", "update": "u", "link": "l",
-		"symbolic-link": "s", "target-directory": "t", "suffix": "S", "preserve": "p"},
-		shortValue: map[byte]bool{'t': true, 'S': true}, longValue: map[string]bool{"t": true, "S": true}},
-	"mv": {aliases: map[string]string{"force": "f", "interactive": "i", "verbose": "v",
-		"no-clobber": "n", "update": "u", "target-directory": "t", "suffix": "S"},
-		shortValue: map[byte]bool{'t': true, 'S': true}, longValue: map[string]bool{"t": true, "S": true}},
-	"ln": {aliases: map[string]string{"symbolic": "s", "force": "f", "verbose": "v",
-		"no-dereference": "n", "target-directory": "t", "suffix": "S"},
-		shortValue: map[byte]bool{'t': true, 'S': true}, longValue: map[string]bool{"t": true, "S": true}},
-	"mkdir": {aliases: map[string]string{"parents": "p", "verbose": "v", "mode": "m"},
-		shortValue: map[byte]bool{'m': true}, longValue: map[string]bool{"m": true}},
-	"shred": {aliases: map[string]string{"remove": "u", "force": "f", "zero": "z", "verbose": "v",
-		"iterations": "n"}, shortValue: map[byte]bool{'n': true}, longValue: map[string]bool{"n": true}},
-}
-
-// cleanArg lexically cleans arguments that look like paths, so /home/./u/../
-// and /home compare equal. URLs and other words are left alone.
-func cleanArg(a string) string {
-	if a == "" || strings.Contains(a, "://") {
-		return a
-	}
-	if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && strings.HasPrefix(a, "-") == false && looksLikePath(v) {
-		return k + "=" + path.Clean(v) // dd of=/dev/sda/ and similar
-	}
-	if looksLikePath(a) {
-		return path.Clean(a)
-	}
-	return a
-}
-
-func looksLikePath(a string) bool {
-	return strings.HasPrefix(a, "/") || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") ||
-		a == "." || a == ".." || (strings.Contains(a, "/") && !strings.HasPrefix(a, "-"))
-}
-
 // quoteWord renders a word unambiguously in a normalised command line.
 func quoteWord(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\") {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func isDuration(s string) bool {
-	if s == "" {
-		return false
-	}
-	s = strings.TrimRight(s, "smhd")
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && r != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-// wrapperSpec is the option grammar of a command that runs another.
-type wrapperSpec struct {
-	valued   string   // short options taking a value
-	longVal  []string // long options taking a separate value
-	posArgs  int      // positional arguments before the command (timeout DURATION)
-	dashNum  bool     // accepts -N (nice -10)
-	assigns  bool     // accepts NAME=value before the command (env)
-	optStops bool     // options end at the first non-option
-}
-
-// wrapperSpecs are the wrappers unwrap sees through.
-var wrapperSpecs = map[string]wrapperSpec{
-	"env":         {valued: "uCS", longVal: []string{"--unset", "--chdir", "--split-string"}, assigns: true},
-	"sudo":        {valued: "ugpChDrtTUR", longVal: []string{"--user", "--group", "--prompt", "--close-from", "--chdir", "--host", "--role", "--type", "--other-user", "--chroot", "--command-timeout"}},
-	"doas":        {valued: "uC"},
-	"pkexec":      {longVal: []string{"--user"}},
-	"run0":        {valued: "uD", longVal: []string{"--user", "--chdir", "--setenv", "--property", "--unit", "--description", "--slice", "--nice"}},
-	"timeout":     {valued: "sk", longVal: []string{"--signal", "--kill-after"}, posArgs: 1},
-	"nice":        {valued: "n", longVal: []string{"--adjustment"}, dashNum: true},
-	"nohup":       {},
-	"time":        {valued: "fo", longVal: []string{"--format", "--output"}},
-	"xargs":       {valued: "adEILnPs", longVal: []string{"--arg-file", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}}, // -e, -i, -l, --eof, --replace, --max-lines take a value only attached
-	"command":     {},
-	"builtin":     {},
-	"exec":        {valued: "a"},
-	"stdbuf":      {valued: "ioe", longVal: []string{"--input", "--output", "--error"}},
-	"ionice":      {valued: "cnp", longVal: []string{"--class", "--classdata", "--pid"}},
-	"chrt":        {posArgs: 1},
-	"setsid":      {},
-	"unbuffer":    {},
-	"caffeinate":  {},
-	"flock":       {valued: "wEc", posArgs: 1},
-	"busybox":     {}, // busybox APPLET ARGS runs the applet
-	"taskset":     {posArgs: 1},
-	"numactl":     {},
-	"systemd-run": {valued: "pEuM", longVal: []string{"--unit", "--property", "--setenv", "--uid", "--gid", "--description", "--slice", "--working-directory"}},
-}
-
-// unwrap reports whether name is a wrapper command and, if so, the index in
-// rest where the wrapped command starts (len(rest) if none; -1 if it cannot
-// be told statically).
-func unwrap(name string, rest []Word) (int, bool) {
-	wr, ok := wrapperSpecs[name]
-	if !ok {
-		return 0, false
-	}
-	i := 0
-	for i < len(rest) {
-		a := rest[i]
-		if !a.Static && wr.assigns && isAssignment(Word{Text: a.Text, Static: true}) {
-			i++ // env PATH=/usr/local/go/bin:$PATH cmd: a value built at run time
-			continue
-		}
-		if !a.Static {
-			return -1, true
-		}
-		s := a.Text
-		switch {
-		case s == "--":
-			i++
-			for wr.assigns && i < len(rest) && isAssignment(Word{Text: rest[i].Text, Static: true}) {
-				i++ // env -- NAME=value COMMAND: the assignments still come first
-			}
-			goto positional
-		case wr.assigns && strings.Contains(s, "=") && !strings.HasPrefix(s, "-"):
-			i++
-		case strings.HasPrefix(s, "--"):
-			k, _, hasV := strings.Cut(s, "=")
-			i++
-			if !hasV {
-				for _, lv := range wr.longVal {
-					if lv == k {
-						i++
-					}
-				}
-			}
-			if name == "env" && (k == "--split-string") {
-				return -1, true
-			}
-		case strings.HasPrefix(s, "-") && len(s) > 1:
-			if name == "env" && strings.Contains(s, "S") {
-				return -1, true // env -S 'cmd args': a string split at run time
-			}
-			if name == "command" && strings.ContainsAny(s, "vV") {
-				return len(rest), true // command -v NAME only looks a name up
-			}
-			if wr.dashNum && isDuration(strings.TrimPrefix(s[1:], "-")) {
-				i++
-				continue
-			}
-			i++
-			for j := 1; j < len(s); j++ {
-				if strings.IndexByte(wr.valued, s[j]) >= 0 {
-					if j == len(s)-1 {
-						i++ // value is the next word
-					}
-					break
-				}
-			}
-		default:
-			goto positional
-		}
-	}
-positional:
-	// timeout DURATION COMMAND, chrt PRIORITY COMMAND, taskset MASK COMMAND …
-	i += wr.posArgs
-	if i > len(rest) {
-		return len(rest), true
-	}
-	return i, true
 }
 
 // selfCallsPipedOrBackground reports whether the function body calls name in

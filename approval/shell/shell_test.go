@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // testEnv is where the tests' command lines run.
@@ -50,7 +52,7 @@ func TestShellStateReachesNestedScripts(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no git log in %+v", a.Commands)
 	}
-	if !slices.ContainsFunc(a.Commands[i].Findings, func(f Finding) bool { return f.Option == "GIT_PAGER" }) {
+	if !slices.ContainsFunc(a.Commands[i].Findings, func(f programs.Finding) bool { return f.Option == "GIT_PAGER" }) {
 		t.Errorf("git log run by bash -c does not see GIT_PAGER: %+v", a.Commands[i].Findings)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // Where the walker meets the shell's state (shellstate.go): what a command
@@ -37,17 +39,6 @@ func immune(argv0 string, wr wrapping) bool {
 	}
 	return envImmune[argv0]
 }
-
-// EnvOrigin says where the variable of a finding was set, which decides
-// the rules that name it: a rule for the command's text alone names none.
-type EnvOrigin uint8
-
-// Finding origins.
-const (
-	EnvNone    EnvOrigin = iota // not a variable: the command's own words
-	EnvLine                     // set on the command or earlier: only a rule naming the whole line names it
-	EnvWrapper                  // set by env NAME=value: the command's Raw line names it
-)
 
 // judgeEnv judges, for the command being recorded, the variables the line
 // set that it finds in its environment, and what the line left unknown
@@ -83,8 +74,8 @@ func (w *walker) judgeEnv(argv0 string, wr wrapping) {
 		visit(v)
 	}
 	if a.envUnknown != "" {
-		w.Find(Finding{Program: name, Option: "environment", Words: []string{a.envUnknown},
-			What: "set by " + a.envUnknown + " earlier in the line may change what " + name + " runs: custos cannot read it", Env: EnvLine})
+		w.Find(programs.Finding{Program: name, Option: "environment", Words: []string{a.envUnknown},
+			What: "set by " + a.envUnknown + " earlier in the line may change what " + name + " runs: custos cannot read it", Env: programs.EnvLine})
 	}
 }
 
@@ -108,11 +99,11 @@ func (w *walker) envVerdict(name string, v envVar) {
 			return // the program's entry said what it does (PAGER for git)
 		}
 	}
-	origin := EnvLine
+	origin := programs.EnvLine
 	if v.wrapper {
-		origin = EnvWrapper
+		origin = programs.EnvWrapper
 	}
-	w.Find(Finding{Program: name, Option: v.name, Words: []string{v.word},
+	w.Find(programs.Finding{Program: name, Option: v.name, Words: []string{v.word},
 		What: fmt.Sprintf("set %s changes what %s runs: %s", v.where, name, why), Env: origin})
 }
 
@@ -148,7 +139,7 @@ func unsetPath(where, word string) envVar {
 // wrapperEnv adds what env's words (before its command) do to the
 // command's environment: NAME=value, -u NAME, -i (also in clusters: -iu
 // PATH, -vuPATH).
-func (w *walker) wrapperEnv(words []Word) {
+func (w *walker) wrapperEnv(words []programs.Word) {
 	unset := func(name, word string) {
 		if name == "PATH" {
 			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", word))
@@ -175,7 +166,7 @@ func (w *walker) wrapperEnv(words []Word) {
 			if strings.Contains(flags, "i") {
 				unset("PATH", "env "+s)
 			}
-			val, next, ok := clusterValue(s, "uCS", 'u')
+			val, next, ok := programs.ClusterValue(s, "uCS", 'u')
 			if next && i+1 < len(words) {
 				i++
 				val = words[i].Text
@@ -190,7 +181,7 @@ func (w *walker) wrapperEnv(words []Word) {
 }
 
 // wrapperAssign judges env's NAME=value word.
-func (w *walker) wrapperAssign(r Word) envVar {
+func (w *walker) wrapperAssign(r programs.Word) envVar {
 	k, val, _ := strings.Cut(r.Text, "=")
 	var v envVar
 	switch {
@@ -268,14 +259,14 @@ func (w *walker) declClauseEnv(c *syntax.DeclClause) {
 			w.setEnv(w.envAssign(as, "earlier in the line"), export)
 		case as.Value != nil:
 			vals, static := w.word(as.Value)
-			w.declWord(Word{Text: strings.Join(vals, " "), Static: static && len(vals) == 1}, export, funcs)
+			w.declWord(programs.Word{Text: strings.Join(vals, " "), Static: static && len(vals) == 1}, export, funcs)
 		}
 	}
 }
 
 // declWordsEnv is declClauseEnv for a declaration the parser saw as a
 // plain command ('export' X=1, command export X=1).
-func (w *walker) declWordsEnv(variant string, rest []Word) {
+func (w *walker) declWordsEnv(variant string, rest []programs.Word) {
 	var opts []string
 	i := 0
 	for ; i < len(rest) && rest[i].Static && (strings.HasPrefix(rest[i].Text, "-") || strings.HasPrefix(rest[i].Text, "+")); i++ {
@@ -289,7 +280,7 @@ func (w *walker) declWordsEnv(variant string, rest []Word) {
 
 // declWord records one word of a declaration: NAME=value, NAME, or a word
 // built at run time (export "$x"), which may set any variable.
-func (w *walker) declWord(r Word, export, funcs bool) {
+func (w *walker) declWord(r programs.Word, export, funcs bool) {
 	switch {
 	case !r.Static:
 		w.setUnknownEnv("a declaration of a name built at run time (" + r.Text + ")")
@@ -326,7 +317,7 @@ func (w *walker) setUnknownEnv(why string) {
 // exports every later assignment; unset PATH leaves bash looking in the
 // current directory; alias, hash -p and enable change what a name runs;
 // trap runs its action later; read, mapfile, printf -v and getopts assign.
-func (w *walker) stateBuiltin(name string, rest []Word) {
+func (w *walker) stateBuiltin(name string, rest []programs.Word) {
 	switch name {
 	case "set", "shopt":
 		if setsAllexport(rest) {
@@ -370,7 +361,7 @@ func (w *walker) stateBuiltin(name string, rest []Word) {
 
 // setsAllexport reports set -a, set -o allexport (and shopt -o's
 // spelling), or a shell started with -a.
-func setsAllexport(rest []Word) bool {
+func setsAllexport(rest []programs.Word) bool {
 	for _, r := range rest {
 		switch {
 		case !r.Static:
@@ -387,7 +378,7 @@ func setsAllexport(rest []Word) bool {
 
 // builtinAssigns records the variables read, mapfile, getopts and printf
 // -v assign, with values not known here.
-func (w *walker) builtinAssigns(name string, rest []Word) {
+func (w *walker) builtinAssigns(name string, rest []programs.Word) {
 	for i, r := range rest {
 		switch {
 		case !r.Static:
@@ -403,7 +394,7 @@ func (w *walker) builtinAssigns(name string, rest []Word) {
 			case strings.HasPrefix(r.Text, "-v") && i == 0:
 				w.noteVar(r.Text[2:], nil, false)
 			}
-		case isAssignment(Word{Text: r.Text + "=", Static: true}):
+		case programs.IsAssignment(programs.Word{Text: r.Text + "=", Static: true}):
 			w.noteVar(r.Text, nil, false)
 		}
 	}
@@ -412,7 +403,7 @@ func (w *walker) builtinAssigns(name string, rest []Word) {
 // trap records an action bash runs later (at exit, on a signal, before
 // every command): its commands are judged when the script's walk ends
 // (walkTraps), against the state the whole script leaves.
-func (w *walker) trap(rest []Word) {
+func (w *walker) trap(rest []programs.Word) {
 	i := 0
 	for i < len(rest) && rest[i].Static && strings.HasPrefix(rest[i].Text, "-") && rest[i].Text != "-" {
 		if rest[i].Text == "--" {
@@ -452,7 +443,7 @@ func (w *walker) walkTraps() {
 }
 
 // argText joins the static words of a command for a reason.
-func argText(words []Word) string {
+func argText(words []programs.Word) string {
 	parts := make([]string, len(words))
 	for i, a := range words {
 		parts[i] = quoteWord(a.Text)
@@ -470,7 +461,7 @@ var xargsInertPrograms = map[string]bool{"echo": true, "printf": true, "true": t
 // time: harmless for a program of xargsInertPrograms (which a rule for
 // xargs then covers, when xargs is the only wrapper), undecidable for any
 // other (xargs cat reads files no one named, xargs sh -c runs them).
-func (w *walker) xargsRuns(words []Word, outermost bool) {
+func (w *walker) xargsRuns(words []programs.Word, outermost bool) {
 	if len(words) == 0 || !words[0].Static || !xargsInertPrograms[path.Base(words[0].Text)] || w.isForeign(words[0]) {
 		w.a.undecidable("xargs appends arguments read at run time")
 		return
@@ -482,7 +473,7 @@ func (w *walker) xargsRuns(words []Word, outermost bool) {
 
 // xargsEnv adds the variable --process-slot-var=NAME sets in what xargs
 // runs.
-func (w *walker) xargsEnv(words []Word) {
+func (w *walker) xargsEnv(words []programs.Word) {
 	for i, r := range words {
 		name := ""
 		switch {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/custos-dev/custos/approval/programs"
 )
 
 // Shell variables, tracked only to resolve the files a command names
@@ -248,7 +250,7 @@ func (w *walker) forVar(loop syntax.Loop) {
 var varSetters = map[string]bool{"read": true, "mapfile": true, "readarray": true, "getopts": true, "printf": true, "let": true}
 
 // commandSetsVars marks the variables a command may set as unknown.
-func (w *walker) commandSetsVars(name string, rest []Word) {
+func (w *walker) commandSetsVars(name string, rest []programs.Word) {
 	if !varSetters[name] {
 		return
 	}
@@ -258,7 +260,7 @@ func (w *walker) commandSetsVars(name string, rest []Word) {
 			return
 		}
 		k, _, _ := strings.Cut(a.Text, "=")
-		if isAssignment(Word{Text: k + "=", Static: true}) {
+		if programs.IsAssignment(programs.Word{Text: k + "=", Static: true}) {
 			w.setVar(k, nil, false)
 		}
 	}

@@ -1,6 +1,9 @@
-package shell
+package programs
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // How a program's words read, by its entry, outside the walk: the
 // command text rules match, with short-option clusters split the way the
@@ -8,21 +11,21 @@ import "strings"
 // Bash(tar -t:*) covers it and a deny rule for tar -x sees tar -xzf),
 // and the options a special entry needs the values of (tar's -f and -C).
 
-// splits reports an entry whose command text splits clusters: a program
+// Splits reports an entry whose command text Splits clusters: a program
 // that reads GNU-style clusters, is not a subcommand (git log's text is
 // git's), and whose options the table reads whole.
-func (p *program) splits() bool {
+func (p *Program) Splits() bool {
 	return !p.partial && !p.singleDash && !p.subcommands && !p.modules && p.parent == nil &&
 		(p.special == nil || p.clusters) && len(p.short) > 0
 }
 
-// textArgs renders a command's arguments for its text: clusters split into
+// TextArgs renders a command's arguments for its text: clusters split into
 // their options (-nrf → -n -r -f), an attached value of an option that
 // takes one as a word of its own (-fx.tar → -f x.tar), a long option in
 // its short spelling (--file=x.tar → -f x.tar), an old-style first word
 // in dash form (tar tf x.tar → tar -t -f x.tar); words after -- and the
 // values of options stay as they are.
-func (p *program) textArgs(args []string) []string {
+func (p *Program) TextArgs(args []string) []string {
 	if p.oldStyle {
 		args = p.oldStyleText(args)
 	}
@@ -68,14 +71,14 @@ func (o *option) longText(a, v string, hasV bool) []string {
 	case o.value == valOptional:
 		return []string{short + v} // -j4: an optional value is attached
 	case hasV:
-		return []string{short, cleanArg(v)} // a word of its own, cleaned like one
+		return []string{short, CleanArg(v)} // a word of its own, cleaned like one
 	}
 	return []string{short}
 }
 
 // splitCluster appends the options of the cluster args[i] to out and
 // returns the index of the last word it used.
-func (p *program) splitCluster(args []string, i int, out *[]string) int {
+func (p *Program) splitCluster(args []string, i int, out *[]string) int {
 	cluster := args[i][1:]
 	for j := 0; j < len(cluster); j++ {
 		o := p.short[cluster[j]]
@@ -89,7 +92,7 @@ func (p *program) splitCluster(args []string, i int, out *[]string) int {
 		}
 		*out = append(*out, "-"+cluster[j:j+1])
 		if rest := cluster[j+1:]; rest != "" {
-			*out = append(*out, cleanArg(rest)) // -f./x.tar is -f x.tar
+			*out = append(*out, CleanArg(rest)) // -f./x.tar is -f x.tar
 		} else if i+1 < len(args) {
 			i++
 			*out = append(*out, args[i])
@@ -101,7 +104,7 @@ func (p *program) splitCluster(args []string, i int, out *[]string) int {
 
 // oldStyleText rewrites an old-style first word (tar cfb out.tar 20 d) in
 // dash form (-c -f out.tar -b 20 d).
-func (p *program) oldStyleText(args []string) []string {
+func (p *Program) oldStyleText(args []string) []string {
 	words := make([]Word, len(args))
 	for i, a := range args {
 		words[i] = Word{Text: a, Static: true}
@@ -117,7 +120,7 @@ func (p *program) oldStyleText(args []string) []string {
 // expandOldStyle rewrites an old-style first word in dash form; the values
 // of its letters are the words after it, in order. A first word with a
 // dash, or with a letter the entry does not know, is left alone.
-func (p *program) expandOldStyle(words []Word) []Word {
+func (p *Program) expandOldStyle(words []Word) []Word {
 	if len(words) == 0 || !words[0].Static || words[0].Text == "" || strings.HasPrefix(words[0].Text, "-") {
 		return words
 	}
@@ -147,7 +150,7 @@ type parsedOpt struct {
 
 // parseOpts reads a command's options as scanOptions does, without
 // recording anything: the options with their values, and the operands.
-func (p *program) parseOpts(rest []Word) (opts []parsedOpt, ops []Word) {
+func (p *Program) parseOpts(rest []Word) (opts []parsedOpt, ops []Word) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
@@ -175,7 +178,7 @@ func (p *program) parseOpts(rest []Word) (opts []parsedOpt, ops []Word) {
 }
 
 // parseCluster is parseOpts for one cluster.
-func (p *program) parseCluster(rest []Word, i int, opts *[]parsedOpt) int {
+func (p *Program) parseCluster(rest []Word, i int, opts *[]parsedOpt) int {
 	cluster := rest[i].Text[1:]
 	for j := 0; j < len(cluster); j++ {
 		o := p.short[cluster[j]]
@@ -195,4 +198,24 @@ func (p *program) parseCluster(rest []Word, i int, opts *[]parsedOpt) int {
 		*opts = append(*opts, po)
 	}
 	return i
+}
+
+// CleanArg lexically cleans arguments that look like paths, so /home/./u/../
+// and /home compare equal. URLs and other words are left alone.
+func CleanArg(a string) string {
+	if a == "" || strings.Contains(a, "://") {
+		return a
+	}
+	if k, v, ok := strings.Cut(a, "="); ok && !strings.Contains(k, "/") && strings.HasPrefix(a, "-") == false && looksLikePath(v) {
+		return k + "=" + path.Clean(v) // dd of=/dev/sda/ and similar
+	}
+	if looksLikePath(a) {
+		return path.Clean(a)
+	}
+	return a
+}
+
+func looksLikePath(a string) bool {
+	return strings.HasPrefix(a, "/") || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") ||
+		a == "." || a == ".." || (strings.Contains(a, "/") && !strings.HasPrefix(a, "-"))
 }

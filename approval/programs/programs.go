@@ -1,4 +1,4 @@
-package shell
+package programs
 
 import (
 	"cmp"
@@ -121,7 +121,7 @@ type operandSpec struct {
 }
 
 // program is one entry of the table.
-type program struct {
+type Program struct {
 	name    string
 	aliases []string
 	// opts are the options in the table's notation: space-separated
@@ -155,10 +155,10 @@ type program struct {
 	changes  string
 	operands operandSpec
 	// special handles operands (and options) that do not fit operandSpec.
-	special func(w *walker, p *program, rest []Word)
+	special func(w Walker, p *Program, rest []Word)
 	// script parses the program's script (sed, awk) for what it runs,
 	// reads and writes.
-	script func(w *walker, p *program, script Word, sandboxed bool)
+	script func(w Walker, p *Program, script Word, sandboxed bool)
 	// allow and ask are example commands: each allow one must be allowed
 	// under Bash(<name>:*), no ask one may be (TableExamples).
 	allow, ask []string
@@ -169,11 +169,11 @@ type program struct {
 	longNames []string // sorted, for abbreviations
 	dashNum   bool
 	dangerous bool // some option runs, loads or writes: a word built at run time may be one
-	parent    *program
+	parent    *Program
 }
 
 // compile parses p.opts.
-func (p *program) compile() error {
+func (p *Program) compile() error {
 	p.short, p.long = map[byte]*option{}, map[string]*option{}
 	for _, tok := range strings.Fields(p.opts) {
 		if tok == "-#" {
@@ -226,7 +226,7 @@ func (p *program) compile() error {
 
 // longOpt finds a long option by name or by an unambiguous abbreviation
 // (getopt_long and git's parse-options accept --out for --output).
-func (p *program) longOpt(k string) (*option, string) {
+func (p *Program) longOpt(k string) (*option, string) {
 	if o, ok := p.long[k]; ok {
 		return o, k
 	}
@@ -246,8 +246,8 @@ func (p *program) longOpt(k string) (*option, string) {
 	return found, name
 }
 
-// envRuns reports whether assigning name makes p run another program.
-func (p *program) envRuns(name string) bool {
+// EnvRuns reports whether assigning name makes p run another program.
+func (p *Program) EnvRuns(name string) bool {
 	for q := p; q != nil; q = q.parent {
 		for _, e := range q.env {
 			if pre, ok := strings.CutSuffix(e, "*"); ok && strings.HasPrefix(name, pre) || e == name {
@@ -258,16 +258,16 @@ func (p *program) envRuns(name string) bool {
 	return false
 }
 
-// programs is the table by name and alias (filled in init, programs_table.go).
-var programs map[string]*program
+// byName is the table by name and alias (filled in init, programs_table.go).
+var byName map[string]*Program
 
 // programsErr is what building the table found when the package loaded;
 // Compile refuses to build a policy from a broken table (fail closed, see
 // tablesChecked).
 var programsErr error
 
-func buildPrograms(table []program) (map[string]*program, error) {
-	m := map[string]*program{}
+func buildPrograms(table []Program) (map[string]*Program, error) {
+	m := map[string]*Program{}
 	var errs []string
 	for i := range table {
 		p := &table[i]
@@ -296,29 +296,6 @@ func buildPrograms(table []program) (map[string]*program, error) {
 	return m, nil
 }
 
-// Find records f on the command whose operands are being read.
-func (w *walker) Find(f Finding) {
-	if w.curCmd < 0 || w.curCmd >= len(w.a.out.Commands) {
-		return
-	}
-	c := &w.a.out.Commands[w.curCmd]
-	c.Findings = append(c.Findings, f)
-}
-
-// OptionAccess records a file the value of option opt of program names,
-// with the entry and option that said so.
-func (w *walker) OptionAccess(kind AccessKind, a Word, program, opt string, dir bool) {
-	n := len(w.a.out.Files)
-	if dir {
-		w.Destination(a, program+" "+opt)
-	} else {
-		w.Access(kind, a, program+" "+opt)
-	}
-	for i := n; i < len(w.a.out.Files); i++ {
-		w.a.out.Files[i].Program, w.a.out.Files[i].Option = program, opt
-	}
-}
-
 // scanned is what a command's options said, and the operands left.
 type scanned struct {
 	ops                                      []Word
@@ -332,7 +309,7 @@ type scanned struct {
 // recorded as they come (-o FILE, --output=FILE, -t DIR, @FILE), options
 // that run programs or that the entry does not know are findings; the rest
 // say how to read the operands, which are returned.
-func (p *program) scanOptions(w *walker, rest []Word) scanned {
+func (p *Program) scanOptions(w Walker, rest []Word) scanned {
 	var o scanned
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
@@ -365,7 +342,7 @@ func (p *program) scanOptions(w *walker, rest []Word) scanned {
 // dynamicOption judges an option built at run time (--output=$OUT,
 // -o"$F"): its value cannot be resolved; it is judged by what the option
 // does, and as unknown when the option cannot be told.
-func (p *program) dynamicOption(w *walker, a Word) {
+func (p *Program) dynamicOption(w Walker, a Word) {
 	var opt *option
 	name := a.Text
 	if strings.HasPrefix(a.Text, "--") || p.singleDash {
@@ -389,7 +366,7 @@ func (p *program) dynamicOption(w *walker, a Word) {
 
 // scanLong reads one long option at rest[i] and returns the index of the
 // last word it used.
-func (p *program) scanLong(w *walker, o *scanned, rest []Word, i int) int {
+func (p *Program) scanLong(w Walker, o *scanned, rest []Word, i int) int {
 	a := rest[i]
 	k, v, hasV := strings.Cut(strings.TrimLeft(a.Text, "-"), "=")
 	opt, name := p.longOpt(k)
@@ -414,7 +391,7 @@ func (p *program) scanLong(w *walker, o *scanned, rest []Word, i int) int {
 		dash = "-"
 	}
 	words := []string{a.Text}
-	if p.splits() {
+	if p.Splits() {
 		words = opt.longText(a.Text, v, hasV) // as the command's text has it (programs_text.go)
 	}
 	val := Word{Text: v, Static: true}
@@ -443,9 +420,9 @@ func (p *program) scanLong(w *walker, o *scanned, rest []Word, i int) int {
 // A finding names the words a rule must hold to cover it: for an entry
 // whose command text splits clusters (textArgs) the option and its value
 // as that text has them (-t -f x.tar -I x.sh), otherwise the cluster.
-func (p *program) scanCluster(w *walker, o *scanned, rest []Word, i int) int {
+func (p *Program) scanCluster(w Walker, o *scanned, rest []Word, i int) int {
 	cluster := rest[i].Text[1:]
-	split := p.splits()
+	split := p.Splits()
 	for j := 0; j < len(cluster); j++ {
 		c := cluster[j]
 		if p.dashNum && c >= '0' && c <= '9' {
@@ -492,7 +469,7 @@ func (p *program) scanCluster(w *walker, o *scanned, rest []Word, i int) int {
 
 // applyOption records what one option does. o is nil for an option built
 // at run time (its value is not resolved).
-func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v Word, hasV bool, words []string) {
+func (p *Program) applyOption(w Walker, o *scanned, opt *option, name string, v Word, hasV bool, words []string) {
 	e := opt.effect
 	if e&effRun != 0 {
 		w.Find(Finding{Program: p.name, Option: name, Words: words, What: whatRuns})
@@ -556,42 +533,6 @@ func (p *program) applyOption(w *walker, o *scanned, opt *option, name string, v
 	o.sandboxed = o.sandboxed || e&effSandbox != 0
 }
 
-// envFindings judges the variables the line set that the command finds in
-// its environment (on it, for the shell running it, or earlier:
-// shellstate.go) and that make p run another program.
-func (w *walker) envFindings(p *program) {
-	for _, name := range w.envNames() {
-		if !p.envRuns(name) {
-			continue
-		}
-		v, _ := w.envNow(name)
-		origin := EnvLine
-		if v.wrapper {
-			origin = EnvWrapper
-		}
-		w.Find(Finding{Program: p.name, Option: name, Words: []string{name + "="}, What: WhatEnvRuns, Env: origin})
-	}
-}
-
-// envNames are the names of the variables the line set that a command
-// walked here finds, each once.
-func (w *walker) envNames() []string {
-	var names []string
-	add := func(vs []envVar) {
-		for _, v := range vs {
-			if !slices.Contains(names, v.name) {
-				names = append(names, v.name)
-			}
-		}
-	}
-	add(w.cmdEnv)
-	for i := len(w.a.outer) - 1; i >= 0; i-- {
-		add(w.a.outer[i])
-	}
-	add(w.a.exported)
-	return names
-}
-
 // safePlusCommand reports a less/more start command that runs nothing: a
 // line number, G, F, or a search for a pattern.
 func safePlusCommand(c string) bool {
@@ -606,3 +547,21 @@ func safePlusCommand(c string) bool {
 	}
 	return false
 }
+
+// EnvOrigin says where the variable of a finding was set, which decides
+// the rules that name it: a rule for the command's text alone names none.
+type EnvOrigin uint8
+
+// Finding origins.
+const (
+	EnvNone    EnvOrigin = iota // not a variable: the command's own words
+	EnvLine                     // set on the command or earlier: only a rule naming the whole line names it
+	EnvWrapper                  // set by env NAME=value: the command's Raw line names it
+)
+
+// Lookup is the table's entry for a program or a subcommand ("git log",
+// "python -m json.tool"), or nil when the table has none.
+func Lookup(name string) *Program { return byName[name] }
+
+// Name is the entry's program, with its subcommand ("git log").
+func (p *Program) Name() string { return p.name }

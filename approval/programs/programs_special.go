@@ -1,4 +1,4 @@
-package shell
+package programs
 
 import "strings"
 
@@ -37,7 +37,7 @@ var findPrimaries = func() map[string]findPrimary {
 // write their file; -newer and friends read theirs; -exec and -ok run a
 // command (analysed on its own as well); patterns (-name …) are not files;
 // a primary the table does not know is a finding.
-func findOperands(w *walker, p *program, rest []Word) {
+func findOperands(w Walker, p *Program, rest []Word) {
 	i := 0
 	for ; i < len(rest); i++ {
 		a := rest[i]
@@ -97,7 +97,7 @@ func findOperands(w *walker, p *program, rest []Word) {
 // -f; the other operands are files read, up to --args or --jsonargs, after
 // which they are values. A filter that imports or includes a module loads
 // a file custos does not read.
-func jqOperands(w *walker, p *program, rest []Word) {
+func jqOperands(w Walker, p *Program, rest []Word) {
 	files := rest
 	var values []Word
 	for i, a := range rest {
@@ -141,7 +141,7 @@ func jqLoads(filter string) bool {
 			}
 			i += off
 			end := i + len(kw)
-			if (i == 0 || !isIdentByte(filter[i-1])) && (end == len(filter) || !isIdentByte(filter[end])) {
+			if (i == 0 || !jqNameByte(filter[i-1])) && (end == len(filter) || !jqNameByte(filter[end])) {
 				return true
 			}
 			off = i + 1
@@ -155,7 +155,7 @@ func jqLoads(filter string) bool {
 // operands are patterns in list mode (--list, or a filter such as
 // --contains) and otherwise the branch to create (git branch NAME [START]),
 // which changes the repository too.
-func gitBranchWords(w *walker, p *program, rest []Word) {
+func gitBranchWords(w Walker, p *Program, rest []Word) {
 	o := p.scanOptions(w, rest)
 	if len(o.ops) == 0 || o.listing {
 		return
@@ -169,4 +169,10 @@ func gitBranchWords(w *walker, p *program, rest []Word) {
 
 // noOperands: echo, printf and test name no files, and none of their
 // options runs or writes anything (printf -v assigns a variable).
-func noOperands(*walker, *program, []Word) {}
+func noOperands(Walker, *Program, []Word) {}
+
+// jqNameByte reports a byte that may be part of a jq name, so that the
+// keyword import is not found inside reimport or import_x.
+func jqNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

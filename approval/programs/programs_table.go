@@ -1,4 +1,4 @@
-package shell
+package programs
 
 import "strings"
 
@@ -106,7 +106,7 @@ const tarOpts = `-A|--catenate|--concatenate -c|--create -d|--diff|--compare --d
  --usage -?|--help --version`
 
 // programTable is every program custos knows.
-var programTable = []program{
+var programTable = []Program{
 	// Readers of their operands.
 	{name: "cat", opts: "-A|--show-all -b|--number-nonblank -e -E|--show-ends -n|--number -s|--squeeze-blank -t -T|--show-tabs -u -v|--show-nonprinting" + gnu,
 		operands: operandSpec{role: roleRead}, allow: []string{"cat -n README.md", "cat a b"}, ask: []string{"cat --pre=x f", "cat f > out.txt"}},
@@ -476,5 +476,5 @@ var programTable = []program{
 func init() {
 	// Only the table is built here; its examples are checked when the
 	// first policy is compiled (tablesChecked).
-	programs, programsErr = buildPrograms(programTable)
+	byName, programsErr = buildPrograms(programTable)
 }

@@ -1,4 +1,4 @@
-package shell
+package programs
 
 import (
 	"strings"
@@ -13,18 +13,18 @@ func TestProgramTableEntries(t *testing.T) {
 	}
 	for _, name := range strings.Fields(`cat head tail less more wc sort uniq cut tr nl grep rg ag find fd ls tree stat
 		file du diff cmp sed awk jq yq xxd od man echo printf test [ git go npm cargo pip`) {
-		p := programs[name]
+		p := byName[name]
 		if p == nil || p.partial {
 			t.Errorf("%s: no full entry in the program table", name)
 		}
 	}
 	for _, sub := range strings.Fields("status diff log show blame branch grep ls-files rev-parse") {
-		if programs["git "+sub] == nil {
+		if byName["git "+sub] == nil {
 			t.Errorf("git %s: no entry", sub)
 		}
 	}
 	for _, sub := range []string{"go list", "go env", "npm ls", "npm view", "cargo tree", "cargo metadata", "pip list", "pip show"} {
-		if programs[sub] == nil {
+		if byName[sub] == nil {
 			t.Errorf("%s: no entry", sub)
 		}
 	}
@@ -35,10 +35,10 @@ func TestProgramTableEntries(t *testing.T) {
 // hold is refused by the policy, which checks them: approval's
 // TestProgramTableRefusesBrokenEntries.)
 func TestProgramTableRefusesBrokenEntries(t *testing.T) {
-	if _, err := buildPrograms([]program{{name: "x", opts: "-o=:explode"}}); err == nil {
+	if _, err := buildPrograms([]Program{{name: "x", opts: "-o=:explode"}}); err == nil {
 		t.Error("unknown effect accepted")
 	}
-	if _, err := buildPrograms([]program{{name: "x y"}}); err == nil {
+	if _, err := buildPrograms([]Program{{name: "x y"}}); err == nil {
 		t.Error("subcommand without parent accepted")
 	}
 }

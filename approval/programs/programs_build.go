@@ -1,4 +1,4 @@
-package shell
+package programs
 
 import (
 	"path"
@@ -24,7 +24,7 @@ type tarFacts struct {
 	forceLocal                   bool
 }
 
-func tarFactsOf(p *program, rest []Word) tarFacts {
+func tarFactsOf(p *Program, rest []Word) tarFacts {
 	f := tarFacts{archive: Word{Text: "-", Static: true}}
 	opts, _ := p.parseOpts(rest)
 	for _, o := range opts {
@@ -57,7 +57,7 @@ func tarFactsOf(p *program, rest []Word) tarFacts {
 // Options that run a program (-I, --to-command, --checkpoint-action,
 // --info-script, --rsh-command) are findings from the table, and so is an
 // archive on another host (host:path), which tar reaches with rsh.
-func tarWords(w *walker, p *program, rest []Word) {
+func tarWords(w Walker, p *Program, rest []Word) {
 	rest = p.expandOldStyle(rest)
 	o := p.scanOptions(w, rest)
 	f := tarFactsOf(p, rest)
@@ -74,17 +74,11 @@ func tarWords(w *walker, p *program, rest []Word) {
 	}
 	// Operands and members are relative to -C DIR once it is given, and
 	// to where tar started before it: both are judged.
-	in := func(fn func()) {
-		w.scoped(func() {
-			switch {
-			case f.dirs > 1:
-				w.cwd = cwdSet{unknown: true}
-			case f.dir != nil:
-				w.cwd.cd(*f.dir, w.a.homeDir())
-			}
-			fn()
-		})
+	dir := f.dir
+	if f.dirs > 1 {
+		dir = &Word{} // which -C applies where is not followed: unknown
 	}
+	in := func(fn func()) { w.Within(dir, fn) }
 	switch f.mode {
 	case "-c", "-r", "-u", "-d", "-A":
 		kind := AccessRead
@@ -126,7 +120,7 @@ func remoteArchive(s string) bool {
 // in another makefile or code (-f, -I, -C, --eval, -e: the table) and
 // variables set on the command line (CC=sh, X=$(shell …)), which the
 // makefile's recipes and functions expand. Targets are mentions.
-func makeWords(w *walker, p *program, rest []Word) {
+func makeWords(w Walker, p *Program, rest []Word) {
 	o := p.scanOptions(w, rest)
 	for _, a := range o.ops {
 		if k, _, ok := strings.Cut(a.Text, "="); ok && k != "" && !strings.Contains(k, "/") {
@@ -140,7 +134,7 @@ func makeWords(w *walker, p *program, rest []Word) {
 }
 
 // dateWords: +FORMAT prints; any other operand sets the system clock.
-func dateWords(w *walker, p *program, rest []Word) {
+func dateWords(w Walker, p *Program, rest []Word) {
 	o := p.scanOptions(w, rest)
 	for _, a := range o.ops {
 		if !strings.HasPrefix(a.Text, "+") {
@@ -160,7 +154,7 @@ const (
 // script: a module the table has an entry for (python -m json.tool) is
 // judged by it; anything else python runs is not judged here (the rule
 // that allows it covers everything it can do), its words are mentions.
-func pythonWords(w *walker, p *program, rest []Word) {
+func pythonWords(w Walker, p *Program, rest []Word) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if !a.Static || a.Text == "-" || a.Text == "--" || !strings.HasPrefix(a.Text, "-") || strings.HasPrefix(a.Text, "--") {
@@ -199,8 +193,8 @@ func pythonWords(w *walker, p *program, rest []Word) {
 }
 
 // pythonModule judges python -m MODULE ARGS by the module's entry.
-func pythonModule(w *walker, p *program, module string, args []Word) {
-	sub := programs[p.name+" -m "+module]
+func pythonModule(w Walker, p *Program, module string, args []Word) {
+	sub := byName[p.name+" -m "+module]
 	if sub == nil {
 		w.Unjudged(w.CommandName() + " -m " + module)
 		for _, a := range args {
@@ -208,23 +202,14 @@ func pythonModule(w *walker, p *program, module string, args []Word) {
 		}
 		return
 	}
-	w.runProgram(sub, "", args)
+	sub.Read(w, "", args)
 }
 
 // pythonMentions: what python runs without an entry (a script, -c, a
 // module the table does not know) is not judged; its words are mentions.
-func pythonMentions(w *walker, words []Word) {
+func pythonMentions(w Walker, words []Word) {
 	w.Unjudged(w.CommandName())
 	for _, a := range words {
 		w.Mention(a, "argument of "+path.Base(w.CommandName()))
-	}
-}
-
-// Unjudged records that the command being recorded runs what the program
-// table has no entry for (a program, a subcommand, a module): an allow rule
-// that matches it covers everything it can do, and its verdict says so.
-func (w *walker) Unjudged(what string) {
-	if w.curCmd >= 0 && w.curCmd < len(w.a.out.Commands) && w.a.out.Commands[w.curCmd].Unjudged == "" {
-		w.a.out.Commands[w.curCmd].Unjudged = what
 	}
 }

@@ -1,4 +1,4 @@
-package shell
+package programs
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ type scriptEffect struct {
 	file   Word
 }
 
-func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandboxed bool) {
+func scriptFindings(w Walker, p *Program, effs []scriptEffect, err error, sandboxed bool) {
 	if err != nil {
 		w.Find(Finding{Program: p.name, Option: "script", What: "cannot be parsed (" + err.Error() + "): " + whatScript})
 		return
@@ -31,7 +31,7 @@ func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandb
 		case effRead:
 			w.OptionAccess(AccessRead, e.file, p.name, e.option, false)
 		case effWrite:
-			if e.file.Static && harmlessRedirect(e.file.Text) {
+			if e.file.Static && HarmlessRedirect(e.file.Text) {
 				continue
 			}
 			w.OptionAccess(AccessWrite, e.file, p.name, e.option, false)
@@ -41,7 +41,7 @@ func scriptFindings(w *walker, p *program, effs []scriptEffect, err error, sandb
 
 // sedScript finds sed's e command and s///e flag (run), r and R (read), w,
 // W and s///w (write).
-func sedScript(w *walker, p *program, s Word, sandboxed bool) {
+func sedScript(w Walker, p *Program, s Word, sandboxed bool) {
 	sp := &sedParser{src: s.Text}
 	err := sp.parse()
 	scriptFindings(w, p, sp.effs, err, sandboxed)
@@ -364,7 +364,7 @@ func (sp *sedParser) text() {
 // awkScript finds awk's system() and pipes (run), getline < FILE (read),
 // print and printf > or >> FILE (write), @load (run) and @include (code
 // custos cannot read).
-func awkScript(w *walker, p *program, s Word, sandboxed bool) {
+func awkScript(w Walker, p *Program, s Word, sandboxed bool) {
 	toks, err := awkTokens(s.Text)
 	var effs []scriptEffect
 	if err == nil {

@@ -1,0 +1,26 @@
+package programs
+
+// Examples are one table entry's checked examples: commands a rule for the
+// entry (Bash(program:*)) must allow, and commands it must not.
+type Examples struct {
+	Program    string
+	Allow, Ask []string
+	// Partial entries list only the options that name files: they need
+	// no allow examples.
+	Partial bool
+}
+
+// TableExamples returns every entry's examples, for the policy to check
+// against its rules, and what building the table found wrong when the
+// package loaded (nil when nothing).
+func TableExamples() ([]Examples, error) {
+	return examplesOf(programTable), programsErr
+}
+
+func examplesOf(table []Program) []Examples {
+	out := make([]Examples, len(table))
+	for i, p := range table {
+		out[i] = Examples{Program: p.name, Allow: p.allow, Ask: p.ask, Partial: p.partial}
+	}
+	return out
+}
