@@ -215,7 +215,7 @@ mutant "set -a ignored" \
 # env -- PATH=./:/bin ls, env -i ls, env -vu PATH ls.
 mutant "env's assignments, -i and -u not judged" \
 	"./approval" "TestShellStateIsJudged" \
-	approval/shell/shell.go $'\t\tcase name == "env":\n\t\t\tw.wrapperEnv(rest[:inner])' $'\t\tcase name == "env":'
+	approval/shell/shell.go $'\tcase name == "env":\n\t\tw.wrapperEnv(rest[:inner])' $'\tcase name == "env":'
 
 # env -- X=1 curl x would then run "X=1" as the command: the deny rule for
 # curl missed.

@@ -17,9 +17,11 @@ func TableExamples() ([]Examples, error) {
 	return examplesOf(programTable), programsErr
 }
 
+// examplesOf are the examples of the entries of table.
 func examplesOf(table []Program) []Examples {
 	out := make([]Examples, len(table))
-	for i, p := range table {
+	for i := range table {
+		p := &table[i]
 		out[i] = Examples{Program: p.name, Allow: p.allow, Ask: p.ask, Partial: p.partial}
 	}
 	return out

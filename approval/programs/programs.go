@@ -262,8 +262,8 @@ func (p *Program) EnvRuns(name string) bool {
 var byName map[string]*Program
 
 // programsErr is what building the table found when the package loaded;
-// Compile refuses to build a policy from a broken table (fail closed, see
-// tablesChecked).
+// TableExamples returns it, and package approval refuses to compile a
+// policy with a broken table (fail closed).
 var programsErr error
 
 func buildPrograms(table []Program) (map[string]*Program, error) {

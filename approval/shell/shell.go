@@ -713,10 +713,10 @@ func Privileged(name string) bool { return privileged[name] }
 // privileged are wrappers that run their command as another user.
 var privileged = map[string]bool{"sudo": true, "doas": true, "pkexec": true, "run0": true}
 
-// command interprets one argv (after wrappers before it were stripped).
-// It is long because it is one decision read top to bottom: system denials,
-// nested shells and eval, wrappers, the commands that run others, then file
-// access; split up, the order between those checks would be lost.
+// command interprets one argv (after wrappers before it were stripped),
+// one decision read top to bottom: a program named by a path, wrappers
+// (wrapper), shells and eval (shellCommand), the builtins that change the
+// shell's state, the commands that run others, then the command itself.
 func (w *walker) command(args []programs.Word, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
 	if nd > maxNodeDepth {
 		w.a.undecidable("command nesting is too deep to analyse")
@@ -746,44 +746,7 @@ func (w *walker) command(args []programs.Word, wrappers wrapping, heredocs, redi
 	}
 	// Wrappers: record them and analyse the command they run.
 	if inner, ok := programs.Unwrap(name, rest); ok {
-		if inner < 0 {
-			if privileged[name] || name == "su" {
-				w.emit(args, wrappers) // e.g. bare "sudo -i": still a sudo
-			}
-			w.a.undecidable("cannot tell which command " + name + " runs")
-			return
-		}
-		if inner >= len(rest) {
-			w.emit(args, wrappers) // wrapper alone, e.g. "env" or "sudo -v"
-			return
-		}
-		switch {
-		case name == "env":
-			w.wrapperEnv(rest[:inner])
-		case name == "exec" && len(rest) > 0 && rest[0].Static && strings.HasPrefix(rest[0].Text, "-") && strings.Contains(rest[0].Text, "c"):
-			w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "exec "+rest[0].Text)) // exec -c: an empty environment
-		}
-		if privileged[name] {
-			// Record the privileged wrapper itself, so presets see it even
-			// when the wrapped command is harmless.
-			w.emit(args[:1], wrappers)
-		}
-		programs.WrapperOperands(w, name, rest[:inner])
-		if name == "env" && envChdir(rest[:inner]) {
-			// env -C DIR runs the command elsewhere.
-			w.scoped(func() {
-				w.cwd = cwdSet{unknown: true}
-				w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
-			})
-			return
-		}
-		if name == "xargs" {
-			w.xargsEnv(rest[:inner])
-		}
-		w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
-		if name == "xargs" {
-			w.xargsRuns(rest[inner:], len(wrappers.names) == 0)
-		}
+		w.wrapper(name, inner, args, wrappers, heredocs, redirs, nd)
 		return
 	}
 
@@ -791,43 +754,8 @@ func (w *walker) command(args []programs.Word, wrappers wrapping, heredocs, redi
 	w.stateBuiltin(name, rest)
 	switch {
 	case shells[name]:
-		if setsAllexport(rest) {
-			w.a.allexport = true // bash -a: every assignment of its script is exported
-		}
-		script, ok, reads := shellScript(rest)
-		switch {
-		case ok && script.Static:
-			w.emit(args, wrappers)
-			w.parseNested(script.Text, w.cwd.clone())
+		if w.shellCommand(name, args, wrappers, heredocs, redirs) {
 			return
-		case ok:
-			w.emit(args, wrappers)
-			w.a.undecidable(name + " -c with a dynamic script")
-			return
-		case reads:
-			w.emit(args, wrappers)
-			if len(heredocs) == 0 {
-				w.a.undecidable(name + " reads its script from standard input")
-				return
-			}
-			for _, h := range heredocs {
-				body := h.Hdoc
-				if h.Op == syntax.WordHdoc {
-					body = h.Word
-				}
-				vals, static := w.word(body)
-				if !static || len(vals) != 1 {
-					w.a.undecidable("heredoc fed to " + name + " is not static")
-					continue
-				}
-				w.parseNested(vals[0], w.cwd.clone())
-			}
-			return
-		}
-		for _, r := range redirs {
-			if r.Op == syntax.RdrIn {
-				w.a.undecidable(name + " reads a script from a file")
-			}
 		}
 	case name == "eval":
 		var parts []string
@@ -864,6 +792,97 @@ func (w *walker) command(args []programs.Word, wrappers wrapping, heredocs, redi
 		w.watch(rest, nd)
 	}
 	w.emit(args, wrappers)
+}
+
+// wrapper records a wrapper (env, sudo, timeout …) and analyses the
+// command it runs, which starts at args[inner+1]; inner < 0: which
+// command it runs cannot be told.
+func (w *walker) wrapper(name string, inner int, args []programs.Word, wrappers wrapping, heredocs, redirs []*syntax.Redirect, nd int) {
+	rest := args[1:]
+	if inner < 0 {
+		if privileged[name] || name == "su" {
+			w.emit(args, wrappers) // e.g. bare "sudo -i": still a sudo
+		}
+		w.a.undecidable("cannot tell which command " + name + " runs")
+		return
+	}
+	if inner >= len(rest) {
+		w.emit(args, wrappers) // wrapper alone, e.g. "env" or "sudo -v"
+		return
+	}
+	switch {
+	case name == "env":
+		w.wrapperEnv(rest[:inner])
+	case name == "exec" && len(rest) > 0 && rest[0].Static && strings.HasPrefix(rest[0].Text, "-") && strings.Contains(rest[0].Text, "c"):
+		w.cmdEnv = append(w.cmdEnv, unsetPath("on the command", "exec "+rest[0].Text)) // exec -c: an empty environment
+	}
+	if privileged[name] {
+		// Record the privileged wrapper itself, so presets see it even
+		// when the wrapped command is harmless.
+		w.emit(args[:1], wrappers)
+	}
+	programs.WrapperOperands(w, name, rest[:inner])
+	if name == "env" && envChdir(rest[:inner]) {
+		// env -C DIR runs the command elsewhere.
+		w.scoped(func() {
+			w.cwd = cwdSet{unknown: true}
+			w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
+		})
+		return
+	}
+	if name == "xargs" {
+		w.xargsEnv(rest[:inner])
+	}
+	w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
+	if name == "xargs" {
+		w.xargsRuns(rest[inner:], len(wrappers.names) == 0)
+	}
+}
+
+// shellCommand reads a shell run as a command (bash -c SCRIPT, sh <<EOF):
+// its script is walked as code. It reports whether it recorded the
+// command; when not, the command is recorded like any other.
+func (w *walker) shellCommand(name string, args []programs.Word, wrappers wrapping, heredocs, redirs []*syntax.Redirect) bool {
+	rest := args[1:]
+	if setsAllexport(rest) {
+		w.a.allexport = true // bash -a: every assignment of its script is exported
+	}
+	script, ok, reads := shellScript(rest)
+	switch {
+	case ok && script.Static:
+		w.emit(args, wrappers)
+		w.parseNested(script.Text, w.cwd.clone())
+		return true
+	case ok:
+		w.emit(args, wrappers)
+		w.a.undecidable(name + " -c with a dynamic script")
+		return true
+	case reads:
+		w.emit(args, wrappers)
+		if len(heredocs) == 0 {
+			w.a.undecidable(name + " reads its script from standard input")
+			return true
+		}
+		for _, h := range heredocs {
+			body := h.Hdoc
+			if h.Op == syntax.WordHdoc {
+				body = h.Word
+			}
+			vals, static := w.word(body)
+			if !static || len(vals) != 1 {
+				w.a.undecidable("heredoc fed to " + name + " is not static")
+				continue
+			}
+			w.parseNested(vals[0], w.cwd.clone())
+		}
+		return true
+	}
+	for _, r := range redirs {
+		if r.Op == syntax.RdrIn {
+			w.a.undecidable(name + " reads a script from a file")
+		}
+	}
+	return false
 }
 
 // shellScript finds the script of a shell invocation: the argument after -c
