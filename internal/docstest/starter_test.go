@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,18 +151,6 @@ func (s *starterCLI) check(c command, args []string) {
 	}
 }
 
-// portsFree reports whether the embedded server's fixed ports can be had.
-func portsFree(addrs ...string) error {
-	for _, a := range addrs {
-		l, err := net.Listen("tcp", a)
-		if err != nil {
-			return err
-		}
-		l.Close()
-	}
-	return nil
-}
-
 // syncBuffer is a bytes.Buffer safe to read while a process writes to it.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -183,14 +170,15 @@ func (s *syncBuffer) String() string {
 }
 
 // background starts starter with args in dir, in a process group of its own
-// that the test kills when it ends.
+// that the test kills when it ends (and the kernel kills if the test dies
+// first).
 func (s *starterCLI) background(dir string, args ...string) (*exec.Cmd, *syncBuffer) {
 	s.t.Helper()
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir, cmd.Env = dir, s.env
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
