@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -133,14 +132,10 @@ func (t *Tools) mayRun(ctx context.Context, req api.ToolRequest) (unconfined boo
 // keeping limit bytes.
 func (c bashCommand) sandboxRequest(req api.ToolRequest, out *combinedOutput, limit int) sandbox.Request {
 	return sandbox.Request{
-		Workspace: req.Workspace,
-		Argv:      []string{"bash", "-c", c.command},
-		Timeout:   c.timeout,
-		Network: netpolicy.Policy{
-			AllowedDomains:    req.Sandbox.Network.AllowedDomains,
-			DeniedDomains:     req.Sandbox.Network.DeniedDomains,
-			AllowLocalBinding: req.Sandbox.Network.AllowLocalBinding,
-		},
+		Workspace:       req.Workspace,
+		Argv:            []string{"bash", "-c", c.command},
+		Timeout:         c.timeout,
+		Network:         req.Sandbox.Network,
 		Env:             req.Sandbox.Env,
 		MaxOutput:       limit,
 		Stdout:          out,

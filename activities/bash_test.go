@@ -24,6 +24,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -168,7 +169,7 @@ func TestBashHeartbeats(t *testing.T) {
 	val, err := env.ExecuteActivity(tools.Bash, api.ToolRequest{
 		Workspace: ws,
 		Input:     json.RawMessage(`{"command":"while [ ! -e \"$GOCACHE/../release\" ]; do sleep 0.01; done; ` + inSandbox + `; echo done","timeout":120000}`),
-		Sandbox:   approval.SandboxSettings{Network: approval.NetworkSettings{AllowLocalBinding: true}},
+		Sandbox:   approval.SandboxSettings{Network: netpolicy.Policy{AllowLocalBinding: true}},
 	})
 	require.NoError(t, err)
 	var res api.ToolResult

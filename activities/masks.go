@@ -10,7 +10,6 @@ import (
 	"github.com/custos-dev/custos/sandbox/masks"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -32,7 +31,7 @@ func sandboxStatus(sb sandbox.Sandbox, ss approval.SandboxSettings, ws string) a
 		st.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable
 		return st
 	}
-	gives, err := sandbox.Provisions(sb, ws, sandbox.Request{Workspace: ws, Network: netpolicy.Policy{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains},
+	gives, err := sandbox.Provisions(sb, ws, sandbox.Request{Workspace: ws, Network: ss.Network,
 		Toolchains: toolchainList(ss.Toolchains), ToolchainsSet: ss.Toolchains != nil})
 	if err != nil {
 		gives = []string{"toolchains: " + err.Error()}

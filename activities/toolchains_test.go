@@ -11,15 +11,8 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
 )
-
-// TestToolchainNamesAgree: the names settings accept (approval, which may
-// not import the sandbox) are the names the sandbox provisions.
-func TestToolchainNamesAgree(t *testing.T) {
-	assert.Equal(t, sandbox.AllToolchains, approval.Toolchains)
-}
 
 // TestBashPassesToolchainSettings: sandbox.toolchains reaches the sandbox
 // request, unset as unset and an empty list as "none".

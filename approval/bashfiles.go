@@ -7,6 +7,7 @@ import (
 
 	"github.com/custos-dev/custos/approval/programs"
 	"github.com/custos-dev/custos/approval/shell"
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -210,13 +211,13 @@ func displayPath(abs, rel string) string {
 }
 
 // netPolicy is the allowed and denied domain lists of the sandbox settings,
-// for /dev/tcp and /dev/udp redirections (the same matching as the proxy:
-// example.com exactly, *.example.com its subdomains, denied beats allowed).
+// normalised once, for /dev/tcp and /dev/udp redirections (matched as the
+// proxy matches, netpolicy.Match: denied beats allowed).
 type netPolicy struct {
 	allowed, denied []string
 }
 
-func newNetPolicy(n NetworkSettings) netPolicy {
+func newNetPolicy(n netpolicy.Policy) netPolicy {
 	norm := func(list []string) []string {
 		var out []string
 		for _, d := range list {
@@ -245,23 +246,16 @@ func (n netPolicy) allows(target string) (string, bool) {
 		return fail("the host cannot be told statically, so it is not on sandbox.network.allowedDomains")
 	}
 	for _, d := range n.denied {
-		if matchHost(d, host) {
+		if netpolicy.Match(d, host) {
 			return fail(fmt.Sprintf("%s is on sandbox.network.deniedDomains (%s)", host, d))
 		}
 	}
 	for _, d := range n.allowed {
-		if matchHost(d, host) {
+		if netpolicy.Match(d, host) {
 			return "", true
 		}
 	}
 	return fail(host + " is not on sandbox.network.allowedDomains")
-}
-
-func matchHost(pattern, host string) bool {
-	if suffix, ok := strings.CutPrefix(pattern, "*."); ok {
-		return strings.HasSuffix(host, "."+suffix)
-	}
-	return host == pattern
 }
 
 // mayMatchGlob reports whether a shell glob (abs, or rel inside the

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/custos-dev/custos/netpolicy"
 )
 
 // issueSettings are Read and Edit deny rules as people copy them from
@@ -20,7 +22,7 @@ var issueSettings = Settings{
 		Ask:  []string{"Edit(docs/**)", "Read(logs/**)"},
 		Deny: []string{"Read(.env)", "Edit(.env)", "Read(secrets/**)", "Write(build.lock)"},
 	},
-	Sandbox: SandboxSettings{Network: NetworkSettings{
+	Sandbox: SandboxSettings{Network: netpolicy.Policy{
 		AllowedDomains: []string{"example.com", "*.internal.test"},
 		DeniedDomains:  []string{"bad.internal.test"},
 	}},

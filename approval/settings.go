@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/netpolicy"
+	"github.com/custos-dev/custos/toolchains"
 )
 
 // ErrBadSettings is wrapped by every error about a settings file's content.
@@ -77,8 +79,8 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		}
 		if tc := s.Sandbox.Toolchains; tc != nil {
 			for i, name := range *tc {
-				if !contains(Toolchains, name) {
-					return Settings{}, fmt.Errorf("%w: sandbox.toolchains[%d]: unknown toolchain %q (want one of %s)", ErrBadSettings, i, name, strings.Join(Toolchains, ", "))
+				if !toolchains.Known(name) {
+					return Settings{}, fmt.Errorf("%w: sandbox.toolchains[%d]: unknown toolchain %q (want one of %s)", ErrBadSettings, i, name, strings.Join(toolchains.Names(), ", "))
 				}
 			}
 		}
@@ -157,7 +159,7 @@ func MergeSettings(base, over Settings) Settings {
 			FailIfUnavailable: base.Sandbox.FailIfUnavailable || over.Sandbox.FailIfUnavailable,
 			AllowUnsandboxed:  base.Sandbox.AllowUnsandboxed || over.Sandbox.AllowUnsandboxed,
 			Env:               mergeLists(base.Sandbox.Env, over.Sandbox.Env),
-			Network: NetworkSettings{
+			Network: netpolicy.Policy{
 				AllowedDomains:    mergeLists(base.Sandbox.Network.AllowedDomains, over.Sandbox.Network.AllowedDomains),
 				DeniedDomains:     mergeLists(base.Sandbox.Network.DeniedDomains, over.Sandbox.Network.DeniedDomains),
 				AllowLocalBinding: base.Sandbox.Network.AllowLocalBinding || over.Sandbox.Network.AllowLocalBinding,

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/netpolicy"
 )
 
 // Mode is a job's permission mode (layer 3).
@@ -99,8 +100,8 @@ type SandboxSettings struct {
 	// AllowUnsandboxed lets commands run without OS isolation when the
 	// worker has no sandbox, each approved by a person. Honoured only from
 	// the user's own settings file, never from a workspace.
-	AllowUnsandboxed bool            `json:"allowUnsandboxed,omitempty"`
-	Network          NetworkSettings `json:"network,omitempty"`
+	AllowUnsandboxed bool             `json:"allowUnsandboxed,omitempty"`
+	Network          netpolicy.Policy `json:"network,omitempty"`
 	// Env names extra environment variables passed from the worker into commands.
 	Env []string `json:"env,omitempty"`
 	// Toolchains narrows which toolchains the sandbox provisions with the
@@ -108,15 +109,4 @@ type SandboxSettings struct {
 	// one the workspace uses, a list only those (Toolchains), an empty list
 	// none. A workspace's settings can only narrow the user's.
 	Toolchains *[]string `json:"toolchains,omitempty"`
-}
-
-// Toolchains are the names sandbox.toolchains accepts; the sandbox's own
-// list (sandbox.AllToolchains) is held equal to it by a test.
-var Toolchains = []string{"go", "node", "python", "rust", "java"}
-
-// NetworkSettings is the network allowlist for sandboxed commands.
-type NetworkSettings struct {
-	AllowedDomains    []string `json:"allowedDomains,omitempty"`
-	DeniedDomains     []string `json:"deniedDomains,omitempty"`
-	AllowLocalBinding bool     `json:"allowLocalBinding,omitempty"`
 }

@@ -101,7 +101,7 @@ func sandboxCheck(args []string, logger *slog.Logger, stdout, stderr io.Writer) 
 // toolchainRequest is the part of a request the provisioning depends on,
 // from a workspace's sandbox settings.
 func toolchainRequest(ws string, ss approval.SandboxSettings) sandbox.Request {
-	req := sandbox.Request{Workspace: ws, Network: netpolicy.Policy{AllowedDomains: ss.Network.AllowedDomains, DeniedDomains: ss.Network.DeniedDomains}}
+	req := sandbox.Request{Workspace: ws, Network: ss.Network}
 	if ss.Toolchains != nil {
 		req.Toolchains, req.ToolchainsSet = *ss.Toolchains, true
 	}
@@ -236,11 +236,7 @@ func (f execFlags) request(ws string, argv []string, ss approval.SandboxSettings
 	req := toolchainRequest(ws, ss)
 	req.Argv, req.Timeout, req.ReadDeny, req.EditDeny = argv, f.timeout, readDeny, editDeny
 	req.Env = append(append([]string{}, f.env...), ss.Env...)
-	req.Network = netpolicy.Policy{
-		AllowedDomains:    append(append([]string{}, f.allow...), ss.Network.AllowedDomains...),
-		DeniedDomains:     append(append([]string{}, f.deny...), ss.Network.DeniedDomains...),
-		AllowLocalBinding: f.allowLocal || ss.Network.AllowLocalBinding,
-	}
+	req.Network = netpolicy.Policy{AllowedDomains: f.allow, DeniedDomains: f.deny, AllowLocalBinding: f.allowLocal}.Join(ss.Network)
 	// The user runs this command themselves, so their own allowUnsandboxed
 	// is consent enough; a workspace cannot grant it.
 	req.AllowUnconfined = ss.AllowUnsandboxed && !ss.FailIfUnavailable

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/toolchains"
 
 	"github.com/custos-dev/custos/sandbox/mount"
 )
@@ -160,14 +161,14 @@ func discoverHost(env HostEnv) *hostToolchains {
 	}
 
 	if mod := goModCache(env); mod != "" {
-		h.goDownload = add(ToolGo, "Go module cache", filepath.Join(mod, "cache", "download"))
+		h.goDownload = add(toolchains.Go, "Go module cache", filepath.Join(mod, "cache", "download"))
 		if h.goDownload != "" {
 			h.goToolchains = findGoToolchains(mod, home, creds)
 		}
 	}
 	h.localGo, h.localGoOK = sandboxGoVersion()
 	if c := npmCache(env); c != "" {
-		if add(ToolNode, "npm cache", filepath.Join(c, "_cacache")) != "" {
+		if add(toolchains.Node, "npm cache", filepath.Join(c, "_cacache")) != "" {
 			h.npmCache = filepath.Clean(c)
 		}
 	}
@@ -176,12 +177,12 @@ func discoverHost(env HostEnv) *hostToolchains {
 		cargo = filepath.Join(home, ".cargo")
 	}
 	for _, sub := range cargoShared {
-		if add(ToolRust, "cargo "+sub, filepath.Join(cargo, sub)) != "" {
+		if add(toolchains.Rust, "cargo "+sub, filepath.Join(cargo, sub)) != "" {
 			h.cargoHome = cargo
 		}
 	}
 	h.rustup, h.rustDefault = rustupToolchains(env, home, creds)
-	h.mavenRepo = add(ToolJava, "Maven repository", mavenRepo(env))
+	h.mavenRepo = add(toolchains.Java, "Maven repository", mavenRepo(env))
 	h.home, h.creds = home, creds
 	return h
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/custos-dev/custos/sandbox/sysview"
+	"github.com/custos-dev/custos/toolchains"
 
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
@@ -91,15 +92,15 @@ func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *hostfs.Dir
 	offline := len(req.Network.AllowedDomains) == 0
 	for _, d := range pr.Detected {
 		switch d.Tool {
-		case ToolGo:
+		case toolchains.Go:
 			p.planGo(pr, ws, req.Network)
-		case ToolNode:
+		case toolchains.Node:
 			p.planNode(pr, offline)
-		case ToolPython:
+		case toolchains.Python:
 			p.planPython(pr, ws)
-		case ToolRust:
+		case toolchains.Rust:
 			p.planRust(pr, ws, offline)
-		case ToolJava:
+		case toolchains.Java:
 			p.planJava(pr, offline)
 		}
 	}
@@ -192,7 +193,7 @@ func (hp HostPath) sandboxPath() string {
 func (p *provisioner) planGo(pr *provision, ws string, n netpolicy.Policy) {
 	var proxies []string
 	if d := p.host.goDownload; d != "" {
-		pr.readOnly(ToolGo, "Go module cache", d)
+		pr.readOnly(toolchains.Go, "Go module cache", d)
 		proxies = append(proxies, (&url.URL{Scheme: "file", Path: d}).String())
 	}
 	online := n.Allows("proxy.golang.org")
@@ -210,7 +211,7 @@ func (p *provisioner) planGo(pr *provision, ws string, n netpolicy.Policy) {
 	}
 	if want, ok := goModRequires(ws); ok {
 		if t := p.host.pickGoToolchain(want); t != nil {
-			pr.readOnly(ToolGo, "Go toolchain "+t.name, t.dir)
+			pr.readOnly(toolchains.Go, "Go toolchain "+t.name, t.dir)
 			pr.GoToolchain = t.name
 			pr.path = append(pr.path, t.dir+"/bin")
 		}
@@ -223,7 +224,7 @@ func (p *provisioner) planGo(pr *provision, ws string, n netpolicy.Policy) {
 // workspace's own cache.
 func (p *provisioner) planNode(pr *provision, offline bool) {
 	if offline && p.host.npmCache != "" {
-		pr.readOnly(ToolNode, "npm cache", filepath.Join(p.host.npmCache, "_cacache"))
+		pr.readOnly(toolchains.Node, "npm cache", filepath.Join(p.host.npmCache, "_cacache"))
 		pr.env["npm_config_cache"] = p.host.npmCache
 		pr.env["npm_config_offline"] = "true"
 	}
@@ -242,11 +243,11 @@ func (p *provisioner) planPython(pr *provision, ws string) {
 		prefix := filepath.Dir(filepath.Clean(home)) // .../versions/3.11.7 from .../bin
 		real, skip := vetHostPath(prefix, p.host.home, p.host.creds)
 		if skip != "" {
-			pr.Skipped = append(pr.Skipped, HostPath{Tool: ToolPython, What: "Python of " + venv, Path: prefix, Skip: skip})
+			pr.Skipped = append(pr.Skipped, HostPath{Tool: toolchains.Python, What: "Python of " + venv, Path: prefix, Skip: skip})
 			continue
 		}
 		if real != "" {
-			pr.readOnly(ToolPython, "Python of "+venv, real)
+			pr.readOnly(toolchains.Python, "Python of "+venv, real)
 		}
 		return
 	}
@@ -268,18 +269,18 @@ func systemPath(p string) bool {
 // workspace's own CARGO_HOME.
 func (p *provisioner) planRust(pr *provision, ws string, offline bool) {
 	if name, dir := p.host.pickRust(ws); dir != "" {
-		pr.readOnly(ToolRust, "rust toolchain "+name, dir)
+		pr.readOnly(toolchains.Rust, "rust toolchain "+name, dir)
 		pr.path = append(pr.path, dir+"/bin")
 	}
 	if !offline || p.host.cargoHome == "" {
 		return
 	}
 	for _, sub := range cargoShared {
-		src := p.host.usable(ToolRust, "cargo "+sub)
+		src := p.host.usable(toolchains.Rust, "cargo "+sub)
 		if src == "" {
 			continue
 		}
-		pr.readOnlyAt(ToolRust, "cargo "+sub, src, pr.env["CARGO_HOME"]+"/"+sub)
+		pr.readOnlyAt(toolchains.Rust, "cargo "+sub, src, pr.env["CARGO_HOME"]+"/"+sub)
 	}
 	pr.env["CARGO_NET_OFFLINE"] = "true"
 }
@@ -290,7 +291,7 @@ func (p *provisioner) planJava(pr *provision, offline bool) {
 		pr.env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + pr.base + "/m2"
 		return
 	}
-	pr.readOnly(ToolJava, "Maven repository", p.host.mavenRepo)
+	pr.readOnly(toolchains.Java, "Maven repository", p.host.mavenRepo)
 	pr.env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + p.host.mavenRepo
 }
 

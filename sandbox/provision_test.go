@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/toolchains"
 
 	"github.com/custos-dev/custos/sandbox/mount"
 
@@ -72,8 +73,8 @@ func TestDetectToolchains(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "pom.xml"), 0o755)) // not a file
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(ws, "Cargo.toml")))
 
-	assert.Equal(t, []Detected{{ToolGo, "go.mod"}, {ToolNode, "web/package.json"}}, DetectToolchains(ws, nil, false))
-	assert.Equal(t, []Detected{{ToolNode, "web/package.json"}}, DetectToolchains(ws, []string{"node", "rust"}, true))
+	assert.Equal(t, []Detected{{toolchains.Go, "go.mod"}, {toolchains.Node, "web/package.json"}}, DetectToolchains(ws, nil, false))
+	assert.Equal(t, []Detected{{toolchains.Node, "web/package.json"}}, DetectToolchains(ws, []string{"node", "rust"}, true))
 	assert.Empty(t, DetectToolchains(ws, []string{}, true), "an empty list turns detection off")
 
 	// Below the root: the first directory in name order, and in it the
@@ -87,10 +88,10 @@ func TestDetectToolchains(t *testing.T) {
 		write(t, ws, fmt.Sprintf("z-big/f%d", i), "")
 	}
 	write(t, ws, "z-big/Cargo.toml", "")
-	assert.Equal(t, []Detected{{ToolGo, "go.mod"}, {ToolNode, "web/package.json"}, {ToolPython, "a-svc/requirements.txt"}, {ToolRust, "z-big/Cargo.toml"}},
+	assert.Equal(t, []Detected{{toolchains.Go, "go.mod"}, {toolchains.Node, "web/package.json"}, {toolchains.Python, "a-svc/requirements.txt"}, {toolchains.Rust, "z-big/Cargo.toml"}},
 		DetectToolchains(ws, nil, false))
 	require.NoError(t, os.Remove(filepath.Join(ws, "a-svc/requirements.txt")))
-	assert.Equal(t, []Detected{{ToolPython, "b-svc/pyproject.toml"}}, DetectToolchains(ws, []string{"python"}, true))
+	assert.Equal(t, []Detected{{toolchains.Python, "b-svc/pyproject.toml"}}, DetectToolchains(ws, []string{"python"}, true))
 }
 
 func TestPickGoToolchain(t *testing.T) {

@@ -11,40 +11,16 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/toolchains"
 )
 
-// Toolchains (issue 16): the sandbox shows a command the workspace and the
+// Toolchains: the sandbox shows a command the workspace and the
 // system, nothing of the user's home; so a project's build would find none
 // of the dependencies the host already has and start every build cold. For
 // each toolchain the workspace uses, the sandbox adds what that toolchain
 // needs to build offline and warm: the host's dependency caches, read-only
 // (hostcache.go), and build and download caches of the workspace's own
 // (wscache.go). This file says which toolchains a workspace uses.
-
-// Toolchain names, as settings (sandbox.toolchains) and reports spell them.
-const (
-	ToolGo     = "go"
-	ToolNode   = "node"
-	ToolPython = "python"
-	ToolRust   = "rust"
-	ToolJava   = "java"
-)
-
-// AllToolchains are the toolchains custos knows, in report order.
-var AllToolchains = []string{ToolGo, ToolNode, ToolPython, ToolRust, ToolJava}
-
-// toolchainMarkers are the files that say a directory is a project of a
-// toolchain.
-var toolchainMarkers = []struct {
-	tool  string
-	names []string
-}{
-	{ToolGo, []string{"go.mod", "go.work"}},
-	{ToolNode, []string{"package.json"}},
-	{ToolPython, []string{"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile"}},
-	{ToolRust, []string{"Cargo.toml"}},
-	{ToolJava, []string{"pom.xml", "build.gradle", "build.gradle.kts"}},
-}
 
 // Detected is a toolchain found in a workspace, with the file that says so
 // (relative to the workspace).
@@ -66,8 +42,7 @@ const maxDetectDirs = 200
 // its root or one directory below (monorepos keep a service per directory;
 // the first maxDetectDirs of them), leaving out hidden directories and
 // dependency trees. only narrows the result (nil: every toolchain; an
-// empty list: none). The order is
-// AllToolchains'.
+// empty list: none). The order is the table's (toolchains.Table).
 func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
 	return detectToolchains(ws, only, onlySet, nil)
 }
@@ -105,15 +80,15 @@ func detectToolchains(ws string, only []string, onlySet bool, dirs *hostfs.DirLi
 		}
 	}
 	var out []Detected
-	for _, m := range toolchainMarkers {
-		if onlySet && !slices.Contains(only, m.tool) {
+	for _, m := range toolchains.Table {
+		if onlySet && !slices.Contains(only, m.Name) {
 			continue
 		}
 	find:
 		for i, d := range names {
-			for _, name := range m.names {
+			for _, name := range m.Markers {
 				if found[i][name] {
-					out = append(out, Detected{Tool: m.tool, Marker: filepath.ToSlash(filepath.Join(d, name))})
+					out = append(out, Detected{Tool: m.Name, Marker: filepath.ToSlash(filepath.Join(d, name))})
 					break find
 				}
 			}
@@ -125,11 +100,11 @@ func detectToolchains(ws string, only []string, onlySet bool, dirs *hostfs.DirLi
 // markerSet is which marker names a directory holds as regular files.
 type markerSet map[string]bool
 
-// isMarker: a name of toolchainMarkers.
+// isMarker: a marker of the toolchains' table.
 var isMarker = func() map[string]bool {
 	m := map[string]bool{}
-	for _, t := range toolchainMarkers {
-		for _, n := range t.names {
+	for _, t := range toolchains.Table {
+		for _, n := range t.Markers {
 			m[n] = true
 		}
 	}

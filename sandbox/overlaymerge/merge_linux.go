@@ -53,7 +53,7 @@ const (
 	// userxattr mode. Through the overlay nobody can read or set a name
 	// in it, so the command cannot have forged one (nor mergeStash).
 	ovlXattrPrefix = "user.overlay."
-	OpaqueXattr      = ovlXattrPrefix + "opaque"
+	OpaqueXattr    = ovlXattrPrefix + "opaque"
 	// mergeStash holds an upper directory's mode and times from before
 	// this merge (or an earlier, interrupted one) touched it.
 	mergeStash = ovlXattrPrefix + "custos.merge"
