@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/protect"
+
 	"github.com/custos-dev/custos/sandbox/sysview"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
@@ -169,7 +171,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 // arguments need, dirs the workspace's listings (kept between commands)
 // for the rest, which run does once bubblewrap has started. Without it,
 // it is all of it, the host-config snapshot (guard) first.
-func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *dirPool, dirs *hostfs.DirListings, guard *hostGuard, err error) {
+func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *protect.DirPool, dirs *hostfs.DirListings, guard *hostGuard, err error) {
 	if b.step == nil {
 		if guarded {
 			guard = b.cfg.guardHostConfig(ws, b.listings)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/protect"
+
 	"github.com/custos-dev/custos/sandbox/overlaymerge"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
@@ -337,7 +339,7 @@ func (g *hostGuard) withholdProtected(upper string, res *Result) {
 					q = &quarantine{root: g.qroot, ws: g.ws}
 				}
 				res.Withheld = append(res.Withheld, HostConfigChange{Path: r, What: rule.Name + " the command created", Action: withhold(q, upper, r)})
-			case e.IsDir() && depth < protectedSearchDepth && name != "node_modules" && name != protected.GitDir:
+			case e.IsDir() && depth < protect.SearchDepth && name != "node_modules" && name != protected.GitDir:
 				walk(r, depth+1)
 			}
 		}

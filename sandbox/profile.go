@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/custos-dev/custos/sandbox/protect"
+
 	"github.com/custos-dev/custos/sandbox/masks"
 
 	"github.com/custos-dev/custos/sandbox/sysview"
@@ -246,7 +248,7 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 // waited for before anything returns. pool is where the run's placeholders come from; dirs
 // (may be nil) are the workspace's listings, for the toolchains'
 // detection.
-func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings, meanwhile func() error) (p bwrapProfile, pool *dirPool, err error) {
+func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings, meanwhile func() error) (p bwrapProfile, pool *protect.DirPool, err error) {
 	p = bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, Seccomp: true}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -270,7 +272,7 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 		err = meanwhile()
 	}
 	wg.Wait()
-	pool = openDirPool("")
+	pool = protect.OpenDirPool("")
 	if pr != nil {
 		undo.add(func() { b.prov.release(pr) })
 		if err == nil {
@@ -286,7 +288,7 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 		if pr.cache != nil {
 			// Locked for the run: the placeholders go back into its pool
 			// (undo runs last first) before the lock is released.
-			pool = openDirPool(pr.CacheDir)
+			pool = protect.OpenDirPool(pr.CacheDir)
 		}
 	}
 	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
@@ -323,7 +325,7 @@ func (b *bwrapSandbox) startProxy(req Request, undo *cleanups) (*proxyMounts, er
 // run does it once bubblewrap has started, while it sets up the sandbox,
 // and the step waits for it (see runFiles.feedPlan). dirs (may be nil)
 // are the listings of the host-config snapshot taken just before.
-func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *dirPool, undo *cleanups, dirs *hostfs.DirListings) error {
+func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *protect.DirPool, undo *cleanups, dirs *hostfs.DirListings) error {
 	own, err := b.planWorkspace(ws, req, undo, dirs)
 	if err != nil {
 		return err
@@ -333,20 +335,20 @@ func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *d
 
 // planInside puts the workspace's own mounts into p: the masks, and the
 // protected paths, their placeholders made (from pool).
-func planInside(p *bwrapProfile, own workspacePlan, pool *dirPool, undo *cleanups) error {
+func planInside(p *bwrapProfile, own workspacePlan, pool *protect.DirPool, undo *cleanups) error {
 	p.Masks, p.MaskSources = own.masks.Plan, own.masks.Src
-	undo.add(func() { own.prot.removePlaceholders(pool) })
-	if err := own.prot.prepare(pool); err != nil {
+	undo.add(func() { own.prot.RemovePlaceholders(pool) })
+	if err := own.prot.Prepare(pool); err != nil {
 		return err
 	}
-	p.Protected = own.prot.mounts
+	p.Protected = own.prot.Mounts
 	return nil
 }
 
 // workspacePlan is what planWorkspace found and set up.
 type workspacePlan struct {
 	masks *masks.Run
-	prot  *protectedPlan
+	prot  *protect.Plan
 }
 
 // planWorkspace prepares the masks (first, so that their placeholders
@@ -361,7 +363,7 @@ func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups, dir
 	}
 	undo.add(mr.Undo)
 	own.masks = mr
-	own.prot = planProtected(ws, dirs)
+	own.prot = protect.NewPlan(ws, dirs)
 	return own, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custos-dev/custos/sandbox/protect"
+
 	"github.com/custos-dev/custos/sandbox/masks"
 
 	"github.com/custos-dev/custos/sandbox/sysview"
@@ -352,7 +354,7 @@ func TestPlanProfileRefusalUndoes(t *testing.T) {
 	b := &bwrapSandbox{cfg: Config{}.withDefaults(), bwrap: "/usr/bin/bwrap", prlimit: "/usr/bin/prlimit"}
 	var undo cleanups
 	_, err := b.planProfile(ws, Request{Workspace: ws, Argv: []string{"true"}, ReadDeny: []string{"newdir/**"}}, &undo)
-	require.ErrorIs(t, err, errUnprotectable)
+	require.ErrorIs(t, err, protect.ErrUnprotectable)
 	assert.DirExists(t, filepath.Join(ws, "newdir"))
 	undo.run()
 	assert.NoDirExists(t, filepath.Join(ws, "newdir"))

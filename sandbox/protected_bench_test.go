@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/custos-dev/custos/sandbox/protect"
 )
 
 // BenchmarkProtectedPlan measures the walk that finds protected paths before
@@ -41,11 +43,11 @@ func BenchmarkProtectedPlan(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var n int
 			for b.Loop() {
-				p := planProtected(c.ws, nil)
-				if p.err != nil {
-					b.Fatal(p.err)
+				p := protect.NewPlan(c.ws, nil)
+				if p.Err != nil {
+					b.Fatal(p.Err)
 				}
-				n = len(p.mounts)
+				n = len(p.Mounts)
 			}
 			b.ReportMetric(float64(n), "mounts")
 		})

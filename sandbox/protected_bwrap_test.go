@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/protect"
+
 	"github.com/custos-dev/custos/sandbox/sysview"
 
 	"github.com/custos-dev/custos/sandbox/pathguard"
@@ -316,7 +318,7 @@ func TestProtectedPlanHomeNames(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".profile"), "# p\n")
 	holds := func(ws string) []string {
 		var out []string
-		for _, ph := range planProtected(ws, nil).placeholders {
+		for _, ph := range protect.NewPlan(ws, nil).Placeholders {
 			out = append(out, filepath.Base(ph))
 		}
 		return out
@@ -333,7 +335,7 @@ func TestProtectedPlanSkipsNodeModules(t *testing.T) {
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "node_modules", "pkg", ".vscode", "settings.json"), "{}")
 	writeFile(t, filepath.Join(ws, "pkg", ".vscode", "settings.json"), "{}")
-	args := strings.Join(mount.Args(planProtected(ws, nil).mounts), " ")
+	args := strings.Join(mount.Args(protect.NewPlan(ws, nil).Mounts), " ")
 	assert.NotContains(t, args, "node_modules")
 	assert.Contains(t, args, filepath.Join(ws, "pkg", ".vscode"))
 }
@@ -407,7 +409,7 @@ func TestBwrapProtectedSymlinkRefused(t *testing.T) {
 
 				require.NoError(t, os.Symlink(tc.target, filepath.Join(ws, tc.link)))
 				_, err = m.sb.Run(context.Background(), Request{Workspace: ws, Argv: ran})
-				require.ErrorIs(t, err, errUnprotectable)
+				require.ErrorIs(t, err, protect.ErrUnprotectable)
 				assert.Contains(t, err.Error(), tc.link)
 				assert.Contains(t, err.Error(), tc.wantRule)
 				assert.NoFileExists(t, filepath.Join(ws, "ran.txt"), "the refused command must not run")

@@ -1,4 +1,4 @@
-package sandbox
+package protect
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirPool holds empty directories for one workspace's placeholders, in the
+// DirPool holds empty directories for one workspace's placeholders, in the
 // workspace's cache directory on the host (beside the part the sandbox
 // sees, never in it). A run renames one into place for each missing
 // protected directory and back afterwards, instead of making and removing
@@ -22,7 +22,7 @@ import (
 // search of the others), a dozen times over for a workspace without any of
 // the protected names. A pool that is empty, or on another mount than the
 // workspace (rename fails with EXDEV), leaves mkdir and rmdir to do it.
-type dirPool struct {
+type DirPool struct {
 	dir   string   // "": no pool
 	names []string // the entries listed when the run began, not yet taken
 	size  int      // the entries in the pool, as far as this run knows
@@ -37,13 +37,13 @@ const dirPoolMax = 256
 // with something in it keeps another name (see give).
 const pooledPrefix = "p-"
 
-// openDirPool lists the pool in the cache directory cacheDir ("" for
+// OpenDirPool lists the pool in the cache directory cacheDir ("" for
 // none).
-func openDirPool(cacheDir string) *dirPool {
+func OpenDirPool(cacheDir string) *DirPool {
 	if cacheDir == "" {
-		return &dirPool{}
+		return &DirPool{}
 	}
-	p := &dirPool{dir: filepath.Join(cacheDir, "placeholders")}
+	p := &DirPool{dir: filepath.Join(cacheDir, "placeholders")}
 	ents, _ := os.ReadDir(p.dir) // missing: an empty pool, made on the first give
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), pooledPrefix) {
@@ -57,7 +57,7 @@ func openDirPool(cacheDir string) *dirPool {
 // take puts an empty directory at dst, from the pool when it can (never
 // replacing anything there), else with mkdir. Like mkdir, it reports
 // fs.ErrExist when dst exists.
-func (p *dirPool) take(dst string) error {
+func (p *DirPool) take(dst string) error {
 	for p.dir != "" && !p.off && len(p.names) > 0 {
 		src := filepath.Join(p.dir, p.names[0])
 		p.names = p.names[1:]
@@ -80,7 +80,7 @@ func (p *dirPool) take(dst string) error {
 // give takes the empty directory at dst away again: into the pool, or
 // with rmdir. It leaves anything else alone (not a directory, a symbolic
 // link, not empty): like rmdir, it only ever removes an empty directory.
-func (p *dirPool) give(dst string) {
+func (p *DirPool) give(dst string) {
 	// A directory, not a link (Lstat): a file or a link found there is
 	// someone else's, and is never moved, not even into the pool and back.
 	fi, err := os.Lstat(dst)

@@ -1,4 +1,4 @@
-package sandbox
+package protect
 
 import (
 	"errors"
@@ -39,7 +39,7 @@ var gitdirFileHolders = []struct{ name, content string }{
 type fileHolder struct{ path, content string }
 
 // gitEntry handles a .git entry: a repository directory, or a pointer file.
-func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
+func (p *Plan) gitEntry(path string, typ fs.FileMode) {
 	switch {
 	case typ&fs.ModeSymlink != 0:
 		p.fail(path, protected.GitPointer)
@@ -63,7 +63,7 @@ func (p *protectedPlan) gitEntry(path string, typ fs.FileMode) {
 
 // gitdirTarget returns a pointer file's target when it is a directory
 // inside the workspace (not the workspace itself).
-func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
+func (p *Plan) gitdirTarget(file string) (string, bool) {
 	real, ok := gitdir.ReadPointer(file)
 	if !ok {
 		return "", false
@@ -78,7 +78,7 @@ func (p *protectedPlan) gitdirTarget(file string) (string, bool) {
 // and pointer files read-only, a missing hooks directory replaced by a
 // read-only placeholder when hooksPlaceholder is set, and the git
 // directories of submodules and linked worktrees inside it in turn.
-func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
+func (p *Plan) gitDir(g string, hooksPlaceholder bool, depth int) {
 	hooks := filepath.Join(g, gitdir.HooksDir)
 	if seen, ok := p.gitdirs[g]; ok {
 		// Reached twice (walk and pointer file). A submodule's git
@@ -114,7 +114,7 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 		f := filepath.Join(g, h.name)
 		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
 			p.pinParents(f)
-			p.mounts = append(p.mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: f})
+			p.Mounts = append(p.Mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: f})
 			p.files = append(p.files, fileHolder{f, h.content})
 		}
 	}
@@ -129,7 +129,7 @@ func (p *protectedPlan) gitDir(g string, hooksPlaceholder bool, depth int) {
 // hooksPath protects the directory core.hooksPath names in the config of the git directory g,
 // when it lies in the workspace: read-only when present, a read-only
 // placeholder when missing (so a command cannot create it with hooks in it).
-func (p *protectedPlan) hooksPath(g, worktreeHint string) {
+func (p *Plan) hooksPath(g, worktreeHint string) {
 	hp := gitdir.HooksDirOf(g, worktreeHint)
 	if hp == "" {
 		return

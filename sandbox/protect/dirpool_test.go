@@ -1,4 +1,4 @@
-package sandbox
+package protect
 
 import (
 	"errors"
@@ -29,13 +29,13 @@ func TestDirPool(t *testing.T) {
 	cache, ws := t.TempDir(), t.TempDir()
 	at := func(n string) string { return filepath.Join(ws, n) }
 
-	p := openDirPool(cache)
+	p := OpenDirPool(cache)
 	require.NoError(t, p.take(at(".vscode")), "an empty pool makes the directory")
 	first := inode(t, at(".vscode"))
 	p.give(at(".vscode"))
 	assert.NoDirExists(t, at(".vscode"))
 
-	p = openDirPool(cache)
+	p = OpenDirPool(cache)
 	require.Len(t, p.names, 1)
 	require.NoError(t, p.take(at(".idea")))
 	assert.Equal(t, first, inode(t, at(".idea")), "the pooled directory is renamed into place")
@@ -50,10 +50,10 @@ func TestDirPool(t *testing.T) {
 	// exists without replacing it.
 	require.NoError(t, os.WriteFile(at(".mcp.json"), []byte("{}"), 0o644))
 	require.NoError(t, os.Symlink(t.TempDir(), at(".zed")))
-	p = openDirPool(cache)
+	p = OpenDirPool(cache)
 	require.NoError(t, p.take(at(".custos")))
 	p.give(at(".custos"))
-	p = openDirPool(cache)
+	p = OpenDirPool(cache)
 	require.Len(t, p.names, 1)
 	err := p.take(at(".mcp.json"))
 	assert.True(t, errors.Is(err, fs.ErrExist), "%v", err)
@@ -71,7 +71,7 @@ func TestDirPool(t *testing.T) {
 	assert.Len(t, pooled, 1, "neither the file nor the link stays in the pool")
 
 	// No pool: mkdir and rmdir.
-	none := openDirPool("")
+	none := OpenDirPool("")
 	require.NoError(t, none.take(at(".git")))
 	none.give(at(".git"))
 	assert.NoDirExists(t, at(".git"))
@@ -91,7 +91,7 @@ func TestDirPoolOnAnotherMount(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(cache) })
 	require.NoError(t, os.MkdirAll(filepath.Join(cache, "placeholders", pooledPrefix+"x"), 0o700))
 
-	p := openDirPool(cache)
+	p := OpenDirPool(cache)
 	require.NoError(t, p.take(filepath.Join(ws, ".vscode")))
 	assert.DirExists(t, filepath.Join(ws, ".vscode"))
 	assert.DirExists(t, filepath.Join(cache, "placeholders", pooledPrefix+"x"), "the pool's entry stays")
@@ -103,7 +103,7 @@ func TestDirPoolOnAnotherMount(t *testing.T) {
 // removed.
 func TestDirPoolBounded(t *testing.T) {
 	cache, ws := t.TempDir(), t.TempDir()
-	p := openDirPool(cache)
+	p := OpenDirPool(cache)
 	n := dirPoolMax + 5
 	for i := range n {
 		require.NoError(t, p.take(filepath.Join(ws, fmt.Sprint(i))))

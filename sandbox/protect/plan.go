@@ -1,4 +1,4 @@
-package sandbox
+package protect
 
 import (
 	"errors"
@@ -15,30 +15,30 @@ import (
 	"github.com/custos-dev/custos/protected"
 )
 
-// protectedSearchDepth bounds how deep below the workspace root protected
+// SearchDepth bounds how deep below the workspace root protected
 // names and nested repositories are looked for on every Bash call (the
 // root's entries are depth 1). sandbox-runtime bounds its search the same
 // way (mandatoryDenySearchDepth); deeper ones are left writable, which the
 // README states.
-const protectedSearchDepth = 3
+const SearchDepth = 3
 
-// protectedPlan is the bubblewrap profile's share of the protected list for
+// Plan is the bubblewrap profile's share of the protected list for
 // one workspace at one moment.
-type protectedPlan struct {
+type Plan struct {
 	ws     string
-	mounts []mount.Mount
-	// placeholders are the read-only empty directories mounted where a
+	Mounts []mount.Mount
+	// Placeholders are the read-only empty directories mounted where a
 	// protected path is missing; bubblewrap leaves each behind on the host
 	// as its mount point, and removePlaceholders takes them away again.
-	placeholders []string
+	Placeholders []string
 	files        []fileHolder
 	pinned       map[string]bool
 	gitdirs      map[string]bool // git directories planned; true once their hooks have a placeholder if missing
 	bound        map[string]bool // paths already mounted over
-	err          error
+	Err          error
 }
 
-// planProtected finds what must be protected in ws and how:
+// NewPlan finds what must be protected in ws and how:
 //
 //   - protected files and directories (the list in protected.go) up to
 //     protectedSearchDepth, and every git directory in every layout: .git
@@ -69,21 +69,21 @@ type protectedPlan struct {
 // dirs, when not nil, are the listings of the host-config snapshot taken
 // just before (hostconfig.go): a directory unchanged since its listing
 // there costs the walk one lstat instead of a read.
-func planProtected(ws string, dirs *hostfs.DirListings) *protectedPlan {
-	p := &protectedPlan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
+func NewPlan(ws string, dirs *hostfs.DirListings) *Plan {
+	p := &Plan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
 	p.walk(dirs)
 	return p
 }
 
-func (p *protectedPlan) fail(path string, rule protected.Rule) {
-	if p.err == nil {
+func (p *Plan) fail(path string, rule protected.Rule) {
+	if p.Err == nil {
 		rel, _ := filepath.Rel(p.ws, path)
-		p.err = fmt.Errorf("sandbox: %s (%s): %w", rel, rule.Name, errUnprotectable)
+		p.Err = fmt.Errorf("sandbox: %s (%s): %w", rel, rule.Name, ErrUnprotectable)
 	}
 }
 
 // walk lists the workspace breadth-first, without following symlinks.
-func (p *protectedPlan) walk(dirs *hostfs.DirListings) {
+func (p *Plan) walk(dirs *hostfs.DirListings) {
 	type dir struct {
 		path, rel string
 		depth     int
@@ -126,7 +126,7 @@ func (p *protectedPlan) walk(dirs *hostfs.DirListings) {
 				// Installed packages: no editor, shell or git on the host
 				// starts there, and pinning a package's stray .vscode would
 				// make node_modules impossible to remove (npm ci does).
-			case e.Typ.IsDir() && d.depth < protectedSearchDepth:
+			case e.Typ.IsDir() && d.depth < SearchDepth:
 				queue = append(queue, dir{path, filepath.Join(d.rel, e.Name), d.depth + 1})
 			}
 		}
@@ -144,7 +144,7 @@ func (p *protectedPlan) walk(dirs *hostfs.DirListings) {
 // be opened as one by a tool that reads them. An empty directory is
 // invisible to git status and stops a create, a rename or a link onto the
 // name (a mount point is busy).
-func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
+func (p *Plan) rootPlaceholders(seen map[string]bool) {
 	names := []string{protected.GitDir}
 	for _, l := range [][]protected.Name{protected.Dirs, protected.Files} {
 		for _, n := range l {
@@ -158,7 +158,7 @@ func (p *protectedPlan) rootPlaceholders(seen map[string]bool) {
 	}
 }
 
-func (p *protectedPlan) placeholder(path string) {
+func (p *Plan) placeholder(path string) {
 	// Hold the place of the first missing directory on the way: one
 	// bubblewrap would create as a plain directory could be renamed away.
 	if rel, in := hostfs.Within(p.ws, path); in {
@@ -176,12 +176,12 @@ func (p *protectedPlan) placeholder(path string) {
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.mounts = append(p.mounts, mount.Mount{Kind: mount.Empty, Src: "", Dst: path})
-	p.placeholders = append(p.placeholders, path)
+	p.Mounts = append(p.Mounts, mount.Mount{Kind: mount.Empty, Src: "", Dst: path})
+	p.Placeholders = append(p.Placeholders, path)
 }
 
 // readOnly binds an existing protected entry onto itself read-only.
-func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule protected.Rule) {
+func (p *Plan) readOnly(path string, typ fs.FileMode, rule protected.Rule) {
 	if typ&fs.ModeSymlink != 0 {
 		p.fail(path, rule)
 		return
@@ -191,12 +191,12 @@ func (p *protectedPlan) readOnly(path string, typ fs.FileMode, rule protected.Ru
 	}
 	p.bound[path] = true
 	p.pinParents(path)
-	p.mounts = append(p.mounts, mount.Mount{Kind: mount.ROBind, Src: path, Dst: path})
+	p.Mounts = append(p.Mounts, mount.Mount{Kind: mount.ROBind, Src: path, Dst: path})
 }
 
 // pinParents binds every directory strictly between the workspace and path
 // onto itself, parents first, once each.
-func (p *protectedPlan) pinParents(path string) {
+func (p *Plan) pinParents(path string) {
 	rel, err := filepath.Rel(p.ws, filepath.Dir(path))
 	if err != nil || rel == "." {
 		return
@@ -206,23 +206,23 @@ func (p *protectedPlan) pinParents(path string) {
 		cur = filepath.Join(cur, c)
 		if !p.pinned[cur] {
 			p.pinned[cur] = true
-			p.mounts = append(p.mounts, mount.Mount{Kind: mount.Bind, Src: cur, Dst: cur})
+			p.Mounts = append(p.Mounts, mount.Mount{Kind: mount.Bind, Src: cur, Dst: cur})
 		}
 	}
 }
 
-// prepare refuses a workspace whose protected paths cannot be protected,
+// Prepare refuses a workspace whose protected paths cannot be protected,
 // and creates the placeholders: the mount points of the missing
 // directories (from pool, see dirPool), and the placeholder files. Call
 // removePlaceholders with the same pool after the run. The mount points
 // are made here, on the host, rather than by whoever mounts over them in
 // the sandbox, where the kernel is still tearing down what bubblewrap left
 // of the host's mount table and each costs more.
-func (p *protectedPlan) prepare(pool *dirPool) error {
-	if p.err != nil {
-		return p.err
+func (p *Plan) Prepare(pool *DirPool) error {
+	if p.Err != nil {
+		return p.Err
 	}
-	for _, d := range p.placeholders {
+	for _, d := range p.Placeholders {
 		// One that exists by now is mounted over as planned (an empty
 		// directory over a directory; over anything else the mount fails
 		// and the command does not run).
@@ -252,11 +252,11 @@ func (p *protectedPlan) prepare(pool *dirPool) error {
 	return nil
 }
 
-// removePlaceholders removes the placeholder files, and the mount points
+// RemovePlaceholders removes the placeholder files, and the mount points
 // of the placeholder directories (into pool, or rmdir), when they are
 // still what custos put there (nothing else in custos creates protected
 // paths, but anything else found there is never touched).
-func (p *protectedPlan) removePlaceholders(pool *dirPool) {
+func (p *Plan) RemovePlaceholders(pool *DirPool) {
 	for _, h := range p.files {
 		if h.path == "" {
 			continue
@@ -265,11 +265,11 @@ func (p *protectedPlan) removePlaceholders(pool *dirPool) {
 			_ = os.Remove(h.path)
 		}
 	}
-	for i := len(p.placeholders) - 1; i >= 0; i-- {
+	for i := len(p.Placeholders) - 1; i >= 0; i-- {
 		// Only an empty directory goes, never a file or a symbolic link,
 		// nor one with something in it.
-		pool.give(p.placeholders[i])
+		pool.give(p.Placeholders[i])
 	}
 }
 
-var errUnprotectable = errors.New("a symbolic link stands where a protected path must be; custos cannot keep it read-only, so commands are refused until it is replaced by the real file or directory")
+var ErrUnprotectable = errors.New("a symbolic link stands where a protected path must be; custos cannot keep it read-only, so commands are refused until it is replaced by the real file or directory")
