@@ -68,7 +68,7 @@ test: deps
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
-	GOOS=darwin $(GO) build ./sandbox ./hooks/...   # the fallback must build where bwrap cannot exist
+	GOOS=darwin $(GO) build ./sandbox/... ./hooks/...   # the fallback must build where bwrap cannot exist
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/custos-dev/custos/$(patsubst ./%,%,$(p))))
 

@@ -40,139 +40,139 @@ mutant() {
 }
 
 mutant "no network namespace (drop --unshare-net)" \
-	"./sandbox" "TestBwrapDenies|TestBwrapNetworkAllowlist" \
+	"./sandbox/..." "TestBwrapDenies|TestBwrapNetworkAllowlist" \
 	sandbox/profile.go '"--unshare-net",' ''
 
 # Commands may then write .git/hooks (the file tools refuse anything under
 # .git by another rule, so the Bash wall is what this breaks).
 mutant "no .git/hooks protection in the sandbox" \
-	"./sandbox" "TestBwrapDenies|Protected" \
-	sandbox/protected_gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)' '_ = fi' \
-	sandbox/protected_gitdirs.go $'hooksPlaceholder:\n\t\tp.placeholder(hooks)' $'hooksPlaceholder:\n\t\t_ = hooks' \
-	sandbox/protected_gitdirs.go $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\tp.placeholder(hooks)' $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\t_ = hooks'
+	"./sandbox/..." "TestBwrapDenies|Protected" \
+	sandbox/protect/gitdirs.go 'p.readOnly(hooks, fi.Mode().Type(), protected.GitHooks)' '_ = fi' \
+	sandbox/protect/gitdirs.go $'hooksPlaceholder:\n\t\tp.placeholder(hooks)' $'hooksPlaceholder:\n\t\t_ = hooks' \
+	sandbox/protect/gitdirs.go $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\tp.placeholder(hooks)' $'errors.Is(err, fs.ErrNotExist) {\n\t\t\t\t_ = hooks'
 
 # Git on the host would then run the fsmonitor, hooks and pointers a
 # command plants in a repository it creates below the root: the upper
 # layer applied as the command left it, without the check.
 mutant "the post-command scan off (host config left as the command made it)" \
-	"./sandbox" "HostConfig" \
+	"./sandbox/..." "HostConfig" \
 	sandbox/hostconfig_overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tr, err := viewChecker(g)' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tr, err := viewChecker(g)'
 
 # A command would then write to the workspace directly again: an editor or
 # a prompt on the host could act on a repository it plants while it runs.
 mutant "writes visible on the host while the command runs (no overlay)" \
-	"./sandbox" "TestBwrapOverlay" \
+	"./sandbox/..." "TestBwrapOverlay" \
 	sandbox/bwrap.go 'if err == nil && b.overlay && (guarded || req.probeOverlay) {' 'if false {'
 
 # The command's removals would then be lost when its upper layer is
 # applied: a file it deleted comes back.
 mutant "overlay merge: whiteouts dropped, not applied" \
-	"./sandbox" "TestMergeUpper|TestBwrapOverlay" \
-	sandbox/overlaymerge_linux.go '			err = m.whiteout(up, ws, name)' '			err = unix.Unlinkat(up, name, 0)'
+	"./sandbox/..." "TestMergeUpper|TestBwrapOverlay" \
+	sandbox/overlaymerge/merge_linux.go '			err = m.whiteout(up, ws, name)' '			err = unix.Unlinkat(up, name, 0)'
 
 # A symbolic link the workspace holds (evil -> /etc) would then be entered
 # when the upper layer has a directory of its name: written through.
 mutant "overlay merge: workspace symlinks followed" \
-	"./sandbox" "TestMergeUpper" \
-	sandbox/overlaymerge_linux.go 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC' \
-	sandbox/overlaymerge_linux.go 'if present && (wst.Mode&unix.S_IFMT != unix.S_IFDIR || m.opaque(d.fd)) {' 'if present && m.opaque(d.fd) {'
+	"./sandbox/..." "TestMergeUpper" \
+	sandbox/overlaymerge/merge_linux.go 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'mergeDirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC' \
+	sandbox/overlaymerge/merge_linux.go 'if present && (wst.Mode&unix.S_IFMT != unix.S_IFDIR || m.opaque(d.fd)) {' 'if present && m.opaque(d.fd) {'
 
 # A repository the command made would then be taken for one the
 # workspace had, and applied without the check.
 mutant "overlay: a new directory named like a repository's taken for a merged one" \
-	"./sandbox" "HostConfigNeutralised" \
+	"./sandbox/..." "HostConfigNeutralised" \
 	sandbox/hostconfig_overlay.go $'if err != nil || !fi.IsDir() {\n\t\treturn false\n\t}\n\treturn !overlayOpaque' $'if err != nil || !fi.IsDir() {\n\t\treturn true\n\t}\n\treturn !overlayOpaque'
 
 # On the merged view every file shows the overlay's device: compared with
 # it, a user's own hooks and config would all look made by the command,
 # and be set aside.
 mutant "the merged view's files compared by device and inode" \
-	"./sandbox" "HostConfigPreexisting" \
-	sandbox/hostconfig_act.go $'\tif g.view {\n\t\ta.dev' $'\tif false {\n\t\ta.dev'
+	"./sandbox/..." "HostConfigPreexisting" \
+	sandbox/hostconfig_act.go $'\tif g.view {\n\t\ta.Dev' $'\tif false {\n\t\ta.Dev'
 
 # The workspace's own mounts are planned while bubblewrap starts (bwrap.go,
 # run): a planning that failed (a symbolic link at a protected path) would
 # then still hand the step a plan, without the protected paths, and the
 # command would run.
 mutant "the step's plan fed although the late planning failed" \
-	"./sandbox" "TestBwrapProtectedSymlinkRefused" \
+	"./sandbox/..." "TestBwrapProtectedSymlinkRefused" \
 	sandbox/bwrap.go $'lateErr == nil {\n\t\t\tlateErr = files.feedPlan(p)' $'true {\n\t\t\t_ = files.feedPlan(p)'
 
 # The system's mounts are kept between runs while inotify reports nothing
 # in what they were read from: kept regardless, a run would show an /etc
 # (or a root) the host no longer has.
 mutant "the kept system mounts trusted whatever changed" \
-	"./sandbox" "TestSysMountWatch" \
-	sandbox/etcwatch.go 's.base != base || s.w.changed() || !linksUnchanged(s.kept.links)' 's.base != base'
+	"./sandbox/..." "TestSysMountWatch" \
+	sandbox/sysview/etcwatch.go 's.base != base || s.w.changed() || !linksUnchanged(s.kept.links)' 's.base != base'
 
 # A listing too recent to trust across a command would then be reused by
 # the host-config check after it, which would miss what the command made
 # in that directory.
 mutant "a listing too recent for the walk after the command reused there" \
-	"./sandbox" "TestDirListingsReuse" \
-	sandbox/hostconfig.go 'return &dirListings{m: c.next, next: map[string]dirListing{}}' 'return &dirListings{m: c.next, next: map[string]dirListing{}, fresh: c.fresh}'
+	"./sandbox/..." "TestDirListingsReuse" \
+	sandbox/hostfs/listing.go 'return &DirListings{m: c.next, next: map[string]dirListing{}}' 'return &DirListings{m: c.next, next: map[string]dirListing{}, fresh: c.fresh}'
 
 # A plan cut short (its writer gone mid-way) would then pass for a whole
 # plan with fewer mounts.
 mutant "the mount step runs a plan without its end" \
-	"./sandbox" "TestMountStepNeedsTheWholePlan" \
+	"./sandbox/..." "TestMountStepNeedsTheWholePlan" \
 	sandbox/mountinit_cgo.go "if (n < 2 || plan[n - 1] != 0 || plan[n - 2] != 'Z' || (n > 2 && plan[n - 3] != 0))" 'if (n == 0 || plan[n - 1] != 0)'
 
 # The mount step (sandbox/mountinit.go) makes the masks, drops the
 # capabilities and loads the filter before the command runs.
 mutant "mount step: deny-rule masks left out of the plan" \
-	"./sandbox" "MountStep|TestBwrapMasksEnforce" \
+	"./sandbox/..." "MountStep|TestBwrapMasksEnforce" \
 	sandbox/mountinit.go '		err = errors.Join(err, rec(op, m.Path))' '		_ = op'
 
 mutant "mount step: the command keeps the step's capabilities" \
-	"./sandbox" "MountStep" \
+	"./sandbox/..." "MountStep" \
 	sandbox/mountinit_cgo.go $'\tcm_drop_caps();\n' $'\n'
 
 mutant "mount step: no seccomp filter" \
-	"./sandbox" "MountStep" \
+	"./sandbox/..." "MountStep" \
 	sandbox/mountinit_cgo.go '	if (secfd >= 0) cm_seccomp(secfd);' '	if (secfd >= 0) close(secfd);'
 
 # No path from inside the sandbox to the host but the overlay.
 # The step as PID 1 of the sandbox: without it, bubblewrap's init (in the
 # namespace where the workspace is the host's) is /proc/1.
 mutant "the sandbox's PID 1 is bubblewrap's own init again (step runs the command itself)" \
-	"./sandbox" "TestSandboxProcHasNoDoor|TestSandboxProcEscapes" \
+	"./sandbox/..." "TestSandboxProcHasNoDoor|TestSandboxProcEscapes" \
 	sandbox/profile.go 'a = append(a, "--as-pid-1", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")' 'a = append(a, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")' \
 	sandbox/mountinit_cgo.go '	cm_init(argv + 7, env);' '	cm_exec(argv + 7, env);'
 
 mutant "the sandbox's init stays dumpable" \
-	"./sandbox" "TestSandboxProcHasNoDoor|TestSandboxProcEscapes" \
+	"./sandbox/..." "TestSandboxProcHasNoDoor|TestSandboxProcEscapes" \
 	sandbox/mountinit_cgo.go 'if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) cm_fail' 'if (0) cm_fail'
 
 mutant "descriptors the worker inherited reach the command" \
-	"./sandbox" "TestSandboxProcHasNoDoor" \
+	"./sandbox/..." "TestSandboxProcHasNoDoor" \
 	sandbox/mountinit_cgo.go '	cm_close_inherited();' ''
 
 mutant "without the step, bubblewrap's init is PID 1 again" \
-	"./sandbox" "TestSandboxProcHasNoDoor|TestBwrapArgs" \
+	"./sandbox/..." "TestSandboxProcHasNoDoor|TestBwrapArgs" \
 	sandbox/profile.go $'\tif p.Pid1 != "" {\n\t\ta = append(a, "--as-pid-1", "--")' $'\tif false {\n\t\ta = append(a, "--as-pid-1", "--")'
 
 # Nothing set-id leaves the sandbox: the filter refuses the modes, the
 # merge clears what still comes.
 mutant "seccomp: set-uid and set-gid modes allowed" \
-	"./sandbox" "TestBwrapSetIDRefused" \
+	"./sandbox/..." "TestBwrapSetIDRefused" \
 	sandbox/seccomp.go '	for _, c := range setIDModeArgs {' '	for _, c := range setIDModeArgs[:0] {'
 
 mutant "overlay merge: set-id bits kept" \
-	"./sandbox" "TestMergeUpper|TestMergeReportsWithheld" \
-	sandbox/overlaymerge_linux.go '	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&setIDBits == 0 {' '	if true {'
+	"./sandbox/..." "TestMergeUpper|TestMergeReportsWithheld" \
+	sandbox/overlaymerge/merge_linux.go '	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&hostfs.SetIDBits == 0 {' '	if true {'
 
 mutant "overlay merge: fifos applied" \
-	"./sandbox" "TestMergeUpper|TestMergeReportsWithheld" \
-	sandbox/overlaymerge_linux.go $'\t\tif dtype == unix.DT_FIFO || dtype == unix.DT_SOCK {\n\t\t\terr = m.dropSpecial' $'\t\tif false {\n\t\t\terr = m.dropSpecial'
+	"./sandbox/..." "TestMergeUpper|TestMergeReportsWithheld" \
+	sandbox/overlaymerge/merge_linux.go $'\t\tif dtype == unix.DT_FIFO || dtype == unix.DT_SOCK {\n\t\t\terr = m.dropSpecial' $'\t\tif false {\n\t\t\terr = m.dropSpecial'
 
 # Every protected name, whether it exists or not.
 mutant "protected names only a home directory reads are left unheld in a project" \
-	"./sandbox" "TestBwrapProtectedNamesWhetherOrNot|TestProtectedPlan" \
-	sandbox/protected_plan.go $'\t\tfor _, n := range l {\n\t\t\tnames = append(names, n.Name)' $'\t\tfor _, n := range l {\n\t\t\tif n.Name == ".bashrc" || n.Name == ".gitconfig" || n.Name == ".claude.json" {\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tnames = append(names, n.Name)'
+	"./sandbox/..." "TestBwrapProtectedNamesWhetherOrNot|TestProtectedPlan" \
+	sandbox/protect/plan.go $'\t\tfor _, n := range l {\n\t\t\tnames = append(names, n.Name)' $'\t\tfor _, n := range l {\n\t\t\tif n.Name == ".bashrc" || n.Name == ".gitconfig" || n.Name == ".claude.json" {\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tnames = append(names, n.Name)'
 
 mutant "protected names made below the root applied" \
-	"./sandbox" "TestBwrapProtectedNamesWhetherOrNot" \
+	"./sandbox/..." "TestBwrapProtectedNamesWhetherOrNot" \
 	sandbox/hostconfig_overlay.go '	g.withholdProtected(upper, res)' '	_ = g.withholdProtected'
 
 # The policy's holes: one mutant per hole class. Each breaks one
@@ -380,7 +380,7 @@ mutant "a **/ in a path rule needs a directory again (policy and sandbox disagre
 
 mutant "path guard follows symlinks (lexical paths only)" \
 	"./sandbox ./activities" "Path|Resolve|Symlink|TestWrite|TestEdit|TestRead" \
-	sandbox/pathguard.go 'func canonicalize(base, rel string) (string, error) {' \
+	sandbox/pathguard/pathguard.go 'func canonicalize(base, rel string) (string, error) {' \
 	$'func canonicalize(base, rel string) (string, error) {\n\tif true {\n\t\treturn filepath.Join(base, rel), nil\n\t}'
 
 mutant "Write rewrites the file in place (not atomic)" \
@@ -429,7 +429,7 @@ mutant "answers matched by the model's call ID" \
 # A command cut off by a worker crash would then leave what it planted:
 # nobody finishes its guard.
 mutant "an interrupted command's host config never checked" \
-	"./sandbox" "TestHostConfigOfAnInterruptedCommand" \
+	"./sandbox/..." "TestHostConfigOfAnInterruptedCommand" \
 	sandbox/hostconfig_pending.go '		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {' '		if true {'
 
 # A person would then read "example.com" where the command names a
@@ -457,7 +457,7 @@ mutant "git branch operands not judged" \
 # A run's pids cgroup would then be made inside another run's slot when
 # the thread looking it up lives in one, and bound by that run's limit.
 mutant "pids cgroup looked up without leaving a slot" \
-	"./sandbox" "TestPidsCgroupFoundFromASlot" \
+	"./sandbox/..." "TestPidsCgroupFoundFromASlot" \
 	sandbox/cgroup.go '	for strings.HasPrefix(path.Base(v1Path), slotPrefix) {' '	for false {'
 
 # The model would then list custos' own transcripts back to itself.
@@ -479,7 +479,7 @@ mutant "custos' own directories inside the workspace left open" \
 # What a command left running in the background would then go on for a
 # moment after Run returned, past the host-config check.
 mutant "the sandbox's init not reaped after bwrap exits" \
-	"./sandbox" "TestReapKillsTheInitThatOutlivedBwrap" \
+	"./sandbox/..." "TestReapKillsTheInitThatOutlivedBwrap" \
 	sandbox/bwrap.go $'func (w *statusWatch) reap() {\n' $'func (w *statusWatch) reap() {\n\treturn\n'
 
 # A settings change that allows what a person denied would then pass a
@@ -547,15 +547,15 @@ mutant "grant: an uncovering rule accepted" \
 # A process would then skip the probe on another bubblewrap, executable or
 # boot than the one that passed, or after the sandbox failed a run.
 mutant "probe: an earlier result taken whatever it depended on" \
-	"./sandbox" "TestProbeCache" \
-	sandbox/probecache.go '	return readRecord(path, &r) && r.Key == key && recent(r.At, probeCacheTTL)' '	return readRecord(path, &r) && recent(r.At, probeCacheTTL)'
+	"./sandbox/..." "TestProbeCache" \
+	sandbox/probecache.go '	return hostfs.ReadRecord(path, &r) && r.Key == key && hostfs.Recent(r.At, probeCacheTTL)' '	return hostfs.ReadRecord(path, &r) && hostfs.Recent(r.At, probeCacheTTL)'
 # A record one process leaves the next (a probe, the git identity) would
 # then be taken from a file others may write.
 mutant "a record its group may write trusted" \
-	"./sandbox" "TestGitIdentityKept" \
-	sandbox/probecache.go 'ownedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0' 'ownedByUser(fi) != ""'
+	"./sandbox/..." "TestGitIdentityKept" \
+	sandbox/hostfs/files.go 'OwnedByUser(fi) != "" || fi.Mode().Perm()&0o022 != 0' 'OwnedByUser(fi) != ""'
 mutant "probe: kept after a failed run" \
-	"./sandbox" "TestProbeCache" \
+	"./sandbox/..." "TestProbeCache" \
 	sandbox/bwrap.go '		_ = os.Remove(b.cfg.ProbeCache)' '		_ = b.cfg.ProbeCache'
 
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
