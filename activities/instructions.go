@@ -11,9 +11,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/custos-dev/custos/sandbox/gitdir"
-
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/sandbox/gitdir"
 )
 
 // instructionNames are the file names read in each directory, the first

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/custos-dev/custos/sandbox/masks"
-
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/masks"
 )
 
 // sandboxStatus is what the workflow learns about the worker's sandbox (so

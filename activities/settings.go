@@ -9,16 +9,14 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
 )
 

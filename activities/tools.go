@@ -18,12 +18,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
 	"go.temporal.io/sdk/activity"
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // Tools implements the six tool activities. The worker registers a *Tools

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // HostsTaskQueue is polled by every worker that has a host, with the host's

@@ -7,12 +7,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
 )
 

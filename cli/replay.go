@@ -12,13 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/policyreplay"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/workflows"
 )
 

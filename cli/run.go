@@ -15,16 +15,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )

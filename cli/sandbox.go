@@ -13,13 +13,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/masks"
-
-	"github.com/custos-dev/custos/netpolicy"
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/masks"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
 )
 

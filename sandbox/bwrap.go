@@ -15,11 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/protect"
-
-	"github.com/custos-dev/custos/sandbox/sysview"
-
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/protect"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // Paths inside the sandbox.

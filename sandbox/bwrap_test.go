@@ -17,13 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/sysview"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // newBwrap returns the real bubblewrap backend. Without bwrap installed the

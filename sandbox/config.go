@@ -11,11 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/sysview"
-
-	"github.com/custos-dev/custos/sandbox/netproxy"
-
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/netproxy"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // Backend names.

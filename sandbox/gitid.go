@@ -14,7 +14,7 @@ import (
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
-// Git inside the sandbox works as the user's git (issue 16 §3): their name
+// Git inside the sandbox works as the user's git: their name
 // and email reach it, as ~/.gitconfig, and nothing else of their git
 // configuration — no credential helpers, includes, aliases, pager or hooks
 // settings — and not the system's (GIT_CONFIG_NOSYSTEM).

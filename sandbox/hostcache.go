@@ -12,9 +12,8 @@ import (
 	"sync"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/toolchains"
-
 	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/toolchains"
 )
 
 // The host's dependency caches, found once when the sandbox starts: where

@@ -7,11 +7,10 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/sandbox/gitdir"
-
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
-// Config the host runs later, created by a command (issue 17 §3).
+// Config the host runs later, created by a command.
 //
 // The protected paths (protected_plan.go) keep what exists read-only, three
 // directories deep. A command can still create a repository anywhere below

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/gitdir"
-
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 

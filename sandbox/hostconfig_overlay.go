@@ -9,16 +9,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/custos-dev/custos/sandbox/protect"
-
-	"github.com/custos-dev/custos/sandbox/overlaymerge"
-
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/overlaymerge"
+	"github.com/custos-dev/custos/sandbox/protect"
 )
 
-// Deferred visibility (issue 17 §3). The check after a command
+// Deferred visibility. The check after a command
 // (hostconfig.go) finds what a command planted for the host, but a tool on
 // the host could act on it while the command still ran: an editor's
 // repository scan, a prompt's `git status` in a new sub/. So, with the

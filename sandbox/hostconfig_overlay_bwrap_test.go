@@ -14,13 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/overlaymerge"
-
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/overlaymerge"
 )
 
 // overlayOn is sb with its overlay required: the tests below are about it.

@@ -16,11 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/overlaymerge"
+	"golang.org/x/sys/unix"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
-
-	"golang.org/x/sys/unix"
+	"github.com/custos-dev/custos/sandbox/overlaymerge"
 )
 
 // viewCheckTimeout bounds the helper: the check's walk is bounded by its

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 func TestGitKeyInert(t *testing.T) {
@@ -207,7 +207,7 @@ func pendingLeft(t *testing.T, dir string) []string {
 // A command cut off by a worker crash never reaches its guard's finish;
 // what it planted is neutralised by the next command in the workspace,
 // which says so, or by the next worker to start, which keeps it in the
-// quarantine with its manifest (issue 17 §3).
+// quarantine with its manifest.
 func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 	for _, atStart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("at worker start %v", atStart), func(t *testing.T) {

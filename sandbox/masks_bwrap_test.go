@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/masks"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/masks"
 )
 
 // maskCase is one attempt at what a deny rule forbids. Each runs twice on

@@ -10,10 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/masks"
-
 	"github.com/custos-dev/custos/sandbox/hostfs"
-
+	"github.com/custos-dev/custos/sandbox/masks"
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // A process that runs one command (`starter sandbox exec`) would spend a

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/netpolicy"
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/netpolicy"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // The /proc walk: run inside a sandbox (the test binary, copied into the
@@ -378,7 +378,7 @@ func TestSandboxProcHasNoDoor(t *testing.T) {
 	}
 }
 
-// TestSandboxProcEscapes tries the doors issue 31 found, each in every
+// TestSandboxProcEscapes tries the doors /proc once opened, each in every
 // spelling a command has (every process, cwd and root, every inherited
 // descriptor, memory, environment), in the default set-up (the mount step
 // with the overlay). None leads anywhere: the masked secret is not read,

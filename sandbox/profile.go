@@ -4,17 +4,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/custos-dev/custos/sandbox/protect"
-
-	"github.com/custos-dev/custos/sandbox/masks"
-
-	"github.com/custos-dev/custos/sandbox/sysview"
-
-	"github.com/custos-dev/custos/sandbox/netproxy"
-
 	"github.com/custos-dev/custos/sandbox/hostfs"
-
+	"github.com/custos-dev/custos/sandbox/masks"
 	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/netproxy"
+	"github.com/custos-dev/custos/sandbox/protect"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // The bubblewrap command line of one run is a pure function of a profile

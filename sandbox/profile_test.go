@@ -7,17 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/custos-dev/custos/sandbox/protect"
-
-	"github.com/custos-dev/custos/sandbox/masks"
-
-	"github.com/custos-dev/custos/sandbox/sysview"
-
-	"github.com/custos-dev/custos/netpolicy"
-	"github.com/custos-dev/custos/sandbox/mount"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/netpolicy"
+	"github.com/custos-dev/custos/sandbox/masks"
+	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/protect"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // cat joins lists.

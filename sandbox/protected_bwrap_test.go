@@ -13,18 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/protect"
-
-	"github.com/custos-dev/custos/sandbox/sysview"
-
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
-	"github.com/custos-dev/custos/sandbox/mount"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/pathguard"
+	"github.com/custos-dev/custos/sandbox/protect"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // hostGit runs git on the host, as a user would, with no user or system

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // guardCases are protected paths for the path guard: one for each rule and

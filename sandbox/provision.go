@@ -10,13 +10,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/custos-dev/custos/sandbox/sysview"
-	"github.com/custos-dev/custos/toolchains"
-
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/sysview"
+	"github.com/custos-dev/custos/toolchains"
 )
 
 // provisioner gives each run what its workspace's toolchains need (issue
@@ -390,8 +388,8 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%.1f %s", v, suffix)
 }
 
-// Provisions says what a command in workspace ws would be given (issue
-// 16 §4), without running one: the toolchains found, the host's caches
+// Provisions says what a command in workspace ws would be given (what
+// starter sandbox check prints), without running one: the toolchains found, the host's caches
 // shown read-only (and those skipped, with why), the workspace's own
 // caches and their size, the git identity. It creates, locks and writes
 // nothing. The fallback backend

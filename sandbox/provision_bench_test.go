@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkProvision is what toolchain provisioning adds to a command
-// (issue 16 §5: the new cache mounts under 1 ms): planning alone
+// (the cache mounts should cost under 1 ms): planning alone
 // (detection, the workspace cache's lock, the git identity, go.mod), and
 // `true` through Sandbox.Run in a workspace of every toolchain, bare
 // (detection off, "toolchains": []: the workspace's own cache, which also

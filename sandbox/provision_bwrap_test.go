@@ -66,8 +66,8 @@ func write(t testing.TB, dir, name, data string) {
 	require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
 }
 
-// TestGoModuleWithDependencyTestsOffline is issue 16's first finding: a Go
-// module with one dependency could not run its tests in the sandbox. Now
+// TestGoModuleWithDependencyTestsOffline: a Go module with one dependency
+// once could not run its tests in the sandbox. Now
 // its modules come from the host's module cache, offline; the second run
 // is warm (the workspace's own build cache answers); go vet works too.
 func TestGoModuleWithDependencyTestsOffline(t *testing.T) {
@@ -97,7 +97,7 @@ func TestGoModuleWithDependencyTestsOffline(t *testing.T) {
 const secret = "SECRET-TOKEN-5f1c"
 
 // fakeHome is a user's home with a cache for every toolchain and every
-// credential issue 16 names, some of them inside the caches and some
+// credential a toolchain keeps (tokens, keys, logins), some of them inside the caches and some
 // reached from a cache through a symbolic link. It returns the home, the
 // environment that points the sandbox at it, and the credential paths.
 func fakeHome(t *testing.T) (home string, env HostEnv, creds []string) {

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/toolchains"
-
-	"github.com/custos-dev/custos/sandbox/mount"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/toolchains"
 )
 
 func TestParseGoVersion(t *testing.T) {

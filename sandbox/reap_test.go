@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // reap kills a sandbox's init that outlived bwrap and returns once it is

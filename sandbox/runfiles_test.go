@@ -5,12 +5,11 @@ import (
 	"os"
 	"testing"
 
-	"github.com/custos-dev/custos/sandbox/masks"
-
-	"github.com/custos-dev/custos/sandbox/sysview"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/masks"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // Each of the child's files sits where ExtraFiles makes it the fd the

@@ -2,7 +2,7 @@ package sandbox
 
 import "fmt"
 
-// No isolation, no silent fallback (issue 8 §4): when bubblewrap cannot run,
+// No isolation, no silent fallback: when bubblewrap cannot run,
 // New still returns the fallback backend (so the worker starts and can say
 // why), but its Run refuses every command unless the request carries
 // AllowUnconfined, which only the user's own settings grant

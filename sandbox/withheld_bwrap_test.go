@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // setIDScript gives files set-uid and set-gid bits every way a command

@@ -15,12 +15,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
-// The per-workspace caches (issue 16 §2): what a workspace's builds write —
+// The per-workspace caches: what a workspace's builds write —
 // Go's build and module caches, npm's, pip's, cargo's — lives under custos'
 // state directory, one directory per workspace, owner-only, never shared
 // between workspaces and never the host's own, so the second build of a

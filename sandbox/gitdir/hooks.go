@@ -11,9 +11,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // core.hooksPath moves a repository's hooks out of .git/hooks, usually into

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/custos-dev/custos/sandbox/sysview"
-
 	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // The expansion walk: which paths of the workspace (and of the system

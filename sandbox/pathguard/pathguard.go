@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/custos-dev/custos/sandbox/gitdir"
-
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/gitdir"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Sentinel errors of the path guard. Callers test them with errors.Is; the

@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/custos-dev/custos/protected"
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // guardFixture builds a workspace with the symlinks the guard must see

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // DirPool holds empty directories for one workspace's placeholders, in the

@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 func inode(t *testing.T, path string) uint64 {

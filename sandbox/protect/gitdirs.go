@@ -7,13 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/custos-dev/custos/sandbox/gitdir"
-
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
-	"github.com/custos-dev/custos/sandbox/mount"
-
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/gitdir"
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // Git directories in every layout, for the protected plan: which of their

@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/custos-dev/custos/sandbox/hostfs"
-
-	"github.com/custos-dev/custos/sandbox/mount"
-
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // SearchDepth bounds how deep below the workspace root protected

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
-
 	"github.com/custos-dev/custos/sandbox/mount"
 )
 

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/sandbox/mount"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/mount"
 )
 
 // fakeEtc is an /etc of allowed entries: a file, a directory tree with a
