@@ -18,6 +18,7 @@ import (
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/masks"
 	"github.com/custos-dev/custos/sandbox/pathguard"
+	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/settingsfile"
 )
 
@@ -128,23 +129,23 @@ func sandboxCache(args []string, stdout, stderr io.Writer) int {
 		}
 		*ws = canon
 	}
-	infos, err := sandbox.ListCaches(root)
+	infos, err := provision.ListCaches(root)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	if *clear {
 		if *ws != "" {
-			infos = []sandbox.CacheInfo{{Workspace: *ws}}
+			infos = []provision.CacheInfo{{Workspace: *ws}}
 		}
 		for _, info := range infos {
-			removed, err := sandbox.ClearCache(root, info.Workspace)
+			removed, err := provision.ClearCache(root, info.Workspace)
 			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return 1
 			}
 			if removed {
-				fmt.Fprintf(stdout, "cleared %s (%s)\n", info.Workspace, sandbox.FormatBytes(info.Bytes))
+				fmt.Fprintf(stdout, "cleared %s (%s)\n", info.Workspace, provision.FormatBytes(info.Bytes))
 			} else {
 				fmt.Fprintf(stdout, "no cache for %s\n", info.Workspace)
 			}
@@ -160,12 +161,12 @@ func sandboxCache(args []string, stdout, stderr io.Writer) int {
 		}
 		shown++
 		total += info.Bytes
-		fmt.Fprintf(stdout, "%10s  last used %s  %s\n", sandbox.FormatBytes(info.Bytes), info.LastUsed.Format(time.DateTime), info.Workspace)
+		fmt.Fprintf(stdout, "%10s  last used %s  %s\n", provision.FormatBytes(info.Bytes), info.LastUsed.Format(time.DateTime), info.Workspace)
 	}
 	if shown == 0 {
 		fmt.Fprintln(stdout, "  none")
 	}
-	fmt.Fprintf(stdout, "total %s\n", sandbox.FormatBytes(total))
+	fmt.Fprintf(stdout, "total %s\n", provision.FormatBytes(total))
 	return 0
 }
 

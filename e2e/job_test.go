@@ -18,7 +18,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -92,7 +92,7 @@ func TestJobReadEditBash(t *testing.T) {
 	// The Bash call's workspace cache is in the workers' state directory,
 	// not in the user's (whose caches it would otherwise fill and evict).
 	assert.Contains(t, cachedWorkspaces(t, filepath.Join(testenv.StateDir(), "sandbox-cache")), ws)
-	userCaches, err := sandbox.DefaultCacheDir()
+	userCaches, err := provision.DefaultCacheDir()
 	require.NoError(t, err)
 	assert.False(t, slices.Contains(cachedWorkspaces(t, userCaches), ws), "no cache for %s in the user's %s", ws, userCaches)
 }
@@ -100,7 +100,7 @@ func TestJobReadEditBash(t *testing.T) {
 // cachedWorkspaces are the workspaces with a sandbox cache under root.
 func cachedWorkspaces(t *testing.T, root string) []string {
 	t.Helper()
-	infos, err := sandbox.ListCaches(root)
+	infos, err := provision.ListCaches(root)
 	require.NoError(t, err)
 	var out []string
 	for _, in := range infos {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/protect"
+	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
@@ -43,7 +44,7 @@ type bwrapSandbox struct {
 	pids *pidsCgroup
 	why  string
 	// prov provisions the workspaces' toolchains (provision.go).
-	prov *provisioner
+	prov *provision.Provisioner
 	// noHostGuard turns the post-command scan off: only for the tests'
 	// controls, which show what it stops.
 	noHostGuard bool

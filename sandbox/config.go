@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/netproxy"
+	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
@@ -78,7 +79,7 @@ type Config struct {
 
 	// HostEnv is where the user's toolchain configuration and caches are
 	// found (zero: the worker's own home and environment).
-	HostEnv HostEnv
+	HostEnv provision.HostEnv
 	// CacheDir holds the per-workspace build and download caches ("":
 	// DefaultCacheDir); CacheBytes caps them all together (0:
 	// DefaultCacheBytes; negative: no cap).
@@ -192,7 +193,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
-	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: newProvisioner(cfg), listings: &hostfs.HostListings{}, overlays: &overlayPool{}}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: provisionerFor(cfg), listings: &hostfs.HostListings{}, overlays: &overlayPool{}}
 	limitNote := "process limit: RLIMIT_NPROC"
 	if os.Geteuid() == 0 && cfg.NProc > 0 {
 		pc, err := findPidsCgroup()

@@ -3,12 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"strings"
 )
-
-// sandboxPath is the PATH inside the bwrap sandbox: only system locations that
-// are actually mounted there (the Go toolchain lives under /usr/local/go).
-const sandboxPath = "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // protectedEnv are names Request.Env may not pass through: the sandbox sets
 // them itself, and letting the worker's values in would point the command at
@@ -94,13 +89,4 @@ func buildEnv(req Request, path, home, tmp string, proxy string, extra map[strin
 		out = append(out, k+"="+v)
 	}
 	return out, nil
-}
-
-// hostPath is the fallback's PATH: the worker's own (the command runs on the
-// host, so the host's tools are what it can use).
-func hostPath() string {
-	if p := os.Getenv("PATH"); p != "" {
-		return p
-	}
-	return strings.TrimPrefix(sandboxPath, "/usr/local/go/bin:")
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/netproxy"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // fallback runs commands on the host with application-level restrictions only:
@@ -72,7 +73,7 @@ func (f *fallback) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{Backend: BackendFallback}, fmt.Errorf("sandbox: cookie: %w", err)
 	}
 	cookieVal := hex.EncodeToString(cookie)
-	env, err := buildEnv(req, hostPath(), home, tmp, proxyAddr, map[string]string{cookieEnv: cookieVal})
+	env, err := buildEnv(req, sysview.HostPath(), home, tmp, proxyAddr, map[string]string{cookieEnv: cookieVal})
 	if err != nil {
 		return Result{Backend: BackendFallback}, err
 	}

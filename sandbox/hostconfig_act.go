@@ -15,6 +15,7 @@ import (
 
 	"github.com/custos-dev/custos/sandbox/gitdir"
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // What custos does with host config a command created or changed (see
@@ -102,7 +103,7 @@ func (c Config) quarantineDir() string {
 	case c.CacheDir != "":
 		return filepath.Join(filepath.Dir(filepath.Clean(c.CacheDir)), "quarantine")
 	}
-	if d, err := DefaultCacheDir(); err == nil {
+	if d, err := provision.DefaultCacheDir(); err == nil {
 		return filepath.Join(filepath.Dir(d), "quarantine")
 	}
 	return filepath.Join(os.TempDir(), "custos-quarantine")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/overlaymerge"
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // overlayOn is sb with its overlay required: the tests below are about it.
@@ -49,9 +50,9 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(ws, "kept"), []byte("old\n"), 0o644))
 			// The command and the test meet in the workspace's cache, which
 			// both see as it is (a bind mount, not the overlay).
-			shared := filepath.Join(cacheDirFor(cacheRoot, ws), "cache")
+			shared := filepath.Join(provision.CacheDirFor(cacheRoot, ws), "cache")
 			script := "git init -q sub && git -C sub config core.fsmonitor 'touch " + flag + "' && echo made > notes.txt && rm kept && " +
-				"touch " + sbCache + "/ready && i=0; while [ ! -e " + sbCache + "/go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
+				"touch " + provision.CacheInside + "/ready && i=0; while [ ! -e " + provision.CacheInside + "/go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
 			type outcome struct {
 				res Result
 				err error
@@ -90,7 +91,7 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 			_, err = os.Stat(filepath.Join(ws, "sub", ".git", "HEAD"))
 			assert.NoError(t, err, "the repository itself is applied")
 			// The run's overlay, kept for the next run, is empty.
-			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.overlayRoot(), wsKey(ws)+"-*", "upper", "*"))
+			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.overlayRoot(), provision.WorkspaceKey(ws)+"-*", "upper", "*"))
 			assert.Empty(t, overlays, "what the command wrote is left in its upper layer")
 		})
 	}
@@ -172,7 +173,7 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	require.NoError(t, os.MkdirAll(cfg.pendingDir(), 0o700))
 	data, err := json.Marshal(p)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-1-x.json", wsKey(ws), p.PID)), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-1-x.json", provision.WorkspaceKey(ws), p.PID)), data, 0o600))
 
 	r := cfg.recoverInterrupted(ws)
 	assert.Contains(t, fmt.Sprint(r.HostConfig), "sub/.git/config")
@@ -285,7 +286,7 @@ func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	dead := exec.Command("true")
 	require.NoError(t, dead.Run())
 	orphan := func(name string) string {
-		dir := filepath.Join(cfg.overlayRoot(), fmt.Sprintf("%s-%d-1-%s", wsKey(ws), dead.Process.Pid, name))
+		dir := filepath.Join(cfg.overlayRoot(), fmt.Sprintf("%s-%d-1-%s", provision.WorkspaceKey(ws), dead.Process.Pid, name))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "upper"), 0o700))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "work"), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "workspace"), []byte(ws), 0o600))

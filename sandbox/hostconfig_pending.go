@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // A command cut off by a worker crash (kill -9, a lost machine) never
@@ -75,7 +76,7 @@ func (c Config) savePending(s *hostSnapshot, overlay string) *pendingFile {
 	if err != nil {
 		return nil
 	}
-	f := pendingFiles.take(c.pendingDir(), wsKey(s.ws))
+	f := pendingFiles.take(c.pendingDir(), provision.WorkspaceKey(s.ws))
 	if f == nil {
 		return nil
 	}
@@ -291,7 +292,7 @@ func wsEntries(dir, ws string) []os.DirEntry {
 	if err != nil || ws == "" {
 		return ents
 	}
-	prefix := wsKey(ws) + "-"
+	prefix := provision.WorkspaceKey(ws) + "-"
 	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return !strings.HasPrefix(e.Name(), prefix) })
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 func TestGitKeyInert(t *testing.T) {
@@ -187,7 +188,7 @@ func interrupt(t *testing.T, g *hostGuard) {
 	// The file as the dead process left it: its name says whose it was.
 	dir := filepath.Dir(g.pending.Path())
 	require.NoError(t, os.Remove(g.pending.Path()))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", wsKey(p.WS), p.PID, p.Start, hostfs.RandHex())), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(p.WS), p.PID, p.Start, hostfs.RandHex())), data, 0o600))
 }
 
 // pendingLeft are the snapshot files in dir that still hold a snapshot
@@ -282,7 +283,7 @@ func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	g.finish(&Result{})
 
 	// An emptied file of a process that is gone goes at the next command.
-	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", wsKey(ws), deadPID(t), "1", hostfs.RandHex()))
+	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
 	writeFile(t, gone, "")
 	cfg.guardHostConfig(ws, nil).finish(&Result{})
 	assert.NoFileExists(t, gone)

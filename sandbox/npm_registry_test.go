@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/netpolicy"
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // npmTarball is a package tarball as a registry serves it.
@@ -119,7 +120,7 @@ func TestNpmInstallThroughAllowedRegistry(t *testing.T) {
 	// The download landed in the workspace's own npm cache, and the host's
 	// npm cache is as it was.
 	found := false
-	_ = filepath.Walk(filepath.Join(cacheDirFor(cache, ws), "cache", "npm"), func(p string, fi os.FileInfo, err error) error {
+	_ = filepath.Walk(filepath.Join(provision.CacheDirFor(cache, ws), "cache", "npm"), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(tgz)) {
 			found = true
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/custos-dev/custos/sandbox/mount"
 	"github.com/custos-dev/custos/sandbox/netproxy"
 	"github.com/custos-dev/custos/sandbox/protect"
+	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
@@ -251,13 +252,13 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 		defer wg.Done()
 		p.System, p.IdentityInSystem = sysview.MountsFor(ws)
 	}()
-	var pr *provision
+	var pr *provision.Provision
 	var prErr error
 	if b.prov != nil && !req.bare {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pr, prErr = b.prov.plan(ws, req, dirs)
+			pr, prErr = b.prov.Plan(ws, wantOf(req), dirs)
 		}()
 	}
 	if len(req.Network.AllowedDomains) > 0 {
@@ -269,7 +270,7 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	wg.Wait()
 	pool = protect.OpenDirPool("")
 	if pr != nil {
-		undo.add(func() { b.prov.release(pr) })
+		undo.add(func() { b.prov.Release(pr) })
 		if err == nil {
 			err = prErr
 		}
@@ -279,8 +280,8 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	}
 	var extra map[string]string
 	if pr != nil {
-		p.Toolchain, extra, p.CacheDir = pr.mounts, pr.env, pr.CacheDir
-		if pr.cache != nil {
+		p.Toolchain, extra, p.CacheDir = pr.Mounts, pr.Env, pr.CacheDir
+		if pr.Cache != nil {
 			// Locked for the run: the placeholders go back into its pool
 			// (undo runs last first) before the lock is released.
 			pool = protect.OpenDirPool(pr.CacheDir)
@@ -297,7 +298,7 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	if p.Proxy != nil {
 		proxyAddr = sbProxyAddr
 	}
-	p.Env, err = buildEnv(req, sandboxPath, sbHome, sbTmp, proxyAddr, extra)
+	p.Env, err = buildEnv(req, sysview.Path, sbHome, sbTmp, proxyAddr, extra)
 	return p, pool, err
 }
 

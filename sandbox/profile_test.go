@@ -291,7 +291,7 @@ func TestPlanProfile(t *testing.T) {
 	assert.Equal(t, []string{
 		"CUSTOS_TEST_PROFILE_ENV=yes",
 		"GOCACHE=/tmp/go-build", "GOPATH=/tmp/go", "GOPROXY=off", "GOTELEMETRY=off", "GOTOOLCHAIN=local",
-		"HOME=/tmp/home", "LANG=C.UTF-8", "LOGNAME=custos", "PATH=" + sandboxPath,
+		"HOME=/tmp/home", "LANG=C.UTF-8", "LOGNAME=custos", "PATH=" + sysview.Path,
 		"TERM=xterm", "TMPDIR=/tmp", "USER=custos",
 	}, env)
 
@@ -330,7 +330,7 @@ func TestPlanProfileProxy(t *testing.T) {
 		"GOCACHE=/tmp/go-build", "GOPATH=/tmp/go", "GOPROXY=off", "GOTELEMETRY=off", "GOTOOLCHAIN=local",
 		"HOME=/tmp/home",
 		"HTTPS_PROXY=http://127.0.0.1:3128", "HTTP_PROXY=http://127.0.0.1:3128",
-		"LANG=C.UTF-8", "LOGNAME=custos", "NO_PROXY=", "PATH=" + sandboxPath,
+		"LANG=C.UTF-8", "LOGNAME=custos", "NO_PROXY=", "PATH=" + sysview.Path,
 		"TERM=xterm", "TMPDIR=/tmp", "USER=custos",
 		"all_proxy=socks5h://127.0.0.1:3128",
 		"http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",

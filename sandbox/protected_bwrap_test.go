@@ -71,7 +71,7 @@ func runUnprotected(t *testing.T, sb *bwrapSandbox, ws, script string) (int, str
 	gr, err := dataPipe(group)
 	require.NoError(t, err)
 	defer gr.Close()
-	env, err := buildEnv(Request{Workspace: ws, Argv: bash(script)}, sandboxPath, sbHome, sbTmp, "", nil)
+	env, err := buildEnv(Request{Workspace: ws, Argv: bash(script)}, sysview.Path, sbHome, sbTmp, "", nil)
 	require.NoError(t, err)
 	cmd := exec.Command(sb.bwrap, args...)
 	cmd.Env, cmd.Dir = env, "/"

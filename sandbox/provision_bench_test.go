@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // BenchmarkProvision is what toolchain provisioning adds to a command
@@ -28,11 +30,11 @@ func BenchmarkProvision(b *testing.B) {
 	ctx := context.Background()
 	b.Run("plan", func(b *testing.B) {
 		for b.Loop() {
-			pr, err := sb.prov.plan(ws, Request{Workspace: ws}, nil)
+			pr, err := sb.prov.Plan(ws, provision.Want{}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			sb.prov.release(pr)
+			sb.prov.Release(pr)
 		}
 	})
 	run := func(b *testing.B, bare bool) time.Duration {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // goProject writes a Go module that tests with testify (a dependency with
@@ -81,7 +83,7 @@ func TestGoModuleWithDependencyTestsOffline(t *testing.T) {
 	require.Equal(t, 0, first.ExitCode, "stdout: %s\nstderr: %s", first.Stdout, first.Stderr)
 	assert.Contains(t, first.Stdout, "ok  \texample.com/proj")
 	assert.NotContains(t, first.Stdout, "(cached)")
-	assert.Equal(t, cacheDirFor(cache, ws), first.CacheDir)
+	assert.Equal(t, provision.CacheDirFor(cache, ws), first.CacheDir)
 
 	second, err := sb.Run(ctx, Request{Workspace: ws, Argv: bash("go test ./..."), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
@@ -89,7 +91,7 @@ func TestGoModuleWithDependencyTestsOffline(t *testing.T) {
 	assert.Contains(t, second.Stdout, "(cached)", "the second go test of a workspace is warm")
 
 	// The modules were extracted into the workspace's own module cache.
-	_, err = os.Stat(filepath.Join(cacheDirFor(cache, ws), "cache", "go-mod", "github.com", "stretchr", "testify@"+testifyVersion(t)))
+	_, err = os.Stat(filepath.Join(provision.CacheDirFor(cache, ws), "cache", "go-mod", "github.com", "stretchr", "testify@"+testifyVersion(t)))
 	assert.NoError(t, err)
 }
 
@@ -100,7 +102,7 @@ const secret = "SECRET-TOKEN-5f1c"
 // credential a toolchain keeps (tokens, keys, logins), some of them inside the caches and some
 // reached from a cache through a symbolic link. It returns the home, the
 // environment that points the sandbox at it, and the credential paths.
-func fakeHome(t *testing.T) (home string, env HostEnv, creds []string) {
+func fakeHome(t *testing.T) (home string, env provision.HostEnv, creds []string) {
 	t.Helper()
 	home = t.TempDir()
 	creds = []string{
@@ -131,7 +133,7 @@ func fakeHome(t *testing.T) (home string, env HostEnv, creds []string) {
 		require.NoError(t, os.Symlink(target, filepath.Join(home, link)))
 	}
 	vars := map[string]string{"GOMODCACHE": filepath.Join(home, "go/pkg/mod")}
-	env = HostEnv{Home: home, Getenv: func(k string) string { return vars[k] }}
+	env = provision.HostEnv{Home: home, Getenv: func(k string) string { return vars[k] }}
 	for i, c := range creds {
 		creds[i] = filepath.Join(home, c)
 	}
@@ -156,12 +158,12 @@ func TestCredentialsStayUnreadable(t *testing.T) {
 	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
 	ws := polyglot(t)
 
-	pr, err := b.prov.plan(ws, Request{Workspace: ws}, nil)
+	pr, err := b.prov.Plan(ws, provision.Want{}, nil)
 	require.NoError(t, err)
-	b.prov.release(pr)
+	b.prov.Release(pr)
 	var mounted, hostPaths []string
 	for _, p := range pr.ReadOnly {
-		mounted, hostPaths = append(mounted, p.sandboxPath()), append(hostPaths, p.Path)
+		mounted, hostPaths = append(mounted, p.SandboxPath()), append(hostPaths, p.Path)
 	}
 	for _, want := range []string{"go/pkg/mod/cache/download", ".npm/_cacache", ".cargo/registry/index", ".cargo/registry/cache", ".cargo/git/db", ".m2/repository"} {
 		assert.Contains(t, hostPaths, filepath.Join(home, want), "the cache is mounted (else this test proves nothing)")
@@ -214,9 +216,9 @@ func TestHostCachesNeverWritten(t *testing.T) {
 	home, env, _ := fakeHome(t)
 	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
 	ws := polyglot(t)
-	pr, err := b.prov.plan(ws, Request{Workspace: ws}, nil)
+	pr, err := b.prov.Plan(ws, provision.Want{}, nil)
 	require.NoError(t, err)
-	b.prov.release(pr)
+	b.prov.Release(pr)
 	require.NotEmpty(t, pr.ReadOnly)
 	before := snapshot(t, home)
 
@@ -233,7 +235,7 @@ done
 echo done`
 	args := []string{"bash", "-c", script, "probe"}
 	for _, p := range pr.ReadOnly {
-		args = append(args, p.sandboxPath())
+		args = append(args, p.SandboxPath())
 	}
 	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: args})
 	require.NoError(t, err)
@@ -261,9 +263,9 @@ func TestUntrustedCachesAreSkipped(t *testing.T) {
 
 	b := newBwrap(t, Config{HostEnv: env}).(*bwrapSandbox)
 	ws := polyglot(t)
-	pr, err := b.prov.plan(ws, Request{Workspace: ws}, nil)
+	pr, err := b.prov.Plan(ws, provision.Want{}, nil)
 	require.NoError(t, err)
-	b.prov.release(pr)
+	b.prov.Release(pr)
 	skipped := map[string]string{}
 	for _, s := range pr.Skipped {
 		skipped[s.What] = s.Skip
@@ -324,7 +326,7 @@ func TestWorkspaceCachesAreNotShared(t *testing.T) {
 	res, err := sb.Run(ctx, Request{Workspace: a, Argv: bash(`echo planted > "$GOCACHE/marker" && echo planted > "$npm_config_cache/marker" && echo "$GOCACHE"`)})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, res.Stderr)
-	assert.Equal(t, sbCache+"/go-build\n", res.Stdout)
+	assert.Equal(t, provision.CacheInside+"/go-build\n", res.Stdout)
 	res, err = sb.Run(ctx, Request{Workspace: b, Argv: bash(`cat "$GOCACHE/marker" "$npm_config_cache/marker" 2>&1; ls /var/cache/custos/..`)})
 	require.NoError(t, err)
 	assert.NotContains(t, res.Stdout, "planted")
@@ -338,24 +340,24 @@ func TestWorkspaceCachesAreNotShared(t *testing.T) {
 // host's go does, offline.
 func TestGoToolchainFromModuleCache(t *testing.T) {
 	b := newBwrap(t, Config{}).(*bwrapSandbox)
-	h := b.prov.host
-	if !h.localGoOK || len(h.goToolchains) == 0 || !h.localGo.less(h.goToolchains[len(h.goToolchains)-1].version) {
+	h := b.prov.Host
+	if !h.LocalGoOK || len(h.GoToolchains) == 0 || !h.LocalGo.Less(h.GoToolchains[len(h.GoToolchains)-1].Version) {
 		if os.Getenv("CI") != "" {
 			t.Fatal("CI builds custos with a Go toolchain from the module cache newer than the installed go; none found")
 		}
 		t.Skip("no Go toolchain newer than the installed go in the module cache")
 	}
-	newest := h.goToolchains[len(h.goToolchains)-1]
+	newest := h.GoToolchains[len(h.GoToolchains)-1]
 	ws := t.TempDir()
-	write(t, ws, "go.mod", "module example.com/m\n\ngo "+strings.TrimPrefix(newest.name, "go")+"\n")
+	write(t, ws, "go.mod", "module example.com/m\n\ngo "+strings.TrimPrefix(newest.Name, "go")+"\n")
 	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: bash("go version && go env GOROOT")})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "stderr: %s", res.Stderr)
-	assert.Contains(t, res.Stdout, "go version "+newest.name+" ")
-	assert.Contains(t, res.Stdout, newest.dir)
+	assert.Contains(t, res.Stdout, "go version "+newest.Name+" ")
+	assert.Contains(t, res.Stdout, newest.Dir)
 	lines, err := Provisions(b, ws, Request{Workspace: ws})
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(lines, "\n"), "go: "+newest.name+" from the module cache")
+	assert.Contains(t, strings.Join(lines, "\n"), "go: "+newest.Name+" from the module cache")
 }
 
 // TestRustFromRustup: where cargo is rustup's (a proxy in ~/.cargo/bin
@@ -367,14 +369,14 @@ func TestRustFromRustup(t *testing.T) {
 	ws := t.TempDir()
 	write(t, ws, "Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
 	write(t, ws, "src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[cfg(test)]\nmod tests { #[test] fn adds() { assert_eq!(super::add(2, 3), 5); } }\n")
-	if name, _ := b.prov.host.pickRust(ws); name == "" {
+	if name, _ := b.prov.Host.PickRust(ws); name == "" {
 		t.Skip("no rustup toolchain on this machine")
 	}
 	res, err := b.Run(context.Background(), Request{Workspace: ws, Argv: bash("cargo test --offline 2>&1 && echo CARGO_HOME=$CARGO_HOME"), Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "stdout: %s\nstderr: %s", res.Stdout, res.Stderr)
 	assert.Contains(t, res.Stdout, "test tests::adds ... ok")
-	assert.Contains(t, res.Stdout, "CARGO_HOME="+sbCache+"/cargo")
+	assert.Contains(t, res.Stdout, "CARGO_HOME="+provision.CacheInside+"/cargo")
 }
 
 // TestProvisionsDescribesWithoutMaking: the description a job's first
@@ -387,12 +389,12 @@ func TestProvisionsDescribesWithoutMaking(t *testing.T) {
 	lines, err := Provisions(sb, ws, Request{Workspace: ws})
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(lines, "\n"), "not made yet")
-	assert.NoDirExists(t, cacheDirFor(cache, ws))
+	assert.NoDirExists(t, provision.CacheDirFor(cache, ws))
 
 	res, err := sb.Run(context.Background(), Request{Workspace: ws, Argv: bash("true")})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode)
-	assert.DirExists(t, cacheDirFor(cache, ws))
+	assert.DirExists(t, provision.CacheDirFor(cache, ws))
 	lines, err = Provisions(sb, ws, Request{Workspace: ws})
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(lines, "\n"), "as last measured")
@@ -450,7 +452,7 @@ func TestGitIdentityRead(t *testing.T) {
 			home, env, _ := fakeHome(t)
 			write(t, home, ".gitconfig", tc.config)
 			write(t, home, "more", "[user]\n\temail = m@x\n")
-			name, email := (&gitIdentity{env: env}).get()
+			name, email := (&provision.GitIdentity{Env: env}).Get()
 			assert.Equal(t, tc.wantName, name)
 			assert.Equal(t, tc.wantEmail, email)
 		})
@@ -466,7 +468,7 @@ func TestGitIdentityKept(t *testing.T) {
 	home, env, _ := fakeHome(t)
 	write(t, home, ".gitconfig", "[user]\n\tname = A\n\temail = a@x\n")
 	cache := filepath.Join(t.TempDir(), "state", "id.json")
-	name, email := (&gitIdentity{env: env, cache: cache}).get()
+	name, email := (&provision.GitIdentity{Env: env, Cache: cache}).Get()
 	require.Equal(t, "A", name)
 	require.Equal(t, "a@x", email)
 	fi, err := os.Stat(cache)
@@ -475,9 +477,9 @@ func TestGitIdentityKept(t *testing.T) {
 
 	// keptAs rewrites the record to name someone git would not: a process
 	// that returns that name did not run git.
-	keptAs := func(mutate func(*identityRecord)) {
+	keptAs := func(mutate func(*provision.IdentityRecord)) {
 		t.Helper()
-		editRecord(t, cache, func(r *identityRecord) {
+		editRecord(t, cache, func(r *provision.IdentityRecord) {
 			r.Name, r.At = "Kept", time.Now()
 			if mutate != nil {
 				mutate(r)
@@ -485,7 +487,7 @@ func TestGitIdentityKept(t *testing.T) {
 		})
 	}
 	get := func() string {
-		name, _ := (&gitIdentity{env: env, cache: cache}).get()
+		name, _ := (&provision.GitIdentity{Env: env, Cache: cache}).Get()
 		return name
 	}
 	keptAs(nil)
@@ -495,7 +497,7 @@ func TestGitIdentityKept(t *testing.T) {
 		name, want string
 		change     func()
 	}{
-		{"older than an hour", "A", func() { keptAs(func(r *identityRecord) { r.At = time.Now().Add(-2 * time.Hour) }) }},
+		{"older than an hour", "A", func() { keptAs(func(r *provision.IdentityRecord) { r.At = time.Now().Add(-2 * time.Hour) }) }},
 		{"its group may write it", "A", func() { keptAs(nil); require.NoError(t, os.Chmod(cache, 0o620)) }},
 		{"anyone may write it", "A", func() { keptAs(nil); require.NoError(t, os.Chmod(cache, 0o602)) }},
 		{"torn", "A", func() { require.NoError(t, os.WriteFile(cache, []byte("{"), 0o600)) }},

@@ -3,6 +3,7 @@ package sysview
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/custos-dev/custos/sandbox/mount"
 )
@@ -87,4 +88,17 @@ func probeSystemInfo(roots, etc []string) ([]mount.Mount, map[string]os.FileInfo
 		}
 	}
 	return ms, infos
+}
+
+// Path is the PATH inside the bwrap sandbox: only system locations that
+// are actually mounted there (the Go toolchain lives under /usr/local/go).
+const Path = "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// HostPath is the fallback's PATH: the worker's own (the command runs on the
+// host, so the host's tools are what it can use).
+func HostPath() string {
+	if p := os.Getenv("PATH"); p != "" {
+		return p
+	}
+	return strings.TrimPrefix(Path, "/usr/local/go/bin:")
 }

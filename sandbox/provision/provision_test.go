@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/sysview"
 	"github.com/custos-dev/custos/toolchains"
 )
 
@@ -24,11 +24,11 @@ func TestParseGoVersion(t *testing.T) {
 		a, okA := parseGoVersion(order[i-1])
 		b, okB := parseGoVersion(order[i])
 		require.True(t, okA && okB, "%s, %s", order[i-1], order[i])
-		assert.False(t, b.less(a), "%s < %s", order[i], order[i-1])
+		assert.False(t, b.Less(a), "%s < %s", order[i], order[i-1])
 	}
 	one, _ := parseGoVersion("1.21")
 	zero, _ := parseGoVersion("1.21.0")
-	assert.False(t, one.less(zero) || zero.less(one), "1.21 is 1.21.0")
+	assert.False(t, one.Less(zero) || zero.Less(one), "1.21 is 1.21.0")
 	for _, bad := range []string{"", "go", "1", "1.x", "1.2.3.4", "1.22rcx", "-1.2"} {
 		_, ok := parseGoVersion(bad)
 		assert.False(t, ok, bad)
@@ -46,9 +46,9 @@ func TestGoModRequires(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
-			write(t, ws, "go.mod", c.gomod)
+			put(t, ws, "go.mod", c.gomod)
 			if c.gowork != "" {
-				write(t, ws, "go.work", c.gowork)
+				put(t, ws, "go.work", c.gowork)
 			}
 			v, ok := goModRequires(ws)
 			if c.want == "" {
@@ -64,11 +64,11 @@ func TestGoModRequires(t *testing.T) {
 
 func TestDetectToolchains(t *testing.T) {
 	ws := t.TempDir()
-	write(t, ws, "go.mod", "module m\n")
-	write(t, ws, "web/package.json", "{}")
-	write(t, ws, "node_modules/dep/Cargo.toml", "")                   // a dependency's, not the workspace's
-	write(t, ws, ".hidden/pom.xml", "")                               // tool state
-	write(t, ws, "svc/deep/pyproject.toml", "")                       // too deep
+	put(t, ws, "go.mod", "module m\n")
+	put(t, ws, "web/package.json", "{}")
+	put(t, ws, "node_modules/dep/Cargo.toml", "")                     // a dependency's, not the workspace's
+	put(t, ws, ".hidden/pom.xml", "")                                 // tool state
+	put(t, ws, "svc/deep/pyproject.toml", "")                         // too deep
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "pom.xml"), 0o755)) // not a file
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(ws, "Cargo.toml")))
 
@@ -78,15 +78,15 @@ func TestDetectToolchains(t *testing.T) {
 
 	// Below the root: the first directory in name order, and in it the
 	// first of the tool's marker names; a link is no marker, there either.
-	write(t, ws, "b-svc/setup.py", "")
-	write(t, ws, "b-svc/pyproject.toml", "")
-	write(t, ws, "a-svc/requirements.txt", "")
+	put(t, ws, "b-svc/setup.py", "")
+	put(t, ws, "b-svc/pyproject.toml", "")
+	put(t, ws, "a-svc/requirements.txt", "")
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(ws, "a-svc/pom.xml")))
 	// A directory too large to be listed for markers: they are looked up.
 	for i := range maxMarkerListing + 1 {
-		write(t, ws, fmt.Sprintf("z-big/f%d", i), "")
+		put(t, ws, fmt.Sprintf("z-big/f%d", i), "")
 	}
-	write(t, ws, "z-big/Cargo.toml", "")
+	put(t, ws, "z-big/Cargo.toml", "")
 	assert.Equal(t, []Detected{{toolchains.Go, "go.mod"}, {toolchains.Node, "web/package.json"}, {toolchains.Python, "a-svc/requirements.txt"}, {toolchains.Rust, "z-big/Cargo.toml"}},
 		DetectToolchains(ws, nil, false))
 	require.NoError(t, os.Remove(filepath.Join(ws, "a-svc/requirements.txt")))
@@ -95,13 +95,13 @@ func TestDetectToolchains(t *testing.T) {
 
 func TestPickGoToolchain(t *testing.T) {
 	v := func(s string) goVersion { x, _ := parseGoVersion(s); return x }
-	h := &hostToolchains{localGo: v("1.26.8"), localGoOK: true, goToolchains: []goToolchain{
+	h := &hostToolchains{LocalGo: v("1.26.8"), LocalGoOK: true, GoToolchains: []goToolchain{
 		{v("1.26.10"), "go1.26.10", "/m/a"}, {v("1.27.3"), "go1.27.3", "/m/b"},
 	}}
 	assert.Nil(t, h.pickGoToolchain(v("1.22")), "the sandbox's go is new enough")
 	assert.Nil(t, h.pickGoToolchain(v("1.26.8")))
-	assert.Equal(t, "go1.26.10", h.pickGoToolchain(v("1.26.9")).name, "the oldest that is new enough")
-	assert.Equal(t, "go1.27.3", h.pickGoToolchain(v("1.27")).name)
+	assert.Equal(t, "go1.26.10", h.pickGoToolchain(v("1.26.9")).Name, "the oldest that is new enough")
+	assert.Equal(t, "go1.27.3", h.pickGoToolchain(v("1.27")).Name)
 	assert.Nil(t, h.pickGoToolchain(v("1.28")), "none here: the go command says what it needs")
 }
 
@@ -111,21 +111,21 @@ func TestCacheLocationsFollowConfiguration(t *testing.T) {
 	env := HostEnv{Home: home, Getenv: func(k string) string { return vars[k] }}
 
 	assert.Equal(t, filepath.Join(home, "go/pkg/mod"), goModCache(env), "default")
-	write(t, home, ".config/go/env", "GOPATH=/opt/gopath:/other\n")
+	put(t, home, ".config/go/env", "GOPATH=/opt/gopath:/other\n")
 	assert.Equal(t, "/opt/gopath/pkg/mod", goModCache(env), "go env -w GOPATH")
-	write(t, home, ".config/go/env", "GOMODCACHE=/srv/modcache\n")
+	put(t, home, ".config/go/env", "GOMODCACHE=/srv/modcache\n")
 	assert.Equal(t, "/srv/modcache", goModCache(env), "go env -w GOMODCACHE")
 	vars["GOMODCACHE"] = "/env/modcache"
 	assert.Equal(t, "/env/modcache", goModCache(env), "the variable beats the file")
 
 	assert.Equal(t, filepath.Join(home, ".npm"), npmCache(env))
-	write(t, home, ".npmrc", "//registry.example/:_authToken=x\ncache = ~/npm-cache\n")
+	put(t, home, ".npmrc", "//registry.example/:_authToken=x\ncache = ~/npm-cache\n")
 	assert.Equal(t, filepath.Join(home, "npm-cache"), npmCache(env))
 	vars["npm_config_cache"] = "/env/npm"
 	assert.Equal(t, "/env/npm", npmCache(env))
 
 	assert.Equal(t, filepath.Join(home, ".m2/repository"), mavenRepo(env))
-	write(t, home, ".m2/settings.xml", "<settings><localRepository>${user.home}/m2repo</localRepository></settings>")
+	put(t, home, ".m2/settings.xml", "<settings><localRepository>${user.home}/m2repo</localRepository></settings>")
 	assert.Equal(t, filepath.Join(home, "m2repo"), mavenRepo(env))
 }
 
@@ -135,22 +135,6 @@ func TestGitconfigText(t *testing.T) {
 	got := gitconfigText("evil\n[core]\n\thooksPath = /x", "a@b")
 	assert.NotContains(t, got, "hooksPath", "a value with a newline is left out, not injected")
 	assert.Contains(t, got, "email")
-}
-
-// TestBwrapArgsToolchainOrder: the toolchain mounts come after /tmp and
-// the home (the git identity is bound inside it) and before the
-// workspace, so no cache can cover the workspace.
-func TestBwrapArgsToolchainOrder(t *testing.T) {
-	p := bwrapProfile{Workspace: "/w", TmpSize: 1, Toolchain: []mount.Mount{
-		{Kind: mount.Bind, Src: "/state/x/cache", Dst: sbCache},
-		{Kind: mount.ROBind, Src: "/h/go/pkg/mod/cache/download", Dst: "/h/go/pkg/mod/cache/download"},
-		{Kind: mount.ROBind, Src: "/state/x/gitconfig", Dst: sbHome + "/.gitconfig"},
-		{Kind: mount.ROBind, Src: os.DevNull, Dst: "/h/go/pkg/mod/cache/download/.netrc"},
-	}, Command: []string{"true"}}
-	a := strings.Join(bwrapArgs(p), " ")
-	want := "--bind /state/x/cache /var/cache/custos --ro-bind /h/go/pkg/mod/cache/download /h/go/pkg/mod/cache/download --ro-bind /state/x/gitconfig /tmp/home/.gitconfig --ro-bind /dev/null /h/go/pkg/mod/cache/download/.netrc --bind /w /w"
-	assert.Contains(t, a, want)
-	assert.Less(t, strings.Index(a, "--dir "+sbHome), strings.Index(a, want))
 }
 
 // TestCacheEviction: past the cap whole workspace caches go, least
@@ -163,7 +147,7 @@ func TestCacheEviction(t *testing.T) {
 	fill := func(ws string, used time.Time) string {
 		w, err := c.open(ws)
 		require.NoError(t, err)
-		write(t, filepath.Join(w.dir, "cache", "go-build"), "blob", strings.Repeat("x", 700<<10))
+		put(t, filepath.Join(w.dir, "cache", "go-build"), "blob", strings.Repeat("x", 700<<10))
 		c.release(w)
 		require.NoError(t, os.Chtimes(filepath.Join(w.dir, "used"), used, used))
 		require.NoError(t, hostfs.WriteIfChanged(filepath.Join(w.dir, "size"), "716800"))
@@ -191,7 +175,7 @@ func TestCacheEviction(t *testing.T) {
 	// Clearing waits for the holder; a module directory go made read-only
 	// does not stop it.
 	ro := filepath.Join(held, "cache", "go-mod", "example.com", "m@v1")
-	write(t, ro, "go.mod", "module m\n")
+	put(t, ro, "go.mod", "module m\n")
 	require.NoError(t, os.Chmod(ro, 0o555))
 	done := make(chan error)
 	go func() { _, err := ClearCache(root, "/ws/held"); done <- err }()
@@ -217,9 +201,9 @@ func TestCacheEvictionOnGrowth(t *testing.T) {
 	fill := func(ws string, kib int, used time.Time) string {
 		w, err := setup.open(ws)
 		require.NoError(t, err)
-		write(t, filepath.Join(w.dir, "cache", "go-build"), "blob", strings.Repeat("x", kib<<10))
+		put(t, filepath.Join(w.dir, "cache", "go-build"), "blob", strings.Repeat("x", kib<<10))
 		setup.release(w)
-		setup.busy.Wait()
+		setup.Busy.Wait()
 		require.NoError(t, os.Chtimes(filepath.Join(w.dir, "used"), used, used))
 		require.NoError(t, hostfs.WriteIfChanged(filepath.Join(w.dir, "size"), strconv.Itoa(kib<<10)))
 		return w.dir
@@ -232,7 +216,7 @@ func TestCacheEvictionOnGrowth(t *testing.T) {
 	c.measureAndEvict(mine)
 	assert.DirExists(t, other, "no growth: nothing evicted")
 
-	write(t, filepath.Join(mine, "cache", "go-build"), "more", strings.Repeat("x", 10<<10))
+	put(t, filepath.Join(mine, "cache", "go-build"), "more", strings.Repeat("x", 10<<10))
 	c.measureAndEvict(mine)
 	assert.NoDirExists(t, other, "grown past the cap: the least recently used goes")
 	assert.DirExists(t, mine)
@@ -243,12 +227,12 @@ func TestCacheEvictionOnGrowth(t *testing.T) {
 func TestCacheDirNotTrusted(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "cache")
 	require.NoError(t, os.Symlink(t.TempDir(), root))
-	p := &provisioner{host: &hostToolchains{}, caches: newWSCaches(root, 0), git: &gitIdentity{env: HostEnv{Home: t.TempDir()}}}
-	pr, err := p.plan("/ws", Request{}, nil)
+	p := &Provisioner{Host: &hostToolchains{}, Caches: newWSCaches(root, 0), git: &GitIdentity{Env: HostEnv{Home: t.TempDir()}}}
+	pr, err := p.Plan("/ws", Want{}, nil)
 	require.NoError(t, err)
 	assert.Empty(t, pr.CacheDir)
 	assert.Contains(t, pr.CacheWhy, "symbolic link")
-	assert.Equal(t, sbTmp+"/go-build", pr.env["GOCACHE"])
+	assert.Equal(t, sysview.Tmp+"/go-build", pr.Env["GOCACHE"])
 	assert.Contains(t, strings.Join(pr.Lines(), "\n"), "none kept")
 }
 
@@ -257,4 +241,12 @@ func TestCacheFullDisk(t *testing.T) {
 	err := cacheErr("/state/x", &os.PathError{Op: "mkdir", Path: "/state/x", Err: syscall.ENOSPC})
 	assert.Contains(t, err.Error(), "is full (no space left on device)")
 	assert.Contains(t, err.Error(), "starter sandbox cache --clear")
+}
+
+// put makes dir/name with data, and the directories on the way.
+func put(t testing.TB, dir, name, data string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
 }

@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"bufio"
@@ -47,7 +47,7 @@ func DetectToolchains(ws string, only []string, onlySet bool) []Detected {
 	return detectToolchains(ws, only, onlySet, nil)
 }
 
-// detectToolchains is DetectToolchains with the workspace's listings
+// DetectToolchains is DetectToolchains with the workspace's listings
 // (dirs, nil for none) as the host-config snapshot keeps them between
 // commands: a directory unchanged since then costs an lstat. Each
 // directory's marker files come from its listing: one read of a directory,
@@ -195,8 +195,8 @@ func parseGoVersion(s string) (goVersion, bool) {
 	return v, true
 }
 
-// less orders versions.
-func (v goVersion) less(w goVersion) bool {
+// Less orders versions.
+func (v goVersion) Less(w goVersion) bool {
 	for i := range v.parts {
 		if v.parts[i] != w.parts[i] {
 			return v.parts[i] < w.parts[i]
@@ -225,7 +225,7 @@ func goModRequires(ws string) (goVersion, bool) {
 			if len(fields) != 2 || (fields[0] != "go" && fields[0] != "toolchain") {
 				continue
 			}
-			if v, ok := parseGoVersion(fields[1]); ok && (!found || best.less(v)) {
+			if v, ok := parseGoVersion(fields[1]); ok && (!found || best.Less(v)) {
 				best, found = v, true
 			}
 		}

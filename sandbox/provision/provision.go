@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"errors"
@@ -17,34 +17,53 @@ import (
 	"github.com/custos-dev/custos/toolchains"
 )
 
-// provisioner gives each run what its workspace's toolchains need (issue
+// Provisioner gives each run what its workspace's toolchains need (issue
 // 16): the host's caches read-only, the workspace's own caches read-write,
 // the user's git identity, and the environment that points the tools at
 // them. One per sandbox; what it found of the host it keeps.
-type provisioner struct {
-	host   *hostToolchains
-	caches *wsCaches // nil: no usable cache directory (why says why)
+type Provisioner struct {
+	Host   *hostToolchains
+	Caches *wsCaches // nil: no usable cache directory (why says why)
 	why    string
-	git    *gitIdentity
+	git    *GitIdentity
 }
 
-func newProvisioner(cfg Config) *provisioner {
-	p := &provisioner{host: discoverHost(cfg.HostEnv), git: &gitIdentity{env: cfg.HostEnv, cache: cfg.IdentityCache}}
-	root, err := CacheDir(cfg)
-	if err != nil {
-		p.why = err.Error()
+// Caches is where a provisioner keeps the workspaces' own caches.
+type Caches struct {
+	// Root is the directory of every workspace's cache; "" with Why when
+	// there is none (the caches are then each run's /tmp).
+	Root, Why string
+	// Bytes caps them all together (0: DefaultCacheBytes).
+	Bytes int64
+}
+
+// NewProvisioner discovers the toolchains of the host (env) and keeps the
+// user's git identity cached in identityCache.
+func NewProvisioner(env HostEnv, identityCache string, caches Caches) *Provisioner {
+	p := &Provisioner{Host: discoverHost(env), git: &GitIdentity{Env: env, Cache: identityCache}}
+	if caches.Root == "" {
+		p.why = caches.Why
 		return p
 	}
-	capBytes := cfg.CacheBytes
+	capBytes := caches.Bytes
 	if capBytes == 0 {
 		capBytes = DefaultCacheBytes
 	}
-	p.caches = newWSCaches(root, capBytes)
+	p.Caches = newWSCaches(caches.Root, capBytes)
 	return p
 }
 
-// provision is what one run gets.
-type provision struct {
+// Want is what a run asks of its provision: which toolchains (Set: only
+// those in Toolchains, which may be none), and the network it may reach
+// (a Go module proxy, a registry).
+type Want struct {
+	Toolchains []string
+	Set        bool
+	Network    netpolicy.Policy
+}
+
+// Provision is what one run gets.
+type Provision struct {
 	Detected []Detected
 	// ReadOnly are the host paths bound read-only; Skipped those not, with why.
 	ReadOnly, Skipped []HostPath
@@ -55,43 +74,43 @@ type provision struct {
 	// none: CacheWhy says why, and the caches are the run's /tmp).
 	CacheDir, CacheWhy string
 	Git                string
-	mounts             []mount.Mount
-	env                map[string]string
+	Mounts             []mount.Mount
+	Env                map[string]string
 	path               []string // PATH entries in front of the sandbox's
 	base               string   // where the caches are inside the sandbox
-	cache              *wsCache
+	Cache              *wsCache
 	dry                bool // a description: nothing created, locked or written
 }
 
-// release ends the run's hold on its caches.
-func (p *provisioner) release(pr *provision) {
-	if pr.cache != nil && p.caches != nil {
-		p.caches.release(pr.cache)
-		pr.cache = nil
+// Release ends the run's hold on its caches.
+func (p *Provisioner) Release(pr *Provision) {
+	if pr.Cache != nil && p.Caches != nil {
+		p.Caches.release(pr.Cache)
+		pr.Cache = nil
 	}
 }
 
-// plan works out the run's provision for workspace ws. Call release
+// Plan works out the run's provision for workspace ws. Call release
 // afterwards, also on error.
 // dirs (may be nil) are the workspace's directory listings, as the
 // host-config snapshot keeps them between commands.
-func (p *provisioner) plan(ws string, req Request, dirs *hostfs.DirListings) (*provision, error) {
-	return p.planRun(ws, req, false, dirs)
+func (p *Provisioner) Plan(ws string, want Want, dirs *hostfs.DirListings) (*Provision, error) {
+	return p.PlanRun(ws, want, false, dirs)
 }
 
-// planRun is plan; dry describes without creating or locking anything
+// PlanRun is plan; dry describes without creating or locking anything
 // (for reports: a job's first event, `sandbox check`).
-func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *hostfs.DirListings) (*provision, error) {
-	pr := &provision{env: map[string]string{}, dry: dry}
-	pr.Detected = detectToolchains(ws, req.Toolchains, req.ToolchainsSet, dirs)
+func (p *Provisioner) PlanRun(ws string, want Want, dry bool, dirs *hostfs.DirListings) (*Provision, error) {
+	pr := &Provision{Env: map[string]string{}, dry: dry}
+	pr.Detected = detectToolchains(ws, want.Toolchains, want.Set, dirs)
 	if err := p.workspaceCache(pr, ws); err != nil {
 		return pr, err
 	}
-	offline := len(req.Network.AllowedDomains) == 0
+	offline := len(want.Network.AllowedDomains) == 0
 	for _, d := range pr.Detected {
 		switch d.Tool {
 		case toolchains.Go:
-			p.planGo(pr, ws, req.Network)
+			p.planGo(pr, ws, want.Network)
 		case toolchains.Node:
 			p.planNode(pr, offline)
 		case toolchains.Python:
@@ -102,7 +121,7 @@ func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *hostfs.Dir
 			p.planJava(pr, offline)
 		}
 	}
-	for _, hp := range p.host.paths {
+	for _, hp := range p.Host.paths {
 		if hp.Skip != "" && hasTool(pr.Detected, hp.Tool) {
 			pr.Skipped = append(pr.Skipped, hp)
 		}
@@ -110,7 +129,7 @@ func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *hostfs.Dir
 	p.planGit(pr)
 	p.finish(pr)
 	if len(pr.path) > 0 {
-		pr.env["PATH"] = strings.Join(pr.path, ":") + ":" + sandboxPath
+		pr.Env["PATH"] = strings.Join(pr.path, ":") + ":" + sysview.Path
 	}
 	return pr, nil
 }
@@ -119,23 +138,23 @@ func (p *provisioner) planRun(ws string, req Request, dry bool, dirs *hostfs.Dir
 // into them (whether or not the toolchain was detected: a project can
 // start in an empty workspace). Without a usable cache directory the run
 // still goes on, its caches in its own /tmp, and the provision says why.
-func (p *provisioner) workspaceCache(pr *provision, ws string) error {
-	base := sbTmp
+func (p *Provisioner) workspaceCache(pr *Provision, ws string) error {
+	base := sysview.Tmp
 	switch {
-	case p.caches == nil:
+	case p.Caches == nil:
 		pr.CacheWhy = p.why
 	case pr.dry:
-		dir := cacheDirFor(p.caches.root, ws)
+		dir := CacheDirFor(p.Caches.root, ws)
 		if why := ownDir(dir); why == "" {
-			pr.CacheDir, base = dir, sbCache
+			pr.CacheDir, base = dir, CacheInside
 		} else if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			pr.CacheDir, base = dir, sbCache
+			pr.CacheDir, base = dir, CacheInside
 			pr.CacheWhy = "not made yet: the workspace's first command makes it"
 		} else {
 			pr.CacheWhy = fmt.Sprintf("workspace cache %s %s: not used", dir, why)
 		}
 	default:
-		c, err := p.caches.open(ws)
+		c, err := p.Caches.open(ws)
 		if errors.Is(err, syscall.ENOSPC) {
 			return err
 		}
@@ -143,32 +162,32 @@ func (p *provisioner) workspaceCache(pr *provision, ws string) error {
 			pr.CacheWhy = err.Error()
 			break
 		}
-		pr.cache, pr.CacheDir, base = c, c.dir, sbCache
-		pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.Bind, Src: filepath.Join(c.dir, "cache"), Dst: sbCache})
+		pr.Cache, pr.CacheDir, base = c, c.dir, CacheInside
+		pr.Mounts = append(pr.Mounts, mount.Mount{Kind: mount.Bind, Src: filepath.Join(c.dir, "cache"), Dst: CacheInside})
 	}
 	for k, sub := range map[string]string{
 		"GOCACHE": "go-build", "GOMODCACHE": "go-mod", "GOPATH": "go-path",
 		"npm_config_cache": "npm", "npm_config_logs_dir": "npm-logs",
 		"PIP_CACHE_DIR": "pip", "CARGO_HOME": "cargo",
 	} {
-		pr.env[k] = base + "/" + sub
+		pr.Env[k] = base + "/" + sub
 	}
 	pr.base = base
-	pr.env["npm_config_update_notifier"] = "false"
+	pr.Env["npm_config_update_notifier"] = "false"
 	// No module source unless planGo finds one: the go command must not
 	// try a network that is not there.
-	pr.env["GOPROXY"] = "off"
+	pr.Env["GOPROXY"] = "off"
 	return nil
 }
 
-// readOnly binds a vetted host path read-only at its own path.
-func (pr *provision) readOnly(tool, what, path string) {
+// ReadOnly binds a vetted host path read-only at its own path.
+func (pr *Provision) readOnly(tool, what, path string) {
 	pr.readOnlyAt(tool, what, path, path)
 }
 
 // readOnlyAt binds a vetted host path read-only at the sandbox path at.
-func (pr *provision) readOnlyAt(tool, what, path, at string) {
-	pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.ROBind, Src: path, Dst: at})
+func (pr *Provision) readOnlyAt(tool, what, path, at string) {
+	pr.Mounts = append(pr.Mounts, mount.Mount{Kind: mount.ROBind, Src: path, Dst: at})
 	hp := HostPath{Tool: tool, What: what, Path: path}
 	if at != path {
 		hp.At = at
@@ -176,8 +195,8 @@ func (pr *provision) readOnlyAt(tool, what, path, at string) {
 	pr.ReadOnly = append(pr.ReadOnly, hp)
 }
 
-// sandboxPath is where the sandbox shows the host path hp.
-func (hp HostPath) sandboxPath() string {
+// SandboxPath is where the sandbox shows the host path hp.
+func (hp HostPath) SandboxPath() string {
 	if hp.At != "" {
 		return hp.At
 	}
@@ -188,9 +207,9 @@ func (hp HostPath) sandboxPath() string {
 // (extracted into the workspace's own GOMODCACHE, so the host's is never
 // written), then from the network when a Go module proxy is allowed; a
 // go.mod asking for a newer Go gets that toolchain from the module cache.
-func (p *provisioner) planGo(pr *provision, ws string, n netpolicy.Policy) {
+func (p *Provisioner) planGo(pr *Provision, ws string, n netpolicy.Policy) {
 	var proxies []string
-	if d := p.host.goDownload; d != "" {
+	if d := p.Host.goDownload; d != "" {
 		pr.readOnly(toolchains.Go, "Go module cache", d)
 		proxies = append(proxies, (&url.URL{Scheme: "file", Path: d}).String())
 	}
@@ -199,32 +218,32 @@ func (p *provisioner) planGo(pr *provision, ws string, n netpolicy.Policy) {
 		proxies = append(proxies, "https://proxy.golang.org")
 	}
 	if len(proxies) > 0 {
-		pr.env["GOPROXY"] = strings.Join(proxies, ",")
+		pr.Env["GOPROXY"] = strings.Join(proxies, ",")
 	}
 	if !online || !n.Allows("sum.golang.org") {
 		// Every module in the host's cache was verified by the host's go
 		// when it was downloaded, and go.sum still checks each one; the
 		// checksum database is out of reach.
-		pr.env["GOSUMDB"] = "off"
+		pr.Env["GOSUMDB"] = "off"
 	}
 	if want, ok := goModRequires(ws); ok {
-		if t := p.host.pickGoToolchain(want); t != nil {
-			pr.readOnly(toolchains.Go, "Go toolchain "+t.name, t.dir)
-			pr.GoToolchain = t.name
-			pr.path = append(pr.path, t.dir+"/bin")
+		if t := p.Host.pickGoToolchain(want); t != nil {
+			pr.readOnly(toolchains.Go, "Go toolchain "+t.Name, t.Dir)
+			pr.GoToolchain = t.Name
+			pr.path = append(pr.path, t.Dir+"/bin")
 		}
 	}
-	pr.path = append(pr.path, pr.env["GOPATH"]+"/bin")
+	pr.path = append(pr.path, pr.Env["GOPATH"]+"/bin")
 }
 
 // planNode: offline, npm reads the host's cache, read-only, and never
 // tries the network; with domains allowed it downloads into the
 // workspace's own cache.
-func (p *provisioner) planNode(pr *provision, offline bool) {
-	if offline && p.host.npmCache != "" {
-		pr.readOnly(toolchains.Node, "npm cache", filepath.Join(p.host.npmCache, "_cacache"))
-		pr.env["npm_config_cache"] = p.host.npmCache
-		pr.env["npm_config_offline"] = "true"
+func (p *Provisioner) planNode(pr *Provision, offline bool) {
+	if offline && p.Host.npmCache != "" {
+		pr.readOnly(toolchains.Node, "npm cache", filepath.Join(p.Host.npmCache, "_cacache"))
+		pr.Env["npm_config_cache"] = p.Host.npmCache
+		pr.Env["npm_config_offline"] = "true"
 	}
 }
 
@@ -232,14 +251,14 @@ func (p *provisioner) planNode(pr *provision, offline bool) {
 // it may not write); a virtual environment in the workspace gets the
 // Python it was made from, read-only, when that lives outside the system
 // directories (pyenv, a user install).
-func (p *provisioner) planPython(pr *provision, ws string) {
+func (p *Provisioner) planPython(pr *Provision, ws string) {
 	for _, venv := range []string{".venv", "venv", "env"} {
 		home := readKeyValues(filepath.Join(ws, venv, "pyvenv.cfg"), "=")["home"]
 		if !filepath.IsAbs(home) || systemPath(home) {
 			continue
 		}
 		prefix := filepath.Dir(filepath.Clean(home)) // .../versions/3.11.7 from .../bin
-		real, skip := vetHostPath(prefix, p.host.home, p.host.creds)
+		real, skip := vetHostPath(prefix, p.Host.home, p.Host.creds)
 		if skip != "" {
 			pr.Skipped = append(pr.Skipped, HostPath{Tool: toolchains.Python, What: "Python of " + venv, Path: prefix, Skip: skip})
 			continue
@@ -265,38 +284,38 @@ func systemPath(p string) bool {
 // workspace's rust-toolchain file, else the default), read-only; offline,
 // cargo reads the host's registry and git databases, read-only, inside the
 // workspace's own CARGO_HOME.
-func (p *provisioner) planRust(pr *provision, ws string, offline bool) {
-	if name, dir := p.host.pickRust(ws); dir != "" {
+func (p *Provisioner) planRust(pr *Provision, ws string, offline bool) {
+	if name, dir := p.Host.PickRust(ws); dir != "" {
 		pr.readOnly(toolchains.Rust, "rust toolchain "+name, dir)
 		pr.path = append(pr.path, dir+"/bin")
 	}
-	if !offline || p.host.cargoHome == "" {
+	if !offline || p.Host.cargoHome == "" {
 		return
 	}
 	for _, sub := range cargoShared {
-		src := p.host.usable(toolchains.Rust, "cargo "+sub)
+		src := p.Host.usable(toolchains.Rust, "cargo "+sub)
 		if src == "" {
 			continue
 		}
-		pr.readOnlyAt(toolchains.Rust, "cargo "+sub, src, pr.env["CARGO_HOME"]+"/"+sub)
+		pr.readOnlyAt(toolchains.Rust, "cargo "+sub, src, pr.Env["CARGO_HOME"]+"/"+sub)
 	}
-	pr.env["CARGO_NET_OFFLINE"] = "true"
+	pr.Env["CARGO_NET_OFFLINE"] = "true"
 }
 
 // planJava: offline, Maven reads the host's local repository read-only.
-func (p *provisioner) planJava(pr *provision, offline bool) {
-	if !offline || p.host.mavenRepo == "" {
-		pr.env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + pr.base + "/m2"
+func (p *Provisioner) planJava(pr *Provision, offline bool) {
+	if !offline || p.Host.mavenRepo == "" {
+		pr.Env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + pr.base + "/m2"
 		return
 	}
-	pr.readOnly(toolchains.Java, "Maven repository", p.host.mavenRepo)
-	pr.env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + p.host.mavenRepo
+	pr.readOnly(toolchains.Java, "Maven repository", p.Host.mavenRepo)
+	pr.Env["MAVEN_OPTS"] = "-Dmaven.repo.local=" + p.Host.mavenRepo
 }
 
 // planGit gives git the user's identity and nothing else of theirs.
-func (p *provisioner) planGit(pr *provision) {
-	pr.env["GIT_CONFIG_NOSYSTEM"] = "1"
-	name, email := p.git.get()
+func (p *Provisioner) planGit(pr *Provision) {
+	pr.Env["GIT_CONFIG_NOSYSTEM"] = "1"
+	name, email := p.git.Get()
 	if name == "" && email == "" {
 		pr.Git = "none (no user.name or user.email in the user's git configuration)"
 		return
@@ -306,7 +325,7 @@ func (p *provisioner) planGit(pr *provision) {
 		// No directory of ours to keep the file in: the variables git
 		// reads before its configuration carry the identity.
 		for _, who := range []string{"AUTHOR", "COMMITTER"} {
-			pr.env["GIT_"+who+"_NAME"], pr.env["GIT_"+who+"_EMAIL"] = name, email
+			pr.Env["GIT_"+who+"_NAME"], pr.Env["GIT_"+who+"_EMAIL"] = name, email
 		}
 		return
 	}
@@ -317,24 +336,24 @@ func (p *provisioner) planGit(pr *provision) {
 	if err := hostfs.WriteIfChanged(f, gitconfigText(name, email)); err != nil {
 		return
 	}
-	pr.mounts = append(pr.mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: sbHome + "/.gitconfig"})
+	pr.Mounts = append(pr.Mounts, mount.Mount{Kind: mount.ROBind, Src: f, Dst: sysview.Home + "/.gitconfig"})
 }
 
 // finish appends the credential masks that fall inside what the run
 // mounts, at the place the sandbox shows them, last, so they cover it.
-func (p *provisioner) finish(pr *provision) {
+func (p *Provisioner) finish(pr *Provision) {
 	for _, ro := range pr.ReadOnly {
-		for _, m := range p.host.masksIn(ro.Path) {
+		for _, m := range p.Host.masksIn(ro.Path) {
 			if rel, ok := hostfs.Within(ro.Path, m.Dst); ok {
-				m.Dst = filepath.Join(ro.sandboxPath(), rel)
-				pr.mounts = append(pr.mounts, m)
+				m.Dst = filepath.Join(ro.SandboxPath(), rel)
+				pr.Mounts = append(pr.Mounts, m)
 			}
 		}
 	}
 }
 
 // Lines describe the provision for people, one thing a line.
-func (pr *provision) Lines() []string {
+func (pr *Provision) Lines() []string {
 	var out []string
 	if len(pr.Detected) == 0 {
 		out = append(out, "toolchains: none found in the workspace")
@@ -386,30 +405,4 @@ func FormatBytes(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%.1f %s", v, suffix)
-}
-
-// Provisions says what a command in workspace ws would be given (what
-// starter sandbox check prints), without running one: the toolchains found, the host's caches
-// shown read-only (and those skipped, with why), the workspace's own
-// caches and their size, the git identity. It creates, locks and writes
-// nothing. The fallback backend
-// provisions nothing (its commands run on the host), and says so.
-func Provisions(sb Sandbox, ws string, req Request) ([]string, error) {
-	b, ok := sb.(*bwrapSandbox)
-	if !ok || b.prov == nil {
-		return []string{"toolchains: not provisioned (no bubblewrap sandbox)"}, nil
-	}
-	pr, err := b.prov.planRun(ws, req, true, nil)
-	if err != nil {
-		return nil, err
-	}
-	return pr.Lines(), nil
-}
-
-// CacheDir is where a sandbox of cfg keeps the workspace caches.
-func CacheDir(cfg Config) (string, error) {
-	if cfg.CacheDir != "" {
-		return cfg.CacheDir, nil
-	}
-	return DefaultCacheDir()
 }

@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"crypto/sha256"
@@ -40,7 +40,7 @@ import (
 //	        go-build go-mod go-path npm npm-logs pip cargo m2
 
 // sbCache is where a workspace's caches are inside the sandbox.
-const sbCache = "/var/cache/custos"
+const CacheInside = "/var/cache/custos"
 
 // DefaultCacheBytes caps all workspaces' caches together.
 const DefaultCacheBytes = 20 << 30
@@ -69,22 +69,22 @@ type wsCaches struct {
 	mu       sync.Mutex
 	ready    map[string]bool      // workspace dirs checked and laid out
 	measured map[string]time.Time // last measurement per workspace dir
-	// busy counts measurements still running in the background.
-	busy sync.WaitGroup
+	// Busy counts measurements still running in the background.
+	Busy sync.WaitGroup
 }
 
 func newWSCaches(root string, capBytes int64) *wsCaches {
 	return &wsCaches{root: root, capBytes: capBytes, ready: map[string]bool{}, measured: map[string]time.Time{}}
 }
 
-// cacheDirFor is the directory of ws's caches under root.
-func cacheDirFor(root, ws string) string {
-	return filepath.Join(root, wsKey(ws))
+// CacheDirFor is the directory of ws's caches under root.
+func CacheDirFor(root, ws string) string {
+	return filepath.Join(root, WorkspaceKey(ws))
 }
 
-// wsKey names what belongs to the workspace ws in custos' directories: its
+// WorkspaceKey names what belongs to the workspace ws in custos' directories: its
 // cache, its host-config snapshots.
-func wsKey(ws string) string {
+func WorkspaceKey(ws string) string {
 	sum := sha256.Sum256([]byte(ws))
 	return hex.EncodeToString(sum[:8])
 }
@@ -100,7 +100,7 @@ type wsCache struct {
 // link or a directory not the user's own is never used (the run then gets
 // throw-away caches in its /tmp), and a full disk says so.
 func (c *wsCaches) open(ws string) (*wsCache, error) {
-	dir := cacheDirFor(c.root, ws)
+	dir := CacheDirFor(c.root, ws)
 	var err error
 	// An eviction (another workspace's run, or `sandbox cache --clear`) may
 	// remove the directory while it is laid out or locked; then again.
@@ -151,7 +151,7 @@ func lockCache(dir string) (*wsCache, error) {
 	return &wsCache{dir: dir, lock: lock}, nil
 }
 
-// release lets the cache go; the sandbox then measures it and evicts, in
+// Release lets the cache go; the sandbox then measures it and evicts, in
 // the background, at most every measureEvery per workspace.
 func (c *wsCaches) release(w *wsCache) {
 	w.lock.Close()
@@ -172,28 +172,11 @@ func (c *wsCaches) release(w *wsCache) {
 	}
 	c.mu.Unlock()
 	if due {
-		c.busy.Add(1)
+		c.Busy.Add(1)
 		go func() {
-			defer c.busy.Done()
+			defer c.Busy.Done()
 			c.measureAndEvict(w.dir)
 		}()
-	}
-}
-
-// WaitIdle waits for the sandbox's background work on its workspace caches
-// (measuring and evicting after a run) and on its overlays (cleaning their
-// work directories) to end: before a process exits, or a test removes the
-// cache directory.
-func WaitIdle(sb Sandbox) {
-	b, ok := sb.(*bwrapSandbox)
-	if !ok {
-		return
-	}
-	if b.prov != nil && b.prov.caches != nil {
-		b.prov.caches.busy.Wait()
-	}
-	if b.overlays != nil {
-		b.overlays.busy.Wait()
 	}
 }
 
@@ -347,7 +330,7 @@ func readInfo(dir string) CacheInfo {
 // ClearCache removes ws's caches under root, waiting for a command that
 // uses them to end. It reports whether there was anything.
 func ClearCache(root, ws string) (bool, error) {
-	return removeCache(cacheDirFor(root, ws), true)
+	return removeCache(CacheDirFor(root, ws), true)
 }
 
 // removeCache removes a workspace's cache directory under its exclusive

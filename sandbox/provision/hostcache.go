@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/mount"
+	"github.com/custos-dev/custos/sandbox/sysview"
 	"github.com/custos-dev/custos/toolchains"
 )
 
@@ -78,12 +79,12 @@ type hostToolchains struct {
 	// goDownload is GOMODCACHE/cache/download, the source of the sandbox's
 	// file:// module proxy ("" when unusable).
 	goDownload string
-	// goToolchains are the Go toolchains in the module cache (what
+	// GoToolchains are the Go toolchains in the module cache (what
 	// GOTOOLCHAIN would switch to), and localGo the version of the go
 	// command on the sandbox's PATH.
-	goToolchains []goToolchain
-	localGo      goVersion
-	localGoOK    bool
+	GoToolchains []goToolchain
+	LocalGo      goVersion
+	LocalGoOK    bool
 	npmCache     string // npm's cache directory (its _cacache is mounted)
 	cargoHome    string // CARGO_HOME, whose registry and git db are mounted
 	// rustup are the rustup toolchains (name → directory), and
@@ -92,7 +93,7 @@ type hostToolchains struct {
 	rustup      map[string]string
 	rustDefault string
 	mavenRepo   string // the Maven local repository
-	// home is the user's home directory, creds their credential paths
+	// Home is the user's home directory, creds their credential paths
 	// (credentialPaths).
 	home  string
 	creds []string
@@ -118,11 +119,11 @@ func (h *hostToolchains) masksIn(dir string) []mount.Mount {
 	return m
 }
 
-// goToolchain is a Go toolchain module extracted in the module cache.
+// GoToolchain is a Go toolchain module extracted in the module cache.
 type goToolchain struct {
-	version goVersion
-	name    string // "go1.27.3"
-	dir     string // its GOROOT
+	Version goVersion
+	Name    string // "go1.27.3"
+	Dir     string // its GOROOT
 }
 
 // usable reports the vetted path of tool and what, or "".
@@ -162,10 +163,10 @@ func discoverHost(env HostEnv) *hostToolchains {
 	if mod := goModCache(env); mod != "" {
 		h.goDownload = add(toolchains.Go, "Go module cache", filepath.Join(mod, "cache", "download"))
 		if h.goDownload != "" {
-			h.goToolchains = findGoToolchains(mod, home, creds)
+			h.GoToolchains = findGoToolchains(mod, home, creds)
 		}
 	}
-	h.localGo, h.localGoOK = sandboxGoVersion()
+	h.LocalGo, h.LocalGoOK = sandboxGoVersion()
 	if c := npmCache(env); c != "" {
 		if add(toolchains.Node, "npm cache", filepath.Join(c, "_cacache")) != "" {
 			h.npmCache = filepath.Clean(c)
@@ -221,10 +222,10 @@ func rustTriple() string {
 	return arch + "-unknown-linux-gnu"
 }
 
-// pickRust is the rustup toolchain for workspace ws: its rust-toolchain
+// PickRust is the rustup toolchain for workspace ws: its rust-toolchain
 // file's channel (rust-toolchain.toml or the plain file), else the
 // default; "" when that toolchain is not installed.
-func (h *hostToolchains) pickRust(ws string) (name, dir string) {
+func (h *hostToolchains) PickRust(ws string) (name, dir string) {
 	want := h.rustDefault
 	if ch := readKeyValues(filepath.Join(ws, "rust-toolchain.toml"), "=")["channel"]; ch != "" {
 		want = ch
@@ -459,14 +460,14 @@ func findGoToolchains(mod, home string, creds []string) []goToolchain {
 			continue // a partial extraction
 		}
 		if real, skip := vetHostPath(m, home, creds); real != "" && skip == "" {
-			out = append(out, goToolchain{version: v, name: name, dir: real})
+			out = append(out, goToolchain{Version: v, Name: name, Dir: real})
 		}
 	}
 	slices.SortFunc(out, func(a, b goToolchain) int {
-		if a.version.less(b.version) {
+		if a.Version.Less(b.Version) {
 			return -1
 		}
-		if b.version.less(a.version) {
+		if b.Version.Less(a.Version) {
 			return 1
 		}
 		return 0
@@ -477,7 +478,7 @@ func findGoToolchains(mod, home string, creds []string) []goToolchain {
 // sandboxGoVersion is the version of the go command first on the sandbox's
 // PATH, from its GOROOT's VERSION file.
 func sandboxGoVersion() (goVersion, bool) {
-	for _, dir := range strings.Split(sandboxPath, ":") {
+	for _, dir := range strings.Split(sysview.Path, ":") {
 		bin, err := filepath.EvalSymlinks(filepath.Join(dir, "go"))
 		if err != nil {
 			continue
@@ -497,12 +498,12 @@ func sandboxGoVersion() (goVersion, bool) {
 // is (the go command would download exactly want; offline, the nearest
 // newer release already here is what can run).
 func (h *hostToolchains) pickGoToolchain(want goVersion) *goToolchain {
-	if h.localGoOK && !h.localGo.less(want) {
+	if h.LocalGoOK && !h.LocalGo.Less(want) {
 		return nil
 	}
-	for i := range h.goToolchains {
-		if !h.goToolchains[i].version.less(want) {
-			return &h.goToolchains[i]
+	for i := range h.GoToolchains {
+		if !h.GoToolchains[i].Version.Less(want) {
+			return &h.GoToolchains[i]
 		}
 	}
 	return nil

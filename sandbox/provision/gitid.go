@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
 // Git inside the sandbox works as the user's git: their name
@@ -25,17 +26,17 @@ import (
 // command): trusted only when it is the user's own and no one else can
 // write it, for the same files unchanged, and for an hour at most (a file
 // those include may have changed).
-type gitIdentity struct {
-	env   HostEnv
-	cache string
+type GitIdentity struct {
+	Env   HostEnv
+	Cache string
 
 	mu          sync.Mutex
 	key         string
 	name, email string
 }
 
-// identityRecord is what gitIdentity.cache holds.
-type identityRecord struct {
+// IdentityRecord is what gitIdentity.cache holds.
+type IdentityRecord struct {
 	Key   string    `json:"key"`
 	Name  string    `json:"name"`
 	Email string    `json:"email"`
@@ -46,15 +47,15 @@ type identityRecord struct {
 const identityCacheTTL = time.Hour
 
 // files are the global configuration files git reads, as it finds them.
-func (g *gitIdentity) files() []string {
-	if p := g.env.getenv("GIT_CONFIG_GLOBAL"); p != "" {
+func (g *GitIdentity) files() []string {
+	if p := g.Env.getenv("GIT_CONFIG_GLOBAL"); p != "" {
 		return []string{p}
 	}
-	return []string{filepath.Join(g.env.home(), ".gitconfig"), filepath.Join(g.env.xdg("XDG_CONFIG_HOME", ".config"), "git", "config")}
+	return []string{filepath.Join(g.Env.home(), ".gitconfig"), filepath.Join(g.Env.xdg("XDG_CONFIG_HOME", ".config"), "git", "config")}
 }
 
-// get returns the user's name and email ("" for what is not set).
-func (g *gitIdentity) get() (name, email string) {
+// Get returns the user's name and email ("" for what is not set).
+func (g *GitIdentity) Get() (name, email string) {
 	var key strings.Builder
 	for _, f := range g.files() {
 		if fi, err := os.Stat(f); err == nil {
@@ -76,22 +77,22 @@ func (g *gitIdentity) get() (name, email string) {
 		return g.name, g.email
 	}
 	g.name, g.email = g.read()
-	g.keep(identityRecord{Key: g.key, Name: g.name, Email: g.email, At: time.Now()})
+	g.keep(IdentityRecord{Key: g.key, Name: g.name, Email: g.email, At: time.Now()})
 	return g.name, g.email
 }
 
 // kept is the identity the cache file holds for key, if it may serve.
-func (g *gitIdentity) kept(key string) (identityRecord, bool) {
-	var r identityRecord
-	ok := g.cache != "" && key != "" && hostfs.ReadRecord(g.cache, &r) && r.Key == key && hostfs.Recent(r.At, identityCacheTTL)
+func (g *GitIdentity) kept(key string) (IdentityRecord, bool) {
+	var r IdentityRecord
+	ok := g.Cache != "" && key != "" && hostfs.ReadRecord(g.Cache, &r) && r.Key == key && hostfs.Recent(r.At, identityCacheTTL)
 	return r, ok
 }
 
 // keep writes r to the cache file (best effort: without it the next
 // process runs git).
-func (g *gitIdentity) keep(r identityRecord) {
-	if g.cache != "" && r.Key != "" {
-		hostfs.WriteRecord(g.cache, r)
+func (g *GitIdentity) keep(r IdentityRecord) {
+	if g.Cache != "" && r.Key != "" {
+		hostfs.WriteRecord(g.Cache, r)
 	}
 }
 
@@ -99,14 +100,14 @@ func (g *gitIdentity) keep(r identityRecord) {
 // the user's home and configuration variables (includes are followed, as
 // git follows them). Where a key is set more than once the last one
 // counts, as for git config --get.
-func (g *gitIdentity) read() (name, email string) {
+func (g *GitIdentity) read() (name, email string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "config", "--global", "--includes", "--null", "--get-regexp", `^user\.(name|email)$`)
 	cmd.Dir = "/"
-	env := []string{"HOME=" + g.env.home(), "PATH=" + hostPath()}
+	env := []string{"HOME=" + g.Env.home(), "PATH=" + sysview.HostPath()}
 	for _, k := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"} {
-		if v := g.env.getenv(k); v != "" {
+		if v := g.Env.getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
 	}
@@ -158,8 +159,8 @@ func gitQuote(v string) (string, bool) {
 }
 
 // GitIdentity is what Describe reports of git.
-func (g *gitIdentity) describe() string {
-	name, email := g.get()
+func (g *GitIdentity) describe() string {
+	name, email := g.Get()
 	if name == "" && email == "" {
 		return "git identity: none (the user has no user.name/user.email in their git configuration)"
 	}
