@@ -165,7 +165,7 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) time.Duration {
 	if sb.overlay {
 		// The same overlay as Run's, from the same pool, given back as the
 		// merge of its (empty) upper layer leaves it.
-		if p.Overlay, err = sb.overlays.take(sb.cfg, ws); err != nil {
+		if p.Overlay, err = sb.overlays.take(sb.cfg.guard(), ws); err != nil {
 			b.Fatal(err)
 		}
 		defer sb.overlays.give(ws, p.Overlay)

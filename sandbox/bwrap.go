@@ -98,7 +98,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	defer func() {
 		switch {
 		case guard != nil:
-			guard.finish(&res)
+			guard.finish(&res.Report)
 		case overlay != "":
 			_ = hostfs.RemoveAllWritable(overlay) // unguarded (the probe's), or the command never ran
 		}
@@ -132,7 +132,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 			return
 		}
 		if guarded {
-			guard = b.cfg.guardWith(ws, b.listings, dirs, overlay, b.overlays)
+			guard = b.cfg.guard().guardWith(ws, b.listings, dirs, overlay, b.overlays)
 		}
 		if lateErr = b.planLate(ws, req, &p, pool, &undo, dirs); lateErr == nil {
 			lateErr = files.feedPlan(p)
@@ -173,7 +173,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *protect.DirPool, dirs *hostfs.DirListings, guard *hostGuard, err error) {
 	if b.step == nil {
 		if guarded {
-			guard = b.cfg.guardHostConfig(ws, b.listings)
+			guard = b.cfg.guard().guardHostConfig(ws, b.listings)
 		}
 		p, err = b.planProfile(ws, req, undo)
 		return p, nil, nil, guard, err
@@ -187,7 +187,7 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 	if err == nil && b.overlay && (guarded || req.probeOverlay) {
 		// Last, so that nothing after it fails: run removes it, or its
 		// guard gives it back, once it ends.
-		p.Overlay, err = b.overlays.take(b.cfg, ws)
+		p.Overlay, err = b.overlays.take(b.cfg.guard(), ws)
 	}
 	return p, pool, dirs, nil, err
 }

@@ -154,7 +154,7 @@ var ErrUnavailable = errors.New("sandbox: bubblewrap unavailable")
 func New(cfg Config) (Sandbox, error) {
 	cfg = cfg.withDefaults()
 	// What commands of a process that died mid-run left for the host.
-	cfg.RecoverHostConfig(cfg.Logger)
+	cfg.guard().RecoverHostConfig(cfg.Logger)
 	prlimit, _ := exec.LookPath("prlimit")
 
 	bw, why := probeBwrap(cfg, prlimit)
@@ -280,4 +280,9 @@ func probeRun(ctx context.Context, b *bwrapSandbox, req Request) (Result, error)
 		res, err = b.run(ctx, req)
 	}
 	return res, err
+}
+
+// guard is the host guard's share of c.
+func (c Config) guard() Settings {
+	return Settings{CacheDir: c.CacheDir, QuarantineDir: c.QuarantineDir, ScanEntries: c.HostScanEntries}
 }

@@ -61,7 +61,7 @@ type hostGuard struct {
 	// ws left.
 	pending       *pendingFile
 	recoveredFrom string
-	recovered     Result
+	recovered     Report
 	// overlay is the run's overlay directory (hostconfig_overlay.go), ""
 	// when the command wrote to the workspace directly; view is set in the
 	// helper that checks a merged view, where the workspace's files are
@@ -78,25 +78,60 @@ type hostGuard struct {
 // guardHostConfig takes the snapshot before a command in ws (canonical);
 // listings (may be nil) keeps directory listings between runs. What an
 // interrupted earlier command in ws left is neutralised first.
-func (c Config) guardHostConfig(ws string, listings *hostfs.HostListings) *hostGuard {
+func (c Settings) guardHostConfig(ws string, listings *hostfs.HostListings) *hostGuard {
 	return c.guardWith(ws, listings, listings.Take(ws), "", nil)
 }
 
 // guardWith is guardHostConfig with the listings to start from (dirs, nil
 // for none) already taken from listings, for a run on overlay ("" none),
 // which goes back to overlays once applied.
-func (c Config) guardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *overlayPool) *hostGuard {
+func (c Settings) guardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *overlayPool) *hostGuard {
 	recovered := c.recoverInterrupted(ws)
-	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.HostScanEntries, true, dirs),
-		qroot: c.quarantineDir(), budget: c.HostScanEntries, listings: listings, recovered: recovered,
+	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.ScanEntries, true, dirs),
+		qroot: c.quarantineDir(), budget: c.ScanEntries, listings: listings, recovered: recovered,
 		overlay: overlay, overlays: overlays}
 	g.pending = c.savePending(g.before, overlay)
 	return g
 }
 
-// quarantineDir is Config.QuarantineDir, or <state>/quarantine beside the
+// Settings are where the host guard keeps what it sets aside, its runs'
+// overlays and the snapshots of running commands, and how much of a
+// workspace one walk reads. The sandbox's Config holds them.
+type Settings struct {
+	// CacheDir is the workspace caches' directory: the guard's own
+	// directories are beside it (unless QuarantineDir names one).
+	CacheDir string
+	// QuarantineDir is where what the guard sets aside is kept.
+	QuarantineDir string
+	// ScanEntries is the directory-entry budget of one walk (0: the
+	// default, about 0.4 s of readdir).
+	ScanEntries int
+}
+
+// Report is what the host guard did to a command's writes, part of the
+// command's result.
+type Report struct {
+	// HostConfig is what the command created or changed that a tool on
+	// the host would run (git hooks, git config naming programs, pointers
+	// to repositories), each neutralised before Run returned; what was set
+	// aside is kept in HostConfigKept. HostConfigUnchecked says when part
+	// of the workspace was too large to check. HostConfigNote words them
+	// for the model.
+	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
+	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
+	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
+	// Unmerged says what of the command's writes custos could not apply
+	// to the workspace from its overlay, and where it kept them.
+	Unmerged string `json:"unmerged,omitempty"`
+	// Withheld is what of the command's writes custos did not apply as the
+	// command left them: protected names it created, set-uid and set-gid
+	// bits, fifos and sockets.
+	Withheld []HostConfigChange `json:"withheld,omitempty"`
+}
+
+// quarantineDir is Settings.QuarantineDir, or <state>/quarantine beside the
 // workspace caches (neither is ever mounted into a sandbox).
-func (c Config) quarantineDir() string {
+func (c Settings) quarantineDir() string {
 	switch {
 	case c.QuarantineDir != "":
 		return c.QuarantineDir
@@ -111,7 +146,7 @@ func (c Config) quarantineDir() string {
 
 // finish runs after the command, however it ended: it finds what the
 // command created or changed and neutralises it, and records that in res.
-func (g *hostGuard) finish(res *Result) {
+func (g *hostGuard) finish(res *Report) {
 	if g.pending != nil {
 		defer g.pending.done()
 	}
@@ -147,7 +182,7 @@ func (g *hostGuard) sameSig(a, b hostfs.FileSig) bool {
 
 // check finds what the command created or changed and neutralises it,
 // recording that in res; it returns the snapshot after.
-func (g *hostGuard) check(res *Result) *hostSnapshot {
+func (g *hostGuard) check(res *Report) *hostSnapshot {
 	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.Done(), g.listDir)
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
@@ -458,7 +493,7 @@ func copyTree(src, dst string) error {
 
 // HostConfigNote is what the model is told about Result.HostConfig and
 // Result.HostConfigUnchecked ("" when there is nothing to say).
-func (r Result) HostConfigNote() string {
+func (r Report) HostConfigNote() string {
 	var parts []string
 	if len(r.HostConfig) > 0 {
 		items := make([]string, len(r.HostConfig))

@@ -51,13 +51,13 @@ import (
 // overlayRoot is where runs' overlays live, beside the quarantine (never
 // mounted into a sandbox but its own run's, and not a workspace cache,
 // which eviction removes).
-func (c Config) overlayRoot() string {
+func (c Settings) overlayRoot() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(c.quarantineDir())), "overlay")
 }
 
 // newOverlay makes a run's overlay directory for ws: upper (with the
 // workspace root's permissions, which the overlay's root shows) and work.
-func (c Config) newOverlay(ws string) (string, error) {
+func (c Settings) newOverlay(ws string) (string, error) {
 	root := c.overlayRoot()
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
@@ -101,7 +101,7 @@ type overlayPool struct {
 const maxPooledOverlays = 16
 
 // take is an overlay directory for ws, pooled or new.
-func (p *overlayPool) take(c Config, ws string) (string, error) {
+func (p *overlayPool) take(c Settings, ws string) (string, error) {
 	if p != nil {
 		p.mu.Lock()
 		for len(p.free[ws]) > 0 {
@@ -274,7 +274,7 @@ func (s *hostSnapshot) inHooksDir(rel string) bool {
 
 // finishOverlay is finish for a run on an overlay: the check where it is
 // needed, then the upper layer applied to the workspace.
-func (g *hostGuard) finishOverlay(res *Result) {
+func (g *hostGuard) finishOverlay(res *Report) {
 	upper := filepath.Join(g.overlay, "upper")
 	if _, err := os.Lstat(upper); errors.Is(err, fs.ErrNotExist) {
 		return // removed meanwhile (by hand): nothing of it to apply
@@ -297,7 +297,7 @@ func (g *hostGuard) finishOverlay(res *Result) {
 
 // merge applies upper to the workspace (Apply) and says in res what
 // it did not apply as the command left it.
-func (g *hostGuard) merge(upper string, res *Result) error {
+func (g *hostGuard) merge(upper string, res *Report) error {
 	st, err := overlaymerge.Apply(upper, g.ws)
 	for _, rel := range st.SetID {
 		res.Withheld = append(res.Withheld, HostConfigChange{Path: rel, What: "set-uid or set-gid",
@@ -319,7 +319,7 @@ func (g *hostGuard) merge(upper string, res *Result) error {
 // placeholders, so what is found here is a name that did not exist
 // where the command made it. It is kept in the quarantine, never
 // applied.
-func (g *hostGuard) withholdProtected(upper string, res *Result) {
+func (g *hostGuard) withholdProtected(upper string, res *Report) {
 	var q *quarantine
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
@@ -364,7 +364,7 @@ func withhold(q *quarantine, upper, rel string) string {
 // setAsideUnchecked moves the suspect entries of upper into the quarantine
 // instead of applying them, when the check could not run on the merged
 // view (why): fail closed.
-func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res *Result) {
+func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res *Report) {
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	for _, rel := range sus {
 		c := HostConfigChange{Path: rel, What: "version-control files the command wrote",
@@ -403,7 +403,7 @@ type viewRequest struct {
 // mounted at the workspace: the check against the snapshot before.
 func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) viewResult {
 	g := &hostGuard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
-	var r Result
+	var r Report
 	g.check(&r)
 	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
 }
@@ -414,7 +414,7 @@ func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEn
 // began leaves an empty one; one whose snapshot could not be written
 // leaves one no check can judge, so its version-control parts are set
 // aside, failing closed, and the rest is applied.
-func (c Config) sweepOverlays(ws string, out *Result) {
+func (c Settings) sweepOverlays(ws string, out *Report) {
 	for _, e := range wsEntries(c.overlayRoot(), ws) {
 		pid, start, ok := pendingOwner(e.Name())
 		if !ok || alive(pid, start) {
@@ -428,7 +428,7 @@ func (c Config) sweepOverlays(ws string, out *Result) {
 		}
 		g := &hostGuard{ws: owner, before: &hostSnapshot{hookDirs: map[string]bool{}}, qroot: c.quarantineDir(), overlay: dir}
 		upper := filepath.Join(dir, "upper")
-		var r Result
+		var r Report
 		g.withholdProtected(upper, &r)
 		if sus := g.suspects(upper); len(sus) > 0 {
 			g.setAsideUnchecked(upper, sus, errors.New("its command was interrupted before its snapshot was kept"), &r)

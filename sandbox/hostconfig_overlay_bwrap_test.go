@@ -91,7 +91,7 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 			_, err = os.Stat(filepath.Join(ws, "sub", ".git", "HEAD"))
 			assert.NoError(t, err, "the repository itself is applied")
 			// The run's overlay, kept for the next run, is empty.
-			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.overlayRoot(), provision.WorkspaceKey(ws)+"-*", "upper", "*"))
+			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.guard().overlayRoot(), provision.WorkspaceKey(ws)+"-*", "upper", "*"))
 			assert.Empty(t, overlays, "what the command wrote is left in its upper layer")
 		})
 	}
@@ -156,7 +156,7 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	ws := mustEval(t, t.TempDir())
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "kept"), []byte("old\n"), 0o644))
 	before := takeHostSnapshot(ws, 0, true, nil)
-	ov, err := cfg.newOverlay(ws)
+	ov, err := cfg.guard().newOverlay(ws)
 	require.NoError(t, err)
 	upper := filepath.Join(ov, "upper")
 	// What the command had written into its upper layer: a new repository
@@ -170,12 +170,12 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	require.NoError(t, dead.Run())
 	p := pendingOf(before, ov)
 	p.PID, p.Start = dead.Process.Pid, "1"
-	require.NoError(t, os.MkdirAll(cfg.pendingDir(), 0o700))
+	require.NoError(t, os.MkdirAll(cfg.guard().pendingDir(), 0o700))
 	data, err := json.Marshal(p)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-1-x.json", provision.WorkspaceKey(ws), p.PID)), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.guard().pendingDir(), fmt.Sprintf("%s-%d-1-x.json", provision.WorkspaceKey(ws), p.PID)), data, 0o600))
 
-	r := cfg.recoverInterrupted(ws)
+	r := cfg.guard().recoverInterrupted(ws)
 	assert.Contains(t, fmt.Sprint(r.HostConfig), "sub/.git/config")
 	assert.Contains(t, fmt.Sprint(r.HostConfig), "interrupted")
 	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
@@ -193,7 +193,7 @@ func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 	state := t.TempDir()
 	cfg := Config{CacheDir: filepath.Join(state, "sandbox-cache")}
 	ws := mustEval(t, t.TempDir())
-	ov, err := cfg.newOverlay(ws)
+	ov, err := cfg.guard().newOverlay(ws)
 	require.NoError(t, err)
 	upper := filepath.Join(ov, "upper")
 	newRepo(t, filepath.Join(upper, "lib", "sub"))
@@ -201,8 +201,8 @@ func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 	old := viewChecker
 	viewChecker = func(*hostGuard) (viewResult, error) { return viewResult{}, errors.New("no namespaces here") }
 	t.Cleanup(func() { viewChecker = old })
-	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, 0, true, nil), qroot: cfg.quarantineDir(), overlay: ov}
-	var res Result
+	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, 0, true, nil), qroot: cfg.guard().quarantineDir(), overlay: ov}
+	var res Report
 	g.finish(&res)
 	require.Len(t, res.HostConfig, 1)
 	assert.Equal(t, "lib/sub/.git", res.HostConfig[0].Path)
@@ -286,7 +286,7 @@ func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	dead := exec.Command("true")
 	require.NoError(t, dead.Run())
 	orphan := func(name string) string {
-		dir := filepath.Join(cfg.overlayRoot(), fmt.Sprintf("%s-%d-1-%s", provision.WorkspaceKey(ws), dead.Process.Pid, name))
+		dir := filepath.Join(cfg.guard().overlayRoot(), fmt.Sprintf("%s-%d-1-%s", provision.WorkspaceKey(ws), dead.Process.Pid, name))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "upper"), 0o700))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "work"), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "workspace"), []byte(ws), 0o600))
@@ -295,10 +295,10 @@ func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	empty, full := orphan("empty"), orphan("full")
 	newRepo(t, filepath.Join(full, "upper", "sub"))
 	require.NoError(t, os.WriteFile(filepath.Join(full, "upper", "notes.txt"), []byte("made\n"), 0o644))
-	live, err := cfg.newOverlay(ws) // this process's: never swept
+	live, err := cfg.guard().newOverlay(ws) // this process's: never swept
 	require.NoError(t, err)
 
-	r := cfg.recoverInterrupted(ws)
+	r := cfg.guard().recoverInterrupted(ws)
 	require.Len(t, r.HostConfig, 1, "%v", r.HostConfig)
 	assert.Equal(t, "sub/.git", r.HostConfig[0].Path)
 	assert.Contains(t, r.HostConfig[0].Action, "interrupted")

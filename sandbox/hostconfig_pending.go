@@ -65,13 +65,13 @@ type pendingItem struct {
 }
 
 // pendingDir is where the snapshots of running commands are written.
-func (c Config) pendingDir() string {
+func (c Settings) pendingDir() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(c.quarantineDir())), "host-guard")
 }
 
 // savePending writes s for this process; it returns the file (nil when
 // it could not be written: the command still runs, guarded as before).
-func (c Config) savePending(s *hostSnapshot, overlay string) *pendingFile {
+func (c Settings) savePending(s *hostSnapshot, overlay string) *pendingFile {
 	data, err := json.Marshal(pendingOf(s, overlay))
 	if err != nil {
 		return nil
@@ -229,7 +229,7 @@ func (p pendingGuard) snapshot() *hostSnapshot {
 // recoverInterrupted finishes the guards of commands in ws (every
 // workspace for ws "") whose process is gone, and returns what they
 // neutralised, each change marked as left by an interrupted command.
-func (c Config) recoverInterrupted(ws string) Result {
+func (c Settings) recoverInterrupted(ws string) Report {
 	out := c.recoverPending(ws)
 	c.sweepOverlays(ws, &out)
 	return out
@@ -237,8 +237,8 @@ func (c Config) recoverInterrupted(ws string) Result {
 
 // recoverPending is recoverInterrupted for the snapshots' files: first,
 // since the overlays their runs left are theirs to finish.
-func (c Config) recoverPending(ws string) Result {
-	var out Result
+func (c Settings) recoverPending(ws string) Report {
+	var out Report
 	for _, e := range wsEntries(c.pendingDir(), ws) {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
@@ -263,7 +263,7 @@ func (c Config) recoverPending(ws string) Result {
 			continue
 		}
 		g := &hostGuard{ws: p.WS, before: p.snapshot(), qroot: c.quarantineDir(), budget: p.Budget, recoveredFrom: path, overlay: p.Overlay}
-		var r Result
+		var r Report
 		g.finish(&r)
 		out.addInterrupted(r)
 	}
@@ -272,7 +272,7 @@ func (c Config) recoverPending(ws string) Result {
 
 // addInterrupted adds what r, the finishing of an interrupted command's
 // guard, neutralised, each change marked as left by that command.
-func (out *Result) addInterrupted(r Result) {
+func (out *Report) addInterrupted(r Report) {
 	for _, ch := range r.HostConfig {
 		ch.Action += " (left by an earlier command that was interrupted)"
 		out.HostConfig = append(out.HostConfig, ch)
@@ -299,7 +299,7 @@ func wsEntries(dir, ws string) []os.DirEntry {
 // RecoverHostConfig finishes, at a worker's start, the guards of commands
 // an earlier process was running when it died, in every workspace, so what
 // they planted is neutralised before anyone's editor opens the workspace.
-func (c Config) RecoverHostConfig(logger *slog.Logger) {
+func (c Settings) RecoverHostConfig(logger *slog.Logger) {
 	r := c.recoverInterrupted("")
 	if len(r.HostConfig) > 0 && logger != nil {
 		logger.Warn("sandbox: host config left by interrupted commands neutralised", "changes", fmt.Sprint(r.HostConfig), "kept", r.HostConfigKept)

@@ -75,10 +75,10 @@ func TestHostConfigBudget(t *testing.T) {
 	deep := filepath.Join(ws, "d49", "repo", ".git")
 	writeFile(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n")
 	writeFile(t, filepath.Join(deep, "config"), "[core]\n\tfsmonitor = sh\n")
-	g := Config{HostScanEntries: 20, QuarantineDir: t.TempDir()}.guardHostConfig(ws, nil)
+	g := Settings{ScanEntries: 20, QuarantineDir: t.TempDir()}.guardHostConfig(ws, nil)
 	require.True(t, g.before.truncated)
 	writeFile(t, filepath.Join(deep, "hooks", "pre-commit"), "#!/bin/sh\n")
-	var res Result
+	var res Report
 	g.finish(&res)
 	assert.Empty(t, res.HostConfig)
 	assert.Contains(t, res.HostConfigUnchecked, "more than 20 directory entries")
@@ -138,7 +138,7 @@ func BenchmarkHostConfigScan(b *testing.B) {
 		}
 	}
 	b.Logf("%d files outside node_modules, 20000 inside", files)
-	cfg := Config{QuarantineDir: b.TempDir()}
+	cfg := Settings{QuarantineDir: b.TempDir()}
 	// Listings are reused only for directories unchanged for a second.
 	old := time.Now().Add(-time.Hour)
 	_ = filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
@@ -155,7 +155,7 @@ func BenchmarkHostConfigScan(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			for b.Loop() {
 				g := cfg.guardHostConfig(ws, mode.listings)
-				var res Result
+				var res Report
 				g.finish(&res)
 				if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" {
 					b.Fatalf("unexpected: %+v", res)
@@ -214,7 +214,7 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 		t.Run(fmt.Sprintf("at worker start %v", atStart), func(t *testing.T) {
 			ws := t.TempDir()
 			writeFile(t, filepath.Join(ws, "README"), "x")
-			cfg := Config{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
+			cfg := Settings{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
 			g := cfg.guardHostConfig(ws, nil)
 			// The command plants a repository with a hook, then its worker dies.
 			hook := filepath.Join(ws, "sub", ".git", "hooks", "pre-commit")
@@ -226,7 +226,7 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 				cfg.RecoverHostConfig(nil)
 				assert.NoFileExists(t, hook, "set aside before any command runs")
 			}
-			var res Result
+			var res Report
 			cfg.guardHostConfig(ws, nil).finish(&res)
 			assert.NoFileExists(t, hook, "the hook is set aside")
 			assert.Empty(t, pendingLeft(t, cfg.pendingDir()), "no snapshot is left once finished")
@@ -253,14 +253,14 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 // for an interrupted one.
 func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
 	ws := t.TempDir()
-	cfg := Config{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
+	cfg := Settings{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
 	g := cfg.guardHostConfig(ws, nil) // this process: alive
 	hook := filepath.Join(ws, "sub", ".git", "hooks", "post-checkout")
 	writeFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
 	writeFile(t, hook, "#!/bin/sh\n")
 	cfg.RecoverHostConfig(nil)
 	assert.Equal(t, []string{filepath.Base(g.pending.Path())}, pendingLeft(t, cfg.pendingDir()), "a live command's snapshot stays")
-	var res Result
+	var res Report
 	g.finish(&res)
 	assert.NoFileExists(t, hook, "its own finish neutralises it")
 	assert.Empty(t, pendingLeft(t, cfg.pendingDir()))
@@ -270,28 +270,28 @@ func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
 // an emptied one left by a process that is gone is removed.
 func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	ws := t.TempDir()
-	cfg := Config{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
+	cfg := Settings{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
 	g := cfg.guardHostConfig(ws, nil)
 	first := g.pending.Path()
-	g.finish(&Result{})
+	g.finish(&Report{})
 	g = cfg.guardHostConfig(ws, nil)
 	assert.Equal(t, first, g.pending.Path(), "the same file, rewritten")
 	// Two commands at once in the workspace have a file each.
 	g2 := cfg.guardHostConfig(ws, nil)
 	assert.NotEqual(t, first, g2.pending.Path())
-	g2.finish(&Result{})
-	g.finish(&Result{})
+	g2.finish(&Report{})
+	g.finish(&Report{})
 
 	// An emptied file of a process that is gone goes at the next command.
 	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
 	writeFile(t, gone, "")
-	cfg.guardHostConfig(ws, nil).finish(&Result{})
+	cfg.guardHostConfig(ws, nil).finish(&Report{})
 	assert.NoFileExists(t, gone)
 	// One whose file was removed meanwhile gets a new one.
 	require.NoError(t, os.Remove(first))
 	g = cfg.guardHostConfig(ws, nil)
 	assert.FileExists(t, g.pending.Path())
-	g.finish(&Result{})
+	g.finish(&Report{})
 }
 
 // A directory's listing is reused while its identity is unchanged: one

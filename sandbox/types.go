@@ -60,22 +60,9 @@ type Result struct {
 	Note string `json:"note,omitempty"`
 	// CacheDir is the workspace's cache directory the run used ("" none).
 	CacheDir string `json:"cacheDir,omitempty"`
-	// HostConfig is what the command created or changed that a tool on
-	// the host would run (git hooks, git config naming programs, pointers
-	// to repositories), each neutralised before Run returned; what was set
-	// aside is kept in HostConfigKept. HostConfigUnchecked says when part
-	// of the workspace was too large to check. HostConfigNote words them
-	// for the model.
-	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
-	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
-	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
-	// Unmerged says what of the command's writes custos could not apply
-	// to the workspace from its overlay, and where it kept them.
-	Unmerged string `json:"unmerged,omitempty"`
-	// Withheld is what of the command's writes custos did not apply as the
-	// command left them (overlay.go): protected names it created, set-uid
-	// and set-gid bits, fifos and sockets.
-	Withheld []HostConfigChange `json:"withheld,omitempty"`
+	// Report is what the host guard did to the command's writes (host
+	// config neutralised, writes withheld or not applied).
+	Report
 }
 
 // Sandbox runs commands for a workspace.

@@ -67,7 +67,7 @@ func TestMergeReportsWithheld(t *testing.T) {
 	require.NoError(t, unix.Chmod(filepath.Join(upper, "tool"), 0o4755))
 	require.NoError(t, unix.Mkfifo(filepath.Join(upper, "pipe"), 0o644))
 	g := &hostGuard{ws: ws, qroot: filepath.Join(root, "q")}
-	var res Result
+	var res Report
 	require.NoError(t, g.merge(upper, &res))
 	fi, err := os.Lstat(filepath.Join(ws, "tool"))
 	require.NoError(t, err)
@@ -117,6 +117,6 @@ func TestBwrapProtectedNamesWhetherOrNot(t *testing.T) {
 		assert.False(t, exists(ws, rel), "%s reached the host", rel)
 		assert.Contains(t, withheld, rel, "the result does not name it")
 	}
-	assert.Contains(t, withheld, "kept in "+sb.cfg.quarantineDir())
+	assert.Contains(t, withheld, "kept in "+sb.cfg.guard().quarantineDir())
 	assert.True(t, exists(ws, "newdir"), "the directory beside the withheld entries is not applied")
 }
