@@ -11,6 +11,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/hostguard"
 )
 
 // A command that plants a repository with config the host's git would run
@@ -37,7 +38,7 @@ func TestBashHostConfigNote(t *testing.T) {
 }
 
 func TestFormatBashResultHostConfig(t *testing.T) {
-	res := sandbox.Result{Stdout: "x\n", HostConfig: []sandbox.HostConfigChange{{Path: "a/.git/hooks/pre-commit", What: "git hook", Action: "set aside"}}}
+	res := sandbox.Result{Stdout: "x\n", Report: hostguard.Report{HostConfig: []hostguard.Change{{Path: "a/.git/hooks/pre-commit", What: "git hook", Action: "set aside"}}}}
 	out := commandResult(res, nil, 1000, false)
 	require.Contains(t, out.Output, "\n[host config: custos neutralised what this command left for tools on the host to run")
 	require.Equal(t, []string{"a/.git/hooks/pre-commit (git hook): set aside"}, out.HostConfig)

@@ -27,7 +27,7 @@ import (
 //     Edit-deny rules, each naming a file (110 mounts with the pins);
 //   - exec.Command: `true` without any sandbox.
 //
-// Both mount the workspace's overlay (hostconfig_overlay.go); ratios'
+// Both mount the workspace's overlay (sandbox/hostguard); ratios'
 // overlay-ms is what it adds to Run (Run with it, against Run without it).
 //
 // The last sub-benchmark, ratios, reports the ratios the issue's goals are
@@ -58,7 +58,7 @@ func BenchmarkRunTrue(b *testing.B) {
 	}
 	plain := runReq(Request{Workspace: ws, Argv: []string{"true"}})
 	// The same call writing straight to the workspace: what the overlay
-	// (hostconfig_overlay.go) costs.
+	// (sandbox/hostguard) costs.
 	noOverlay := func(b *testing.B) {
 		off := *sb
 		off.overlay = false
@@ -165,10 +165,10 @@ func runBareBwrap(b *testing.B, sb *bwrapSandbox, ws string) time.Duration {
 	if sb.overlay {
 		// The same overlay as Run's, from the same pool, given back as the
 		// merge of its (empty) upper layer leaves it.
-		if p.Overlay, err = sb.overlays.take(sb.cfg.guard(), ws); err != nil {
+		if p.Overlay, err = sb.overlays.Take(sb.cfg.guard(), ws); err != nil {
 			b.Fatal(err)
 		}
-		defer sb.overlays.give(ws, p.Overlay)
+		defer sb.overlays.Give(ws, p.Overlay)
 	}
 	files, err := openRunFiles(p, sb.step)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/hostguard"
 	"github.com/custos-dev/custos/sandbox/protect"
 	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
@@ -43,20 +44,20 @@ type bwrapSandbox struct {
 	// pids is set when the worker runs as root (see cgroup.go).
 	pids *pidsCgroup
 	why  string
-	// prov provisions the workspaces' toolchains (provision.go).
+	// prov provisions the workspaces' toolchains (sandbox/provision).
 	prov *provision.Provisioner
 	// noHostGuard turns the post-command scan off: only for the tests'
 	// controls, which show what it stops.
 	noHostGuard bool
-	// listings speeds up the walks of the post-command scan (hostconfig.go).
+	// listings speeds up the walks of the post-command scan (sandbox/hostguard).
 	listings *hostfs.HostListings
 	// step, when set, is the mount step that makes the workspace's own
 	// mounts inside the sandbox (mountinit.go); overlay, that it also
-	// mounts guarded runs' workspaces as overlays (hostconfig_overlay.go).
+	// mounts guarded runs' workspaces as overlays (sandbox/hostguard).
 	step    *mountStep
 	overlay bool
 	// overlays keeps finished runs' overlay directories for the next.
-	overlays *overlayPool
+	overlays *hostguard.OverlayPool
 }
 
 func (b *bwrapSandbox) Backend() (string, string) {
@@ -90,7 +91,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		return Result{}, err
 	}
 	guarded := !req.bare && !b.noHostGuard
-	var guard *hostGuard // the host-config check, once its snapshot is taken
+	var guard *hostguard.Guard // the host-config check, once its snapshot is taken
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
 	// once the command may have run.
@@ -98,7 +99,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	defer func() {
 		switch {
 		case guard != nil:
-			guard.finish(&res.Report)
+			guard.Finish(&res.Report)
 		case overlay != "":
 			_ = hostfs.RemoveAllWritable(overlay) // unguarded (the probe's), or the command never ran
 		}
@@ -132,7 +133,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 			return
 		}
 		if guarded {
-			guard = b.cfg.guard().guardWith(ws, b.listings, dirs, overlay, b.overlays)
+			guard = b.cfg.guard().GuardWith(ws, b.listings, dirs, overlay, b.overlays)
 		}
 		if lateErr = b.planLate(ws, req, &p, pool, &undo, dirs); lateErr == nil {
 			lateErr = files.feedPlan(p)
@@ -170,10 +171,10 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 // arguments need, dirs the workspace's listings (kept between commands)
 // for the rest, which run does once bubblewrap has started. Without it,
 // it is all of it, the host-config snapshot (guard) first.
-func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *protect.DirPool, dirs *hostfs.DirListings, guard *hostGuard, err error) {
+func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *protect.DirPool, dirs *hostfs.DirListings, guard *hostguard.Guard, err error) {
 	if b.step == nil {
 		if guarded {
-			guard = b.cfg.guard().guardHostConfig(ws, b.listings)
+			guard = b.cfg.guard().Guard(ws, b.listings)
 		}
 		p, err = b.planProfile(ws, req, undo)
 		return p, nil, nil, guard, err
@@ -187,7 +188,7 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 	if err == nil && b.overlay && (guarded || req.probeOverlay) {
 		// Last, so that nothing after it fails: run removes it, or its
 		// guard gives it back, once it ends.
-		p.Overlay, err = b.overlays.take(b.cfg.guard(), ws)
+		p.Overlay, err = b.overlays.Take(b.cfg.guard(), ws)
 	}
 	return p, pool, dirs, nil, err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/hostguard"
 	"github.com/custos-dev/custos/sandbox/netproxy"
 	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
@@ -90,7 +91,7 @@ type Config struct {
 	// hooks, config and pointers a command left for the host to run ("":
 	// "quarantine" beside CacheDir, or in custos' state directory).
 	// HostScanEntries bounds the directory entries read to find them, before
-	// and after each command (0: defaultHostScanEntries). See hostconfig.go.
+	// and after each command (0: defaultHostScanEntries). See sandbox/hostguard.
 	QuarantineDir   string
 	HostScanEntries int
 
@@ -193,7 +194,7 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("bwrap path %q: %v", path, err)
 	}
-	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: provisionerFor(cfg), listings: &hostfs.HostListings{}, overlays: &overlayPool{}}
+	b := &bwrapSandbox{cfg: cfg, bwrap: abs, prlimit: prlimit, prov: provisionerFor(cfg), listings: &hostfs.HostListings{}, overlays: &hostguard.OverlayPool{}}
 	limitNote := "process limit: RLIMIT_NPROC"
 	if os.Geteuid() == 0 && cfg.NProc > 0 {
 		pc, err := findPidsCgroup()
@@ -283,6 +284,6 @@ func probeRun(ctx context.Context, b *bwrapSandbox, req Request) (Result, error)
 }
 
 // guard is the host guard's share of c.
-func (c Config) guard() Settings {
-	return Settings{CacheDir: c.CacheDir, QuarantineDir: c.QuarantineDir, ScanEntries: c.HostScanEntries}
+func (c Config) guard() hostguard.Settings {
+	return hostguard.Settings{CacheDir: c.CacheDir, QuarantineDir: c.QuarantineDir, ScanEntries: c.HostScanEntries}
 }

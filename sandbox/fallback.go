@@ -95,11 +95,11 @@ func (f *fallback) Run(ctx context.Context, req Request) (Result, error) {
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: ws}
 	// An unconfined command may write anywhere; what it leaves in the
 	// workspace for the host's git is neutralised all the same.
-	guard := f.cfg.guard().guardHostConfig(ws, nil)
+	guard := f.cfg.guard().Guard(ws, nil)
 	res, err := runProcess(ctx, f.cfg, runSpec{cmd: cmd, req: req, afterExit: func() { killByCookie(cookieEnv + "=" + cookieVal) }})
 	res.Backend = BackendFallback
 	res.Note = note
-	guard.finish(&res.Report)
+	guard.Finish(&res.Report)
 	return res, err
 }
 

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/custos-dev/custos/sandbox/hostguard"
 )
 
 // The helper is the current executable re-exec'd under one of these names
@@ -20,9 +22,6 @@ import (
 const (
 	helperInitName   = "custos-sandbox-init"
 	helperBridgeName = "custos-sandbox-bridge"
-	// helperHostCheckName runs the host-config check on a run's merged
-	// view (hostconfig_overlay.go); it runs on the host, never in a sandbox.
-	helperHostCheckName = "custos-sandbox-hostcheck"
 	// pid1Marker, as the first argument, makes the binary the sandbox's
 	// PID 1 when there is no mount step (helperPid1). The helper binary is
 	// bound at one path, so the marker, not argv[0], says which job.
@@ -51,10 +50,11 @@ func MaybeRunHelper() {
 		os.Exit(helperInit(os.Args[1:]))
 	case helperBridgeName:
 		os.Exit(helperBridge(os.Args[1:]))
-	case helperHostCheckName:
-		os.Exit(helperHostCheck(os.Stdin, os.Stdout))
+	case hostguard.HelperHostCheckName:
+		os.Exit(hostguard.RunHelper(os.Stdin, os.Stdout))
 	}
 	helperWired.Store(true)
+	hostguard.WireHelper()
 }
 
 // helperExecutable is the binary bind-mounted into the sandbox as the helper.

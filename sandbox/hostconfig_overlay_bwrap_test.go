@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/hostguard"
 	"github.com/custos-dev/custos/sandbox/overlaymerge"
 	"github.com/custos-dev/custos/sandbox/provision"
 )
@@ -91,7 +92,7 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 			_, err = os.Stat(filepath.Join(ws, "sub", ".git", "HEAD"))
 			assert.NoError(t, err, "the repository itself is applied")
 			// The run's overlay, kept for the next run, is empty.
-			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.guard().overlayRoot(), provision.WorkspaceKey(ws)+"-*", "upper", "*"))
+			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.guard().OverlayRoot(), provision.WorkspaceKey(ws)+"-*", "upper", "*"))
 			assert.Empty(t, overlays, "what the command wrote is left in its upper layer")
 		})
 	}
@@ -155,8 +156,8 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	cfg := Config{CacheDir: filepath.Join(state, "sandbox-cache")}
 	ws := mustEval(t, t.TempDir())
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "kept"), []byte("old\n"), 0o644))
-	before := takeHostSnapshot(ws, 0, true, nil)
-	ov, err := cfg.guard().newOverlay(ws)
+	before := hostguard.TakeSnapshot(ws, 0, true, nil)
+	ov, err := cfg.guard().NewOverlay(ws)
 	require.NoError(t, err)
 	upper := filepath.Join(ov, "upper")
 	// What the command had written into its upper layer: a new repository
@@ -168,14 +169,14 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	// Its worker died: the snapshot's file names a process that is gone.
 	dead := exec.Command("true")
 	require.NoError(t, dead.Run())
-	p := pendingOf(before, ov)
+	p := hostguard.PendingOf(before, ov)
 	p.PID, p.Start = dead.Process.Pid, "1"
-	require.NoError(t, os.MkdirAll(cfg.guard().pendingDir(), 0o700))
+	require.NoError(t, os.MkdirAll(cfg.guard().PendingDir(), 0o700))
 	data, err := json.Marshal(p)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(cfg.guard().pendingDir(), fmt.Sprintf("%s-%d-1-x.json", provision.WorkspaceKey(ws), p.PID)), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.guard().PendingDir(), fmt.Sprintf("%s-%d-1-x.json", provision.WorkspaceKey(ws), p.PID)), data, 0o600))
 
-	r := cfg.guard().recoverInterrupted(ws)
+	r := cfg.guard().RecoverInterrupted(ws)
 	assert.Contains(t, fmt.Sprint(r.HostConfig), "sub/.git/config")
 	assert.Contains(t, fmt.Sprint(r.HostConfig), "interrupted")
 	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
@@ -193,17 +194,19 @@ func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 	state := t.TempDir()
 	cfg := Config{CacheDir: filepath.Join(state, "sandbox-cache")}
 	ws := mustEval(t, t.TempDir())
-	ov, err := cfg.guard().newOverlay(ws)
+	ov, err := cfg.guard().NewOverlay(ws)
 	require.NoError(t, err)
 	upper := filepath.Join(ov, "upper")
 	newRepo(t, filepath.Join(upper, "lib", "sub"))
 	require.NoError(t, os.WriteFile(filepath.Join(upper, "lib", "notes.txt"), []byte("made\n"), 0o644))
-	old := viewChecker
-	viewChecker = func(*hostGuard) (viewResult, error) { return viewResult{}, errors.New("no namespaces here") }
-	t.Cleanup(func() { viewChecker = old })
-	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, 0, true, nil), qroot: cfg.guard().quarantineDir(), overlay: ov}
-	var res Report
-	g.finish(&res)
+	old := hostguard.ViewChecker
+	hostguard.ViewChecker = func(*hostguard.Guard) (hostguard.ViewResult, error) {
+		return hostguard.ViewResult{}, errors.New("no namespaces here")
+	}
+	t.Cleanup(func() { hostguard.ViewChecker = old })
+	g := &hostguard.Guard{Ws: ws, Before: hostguard.TakeSnapshot(ws, 0, true, nil), Qroot: cfg.guard().Quarantine(), Overlay: ov}
+	var res hostguard.Report
+	g.Finish(&res)
 	require.Len(t, res.HostConfig, 1)
 	assert.Equal(t, "lib/sub/.git", res.HostConfig[0].Path)
 	assert.Contains(t, res.HostConfig[0].Action, "no namespaces here")
@@ -230,7 +233,7 @@ func TestOverlaySuspects(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, f), nil, 0o644))
 	}
 	require.NoError(t, os.Symlink(".git", filepath.Join(ws, "x")))
-	before := &hostSnapshot{hookDirs: map[string]bool{"tool/h": true, ".git/hooks": true}}
+	before := &hostguard.Snapshot{HookDirs: map[string]bool{"tool/h": true, ".git/hooks": true}}
 	tests := []struct {
 		name   string
 		files  []string
@@ -269,8 +272,8 @@ func TestOverlaySuspects(t *testing.T) {
 			for _, d := range tc.opaque {
 				require.NoError(t, unix.Setxattr(filepath.Join(upper, d), overlaymerge.OpaqueXattr, []byte("y"), 0))
 			}
-			g := &hostGuard{ws: ws, before: before}
-			assert.ElementsMatch(t, tc.want, g.suspects(upper))
+			g := &hostguard.Guard{Ws: ws, Before: before}
+			assert.ElementsMatch(t, tc.want, g.Suspects(upper))
 		})
 	}
 }
@@ -286,7 +289,7 @@ func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	dead := exec.Command("true")
 	require.NoError(t, dead.Run())
 	orphan := func(name string) string {
-		dir := filepath.Join(cfg.guard().overlayRoot(), fmt.Sprintf("%s-%d-1-%s", provision.WorkspaceKey(ws), dead.Process.Pid, name))
+		dir := filepath.Join(cfg.guard().OverlayRoot(), fmt.Sprintf("%s-%d-1-%s", provision.WorkspaceKey(ws), dead.Process.Pid, name))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "upper"), 0o700))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "work"), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "workspace"), []byte(ws), 0o600))
@@ -295,10 +298,10 @@ func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	empty, full := orphan("empty"), orphan("full")
 	newRepo(t, filepath.Join(full, "upper", "sub"))
 	require.NoError(t, os.WriteFile(filepath.Join(full, "upper", "notes.txt"), []byte("made\n"), 0o644))
-	live, err := cfg.guard().newOverlay(ws) // this process's: never swept
+	live, err := cfg.guard().NewOverlay(ws) // this process's: never swept
 	require.NoError(t, err)
 
-	r := cfg.guard().recoverInterrupted(ws)
+	r := cfg.guard().RecoverInterrupted(ws)
 	require.Len(t, r.HostConfig, 1, "%v", r.HostConfig)
 	assert.Equal(t, "sub/.git", r.HostConfig[0].Path)
 	assert.Contains(t, r.HostConfig[0].Action, "interrupted")

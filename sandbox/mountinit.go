@@ -77,7 +77,7 @@ const (
 
 // stepMounts are the mounts the step makes for a profile, in the order
 // bwrapArgs would have made them: the workspace's overlay when the run
-// has one (hostconfig_overlay.go), the masks' pins, the protected paths,
+// has one (sandbox/hostguard), the masks' pins, the protected paths,
 // the masks (then it makes the root read-only); then the command's
 // environment and limits, and the end.
 func stepMounts(p bwrapProfile) ([]byte, error) {

@@ -180,7 +180,7 @@ static int cm_sources(void) {
 // directories are the run's, which bubblewrap bound at /.custos-overlay
 // (overlayfs takes its layers from this mount namespace). Every write of
 // the command lands in the upper layer, which the host applies to the
-// workspace only after its check (hostconfig_overlay.go): nothing the
+// workspace only after its check (sandbox/hostguard): nothing the
 // command makes is visible on the host while it runs. userxattr makes it
 // mountable in a user namespace; the overlay refuses user.overlay.* to the
 // command, so it cannot forge a whiteout or an opaque directory.

@@ -44,7 +44,7 @@ type bwrapProfile struct {
 	// present ones bound onto themselves, missing ones held by empty
 	// placeholders of the sandbox's own, the directories on the way pinned.
 	Protected []mount.Mount
-	// Toolchain is what the workspace's toolchains are given (provision.go):
+	// Toolchain is what the workspace's toolchains are given (sandbox/provision):
 	// the host's caches read-only, the workspace's own caches read-write,
 	// the user's git identity, the credential masks inside those caches,
 	// in that order. Mounted before the workspace, so nothing of it can
@@ -75,7 +75,7 @@ type bwrapProfile struct {
 	// than prlimit's); nil: prlimit in Command sets them.
 	Limits *limits
 	// Overlay, with the mount step, is the run's overlay directory on the
-	// host (its upper and work directories, hostconfig_overlay.go): the
+	// host (its upper and work directories, sandbox/hostguard): the
 	// step mounts the workspace as an overlay's lower layer, so that what
 	// the command writes reaches the host only once custos has checked it.
 	Overlay string

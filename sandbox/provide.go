@@ -41,7 +41,7 @@ func WaitIdle(sb Sandbox) {
 		b.prov.Caches.Busy.Wait()
 	}
 	if b.overlays != nil {
-		b.overlays.busy.Wait()
+		b.overlays.Busy.Wait()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/netpolicy"
+	"github.com/custos-dev/custos/sandbox/hostguard"
 )
 
 // Request is one command to run for a workspace.
@@ -62,7 +63,7 @@ type Result struct {
 	CacheDir string `json:"cacheDir,omitempty"`
 	// Report is what the host guard did to the command's writes (host
 	// config neutralised, writes withheld or not applied).
-	Report
+	hostguard.Report
 }
 
 // Sandbox runs commands for a workspace.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/custos-dev/custos/protected"
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/hostguard"
 )
 
 // setIDScript gives files set-uid and set-gid bits every way a command
@@ -66,9 +67,9 @@ func TestMergeReportsWithheld(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(upper, "tool"), []byte("#!/bin/sh\n"), 0o755))
 	require.NoError(t, unix.Chmod(filepath.Join(upper, "tool"), 0o4755))
 	require.NoError(t, unix.Mkfifo(filepath.Join(upper, "pipe"), 0o644))
-	g := &hostGuard{ws: ws, qroot: filepath.Join(root, "q")}
-	var res Report
-	require.NoError(t, g.merge(upper, &res))
+	g := &hostguard.Guard{Ws: ws, Qroot: filepath.Join(root, "q")}
+	var res hostguard.Report
+	require.NoError(t, g.Merge(upper, &res))
 	fi, err := os.Lstat(filepath.Join(ws, "tool"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o755), fi.Mode(), "applied as a plain executable")
@@ -117,6 +118,6 @@ func TestBwrapProtectedNamesWhetherOrNot(t *testing.T) {
 		assert.False(t, exists(ws, rel), "%s reached the host", rel)
 		assert.Contains(t, withheld, rel, "the result does not name it")
 	}
-	assert.Contains(t, withheld, "kept in "+sb.cfg.guard().quarantineDir())
+	assert.Contains(t, withheld, "kept in "+sb.cfg.guard().Quarantine())
 	assert.True(t, exists(ws, "newdir"), "the directory beside the withheld entries is not applied")
 }

@@ -56,7 +56,7 @@ mutant "no .git/hooks protection in the sandbox" \
 # layer applied as the command left it, without the check.
 mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox/..." "HostConfig" \
-	sandbox/hostconfig_overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tr, err := viewChecker(g)' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tr, err := viewChecker(g)'
+	sandbox/hostguard/overlay.go $'if sus := g.Suspects(upper); len(sus) > 0 {\n\t\tr, err := ViewChecker(g)' $'if sus := g.Suspects(upper); false && len(sus) > 0 {\n\t\tr, err := ViewChecker(g)'
 
 # A command would then write to the workspace directly again: an editor or
 # a prompt on the host could act on a repository it plants while it runs.
@@ -81,14 +81,14 @@ mutant "overlay merge: workspace symlinks followed" \
 # workspace had, and applied without the check.
 mutant "overlay: a new directory named like a repository's taken for a merged one" \
 	"./sandbox/..." "HostConfigNeutralised" \
-	sandbox/hostconfig_overlay.go $'if err != nil || !fi.IsDir() {\n\t\treturn false\n\t}\n\treturn !overlayOpaque' $'if err != nil || !fi.IsDir() {\n\t\treturn true\n\t}\n\treturn !overlayOpaque'
+	sandbox/hostguard/overlay.go $'if err != nil || !fi.IsDir() {\n\t\treturn false\n\t}\n\treturn !overlayOpaque' $'if err != nil || !fi.IsDir() {\n\t\treturn true\n\t}\n\treturn !overlayOpaque'
 
 # On the merged view every file shows the overlay's device: compared with
 # it, a user's own hooks and config would all look made by the command,
 # and be set aside.
 mutant "the merged view's files compared by device and inode" \
 	"./sandbox/..." "HostConfigPreexisting" \
-	sandbox/hostconfig_act.go $'\tif g.view {\n\t\ta.Dev' $'\tif false {\n\t\ta.Dev'
+	sandbox/hostguard/guard.go $'\tif g.view {\n\t\ta.Dev' $'\tif false {\n\t\ta.Dev'
 
 # The workspace's own mounts are planned while bubblewrap starts (bwrap.go,
 # run): a planning that failed (a symbolic link at a protected path) would
@@ -173,7 +173,7 @@ mutant "protected names only a home directory reads are left unheld in a project
 
 mutant "protected names made below the root applied" \
 	"./sandbox/..." "TestBwrapProtectedNamesWhetherOrNot" \
-	sandbox/hostconfig_overlay.go '	g.withholdProtected(upper, res)' '	_ = g.withholdProtected'
+	sandbox/hostguard/overlay.go '	g.withholdProtected(upper, res)' '	_ = g.withholdProtected'
 
 # The policy's holes: one mutant per hole class. Each breaks one
 # property in approval/ and is killed by the tests named (verified on a
@@ -430,7 +430,7 @@ mutant "answers matched by the model's call ID" \
 # nobody finishes its guard.
 mutant "an interrupted command's host config never checked" \
 	"./sandbox/..." "TestHostConfigOfAnInterruptedCommand" \
-	sandbox/hostconfig_pending.go '		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {' '		if true {'
+	sandbox/hostguard/pending.go '		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {' '		if true {'
 
 # A person would then read "example.com" where the command names a
 # look-alike domain.

@@ -18,6 +18,8 @@ func init() {
 		"sysview":      "the system a command sees",
 		"masks":        "the deny rules' masks",
 		"protect":      "the protected-paths plan",
+		"provision":    "the toolchains' provisioning",
+		"hostguard":    "the host guard",
 	}
 	for name, what := range below {
 		boundaries = append(boundaries, boundary{

@@ -4,7 +4,7 @@ package overlaymerge
 
 import "errors"
 
-// Stats is what a merge did; see overlaymerge_linux.go.
+// Stats is what a merge did; see merge_linux.go.
 type Stats struct {
 	Entries, Renamed, Copied, Removed int
 	SetID, Special                    []string

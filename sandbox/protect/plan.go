@@ -65,7 +65,7 @@ type Plan struct {
 //     on its target and leave the link itself replaceable.
 //
 // dirs, when not nil, are the listings of the host-config snapshot taken
-// just before (hostconfig.go): a directory unchanged since its listing
+// just before (sandbox/hostguard): a directory unchanged since its listing
 // there costs the walk one lstat instead of a read.
 func NewPlan(ws string, dirs *hostfs.DirListings) *Plan {
 	p := &Plan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sandbox
+package hostguard
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 
 // viewCheck needs Linux's namespaces and overlayfs; no run elsewhere has
 // an overlay.
-func viewCheck(*hostGuard) (viewResult, error) {
-	return viewResult{}, errors.New("the merged view needs Linux")
+func viewCheck(*Guard) (ViewResult, error) {
+	return ViewResult{}, errors.New("the merged view needs Linux")
 }
 
-func helperHostCheck(io.Reader, io.Writer) int { return 1 }
+func RunHelper(io.Reader, io.Writer) int { return 1 }
 
 func overlayOpaque(string) bool { return true }

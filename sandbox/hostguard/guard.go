@@ -1,4 +1,4 @@
-package sandbox
+package hostguard
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ import (
 )
 
 // What custos does with host config a command created or changed (see
-// hostconfig.go), before the command's result leaves the sandbox package.
+// snapshot.go), before the command's result leaves the sandbox package.
 //
 // Set aside means moved out of the workspace into custos' state directory
 // (QuarantineDir: a directory of the run under <state>/quarantine), never
@@ -31,9 +31,9 @@ import (
 // same. The result tells the model, and Result.HostConfig carries it to
 // the activity's result and the job's record.
 
-// HostConfigChange is one thing a command left that a tool on the host
+// Change is one thing a command left that a tool on the host
 // would run or take direction from, and what custos did with it.
-type HostConfigChange struct {
+type Change struct {
 	// Path is relative to the workspace.
 	Path string `json:"path"`
 	// What it is: "git hook", "git config", "git directory pointer",
@@ -43,54 +43,54 @@ type HostConfigChange struct {
 	Action string `json:"action"`
 }
 
-func (c HostConfigChange) String() string {
+func (c Change) String() string {
 	return fmt.Sprintf("%s (%s): %s", c.Path, c.What, c.Action)
 }
 
-// hostGuard is one command's watch over host config: the snapshot taken
+// Guard is one command's watch over host config: the snapshot taken
 // before it, and where to keep what is set aside.
-type hostGuard struct {
-	ws       string
-	before   *hostSnapshot
-	qroot    string
+type Guard struct {
+	Ws       string
+	Before   *Snapshot
+	Qroot    string
 	budget   int
 	listings *hostfs.HostListings
-	// pending is the snapshot's file (hostconfig_pending.go), emptied by
+	// pending is the snapshot's file (pending.go), emptied by
 	// finish; recoveredFrom the file of an interrupted command's snapshot,
 	// removed by finish; recovered what an interrupted earlier command in
 	// ws left.
 	pending       *pendingFile
 	recoveredFrom string
 	recovered     Report
-	// overlay is the run's overlay directory (hostconfig_overlay.go), ""
+	// Overlay is the run's overlay directory (overlay.go), ""
 	// when the command wrote to the workspace directly; view is set in the
 	// helper that checks a merged view, where the workspace's files are
 	// the overlay's (another device, and for a changed file another inode).
-	overlay string
+	Overlay string
 	view    bool
 	// overlays takes overlay back once applied (nil: it is removed).
-	overlays *overlayPool
+	overlays *OverlayPool
 	// listDir lists the directories of the walk after the command (nil:
 	// as the snapshot before did).
 	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
 }
 
-// guardHostConfig takes the snapshot before a command in ws (canonical);
+// GuardHostConfig takes the snapshot before a command in ws (canonical);
 // listings (may be nil) keeps directory listings between runs. What an
 // interrupted earlier command in ws left is neutralised first.
-func (c Settings) guardHostConfig(ws string, listings *hostfs.HostListings) *hostGuard {
-	return c.guardWith(ws, listings, listings.Take(ws), "", nil)
+func (c Settings) Guard(ws string, listings *hostfs.HostListings) *Guard {
+	return c.GuardWith(ws, listings, listings.Take(ws), "", nil)
 }
 
-// guardWith is guardHostConfig with the listings to start from (dirs, nil
+// GuardWith is guardHostConfig with the listings to start from (dirs, nil
 // for none) already taken from listings, for a run on overlay ("" none),
 // which goes back to overlays once applied.
-func (c Settings) guardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *overlayPool) *hostGuard {
-	recovered := c.recoverInterrupted(ws)
-	g := &hostGuard{ws: ws, before: takeHostSnapshot(ws, c.ScanEntries, true, dirs),
-		qroot: c.quarantineDir(), budget: c.ScanEntries, listings: listings, recovered: recovered,
-		overlay: overlay, overlays: overlays}
-	g.pending = c.savePending(g.before, overlay)
+func (c Settings) GuardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *OverlayPool) *Guard {
+	recovered := c.RecoverInterrupted(ws)
+	g := &Guard{Ws: ws, Before: TakeSnapshot(ws, c.ScanEntries, true, dirs),
+		Qroot: c.Quarantine(), budget: c.ScanEntries, listings: listings, recovered: recovered,
+		Overlay: overlay, overlays: overlays}
+	g.pending = c.savePending(g.Before, overlay)
 	return g
 }
 
@@ -117,21 +117,21 @@ type Report struct {
 	// aside is kept in HostConfigKept. HostConfigUnchecked says when part
 	// of the workspace was too large to check. HostConfigNote words them
 	// for the model.
-	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
-	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
-	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
+	HostConfig          []Change `json:"hostConfig,omitempty"`
+	HostConfigKept      string   `json:"hostConfigKept,omitempty"`
+	HostConfigUnchecked string   `json:"hostConfigUnchecked,omitempty"`
 	// Unmerged says what of the command's writes custos could not apply
 	// to the workspace from its overlay, and where it kept them.
 	Unmerged string `json:"unmerged,omitempty"`
 	// Withheld is what of the command's writes custos did not apply as the
 	// command left them: protected names it created, set-uid and set-gid
 	// bits, fifos and sockets.
-	Withheld []HostConfigChange `json:"withheld,omitempty"`
+	Withheld []Change `json:"withheld,omitempty"`
 }
 
-// quarantineDir is Settings.QuarantineDir, or <state>/quarantine beside the
+// Quarantine is Settings.QuarantineDir, or <state>/quarantine beside the
 // workspace caches (neither is ever mounted into a sandbox).
-func (c Settings) quarantineDir() string {
+func (c Settings) Quarantine() string {
 	switch {
 	case c.QuarantineDir != "":
 		return c.QuarantineDir
@@ -144,21 +144,21 @@ func (c Settings) quarantineDir() string {
 	return filepath.Join(os.TempDir(), "custos-quarantine")
 }
 
-// finish runs after the command, however it ended: it finds what the
+// Finish runs after the command, however it ended: it finds what the
 // command created or changed and neutralises it, and records that in res.
-func (g *hostGuard) finish(res *Report) {
+func (g *Guard) Finish(res *Report) {
 	if g.pending != nil {
 		defer g.pending.done()
 	}
 	if g.recoveredFrom != "" {
 		defer os.Remove(g.recoveredFrom)
 	}
-	if g.overlay != "" {
+	if g.Overlay != "" {
 		g.finishOverlay(res)
-		g.listings.Put(g.ws, g.before.dirs.Done())
+		g.listings.Put(g.Ws, g.Before.dirs.Done())
 	} else {
 		after := g.check(res)
-		g.listings.Put(g.ws, after.dirs.Done())
+		g.listings.Put(g.Ws, after.dirs.Done())
 	}
 	if len(g.recovered.HostConfig) > 0 {
 		res.HostConfig = append(slices.Clip(g.recovered.HostConfig), res.HostConfig...)
@@ -173,7 +173,7 @@ func (g *hostGuard) finish(res *Report) {
 // overlay's device (and, with layers on two file systems, under another
 // inode number); its times and size still say whether it changed: a
 // change copies it up, which sets its ctime to now.
-func (g *hostGuard) sameSig(a, b hostfs.FileSig) bool {
+func (g *Guard) sameSig(a, b hostfs.FileSig) bool {
 	if g.view {
 		a.Dev, a.Ino, b.Dev, b.Ino = 0, 0, 0, 0
 	}
@@ -182,9 +182,9 @@ func (g *hostGuard) sameSig(a, b hostfs.FileSig) bool {
 
 // check finds what the command created or changed and neutralises it,
 // recording that in res; it returns the snapshot after.
-func (g *hostGuard) check(res *Report) *hostSnapshot {
-	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.Done(), g.listDir)
-	q := &quarantine{root: g.qroot, ws: g.ws}
+func (g *Guard) check(res *Report) *Snapshot {
+	after := takeHostSnapshotWith(g.Ws, g.budget, g.Before.dirs.Done(), g.listDir)
+	q := &quarantine{root: g.Qroot, ws: g.Ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
 		paths = append(paths, rel)
@@ -193,11 +193,11 @@ func (g *hostGuard) check(res *Report) *hostSnapshot {
 	unchecked := 0
 	for _, rel := range paths {
 		it := after.items[rel]
-		old, had := g.before.items[rel]
+		old, had := g.Before.items[rel]
 		if had && g.sameSig(old.sig, it.sig) {
 			continue // the command did not touch it
 		}
-		if !had && !g.before.covers(it) {
+		if !had && !g.Before.covers(it) {
 			unchecked++ // the snapshot never looked there: not ours to judge
 			continue
 		}
@@ -209,7 +209,7 @@ func (g *hostGuard) check(res *Report) *hostSnapshot {
 		res.HostConfigKept = q.dir
 		q.manifest(res.HostConfig)
 	}
-	if g.before.truncated || after.truncated {
+	if g.Before.truncated || after.truncated {
 		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this command may have left for the host to run", after.budget, after.budget)
 		if unchecked > 0 {
 			res.HostConfigUnchecked += fmt.Sprintf("; %d such files were left as they are because custos could not tell whether the command made them", unchecked)
@@ -219,8 +219,8 @@ func (g *hostGuard) check(res *Report) *hostSnapshot {
 }
 
 // neutralise handles one created or changed item.
-func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnapshot, q *quarantine) (HostConfigChange, bool) {
-	c := HostConfigChange{Path: rel, What: it.kind.String()}
+func (g *Guard) neutralise(rel string, it hsItem, had bool, after *Snapshot, q *quarantine) (Change, bool) {
+	c := Change{Path: rel, What: it.kind.String()}
 	abs := after.abs(rel)
 	if it.kind != hsHook && !it.sig.Mode.IsRegular() {
 		// A symbolic link can lead to a file the next command changes
@@ -249,7 +249,7 @@ func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnaps
 	case hsGitConfig:
 		return g.gitConfig(c, rel, had, q)
 	case hsVCSConfig:
-		old, kept := g.before.content[rel]
+		old, kept := g.Before.content[rel]
 		if !had || !kept {
 			c.Action = q.setAside(rel)
 			return c, true
@@ -267,7 +267,7 @@ func (g *hostGuard) neutralise(rel string, it hsItem, had bool, after *hostSnaps
 
 // isGitDir reports whether abs (symlinks resolved) is a git directory the
 // walk found.
-func (s *hostSnapshot) isGitDir(abs string) bool {
+func (s *Snapshot) isGitDir(abs string) bool {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return false
@@ -279,8 +279,8 @@ func (s *hostSnapshot) isGitDir(abs string) bool {
 // gitConfig strips a git config file of the entries the command added that
 // are not inert; without git on the worker, or when git cannot read the
 // file, the file is set aside whole.
-func (g *hostGuard) gitConfig(c HostConfigChange, rel string, had bool, q *quarantine) (HostConfigChange, bool) {
-	abs := filepath.Join(g.ws, rel)
+func (g *Guard) gitConfig(c Change, rel string, had bool, q *quarantine) (Change, bool) {
+	abs := filepath.Join(g.Ws, rel)
 	git, ok := findHostGit()
 	data, err := gitdir.ReadRegular(abs)
 	if !ok || err != nil {
@@ -293,7 +293,7 @@ func (g *hostGuard) gitConfig(c HostConfigChange, rel string, had bool, q *quara
 		return c, true
 	}
 	defer os.RemoveAll(stage)
-	old, kept := g.before.content[rel]
+	old, kept := g.Before.content[rel]
 	active, err := git.activeEntries(stage, data, old, had && kept)
 	switch {
 	case err != nil:
@@ -419,14 +419,14 @@ func (q *quarantine) keep(rel string, data []byte) {
 }
 
 // manifest records the run's changes beside what was kept.
-func (q *quarantine) manifest(cs []HostConfigChange) {
+func (q *quarantine) manifest(cs []Change) {
 	if q.dir == "" {
 		return
 	}
 	b, _ := json.MarshalIndent(struct {
-		Workspace string             `json:"workspace"`
-		Time      time.Time          `json:"time"`
-		Changes   []HostConfigChange `json:"changes"`
+		Workspace string    `json:"workspace"`
+		Time      time.Time `json:"time"`
+		Changes   []Change  `json:"changes"`
 	}{q.ws, time.Now().UTC(), cs}, "", "  ")
 	_ = os.WriteFile(filepath.Join(q.dir, "manifest.json"), append(b, '\n'), 0o600)
 }

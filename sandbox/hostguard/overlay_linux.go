@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package hostguard
 
 import (
 	"bytes"
@@ -27,24 +27,24 @@ import (
 const viewCheckTimeout = 2 * time.Minute
 
 // viewCheck runs the check of g on the merged view of its overlay, in the
-// helper (see hostconfig_overlay.go), and returns what it neutralised.
-func viewCheck(g *hostGuard) (viewResult, error) {
-	var out viewResult
-	if !helperWired.Load() {
+// helper (see overlay.go), and returns what it neutralised.
+func viewCheck(g *Guard) (ViewResult, error) {
+	var out ViewResult
+	if !hostCheckWired.Load() {
 		return out, errors.New("this binary's main() does not call sandbox.MaybeRunHelper()")
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return out, fmt.Errorf("own executable: %w", err)
 	}
-	in, err := json.Marshal(viewRequest{Before: pendingOf(g.before, ""), Overlay: g.overlay, QRoot: g.qroot})
+	in, err := json.Marshal(viewRequest{Before: PendingOf(g.Before, ""), Overlay: g.Overlay, QRoot: g.Qroot})
 	if err != nil {
 		return out, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), viewCheckTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Args = []string{helperHostCheckName}
+	cmd.Args = []string{HelperHostCheckName}
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -68,33 +68,33 @@ func viewCheck(g *hostGuard) (viewResult, error) {
 	return out, nil
 }
 
-// helperHostCheck is the helper: in its own user and mount namespaces
+// RunHelper is the helper: in its own user and mount namespaces
 // (viewCheck made them), it mounts the overlay at the workspace and runs
 // the check there.
-func helperHostCheck(stdin io.Reader, stdout io.Writer) int {
+func RunHelper(stdin io.Reader, stdout io.Writer) int {
 	var req viewRequest
 	if err := json.NewDecoder(stdin).Decode(&req); err != nil || req.Before.WS == "" || req.Overlay == "" {
-		fmt.Fprintln(os.Stderr, helperHostCheckName+": malformed request:", err)
+		fmt.Fprintln(os.Stderr, HelperHostCheckName+": malformed request:", err)
 		return 2
 	}
 	// Nothing mounted here reaches the worker's namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		fmt.Fprintln(os.Stderr, helperHostCheckName+": make the mounts private:", err)
+		fmt.Fprintln(os.Stderr, HelperHostCheckName+": make the mounts private:", err)
 		return 1
 	}
 	if err := overlayClean(req.Overlay); err != nil {
-		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
+		fmt.Fprintln(os.Stderr, HelperHostCheckName+":", err)
 		return 1
 	}
 	// The lower layer, before the overlay covers it: see viewLister.
 	lower, err := unix.Open(req.Before.WS, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, helperHostCheckName+": open the workspace:", err)
+		fmt.Fprintln(os.Stderr, HelperHostCheckName+": open the workspace:", err)
 		return 1
 	}
 	defer unix.Close(lower)
 	if err := mountOverlay(req.Before.WS, filepath.Join(req.Overlay, "upper"), filepath.Join(req.Overlay, "work")); err != nil {
-		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
+		fmt.Fprintln(os.Stderr, HelperHostCheckName+":", err)
 		return 1
 	}
 	b, err := json.Marshal(runViewCheck(req, viewLister(filepath.Join(req.Overlay, "upper"), lower)))
@@ -102,7 +102,7 @@ func helperHostCheck(stdin io.Reader, stdout io.Writer) int {
 		_, err = stdout.Write(b)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, helperHostCheckName+":", err)
+		fmt.Fprintln(os.Stderr, HelperHostCheckName+":", err)
 		return 1
 	}
 	return 0

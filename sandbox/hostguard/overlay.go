@@ -1,4 +1,4 @@
-package sandbox
+package hostguard
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/custos-dev/custos/protected"
 	"github.com/custos-dev/custos/sandbox/hostfs"
@@ -17,7 +18,7 @@ import (
 )
 
 // Deferred visibility. The check after a command
-// (hostconfig.go) finds what a command planted for the host, but a tool on
+// (snapshot.go) finds what a command planted for the host, but a tool on
 // the host could act on it while the command still ran: an editor's
 // repository scan, a prompt's `git status` in a new sub/. So, with the
 // mount step, every guarded command runs on an overlay of its workspace:
@@ -44,21 +45,35 @@ import (
 //     the upper layer are set aside into the quarantine, not applied, and
 //     the rest is.
 //
-// The snapshot's file (hostconfig_pending.go) names the run's overlay, so
+// The snapshot's file (pending.go) names the run's overlay, so
 // a worker killed mid-command leaves the next one both the check and the
 // merge to finish.
 
-// overlayRoot is where runs' overlays live, beside the quarantine (never
+// helperHostCheckName is argv[0] of the host-config check's helper: this
+// binary run again, on the host (never in a sandbox), to check a run's
+// merged view. sandbox.MaybeRunHelper hands it to RunHelper.
+const HelperHostCheckName = "custos-sandbox-hostcheck"
+
+// hostCheckWired records that this process' main() dispatches
+// helperHostCheckName (sandbox.MaybeRunHelper does, and calls
+// wireHostCheck): without it, running this binary again could start, say,
+// the whole worker, so the check on the merged view fails closed instead.
+var hostCheckWired atomic.Bool
+
+// WireHelper says this process' main() dispatches the helper.
+func WireHelper() { hostCheckWired.Store(true) }
+
+// OverlayRoot is where runs' overlays live, beside the quarantine (never
 // mounted into a sandbox but its own run's, and not a workspace cache,
 // which eviction removes).
-func (c Settings) overlayRoot() string {
-	return filepath.Join(filepath.Dir(filepath.Clean(c.quarantineDir())), "overlay")
+func (c Settings) OverlayRoot() string {
+	return filepath.Join(filepath.Dir(filepath.Clean(c.Quarantine())), "overlay")
 }
 
-// newOverlay makes a run's overlay directory for ws: upper (with the
+// NewOverlay makes a run's overlay directory for ws: upper (with the
 // workspace root's permissions, which the overlay's root shows) and work.
-func (c Settings) newOverlay(ws string) (string, error) {
-	root := c.overlayRoot()
+func (c Settings) NewOverlay(ws string) (string, error) {
+	root := c.OverlayRoot()
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
 	}
@@ -82,26 +97,26 @@ func (c Settings) newOverlay(ws string) (string, error) {
 	return d, nil
 }
 
-// overlayPool keeps the overlay directories of a sandbox's finished runs,
+// OverlayPool keeps the overlay directories of a sandbox's finished runs,
 // emptied by their merge, for the next run in the same workspace: making
 // and removing the three directories and a file costs a few milliseconds
 // of metadata writes per command on a slow disk, where reusing them costs
 // one directory read. The work directory's leftovers are overlayfs' own to
 // clean at the next mount. A process that dies leaves its pool to the
 // next sweep (sweepOverlays), which removes empty overlays.
-type overlayPool struct {
+type OverlayPool struct {
 	mu       sync.Mutex
 	free     map[string][]string // by workspace
 	n        int
 	cleaning int // given back, their work directories being cleaned
-	busy     sync.WaitGroup
+	Busy     sync.WaitGroup
 }
 
 // maxPooledOverlays bounds the pool (a few per workspace at most).
 const maxPooledOverlays = 16
 
-// take is an overlay directory for ws, pooled or new.
-func (p *overlayPool) take(c Settings, ws string) (string, error) {
+// Take is an overlay directory for ws, pooled or new.
+func (p *OverlayPool) Take(c Settings, ws string) (string, error) {
 	if p != nil {
 		p.mu.Lock()
 		for len(p.free[ws]) > 0 {
@@ -116,13 +131,13 @@ func (p *overlayPool) take(c Settings, ws string) (string, error) {
 		}
 		p.mu.Unlock()
 	}
-	return c.newOverlay(ws)
+	return c.NewOverlay(ws)
 }
 
-// give returns a run's overlay directory, its upper layer applied. Its
+// Give returns a run's overlay directory, its upper layer applied. Its
 // work directory is cleaned for the next mount in the background, and
 // the directory is taken again only once that is done.
-func (p *overlayPool) give(ws, d string) {
+func (p *OverlayPool) Give(ws, d string) {
 	if p == nil {
 		_ = hostfs.RemoveAllWritable(d)
 		return
@@ -137,7 +152,7 @@ func (p *overlayPool) give(ws, d string) {
 		_ = hostfs.RemoveAllWritable(d)
 		return
 	}
-	p.busy.Go(func() {
+	p.Busy.Go(func() {
 		err := overlayClean(d)
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -171,7 +186,7 @@ func overlayClean(d string) error {
 
 // Names (lower case) in an upper layer that may mean a repository, its
 // config or its hooks was made or changed: those the check's walk decides
-// by (hostconfig.go), and the files it reads. A directory of such a name
+// by (snapshot.go), and the files it reads. A directory of such a name
 // matters when the command made it (or replaced one): a merged directory,
 // one the workspace had and still has, is only looked into, so that a
 // commit in the workspace's repository (objects, refs), src/hooks or a
@@ -186,11 +201,11 @@ var (
 	vcsOwnFiles = map[string]string{"hgrc": ".hg", "config.toml": ".jj"}
 )
 
-// suspects are the shallowest entries of upper that the check must see
+// Suspects are the shallowest entries of upper that the check must see
 // (see vcsDirNames, or inside a hooks directory the snapshot before knew
 // of); none: the layer can be applied without a check. An upper layer
 // that cannot be read whole is all suspect.
-func (g *hostGuard) suspects(upper string) []string {
+func (g *Guard) Suspects(upper string) []string {
 	var out []string
 	// merged: rel is a directory the workspace has (a real one, as are all
 	// above it: a symbolic link there is never looked through) and the
@@ -206,7 +221,7 @@ func (g *hostGuard) suspects(upper string) []string {
 			r := filepath.Join(rel, e.Name())
 			name := strings.ToLower(e.Name())
 			sub := merged && e.IsDir() && g.mergedDir(upper, r)
-			if g.before.inHooksDir(r) || g.suspectName(r, name, e, vcs, merged, sub) {
+			if g.Before.inHooksDir(r) || g.suspectName(r, name, e, vcs, merged, sub) {
 				out = append(out, r)
 				continue
 			}
@@ -227,7 +242,7 @@ func (g *hostGuard) suspects(upper string) []string {
 // the version-control directory vcs, "" none; in a merged directory or
 // not, itself a merged directory or not) calls for the check by its name
 // alone.
-func (g *hostGuard) suspectName(rel, name string, e fs.DirEntry, vcs string, inMerged, merged bool) bool {
+func (g *Guard) suspectName(rel, name string, e fs.DirEntry, vcs string, inMerged, merged bool) bool {
 	if e.IsDir() {
 		return vcsDirNames[name] && !merged
 	}
@@ -238,10 +253,10 @@ func (g *hostGuard) suspectName(rel, name string, e fs.DirEntry, vcs string, inM
 		if !inMerged {
 			return false
 		}
-		if _, err := os.Lstat(filepath.Join(g.ws, rel)); err == nil {
+		if _, err := os.Lstat(filepath.Join(g.Ws, rel)); err == nil {
 			return false
 		}
-		dir := filepath.Join(g.ws, filepath.Dir(rel))
+		dir := filepath.Join(g.Ws, filepath.Dir(rel))
 		_, cerr := os.Lstat(filepath.Join(dir, "commondir"))
 		_, oerr := os.Lstat(filepath.Join(dir, "objects"))
 		_, rerr := os.Lstat(filepath.Join(dir, "refs"))
@@ -253,8 +268,8 @@ func (g *hostGuard) suspectName(rel, name string, e fs.DirEntry, vcs string, inM
 // mergedDir reports whether the upper directory rel, in a merged
 // directory, is merged with a directory the workspace already has (not
 // made by the command, nor replacing what was there: opaque).
-func (g *hostGuard) mergedDir(upper, rel string) bool {
-	fi, err := os.Lstat(filepath.Join(g.ws, rel))
+func (g *Guard) mergedDir(upper, rel string) bool {
+	fi, err := os.Lstat(filepath.Join(g.Ws, rel))
 	if err != nil || !fi.IsDir() {
 		return false
 	}
@@ -263,9 +278,9 @@ func (g *hostGuard) mergedDir(upper, rel string) bool {
 
 // inHooksDir reports whether rel is, or is below, a hooks directory the
 // walk looked at (one core.hooksPath names may not exist yet).
-func (s *hostSnapshot) inHooksDir(rel string) bool {
+func (s *Snapshot) inHooksDir(rel string) bool {
 	for d := rel; d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
-		if s.hookDirs[d] {
+		if s.HookDirs[d] {
 			return true
 		}
 	}
@@ -274,37 +289,37 @@ func (s *hostSnapshot) inHooksDir(rel string) bool {
 
 // finishOverlay is finish for a run on an overlay: the check where it is
 // needed, then the upper layer applied to the workspace.
-func (g *hostGuard) finishOverlay(res *Report) {
-	upper := filepath.Join(g.overlay, "upper")
+func (g *Guard) finishOverlay(res *Report) {
+	upper := filepath.Join(g.Overlay, "upper")
 	if _, err := os.Lstat(upper); errors.Is(err, fs.ErrNotExist) {
 		return // removed meanwhile (by hand): nothing of it to apply
 	}
 	g.withholdProtected(upper, res)
-	if sus := g.suspects(upper); len(sus) > 0 {
-		r, err := viewChecker(g)
+	if sus := g.Suspects(upper); len(sus) > 0 {
+		r, err := ViewChecker(g)
 		if err != nil {
 			g.setAsideUnchecked(upper, sus, err, res)
 		} else {
 			res.HostConfig, res.HostConfigKept, res.HostConfigUnchecked = r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked
 		}
 	}
-	if err := g.merge(upper, res); err != nil {
+	if err := g.Merge(upper, res); err != nil {
 		res.Unmerged = fmt.Sprintf("custos could not apply all the command wrote to the workspace (%v); what is left of it is kept in %s", err, upper)
 		return
 	}
-	g.overlays.give(g.ws, g.overlay) // nil pool: removed
+	g.overlays.Give(g.Ws, g.Overlay) // nil pool: removed
 }
 
-// merge applies upper to the workspace (Apply) and says in res what
+// Merge applies upper to the workspace (Apply) and says in res what
 // it did not apply as the command left it.
-func (g *hostGuard) merge(upper string, res *Report) error {
-	st, err := overlaymerge.Apply(upper, g.ws)
+func (g *Guard) Merge(upper string, res *Report) error {
+	st, err := overlaymerge.Apply(upper, g.Ws)
 	for _, rel := range st.SetID {
-		res.Withheld = append(res.Withheld, HostConfigChange{Path: rel, What: "set-uid or set-gid",
+		res.Withheld = append(res.Withheld, Change{Path: rel, What: "set-uid or set-gid",
 			Action: "applied without its set-uid and set-gid bits (on the host it would run with the worker's rights)"})
 	}
 	for _, rel := range st.Special {
-		res.Withheld = append(res.Withheld, HostConfigChange{Path: rel, What: "fifo or socket",
+		res.Withheld = append(res.Withheld, Change{Path: rel, What: "fifo or socket",
 			Action: "not applied (a tool on the host that opens a fifo waits forever)"})
 	}
 	return err
@@ -319,7 +334,7 @@ func (g *hostGuard) merge(upper string, res *Report) error {
 // placeholders, so what is found here is a name that did not exist
 // where the command made it. It is kept in the quarantine, never
 // applied.
-func (g *hostGuard) withholdProtected(upper string, res *Report) {
+func (g *Guard) withholdProtected(upper string, res *Report) {
 	var q *quarantine
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
@@ -334,9 +349,9 @@ func (g *hostGuard) withholdProtected(upper string, res *Report) {
 			switch {
 			case rule != nil:
 				if q == nil {
-					q = &quarantine{root: g.qroot, ws: g.ws}
+					q = &quarantine{root: g.Qroot, ws: g.Ws}
 				}
-				res.Withheld = append(res.Withheld, HostConfigChange{Path: r, What: rule.Name + " the command created", Action: withhold(q, upper, r)})
+				res.Withheld = append(res.Withheld, Change{Path: r, What: rule.Name + " the command created", Action: withhold(q, upper, r)})
 			case e.IsDir() && depth < protect.SearchDepth && name != "node_modules" && name != protected.GitDir:
 				walk(r, depth+1)
 			}
@@ -364,10 +379,10 @@ func withhold(q *quarantine, upper, rel string) string {
 // setAsideUnchecked moves the suspect entries of upper into the quarantine
 // instead of applying them, when the check could not run on the merged
 // view (why): fail closed.
-func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res *Report) {
-	q := &quarantine{root: g.qroot, ws: g.ws}
+func (g *Guard) setAsideUnchecked(upper string, sus []string, why error, res *Report) {
+	q := &quarantine{root: g.Qroot, ws: g.Ws}
 	for _, rel := range sus {
-		c := HostConfigChange{Path: rel, What: "version-control files the command wrote",
+		c := Change{Path: rel, What: "version-control files the command wrote",
 			Action: fmt.Sprintf("set aside, not applied: custos could not check them (%v)", why)}
 		if err := q.moveIn(filepath.Join(upper, rel), rel); err != nil {
 			if rerr := hostfs.RemoveAllWritable(filepath.Join(upper, rel)); rerr != nil {
@@ -383,13 +398,13 @@ func (g *hostGuard) setAsideUnchecked(upper string, sus []string, why error, res
 }
 
 // viewChecker is viewCheck; a test makes it fail.
-var viewChecker = viewCheck
+var ViewChecker = viewCheck
 
-// viewResult is what the view check's helper reports.
-type viewResult struct {
-	HostConfig          []HostConfigChange `json:"hostConfig,omitempty"`
-	HostConfigKept      string             `json:"hostConfigKept,omitempty"`
-	HostConfigUnchecked string             `json:"hostConfigUnchecked,omitempty"`
+// ViewResult is what the view check's helper reports.
+type ViewResult struct {
+	HostConfig          []Change `json:"hostConfig,omitempty"`
+	HostConfigKept      string   `json:"hostConfigKept,omitempty"`
+	HostConfigUnchecked string   `json:"hostConfigUnchecked,omitempty"`
 }
 
 // viewRequest is what the worker hands the helper on its stdin.
@@ -401,11 +416,11 @@ type viewRequest struct {
 
 // runViewCheck is the helper's work, in its namespaces with the overlay
 // mounted at the workspace: the check against the snapshot before.
-func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) viewResult {
-	g := &hostGuard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
+func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) ViewResult {
+	g := &Guard{Ws: req.Before.WS, Before: req.Before.snapshot(), Qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
 	var r Report
 	g.check(&r)
-	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
+	return ViewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
 }
 
 // sweepOverlays applies, into out, the overlays of runs in ws (every
@@ -415,25 +430,25 @@ func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEn
 // leaves one no check can judge, so its version-control parts are set
 // aside, failing closed, and the rest is applied.
 func (c Settings) sweepOverlays(ws string, out *Report) {
-	for _, e := range wsEntries(c.overlayRoot(), ws) {
+	for _, e := range wsEntries(c.OverlayRoot(), ws) {
 		pid, start, ok := pendingOwner(e.Name())
 		if !ok || alive(pid, start) {
 			continue
 		}
-		dir := filepath.Join(c.overlayRoot(), e.Name())
+		dir := filepath.Join(c.OverlayRoot(), e.Name())
 		b, err := os.ReadFile(filepath.Join(dir, "workspace"))
 		owner := string(b)
 		if err != nil || owner == "" || (ws != "" && owner != ws) {
 			continue
 		}
-		g := &hostGuard{ws: owner, before: &hostSnapshot{hookDirs: map[string]bool{}}, qroot: c.quarantineDir(), overlay: dir}
+		g := &Guard{Ws: owner, Before: &Snapshot{HookDirs: map[string]bool{}}, Qroot: c.Quarantine(), Overlay: dir}
 		upper := filepath.Join(dir, "upper")
 		var r Report
 		g.withholdProtected(upper, &r)
-		if sus := g.suspects(upper); len(sus) > 0 {
+		if sus := g.Suspects(upper); len(sus) > 0 {
 			g.setAsideUnchecked(upper, sus, errors.New("its command was interrupted before its snapshot was kept"), &r)
 		}
-		if err := g.merge(upper, &r); err == nil {
+		if err := g.Merge(upper, &r); err == nil {
 			_ = hostfs.RemoveAllWritable(dir)
 		}
 		out.addInterrupted(r)

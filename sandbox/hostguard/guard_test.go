@@ -1,4 +1,4 @@
-package sandbox
+package hostguard
 
 import (
 	"encoding/json"
@@ -70,16 +70,16 @@ func TestGitConfigActiveEntriesAsGitReadsThem(t *testing.T) {
 func TestHostConfigBudget(t *testing.T) {
 	ws := t.TempDir()
 	for i := range 50 {
-		writeFile(t, filepath.Join(ws, fmt.Sprintf("d%02d", i), "f"), "x")
+		putFile(t, filepath.Join(ws, fmt.Sprintf("d%02d", i), "f"), "x")
 	}
 	deep := filepath.Join(ws, "d49", "repo", ".git")
-	writeFile(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n")
-	writeFile(t, filepath.Join(deep, "config"), "[core]\n\tfsmonitor = sh\n")
-	g := Settings{ScanEntries: 20, QuarantineDir: t.TempDir()}.guardHostConfig(ws, nil)
-	require.True(t, g.before.truncated)
-	writeFile(t, filepath.Join(deep, "hooks", "pre-commit"), "#!/bin/sh\n")
+	putFile(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n")
+	putFile(t, filepath.Join(deep, "config"), "[core]\n\tfsmonitor = sh\n")
+	g := Settings{ScanEntries: 20, QuarantineDir: t.TempDir()}.Guard(ws, nil)
+	require.True(t, g.Before.truncated)
+	putFile(t, filepath.Join(deep, "hooks", "pre-commit"), "#!/bin/sh\n")
 	var res Report
-	g.finish(&res)
+	g.Finish(&res)
 	assert.Empty(t, res.HostConfig)
 	assert.Contains(t, res.HostConfigUnchecked, "more than 20 directory entries")
 	assert.Contains(t, res.HostConfigNote(), "checked only")
@@ -91,9 +91,9 @@ func TestHostConfigBudget(t *testing.T) {
 func TestHostSnapshotNodeModulesPackages(t *testing.T) {
 	ws := t.TempDir()
 	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "node_modules/a/lib/deep/.git", "src/x/y/z/w/.git"} {
-		writeFile(t, filepath.Join(ws, d, "config"), "")
+		putFile(t, filepath.Join(ws, d, "config"), "")
 	}
-	s := takeHostSnapshot(ws, 0, false, nil)
+	s := TakeSnapshot(ws, 0, false, nil)
 	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "src/x/y/z/w/.git"} {
 		assert.True(t, s.gitdirs[d], d)
 	}
@@ -154,9 +154,9 @@ func BenchmarkHostConfigScan(b *testing.B) {
 	}{{"first", nil}, {"again", &hostfs.HostListings{}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			for b.Loop() {
-				g := cfg.guardHostConfig(ws, mode.listings)
+				g := cfg.Guard(ws, mode.listings)
 				var res Report
-				g.finish(&res)
+				g.Finish(&res)
 				if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" {
 					b.Fatalf("unexpected: %+v", res)
 				}
@@ -175,7 +175,7 @@ func deadPID(t *testing.T) int {
 
 // interrupt makes g's snapshot file look like one of a process that died
 // mid-command: its finish never runs.
-func interrupt(t *testing.T, g *hostGuard) {
+func interrupt(t *testing.T, g *Guard) {
 	t.Helper()
 	require.NotNil(t, g.pending, "the snapshot is on disk while the command runs")
 	data, err := os.ReadFile(g.pending.Path())
@@ -213,13 +213,13 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 	for _, atStart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("at worker start %v", atStart), func(t *testing.T) {
 			ws := t.TempDir()
-			writeFile(t, filepath.Join(ws, "README"), "x")
+			putFile(t, filepath.Join(ws, "README"), "x")
 			cfg := Settings{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
-			g := cfg.guardHostConfig(ws, nil)
+			g := cfg.Guard(ws, nil)
 			// The command plants a repository with a hook, then its worker dies.
 			hook := filepath.Join(ws, "sub", ".git", "hooks", "pre-commit")
-			writeFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
-			writeFile(t, hook, "#!/bin/sh\nid > /tmp/pwned\n")
+			putFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
+			putFile(t, hook, "#!/bin/sh\nid > /tmp/pwned\n")
 			interrupt(t, g)
 
 			if atStart {
@@ -227,9 +227,9 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 				assert.NoFileExists(t, hook, "set aside before any command runs")
 			}
 			var res Report
-			cfg.guardHostConfig(ws, nil).finish(&res)
+			cfg.Guard(ws, nil).Finish(&res)
 			assert.NoFileExists(t, hook, "the hook is set aside")
-			assert.Empty(t, pendingLeft(t, cfg.pendingDir()), "no snapshot is left once finished")
+			assert.Empty(t, pendingLeft(t, cfg.PendingDir()), "no snapshot is left once finished")
 			if atStart {
 				assert.Empty(t, res.HostConfig, "done at start already")
 				runs, err := os.ReadDir(cfg.QuarantineDir)
@@ -254,16 +254,16 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
 	ws := t.TempDir()
 	cfg := Settings{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
-	g := cfg.guardHostConfig(ws, nil) // this process: alive
+	g := cfg.Guard(ws, nil) // this process: alive
 	hook := filepath.Join(ws, "sub", ".git", "hooks", "post-checkout")
-	writeFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
-	writeFile(t, hook, "#!/bin/sh\n")
+	putFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
+	putFile(t, hook, "#!/bin/sh\n")
 	cfg.RecoverHostConfig(nil)
-	assert.Equal(t, []string{filepath.Base(g.pending.Path())}, pendingLeft(t, cfg.pendingDir()), "a live command's snapshot stays")
+	assert.Equal(t, []string{filepath.Base(g.pending.Path())}, pendingLeft(t, cfg.PendingDir()), "a live command's snapshot stays")
 	var res Report
-	g.finish(&res)
+	g.Finish(&res)
 	assert.NoFileExists(t, hook, "its own finish neutralises it")
-	assert.Empty(t, pendingLeft(t, cfg.pendingDir()))
+	assert.Empty(t, pendingLeft(t, cfg.PendingDir()))
 }
 
 // A process's snapshot file is reused from one command to the next, and
@@ -271,27 +271,27 @@ func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
 func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	ws := t.TempDir()
 	cfg := Settings{QuarantineDir: filepath.Join(t.TempDir(), "quarantine")}
-	g := cfg.guardHostConfig(ws, nil)
+	g := cfg.Guard(ws, nil)
 	first := g.pending.Path()
-	g.finish(&Report{})
-	g = cfg.guardHostConfig(ws, nil)
+	g.Finish(&Report{})
+	g = cfg.Guard(ws, nil)
 	assert.Equal(t, first, g.pending.Path(), "the same file, rewritten")
 	// Two commands at once in the workspace have a file each.
-	g2 := cfg.guardHostConfig(ws, nil)
+	g2 := cfg.Guard(ws, nil)
 	assert.NotEqual(t, first, g2.pending.Path())
-	g2.finish(&Report{})
-	g.finish(&Report{})
+	g2.Finish(&Report{})
+	g.Finish(&Report{})
 
 	// An emptied file of a process that is gone goes at the next command.
-	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
-	writeFile(t, gone, "")
-	cfg.guardHostConfig(ws, nil).finish(&Report{})
+	gone := filepath.Join(cfg.PendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
+	putFile(t, gone, "")
+	cfg.Guard(ws, nil).Finish(&Report{})
 	assert.NoFileExists(t, gone)
 	// One whose file was removed meanwhile gets a new one.
 	require.NoError(t, os.Remove(first))
-	g = cfg.guardHostConfig(ws, nil)
+	g = cfg.Guard(ws, nil)
 	assert.FileExists(t, g.pending.Path())
-	g.finish(&Report{})
+	g.Finish(&Report{})
 }
 
 // A directory's listing is reused while its identity is unchanged: one
@@ -324,4 +324,11 @@ func TestDirListingsReuse(t *testing.T) {
 	l = hostfs.NewDirListings()
 	old := list(l)
 	assert.True(t, same(old, list(l.Done())), "old enough: reused by the next walk")
+}
+
+// putFile writes content at path, making the directories on the way.
+func putFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 }

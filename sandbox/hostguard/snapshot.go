@@ -1,4 +1,4 @@
-package sandbox
+package hostguard
 
 import (
 	"io/fs"
@@ -12,7 +12,7 @@ import (
 
 // Config the host runs later, created by a command.
 //
-// The protected paths (protected_plan.go) keep what exists read-only, three
+// The protected paths (the protect package) keep what exists read-only, three
 // directories deep. A command can still create a repository anywhere below
 // the root (git init a/b/c/d, a bare repository and a .git file pointing at
 // it, git submodule update of a submodule never checked out), or change one
@@ -24,7 +24,7 @@ import (
 // (hostSnapshot: their identity and, for config, their content), and after
 // the command ends, however it ends (exit, kill, timeout, cancellation),
 // finds what the command created or changed among them and neutralises it
-// before returning (hostconfig_act.go): hooks are set aside, config is
+// before returning (guard.go): hooks are set aside, config is
 // stripped of every entry that is not known to be inert, pointers to
 // repositories custos cannot see are set aside. What the command did not
 // create or change is never touched: a user's own repository with its own
@@ -75,27 +75,27 @@ func (k hsKind) String() string {
 type hsItem struct {
 	kind hsKind
 	sig  hostfs.FileSig
-	// from is the walked directory the item was found from (relative), so
+	// From is the walked directory the item was found from (relative), so
 	// an incomplete snapshot can tell what it never looked at.
 	from string
 }
 
-// hostSnapshot is what the walk found: the items by path relative to the
+// Snapshot is what the walk found: the items by path relative to the
 // workspace, the git directories, and the content of config files (for a
 // pre-existing repository, only entries the command added are stripped).
-type hostSnapshot struct {
+type Snapshot struct {
 	ws      string
 	items   map[string]hsItem
 	gitdirs map[string]bool
 	visited map[string]bool
 	content map[string][]byte
-	// hookDirs are the hooks directories the walk looked at, existing or
-	// not (hostconfig_overlay.go's suspects).
-	hookDirs map[string]bool
+	// HookDirs are the hooks directories the walk looked at, existing or
+	// not (overlay.go's suspects).
+	HookDirs map[string]bool
 	// listDir, when set, lists the walk's directories instead of dirs (the
-	// merged view's, hostconfig_overlay_linux.go).
+	// merged view's, overlay_linux.go).
 	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
-	// truncated is set when the entry budget ran out before the walk did.
+	// Truncated is set when the entry budget ran out before the walk did.
 	truncated bool
 	entries   int
 	budget    int
@@ -103,28 +103,28 @@ type hostSnapshot struct {
 	dirs      *hostfs.DirListings
 }
 
-// takeHostSnapshot walks ws (canonical) within budget entries; keep keeps
+// TakeSnapshot walks ws (canonical) within budget entries; keep keeps
 // the content of config files. dirs (nil: none) holds the listings of an
 // earlier walk, reused where provably current, and receives this one's.
-func takeHostSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings) *hostSnapshot {
+func TakeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings) *Snapshot {
 	return takeSnapshot(ws, budget, keep, dirs, nil)
 }
 
 // takeHostSnapshotWith is the snapshot after a command (content not kept),
 // its directories listed by listDir when set.
-func takeHostSnapshotWith(ws string, budget int, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
+func takeHostSnapshotWith(ws string, budget int, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *Snapshot {
 	return takeSnapshot(ws, budget, false, dirs, listDir)
 }
 
-func takeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
+func takeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *Snapshot {
 	if budget <= 0 {
 		budget = defaultHostScanEntries
 	}
 	if dirs == nil {
 		dirs = hostfs.NewDirListings()
 	}
-	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
-		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
+	s := &Snapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
+		visited: map[string]bool{}, content: map[string][]byte{}, HookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
 		listDir: listDir}
 	s.walk()
 	return s
@@ -140,7 +140,7 @@ const (
 	hsPackage
 )
 
-func (s *hostSnapshot) walk() {
+func (s *Snapshot) walk() {
 	type dir struct {
 		rel  string
 		mode hsMode
@@ -217,10 +217,10 @@ func (s *hostSnapshot) walk() {
 	}
 }
 
-func (s *hostSnapshot) abs(rel string) string { return filepath.Join(s.ws, rel) }
+func (s *Snapshot) abs(rel string) string { return filepath.Join(s.ws, rel) }
 
 // add records rel when it exists (without following a symlink).
-func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
+func (s *Snapshot) add(rel string, kind hsKind, from string) bool {
 	fi, err := os.Lstat(s.abs(rel))
 	if err != nil {
 		return false
@@ -236,7 +236,7 @@ func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
 
 // pointerTarget is where a .git pointer file or symlink leads, relative,
 // when that is a directory inside the workspace.
-func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
+func (s *Snapshot) pointerTarget(rel string) (string, bool) {
 	abs := s.abs(rel)
 	var real string
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -254,7 +254,7 @@ func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
 }
 
 // inside returns abs relative to the workspace when it lies in it.
-func (s *hostSnapshot) inside(abs string) (string, bool) {
+func (s *Snapshot) inside(abs string) (string, bool) {
 	rel, in := hostfs.Within(s.ws, abs)
 	if !in {
 		return "", false
@@ -267,7 +267,7 @@ func (s *hostSnapshot) inside(abs string) (string, bool) {
 // and the same for the git directories of its submodules and linked
 // worktrees. worktree is the directory the repository's work tree most
 // likely is (for a relative core.hooksPath).
-func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
+func (s *Snapshot) gitDir(rel, from, worktree string, depth int) {
 	if s.gitdirs[rel] {
 		return
 	}
@@ -294,8 +294,8 @@ func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
 
 // hooksDir records the entries of a hooks directory, except git's own
 // *.sample files, which git never runs.
-func (s *hostSnapshot) hooksDir(rel, from string) {
-	s.hookDirs[rel] = true
+func (s *Snapshot) hooksDir(rel, from string) {
+	s.HookDirs[rel] = true
 	ents, err := os.ReadDir(s.abs(rel))
 	if err != nil {
 		return
@@ -311,6 +311,6 @@ func (s *hostSnapshot) hooksDir(rel, from string) {
 // covers reports whether the snapshot looked where rel was found from: a
 // complete snapshot looked everywhere; an incomplete one only at the
 // directories it visited.
-func (s *hostSnapshot) covers(it hsItem) bool {
+func (s *Snapshot) covers(it hsItem) bool {
 	return !s.truncated || s.visited[it.from]
 }
