@@ -4,29 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// hostGitRuns runs git on the host in dir the way an IDE or a shell prompt
-// does (the repository's own config applies; no user or system config) and
-// reports whether that ran what the command planted: the planted programs
-// create flag.
-func hostGitRuns(t *testing.T, flag, dir string, args ...string) bool {
-	t.Helper()
-	_ = os.Remove(flag)
-	cmd := exec.Command("git", append([]string{"-c", "user.name=u", "-c", "user.email=u@x.invalid"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, _ := cmd.CombinedOutput()
-	_, err := os.Stat(flag)
-	t.Logf("host: git %s in %s: ran planted program=%v: %s", strings.Join(args, " "), dir, err == nil, strings.TrimSpace(string(out)))
-	return err == nil
-}
+	"github.com/custos-dev/custos/internal/gittest"
+)
 
 // guardOff is the sandbox without the post-command scan: the control.
 func guardOff(sb *bwrapSandbox) *bwrapSandbox {
@@ -47,14 +32,14 @@ func TestBwrapHostConfigNeutralised(t *testing.T) {
 	touch := "touch " + flag
 	upstream := func(t *testing.T, ws string) {
 		// A repository the command can clone from inside, for submodules.
-		newRepo(t, filepath.Join(ws, "upstream"))
+		gittest.NewRepo(t, filepath.Join(ws, "upstream"))
 	}
 	superproject := func(t *testing.T, ws string) {
 		upstream(t, ws)
-		newRepo(t, ws)
-		hostGit(t, ws, "submodule", "add", "-q", "./upstream", "sub")
-		hostGit(t, ws, "commit", "-qm", "add sub")
-		hostGit(t, ws, "submodule", "deinit", "-q", "-f", "sub") // no checkout
+		gittest.NewRepo(t, ws)
+		gittest.Run(t, ws, "submodule", "add", "-q", "./upstream", "sub")
+		gittest.Run(t, ws, "commit", "-qm", "add sub")
+		gittest.Run(t, ws, "submodule", "deinit", "-q", "-f", "sub") // no checkout
 	}
 	tests := []struct {
 		name   string
@@ -95,7 +80,7 @@ func TestBwrapHostConfigNeutralised(t *testing.T) {
 			setup: func(t *testing.T, ws string) {
 				superproject(t, ws)
 				require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git", "modules")))
-				hostGit(t, ws, "submodule", "init", "-q")
+				gittest.Run(t, ws, "submodule", "init", "-q")
 			},
 			script: "git -c protocol.file.allow=always submodule update -q sub && git -C sub config core.fsmonitor '" + touch + "'",
 			gitIn:  "sub", gitCmd: []string{"status"}, want: []string{".git/modules/sub/config"}},
@@ -119,7 +104,7 @@ func TestBwrapHostConfigNeutralised(t *testing.T) {
 			}
 			res := runIn(t, guardOff(sb), ctl, tc.script, 30*time.Second)
 			require.Zero(t, res.ExitCode, "control: %s", res.Stderr)
-			require.True(t, hostGitRuns(t, flag, filepath.Join(ctl, tc.gitIn), tc.gitCmd...), "control: the planted program must run on the host")
+			require.True(t, gittest.Runs(t, flag, filepath.Join(ctl, tc.gitIn), tc.gitCmd...), "control: the planted program must run on the host")
 
 			ws := t.TempDir()
 			if tc.setup != nil {
@@ -127,7 +112,7 @@ func TestBwrapHostConfigNeutralised(t *testing.T) {
 			}
 			res = runIn(t, sb, ws, tc.script, 30*time.Second)
 			require.Zero(t, res.ExitCode, "stderr: %s", res.Stderr)
-			assert.False(t, hostGitRuns(t, flag, filepath.Join(ws, tc.gitIn), tc.gitCmd...), "the planted program ran on the host")
+			assert.False(t, gittest.Runs(t, flag, filepath.Join(ws, tc.gitIn), tc.gitCmd...), "the planted program ran on the host")
 			var paths []string
 			for _, c := range res.HostConfig {
 				paths = append(paths, c.Path)
@@ -173,8 +158,8 @@ func TestBwrapHostConfigStripKeepsRepository(t *testing.T) {
 func TestBwrapHostConfigOrdinaryGitQuiet(t *testing.T) {
 	sb := newBwrap(t, Config{}).(*bwrapSandbox)
 	ws := t.TempDir()
-	newRepo(t, ws)
-	newRepo(t, filepath.Join(ws, "a", "b", "c", "d"))
+	gittest.NewRepo(t, ws)
+	gittest.NewRepo(t, filepath.Join(ws, "a", "b", "c", "d"))
 	res := runIn(t, sb, ws, `set -e
 git init -q fresh && cd fresh && git -c user.name=a -c user.email=a@b.c commit -q --allow-empty -m one && cd ..
 git clone -q ./ cloned
@@ -194,8 +179,8 @@ func TestBwrapHostConfigPreexistingUntouched(t *testing.T) {
 	flag := filepath.Join(t.TempDir(), "USERFLAG")
 	ws := t.TempDir()
 	deep := filepath.Join(ws, "p", "q", "r", "s", "mine")
-	newRepo(t, deep)
-	hostGit(t, deep, "config", "core.fsmonitor", "touch "+flag)
+	gittest.NewRepo(t, deep)
+	gittest.Run(t, deep, "config", "core.fsmonitor", "touch "+flag)
 	hook := filepath.Join(deep, ".git", "hooks", "pre-commit")
 	writeFile(t, hook, "#!/bin/sh\ntouch "+flag+"\n")
 	require.NoError(t, os.Chmod(hook, 0o755))
@@ -209,7 +194,7 @@ func TestBwrapHostConfigPreexistingUntouched(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
 	assert.FileExists(t, hook)
-	assert.True(t, hostGitRuns(t, flag, deep, "status"), "the owner's fsmonitor still runs")
+	assert.True(t, gittest.Runs(t, flag, deep, "status"), "the owner's fsmonitor still runs")
 
 	res = runIn(t, sb, ws, "cd p/q/r/s/mine && git config user.email x@y.invalid && git config core.pager 'sh -c id'", 30*time.Second)
 	require.Zero(t, res.ExitCode, res.Stderr)

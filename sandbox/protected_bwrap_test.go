@@ -16,36 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/internal/gittest"
 	"github.com/custos-dev/custos/protected"
 	"github.com/custos-dev/custos/sandbox/mount"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/sandbox/protect"
 	"github.com/custos-dev/custos/sandbox/sysview"
 )
-
-// hostGit runs git on the host, as a user would, with no user or system
-// configuration leaking in.
-func hostGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{
-		"-c", "user.name=custos test", "-c", "user.email=test@custos.invalid",
-		"-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always",
-	}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-}
-
-// newRepo makes dir a repository with one commit.
-func newRepo(t *testing.T, dir string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	hostGit(t, dir, "init", "-q")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("hi\n"), 0o644))
-	hostGit(t, dir, "add", "README")
-	hostGit(t, dir, "commit", "-qm", "init")
-}
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
@@ -139,26 +116,26 @@ func TestBwrapProtectedPaths(t *testing.T) {
 		t.Fatal("git is needed to build the repository layouts")
 	}
 
-	repo := func(t *testing.T, ws string) { newRepo(t, ws) }
+	repo := func(t *testing.T, ws string) { gittest.NewRepo(t, ws) }
 	repoNoHooks := func(t *testing.T, ws string) {
-		newRepo(t, ws)
+		gittest.NewRepo(t, ws)
 		require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git", "hooks")))
 	}
 	// A linked worktree inside the workspace, with a per-worktree config.
 	worktreeInside := func(t *testing.T, ws string) {
-		newRepo(t, ws)
-		hostGit(t, ws, "config", "extensions.worktreeConfig", "true")
-		hostGit(t, ws, "worktree", "add", "-q", "wt")
-		hostGit(t, filepath.Join(ws, "wt"), "config", "--worktree", "custos.test", "1")
+		gittest.NewRepo(t, ws)
+		gittest.Run(t, ws, "config", "extensions.worktreeConfig", "true")
+		gittest.Run(t, ws, "worktree", "add", "-q", "wt")
+		gittest.Run(t, filepath.Join(ws, "wt"), "config", "--worktree", "custos.test", "1")
 		require.FileExists(t, filepath.Join(ws, ".git", "worktrees", "wt", "config.worktree"))
 	}
 	// The workspace is itself a linked worktree of a repository elsewhere:
 	// its .git is a pointer file.
 	worktreeWorkspace := func(t *testing.T, ws string) {
 		main := t.TempDir()
-		newRepo(t, main)
+		gittest.NewRepo(t, main)
 		require.NoError(t, os.Remove(ws))
-		hostGit(t, main, "worktree", "add", "-q", ws)
+		gittest.Run(t, main, "worktree", "add", "-q", ws)
 		fi, err := os.Lstat(filepath.Join(ws, ".git"))
 		require.NoError(t, err)
 		require.True(t, fi.Mode().IsRegular(), ".git must be a pointer file")
@@ -166,24 +143,24 @@ func TestBwrapProtectedPaths(t *testing.T) {
 	// A submodule: sub/.git points into .git/modules/sub.
 	submodule := func(t *testing.T, ws string) {
 		other := t.TempDir()
-		newRepo(t, other)
-		newRepo(t, ws)
-		hostGit(t, ws, "submodule", "add", "-q", other, "sub")
-		hostGit(t, ws, "commit", "-qm", "add sub")
+		gittest.NewRepo(t, other)
+		gittest.NewRepo(t, ws)
+		gittest.Run(t, ws, "submodule", "add", "-q", other, "sub")
+		gittest.Run(t, ws, "commit", "-qm", "add sub")
 		require.DirExists(t, filepath.Join(ws, ".git", "modules", "sub", "hooks"))
 	}
 	// A repository nested in an ordinary directory of the workspace.
-	nested := func(t *testing.T, ws string) { newRepo(t, filepath.Join(ws, "vendor", "lib")) }
+	nested := func(t *testing.T, ws string) { gittest.NewRepo(t, filepath.Join(ws, "vendor", "lib")) }
 	// A bare repository in the workspace, as a test remote.
 	bare := func(t *testing.T, ws string) {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, "fixtures"), 0o755))
-		hostGit(t, filepath.Join(ws, "fixtures"), "init", "-q", "--bare", "remote.git")
+		gittest.Run(t, filepath.Join(ws, "fixtures"), "init", "-q", "--bare", "remote.git")
 	}
 	// core.hooksPath names a directory in the work tree, as husky sets it.
 	huskyRepo := func(created bool) func(t *testing.T, ws string) {
 		return func(t *testing.T, ws string) {
-			newRepo(t, ws)
-			hostGit(t, ws, "config", "core.hooksPath", ".husky/_")
+			gittest.NewRepo(t, ws)
+			gittest.Run(t, ws, "config", "core.hooksPath", ".husky/_")
 			if created {
 				writeFile(t, filepath.Join(ws, ".husky", "_", "pre-commit"), "#!/bin/sh\n")
 			}
@@ -352,7 +329,7 @@ func dirNames(t *testing.T, dir string) []string {
 func TestBwrapProtectedGitStillWorks(t *testing.T) {
 	sb := newBwrap(t, Config{})
 	ws := t.TempDir()
-	newRepo(t, ws)
+	gittest.NewRepo(t, ws)
 	res, err := sb.Run(context.Background(), Request{Workspace: ws, Timeout: 30 * time.Second, Argv: bash(
 		`echo more >> README && git add -A && git -c user.name=a -c user.email=a@b.c commit -qm inside && git status --porcelain && ls -a`)})
 	require.NoError(t, err)
@@ -392,7 +369,7 @@ func TestBwrapProtectedSymlinkRefused(t *testing.T) {
 			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
 				ws := t.TempDir()
 				if tc.repo {
-					newRepo(t, ws)
+					gittest.NewRepo(t, ws)
 					require.NoError(t, os.RemoveAll(filepath.Join(ws, tc.link)))
 				}
 				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, tc.link)), 0o755))

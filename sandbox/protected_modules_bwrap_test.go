@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/internal/gittest"
 )
 
 func runIn(t *testing.T, sb *bwrapSandbox, ws, script string, timeout time.Duration) Result {
@@ -23,11 +25,11 @@ func runIn(t *testing.T, sb *bwrapSandbox, ws, script string, timeout time.Durat
 func TestBwrapProtectedDeinitSubmodule(t *testing.T) {
 	sb := newBwrap(t, Config{}).(*bwrapSandbox)
 	ws := t.TempDir()
-	newRepo(t, filepath.Join(ws, "upstream"))
-	newRepo(t, ws)
-	hostGit(t, ws, "submodule", "add", "-q", "./upstream", "sub")
-	hostGit(t, ws, "commit", "-qm", "add sub")
-	hostGit(t, ws, "submodule", "deinit", "-q", "-f", "sub")
+	gittest.NewRepo(t, filepath.Join(ws, "upstream"))
+	gittest.NewRepo(t, ws)
+	gittest.Run(t, ws, "submodule", "add", "-q", "./upstream", "sub")
+	gittest.Run(t, ws, "commit", "-qm", "add sub")
+	gittest.Run(t, ws, "submodule", "deinit", "-q", "-f", "sub")
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git", "modules", "sub", "hooks")))
 	for _, script := range []string{
 		"echo x >> .git/modules/sub/config",
@@ -51,7 +53,7 @@ func TestBwrapProtectedModulesEveryWay(t *testing.T) {
 	sb := newBwrap(t, Config{}).(*bwrapSandbox)
 	t.Run("half-made", func(t *testing.T) {
 		ws := t.TempDir()
-		newRepo(t, ws)
+		gittest.NewRepo(t, ws)
 		writeFile(t, filepath.Join(ws, ".git", "modules", "sub", "config"), "[core]\n\tbare = false\n")
 		for _, script := range []string{"echo x >> .git/modules/sub/config", "mkdir -p .git/modules/sub/hooks && echo x > .git/modules/sub/hooks/post-checkout"} {
 			res := runIn(t, sb, ws, script, 30*time.Second)
@@ -62,9 +64,9 @@ func TestBwrapProtectedModulesEveryWay(t *testing.T) {
 	t.Run("pointer first", func(t *testing.T) {
 		ws := t.TempDir()
 		repo := filepath.Join(ws, "z", "q")
-		newRepo(t, filepath.Join(ws, "upstream"))
-		newRepo(t, repo)
-		hostGit(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", filepath.Join(ws, "upstream"), "sub")
+		gittest.NewRepo(t, filepath.Join(ws, "upstream"))
+		gittest.NewRepo(t, repo)
+		gittest.Run(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", filepath.Join(ws, "upstream"), "sub")
 		require.NoError(t, os.RemoveAll(filepath.Join(repo, ".git", "modules", "sub", "hooks")))
 		// a/.git, listed before z/q, points into z/q's modules.
 		writeFile(t, filepath.Join(ws, "a", ".git"), "gitdir: ../z/q/.git/modules/sub\n")

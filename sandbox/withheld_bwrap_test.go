@@ -5,7 +5,6 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/custos-dev/custos/internal/gittest"
 	"github.com/custos-dev/custos/protected"
 	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/sandbox/hostguard"
 )
 
 // setIDScript gives files set-uid and set-gid bits every way a command
@@ -57,29 +56,6 @@ func TestBwrapSetIDRefused(t *testing.T) {
 	}
 }
 
-// TestMergeReportsWithheld: what the merge clears or leaves out reaches
-// the result, and the model's note names it.
-func TestMergeReportsWithheld(t *testing.T) {
-	root := t.TempDir()
-	upper, ws := filepath.Join(root, "upper"), filepath.Join(root, "ws")
-	require.NoError(t, os.MkdirAll(upper, 0o755))
-	require.NoError(t, os.MkdirAll(ws, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(upper, "tool"), []byte("#!/bin/sh\n"), 0o755))
-	require.NoError(t, unix.Chmod(filepath.Join(upper, "tool"), 0o4755))
-	require.NoError(t, unix.Mkfifo(filepath.Join(upper, "pipe"), 0o644))
-	g := &hostguard.Guard{Ws: ws, Qroot: filepath.Join(root, "q")}
-	var res hostguard.Report
-	require.NoError(t, g.Merge(upper, &res))
-	fi, err := os.Lstat(filepath.Join(ws, "tool"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o755), fi.Mode(), "applied as a plain executable")
-	_, err = os.Lstat(filepath.Join(ws, "pipe"))
-	assert.ErrorIs(t, err, fs.ErrNotExist, "the fifo is not applied")
-	note := res.HostConfigNote()
-	assert.Contains(t, note, "tool (set-uid or set-gid): applied without its set-uid and set-gid bits")
-	assert.Contains(t, note, "pipe (fifo or socket): not applied")
-}
-
 // TestBwrapProtectedNamesWhetherOrNot: every protected name is protected
 // whether it exists or not. At the root of a project (not a home
 // directory) a command can create none of them, files as well as
@@ -92,7 +68,7 @@ func TestBwrapProtectedNamesWhetherOrNot(t *testing.T) {
 	t.Cleanup(func() { _ = hostfs.RemoveAllWritable(stateRoot) })
 	sb := overlayOn(t, newBwrap(t, Config{CacheDir: filepath.Join(stateRoot, "cache")}).(*bwrapSandbox))
 	ws := mustEval(t, t.TempDir())
-	newRepo(t, ws)
+	gittest.NewRepo(t, ws)
 	var names []string
 	for _, l := range [][]protected.Name{protected.Files, protected.Dirs} {
 		for _, n := range l {

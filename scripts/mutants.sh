@@ -56,7 +56,7 @@ mutant "no .git/hooks protection in the sandbox" \
 # layer applied as the command left it, without the check.
 mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox/..." "HostConfig" \
-	sandbox/hostguard/overlay.go $'if sus := g.Suspects(upper); len(sus) > 0 {\n\t\tr, err := ViewChecker(g)' $'if sus := g.Suspects(upper); false && len(sus) > 0 {\n\t\tr, err := ViewChecker(g)'
+	sandbox/hostguard/overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tr, err := viewChecker(g)' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tr, err := viewChecker(g)'
 
 # A command would then write to the workspace directly again: an editor or
 # a prompt on the host could act on a repository it plants while it runs.

@@ -20,6 +20,7 @@ var testSupport = map[string]string{
 	mod + "/internal/testenv":       "an embedded Temporal server on free ports, the scripted model and workers, for integration tests",
 	mod + "/internal/testbin":       "finds and places the binaries tests run, such as the real Temporal CLI",
 	mod + "/notify/slack/slacktest": "a fake Slack on a local address, for the channel's and the end-to-end tests",
+	mod + "/internal/gittest":       "runs the real git on the host for the sandbox's tests",
 }
 
 // notifyBoundary keeps the notify port below the workflow: the workflow

@@ -50,9 +50,9 @@ func (c Change) String() string {
 // Guard is one command's watch over host config: the snapshot taken
 // before it, and where to keep what is set aside.
 type Guard struct {
-	Ws       string
-	Before   *Snapshot
-	Qroot    string
+	ws       string
+	before   *hostSnapshot
+	qroot    string
 	budget   int
 	listings *hostfs.HostListings
 	// pending is the snapshot's file (pending.go), emptied by
@@ -62,11 +62,11 @@ type Guard struct {
 	pending       *pendingFile
 	recoveredFrom string
 	recovered     Report
-	// Overlay is the run's overlay directory (overlay.go), ""
+	// overlay is the run's overlay directory (overlay.go), ""
 	// when the command wrote to the workspace directly; view is set in the
 	// helper that checks a merged view, where the workspace's files are
 	// the overlay's (another device, and for a changed file another inode).
-	Overlay string
+	overlay string
 	view    bool
 	// overlays takes overlay back once applied (nil: it is removed).
 	overlays *OverlayPool
@@ -86,11 +86,11 @@ func (c Settings) Guard(ws string, listings *hostfs.HostListings) *Guard {
 // for none) already taken from listings, for a run on overlay ("" none),
 // which goes back to overlays once applied.
 func (c Settings) GuardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *OverlayPool) *Guard {
-	recovered := c.RecoverInterrupted(ws)
-	g := &Guard{Ws: ws, Before: TakeSnapshot(ws, c.ScanEntries, true, dirs),
-		Qroot: c.Quarantine(), budget: c.ScanEntries, listings: listings, recovered: recovered,
-		Overlay: overlay, overlays: overlays}
-	g.pending = c.savePending(g.Before, overlay)
+	recovered := c.recoverInterrupted(ws)
+	g := &Guard{ws: ws, before: takeHostSnapshot(ws, c.ScanEntries, true, dirs),
+		qroot: c.Quarantine(), budget: c.ScanEntries, listings: listings, recovered: recovered,
+		overlay: overlay, overlays: overlays}
+	g.pending = c.savePending(g.before, overlay)
 	return g
 }
 
@@ -153,12 +153,12 @@ func (g *Guard) Finish(res *Report) {
 	if g.recoveredFrom != "" {
 		defer os.Remove(g.recoveredFrom)
 	}
-	if g.Overlay != "" {
+	if g.overlay != "" {
 		g.finishOverlay(res)
-		g.listings.Put(g.Ws, g.Before.dirs.Done())
+		g.listings.Put(g.ws, g.before.dirs.Done())
 	} else {
 		after := g.check(res)
-		g.listings.Put(g.Ws, after.dirs.Done())
+		g.listings.Put(g.ws, after.dirs.Done())
 	}
 	if len(g.recovered.HostConfig) > 0 {
 		res.HostConfig = append(slices.Clip(g.recovered.HostConfig), res.HostConfig...)
@@ -182,9 +182,9 @@ func (g *Guard) sameSig(a, b hostfs.FileSig) bool {
 
 // check finds what the command created or changed and neutralises it,
 // recording that in res; it returns the snapshot after.
-func (g *Guard) check(res *Report) *Snapshot {
-	after := takeHostSnapshotWith(g.Ws, g.budget, g.Before.dirs.Done(), g.listDir)
-	q := &quarantine{root: g.Qroot, ws: g.Ws}
+func (g *Guard) check(res *Report) *hostSnapshot {
+	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.Done(), g.listDir)
+	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
 		paths = append(paths, rel)
@@ -193,11 +193,11 @@ func (g *Guard) check(res *Report) *Snapshot {
 	unchecked := 0
 	for _, rel := range paths {
 		it := after.items[rel]
-		old, had := g.Before.items[rel]
+		old, had := g.before.items[rel]
 		if had && g.sameSig(old.sig, it.sig) {
 			continue // the command did not touch it
 		}
-		if !had && !g.Before.covers(it) {
+		if !had && !g.before.covers(it) {
 			unchecked++ // the snapshot never looked there: not ours to judge
 			continue
 		}
@@ -209,7 +209,7 @@ func (g *Guard) check(res *Report) *Snapshot {
 		res.HostConfigKept = q.dir
 		q.manifest(res.HostConfig)
 	}
-	if g.Before.truncated || after.truncated {
+	if g.before.truncated || after.truncated {
 		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this command may have left for the host to run", after.budget, after.budget)
 		if unchecked > 0 {
 			res.HostConfigUnchecked += fmt.Sprintf("; %d such files were left as they are because custos could not tell whether the command made them", unchecked)
@@ -219,7 +219,7 @@ func (g *Guard) check(res *Report) *Snapshot {
 }
 
 // neutralise handles one created or changed item.
-func (g *Guard) neutralise(rel string, it hsItem, had bool, after *Snapshot, q *quarantine) (Change, bool) {
+func (g *Guard) neutralise(rel string, it hsItem, had bool, after *hostSnapshot, q *quarantine) (Change, bool) {
 	c := Change{Path: rel, What: it.kind.String()}
 	abs := after.abs(rel)
 	if it.kind != hsHook && !it.sig.Mode.IsRegular() {
@@ -249,7 +249,7 @@ func (g *Guard) neutralise(rel string, it hsItem, had bool, after *Snapshot, q *
 	case hsGitConfig:
 		return g.gitConfig(c, rel, had, q)
 	case hsVCSConfig:
-		old, kept := g.Before.content[rel]
+		old, kept := g.before.content[rel]
 		if !had || !kept {
 			c.Action = q.setAside(rel)
 			return c, true
@@ -267,7 +267,7 @@ func (g *Guard) neutralise(rel string, it hsItem, had bool, after *Snapshot, q *
 
 // isGitDir reports whether abs (symlinks resolved) is a git directory the
 // walk found.
-func (s *Snapshot) isGitDir(abs string) bool {
+func (s *hostSnapshot) isGitDir(abs string) bool {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return false
@@ -280,7 +280,7 @@ func (s *Snapshot) isGitDir(abs string) bool {
 // are not inert; without git on the worker, or when git cannot read the
 // file, the file is set aside whole.
 func (g *Guard) gitConfig(c Change, rel string, had bool, q *quarantine) (Change, bool) {
-	abs := filepath.Join(g.Ws, rel)
+	abs := filepath.Join(g.ws, rel)
 	git, ok := findHostGit()
 	data, err := gitdir.ReadRegular(abs)
 	if !ok || err != nil {
@@ -293,7 +293,7 @@ func (g *Guard) gitConfig(c Change, rel string, had bool, q *quarantine) (Change
 		return c, true
 	}
 	defer os.RemoveAll(stage)
-	old, kept := g.Before.content[rel]
+	old, kept := g.before.content[rel]
 	active, err := git.activeEntries(stage, data, old, had && kept)
 	switch {
 	case err != nil:

@@ -76,7 +76,7 @@ func TestHostConfigBudget(t *testing.T) {
 	putFile(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n")
 	putFile(t, filepath.Join(deep, "config"), "[core]\n\tfsmonitor = sh\n")
 	g := Settings{ScanEntries: 20, QuarantineDir: t.TempDir()}.Guard(ws, nil)
-	require.True(t, g.Before.truncated)
+	require.True(t, g.before.truncated)
 	putFile(t, filepath.Join(deep, "hooks", "pre-commit"), "#!/bin/sh\n")
 	var res Report
 	g.Finish(&res)
@@ -93,7 +93,7 @@ func TestHostSnapshotNodeModulesPackages(t *testing.T) {
 	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "node_modules/a/lib/deep/.git", "src/x/y/z/w/.git"} {
 		putFile(t, filepath.Join(ws, d, "config"), "")
 	}
-	s := TakeSnapshot(ws, 0, false, nil)
+	s := takeHostSnapshot(ws, 0, false, nil)
 	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "src/x/y/z/w/.git"} {
 		assert.True(t, s.gitdirs[d], d)
 	}
@@ -229,7 +229,7 @@ func TestHostConfigOfAnInterruptedCommand(t *testing.T) {
 			var res Report
 			cfg.Guard(ws, nil).Finish(&res)
 			assert.NoFileExists(t, hook, "the hook is set aside")
-			assert.Empty(t, pendingLeft(t, cfg.PendingDir()), "no snapshot is left once finished")
+			assert.Empty(t, pendingLeft(t, cfg.pendingDir()), "no snapshot is left once finished")
 			if atStart {
 				assert.Empty(t, res.HostConfig, "done at start already")
 				runs, err := os.ReadDir(cfg.QuarantineDir)
@@ -259,11 +259,11 @@ func TestHostConfigOfARunningCommandIsLeftToIt(t *testing.T) {
 	putFile(t, filepath.Join(ws, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
 	putFile(t, hook, "#!/bin/sh\n")
 	cfg.RecoverHostConfig(nil)
-	assert.Equal(t, []string{filepath.Base(g.pending.Path())}, pendingLeft(t, cfg.PendingDir()), "a live command's snapshot stays")
+	assert.Equal(t, []string{filepath.Base(g.pending.Path())}, pendingLeft(t, cfg.pendingDir()), "a live command's snapshot stays")
 	var res Report
 	g.Finish(&res)
 	assert.NoFileExists(t, hook, "its own finish neutralises it")
-	assert.Empty(t, pendingLeft(t, cfg.PendingDir()))
+	assert.Empty(t, pendingLeft(t, cfg.pendingDir()))
 }
 
 // A process's snapshot file is reused from one command to the next, and
@@ -283,7 +283,7 @@ func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	g.Finish(&Report{})
 
 	// An emptied file of a process that is gone goes at the next command.
-	gone := filepath.Join(cfg.PendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
+	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
 	putFile(t, gone, "")
 	cfg.Guard(ws, nil).Finish(&Report{})
 	assert.NoFileExists(t, gone)

@@ -70,9 +70,9 @@ func (c Settings) OverlayRoot() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(c.Quarantine())), "overlay")
 }
 
-// NewOverlay makes a run's overlay directory for ws: upper (with the
+// newOverlay makes a run's overlay directory for ws: upper (with the
 // workspace root's permissions, which the overlay's root shows) and work.
-func (c Settings) NewOverlay(ws string) (string, error) {
+func (c Settings) newOverlay(ws string) (string, error) {
 	root := c.OverlayRoot()
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
@@ -131,7 +131,7 @@ func (p *OverlayPool) Take(c Settings, ws string) (string, error) {
 		}
 		p.mu.Unlock()
 	}
-	return c.NewOverlay(ws)
+	return c.newOverlay(ws)
 }
 
 // Give returns a run's overlay directory, its upper layer applied. Its
@@ -201,11 +201,11 @@ var (
 	vcsOwnFiles = map[string]string{"hgrc": ".hg", "config.toml": ".jj"}
 )
 
-// Suspects are the shallowest entries of upper that the check must see
+// suspects are the shallowest entries of upper that the check must see
 // (see vcsDirNames, or inside a hooks directory the snapshot before knew
 // of); none: the layer can be applied without a check. An upper layer
 // that cannot be read whole is all suspect.
-func (g *Guard) Suspects(upper string) []string {
+func (g *Guard) suspects(upper string) []string {
 	var out []string
 	// merged: rel is a directory the workspace has (a real one, as are all
 	// above it: a symbolic link there is never looked through) and the
@@ -221,7 +221,7 @@ func (g *Guard) Suspects(upper string) []string {
 			r := filepath.Join(rel, e.Name())
 			name := strings.ToLower(e.Name())
 			sub := merged && e.IsDir() && g.mergedDir(upper, r)
-			if g.Before.inHooksDir(r) || g.suspectName(r, name, e, vcs, merged, sub) {
+			if g.before.inHooksDir(r) || g.suspectName(r, name, e, vcs, merged, sub) {
 				out = append(out, r)
 				continue
 			}
@@ -253,10 +253,10 @@ func (g *Guard) suspectName(rel, name string, e fs.DirEntry, vcs string, inMerge
 		if !inMerged {
 			return false
 		}
-		if _, err := os.Lstat(filepath.Join(g.Ws, rel)); err == nil {
+		if _, err := os.Lstat(filepath.Join(g.ws, rel)); err == nil {
 			return false
 		}
-		dir := filepath.Join(g.Ws, filepath.Dir(rel))
+		dir := filepath.Join(g.ws, filepath.Dir(rel))
 		_, cerr := os.Lstat(filepath.Join(dir, "commondir"))
 		_, oerr := os.Lstat(filepath.Join(dir, "objects"))
 		_, rerr := os.Lstat(filepath.Join(dir, "refs"))
@@ -269,7 +269,7 @@ func (g *Guard) suspectName(rel, name string, e fs.DirEntry, vcs string, inMerge
 // directory, is merged with a directory the workspace already has (not
 // made by the command, nor replacing what was there: opaque).
 func (g *Guard) mergedDir(upper, rel string) bool {
-	fi, err := os.Lstat(filepath.Join(g.Ws, rel))
+	fi, err := os.Lstat(filepath.Join(g.ws, rel))
 	if err != nil || !fi.IsDir() {
 		return false
 	}
@@ -278,9 +278,9 @@ func (g *Guard) mergedDir(upper, rel string) bool {
 
 // inHooksDir reports whether rel is, or is below, a hooks directory the
 // walk looked at (one core.hooksPath names may not exist yet).
-func (s *Snapshot) inHooksDir(rel string) bool {
+func (s *hostSnapshot) inHooksDir(rel string) bool {
 	for d := rel; d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
-		if s.HookDirs[d] {
+		if s.hookDirs[d] {
 			return true
 		}
 	}
@@ -290,30 +290,30 @@ func (s *Snapshot) inHooksDir(rel string) bool {
 // finishOverlay is finish for a run on an overlay: the check where it is
 // needed, then the upper layer applied to the workspace.
 func (g *Guard) finishOverlay(res *Report) {
-	upper := filepath.Join(g.Overlay, "upper")
+	upper := filepath.Join(g.overlay, "upper")
 	if _, err := os.Lstat(upper); errors.Is(err, fs.ErrNotExist) {
 		return // removed meanwhile (by hand): nothing of it to apply
 	}
 	g.withholdProtected(upper, res)
-	if sus := g.Suspects(upper); len(sus) > 0 {
-		r, err := ViewChecker(g)
+	if sus := g.suspects(upper); len(sus) > 0 {
+		r, err := viewChecker(g)
 		if err != nil {
 			g.setAsideUnchecked(upper, sus, err, res)
 		} else {
 			res.HostConfig, res.HostConfigKept, res.HostConfigUnchecked = r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked
 		}
 	}
-	if err := g.Merge(upper, res); err != nil {
+	if err := g.merge(upper, res); err != nil {
 		res.Unmerged = fmt.Sprintf("custos could not apply all the command wrote to the workspace (%v); what is left of it is kept in %s", err, upper)
 		return
 	}
-	g.overlays.Give(g.Ws, g.Overlay) // nil pool: removed
+	g.overlays.Give(g.ws, g.overlay) // nil pool: removed
 }
 
-// Merge applies upper to the workspace (Apply) and says in res what
+// merge applies upper to the workspace (Apply) and says in res what
 // it did not apply as the command left it.
-func (g *Guard) Merge(upper string, res *Report) error {
-	st, err := overlaymerge.Apply(upper, g.Ws)
+func (g *Guard) merge(upper string, res *Report) error {
+	st, err := overlaymerge.Apply(upper, g.ws)
 	for _, rel := range st.SetID {
 		res.Withheld = append(res.Withheld, Change{Path: rel, What: "set-uid or set-gid",
 			Action: "applied without its set-uid and set-gid bits (on the host it would run with the worker's rights)"})
@@ -349,7 +349,7 @@ func (g *Guard) withholdProtected(upper string, res *Report) {
 			switch {
 			case rule != nil:
 				if q == nil {
-					q = &quarantine{root: g.Qroot, ws: g.Ws}
+					q = &quarantine{root: g.qroot, ws: g.ws}
 				}
 				res.Withheld = append(res.Withheld, Change{Path: r, What: rule.Name + " the command created", Action: withhold(q, upper, r)})
 			case e.IsDir() && depth < protect.SearchDepth && name != "node_modules" && name != protected.GitDir:
@@ -380,7 +380,7 @@ func withhold(q *quarantine, upper, rel string) string {
 // instead of applying them, when the check could not run on the merged
 // view (why): fail closed.
 func (g *Guard) setAsideUnchecked(upper string, sus []string, why error, res *Report) {
-	q := &quarantine{root: g.Qroot, ws: g.Ws}
+	q := &quarantine{root: g.qroot, ws: g.ws}
 	for _, rel := range sus {
 		c := Change{Path: rel, What: "version-control files the command wrote",
 			Action: fmt.Sprintf("set aside, not applied: custos could not check them (%v)", why)}
@@ -398,10 +398,10 @@ func (g *Guard) setAsideUnchecked(upper string, sus []string, why error, res *Re
 }
 
 // viewChecker is viewCheck; a test makes it fail.
-var ViewChecker = viewCheck
+var viewChecker = viewCheck
 
-// ViewResult is what the view check's helper reports.
-type ViewResult struct {
+// viewResult is what the view check's helper reports.
+type viewResult struct {
 	HostConfig          []Change `json:"hostConfig,omitempty"`
 	HostConfigKept      string   `json:"hostConfigKept,omitempty"`
 	HostConfigUnchecked string   `json:"hostConfigUnchecked,omitempty"`
@@ -416,11 +416,11 @@ type viewRequest struct {
 
 // runViewCheck is the helper's work, in its namespaces with the overlay
 // mounted at the workspace: the check against the snapshot before.
-func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) ViewResult {
-	g := &Guard{Ws: req.Before.WS, Before: req.Before.snapshot(), Qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
+func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) viewResult {
+	g := &Guard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
 	var r Report
 	g.check(&r)
-	return ViewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
+	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}
 }
 
 // sweepOverlays applies, into out, the overlays of runs in ws (every
@@ -441,14 +441,14 @@ func (c Settings) sweepOverlays(ws string, out *Report) {
 		if err != nil || owner == "" || (ws != "" && owner != ws) {
 			continue
 		}
-		g := &Guard{Ws: owner, Before: &Snapshot{HookDirs: map[string]bool{}}, Qroot: c.Quarantine(), Overlay: dir}
+		g := &Guard{ws: owner, before: &hostSnapshot{hookDirs: map[string]bool{}}, qroot: c.Quarantine(), overlay: dir}
 		upper := filepath.Join(dir, "upper")
 		var r Report
 		g.withholdProtected(upper, &r)
-		if sus := g.Suspects(upper); len(sus) > 0 {
+		if sus := g.suspects(upper); len(sus) > 0 {
 			g.setAsideUnchecked(upper, sus, errors.New("its command was interrupted before its snapshot was kept"), &r)
 		}
-		if err := g.Merge(upper, &r); err == nil {
+		if err := g.merge(upper, &r); err == nil {
 			_ = hostfs.RemoveAllWritable(dir)
 		}
 		out.addInterrupted(r)

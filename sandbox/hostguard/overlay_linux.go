@@ -28,8 +28,8 @@ const viewCheckTimeout = 2 * time.Minute
 
 // viewCheck runs the check of g on the merged view of its overlay, in the
 // helper (see overlay.go), and returns what it neutralised.
-func viewCheck(g *Guard) (ViewResult, error) {
-	var out ViewResult
+func viewCheck(g *Guard) (viewResult, error) {
+	var out viewResult
 	if !hostCheckWired.Load() {
 		return out, errors.New("this binary's main() does not call sandbox.MaybeRunHelper()")
 	}
@@ -37,7 +37,7 @@ func viewCheck(g *Guard) (ViewResult, error) {
 	if err != nil {
 		return out, fmt.Errorf("own executable: %w", err)
 	}
-	in, err := json.Marshal(viewRequest{Before: PendingOf(g.Before, ""), Overlay: g.Overlay, QRoot: g.Qroot})
+	in, err := json.Marshal(viewRequest{Before: pendingOf(g.before, ""), Overlay: g.overlay, QRoot: g.qroot})
 	if err != nil {
 		return out, err
 	}

@@ -64,19 +64,19 @@ type pendingItem struct {
 	From string `json:"from"`
 }
 
-// PendingDir is where the snapshots of running commands are written.
-func (c Settings) PendingDir() string {
+// pendingDir is where the snapshots of running commands are written.
+func (c Settings) pendingDir() string {
 	return filepath.Join(filepath.Dir(filepath.Clean(c.Quarantine())), "host-guard")
 }
 
 // savePending writes s for this process; it returns the file (nil when
 // it could not be written: the command still runs, guarded as before).
-func (c Settings) savePending(s *Snapshot, overlay string) *pendingFile {
-	data, err := json.Marshal(PendingOf(s, overlay))
+func (c Settings) savePending(s *hostSnapshot, overlay string) *pendingFile {
+	data, err := json.Marshal(pendingOf(s, overlay))
 	if err != nil {
 		return nil
 	}
-	f := pendingFiles.take(c.PendingDir(), provision.WorkspaceKey(s.ws))
+	f := pendingFiles.take(c.pendingDir(), provision.WorkspaceKey(s.ws))
 	if f == nil {
 		return nil
 	}
@@ -87,8 +87,8 @@ func (c Settings) savePending(s *Snapshot, overlay string) *pendingFile {
 	return f
 }
 
-// PendingOf is s as written, for the run whose overlay is overlay ("" none).
-func PendingOf(s *Snapshot, overlay string) pendingGuard {
+// pendingOf is s as written, for the run whose overlay is overlay ("" none).
+func pendingOf(s *hostSnapshot, overlay string) pendingGuard {
 	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content, Overlay: overlay}
 	for rel, it := range s.items {
 		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.Mode), Size: it.sig.Size,
@@ -100,7 +100,7 @@ func PendingOf(s *Snapshot, overlay string) pendingGuard {
 	for d := range s.visited {
 		p.Visited = append(p.Visited, d)
 	}
-	for d := range s.HookDirs {
+	for d := range s.hookDirs {
 		p.HookDirs = append(p.HookDirs, d)
 	}
 	return p
@@ -204,8 +204,8 @@ func pendingOwner(name string) (pid int, start string, ok bool) {
 }
 
 // snapshot rebuilds the snapshot as it was taken.
-func (p pendingGuard) snapshot() *Snapshot {
-	s := &Snapshot{ws: p.WS, items: map[string]hsItem{}, gitdirs: map[string]bool{}, visited: map[string]bool{}, HookDirs: map[string]bool{},
+func (p pendingGuard) snapshot() *hostSnapshot {
+	s := &hostSnapshot{ws: p.WS, items: map[string]hsItem{}, gitdirs: map[string]bool{}, visited: map[string]bool{}, hookDirs: map[string]bool{},
 		content: p.Content, truncated: p.Truncated, budget: p.Budget, keep: true, dirs: hostfs.NewDirListings()}
 	if s.content == nil {
 		s.content = map[string][]byte{}
@@ -221,15 +221,15 @@ func (p pendingGuard) snapshot() *Snapshot {
 		s.visited[d] = true
 	}
 	for _, d := range p.HookDirs {
-		s.HookDirs[d] = true
+		s.hookDirs[d] = true
 	}
 	return s
 }
 
-// RecoverInterrupted finishes the guards of commands in ws (every
+// recoverInterrupted finishes the guards of commands in ws (every
 // workspace for ws "") whose process is gone, and returns what they
 // neutralised, each change marked as left by an interrupted command.
-func (c Settings) RecoverInterrupted(ws string) Report {
+func (c Settings) recoverInterrupted(ws string) Report {
 	out := c.recoverPending(ws)
 	c.sweepOverlays(ws, &out)
 	return out
@@ -239,11 +239,11 @@ func (c Settings) RecoverInterrupted(ws string) Report {
 // since the overlays their runs left are theirs to finish.
 func (c Settings) recoverPending(ws string) Report {
 	var out Report
-	for _, e := range wsEntries(c.PendingDir(), ws) {
+	for _, e := range wsEntries(c.pendingDir(), ws) {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		path := filepath.Join(c.PendingDir(), e.Name())
+		path := filepath.Join(c.pendingDir(), e.Name())
 		if pid, start, ok := pendingOwner(e.Name()); ok && alive(pid, start) {
 			continue // a running process's, perhaps being rewritten
 		}
@@ -262,7 +262,7 @@ func (c Settings) recoverPending(ws string) Report {
 		if alive(p.PID, p.Start) || (ws != "" && p.WS != ws) {
 			continue
 		}
-		g := &Guard{Ws: p.WS, Before: p.snapshot(), Qroot: c.Quarantine(), budget: p.Budget, recoveredFrom: path, Overlay: p.Overlay}
+		g := &Guard{ws: p.WS, before: p.snapshot(), qroot: c.Quarantine(), budget: p.Budget, recoveredFrom: path, overlay: p.Overlay}
 		var r Report
 		g.Finish(&r)
 		out.addInterrupted(r)
@@ -300,7 +300,7 @@ func wsEntries(dir, ws string) []os.DirEntry {
 // an earlier process was running when it died, in every workspace, so what
 // they planted is neutralised before anyone's editor opens the workspace.
 func (c Settings) RecoverHostConfig(logger *slog.Logger) {
-	r := c.RecoverInterrupted("")
+	r := c.recoverInterrupted("")
 	if len(r.HostConfig) > 0 && logger != nil {
 		logger.Warn("sandbox: host config left by interrupted commands neutralised", "changes", fmt.Sprint(r.HostConfig), "kept", r.HostConfigKept)
 	}

@@ -80,18 +80,18 @@ type hsItem struct {
 	from string
 }
 
-// Snapshot is what the walk found: the items by path relative to the
+// hostSnapshot is what the walk found: the items by path relative to the
 // workspace, the git directories, and the content of config files (for a
 // pre-existing repository, only entries the command added are stripped).
-type Snapshot struct {
+type hostSnapshot struct {
 	ws      string
 	items   map[string]hsItem
 	gitdirs map[string]bool
 	visited map[string]bool
 	content map[string][]byte
-	// HookDirs are the hooks directories the walk looked at, existing or
+	// hookDirs are the hooks directories the walk looked at, existing or
 	// not (overlay.go's suspects).
-	HookDirs map[string]bool
+	hookDirs map[string]bool
 	// listDir, when set, lists the walk's directories instead of dirs (the
 	// merged view's, overlay_linux.go).
 	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
@@ -103,28 +103,28 @@ type Snapshot struct {
 	dirs      *hostfs.DirListings
 }
 
-// TakeSnapshot walks ws (canonical) within budget entries; keep keeps
+// takeHostSnapshot walks ws (canonical) within budget entries; keep keeps
 // the content of config files. dirs (nil: none) holds the listings of an
 // earlier walk, reused where provably current, and receives this one's.
-func TakeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings) *Snapshot {
+func takeHostSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings) *hostSnapshot {
 	return takeSnapshot(ws, budget, keep, dirs, nil)
 }
 
 // takeHostSnapshotWith is the snapshot after a command (content not kept),
 // its directories listed by listDir when set.
-func takeHostSnapshotWith(ws string, budget int, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *Snapshot {
+func takeHostSnapshotWith(ws string, budget int, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
 	return takeSnapshot(ws, budget, false, dirs, listDir)
 }
 
-func takeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *Snapshot {
+func takeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
 	if budget <= 0 {
 		budget = defaultHostScanEntries
 	}
 	if dirs == nil {
 		dirs = hostfs.NewDirListings()
 	}
-	s := &Snapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
-		visited: map[string]bool{}, content: map[string][]byte{}, HookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
+	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
+		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
 		listDir: listDir}
 	s.walk()
 	return s
@@ -140,7 +140,7 @@ const (
 	hsPackage
 )
 
-func (s *Snapshot) walk() {
+func (s *hostSnapshot) walk() {
 	type dir struct {
 		rel  string
 		mode hsMode
@@ -217,10 +217,10 @@ func (s *Snapshot) walk() {
 	}
 }
 
-func (s *Snapshot) abs(rel string) string { return filepath.Join(s.ws, rel) }
+func (s *hostSnapshot) abs(rel string) string { return filepath.Join(s.ws, rel) }
 
 // add records rel when it exists (without following a symlink).
-func (s *Snapshot) add(rel string, kind hsKind, from string) bool {
+func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
 	fi, err := os.Lstat(s.abs(rel))
 	if err != nil {
 		return false
@@ -236,7 +236,7 @@ func (s *Snapshot) add(rel string, kind hsKind, from string) bool {
 
 // pointerTarget is where a .git pointer file or symlink leads, relative,
 // when that is a directory inside the workspace.
-func (s *Snapshot) pointerTarget(rel string) (string, bool) {
+func (s *hostSnapshot) pointerTarget(rel string) (string, bool) {
 	abs := s.abs(rel)
 	var real string
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -254,7 +254,7 @@ func (s *Snapshot) pointerTarget(rel string) (string, bool) {
 }
 
 // inside returns abs relative to the workspace when it lies in it.
-func (s *Snapshot) inside(abs string) (string, bool) {
+func (s *hostSnapshot) inside(abs string) (string, bool) {
 	rel, in := hostfs.Within(s.ws, abs)
 	if !in {
 		return "", false
@@ -267,7 +267,7 @@ func (s *Snapshot) inside(abs string) (string, bool) {
 // and the same for the git directories of its submodules and linked
 // worktrees. worktree is the directory the repository's work tree most
 // likely is (for a relative core.hooksPath).
-func (s *Snapshot) gitDir(rel, from, worktree string, depth int) {
+func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
 	if s.gitdirs[rel] {
 		return
 	}
@@ -294,8 +294,8 @@ func (s *Snapshot) gitDir(rel, from, worktree string, depth int) {
 
 // hooksDir records the entries of a hooks directory, except git's own
 // *.sample files, which git never runs.
-func (s *Snapshot) hooksDir(rel, from string) {
-	s.HookDirs[rel] = true
+func (s *hostSnapshot) hooksDir(rel, from string) {
+	s.hookDirs[rel] = true
 	ents, err := os.ReadDir(s.abs(rel))
 	if err != nil {
 		return
@@ -311,6 +311,6 @@ func (s *Snapshot) hooksDir(rel, from string) {
 // covers reports whether the snapshot looked where rel was found from: a
 // complete snapshot looked everywhere; an incomplete one only at the
 // directories it visited.
-func (s *Snapshot) covers(it hsItem) bool {
+func (s *hostSnapshot) covers(it hsItem) bool {
 	return !s.truncated || s.visited[it.from]
 }
