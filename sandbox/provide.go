@@ -3,11 +3,11 @@ package sandbox
 import "github.com/custos-dev/custos/sandbox/provision"
 
 // Provisions says what a command in workspace ws would be given (what
-// starter sandbox check prints), without running one: the toolchains found, the host's caches
-// shown read-only (and those skipped, with why), the workspace's own
-// caches and their size, the git identity. It creates, locks and writes
-// nothing. The fallback backend
-// provisions nothing (its commands run on the host), and says so.
+// starter sandbox check prints), without running one: the toolchains
+// found, the host's caches shown read-only (and those skipped, with why),
+// the workspace's own caches and their size, the git identity. It creates,
+// locks and writes nothing. The fallback backend provisions nothing (its
+// commands run on the host), and says so.
 func Provisions(sb Sandbox, ws string, req Request) ([]string, error) {
 	b, ok := sb.(*bwrapSandbox)
 	if !ok || b.prov == nil {

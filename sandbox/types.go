@@ -1,6 +1,22 @@
-// Package sandbox runs commands in OS isolation (bubblewrap on Linux, an
-// application-level fallback elsewhere), hosts the network allowlist proxy and
-// guards workspace paths for the file tools.
+// Package sandbox runs a command in OS isolation: bubblewrap on Linux (its
+// own user, mount, PID and network namespaces, a seccomp filter, cgroup
+// limits, custos' mount step as the sandbox's PID 1, the workspace on an
+// overlay), and an application-level fallback that refuses to run a
+// command unless the user's settings allow it. This package is the run:
+// the Sandbox facade, the profile and its pure argument builder, the
+// backends, seccomp, cgroups and the mount step.
+//
+// Each concern the run composes is a package below it that never imports
+// it (internal/archtest pins that), answering in mount.Mount and hostfs:
+//
+//   - sysview: the system a command sees (/usr, the /etc view, its identity);
+//   - provision: what the workspace's toolchains are given (caches, git identity);
+//   - protect: the protected paths kept read-only (over gitdir's layout);
+//   - masks: the deny rules' masks;
+//   - netproxy: the egress proxy, the only way out;
+//   - hostguard: what the command planted for the host, neutralised, and its
+//     overlay applied (overlaymerge) only after that check;
+//   - pathguard: the file tools' half of the same walls.
 package sandbox
 
 import (
