@@ -9,8 +9,8 @@ import (
 
 // viewCheck needs Linux's namespaces and overlayfs; no run elsewhere has
 // an overlay.
-func viewCheck(*Guard) (ViewResult, error) {
-	return ViewResult{}, errors.New("the merged view needs Linux")
+func viewCheck(*Guard) (viewResult, error) {
+	return viewResult{}, errors.New("the merged view needs Linux")
 }
 
 func RunHelper(io.Reader, io.Writer) int { return 1 }
