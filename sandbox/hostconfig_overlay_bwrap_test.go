@@ -87,7 +87,7 @@ func TestBwrapOverlayHidesWritesUntilChecked(t *testing.T) {
 			_, err = os.Stat(filepath.Join(ws, "sub", ".git", "HEAD"))
 			assert.NoError(t, err, "the repository itself is applied")
 			// The run's overlay, kept for the next run, is empty.
-			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.guard().OverlayRoot(), provision.WorkspaceKey(ws)+"-*", "upper", "*"))
+			overlays, _ := filepath.Glob(filepath.Join(sb.cfg.guard().OverlayRoot(), hostfs.WorkspaceKey(ws)+"-*", "upper", "*"))
 			assert.Empty(t, overlays, "what the command wrote is left in its upper layer")
 		})
 	}

@@ -2,12 +2,15 @@ package hostfs
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
 // WriteIfChanged writes data to path (owner-only, not through a link)
@@ -16,21 +19,9 @@ func WriteIfChanged(path, data string) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == data {
 		return nil
 	}
-	// A file of its own (CreateTemp: O_EXCL, 0600) per writer, renamed
-	// over: concurrent writers never mix, a reader never sees half.
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	// A file of its own per writer, renamed over: concurrent writers
+	// never mix, a reader never sees half.
+	return atomicfile.Write(path, []byte(data), 0o600)
 }
 
 // RemoveAllWritable removes a tree in which the go command left module
@@ -45,6 +36,7 @@ func RemoveAllWritable(dir string) error {
 	return os.RemoveAll(dir)
 }
 
+// RandHex is 12 random hex digits, for names no other process picks.
 func RandHex() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -80,6 +72,7 @@ func Recent(at time.Time, ttl time.Duration) bool {
 	return age >= 0 && age < ttl
 }
 
+// TrimForLog cuts s to 300 bytes for a log line or an error message.
 func TrimForLog(s string) string {
 	if len(s) > 300 {
 		return s[:300] + "..."
@@ -90,3 +83,10 @@ func TrimForLog(s string) string {
 // SetIDBits are the set-user-ID and set-group-ID bits of a mode (S_ISUID |
 // S_ISGID): a file made in the sandbox never reaches the host with them.
 const SetIDBits = 0o6000
+
+// WorkspaceKey names what belongs to the workspace ws in custos' own
+// directories: its cache, its host-config snapshots and overlays.
+func WorkspaceKey(ws string) string {
+	sum := sha256.Sum256([]byte(ws))
+	return hex.EncodeToString(sum[:8])
+}

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/sandbox/gitdir"
 	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // What custos does with host config a command created or changed (see
@@ -138,8 +138,8 @@ func (c Settings) Quarantine() string {
 	case c.CacheDir != "":
 		return filepath.Join(filepath.Dir(filepath.Clean(c.CacheDir)), "quarantine")
 	}
-	if d, err := provision.DefaultCacheDir(); err == nil {
-		return filepath.Join(filepath.Dir(d), "quarantine")
+	if d, err := statedir.Dir(); err == nil {
+		return filepath.Join(d, "quarantine") // beside the default sandbox-cache
 	}
 	return filepath.Join(os.TempDir(), "custos-quarantine")
 }

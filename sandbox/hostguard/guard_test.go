@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 func TestGitKeyInert(t *testing.T) {
@@ -188,7 +187,7 @@ func interrupt(t *testing.T, g *Guard) {
 	// The file as the dead process left it: its name says whose it was.
 	dir := filepath.Dir(g.pending.Path())
 	require.NoError(t, os.Remove(g.pending.Path()))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(p.WS), p.PID, p.Start, hostfs.RandHex())), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s-%s.json", hostfs.WorkspaceKey(p.WS), p.PID, p.Start, hostfs.RandHex())), data, 0o600))
 }
 
 // pendingLeft are the snapshot files in dir that still hold a snapshot
@@ -283,7 +282,7 @@ func TestHostConfigSnapshotFilesAreReused(t *testing.T) {
 	g.Finish(&Report{})
 
 	// An emptied file of a process that is gone goes at the next command.
-	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", provision.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
+	gone := filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-%s-%s.json", hostfs.WorkspaceKey(ws), deadPID(t), "1", hostfs.RandHex()))
 	putFile(t, gone, "")
 	cfg.Guard(ws, nil).Finish(&Report{})
 	assert.NoFileExists(t, gone)

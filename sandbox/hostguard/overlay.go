@@ -14,7 +14,6 @@ import (
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/overlaymerge"
 	"github.com/custos-dev/custos/sandbox/protect"
-	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // Deferred visibility. The check after a command
@@ -77,7 +76,7 @@ func (c Settings) newOverlay(ws string) (string, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
 	}
-	d, err := os.MkdirTemp(root, fmt.Sprintf("%s-%d-%s-", provision.WorkspaceKey(ws), os.Getpid(), ownStart()))
+	d, err := os.MkdirTemp(root, fmt.Sprintf("%s-%d-%s-", hostfs.WorkspaceKey(ws), os.Getpid(), ownStart()))
 	if err != nil {
 		return "", fmt.Errorf("sandbox: workspace overlay: %w", err)
 	}

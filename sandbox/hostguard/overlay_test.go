@@ -18,8 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/custos-dev/custos/internal/gittest"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/overlaymerge"
-	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // TestOverlayRecoveredAfterACrash: a worker killed while its command ran
@@ -49,7 +49,7 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	require.NoError(t, os.MkdirAll(cfg.pendingDir(), 0o700))
 	data, err := json.Marshal(p)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-1-x.json", provision.WorkspaceKey(ws), p.PID)), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.pendingDir(), fmt.Sprintf("%s-%d-1-x.json", hostfs.WorkspaceKey(ws), p.PID)), data, 0o600))
 
 	r := cfg.recoverInterrupted(ws)
 	assert.Contains(t, fmt.Sprint(r.HostConfig), "sub/.git/config")
@@ -164,7 +164,7 @@ func TestOverlaySweptWithoutSnapshot(t *testing.T) {
 	dead := exec.Command("true")
 	require.NoError(t, dead.Run())
 	orphan := func(name string) string {
-		dir := filepath.Join(cfg.OverlayRoot(), fmt.Sprintf("%s-%d-1-%s", provision.WorkspaceKey(ws), dead.Process.Pid, name))
+		dir := filepath.Join(cfg.OverlayRoot(), fmt.Sprintf("%s-%d-1-%s", hostfs.WorkspaceKey(ws), dead.Process.Pid, name))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "upper"), 0o700))
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "work"), 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "workspace"), []byte(ws), 0o600))

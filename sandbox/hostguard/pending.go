@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
-	"github.com/custos-dev/custos/sandbox/provision"
 )
 
 // A command cut off by a worker crash (kill -9, a lost machine) never
@@ -76,7 +75,7 @@ func (c Settings) savePending(s *hostSnapshot, overlay string) *pendingFile {
 	if err != nil {
 		return nil
 	}
-	f := pendingFiles.take(c.pendingDir(), provision.WorkspaceKey(s.ws))
+	f := pendingFiles.take(c.pendingDir(), hostfs.WorkspaceKey(s.ws))
 	if f == nil {
 		return nil
 	}
@@ -292,7 +291,7 @@ func wsEntries(dir, ws string) []os.DirEntry {
 	if err != nil || ws == "" {
 		return ents
 	}
-	prefix := provision.WorkspaceKey(ws) + "-"
+	prefix := hostfs.WorkspaceKey(ws) + "-"
 	return slices.DeleteFunc(ents, func(e os.DirEntry) bool { return !strings.HasPrefix(e.Name(), prefix) })
 }
 

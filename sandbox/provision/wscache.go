@@ -1,8 +1,6 @@
 package provision
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -79,14 +77,7 @@ func newWSCaches(root string, capBytes int64) *wsCaches {
 
 // CacheDirFor is the directory of ws's caches under root.
 func CacheDirFor(root, ws string) string {
-	return filepath.Join(root, WorkspaceKey(ws))
-}
-
-// WorkspaceKey names what belongs to the workspace ws in custos' directories: its
-// cache, its host-config snapshots.
-func WorkspaceKey(ws string) string {
-	sum := sha256.Sum256([]byte(ws))
-	return hex.EncodeToString(sum[:8])
+	return filepath.Join(root, hostfs.WorkspaceKey(ws))
 }
 
 // wsCache is one workspace's caches, held for a run.
