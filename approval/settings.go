@@ -54,6 +54,13 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		}
 		s.Approval.Escalation = a.Escalation
 	}
+	if raw, ok := top["conversation"]; ok && string(raw) != "null" {
+		c, err := parseConversation(raw)
+		if err != nil {
+			return Settings{}, err
+		}
+		s.Conversation = c
+	}
 	if raw, ok := top["hooks"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.Hooks); err != nil {
 			return Settings{}, fmt.Errorf("%w: hooks: %w", ErrBadSettings, err)
@@ -173,6 +180,7 @@ func MergeSettings(base, over Settings) Settings {
 		out.Permissions.DefaultMode = over.Permissions.DefaultMode
 	}
 	out.Approval = mergeApproval(base.Approval, over.Approval)
+	out.Conversation = mergeConversation(base.Conversation, over.Conversation)
 	if len(base.Hooks)+len(over.Hooks) > 0 {
 		out.Hooks = hooks.Config{}
 		for _, h := range []hooks.Config{base.Hooks, over.Hooks} {

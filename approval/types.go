@@ -82,6 +82,8 @@ type Settings struct {
 	Identities []string     `json:"identities,omitempty"`
 	// Approval is how layer 5 waits: escalation steps, per-rule deadlines.
 	Approval ApprovalSettings `json:"approval,omitzero"`
+	// Conversation is how long a job waits for a message and its budget.
+	Conversation ConversationSettings `json:"conversation,omitzero"`
 }
 
 // Permissions are the user's rule lists and default mode.

@@ -81,7 +81,7 @@ func BenchmarkAllowedToolCallTurn(b *testing.B) {
 	}
 	b.ResetTimer()
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Task: "bench", Workspace: ws, MaxTurns: b.N + 1})
+		workflows.WorkflowName, workflows.JobInput{Once: true, Task: "bench", Workspace: ws, MaxTurns: b.N + 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func endpointJob(t *testing.T, h demomodel.Handler) (client.Client, client.Workf
 	model, base := testenv.StartModel(t, h)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Task: "do it", Workspace: ws, Mode: approval.ModeAcceptEdits})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "do it", Workspace: ws, Mode: approval.ModeAcceptEdits})
 	return c, run, ws, model
 }
 
@@ -393,7 +393,7 @@ func TestEndpointUnknownModelTellsTheChannels(t *testing.T) {
 	g := &gate{closed: demomodel.Fail(http.StatusNotFound, "The model `fake` does not exist"), next: demomodel.Script(demomodel.Say("done"))}
 	_, base := testenv.StartModel(t, g.handle)
 	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
-	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Task: "do it", Workspace: testenv.Workspace(t)})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "do it", Workspace: testenv.Workspace(t)})
 
 	st := waitModelWait(t, c, run.GetID(), 1)
 	assert.Contains(t, st.ModelWait.Fix, "does not know model fake: set OPENAI_MODEL")
@@ -428,7 +428,7 @@ func TestEndpointErrorsInMetrics(t *testing.T) {
 		demomodel.Fail(http.StatusUnauthorized, "bad key"),
 		demomodel.Say("done")))
 	testenv.StartWorkers(t, wc, base, app.Options{})
-	run := testenv.StartJob(t, wc, "e2e-"+t.Name(), workflows.JobInput{Task: "do it", Workspace: testenv.Workspace(t)})
+	run := testenv.StartJob(t, wc, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "do it", Workspace: testenv.Workspace(t)})
 	// The refusal waits 5 s; do not wait for it.
 	require.Eventually(t, func() bool {
 		st, err := testenv.Status(c, run.GetID())

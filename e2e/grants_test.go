@@ -40,7 +40,7 @@ func TestSlackGrantAndRevoke(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	const job = "slack-grant"
-	testenv.StartJob(t, c, job, workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, c, job, workflows.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	m := rig.message(t, "w1")
 	assert.Contains(t, string(m.Blocks), "also allows `Write(notes.md)` in this job for 30m")
@@ -113,7 +113,7 @@ func TestGrantSurvivesWorkerRestart(t *testing.T) {
 	first := testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
 	const job = "grant-restart"
-	testenv.StartJob(t, c, job, workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, c, job, workflows.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, job, "w1", 90*time.Second)
 	res := decide(t, c, job, workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "cli",
 		Grant: &workflows.GrantSpec{For: "30m"}})

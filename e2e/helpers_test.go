@@ -100,7 +100,7 @@ func startWaitingJob(t *testing.T, c client.Client, id string, script demomodel.
 	_, base := testenv.StartModel(t, script)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, id, workflows.JobInput{Task: "write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: "write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
 	return run, ws
 }

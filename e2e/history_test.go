@@ -48,7 +48,7 @@ func TestJobHistoryReplays(t *testing.T) {
 	// activity, and the test waits for them one after the other: with the
 	// default 60 s deadline a slow first wait (it may take pendingWait)
 	// would find b1 already denied by its timer, and fail on b1.
-	run := testenv.StartJob(t, c, "history-recording", workflows.JobInput{Task: "record a history", Workspace: ws,
+	run := testenv.StartJob(t, c, "history-recording", workflows.JobInput{Once: true, Task: "record a history", Workspace: ws,
 		ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)

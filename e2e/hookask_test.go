@@ -58,7 +58,7 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 
 			testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: userDir})
 			ctx := context.Background()
-			run := testenv.StartJob(t, c, fmt.Sprintf("hook-ask-%d", i), workflows.JobInput{Task: "run it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+			run := testenv.StartJob(t, c, fmt.Sprintf("hook-ask-%d", i), workflows.JobInput{Once: true, Task: "run it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 			// The call reaches a person, showing what the hook said or made.
 			testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)

@@ -113,7 +113,7 @@ func (r *inboxRig) job(t testing.TB, tag string, timeout time.Duration) string {
 	if task == "" {
 		task = "write the notes for " + tag
 	}
-	testenv.StartJob(t, r.c, id, workflows.JobInput{Task: "[" + tag + "] " + task, Workspace: ws, ApprovalTimeout: timeout})
+	testenv.StartJob(t, r.c, id, workflows.JobInput{Once: true, Task: "[" + tag + "] " + task, Workspace: ws, ApprovalTimeout: timeout})
 	return id
 }
 
@@ -431,7 +431,7 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		// An answer from the page goes in the token's name.
 		c := testenv.Dial(t, srv)
 		ws := testenv.Workspace(t)
-		testenv.StartJob(t, c, "inbox-deployed", workflows.JobInput{Task: "[dep] write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.StartJob(t, c, "inbox-deployed", workflows.JobInput{Once: true, Task: "[dep] write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 		testenv.WaitPending(t, c, "inbox-deployed", "dep-w", pendingWait)
 		answer := loginInbox(t, "http://"+addr+"/custos/?token="+token).allow(t, "inbox-deployed", "dep-w")
 		assert.Contains(t, answer, "by alice via web")
@@ -439,7 +439,7 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		assert.Equal(t, "alice", testenv.Decisions(testenv.Audit(t, c, "inbox-deployed"))["dep-w"].Approver)
 
 		// A call that needs alice's verified approval: the page's answer counts.
-		testenv.StartJob(t, c, "inbox-quorum", workflows.JobInput{Task: "[quorum] deploy", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.StartJob(t, c, "inbox-quorum", workflows.JobInput{Once: true, Task: "[quorum] deploy", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 		testenv.WaitPending(t, c, "inbox-quorum", "q-w", pendingWait)
 		answer = loginInbox(t, "http://"+addr+"/custos/?token="+token).allow(t, "inbox-quorum", "q-w")
 		assert.Contains(t, answer, "allowed Write deploy/q.txt, by alice via web")

@@ -46,7 +46,7 @@ func TestJobReadEditBash(t *testing.T) {
 		[]byte(`{"permissions":{"allow":["Bash(cat *)"]}}`), 0o644))
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Task: "say goodbye", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "say goodbye", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	testenv.WaitPending(t, c, run.GetID(), "e1", pendingWait)
 	assert.Equal(t, "hello world\n", readFile(t, ws, "greet.txt"), "nothing changes before approval")

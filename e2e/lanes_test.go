@@ -118,7 +118,7 @@ func TestBashLanes(t *testing.T) {
 	wss := laneWorkspaces(t, 3, 3)
 	two, same := wss[:2], wss[2]
 	job := func(task, ws string) workflows.JobInput {
-		return workflows.JobInput{Task: task, Workspace: ws, Mode: approval.ModeBypass}
+		return workflows.JobInput{Once: true, Task: task, Workspace: ws, Mode: approval.ModeBypass}
 	}
 	runJobs(t, c, map[string]workflows.JobInput{
 		"lanes-a": job("a", two[0]), "lanes-b": job("b", two[1]),
@@ -143,7 +143,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	}
 	w4 := testenv.StartWorkers(t, c, base, app.Options{BashLanes: 4})
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "lane-restart", workflows.JobInput{Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
+	run := testenv.StartJob(t, c, "lane-restart", workflows.JobInput{Once: true, Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
 	testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
 	w4.Stop()
 

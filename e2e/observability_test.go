@@ -68,7 +68,7 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	ws := testenv.Workspace(t)
 	require.NoError(t, writeFile(ws, "a.txt", "alpha\n"))
 
-	run := testenv.StartJob(t, wc, "observed-"+time.Now().Format("150405.000000"), workflows.JobInput{Task: "observe me", Workspace: ws})
+	run := testenv.StartJob(t, wc, "observed-"+time.Now().Format("150405.000000"), workflows.JobInput{Once: true, Task: "observe me", Workspace: ws})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
 		Args:         []any{workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "slack"}},

@@ -54,7 +54,7 @@ func TestPostgresServerKilledAndRestarted(t *testing.T) {
 
 	ws := testenv.Workspace(t)
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, fmt.Sprintf("pg-restart-%d", time.Now().UnixNano()), workflows.JobInput{Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, fmt.Sprintf("pg-restart-%d", time.Now().UnixNano()), workflows.JobInput{Once: true, Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	server.kill()

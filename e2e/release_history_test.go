@@ -44,7 +44,7 @@ func TestReleaseHistoryReplays(t *testing.T) {
 	testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: cfg})
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "release-"+time.Now().Format("150405.000000"), workflows.JobInput{Task: "record this release", Workspace: ws})
+	run := testenv.StartJob(t, c, "release-"+time.Now().Format("150405.000000"), workflows.JobInput{Once: true, Task: "record this release", Workspace: ws})
 	decide := func(callID, decision string) {
 		testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,

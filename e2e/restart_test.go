@@ -102,7 +102,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	w := startWorkerProc(t, bin, env)
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "restart-"+fmt.Sprint(time.Now().UnixNano()), workflows.JobInput{Task: "restart me", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "restart-"+fmt.Sprint(time.Now().UnixNano()), workflows.JobInput{Once: true, Task: "restart me", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	// 1. mid-model-call
 	require.Eventually(t, func() bool { return requests.Load() >= 1 }, 90*time.Second, 100*time.Millisecond)

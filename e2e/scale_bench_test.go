@@ -54,7 +54,7 @@ func BenchmarkParkedJobs(b *testing.B) {
 	parallel(n, 32, func(i int) {
 		ids[i] = fmt.Sprintf("parked-%d", i)
 		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ids[i], TaskQueue: api.TaskQueue}, workflows.WorkflowName,
-			workflows.JobInput{Task: fmt.Sprintf("job %d", i), Workspace: ws[i], ApprovalTimeout: time.Hour})
+			workflows.JobInput{Once: true, Task: fmt.Sprintf("job %d", i), Workspace: ws[i], ApprovalTimeout: time.Hour})
 		if err != nil {
 			b.Error(err)
 		}
@@ -119,7 +119,7 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 		start := time.Now()
 		parallel(k, k, func(i int) {
 			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue}, workflows.WorkflowName,
-				workflows.JobInput{Task: fmt.Sprintf("r%d-%d", round, i), Workspace: ws[i], Mode: approval.ModeBypass})
+				workflows.JobInput{Once: true, Task: fmt.Sprintf("r%d-%d", round, i), Workspace: ws[i], Mode: approval.ModeBypass})
 			if err == nil {
 				err = run.Get(context.Background(), nil)
 			}

@@ -53,7 +53,7 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	// The worker's server makes its certificates beside its DB file.
 	c := dialEventually(t, addr, devserver.TLSFilesIn(filepath.Join(filepath.Dir(db), "tls")))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "server-restart", workflows.JobInput{Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "server-restart", workflows.JobInput{Once: true, Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	w.kill()

@@ -46,7 +46,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		id := fmt.Sprintf("bench-slack-%d", time.Now().UnixNano())
-		run := testenv.StartJob(b, c, id, workflows.JobInput{Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
+		run := testenv.StartJob(b, c, id, workflows.JobInput{Once: true, Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
 		firstRun := run.GetRunID() // Get follows continue-as-new and moves on
 		sent := map[string]time.Time{}
 		viaSlack := map[string]bool{}

@@ -157,7 +157,7 @@ func TestSlackApproval(t *testing.T) {
 		demomodel.Say("done"),
 	))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-approval", workflows.JobInput{Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-approval", workflows.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	m := rig.message(t, "w1")
 	assert.Equal(t, slackChannel, m.Channel)
@@ -286,7 +286,7 @@ func TestSlackRetryDiffAndTimer(t *testing.T) {
 	// Slack stores the message, then the connection drops before the answer.
 	rig.slack.FailNext("chat.postMessage", slacktest.FailDropResponse)
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "slack-timer", workflows.JobInput{Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
+	run := testenv.StartJob(t, c, "slack-timer", workflows.JobInput{Once: true, Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
 
 	m := rig.message(t, "e1")
 	var blocks []struct {
@@ -359,7 +359,7 @@ func TestSlackSocketMode(t *testing.T) {
 	rig := &slackRig{slack: fake}
 
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-socket", workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-socket", workflows.JobInput{Once: true, Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	m := rig.message(t, "s1")
 
 	// A non-approver first: refused over the socket too.
@@ -395,7 +395,7 @@ func TestSlackReusedCallID(t *testing.T) {
 		demomodel.Say("done"),
 	))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-reused-id", workflows.JobInput{Task: "write twice", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-reused-id", workflows.JobInput{Once: true, Task: "write twice", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	first := rig.message(t, "r1")
 	code, respURL := rig.click(t, first, slack.ActionAllow, alice, slackSecret, time.Now())
@@ -434,7 +434,7 @@ func TestSlackShowsEscapesAsText(t *testing.T) {
 		demomodel.Say("done"),
 	))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-escapes", workflows.JobInput{Task: "show it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-escapes", workflows.JobInput{Once: true, Task: "show it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	msg := rig.message(t, "h1")
 	blocks := string(msg.Blocks)

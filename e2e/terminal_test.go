@@ -99,7 +99,7 @@ func TestTerminalShowsWhatRunsAndBindsAnswers(t *testing.T) {
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
 	run := testenv.StartJob(t, c, "terminal-"+fmt.Sprint(time.Now().UnixNano()), workflows.JobInput{
-		Task: "run them", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		Once: true, Task: "run them", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm-256color",
 		"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "XDG_CONFIG_HOME=" + t.TempDir()}, tlsEnv(srv)...)

@@ -71,7 +71,7 @@ func benchShortJobs(b *testing.B, srv testenv.Server, procs int) {
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
 	runJob := func(id string) error {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + id, TaskQueue: api.TaskQueue},
-			workflows.WorkflowName, workflows.JobInput{Task: "read a.txt", Workspace: ws})
+			workflows.WorkflowName, workflows.JobInput{Once: true, Task: "read a.txt", Workspace: ws})
 		if err != nil {
 			return err
 		}

@@ -58,7 +58,7 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 		}, time.Minute, 200*time.Millisecond, "setting %s current", build)
 	}
 	jobIn := func(task string) workflows.JobInput {
-		return workflows.JobInput{Task: task, Workspace: testenv.Workspace(t)}
+		return workflows.JobInput{Once: true, Task: task, Workspace: testenv.Workspace(t)}
 	}
 	// The task queues now belong to this deployment; on a server the tests
 	// share (CUSTOS_E2E_TEMPORAL_ADDRESS), hand them back to unversioned

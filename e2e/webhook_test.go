@@ -107,7 +107,7 @@ func TestWebhooks(t *testing.T) {
 
 	ws := testenv.Workspace(t)
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "webhooks", workflows.JobInput{Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "webhooks", workflows.JobInput{Once: true, Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	require.Eventually(t, func() bool { return stuckEntered.Load() == 1 }, time.Minute, 20*time.Millisecond, "the stuck receiver never got the pending event")
 

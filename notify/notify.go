@@ -104,7 +104,10 @@ type Notice struct {
 	Text      string    `json:"text"`
 	Fix       string    `json:"fix,omitempty"`
 	Error     string    `json:"error,omitempty"`
-	At        time.Time `json:"at"`
+	// By and Channel say who sent a message (Kind "message").
+	By      string    `json:"by,omitempty"`
+	Channel string    `json:"channel,omitempty"`
+	At      time.Time `json:"at"`
 	// Retry names the Update that makes the job try now ("" when there is
 	// nothing to retry).
 	Retry string `json:"retry,omitempty"`

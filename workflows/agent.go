@@ -80,6 +80,21 @@ type job struct {
 	// wsRead reads the workspace's grants for the calls of one model
 	// answer (nil until one of them needs it).
 	wsRead workflow.Future
+
+	// conv is false in runs that began before conversations (GetVersion):
+	// those end at the first answer.
+	conv bool
+	// stopWork cancels the running model call and tools (nil when the
+	// job waits); interruptedBy is who interrupted them; running the
+	// tools that run now, by call ID, in the order they started.
+	stopWork      workflow.CancelFunc
+	interruptedBy *Interrupt
+	running       map[string]string
+	runningOrder  []string
+	// endReq is the end Update, once asked.
+	endReq *End
+	// root is the run's context, for what outlives one answer's work.
+	root workflow.Context
 }
 
 type pendingCall struct {
@@ -126,10 +141,12 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		pending: map[string]*pendingCall{},
 		closed:  map[string]DecideResult{},
 		callIDs: map[string]bool{},
+		running: map[string]string{},
 		phase:   "starting",
 
 		grantStop: map[string]workflow.CancelFunc{},
 	}
+	j.root = ctx
 	if in.ApprovalTimeout <= 0 {
 		j.in.ApprovalTimeout = DefaultApprovalTimeout
 	}
@@ -148,7 +165,11 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := j.registerRevoke(ctx); err != nil {
 		return JobResult{}, fmt.Errorf("register %s update: %w", RevokeUpdate, err)
 	}
+	if err := j.registerConversation(ctx); err != nil {
+		return JobResult{}, err
+	}
 	j.grantsOn = workflow.GetVersion(ctx, grantsChange, workflow.DefaultVersion, 1) >= 1
+	j.conv = workflow.GetVersion(ctx, conversationChange, workflow.DefaultVersion, 1) >= 1
 	if err := j.start(ctx); err != nil {
 		return JobResult{}, err
 	}
@@ -234,19 +255,50 @@ func (j *job) start(ctx workflow.Context) error {
 func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 	for {
 		if len(j.st.PendingCalls) == 0 {
-			if j.st.Turn >= j.in.MaxTurns {
+			if j.endReq != nil {
+				return j.ended(ctx, "ended")
+			}
+			if j.st.Waiting && len(j.st.Queue) == 0 {
+				why, again := j.awaitMessage(ctx)
+				switch {
+				case ctx.Err() != nil:
+					return JobResult{}, j.canceled(ctx)
+				case why != "":
+					return j.ended(ctx, why)
+				case again:
+					return JobResult{}, j.continueAsNew(ctx)
+				}
+			}
+			j.deliverMessages(ctx)
+			if j.turnLimitReached() {
 				j.st.LastAnswer = fmt.Sprintf("Stopped: the turn limit (%d) was reached before the model finished.", j.in.MaxTurns)
-				return j.finish(ctx, "max turns")
+				if !j.converses() {
+					return j.finish(ctx, "max turns")
+				}
+				j.answerTurn(ctx)
+				continue
 			}
 			if j.shouldContinueAsNew(ctx) {
 				return JobResult{}, j.continueAsNew(ctx)
 			}
 			j.st.Turn++
 			j.runTurns++
-			msg, err := j.callModel(ctx)
+			wctx := j.workContext(ctx)
+			msg, err := j.callModel(wctx)
 			if ctx.Err() != nil {
 				return JobResult{}, j.canceled(ctx)
 			}
+			if j.interrupted(ctx, wctx) {
+				// The answer is abandoned: the model is asked again with
+				// the interrupt's text, or the job waits for a message.
+				j.doneWork()
+				j.st.Turn--
+				if len(j.st.Queue) == 0 {
+					j.waitForMessage(ctx)
+				}
+				continue
+			}
+			j.doneWork()
 			if errors.Is(err, errContinueParked) {
 				j.st.Turn--
 				return JobResult{}, j.continueAsNew(ctx)
@@ -261,7 +313,11 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 					continue
 				}
 				j.st.LastAnswer = msg.Content
-				return j.finish(ctx, "done")
+				if !j.converses() {
+					return j.finish(ctx, "done")
+				}
+				j.answerTurn(ctx)
+				continue
 			}
 			j.st.PendingCalls = msg.ToolCalls
 			j.st.PendingIDs = j.jobCallIDs(ctx, msg.ToolCalls)
@@ -275,7 +331,10 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 			// Carried from a run that did not name them (older state).
 			j.st.PendingIDs = j.jobCallIDs(ctx, j.st.PendingCalls)
 		}
-		results := j.runCalls(ctx, j.st.PendingCalls, j.st.PendingIDs)
+		wctx := j.workContext(ctx)
+		results := j.runCalls(wctx, j.st.PendingCalls, j.st.PendingIDs)
+		stopped := j.interrupted(ctx, wctx)
+		j.doneWork()
 		for i, tc := range j.st.PendingCalls {
 			j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{
 				Role:       openai.ChatMessageRoleTool,
@@ -289,6 +348,11 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 		if ctx.Err() != nil {
 			return JobResult{}, j.canceled(ctx)
 		}
+		if stopped && len(j.st.Queue) == 0 {
+			// Interrupted with nothing to say: the results tell the model
+			// what was stopped when the next message comes.
+			j.waitForMessage(ctx)
+		}
 		if err := j.save(ctx); err != nil {
 			// The transcript is a copy for people; history is the record.
 			// A failed save is logged and retried with the next turn.
@@ -297,8 +361,22 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 	}
 }
 
+// converses says whether the job waits for a message after its answer:
+// not in histories from before conversations, nor for a job started to
+// end at its first answer.
+func (j *job) converses() bool { return j.conv && !j.in.Once }
+
+// turnLimitReached: the turn limit counts the turns of one message in a
+// conversation, and of the whole job otherwise.
+func (j *job) turnLimitReached() bool {
+	if j.converses() {
+		return j.st.Turn-j.st.MessageTurn >= j.in.MaxTurns
+	}
+	return j.st.Turn >= j.in.MaxTurns
+}
+
 func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
-	j.phase = "done"
+	j.phase = PhaseDone
 	j.emit(ctx, Event{Kind: "answer", Text: j.st.LastAnswer})
 	j.awaitNotifications(ctx)
 	if err := j.save(ctx); err != nil {
@@ -339,6 +417,8 @@ func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
 func (j *job) continueAsNew(ctx workflow.Context) error {
 	j.awaitNotifications(ctx)
 	j.drainSignals(ctx)
+	// An Update being handled (a message, an end) is answered by this run.
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	if err := j.save(ctx); err != nil {
 		j.logger.Warn("saving session before continue-as-new failed", "error", err)
 	}

@@ -83,10 +83,18 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 		_ = prevBash.Get(ctx, nil)
 	}
 	if ctx.Err() != nil {
-		return `{"approved":true,"error":"job canceled before the call ran"}`
+		_, why := j.stopWords()
+		b, _ := json.Marshal(map[string]any{"approved": true, "error": why + " before the call ran; it did not run"})
+		return string(b)
 	}
 	j.runHooks(ctx, hooks.ToolExecuteBefore, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input})
+	j.markRunning(id, tool)
 	res, err := j.executeTool(ctx, id, tool, rec.Input)
+	j.markDone(id)
+	if err != nil && ctx.Err() != nil {
+		_, why := j.stopWords()
+		err = fmt.Errorf("%s while it ran: the call was stopped before it finished (a command is killed with its process tree); its output is lost", why)
+	}
 	if err != nil {
 		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Error: err.Error()})
 		j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: "error: " + err.Error()})
@@ -161,7 +169,8 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		return verdictRecord(rec, pre.Verdict)
 	}
 	if ctx.Err() != nil {
-		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: "job canceled"})
+		_, why := j.stopWords()
+		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: why})
 	}
 	// A grant stands in for one person: never for a call that needs
 	// several (approvals' quorum).
@@ -241,7 +250,8 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 		// Nobody said no: the model must not read a timer as a refusal.
 		word, reason := answerTimeout, fmt.Sprintf("nobody answered in time (no answer within %s); no person refused this call, the deadline denied it by default", timeout)
 		if ctx.Err() != nil {
-			word, reason = answerCanceled, "job canceled while waiting for approval"
+			word, reason = j.stopWords()
+			reason += " while the call waited for approval"
 		}
 		rec.Approver = word
 		rec = verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerHuman, Reason: reason})
@@ -352,6 +362,9 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		opts.StartToCloseTimeout = api.BashTimeout(input) + time.Minute
 		opts.HeartbeatTimeout = 20 * time.Second
 		opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+		// An interrupt returns once the command is dead (its process tree
+		// killed), not while it still runs.
+		opts.WaitForCancellation = true
 		res, err = j.runBash(ctx, opts, req)
 	} else {
 		err = workflow.ExecuteActivity(j.onHost(ctx, opts), tool, req).Get(ctx, &res)

@@ -20,6 +20,9 @@ type updateOutcome struct {
 	result   DecideResult
 	mode     ModeResult
 	grant    Grant
+	message  MessageResult
+	stop     InterruptResult
+	end      EndResult
 	err      error
 	done     bool
 }
@@ -47,6 +50,12 @@ func (h *harness) update(name string, arg any, o *updateOutcome) {
 				o.mode = r
 			case Grant:
 				o.grant = r
+			case MessageResult:
+				o.message = r
+			case InterruptResult:
+				o.stop = r
+			case EndResult:
+				o.end = r
 			}
 		},
 	}, arg)

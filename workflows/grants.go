@@ -167,6 +167,11 @@ func grantOf(i approval.GrantInfo) Grant {
 // watchGrant ends g when its time comes: a durable timer, restarted from
 // the carried state after continue-as-new.
 func (j *job) watchGrant(ctx workflow.Context, g Grant) {
+	// On the run's context, not the call's: an interrupt stops the work
+	// of one answer, never a grant.
+	if j.root != nil {
+		ctx = j.root
+	}
 	tctx, cancel := workflow.WithCancel(ctx)
 	j.grantStop[g.ID] = cancel
 	workflow.Go(tctx, func(ctx workflow.Context) {

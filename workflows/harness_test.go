@@ -112,7 +112,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	}
 	set.Register(h.env)
 	set.RegisterBash(h.env)
-	h.input = JobInput{Task: "test task", Workspace: h.ws}
+	h.input = JobInput{Task: "test task", Workspace: h.ws, Once: true}
 	return h
 }
 

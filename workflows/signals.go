@@ -22,9 +22,15 @@ import (
 func (j *job) startSignalRouter(ctx workflow.Context) {
 	approvals := workflow.GetSignalChannel(ctx, ApprovalSignal)
 	modes := workflow.GetSignalChannel(ctx, ModeSignal)
+	messages := workflow.GetSignalChannel(ctx, MessageSignal)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(messages, func(c workflow.ReceiveChannel, _ bool) {
+				var raw json.RawMessage
+				c.Receive(ctx, &raw)
+				j.routeMessage(ctx, raw)
+			})
 			sel.AddReceive(approvals, func(c workflow.ReceiveChannel, _ bool) {
 				var raw json.RawMessage
 				c.Receive(ctx, &raw)
@@ -47,8 +53,13 @@ func (j *job) startSignalRouter(ctx workflow.Context) {
 func (j *job) drainSignals(ctx workflow.Context) {
 	approvals := workflow.GetSignalChannel(ctx, ApprovalSignal)
 	modes := workflow.GetSignalChannel(ctx, ModeSignal)
+	messages := workflow.GetSignalChannel(ctx, MessageSignal)
 	for {
 		var raw json.RawMessage
+		if messages.ReceiveAsync(&raw) {
+			j.routeMessage(ctx, raw)
+			continue
+		}
 		if approvals.ReceiveAsync(&raw) {
 			j.routeApproval(ctx, raw)
 			continue
@@ -184,6 +195,8 @@ func closedText(r DecideResult, timeout time.Duration) string {
 		return fmt.Sprintf("denied by the %s timer at %s (nobody answered in time)", cmp.Or(r.timeout, timeout), at)
 	case answerCanceled:
 		return fmt.Sprintf("denied at %s: the job was canceled", at)
+	case answerInterrupted:
+		return fmt.Sprintf("denied at %s: %s", at, cmp.Or(r.Reason, "interrupted"))
 	}
 	verb := "allowed"
 	if r.Decision != approval.Allow {
@@ -349,6 +362,10 @@ func (j *job) status() Status {
 	s.Runs = j.st.Runs
 	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
 	s.Grants = j.statusGrants()
+	s.Queued, s.Messages = len(j.st.Queue), max(j.st.MessageSeq, 1)
+	if j.st.Waiting && j.phase == PhaseWaitingMessage {
+		s.WaitingSince, s.IdleUntil = j.st.WaitSince, j.st.WaitSince.Add(j.idleLimit())
+	}
 	if w := j.st.ModelWait; w != nil {
 		c := *w
 		s.ModelWait = &c
@@ -385,6 +402,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		b.WriteString(".\n\n")
 	}
 	j.modelWaitDetails(&b)
+	j.conversationDetails(&b)
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")
 	} else {

@@ -95,6 +95,13 @@ type JobInput struct {
 	// "identities" count as the owner's too.
 	Owner []string `json:"owner,omitempty"`
 
+	// Once makes the job end at its first answer, as a script wants
+	// (starter run --once); otherwise it waits for the next message.
+	Once bool `json:"once,omitempty"`
+	// IdleLimit is how long the job waits for a message before it ends
+	// (0: the settings' conversation.idleLimit, else a week).
+	IdleLimit time.Duration `json:"idleLimit,omitempty"`
+
 	// State is carried across continue-as-new; nil on a fresh job.
 	State *State `json:"state,omitempty"`
 }
@@ -159,6 +166,22 @@ type State struct {
 	// every job of the workspace reads it); GrantSeq numbers them.
 	Grants   []Grant `json:"grants,omitempty"`
 	GrantSeq int     `json:"grantSeq,omitempty"`
+
+	// Waiting is set when the model has answered and the job waits for
+	// the next message, since WaitSince.
+	Waiting   bool      `json:"waiting,omitempty"`
+	WaitSince time.Time `json:"waitSince,omitzero"`
+	// Queue are people's messages the model has not seen yet, in order;
+	// MessageSeq numbers the messages (the task is 1); MessageIDs are the
+	// last IDs seen, so a message sent twice counts once.
+	Queue      []QueuedMessage `json:"queue,omitempty"`
+	MessageSeq int             `json:"messageSeq,omitempty"`
+	MessageIDs []string        `json:"messageIds,omitempty"`
+	// MessageTurn and MessageTokens are the turn and the tokens used when
+	// the model got the latest message: the turn limit and the
+	// per-message budget count from them.
+	MessageTurn   int `json:"messageTurn,omitempty"`
+	MessageTokens int `json:"messageTokens,omitempty"`
 }
 
 // files are where the job's transcript and audit are.
@@ -185,7 +208,8 @@ type JobResult struct {
 	Answer string `json:"answer"`
 	Turns  int    `json:"turns"`
 	Usage  Usage  `json:"usage"`
-	// Reason is "done" or "max turns".
+	// Reason is "done" or "max turns" (a job that ends at its first
+	// answer), "ended" (the end Update) or "idle" (its idle limit).
 	Reason string `json:"reason"`
 }
 
@@ -333,6 +357,14 @@ type Status struct {
 	ModelWait *ModelWait `json:"modelWait,omitempty"`
 	// Grants are the live grants that apply to the job's calls.
 	Grants []Grant `json:"grants,omitempty"`
+	// Conversation: Queued counts the messages waiting for the model;
+	// WaitingSince and IdleUntil are set while the job waits for a
+	// message (it ends by itself at IdleUntil).
+	Queued       int       `json:"queued,omitempty"`
+	WaitingSince time.Time `json:"waitingSince,omitzero"`
+	IdleUntil    time.Time `json:"idleUntil,omitzero"`
+	// Messages counts the people's messages (the task is 1).
+	Messages int `json:"messages,omitempty"`
 }
 
 // ModelWait is a model call the endpoint keeps refusing or answering with
