@@ -98,12 +98,12 @@ type Decided struct {
 // it try now) or goes on again ("model-recovered"). Text, Fix and Error are
 // what the job says; a channel shows them through display.
 type Notice struct {
-	JobID     string    `json:"jobId"`
-	Workspace string    `json:"workspace"`
-	Kind      string    `json:"kind"`
-	Text      string    `json:"text"`
-	Fix       string    `json:"fix,omitempty"`
-	Error     string    `json:"error,omitempty"`
+	JobID     string `json:"jobId"`
+	Workspace string `json:"workspace"`
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	Fix       string `json:"fix,omitempty"`
+	Error     string `json:"error,omitempty"`
 	// By and Channel say who sent a message (Kind "message").
 	By      string    `json:"by,omitempty"`
 	Channel string    `json:"channel,omitempty"`
