@@ -28,7 +28,7 @@ func TestReusedCallIDAtTheTerminal(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	id := "custos-cli-test-reused-id"
-	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+	term := startInteractive(t, "run", "--once", "--workspace", ws, "--id", id, task)
 
 	first := term.waitFor("): ")
 	require.Contains(t, first, "? Write benign.txt")

@@ -4,14 +4,12 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -39,7 +37,12 @@ type App struct {
 const usage = `custos — a durable coding agent on Temporal
 
 usage:
-  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--detach] "task"
+  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--once] [--detach] "task"
+                                     a job: after each answer it waits for your next message (--once: it ends)
+  starter say JOB "text" [--detach]  the job's next message; sent while it works, it reaches the model
+                                     after the running tools' results
+  starter interrupt JOB ["text"]     stop what the job runs now (model call, commands); the model gets the text
+  starter end JOB [--reason R]       end a job
   starter follow JOB                 follow a job, resuming it in-process if no server runs
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
@@ -114,6 +117,14 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		err = a.withJob(ctx, args[1:], "audit", func(c client.Client, id string, rest []string) error {
 			return a.audit(ctx, c, id, rest)
 		})
+	case "say":
+		err = a.say(ctx, args[1:])
+	case "interrupt":
+		err = a.withJob(ctx, args[1:], "interrupt", func(c client.Client, id string, rest []string) error {
+			return a.interrupt(ctx, c, id, rest)
+		})
+	case "end":
+		err = a.end(ctx, args[1:])
 	case "cancel":
 		err = a.withJob(ctx, args[1:], "cancel", func(c client.Client, id string, _ []string) error {
 			if err := c.CancelWorkflow(ctx, id, ""); err != nil {
@@ -305,8 +316,7 @@ func (a *App) followJob(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		return usagef("follow: the job (workflow) ID comes first")
 	}
-	s, err := a.connectOrEmbed(ctx, app.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"),
-		APIKey: os.Getenv("OPENAI_API_KEY"), Model: cmp.Or(os.Getenv("OPENAI_MODEL"), app.DefaultModel)})
+	s, err := a.connectOrEmbed(ctx, defaultModelOptions())
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,12 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 		fmt.Fprintf(a.Stdout, "waiting:   for the model endpoint since %s, %d failed attempts; next %s\n           %s\n           last error: %s\n           try now: starter retry %s\n",
 			w.Since.Local().Format("15:04:05"), w.Attempts, w.NextAt.Local().Format("15:04:05"), display.Line(w.Fix, 0), display.Line(w.Error, maxReason), id)
 	}
+	if waitsForMessage(st) {
+		fmt.Fprintf(a.Stdout, "waiting:   for your next message since %s (ends by itself at %s): starter say %s \"…\" | starter end %s\n",
+			st.WaitingSince.Local().Format("2006-01-02 15:04"), st.IdleUntil.Local().Format("2006-01-02 15:04"), id, id)
+	} else if st.Queued > 0 {
+		fmt.Fprintf(a.Stdout, "messages:  %d queued for the model's next call\n", st.Queued)
+	}
 	if len(st.Pending) == 0 {
 		fmt.Fprintln(a.Stdout, "pending:   none")
 	}

@@ -42,7 +42,7 @@ func TestTerminalShowsCommandsEscaped(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	id := "custos-cli-test-escapes"
-	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+	term := startInteractive(t, "run", "--once", "--workspace", ws, "--id", id, task)
 
 	first := term.waitFor("): ")
 	assert.Contains(t, first, "h1: waiting for approval: Bash: "+hostileShown+"\n")

@@ -124,7 +124,7 @@ func TestPromptGivesAGrant(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	id := "custos-cli-test-prompt-grant"
-	term := startInteractive(t, "run", "--workspace", ws, "--id", id, "--approval-timeout", "10m", task)
+	term := startInteractive(t, "run", "--once", "--workspace", ws, "--id", id, "--approval-timeout", "10m", task)
 
 	first := term.waitFor("(denied in ")
 	assert.Contains(t, first, "or 'for 30m [workspace]' to also allow Write(notes.txt) for a while")

@@ -19,10 +19,11 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 )
 
-// startDetached runs `run --detach` and returns the job ID it printed.
+// startDetached runs `run --detach --once` (these tests follow a job to its
+// end) and returns the job ID it printed.
 func startDetached(t *testing.T, ws, task string, extra ...string) string {
 	t.Helper()
-	args := append([]string{"run", "--detach", "--workspace", ws}, extra...)
+	args := append([]string{"run", "--detach", "--once", "--workspace", ws}, extra...)
 	args = append(args, task)
 	code, out, errOut := runApp(t, context.Background(), args...)
 	require.Equal(t, 0, code, "stderr: %s", errOut)

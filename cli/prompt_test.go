@@ -18,6 +18,7 @@ import (
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
+	"github.com/custos-dev/custos/workflows"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the App writes to it.
@@ -90,7 +91,9 @@ func (term *terminal) typeLine(s string) {
 }
 
 // `run` on a terminal prompts for each pending call with a countdown; v
-// shows the input, y allows, n denies; the final answer is printed.
+// shows the input, y allows, n denies; the answer is printed and the
+// terminal asks for the next message: one is answered in the same job, an
+// empty line leaves the job waiting and says how to come back.
 func TestInteractiveRun(t *testing.T) {
 	const task = "cli test: interactive write then bash"
 	t.Setenv("USER", "tester")
@@ -98,6 +101,7 @@ func TestInteractiveRun(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("i_w", "Write", map[string]any{"file_path": "notes.txt", "content": "line one\nline two\n"})),
 		demomodel.Calls(demomodel.ToolCall("i_b", "Bash", map[string]any{"command": "touch ran.txt"})),
 		demomodel.Say("FINAL: wrote notes.txt, Bash was refused"),
+		demomodel.Say("SECOND: the test is written"),
 	))
 	ws := testenv.Workspace(t)
 	id := "custos-cli-test-interactive"
@@ -121,6 +125,13 @@ func TestInteractiveRun(t *testing.T) {
 	term.waitFor("): ")
 	term.typeLine("n")
 
+	answered := term.waitFor("\n> ")
+	assert.Contains(t, answered, "\nFINAL: wrote notes.txt, Bash was refused\n")
+	term.typeLine("now add a test for it")
+	followUp := term.waitFor("\n> ")
+	assert.Contains(t, followUp, "\nSECOND: the test is written\n", "the follow-up is answered in the same job")
+	term.typeLine("")
+
 	var code int
 	select {
 	case code = <-term.code:
@@ -129,10 +140,31 @@ func TestInteractiveRun(t *testing.T) {
 	}
 	out, errOut := term.out.String(), term.errOut.String()
 	assert.Equal(t, 0, code, "stderr: %s", errOut)
-	assert.Contains(t, out, "\nFINAL: wrote notes.txt, Bash was refused\n")
 	assert.Equal(t, 1, strings.Count(out, "FINAL:"), "the answer is printed once:\n%s", out)
 	assert.Contains(t, out, "[turn 3] model: final answer\n")
-	assert.Contains(t, errOut, "custos: done after 3 turns")
+	assert.Contains(t, errOut, "custos: answered after 3 turns")
+	assert.Contains(t, errOut, "custos: job "+id+" waits for your next message: starter say "+id)
+	st, err := testenv.Status(c, id)
+	require.NoError(t, err)
+	assert.Equal(t, workflows.PhaseWaitingMessage, st.State, "an empty line leaves the job waiting")
+	assert.Equal(t, 2, st.Messages)
+
+	var endOut, endErr string
+	code, endOut, endErr = runApp(t, context.Background(), "end", id)
+	require.Equal(t, 0, code, endErr)
+	assert.Contains(t, endOut, id+" ended after 4 turns")
+	res := testenv.Finished(t, c, id, time.Minute)
+	assert.Equal(t, "ended", res.Reason)
+	assert.Equal(t, "SECOND: the test is written", res.Answer)
+	msgs := 0
+	for _, r := range testenv.Audit(t, c, id) {
+		if r.Event == "message" {
+			msgs++
+			assert.Equal(t, "tester", r.Approver)
+			assert.Equal(t, "terminal", r.Channel)
+		}
+	}
+	assert.Equal(t, 1, msgs, "the follow-up is audited with who and where")
 
 	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
 	require.NoError(t, err)
@@ -160,7 +192,7 @@ func TestInteractiveRaces(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	id := "custos-cli-test-races"
-	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+	term := startInteractive(t, "run", "--once", "--workspace", ws, "--id", id, task)
 
 	// Typed ahead, before any question: must not approve r_typeahead.
 	term.typeLine("y")
@@ -244,7 +276,7 @@ func TestInteractiveInterrupt(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	id := "custos-cli-test-interrupt"
-	term := startInteractive(t, "run", "--workspace", ws, "--id", id, task)
+	term := startInteractive(t, "run", "--once", "--workspace", ws, "--id", id, task)
 	term.waitFor("? Write x.txt")
 	term.cancel()
 	select {

@@ -34,6 +34,8 @@ func (a *App) run(ctx context.Context, args []string) error {
 	timeout := fs.Duration("approval-timeout", workflows.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
 	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
 	detach := fs.Bool("detach", false, "start the job, print its ID and return")
+	once := fs.Bool("once", false, "end the job at its first answer instead of waiting for the next message")
+	idle := fs.Duration("idle-limit", 0, "how long the job waits for a message before it ends (default: settings conversation.idleLimit, else 7 days)")
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
 	model := fs.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), app.DefaultModel), "model name (OPENAI_MODEL)")
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
@@ -73,7 +75,8 @@ func (a *App) run(ctx context.Context, args []string) error {
 		}
 	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
-		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws), Owner: identities(os.Getenv(EnvIdentity))}
+		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws), Owner: identities(os.Getenv(EnvIdentity)),
+		Once: *once, IdleLimit: *idle}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)
@@ -171,8 +174,18 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 	prompted := map[string]bool{}
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
+	// Lines typed while the job works are messages for it (steering).
+	steering := lines
+	answered := ""
 	for {
 		select {
+		case line, ok := <-steering:
+			if !ok {
+				steering = nil
+				continue
+			}
+			a.steer(ctx, c, id, line)
+			continue
 		case err := <-done:
 			if ctx.Err() != nil {
 				// Get ended because we stopped, not because the job did.
@@ -182,6 +195,11 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			since = a.printEvents(ctx, c, id, since)
 			if err != nil {
 				return fmt.Errorf("job %s: %w", id, err)
+			}
+			if r := a.lastResult.Reason; r == "ended" || r == "idle" {
+				// Its answers were shown as they came.
+				fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
+				return nil
 			}
 			fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(a.lastResult.Answer))
 			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
@@ -197,11 +215,20 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 		case <-tick.C:
 		}
 		since = a.printEvents(ctx, c, id, since)
-		if !a.Interactive {
-			continue
-		}
 		st, err := queryStatus(ctx, c, id)
 		if err != nil {
+			continue
+		}
+		if key := fmt.Sprint(st.Runs, st.Turn, st.Messages); waitsForMessage(st) && key != answered {
+			answered = key
+			since = a.printEvents(ctx, c, id, since)
+			more, err := a.converse(ctx, c, id, st, steering)
+			if !more || err != nil {
+				return err
+			}
+			continue
+		}
+		if !a.Interactive {
 			continue
 		}
 		for _, p := range st.Pending {
