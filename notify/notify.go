@@ -56,7 +56,11 @@ type Pending struct {
 	// the parsed commands and sandbox allowances for Bash.
 	Preview string `json:"preview,omitempty"`
 	// Rule is the rule Always would save, and a grant grants.
-	Rule     string    `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Quorum is set when the call needs several people's approvals
+	// (settings "approvals"): Always, Never and grants do not stand in for
+	// them, so a channel offers only Allow (a vote) and Deny.
+	Quorum   bool      `json:"quorum,omitempty"`
 	AskedAt  time.Time `json:"askedAt"`
 	Deadline time.Time `json:"deadline"`
 	Answer   HowTo     `json:"answer"`
@@ -93,20 +97,33 @@ type Decided struct {
 	Refs map[string]string `json:"refs,omitempty"`
 }
 
+// Kinds of Notice.
+const (
+	KindModelWait      = "model-wait"
+	KindModelRecovered = "model-recovered"
+	// KindAnswer: the job answered (Text) and waits for the next message.
+	KindAnswer = "answer"
+	// KindMessage: a person's message (Text) was added to the
+	// conversation, By whom, from Channel.
+	KindMessage = "message"
+)
+
 // Notice is news of a job that asks nothing of a call: the job waits for
 // the model endpoint (Kind "model-wait", with what to fix and how to make
-// it try now) or goes on again ("model-recovered"). Text, Fix and Error are
-// what the job says; a channel shows them through display.
+// it try now) or goes on again ("model-recovered"), the job answered
+// ("answer"), or someone's message was added to it ("message"). Text, Fix
+// and Error are what the job (or the person) says: a channel shows them
+// through display, and never reads a command in them.
 type Notice struct {
 	JobID     string `json:"jobId"`
 	Workspace string `json:"workspace"`
 	Kind      string `json:"kind"`
 	Text      string `json:"text"`
-	Fix       string `json:"fix,omitempty"`
-	Error     string `json:"error,omitempty"`
-	// By and Channel say who sent a message (Kind "message").
+	// By and Channel say who sent a "message" and from where.
 	By      string    `json:"by,omitempty"`
 	Channel string    `json:"channel,omitempty"`
+	Fix     string    `json:"fix,omitempty"`
+	Error   string    `json:"error,omitempty"`
 	At      time.Time `json:"at"`
 	// Retry names the Update that makes the job try now ("" when there is
 	// nothing to retry).
