@@ -82,6 +82,37 @@ func TestRenderShowsACall(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(html, `data-decision="deny"`))
 }
 
+// The page offers only the answers a call can take: a call that needs
+// several approvals shows no Always, Never or Allow-for…, which the job
+// would refuse.
+func TestRenderOffersOnlyWhatCounts(t *testing.T) {
+	quorum := []workflows.QuorumState{{Rule: "Bash(git push:*)", Require: 2, From: []string{"alice", "bob"}}}
+	for _, tc := range []struct {
+		name    string
+		call    workflows.PendingAsk
+		offered []string
+		absent  []string
+	}{
+		{"a rule covers the call", workflows.PendingAsk{Rule: "Bash(git push:*)"},
+			[]string{`data-decision="allow"`, `data-decision="deny"`, `data-decision="always"`, `data-decision="never"`, `data-decision="grant"`}, nil},
+		{"N of M with a rule", workflows.PendingAsk{Rule: "Bash(git push:*)", Quorum: quorum},
+			[]string{`data-decision="allow"`, `data-decision="deny"`, "needs several approvals"},
+			[]string{`data-decision="always"`, `data-decision="never"`, `data-decision="grant"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.call.CallID, tc.call.Tool, tc.call.Summary, tc.call.Deadline = "p1", "Bash", "Bash git push", t0.Add(time.Minute)
+			var b bytes.Buffer
+			require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j", Calls: []workflows.PendingAsk{tc.call}}), t0))
+			for _, w := range tc.offered {
+				assert.Contains(t, b.String(), w)
+			}
+			for _, w := range tc.absent {
+				assert.NotContains(t, b.String(), w)
+			}
+		})
+	}
+}
+
 func TestRenderEmptyAndFailed(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, RenderList(&b, Snapshot{Version: 3, At: t0, Err: "connection refused"}, t0))

@@ -57,14 +57,17 @@ type jobView struct {
 }
 
 type callView struct {
-	Key      string // job + "/" + call: the element's identity across redraws
-	Job      string // raw IDs, sent back as data, never shown
-	Call     string
-	ShownID  string
-	Tool     string
-	Summary  string
-	Reason   string
-	Rule     string
+	Key     string // job + "/" + call: the element's identity across redraws
+	Job     string // raw IDs, sent back as data, never shown
+	Call    string
+	ShownID string
+	Tool    string
+	Summary string
+	Reason  string
+	Rule    string
+	// Quorum: the call needs several approvals; Always, Never and grants
+	// would be refused by the job, so they are not offered.
+	Quorum   bool
 	Preview  []previewLine
 	Diff     bool
 	Deadline string // RFC 3339, for the countdown
@@ -110,7 +113,7 @@ func newCallView(job string, p workflows.PendingAsk, now time.Time) callView {
 	return callView{
 		Key: job + "/" + p.CallID, Job: job, Call: p.CallID, ShownID: display.Line(p.CallID, maxName),
 		Tool: display.Line(p.Tool, maxName), Summary: display.SafeLine(p.Summary),
-		Reason: display.Line(p.Reason, maxReason), Rule: display.Line(p.Rule, maxRule),
+		Reason: display.Line(p.Reason, maxReason), Rule: display.Line(p.Rule, maxRule), Quorum: len(p.Quorum) > 0,
 		Preview: previewLines(p.Preview, diff), Diff: diff,
 		Deadline: p.Deadline.UTC().Format(time.RFC3339Nano), Left: left(p.Deadline, now),
 		Asked: p.AskedAt.UTC().Format("15:04:05 UTC"),

@@ -88,20 +88,25 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 		}
 		return b
 	}
-	if p.Rule != "" {
+	switch {
+	case p.Quorum:
+		// The job would refuse Always, Never and a grant: they do not
+		// stand in for the approvals the call needs. Only what counts is
+		// offered.
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(
+			"*Needs several approvals*: each approver's *Allow* counts once; one *Deny* denies. Always, Never and grants do not apply."), nil, nil))
+	case p.Rule != "":
 		// Its own section, the rule named beside the button: a grant
 		// allows more than this call, so the person sees what.
 		grant := button(ActionGrant, "Allow "+GrantFor, "")
 		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*Allow %s* also allows `%s` in this job for %s (revoke: `/custos revoke JOB GRANT`)",
 			GrantFor, code(display.Line(p.Rule, 400), 400), GrantFor)), nil, slack.NewAccessory(grant)))
 	}
-	blocks = append(blocks, slack.NewActionBlock(actionsBlock,
-		button(ActionAllow, "Allow", "primary"),
-		button(ActionDeny, "Deny", "danger"),
-		button(ActionAlways, "Always", ""),
-		button(ActionNever, "Never", ""),
-		button(ActionView, "View input", ""),
-	))
+	buttons := []slack.BlockElement{button(ActionAllow, "Allow", "primary"), button(ActionDeny, "Deny", "danger")}
+	if !p.Quorum {
+		buttons = append(buttons, button(ActionAlways, "Always", ""), button(ActionNever, "Never", ""))
+	}
+	blocks = append(blocks, slack.NewActionBlock(actionsBlock, append(buttons, button(ActionView, "View input", ""))...))
 	text := fmt.Sprintf("custos: job %s asks to run %s, denied unless answered by %s",
 		escape(p.JobID), escape(oneLine(cmpOr(p.Summary, p.Tool), maxSummary)), slackDate(p.Deadline, "{date_short_pretty} at {time}"))
 	return text, blocks

@@ -34,6 +34,57 @@ func blocksJSON(t *testing.T, blocks []slack.Block) string {
 	return string(out)
 }
 
+// actionIDs are the action IDs of every button of blocks, in order.
+func actionIDs(t *testing.T, blocks []slack.Block) []string {
+	t.Helper()
+	var got []struct {
+		Elements []struct {
+			ActionID string `json:"action_id"`
+		} `json:"elements"`
+		Accessory *struct {
+			ActionID string `json:"action_id"`
+		} `json:"accessory"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(blocksJSON(t, blocks)), &got))
+	var ids []string
+	for _, b := range got {
+		if b.Accessory != nil {
+			ids = append(ids, b.Accessory.ActionID)
+		}
+		for _, e := range b.Elements {
+			ids = append(ids, e.ActionID)
+		}
+	}
+	return ids
+}
+
+// Every message offers only the answers the call can take: a call that
+// needs several approvals has no Always, Never or grant button, which the
+// job would refuse.
+func TestPendingMessageOffersOnlyWhatCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rule   string
+		quorum bool
+		want   []string
+	}{
+		{"a rule covers the call", "Write(notes.md)", false, []string{ActionGrant, ActionAllow, ActionDeny, ActionAlways, ActionNever, ActionView}},
+		{"no rule: no grant", "", false, []string{ActionAllow, ActionDeny, ActionAlways, ActionNever, ActionView}},
+		{"N of M, with a rule", "Bash(git push:*)", true, []string{ActionAllow, ActionDeny, ActionView}},
+		{"N of M, no rule", "", true, []string{ActionAllow, ActionDeny, ActionView}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pending()
+			p.Rule, p.Quorum = tc.rule, tc.quorum
+			_, blocks := pendingMessage(p)
+			assert.Equal(t, tc.want, actionIDs(t, blocks))
+			if tc.quorum {
+				assert.Contains(t, blocksJSON(t, blocks), "Needs several approvals")
+			}
+		})
+	}
+}
+
 func TestPendingMessageButtons(t *testing.T) {
 	_, blocks := pendingMessage(pending())
 	var got []struct {
