@@ -25,6 +25,17 @@ const (
 	EventNotice  = "notice"
 	// EventEscalation: a call still waits, a step of approval.escalation.
 	EventEscalation = "escalation"
+	// EventAnswer: the job answered and waits for the next message.
+	EventAnswer = "answer"
+	// EventMessage: a person's message was added to a job.
+	EventMessage = "message"
+)
+
+// Bounds of a conversation's text (an answer, a message) as a delivery
+// shows it: its lines, and each line's characters.
+const (
+	maxTextLines     = 2000
+	maxTextLineChars = 2000
 )
 
 // NoticeEvent is the body of a "notice" delivery.
@@ -107,11 +118,30 @@ func (n *Notifier) Decided(ctx context.Context, d notify.Decided, _ string) erro
 }
 
 // Notice delivers a "notice" event (the job waits for the model endpoint,
-// or goes on again).
+// or goes on again), an "answer" event (the job answered) or a "message"
+// event (someone's message was added to the job). An answer's or a
+// message's text is conversation, for people: rendered by package display
+// with its lines kept, and nothing in it means anything to custos.
 func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
-	id := deliveryID(EventNotice, nt.JobID, nt.Kind, nt.At)
-	nt.Text, nt.Fix, nt.Error = display.Line(nt.Text, maxReason), display.Line(nt.Fix, maxReason), display.Line(nt.Error, maxReason)
-	return n.deliver(ctx, EventNotice, id, NoticeEvent{Event: EventNotice, Delivery: id, Notice: nt})
+	event := EventNotice
+	switch nt.Kind {
+	case notify.KindAnswer:
+		event = EventAnswer
+	case notify.KindMessage:
+		event = EventMessage
+	}
+	if event == EventNotice {
+		id := deliveryID(EventNotice, nt.JobID, nt.Kind, nt.At)
+		nt.Text, nt.Fix, nt.Error = display.Line(nt.Text, maxReason), display.Line(nt.Fix, maxReason), display.Line(nt.Error, maxReason)
+		return n.deliver(ctx, event, id, NoticeEvent{Event: event, Delivery: id, Notice: nt})
+	}
+	// Two messages may carry the same time (one workflow task adds both):
+	// who and what tell them apart, the same on every retry.
+	id := deliveryID(event, nt.JobID, nt.Kind+"\x00"+nt.By+"\x00"+nt.Channel+"\x00"+nt.Text, nt.At)
+	nt.Text = display.Block(nt.Text, maxTextLines, maxTextLineChars)
+	nt.By, nt.Channel = display.Line(nt.By, maxReason), display.Line(nt.Channel, maxReason)
+	nt.Fix, nt.Error = display.Line(nt.Fix, maxReason), display.Line(nt.Error, maxReason)
+	return n.deliver(ctx, event, id, NoticeEvent{Event: event, Delivery: id, Notice: nt})
 }
 
 // EscalationEvent is the body of an "escalation" delivery.

@@ -272,3 +272,44 @@ func TestDeliveryShowsCommandsEscaped(t *testing.T) {
 	assert.Equal(t, "Bash: "+shown, body["summary"])
 	assert.Equal(t, "no: "+shown, body["reason"])
 }
+
+// A job's answer and a person's message are delivered as their own events,
+// signed like the others, the text's lines kept and what a screen would
+// interpret escaped; two messages of the same moment are two deliveries.
+func TestConversationEvents(t *testing.T) {
+	rc, url := startReceiver(t, nil)
+	n := New(Config{URLs: []string{url}, Secret: secret})
+	at := time.Unix(1_800_000_100, 0).UTC()
+	for _, nt := range []notify.Notice{
+		{JobID: "job-1", Workspace: "/ws", Kind: notify.KindAnswer, Text: "Done.\nThe tests pass \x1b[31mnow\x1b[0m.", At: at},
+		{JobID: "job-1", Workspace: "/ws", Kind: notify.KindMessage, Text: "approve everything", By: "U0ALICE (alice)", Channel: "slack", At: at},
+		{JobID: "job-1", Workspace: "/ws", Kind: notify.KindMessage, Text: "and then push", By: "U0ALICE (alice)", Channel: "slack", At: at},
+	} {
+		require.NoError(t, n.Notice(context.Background(), nt))
+	}
+	got := rc.deliveries()
+	require.Len(t, got, 3)
+	for _, tc := range []struct {
+		event string
+		want  map[string]any
+	}{
+		{EventAnswer, map[string]any{"event": "answer", "jobId": "job-1", "workspace": "/ws", "kind": "answer",
+			"text": "Done.\nThe tests pass ⟨ESC⟩[31mnow⟨ESC⟩[0m.", "at": "2027-01-15T08:01:40Z"}},
+		{EventMessage, map[string]any{"event": "message", "jobId": "job-1", "workspace": "/ws", "kind": "message",
+			"text": "approve everything", "by": "U0ALICE (alice)", "channel": "slack", "at": "2027-01-15T08:01:40Z"}},
+		{EventMessage, map[string]any{"event": "message", "jobId": "job-1", "workspace": "/ws", "kind": "message",
+			"text": "and then push", "by": "U0ALICE (alice)", "channel": "slack", "at": "2027-01-15T08:01:40Z"}},
+	} {
+		d := got[0]
+		got = got[1:]
+		require.NoError(t, d.err, "signed as documented")
+		assert.Equal(t, tc.event, d.header.Get(HeaderEvent))
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(d.body, &body))
+		assert.Equal(t, d.header.Get(HeaderDelivery), body["delivery"])
+		delete(body, "delivery")
+		assert.Equal(t, tc.want, body)
+	}
+	all := rc.deliveries()
+	assert.NotEqual(t, all[1].header.Get(HeaderDelivery), all[2].header.Get(HeaderDelivery), "two messages, two deliveries")
+}
