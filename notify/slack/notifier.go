@@ -18,20 +18,22 @@ import (
 type Notifier struct {
 	api     *slack.Client
 	channel string
+	threads *threads
 }
 
 // NewNotifier builds the notifier on a configured Web API client.
 func NewNotifier(api *slack.Client, channel string) *Notifier {
-	return &Notifier{api: api, channel: channel}
+	return &Notifier{api: api, channel: channel, threads: newThreads(api, channel)}
 }
 
 // Name is the key of the message references.
 func (n *Notifier) Name() string { return "slack" }
 
-// Pending posts one message for the call and returns "channel:ts". Every
-// message carries metadata naming the job and call; a retried activity
-// first looks for that message in the channel's recent history, so a post
-// whose response was lost is not posted again.
+// Pending posts one message for the call, in the job's thread (also sent
+// to the channel: a call waits for whoever watches it), and returns
+// "channel:ts". Every message carries metadata naming the job and call; a
+// retried activity first looks for that message, so a post whose response
+// was lost is not posted again.
 func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error) {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt > 1 {
 		ref, err := n.find(ctx, p.JobID, p.CallID, p.AskedAt)
@@ -43,16 +45,24 @@ func (n *Notifier) Pending(ctx context.Context, p notify.Pending) (string, error
 		}
 	}
 	text, blocks := pendingMessage(p)
-	var channel, ts string
-	err := politely(ctx, func() (err error) {
-		channel, ts, err = n.api.PostMessageContext(ctx, n.channel,
-			slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(p.JobID, p.CallID)))
-		return err
+	var ref string
+	err := n.threads.post(ctx, p.JobID, func(thread string) (string, error) {
+		opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(metadata(p.JobID, p.CallID))}
+		if thread != "" {
+			opts = append(opts, slack.MsgOptionTS(thread), slack.MsgOptionBroadcast())
+		}
+		var channel, ts string
+		err := politely(ctx, func() (err error) {
+			channel, ts, err = n.api.PostMessageContext(ctx, n.channel, opts...)
+			return err
+		})
+		if err != nil {
+			return "", n.apiError("chat.postMessage", err)
+		}
+		ref = channel + ":" + ts
+		return ts, nil
 	})
-	if err != nil {
-		return "", n.apiError("chat.postMessage", err)
-	}
-	return channel + ":" + ts, nil
+	return ref, err
 }
 
 // Decided replaces the message's blocks with the outcome, removing the
@@ -92,8 +102,16 @@ const (
 	historyPages = 10
 )
 
-// find looks for the message of job/call in the channel's history.
+// find looks for the message of job/call in the job's thread, then in
+// the channel's history (where a message posted before jobs had threads
+// is).
 func (n *Notifier) find(ctx context.Context, job, call string, since time.Time) (string, error) {
+	if ref, err := n.threads.findInThread(ctx, job, call); err != nil || ref != "" {
+		if err != nil {
+			return "", n.apiError("conversations.replies", err)
+		}
+		return ref, nil
+	}
 	params := &slack.GetConversationHistoryParameters{ChannelID: n.channel, IncludeAllMetadata: true, Limit: 200}
 	if !since.IsZero() {
 		// The worker's clock may run ahead of Slack's: never look for a
@@ -175,26 +193,40 @@ func (n *Notifier) apiError(method string, err error) error {
 	return fmt.Errorf("slack %s: %w", method, err)
 }
 
-// Notice posts one message: the job waits for the model endpoint and what
-// to fix, or it goes on again. A retried activity first looks for the
-// message it may have posted already.
+// Notice posts one message in the job's thread: the job waits for the
+// model endpoint and what to fix, or it goes on again; the job's answer; a
+// message someone sent the job from another channel (one sent from Slack
+// is in the thread already, and the bot replied to it there). A retried
+// activity first looks for the message it may have posted already.
 func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
+	if nt.Kind == notify.KindMessage && nt.Channel == "slack" {
+		return nil
+	}
 	key := "notice " + nt.Kind + " " + nt.At.UTC().Format(time.RFC3339Nano)
+	if nt.Kind == notify.KindMessage {
+		key += " " + nt.By + " " + shortHash(nt.Text) // two messages may share a time
+	}
 	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1 {
 		if ref, err := n.find(ctx, nt.JobID, key, nt.At); err != nil || ref != "" {
 			return err
 		}
 	}
 	text := noticeText(nt)
-	err := politely(ctx, func() error {
-		_, _, err := n.api.PostMessageContext(ctx, n.channel, slack.MsgOptionText(text, false),
-			slack.MsgOptionMetadata(metadata(nt.JobID, key)))
-		return err
+	return n.threads.post(ctx, nt.JobID, func(thread string) (string, error) {
+		opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionMetadata(metadata(nt.JobID, key))}
+		if thread != "" {
+			opts = append(opts, slack.MsgOptionTS(thread))
+		}
+		var ts string
+		err := politely(ctx, func() (err error) {
+			_, ts, err = n.api.PostMessageContext(ctx, n.channel, opts...)
+			return err
+		})
+		if err != nil {
+			return "", n.apiError("chat.postMessage", err)
+		}
+		return ts, nil
 	})
-	if err != nil {
-		return n.apiError("chat.postMessage", err)
-	}
-	return nil
 }
 
 // Escalate posts a step of approval.escalation: the call's message again,

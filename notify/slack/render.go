@@ -1,6 +1,8 @@
 package slack
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -339,10 +341,38 @@ func cmpOr(s, def string) string {
 	return s
 }
 
+// maxConversation bounds an answer or a message as the thread shows it,
+// in characters: Slack cuts a message's text past 4000.
+const maxConversation = 3500
+
+// conversationText is an answer or a message for the thread: what a
+// screen would interpret escaped (package display), its lines kept, a long
+// one as its head and tail around a count, then escaped for mrkdwn, so
+// nothing in it mentions anyone or becomes a link.
+func conversationText(s string) string {
+	s = display.Block(s, 0, 0)
+	if r := []rune(s); len(r) > maxConversation {
+		head, tail := maxConversation*2/3, maxConversation/3
+		s = string(r[:head]) + "\n" + leftOut(string(r[head:len(r)-tail])) + "\n" + string(r[len(r)-tail:])
+	}
+	return escape(s)
+}
+
 // noticeText is a Notice as one message: the job, what happened, the fix
-// and how to make the job try now, every piece escaped.
+// and how to make the job try now, every piece escaped; an answer or a
+// message as the conversation's text.
 func noticeText(nt notify.Notice) string {
 	var b strings.Builder
+	switch nt.Kind {
+	case notify.KindAnswer:
+		fmt.Fprintf(&b, ":speech_balloon: *custos* job `%s` answered (reply in this thread to send it the next message):\n%s",
+			code(nt.JobID, 200), conversationText(nt.Text))
+		return b.String()
+	case notify.KindMessage:
+		fmt.Fprintf(&b, ":bust_in_silhouette: message to job `%s` from %s:\n%s", code(nt.JobID, 200),
+			byText(display.Line(nt.By, 200), display.Line(nt.Channel, 100)), conversationText(nt.Text))
+		return b.String()
+	}
 	fmt.Fprintf(&b, ":warning: *custos* job `%s`: %s", code(nt.JobID, 200), escape(oneLine(nt.Text, 2000)))
 	if nt.Error != "" {
 		fmt.Fprintf(&b, "\nlast error: `%s`", code(nt.Error, 1000))
@@ -351,4 +381,10 @@ func noticeText(nt notify.Notice) string {
 		fmt.Fprintf(&b, "\nto try now: `%s`", code("starter retry "+nt.JobID, 300))
 	}
 	return b.String()
+}
+
+// shortHash names a text in a metadata key.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
 }

@@ -43,7 +43,21 @@ type Message struct {
 	Blocks   json.RawMessage
 	Metadata json.RawMessage
 	Updates  int
+	// ThreadTS is the thread's first message, for a reply ("" otherwise);
+	// Broadcast marks a reply also shown in the channel.
+	ThreadTS  string
+	Broadcast bool
+	// User and BotID are who posted it: the bot (U0CUSTOSBOT, B0CUSTOS)
+	// for what came through the Web API, a person for Say.
+	User  string
+	BotID string
 }
+
+// BotUser and BotID are the bot's identity, as auth.test answers it.
+const (
+	BotUser = "U0CUSTOSBOT"
+	BotID   = "B0CUSTOS"
+)
 
 // Call is one Web API request as received.
 type Call struct {
@@ -255,11 +269,14 @@ func (s *Server) method(method string, p map[string]string) map[string]any {
 		if !slices.Contains(s.channels, p["channel"]) {
 			return notOK("channel_not_found")
 		}
-		s.nextTS++
-		m := &Message{Channel: p["channel"], TS: fmt.Sprintf("%d.%06d", s.nextTS/1e6, s.nextTS%1e6), Text: p["text"],
-			Blocks: json.RawMessage(p["blocks"]), Metadata: json.RawMessage(p["metadata"])}
-		s.messages = append(s.messages, m)
-		return map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "message": messageJSON(m, false)}
+		if p["thread_ts"] != "" {
+			if root := s.find(p["channel"], p["thread_ts"]); root == nil || root.ThreadTS != "" {
+				return notOK("thread_not_found") // a reply's parent is a message of the channel, not a reply
+			}
+		}
+		m := s.store(&Message{Channel: p["channel"], Text: p["text"], Blocks: json.RawMessage(p["blocks"]), Metadata: json.RawMessage(p["metadata"]),
+			ThreadTS: p["thread_ts"], Broadcast: p["thread_ts"] != "" && p["reply_broadcast"] == "true", User: BotUser, BotID: BotID})
+		return map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "message": s.messageJSON(m, false)}
 	case "chat.update":
 		m := s.find(p["channel"], p["ts"])
 		if m == nil {
@@ -269,7 +286,7 @@ func (s *Server) method(method string, p map[string]string) map[string]any {
 		if p["metadata"] != "" {
 			m.Metadata = json.RawMessage(p["metadata"])
 		}
-		return map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "text": m.Text, "message": messageJSON(m, false)}
+		return map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "text": m.Text, "message": s.messageJSON(m, false)}
 	case "conversations.history":
 		if !slices.Contains(s.channels, p["channel"]) {
 			return notOK("channel_not_found")
@@ -279,12 +296,16 @@ func (s *Server) method(method string, p map[string]string) map[string]any {
 		for i := len(s.messages) - 1; i >= 0; i-- { // newest first, as Slack
 			m := s.messages[i]
 			ts, _ := strconv.ParseFloat(m.TS, 64)
-			if m.Channel == p["channel"] && ts >= oldest {
-				msgs = append(msgs, messageJSON(m, p["include_all_metadata"] == "1" || p["include_all_metadata"] == "true"))
+			// The channel's history holds no thread replies but those
+			// also sent to the channel.
+			if m.Channel == p["channel"] && ts >= oldest && (m.ThreadTS == "" || m.Broadcast) {
+				msgs = append(msgs, s.messageJSON(m, withMetadata(p)))
 			}
 		}
 		return map[string]any{"ok": true, "messages": msgs, "has_more": false, "pin_count": 0,
 			"response_metadata": map[string]any{"next_cursor": ""}}
+	case "conversations.replies":
+		return s.thread(p)
 	case "usergroups.users.list":
 		users, ok := s.groups[p["usergroup"]]
 		if !ok {
@@ -312,13 +333,66 @@ func (s *Server) find(channel, ts string) *Message {
 	return nil
 }
 
-func messageJSON(m *Message, withMetadata bool) map[string]any {
-	out := map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "bot_id": "B0CUSTOS", "user": "U0CUSTOSBOT"}
+// store gives m its timestamp and keeps it; called with mu held.
+func (s *Server) store(m *Message) *Message {
+	s.nextTS++
+	m.TS = fmt.Sprintf("%d.%06d", s.nextTS/1e6, s.nextTS%1e6)
+	s.messages = append(s.messages, m)
+	return m
+}
+
+// thread is conversations.replies: a thread, its first message first,
+// then the replies, oldest first (one page: the fake's threads are short).
+func (s *Server) thread(p map[string]string) map[string]any {
+	root := s.find(p["channel"], p["ts"])
+	if root == nil {
+		return map[string]any{"ok": false, "error": "thread_not_found"}
+	}
+	msgs := []any{s.messageJSON(root, withMetadata(p))}
+	for _, m := range s.messages {
+		if root.ThreadTS == "" && m.Channel == root.Channel && m.ThreadTS == root.TS {
+			msgs = append(msgs, s.messageJSON(m, withMetadata(p)))
+		}
+	}
+	if n, err := strconv.Atoi(p["limit"]); err == nil && n > 0 && n < len(msgs) {
+		msgs = msgs[:n]
+	}
+	return map[string]any{"ok": true, "messages": msgs, "has_more": false,
+		"response_metadata": map[string]any{"next_cursor": ""}}
+}
+
+func withMetadata(p map[string]string) bool {
+	return p["include_all_metadata"] == "1" || p["include_all_metadata"] == "true"
+}
+
+// messageJSON is m as the Web API shows it; called with mu held.
+func (s *Server) messageJSON(m *Message, withMetadata bool) map[string]any {
+	out := map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User}
+	if m.BotID != "" {
+		out["bot_id"] = m.BotID
+	}
 	if len(m.Blocks) > 0 {
 		out["blocks"] = m.Blocks
 	}
 	if withMetadata && len(m.Metadata) > 0 {
 		out["metadata"] = m.Metadata
+	}
+	switch {
+	case m.ThreadTS != "":
+		out["thread_ts"] = m.ThreadTS
+		if m.Broadcast {
+			out["subtype"] = "thread_broadcast"
+		}
+	default:
+		n := 0
+		for _, r := range s.messages {
+			if r.ThreadTS == m.TS && r.Channel == m.Channel {
+				n++
+			}
+		}
+		if n > 0 { // a thread's first message names the thread, as Slack does
+			out["thread_ts"], out["reply_count"] = m.TS, n
+		}
 	}
 	return out
 }
