@@ -111,7 +111,7 @@ func (ch *Channels) startSlack(ctx context.Context, c client.Client, cfg slack.C
 		}
 		ch.SlackAddr = addr
 		logger.Info("approval channel on", "channel", "slack", "via", "http", "addr", addr,
-			"paths", slack.InteractivityPath+" "+slack.CommandsPath, "slack_channel", cfg.Channel)
+			"paths", slack.InteractivityPath+" "+slack.CommandsPath+" "+slack.EventsPath, "slack_channel", cfg.Channel)
 	}
 	ch.Notifiers = append(ch.Notifiers, slack.NewNotifier(api, cfg.Channel))
 	return nil

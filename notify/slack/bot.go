@@ -2,8 +2,10 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 	"go.temporal.io/sdk/client"
 )
@@ -20,6 +23,9 @@ import (
 const (
 	InteractivityPath = "/slack/interactivity"
 	CommandsPath      = "/slack/commands"
+	// EventsPath receives the Events API's message events: replies in a
+	// job's thread.
+	EventsPath = "/slack/events"
 )
 
 // answerTimeout bounds the work behind one click: the Update (which waits
@@ -36,6 +42,11 @@ type Bot struct {
 	logger    *slog.Logger
 	// replies posts to response_url.
 	replies *http.Client
+
+	// threads finds the job whose thread a reply is in.
+	threads *threads
+	botMu   sync.Mutex
+	botID   string // the bot's user ID, once known
 
 	ctx    context.Context // cancelled by Close; the work behind each request runs on it
 	cancel context.CancelFunc
@@ -58,7 +69,7 @@ func NewBot(cfg Config, api *slack.Client, c client.Client, logger *slog.Logger)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Bot{cfg: cfg, api: api, temporal: c, approvers: newApproverCheck(cfg.Approvers, api), logger: logger,
-		replies: &http.Client{Timeout: 15 * time.Second}, ctx: ctx, cancel: cancel}
+		replies: &http.Client{Timeout: 15 * time.Second}, threads: newThreads(api, cfg.Channel), ctx: ctx, cancel: cancel}
 }
 
 // Handler serves the interactivity and slash-command endpoints.
@@ -66,6 +77,7 @@ func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+InteractivityPath, b.serveInteractivity)
 	mux.HandleFunc("POST "+CommandsPath, b.serveCommand)
+	mux.HandleFunc("POST "+EventsPath, b.serveEvents)
 	return mux
 }
 
@@ -126,6 +138,12 @@ func (b *Bot) RunSocketMode() {
 						_ = sm.Ack(*evt.Request)
 						b.async(func(ctx context.Context) { b.command(ctx, cmd) })
 					}
+				case socketmode.EventTypeEventsAPI:
+					ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+					if ok && evt.Request != nil {
+						_ = sm.Ack(*evt.Request)
+						b.event(ev)
+					}
 				case socketmode.EventTypeInvalidAuth:
 					b.logger.Error("slack socket mode: Slack refused the app token (SLACK_APP_TOKEN)")
 				case socketmode.EventTypeConnected:
@@ -177,6 +195,33 @@ func (b *Bot) serveCommand(w http.ResponseWriter, r *http.Request) {
 		TriggerID: form.Get("trigger_id"), TeamID: form.Get("team_id")}
 	w.WriteHeader(http.StatusOK)
 	b.async(func(ctx context.Context) { b.command(ctx, cmd) })
+}
+
+// serveEvents answers Slack's URL check and hands message events on,
+// answering 200 at once (Slack sends an event again when it waits more
+// than 3 seconds).
+func (b *Bot) serveEvents(w http.ResponseWriter, r *http.Request) {
+	body, ok := b.verified(w, r)
+	if !ok {
+		return
+	}
+	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
+	if err != nil {
+		http.Error(w, "malformed event", http.StatusBadRequest)
+		return
+	}
+	if ev.Type == slackevents.URLVerification {
+		var c slackevents.ChallengeResponse
+		if err := json.Unmarshal(body, &c); err != nil {
+			http.Error(w, "malformed url_verification", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, c.Challenge)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	b.event(ev)
 }
 
 // verified reads and verifies the body, answering 401 when it fails.

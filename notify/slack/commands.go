@@ -15,7 +15,7 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-const commandUsage = "usage: /custos mode JOB default|plan|acceptEdits|dontAsk|bypass, /custos status JOB, /custos grants JOB or /custos revoke JOB GRANT"
+const commandUsage = "usage: /custos mode JOB default|plan|acceptEdits|dontAsk|bypass, /custos status JOB, /custos grants JOB, /custos revoke JOB GRANT or /custos say JOB text"
 
 // command handles "/custos mode JOB MODE" and "/custos status JOB".
 func (b *Bot) command(ctx context.Context, cmd slack.SlashCommand) {
@@ -29,6 +29,10 @@ func (b *Bot) command(ctx context.Context, cmd slack.SlashCommand) {
 		b.reply(ctx, cmd.ResponseURL, b.grantsText(ctx, args[1]))
 	case len(args) == 3 && args[0] == "revoke":
 		b.reply(ctx, cmd.ResponseURL, b.revoke(ctx, cmd, args[1], args[2]))
+	case len(args) >= 2 && args[0] == "say":
+		// The text as typed, spaces and lines kept: everything after the job.
+		rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cmd.Text), "say"))
+		b.reply(ctx, cmd.ResponseURL, b.say(ctx, cmd, args[1], strings.TrimSpace(rest[len(args[1]):])))
 	default:
 		b.reply(ctx, cmd.ResponseURL, commandUsage)
 	}

@@ -105,7 +105,7 @@ func TestEndpointRefusesUnverified(t *testing.T) {
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	form := slacktest.Interaction(`{"type":"block_actions","actions":[{"action_id":"custos_allow","value":"{\"job\":\"j\",\"call\":\"c\"}"}]}`)
-	for _, path := range []string{InteractivityPath, CommandsPath} {
+	for _, path := range []string{InteractivityPath, CommandsPath, EventsPath} {
 		for name, send := range map[string]func() (*http.Response, error){
 			"forged": func() (*http.Response, error) { return slacktest.Post(srv.URL+path, "wrong", time.Now(), form) },
 			"replayed": func() (*http.Response, error) {
