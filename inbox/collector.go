@@ -28,7 +28,8 @@ import (
 	"github.com/custos-dev/custos/workflows"
 )
 
-// Job is one running job that waits for a person, or holds live grants.
+// Job is one running job that waits for a person (a call to answer, its
+// next message), or holds live grants.
 type Job struct {
 	ID        string
 	Task      string
@@ -37,10 +38,22 @@ type Job struct {
 	Started   time.Time
 	Calls     []workflows.PendingAsk
 	Grants    []workflows.Grant
+	// State is the job's phase (workflows.PhaseWaitingMessage: it answered
+	// and waits for the next message); LastAnswer what it answered last.
+	State      string
+	LastAnswer string
 }
 
-// Snapshot is what the page shows: the jobs with waiting calls or live
-// grants, oldest job first. Version changes whenever what it shows does.
+// WaitsForMessage reports whether the job answered and waits for the
+// next message.
+func (j Job) WaitsForMessage() bool { return j.State == workflows.PhaseWaitingMessage }
+
+// listed reports whether the page shows j: it waits for someone, or holds
+// grants someone may want to revoke.
+func listed(j Job) bool { return len(j.Calls) > 0 || len(j.Grants) > 0 || j.WaitsForMessage() }
+
+// Snapshot is what the page shows: the jobs with waiting calls, waiting
+// for their next message, or with live grants, oldest job first. Version changes whenever what it shows does.
 type Snapshot struct {
 	Version uint64
 	At      time.Time
@@ -226,7 +239,7 @@ func fingerprint(s Snapshot) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00", s.Err)
 	for _, j := range s.Jobs {
-		fmt.Fprintf(h, "j%s\x00%s\x00", j.ID, j.Task)
+		fmt.Fprintf(h, "j%s\x00%s\x00%s\x00%s\x00", j.ID, j.Task, j.State, j.LastAnswer)
 		for _, p := range j.Calls {
 			fmt.Fprintf(h, "c%s\x00%d\x00", p.CallID, p.Deadline.UnixNano())
 		}
@@ -248,7 +261,7 @@ func (k *Collector) collect(ctx context.Context) ([]Job, error) {
 	out := mapBounded(ids, k.concurrency, func(r RunningJob) *Job { return k.job(ctx, r) })
 	jobs := make([]Job, 0, len(out))
 	for _, j := range out {
-		if j != nil && (len(j.Calls) > 0 || len(j.Grants) > 0) {
+		if j != nil && listed(*j) {
 			jobs = append(jobs, *j)
 		}
 	}
@@ -270,7 +283,8 @@ func (k *Collector) job(ctx context.Context, r RunningJob) *Job {
 	calls := slices.Clone(st.Pending)
 	// Soonest deadline first: the call about to be denied is on top.
 	sort.SliceStable(calls, func(a, b int) bool { return calls[a].Deadline.Before(calls[b].Deadline) })
-	return &Job{ID: r.ID, Task: st.Task, Workspace: st.Workspace, Host: st.Host, Started: r.Start, Calls: calls, Grants: st.Grants}
+	return &Job{ID: r.ID, Task: st.Task, Workspace: st.Workspace, Host: st.Host, Started: r.Start, Calls: calls, Grants: st.Grants,
+		State: st.State, LastAnswer: st.LastAnswer}
 }
 
 // RunningJob is a running custos job and when it started.

@@ -100,6 +100,7 @@ func NewHandler(k *Collector, c client.Client, o Options) (*Handler, error) {
 	h.mux.HandleFunc("GET "+p+"events", h.events)
 	h.mux.HandleFunc("POST "+p+"decide", h.decide)
 	h.mux.HandleFunc("POST "+p+"revoke", h.revoke)
+	h.mux.HandleFunc("POST "+p+"message", h.message)
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET "+p+"static/", http.StripPrefix(p+"static/", http.FileServerFS(static)))
 	return h, nil

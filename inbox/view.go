@@ -26,6 +26,9 @@ const (
 	maxRule     = 500
 	maxPreview  = 400 // lines
 	maxWorkPath = 300
+	// An answer's lines, and each line's characters.
+	maxAnswerLines     = 200
+	maxAnswerLineChars = 2000
 )
 
 // pageView is what the templates render.
@@ -54,6 +57,10 @@ type jobView struct {
 	Host      string
 	Calls     []callView
 	Grants    []grantView
+	// Waiting: the job answered and waits for the next message; Answer
+	// is its last answer, as lines for reading.
+	Waiting bool
+	Answer  string
 }
 
 type callView struct {
@@ -95,7 +102,8 @@ func newListView(s Snapshot, now time.Time) listView {
 	lv := listView{Version: s.Version, Calls: s.Calls(), Err: display.Line(s.Err, maxReason), At: s.At.UTC().Format("15:04:05 UTC")}
 	for _, j := range s.Jobs {
 		jv := jobView{ID: j.ID, Shown: display.Line(j.ID, maxName), Task: taskLine(j.Task),
-			Workspace: display.Line(j.Workspace, maxWorkPath), Host: display.Line(j.Host, maxName)}
+			Workspace: display.Line(j.Workspace, maxWorkPath), Host: display.Line(j.Host, maxName),
+			Waiting: j.WaitsForMessage(), Answer: display.Block(j.LastAnswer, maxAnswerLines, maxAnswerLineChars)}
 		for _, p := range j.Calls {
 			jv.Calls = append(jv.Calls, newCallView(j.ID, p, now))
 		}

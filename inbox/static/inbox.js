@@ -7,6 +7,8 @@
   var meta = function (n) { var m = document.querySelector('meta[name="' + n + '"]'); return m ? m.content : ""; };
   var prefix = meta("custos-prefix"), csrf = meta("custos-csrf");
   var selected = new Set(), reasons = new Map(), focusKey = null, stream = null, stopped = false;
+  // drafts are the messages being typed, by job: a redrawn list keeps them.
+  var drafts = new Map();
   // answered are calls whose answer counted, with when: a list drawn from
   // a refresh that began before the answer must not bring them back.
   var answered = new Map();
@@ -35,6 +37,10 @@
       c.classList.toggle("selected", selected.has(k));
       if (reasons.has(k)) $(".reason", c).value = reasons.get(k);
     });
+    $$(".messagebox").forEach(function (m) {
+      var j = m.getAttribute("data-job");
+      if (drafts.has(j)) $(".message-text", m).value = drafts.get(j);
+    });
     var live = new Set(calls().map(keyOf));
     selected.forEach(function (k) { if (!live.has(k)) selected.delete(k); });
     var f = focusKey && byKey(focusKey);
@@ -45,12 +51,34 @@
 
   function replaceList(html) {
     var active = document.activeElement, typing = active && active.classList && active.classList.contains("reason") ? keyOf(active.closest("article.call")) : null;
+    var writing = active && active.classList && active.classList.contains("message-text") ? active.closest(".messagebox").getAttribute("data-job") : null;
     var range = document.createRange();
     range.selectNodeContents($("#list"));
     $("#list").replaceChildren(range.createContextualFragment(html));
     restore();
     var c = typing && byKey(typing);
     if (c) $(".reason", c).focus();
+    var m = writing && $$(".messagebox").filter(function (x) { return x.getAttribute("data-job") === writing; })[0];
+    if (m) $(".message-text", m).focus();
+  }
+
+  // sendMessage sends the job the text of its message box and says what
+  // became of it there; a message the job took clears the box.
+  function sendMessage(box) {
+    var job = box.getAttribute("data-job"), ta = $(".message-text", box), text = ta.value;
+    if (!text.trim()) return;
+    var id = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
+    var out = $(".message-outcome", box);
+    box.classList.add("busy");
+    send("message", { job: job, text: text, id: id }).then(function (res) {
+      var o = res.outcomes[0];
+      showOutcome(o);
+      if (o.applied) { drafts.delete(job); ta.value = ""; }
+      out.hidden = false; out.textContent = (o.applied ? "" : "did not count: ") + o.text;
+      out.className = "message-outcome " + (o.applied ? "applied" : "refused");
+    }).catch(function (e) {
+      out.hidden = false; out.textContent = "not sent: " + e.message; out.className = "message-outcome refused";
+    }).finally(function () { box.classList.remove("busy"); });
   }
 
   function setLive(text, cls) { var l = $("#live"); l.textContent = text; l.className = cls || ""; }
@@ -194,6 +222,7 @@
       if (d === "clear") { calls().forEach(function (c) { toggle(c, false); }); } else { bulk(d); }
       return;
     }
+    if (t.classList.contains("send-message")) { sendMessage(t.closest(".messagebox")); return; }
     if (t.classList.contains("revoke")) {
       send("revoke", { job: t.getAttribute("data-job"), grant: t.getAttribute("data-grant") })
         .then(function (res) { res.outcomes.forEach(showOutcome); })
@@ -210,6 +239,8 @@
   document.addEventListener("input", function (e) {
     var c = e.target.closest && e.target.closest("article.call");
     if (c && e.target.classList.contains("reason")) reasons.set(keyOf(c), e.target.value);
+    var box = e.target.closest && e.target.closest(".messagebox");
+    if (box && e.target.classList.contains("message-text")) drafts.set(box.getAttribute("data-job"), e.target.value);
   });
 
   var keys = {
@@ -230,6 +261,7 @@
     if (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA") {
       if (e.key === "Escape") t.blur();
       if (e.key === "Enter" && t.classList.contains("reason")) { var c0 = t.closest("article.call"); answer([answerFor(c0, "deny")]); }
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && t.classList.contains("message-text")) { e.preventDefault(); sendMessage(t.closest(".messagebox")); }
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
