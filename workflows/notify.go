@@ -53,7 +53,7 @@ func (j *job) pendingMessage(p *pendingCall) notify.Pending {
 	return notify.Pending{
 		JobID: j.id, CallID: p.ask.CallID, Tool: p.ask.Tool, Summary: p.ask.Summary, Input: p.ask.Input,
 		Workspace: j.in.Workspace, Mode: string(j.st.Mode), Reason: p.ask.Reason, Preview: p.ask.Preview,
-		AskedAt: p.ask.AskedAt, Deadline: p.ask.Deadline, Rule: p.ask.Rule,
+		AskedAt: p.ask.AskedAt, Deadline: p.ask.Deadline, Rule: p.ask.Rule, Quorum: len(p.ask.Quorum) > 0,
 		Answer: notify.HowTo{WorkflowID: j.id, Update: DecideUpdate, Signal: ApprovalSignal, Payload: payload},
 	}
 }
