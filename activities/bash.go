@@ -163,7 +163,9 @@ func toolchainList(tc *[]string) []string {
 func (t *Tools) runHeartbeating(ctx context.Context, sreq sandbox.Request, command string, out *combinedOutput) (sandbox.Result, error) {
 	every := t.HeartbeatInterval
 	if every <= 0 {
-		every = 5 * time.Second
+		// Often enough that an interrupt, which arrives with a heartbeat's
+		// answer, kills the command within about a second.
+		every = time.Second
 	}
 	begin := time.Now()
 	stop := heartbeatEvery(ctx, every, func() any {

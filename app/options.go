@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"os"
+	"time"
 
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -42,6 +43,12 @@ func workerOptions(o Options) worker.Options {
 		// poll round trips.
 		MaxConcurrentWorkflowTaskPollers: 8,
 		MaxConcurrentActivityTaskPollers: 8,
+		// An activity learns it was canceled (an interrupt) only from a
+		// heartbeat's answer: heartbeats reach the server at least every
+		// second, so a command is killed within about a second, not
+		// after the SDK's default of up to 30 s.
+		MaxHeartbeatThrottleInterval:     time.Second,
+		DefaultHeartbeatThrottleInterval: time.Second,
 	}
 	if v := o.Versioning; v.BuildID != "" {
 		wo.DeploymentOptions = worker.DeploymentOptions{
