@@ -38,7 +38,7 @@ type Tools struct {
 	// Logger receives one line per tool call; nil means slog.Default().
 	Logger *slog.Logger
 	// HeartbeatInterval is how often Bash heartbeats while its command
-	// runs; 0 means 5 seconds. The workflow's HeartbeatTimeout must be
+	// runs; 0 means every second. The workflow's HeartbeatTimeout must be
 	// larger, so a crashed worker is noticed within that timeout.
 	HeartbeatInterval time.Duration
 }
