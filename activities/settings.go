@@ -78,10 +78,16 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 		return api.LoadSettingsResult{}, err
 	}
 	readDeny, _ := p.SandboxDenies()
-	return api.LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
+	res := api.LoadSettingsResult{Settings: settings, Env: env, Sources: loaded.Sources, Trusted: loaded.Trusted, Ignored: loaded.Ignored,
 		Notifiers: s.Notifiers, BashQueue: api.BashLaneQueue(s.Host, ws, s.lanes()),
 		ContextWindow: s.ContextWindow, Files: files,
-		Instructions: loadInstructions(dir, ws, req.WorkDir, readDeny), Host: hostFacts(ws)}, nil
+		Instructions: loadInstructions(dir, ws, req.WorkDir, readDeny), Host: hostFacts(ws)}
+	if req.Resume && req.JobID != "" {
+		if res.Resumed, err = resumed(files.Or(ws, req.JobID)); err != nil {
+			return api.LoadSettingsResult{}, err
+		}
+	}
+	return res, nil
 }
 
 // privateIn are custos' own directories (the state directory, the user's

@@ -40,7 +40,8 @@ usage:
   starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--once] [--detach] "task"
                                      a job: after each answer it waits for your next message (--once: it ends)
   starter say JOB "text" [--detach]  the job's next message; sent while it works, it reaches the model
-                                     after the running tools' results
+                                     after the running tools' results; to an ended job, it goes on from
+                                     its transcript ([--workspace DIR] when the server no longer has it)
   starter interrupt JOB ["text"]     stop what the job runs now (model call, commands); the model gets the text
   starter end JOB [--reason R]       end a job
   starter follow JOB                 follow a job, resuming it in-process if no server runs

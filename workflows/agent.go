@@ -197,7 +197,7 @@ func (j *job) start(ctx workflow.Context) error {
 			Summary:             "load settings",
 		})
 		err := workflow.ExecuteActivity(actx, api.LoadSettingsActivity,
-			api.LoadSettingsRequest{Workspace: j.in.Workspace, JobID: j.id, WorkDir: j.in.WorkDir}).Get(ctx, &loaded)
+			api.LoadSettingsRequest{Workspace: j.in.Workspace, JobID: j.id, WorkDir: j.in.WorkDir, Resume: j.in.Resume}).Get(ctx, &loaded)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("settings: %v", err), "SettingsError", err)
@@ -222,11 +222,15 @@ func (j *job) start(ctx workflow.Context) error {
 			Files:         loaded.Files,
 			Instructions:  loaded.Instructions.Files,
 		}
-		j.st.Messages = []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: j.systemPrompt(ctx, loaded)},
-			{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
+		if r := loaded.Resumed; j.in.Resume && r != nil {
+			j.resume(ctx, r)
+		} else {
+			j.st.Messages = []openai.ChatCompletionMessage{
+				{Role: openai.ChatMessageRoleSystem, Content: j.systemPrompt(ctx, loaded)},
+				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
+			}
+			j.added(j.st.Messages...)
 		}
-		j.added(j.st.Messages...)
 		j.announceSandbox(ctx)
 		j.announceInstructions(ctx, loaded.Instructions)
 		for _, what := range loaded.Ignored {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
@@ -228,6 +229,24 @@ func (j *job) deliverMessages(ctx workflow.Context) {
 	j.st.Waiting = false
 	j.st.MessageTurn = j.st.Turn
 	j.st.MessageTokens = j.st.Usage.TotalTokens
+}
+
+// resume continues an ended job of the same name: the conversation is the
+// transcript it left (the model reads it from there), and the task is the
+// next message. Calls the ended job never ran get a result that says so.
+func (j *job) resume(ctx workflow.Context, r *api.Resumed) {
+	j.st.MessageBase, j.st.SavedMessages = r.Messages, r.Messages
+	j.st.AuditSeq, j.st.AuditSaved = r.AuditSeq, r.AuditSeq
+	j.st.LastAnswer, j.st.Pending = r.LastAnswer, r.Tokens
+	for _, tc := range r.Unanswered {
+		j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID,
+			Name: tc.Function.Name, Content: "Error: not run: the job ended before this call ran"})
+	}
+	j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: j.in.Task})
+	j.added(j.st.Messages...)
+	text := fmt.Sprintf("continued from the transcript of the ended job (%d messages)", r.Messages)
+	j.audit(ctx, approval.AuditRecord{Event: "job-resumed", Reason: text})
+	j.emit(ctx, Event{Kind: "message", Text: text})
 }
 
 // answerTurn ends a turn of the conversation: the answer is announced and

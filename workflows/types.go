@@ -102,6 +102,10 @@ type JobInput struct {
 	// (0: the settings' conversation.idleLimit, else a week).
 	IdleLimit time.Duration `json:"idleLimit,omitempty"`
 
+	// Resume continues an ended job of the same name from its transcript:
+	// Task is the next message (starter say to an ended job).
+	Resume bool `json:"resume,omitempty"`
+
 	// State is carried across continue-as-new; nil on a fresh job.
 	State *State `json:"state,omitempty"`
 }

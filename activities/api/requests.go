@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 )
@@ -16,6 +18,24 @@ type LoadSettingsRequest struct {
 	// WorkDir is the job's working directory relative to the workspace
 	// ("" or "." for the root): instructions are read down to it.
 	WorkDir string `json:"workDir,omitempty"`
+	// Resume asks what the job's transcript holds, for a job that goes on
+	// from an earlier, ended run of the same name (LoadSettingsResult.Resumed).
+	Resume bool `json:"resume,omitempty"`
+}
+
+// Resumed is what an ended job's transcript and audit hold, for the run
+// that continues it.
+type Resumed struct {
+	// Messages is how many messages the transcript holds; Tokens an
+	// estimate of their size; LastAnswer the model's last answer.
+	Messages   int    `json:"messages"`
+	Tokens     int    `json:"tokens"`
+	LastAnswer string `json:"lastAnswer,omitempty"`
+	// AuditSeq is the audit file's last sequence number.
+	AuditSeq int `json:"auditSeq"`
+	// Unanswered are tool calls of the last answer that have no result
+	// (the job ended before they ran): the conversation needs one each.
+	Unanswered []openai.ToolCall `json:"unanswered,omitempty"`
 }
 
 // LoadSettingsResult is the merged settings plus what layers 1-3 need to know
@@ -41,6 +61,9 @@ type LoadSettingsResult struct {
 	// it is told of the machine.
 	Instructions Instructions `json:"instructions,omitzero"`
 	Host         HostFacts    `json:"host,omitzero"`
+	// Resumed is set when the request asked to resume and the job has a
+	// transcript.
+	Resumed *Resumed `json:"resumed,omitempty"`
 }
 
 // PersistRuleRequest is an Always/Never answer to save.
