@@ -1,5 +1,6 @@
 // Package demomodel is custos' offline model: a real HTTP server speaking the
-// OpenAI chat completions protocol (non-streaming) that answers from a script.
+// OpenAI chat completions protocol (plain and, for `stream: true`, as
+// server-sent events) that answers from a script.
 // The demo script (demo.go) drives the quick start when no API key is set;
 // tests give it their own scripts. Point any OpenAI client at the base URL
 // Start returns; replies come from a Handler.
@@ -40,6 +41,14 @@ type Reply struct {
 	// FinishReason defaults to "tool_calls" when Message has tool calls and to
 	// "stop" otherwise.
 	FinishReason string
+	// ChunkSize is, for a streamed answer, how many bytes of text (content
+	// or a call's arguments) one delta carries at most (0: 8), cut between
+	// characters, never inside one.
+	ChunkSize int
+	// ChunkDelay is, for a streamed answer, the pause before each chunk
+	// after the first (the endpoint's time between tokens); FirstDelay the
+	// pause before the first (its time to first token).
+	ChunkDelay, FirstDelay time.Duration
 }
 
 // ModelID is the model GET /v1/models lists.
@@ -166,10 +175,6 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("demomodel: request body is not a chat completion request: %v", err))
 		return
 	}
-	if req.Stream {
-		writeError(w, http.StatusBadRequest, "demomodel: streaming is not supported; send stream=false")
-		return
-	}
 	if len(req.Messages) == 0 {
 		writeError(w, http.StatusBadRequest, "demomodel: messages must not be empty")
 		return
@@ -197,12 +202,23 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(reply.Body))
 		return
 	}
+	if req.Stream {
+		s.writeStream(w, r, req, reply)
+		return
+	}
 	s.writeCompletion(w, req, reply)
 }
 
 // writeCompletion fills in what a real endpoint always sends. Called with s.mu
 // held, so ids follow request order.
 func (s *Server) writeCompletion(w http.ResponseWriter, req openai.ChatCompletionRequest, reply Reply) {
+	resp := s.completion(req, reply)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// completion is the whole answer to req, streamed or not. Called with s.mu
+// held.
+func (s *Server) completion(req openai.ChatCompletionRequest, reply Reply) openai.ChatCompletionResponse {
 	s.nextID++
 	msg := reply.Message
 	if msg.Role == "" {
@@ -233,14 +249,14 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req openai.ChatCompletio
 	if model == "" {
 		model = ModelID
 	}
-	writeJSON(w, http.StatusOK, openai.ChatCompletionResponse{
+	return openai.ChatCompletionResponse{
 		ID:      fmt.Sprintf("chatcmpl-%d", s.nextID),
 		Object:  "chat.completion",
 		Created: time.Now().Unix(),
 		Model:   model,
 		Choices: []openai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: finish}},
 		Usage:   usage,
-	})
+	}
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {

@@ -149,17 +149,8 @@ func TestScriptExhaustion(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	s, c := start(t, Script(Say("unused")))
+	s, _ := start(t, Script(Say("unused")))
 	base := s.BaseURL()
-
-	t.Run("stream", func(t *testing.T) {
-		req := userRequest("hi")
-		_, err := c.CreateChatCompletionStream(context.Background(), req)
-		var apiErr *openai.APIError
-		require.True(t, errors.As(err, &apiErr), "got %T %v", err, err)
-		assert.Equal(t, 400, apiErr.HTTPStatusCode)
-		assert.Contains(t, apiErr.Message, "streaming is not supported")
-	})
 
 	tests := []struct {
 		name, method, path, body string
