@@ -45,9 +45,9 @@ type Reply struct {
 	// or a call's arguments) one delta carries at most (0: 8), cut between
 	// characters, never inside one.
 	ChunkSize int
-	// ChunkDelay is, for a streamed answer, the pause before each chunk
-	// after the first (the endpoint's time between tokens); FirstDelay the
-	// pause before the first (its time to first token).
+	// ChunkDelay is, for a streamed answer, the time between chunks (the
+	// endpoint's time between tokens); FirstDelay the time before the
+	// first (its time to first token).
 	ChunkDelay, FirstDelay time.Duration
 }
 

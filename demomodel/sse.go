@@ -26,12 +26,12 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.
 		flush = f.Flush
 	}
 	flush()
+	// Chunk i is due at a fixed time from the start, so the timers'
+	// lateness does not add up over a long answer.
+	start := time.Now()
 	for i, c := range chunks {
-		d := reply.ChunkDelay
-		if i == 0 {
-			d = reply.FirstDelay
-		}
-		if !pause(r, d) {
+		due := start.Add(reply.FirstDelay + time.Duration(i)*reply.ChunkDelay)
+		if !pause(r, time.Until(due)) {
 			return
 		}
 		b, err := json.Marshal(c)
