@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/stream"
 )
 
 // Model is the chat completion activity, for any OpenAI-compatible endpoint.
@@ -24,6 +25,11 @@ type Model struct {
 	Client *openai.Client
 	// Model is the model name used when a request does not name one.
 	Model string
+	// Stream, when set, makes a job's model calls stream (stream: true)
+	// and publishes the answer's text there as it arrives, for whoever
+	// watches the job in this process. The response returned, and so
+	// history, is the same as without.
+	Stream *stream.Hub
 }
 
 // NewModel builds the activity. baseURL "" means OpenAI's; httpClient nil
@@ -66,12 +72,7 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 		// ask for several at once.
 		creq.ParallelToolCalls = true
 	}
-	// Heartbeat while the model thinks: a worker killed mid-call is then
-	// noticed within the heartbeat timeout, and the call is retried on
-	// another worker instead of waiting out the start-to-close timeout.
-	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return "waiting for the model" })
-	resp, err := m.Client.CreateChatCompletion(ctx, creq)
-	stop()
+	resp, err := m.complete(ctx, creq, req)
 	if err != nil {
 		return api.ModelResponse{}, observeModelError(ctx, classifyModelError(name, err))
 	}
@@ -86,6 +87,22 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 		}
 	}
 	return out, nil
+}
+
+// complete asks the endpoint, streaming when a hub watches the job.
+func (m *Model) complete(ctx context.Context, creq openai.ChatCompletionRequest, req api.ModelRequest) (openai.ChatCompletionResponse, error) {
+	if m.Stream != nil && req.Conversation != nil && req.Conversation.JobID != "" {
+		w := m.Stream.Begin(req.Conversation.JobID, req.Conversation.Total, int(attempt(ctx)))
+		resp, err := m.completeStream(ctx, creq, w)
+		w.End(err != nil)
+		return resp, err
+	}
+	// Heartbeat while the model thinks: a worker killed mid-call is then
+	// noticed within the heartbeat timeout, and the call is retried on
+	// another worker instead of waiting out the start-to-close timeout.
+	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return "waiting for the model" })
+	defer stop()
+	return m.Client.CreateChatCompletion(ctx, creq)
 }
 
 // messages is what the model is sent: the stored conversation under its
@@ -162,7 +179,8 @@ func notAnAnswer(err error) bool {
 	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &se) || errors.As(err, &te) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, errNotAStream) || errors.Is(err, openai.ErrTooManyEmptyStreamMessages)
 }
 
 // operatorCanFix: refusals that stay until someone changes the key, the

@@ -14,6 +14,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -186,7 +187,7 @@ func (h *Hub) deliver(job string, c Chunk) {
 // answer's text so far, when one is being written. Close the
 // subscription when done.
 func (h *Hub) Subscribe(job string) *Subscription {
-	s := &Subscription{h: h, job: job, ready: make(chan struct{}, 1)}
+	s := &Subscription{h: h, job: job, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs[job] == nil {
@@ -223,6 +224,7 @@ type Subscription struct {
 	h     *Hub
 	job   string
 	ready chan struct{} // a token when pending is not empty
+	done  chan struct{} // closed by Close
 
 	mu      sync.Mutex
 	pending []Chunk
@@ -292,7 +294,10 @@ func (s *Subscription) Take() []Chunk {
 	return out
 }
 
-// Next waits for chunks and returns them, or ctx's error.
+// ErrClosed is what Next returns once the subscription is closed.
+var ErrClosed = errors.New("stream: subscription closed")
+
+// Next waits for chunks and returns them, or ctx's error, or ErrClosed.
 func (s *Subscription) Next(ctx context.Context) ([]Chunk, error) {
 	for {
 		if cs := s.Take(); len(cs) > 0 {
@@ -301,6 +306,8 @@ func (s *Subscription) Next(ctx context.Context) ([]Chunk, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-s.done:
+			return nil, ErrClosed
 		case <-s.ready:
 		}
 	}
@@ -317,6 +324,9 @@ func (s *Subscription) Close() {
 	}
 	s.h.mu.Unlock()
 	s.mu.Lock()
-	s.closed, s.pending, s.bytes = true, nil, 0
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed, s.pending, s.bytes = true, nil, 0
+		close(s.done)
+	}
 }

@@ -233,3 +233,12 @@ func TestNextWaits(t *testing.T) {
 		t.Fatal("Next without chunks must end with ctx")
 	}
 }
+
+func TestCloseEndsNext(t *testing.T) {
+	s := NewHub(Limits{}).Subscribe("j")
+	go func() { time.Sleep(10 * time.Millisecond); s.Close() }()
+	if _, err := s.Next(context.Background()); err != ErrClosed {
+		t.Fatalf("Next after Close: %v", err)
+	}
+	s.Close() // twice is fine
+}

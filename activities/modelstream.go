@@ -1,0 +1,148 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/custos-dev/custos/stream"
+)
+
+// errNotAStream is a 200 whose body was not a chat completion stream, or a
+// stream that ended before the answer did: garbage, as an undecodable plain
+// answer is.
+var errNotAStream = errors.New("not a chat completion stream")
+
+// completeStream makes the call with stream: true, publishes the content
+// to w as it arrives and puts the answer back together into the response a
+// plain call would have returned, usage and finish reason included.
+func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRequest, w *stream.Writer) (openai.ChatCompletionResponse, error) {
+	var got atomic.Int64
+	// Heartbeat as the plain call does; the progress says how far the
+	// answer got, which a person reading the pending activity can use.
+	stop := heartbeatEvery(ctx, 5*time.Second, func() any {
+		if n := got.Load(); n > 0 {
+			return fmt.Sprintf("the model is answering (%d bytes)", n)
+		}
+		return "waiting for the model"
+	})
+	defer stop()
+	creq.Stream = true
+	creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	s, err := m.Client.CreateChatCompletionStream(ctx, creq)
+	if err != nil {
+		return openai.ChatCompletionResponse{}, err
+	}
+	defer s.Close()
+	var acc accumulator
+	for {
+		r, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return openai.ChatCompletionResponse{}, err
+		}
+		if text := acc.add(r); text != "" {
+			got.Add(int64(len(text)))
+			w.Write(text)
+		}
+	}
+	return acc.response()
+}
+
+// accumulator puts a streamed answer back together: content appended,
+// tool calls keyed by their index with their arguments appended.
+type accumulator struct {
+	resp    openai.ChatCompletionResponse
+	msg     openai.ChatCompletionMessage
+	finish  openai.FinishReason
+	choices int // chunks that carried a choice
+}
+
+// add takes one chunk and returns its new content text.
+func (a *accumulator) add(r openai.ChatCompletionStreamResponse) string {
+	if a.resp.ID == "" {
+		a.resp.ID, a.resp.Object, a.resp.Created, a.resp.Model = r.ID, "chat.completion", r.Created, r.Model
+		a.resp.SystemFingerprint = r.SystemFingerprint
+	}
+	if r.Usage != nil {
+		a.resp.Usage = *r.Usage
+	}
+	text := ""
+	for _, ch := range r.Choices {
+		if ch.Index != 0 {
+			continue // custos asks for one choice
+		}
+		a.choices++
+		d := ch.Delta
+		if d.Role != "" {
+			a.msg.Role = d.Role
+		}
+		a.msg.Content += d.Content
+		a.msg.Refusal += d.Refusal
+		a.msg.ReasoningContent += d.ReasoningContent
+		text += d.Content
+		for i, tc := range d.ToolCalls {
+			a.addCall(i, tc)
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+	}
+	return text
+}
+
+// addCall merges a tool call delta. The index says which call; a server
+// that leaves it out sends each call whole, in order.
+func (a *accumulator) addCall(pos int, tc openai.ToolCall) {
+	i := pos
+	if tc.Index != nil {
+		i = *tc.Index
+	}
+	if i < 0 || i > 1024 {
+		return
+	}
+	for len(a.msg.ToolCalls) <= i {
+		a.msg.ToolCalls = append(a.msg.ToolCalls, openai.ToolCall{})
+	}
+	c := &a.msg.ToolCalls[i]
+	if tc.ID != "" {
+		c.ID = tc.ID
+	}
+	if tc.Type != "" {
+		c.Type = tc.Type
+	}
+	// OpenAI sends the name whole in the call's first delta; some servers
+	// repeat it in every delta, which must not double it.
+	if tc.Function.Name != "" && tc.Function.Name != c.Function.Name {
+		c.Function.Name += tc.Function.Name
+	}
+	c.Function.Arguments += tc.Function.Arguments
+}
+
+// response is the whole answer, or errNotAStream when the body held no
+// choice at all or the stream ended without a finish reason (cut short).
+func (a *accumulator) response() (openai.ChatCompletionResponse, error) {
+	if a.choices == 0 {
+		return openai.ChatCompletionResponse{}, fmt.Errorf("%w: no chunk with a choice", errNotAStream)
+	}
+	if a.finish == "" {
+		return openai.ChatCompletionResponse{}, fmt.Errorf("%w: it ended before the answer did (no finish_reason)", errNotAStream)
+	}
+	msg := a.msg
+	if msg.Role == "" {
+		msg.Role = openai.ChatMessageRoleAssistant
+	}
+	for i := range msg.ToolCalls {
+		msg.ToolCalls[i].Index = nil // as in a plain answer
+	}
+	resp := a.resp
+	resp.Choices = []openai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: a.finish}}
+	return resp, nil
+}

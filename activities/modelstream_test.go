@@ -1,0 +1,210 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/stream"
+)
+
+// jobRequest is a job's first model call, its conversation in ws.
+func jobRequest(ws string) api.ModelRequest {
+	return api.ModelRequest{WithTools: true, Conversation: &api.Conversation{Workspace: ws, JobID: "job1", FirstSeq: 1, Total: 2,
+		Append: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "s"}, {Role: openai.ChatMessageRoleUser, Content: "task"}}}}
+}
+
+// runChat runs m.Chat as an activity and returns its response or error.
+func runChat(t testing.TB, m *Model, req api.ModelRequest) (api.ModelResponse, error) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(m.Chat)
+	val, err := env.ExecuteActivity(m.Chat, req)
+	if err != nil {
+		return api.ModelResponse{}, err
+	}
+	var resp api.ModelResponse
+	require.NoError(t, val.Get(&resp))
+	return resp, nil
+}
+
+// Streaming changes how the answer travels, not what it is: the same
+// reply, asked plainly and streamed, gives the same response.
+func TestChatStreamMatchesPlain(t *testing.T) {
+	long := strings.Repeat("All 42 tests pass; héllo wörld ✓. ", 20)
+	tests := []struct {
+		name  string
+		reply demomodel.Reply
+	}{
+		{name: "text", reply: demomodel.Say(long)},
+		{name: "one delta", reply: demomodel.Reply{Message: openai.ChatCompletionMessage{Content: "ok"}, ChunkSize: 100}},
+		{name: "several calls, arguments across chunks", reply: demomodel.Calls(
+			demomodel.ToolCall("c1", "Bash", map[string]any{"command": "go test ./... && go vet ./..."}),
+			demomodel.ToolCall("c2", "Read", `{"file_path":"go.mod"}`),
+			demomodel.ToolCall("c3", "Glob", `{"pattern":"**/*_test.go"}`),
+		)},
+		{name: "text and calls", reply: demomodel.Reply{Message: openai.ChatCompletionMessage{Content: "Let me look first.",
+			ToolCalls: []openai.ToolCall{demomodel.ToolCall("c1", "Read", `{"file_path":"README.md"}`)}}}},
+		{name: "usage and finish reason as sent", reply: demomodel.Reply{Message: openai.ChatCompletionMessage{Content: long},
+			Usage: openai.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200}, FinishReason: "length"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := demomodel.New(demomodel.Script(tc.reply, tc.reply))
+			base, err := srv.Start("127.0.0.1:0")
+			require.NoError(t, err)
+			defer srv.Close()
+
+			plain := NewModel(base, "k", "m", nil)
+			want, err := runChat(t, plain, jobRequest(t.TempDir()))
+			require.NoError(t, err)
+
+			hub := stream.NewHub(stream.Limits{})
+			sub := hub.Subscribe("job1")
+			defer sub.Close()
+			streamed := NewModel(base, "k", "m", nil)
+			streamed.Stream = hub
+			got, err := runChat(t, streamed, jobRequest(t.TempDir()))
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+
+			reqs := srv.Requests()
+			require.False(t, reqs[0].Stream)
+			require.True(t, reqs[1].Stream)
+			require.True(t, reqs[1].StreamOptions.IncludeUsage)
+
+			// The watcher saw the content, in pieces, then the end.
+			var text strings.Builder
+			cs := sub.Take()
+			for _, c := range cs {
+				text.WriteString(c.Text)
+			}
+			require.Equal(t, want.Message.Content, text.String())
+			require.True(t, cs[len(cs)-1].Done)
+			require.False(t, cs[len(cs)-1].Failed)
+		})
+	}
+}
+
+// errorClass is how Temporal and the workflow treat a model error.
+func errorClass(err error) string {
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return "ok"
+	case !errors.As(err, &appErr):
+		return fmt.Sprintf("not an application error: %T", err)
+	case !appErr.NonRetryable():
+		return "retryable"
+	}
+	return appErr.Type()
+}
+
+// A stream request that gets an error or garbage fails as the plain
+// request does, so the workflow waits, retries or compacts the same way.
+func TestChatStreamErrorsAsPlain(t *testing.T) {
+	tests := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"401 bad key", `{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}`, 401, api.ModelRefusedErrorType},
+		{"404 unknown model", `{"error":{"message":"model not found","type":"invalid_request_error"}}`, 404, api.ModelRefusedErrorType},
+		{"429 rate limited", `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, 429, "retryable"},
+		{"429 quota", `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, 429, api.ModelRefusedErrorType},
+		{"500", `{"error":{"message":"internal","type":"server_error"}}`, 500, "retryable"},
+		{"503 HTML", `<html>upstream down</html>`, 503, "retryable"},
+		{"400 context length", `{"error":{"message":"maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`, 400, api.ContextLengthErrorType},
+		{"422", `{"error":{"message":"bad","type":"invalid_request_error"}}`, 422, api.ModelRequestErrorType},
+		{"200 HTML", `<html>proxy login</html>`, 200, api.ModelGarbageErrorType},
+		{"200 truncated JSON", `{"id":`, 200, api.ModelGarbageErrorType},
+		{"200 no choices", `{"id":"x","object":"chat.completion","choices":[],"usage":{}}`, 200, api.ModelGarbageErrorType},
+		{"200 empty", ``, 200, api.ModelGarbageErrorType},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeOpenAI{status: tc.status, body: tc.body}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			plain := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			_, plainErr := runChat(t, plain, jobRequest(t.TempDir()))
+			streamed := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			streamed.Stream = stream.NewHub(stream.Limits{})
+			_, streamErr := runChat(t, streamed, jobRequest(t.TempDir()))
+			require.Equal(t, tc.want, errorClass(plainErr), "plain: %v", plainErr)
+			require.Equal(t, tc.want, errorClass(streamErr), "streamed: %v", streamErr)
+			require.Equal(t, int32(2), fake.calls.Load(), "one HTTP call each: no retry below Temporal")
+		})
+	}
+}
+
+// Bodies only a stream request can get wrong.
+func TestChatStreamGarbage(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"a plain completion to a stream request", `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]}`, api.ModelGarbageErrorType},
+		{"a stream cut before its end", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n", api.ModelGarbageErrorType},
+		{"a chunk that is not JSON", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {nope\n\n", api.ModelGarbageErrorType},
+		{"an error event mid-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n", "retryable"},
+		{"a stream that ends well", "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", "ok"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(&fakeOpenAI{status: 200, body: tc.body})
+			defer srv.Close()
+			m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			m.Stream = stream.NewHub(stream.Limits{})
+			_, err := runChat(t, m, jobRequest(t.TempDir()))
+			require.Equal(t, tc.want, errorClass(err), "%v", err)
+		})
+	}
+}
+
+// The same call asked again (an activity retry, or the workflow's after
+// garbage) shows as a restart, not as the text a second time.
+func TestChatStreamRestart(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		const first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"}}]}\n\n"
+		if n.Add(1) == 1 {
+			_, _ = w.Write([]byte(first)) // and the connection ends
+			return
+		}
+		_, _ = w.Write([]byte(first + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
+	}))
+	defer srv.Close()
+	hub := stream.NewHub(stream.Limits{})
+	sub := hub.Subscribe("job1")
+	defer sub.Close()
+	m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+	m.Stream = hub
+	ws := t.TempDir()
+	_, err := runChat(t, m, jobRequest(ws))
+	require.Equal(t, api.ModelGarbageErrorType, errorClass(err))
+	resp, err := runChat(t, m, jobRequest(ws))
+	require.NoError(t, err)
+	require.Equal(t, "Hello", resp.Message.Content)
+	var seen []string
+	for _, c := range sub.Take() {
+		switch {
+		case c.Restart:
+			seen = append(seen, "restart")
+		case c.Done:
+			seen = append(seen, fmt.Sprintf("done(failed=%v)", c.Failed))
+		default:
+			seen = append(seen, c.Text)
+		}
+	}
+	require.Equal(t, []string{"Hel", "done(failed=true)", "restart", "Hello", "done(failed=false)"}, seen)
+}
