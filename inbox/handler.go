@@ -22,6 +22,7 @@ import (
 
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/internal/answerkey"
+	"github.com/custos-dev/custos/stream"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -56,7 +57,10 @@ type Options struct {
 	// "approvals", where their token's name is their identity). Typed
 	// names never count.
 	AnswerKey []byte
-	Logger    *slog.Logger
+	// Stream, when set, is where this process's model activities publish
+	// answers as they are written: the job page shows them.
+	Stream *stream.Hub
+	Logger *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -101,6 +105,8 @@ func NewHandler(k *Collector, c client.Client, o Options) (*Handler, error) {
 	h.mux.HandleFunc("POST "+p+"decide", h.decide)
 	h.mux.HandleFunc("POST "+p+"revoke", h.revoke)
 	h.mux.HandleFunc("POST "+p+"message", h.message)
+	h.mux.HandleFunc("GET "+p+"jobs/{id}", h.jobPage)
+	h.mux.HandleFunc("GET "+p+"jobs/{id}/stream", h.jobStream)
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET "+p+"static/", http.StripPrefix(p+"static/", http.FileServerFS(static)))
 	return h, nil
