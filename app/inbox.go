@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/inbox"
+	"github.com/custos-dev/custos/stream"
 	"github.com/custos-dev/custos/temporalclient"
 )
 
@@ -27,14 +28,16 @@ const InboxPrefix = "/custos/"
 //
 // stateDir is where the workers' answer key is ("" for custos' state
 // directory): a deployed inbox signs with it the people its tokens name.
-func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedded, getenv func(string) string, stateDir string, banner io.Writer, logger *slog.Logger) error {
+// hub (nil: none) is this process's model answers as they are written,
+// which the job pages show.
+func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedded, getenv func(string) string, stateDir string, hub *stream.Hub, banner io.Writer, logger *slog.Logger) error {
 	k := inbox.NewCollector(c, 0, 0, logger)
 	if emb != nil {
 		srv := emb.Server
 		if srv.UIAddr() == "" {
 			return nil
 		}
-		h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: srv.SessionCookie(), DefaultBy: OSUser(), Logger: logger})
+		h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: srv.SessionCookie(), DefaultBy: OSUser(), Stream: hub, Logger: logger})
 		if err != nil {
 			return err
 		}
@@ -53,7 +56,7 @@ func StartInbox(ctx context.Context, c client.Client, emb *temporalclient.Embedd
 	}
 	g := inbox.NewGate(cfg, cfg.CertFile != "")
 	h, err := inbox.NewHandler(k, c, inbox.Options{Prefix: InboxPrefix, SessionCookie: inbox.GateCookie, Identify: g.Identify,
-		AnswerKey: answerKeyFor(stateDir, logger), Logger: logger})
+		AnswerKey: answerKeyFor(stateDir, logger), Stream: hub, Logger: logger})
 	if err != nil {
 		return err
 	}

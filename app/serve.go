@@ -37,7 +37,9 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 	}
 	defer closeTelemetry()
 	channels.StateDir = o.StateDir
-	if err := StartInbox(ctx, c, emb, os.Getenv, o.StateDir, banner, logger); err != nil {
+	// One hub for the model activity and the inbox's job pages.
+	o.Stream = NewStreamHub(os.Getenv)
+	if err := StartInbox(ctx, c, emb, os.Getenv, o.StateDir, o.Stream, banner, logger); err != nil {
 		return err
 	}
 	if emb != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/stream"
 	"github.com/custos-dev/custos/workflows"
 )
 
@@ -52,6 +53,9 @@ type Options struct {
 	Interceptors []interceptor.WorkerInterceptor
 	// Versioning: the Worker Deployment Version of this process.
 	Versioning Versioning
+	// Stream is where the model activity publishes answers as they are
+	// written (nil: Start makes one, unless CUSTOS_STREAM=0).
+	Stream *stream.Hub
 }
 
 // Workers are the running workers of one process.
@@ -60,6 +64,9 @@ type Workers struct {
 	host    []worker.Worker // the host's workspace queue and its discovery poller
 	lanes   []worker.Worker
 	Sandbox sandbox.Sandbox
+	// Stream carries this process's model answers as they are written
+	// (nil when streaming is off): `starter run` prints them from here.
+	Stream *stream.Hub
 }
 
 // sandboxConfig is o's sandbox configuration with the defaults o implies.
@@ -88,8 +95,13 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	}
 	name, why := sb.Backend()
 	o.Logger.Info("sandbox ready", "backend", name, "why", why)
+	if o.Stream == nil {
+		o.Stream = NewStreamHub(os.Getenv)
+	}
+	model := activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil)
+	model.Stream = o.Stream
 	set := activities.Set{
-		Model:    activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil),
+		Model:    model,
 		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
 		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, StateDir: o.StateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
@@ -105,7 +117,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	}
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
-	w := &Workers{Sandbox: sb}
+	w := &Workers{Sandbox: sb, Stream: o.Stream}
 	wopts := workerOptions(o)
 	w.main = worker.New(c, api.TaskQueue, wopts)
 	(&workflows.Agent{}).Register(w.main)
@@ -161,6 +173,19 @@ func (w *Workers) Stop() {
 		hw.Stop()
 	}
 	w.main.Stop()
+}
+
+// EnvStream set to 0 turns streaming off: the model is asked for whole
+// answers (stream: false), as before; watchers see each turn when it ends.
+const EnvStream = "CUSTOS_STREAM"
+
+// NewStreamHub is the hub a worker process's model activity publishes to,
+// nil when EnvStream is 0.
+func NewStreamHub(getenv func(string) string) *stream.Hub {
+	if getenv(EnvStream) == "0" {
+		return nil
+	}
+	return stream.NewHub(stream.Limits{})
 }
 
 // bashLanes is the configured lane count: n, else CUSTOS_BASH_LANES, else

@@ -97,7 +97,7 @@ func startInboxRig(t testing.TB, script demomodel.Handler) *inboxRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	emb := &temporalclient.Embedded{Server: srv, Client: c}
-	require.NoError(t, app.StartInbox(ctx, c, emb, func(string) string { return "" }, testenv.StateDir(), io.Discard, testenv.Logger()))
+	require.NoError(t, app.StartInbox(ctx, c, emb, func(string) string { return "" }, testenv.StateDir(), nil, io.Discard, testenv.Logger()))
 	require.NotEmpty(t, emb.InboxURL)
 	return &inboxRig{slackRig: rig, login: emb.InboxURL}
 }
