@@ -17,6 +17,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/stream"
 	"github.com/custos-dev/custos/temporalclient"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -32,6 +33,10 @@ type App struct {
 	lastResult *workflows.JobResult
 	// inProcess is set when this process runs the job's server and worker.
 	inProcess bool
+	// hub is the in-process worker's model answers as they are written
+	// (nil: no worker here, or streaming off); live prints a job's.
+	hub  *stream.Hub
+	live *livePrinter
 }
 
 const usage = `custos — a durable coding agent on Temporal
@@ -261,6 +266,7 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 		s.Close()
 		return nil, err
 	}
+	a.hub = s.workers.Stream
 	if name, why := s.workers.Sandbox.Backend(); name != sandbox.BackendBwrap {
 		fmt.Fprintln(a.Stderr, noSandboxLine(why))
 	}

@@ -159,6 +159,8 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 	stop := make(chan struct{})
 	defer close(stop)
 	lines := a.typedLines(stop)
+	a.live = a.startLive(id)
+	defer a.live.close()
 	done := make(chan error, 1)
 	finished := make(chan struct{})
 	go func() {
@@ -201,7 +203,9 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 				fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 				return nil
 			}
-			fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(a.lastResult.Answer))
+			if !a.live.streamedAnswer(a.lastResult.Answer) {
+				fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(a.lastResult.Answer))
+			}
 			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 			if st, err := queryStatus(ctx, c, id); err == nil {
 				files := st.Files.Or(st.Workspace, id)
@@ -212,6 +216,9 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 		case <-ctx.Done():
 			a.stopped(id)
 			return nil
+		case <-a.live.ready():
+			a.live.print()
+			continue
 		case <-tick.C:
 		}
 		since = a.printEvents(ctx, c, id, since)
@@ -299,7 +306,7 @@ func (a *App) printEvents(ctx context.Context, c client.Client, id string, since
 		if e.Seq <= since {
 			continue
 		}
-		if line := formatEvent(e); line != "" {
+		if line := a.live.eventLine(e, formatEvent(e)); line != "" {
 			fmt.Fprintln(a.Stdout, line)
 		}
 		if e.Kind == "ask" && !a.Interactive {
