@@ -40,7 +40,7 @@ func benchTurn(b *testing.B, paced, streamed bool) {
 		reply.ChunkSize, reply.FirstDelay, reply.ChunkDelay = 32, 50*time.Millisecond, 5*time.Millisecond
 	}
 	chunks := len(demomodel.StreamChunks(openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{Message: reply.Message}}}, 32, true))
-	total := reply.FirstDelay + time.Duration(chunks-1)*reply.ChunkDelay
+	total := reply.FirstDelay + time.Duration(chunks-2)*reply.ChunkDelay
 	srv := demomodel.New(func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		if !req.Stream {
 			time.Sleep(total) // the same generation time, in one piece

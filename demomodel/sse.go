@@ -27,10 +27,11 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.
 	}
 	flush()
 	// Chunk i is due at a fixed time from the start, so the timers'
-	// lateness does not add up over a long answer.
+	// lateness does not add up over a long answer. The role chunk and the
+	// first token come together, at FirstDelay.
 	start := time.Now()
 	for i, c := range chunks {
-		due := start.Add(reply.FirstDelay + time.Duration(i)*reply.ChunkDelay)
+		due := start.Add(reply.FirstDelay + time.Duration(max(i-1, 0))*reply.ChunkDelay)
 		if !pause(r, time.Until(due)) {
 			return
 		}
