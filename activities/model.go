@@ -45,6 +45,7 @@ func NewModel(baseURL, apiKey, model string, httpClient *http.Client) *Model {
 	if httpClient != nil {
 		cfg.HTTPClient = httpClient
 	}
+	cfg.HTTPClient = headKeeper{cfg.HTTPClient}
 	return &Model{Client: openai.NewClientWithConfig(cfg), Model: model}
 }
 

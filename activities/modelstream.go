@@ -2,9 +2,11 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +36,8 @@ func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRe
 	defer stop()
 	creq.Stream = true
 	creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	head := &bodyHead{}
+	ctx = context.WithValue(ctx, bodyHeadKey{}, head)
 	s, err := m.Client.CreateChatCompletionStream(ctx, creq)
 	if err != nil {
 		return openai.ChatCompletionResponse{}, err
@@ -48,12 +52,35 @@ func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRe
 		if err != nil {
 			return openai.ChatCompletionResponse{}, err
 		}
+		head.stop() // an event came: this is a stream
 		if text := acc.add(r); text != "" {
 			got.Add(int64(len(text)))
 			w.Write(text)
 		}
 	}
-	return acc.response()
+	resp, err := acc.response()
+	if acc.choices == 0 {
+		// No event at all: judge the body as the plain call would, so
+		// the job tells the same error (and takes a plain answer from a
+		// server that does not stream).
+		return plainAnswer(head, w)
+	}
+	return resp, err
+}
+
+// plainAnswer decodes the body a stream request got as a plain answer.
+func plainAnswer(head *bodyHead, w *stream.Writer) (openai.ChatCompletionResponse, error) {
+	if head.over || head.stopped {
+		return openai.ChatCompletionResponse{}, fmt.Errorf("%w: no chunk with a choice", errNotAStream)
+	}
+	var resp openai.ChatCompletionResponse
+	if err := json.Unmarshal(head.b, &resp); err != nil {
+		return openai.ChatCompletionResponse{}, err
+	}
+	if len(resp.Choices) > 0 {
+		w.Write(resp.Choices[0].Message.Content)
+	}
+	return resp, nil
 }
 
 // accumulator puts a streamed answer back together: content appended,
@@ -145,4 +172,47 @@ func (a *accumulator) response() (openai.ChatCompletionResponse, error) {
 	resp := a.resp
 	resp.Choices = []openai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: a.finish}}
 	return resp, nil
+}
+
+// headKeeper keeps the start of a stream response's body for the request
+// whose context asks for it (bodyHeadKey): go-openai's stream reader keeps
+// what is not an event to itself.
+type headKeeper struct{ openai.HTTPDoer }
+
+type bodyHeadKey struct{}
+
+// bodyHead is up to maxHead bytes of a body; over: there was more.
+type bodyHead struct {
+	b             []byte
+	over, stopped bool
+}
+
+// stop ends the keeping and frees what was kept.
+func (h *bodyHead) stop() { h.b, h.stopped = nil, true }
+
+// maxHead is as much of a body as a stream request keeps to judge it: the
+// plain answers it could be are small, a large one is not taken.
+const maxHead = 1 << 20
+
+func (k headKeeper) Do(req *http.Request) (*http.Response, error) {
+	resp, err := k.HTTPDoer.Do(req)
+	if h, ok := req.Context().Value(bodyHeadKey{}).(*bodyHead); ok && err == nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(resp.Body, h), resp.Body}
+	}
+	return resp, err
+}
+
+func (h *bodyHead) Write(p []byte) (int, error) {
+	if h.stopped {
+		return len(p), nil
+	}
+	n := min(len(p), maxHead-len(h.b))
+	h.b = append(h.b, p[:n]...)
+	if n < len(p) {
+		h.over = true
+	}
+	return len(p), nil
 }

@@ -131,6 +131,7 @@ func TestChatStreamErrorsAsPlain(t *testing.T) {
 		{"200 truncated JSON", `{"id":`, 200, api.ModelGarbageErrorType},
 		{"200 no choices", `{"id":"x","object":"chat.completion","choices":[],"usage":{}}`, 200, api.ModelGarbageErrorType},
 		{"200 empty", ``, 200, api.ModelGarbageErrorType},
+		{"200 empty message", `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":""}}]}`, 200, api.ModelGarbageErrorType},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,6 +145,11 @@ func TestChatStreamErrorsAsPlain(t *testing.T) {
 			_, streamErr := runChat(t, streamed, jobRequest(t.TempDir()))
 			require.Equal(t, tc.want, errorClass(plainErr), "plain: %v", plainErr)
 			require.Equal(t, tc.want, errorClass(streamErr), "streamed: %v", streamErr)
+			if tc.status == 200 && strings.HasPrefix(tc.body, `{"id":"x"`) {
+				// A job says once per distinct error why it waits: the
+				// same answer must give the same words.
+				require.Equal(t, plainErr.Error(), streamErr.Error())
+			}
 			require.Equal(t, int32(2), fake.calls.Load(), "one HTTP call each: no retry below Temporal")
 		})
 	}
@@ -152,7 +158,7 @@ func TestChatStreamErrorsAsPlain(t *testing.T) {
 // Bodies only a stream request can get wrong.
 func TestChatStreamGarbage(t *testing.T) {
 	tests := []struct{ name, body, want string }{
-		{"a plain completion to a stream request", `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]}`, api.ModelGarbageErrorType},
+		{"a plain completion to a stream request is taken", `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]}`, "ok"},
 		{"a stream cut before its end", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n", api.ModelGarbageErrorType},
 		{"a chunk that is not JSON", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {nope\n\n", api.ModelGarbageErrorType},
 		{"an error event mid-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n", "retryable"},

@@ -42,7 +42,8 @@ type Reply struct {
 	// "stop" otherwise.
 	FinishReason string
 	// ChunkSize is, for a streamed answer, how many bytes of text (content
-	// or a call's arguments) one delta carries at most (0: 8), cut between
+	// or a call's arguments) one delta carries at most (0: 8, more for a
+	// text over 2 KiB, so it takes at most about 256 deltas), cut between
 	// characters, never inside one.
 	ChunkSize int
 	// ChunkDelay is, for a streamed answer, the time between chunks (the

@@ -17,7 +17,7 @@ import (
 func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, reply Reply) {
 	resp := s.completion(req, reply)
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	chunks := StreamChunks(resp, cmp.Or(reply.ChunkSize, 8), includeUsage)
+	chunks := StreamChunks(resp, cmp.Or(reply.ChunkSize, defaultChunkSize(resp.Choices[0].Message)), includeUsage)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -46,6 +46,16 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.
 	}
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 	flush()
+}
+
+// defaultChunkSize is 8 bytes, or larger for a long message so that it
+// comes in a few hundred deltas at most (a test's 3 MB answer too).
+func defaultChunkSize(msg openai.ChatCompletionMessage) int {
+	n := len(msg.Content)
+	for _, tc := range msg.ToolCalls {
+		n = max(n, len(tc.Function.Arguments))
+	}
+	return max(8, n/256)
 }
 
 // pause waits d unless the client goes away first (then false).
