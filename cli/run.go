@@ -217,7 +217,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			a.stopped(id)
 			return nil
 		case <-a.live.ready():
-			a.live.print()
+			a.live.print(func() { since = a.printEvents(ctx, c, id, since) })
 			continue
 		case <-tick.C:
 		}

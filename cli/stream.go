@@ -20,6 +20,8 @@ import (
 type livePrinter struct {
 	out io.Writer
 	sub *stream.Subscription
+	// queue is what was taken from sub and not printed yet.
+	queue []stream.Chunk
 	// open is the answer being printed (turn/attempt), "" between answers;
 	// midLine is true when its text did not end with a line feed.
 	open    string
@@ -54,14 +56,31 @@ func (p *livePrinter) close() {
 	}
 }
 
-// print prints the chunks waiting.
-func (p *livePrinter) print() {
+// print prints the chunks waiting. before (nil: none) is called first
+// when they begin an answer: follow prints the job's events there, so the
+// tool results of the turn before come before the model's next text.
+func (p *livePrinter) print(before func()) {
 	if p == nil {
 		return
 	}
-	for _, c := range p.sub.Take() {
+	p.queue = append(p.queue, p.sub.Take()...)
+	if before != nil && len(p.queue) > 0 {
+		c := p.queue[0]
+		if c.Restart || p.open != fmt.Sprintf("%d/%d", c.Turn, c.Attempt) {
+			before() // may print the queue itself: see eventLine
+		}
+	}
+	p.drain()
+}
+
+// drain prints the queued chunks, in order.
+func (p *livePrinter) drain() {
+	for len(p.queue) > 0 {
+		c := p.queue[0]
+		p.queue = p.queue[1:]
 		p.chunk(c)
 	}
+	p.queue = nil
 }
 
 func (p *livePrinter) chunk(c stream.Chunk) {
@@ -122,6 +141,12 @@ func (p *livePrinter) eventLine(e workflows.Event, line string) string {
 	if p == nil || line == "" {
 		return line
 	}
+	if e.Kind == "model" {
+		// The answer's text is published before the activity returns,
+		// so all of it waits here by now: print it before its event.
+		p.queue = append(p.queue, p.sub.Take()...)
+		p.drain()
+	}
 	p.endLine()
 	if e.Kind != "model" {
 		return line
@@ -149,7 +174,7 @@ func (p *livePrinter) streamedAnswer(answer string) bool {
 	if p == nil {
 		return false
 	}
-	p.print()
+	p.print(nil)
 	p.endLine()
 	answer = strings.TrimSpace(answer)
 	for _, s := range p.shown {

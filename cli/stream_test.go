@@ -29,10 +29,10 @@ func TestLivePrinter(t *testing.T) {
 			w := h.Begin("j", turn, attempt)
 			for _, s := range parts {
 				w.Write(s)
-				p.print()
+				p.print(nil)
 			}
 			w.End(false)
-			p.print()
+			p.print(nil)
 		}
 	}
 	fail := func(turn, attempt int, parts ...string) step {
@@ -42,7 +42,14 @@ func TestLivePrinter(t *testing.T) {
 				w.Write(s)
 			}
 			w.End(true)
-			p.print()
+			p.print(nil)
+		}
+	}
+	unprinted := func(turn, attempt int, text string) step {
+		return func(h *stream.Hub, _ *livePrinter) {
+			w := h.Begin("j", turn, attempt)
+			w.Write(text)
+			w.End(false)
 		}
 	}
 	event := func(turn int, text string) step {
@@ -69,6 +76,11 @@ func TestLivePrinter(t *testing.T) {
 			name:  "a turn with calls: the text once, then the calls",
 			steps: []step{write(2, 1, "I will ", "read it."), event(1, "I will read it. (calls Read)")},
 			want:  "  model> I will read it.\n[turn 1] model: (text above) (calls Read)\n",
+		},
+		{
+			name:  "an event that comes before its streamed text is printed prints the text first",
+			steps: []step{unprinted(2, 1, "Let me look."), event(1, "Let me look. (calls Glob)")},
+			want:  "  model> Let me look.\n[turn 1] model: (text above) (calls Glob)\n",
 		},
 		{
 			name:  "the final answer is not printed again",
@@ -114,7 +126,7 @@ func TestLivePrinterOff(t *testing.T) {
 	a := &App{}
 	p := a.startLive("j")
 	require.Nil(t, p)
-	p.print()
+	p.print(nil)
 	p.close()
 	e := workflows.Event{Kind: "model", Turn: 1, Text: "done"}
 	assert.Equal(t, formatEvent(e), p.eventLine(e, formatEvent(e)))
@@ -172,7 +184,7 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 			case <-p.ready():
 				term.mu.Lock() // the printer's writes and the reset below
 				term.mu.Unlock()
-				p.print()
+				p.print(nil)
 			}
 		}
 	}()
@@ -197,4 +209,27 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "us-to-first-text/op")
+}
+
+// follow prints the job's events when an answer begins, not at every
+// delta: the turn before's results come before the model's next text.
+func TestLivePrinterEventsBeforeAnAnswer(t *testing.T) {
+	h := stream.NewHub(stream.Limits{})
+	var out bytes.Buffer
+	p := (&App{Stdout: &out, hub: h}).startLive("j")
+	defer p.close()
+	events := 0
+	before := func() { events++; out.WriteString("[events]\n") }
+	w := h.Begin("j", 2, 1)
+	for _, s := range []string{"a", "b", "c"} {
+		w.Write(s)
+		p.print(before)
+	}
+	w.End(true)
+	p.print(before)
+	w = h.Begin("j", 2, 2)
+	w.Write("abc")
+	p.print(before)
+	assert.Equal(t, 2, events)
+	assert.Equal(t, "[events]\n  model> abc\n[events]\n  model: answer restarted (attempt 2); what follows replaces the text above\n  model> abc", out.String())
 }
