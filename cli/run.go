@@ -203,9 +203,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 				fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 				return nil
 			}
-			if !a.live.streamedAnswer(a.lastResult.Answer) {
-				fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(a.lastResult.Answer))
-			}
+			a.printAnswer(a.lastResult.Answer)
 			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 			if st, err := queryStatus(ctx, c, id); err == nil {
 				files := st.Files.Or(st.Workspace, id)

@@ -168,6 +168,14 @@ func (p *livePrinter) eventLine(e workflows.Event, line string) string {
 	return line
 }
 
+// printAnswer prints a job's answer unless it was printed as it was
+// written.
+func (a *App) printAnswer(answer string) {
+	if !a.live.streamedAnswer(answer) {
+		fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(answer))
+	}
+}
+
 // streamedAnswer reports whether the job's final answer was printed as it
 // was written, so follow does not print it again.
 func (p *livePrinter) streamedAnswer(answer string) bool {
