@@ -73,6 +73,19 @@ func (p *livePrinter) print(before func()) {
 	p.drain()
 }
 
+// drainAnswer prints the queued chunks up to the end of the first answer
+// that ended well.
+func (p *livePrinter) drainAnswer() {
+	for len(p.queue) > 0 {
+		c := p.queue[0]
+		p.queue = p.queue[1:]
+		p.chunk(c)
+		if c.Done && !c.Failed {
+			return
+		}
+	}
+}
+
 // drain prints the queued chunks, in order.
 func (p *livePrinter) drain() {
 	for len(p.queue) > 0 {
@@ -135,23 +148,35 @@ func (p *livePrinter) endLine() {
 }
 
 // eventLine is the line to print for e, formatEvent's line given: a
-// "model" event whose text was just streamed keeps only what was not
-// (the calls it makes).
+// "model" event whose text was streamed keeps only what was not (the
+// calls it makes).
 func (p *livePrinter) eventLine(e workflows.Event, line string) string {
 	if p == nil || line == "" {
 		return line
 	}
-	if e.Kind == "model" {
-		// The answer's text is published before the activity returns,
-		// so all of it waits here by now: print it before its event.
-		p.queue = append(p.queue, p.sub.Take()...)
-		p.drain()
-	}
-	p.endLine()
 	if e.Kind != "model" {
+		p.endLine()
 		return line
 	}
 	text := strings.TrimSpace(e.Text)
+	if l, ok := p.claim(e.Turn, text); ok {
+		return l
+	}
+	// The answer's text is published before the activity returns, so
+	// if it was not printed yet it waits here: print it (and not the
+	// answers after it) before its event.
+	p.queue = append(p.queue, p.sub.Take()...)
+	p.drainAnswer()
+	p.endLine()
+	if l, ok := p.claim(e.Turn, text); ok {
+		return l
+	}
+	return line
+}
+
+// claim finds the streamed answer a model event's text begins with and
+// says what of the event is left to print.
+func (p *livePrinter) claim(turn int, text string) (string, bool) {
 	for i, s := range p.shown {
 		rest, ok := strings.CutPrefix(text, s)
 		if !ok {
@@ -159,13 +184,14 @@ func (p *livePrinter) eventLine(e workflows.Event, line string) string {
 		}
 		p.shown = append(p.shown[:i], p.shown[i+1:]...)
 		if rest = strings.TrimSpace(rest); rest != "" {
-			return fmt.Sprintf("[turn %d] model: (text above) %s", e.Turn, display.SafeLine(rest))
+			return fmt.Sprintf("[turn %d] model: (text above) %s", turn, display.SafeLine(rest)), true
 		}
-		// The final answer: it was printed as it came.
+		// The final answer: it was printed as it came; the job's result
+		// (streamedAnswer) claims it again.
 		p.shown = append(p.shown, s)
-		return fmt.Sprintf("[turn %d] model: final answer (above)", e.Turn)
+		return fmt.Sprintf("[turn %d] model: final answer (above)", turn), true
 	}
-	return line
+	return "", false
 }
 
 // printAnswer prints a job's answer unless it was printed as it was

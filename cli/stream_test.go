@@ -83,6 +83,12 @@ func TestLivePrinter(t *testing.T) {
 			want:  "  model> Let me look.\n[turn 1] model: (text above) (calls Glob)\n",
 		},
 		{
+			name: "an event prints its own answer's text, not the next answer's",
+			steps: []step{unprinted(2, 1, "Let me look."), unprinted(4, 1, "Now read."), event(1, "Let me look. (calls Glob)"),
+				event(2, "Now read. (calls Read)")},
+			want: "  model> Let me look.\n[turn 1] model: (text above) (calls Glob)\n  model> Now read.\n[turn 2] model: (text above) (calls Read)\n",
+		},
+		{
 			name:  "the final answer is not printed again",
 			steps: []step{write(4, 1, "All ", "tests pass."), event(2, "All tests pass."), final("All tests pass.")},
 			want:  "  model> All tests pass.\n[turn 2] model: final answer (above)\n",
