@@ -90,6 +90,46 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		fmt.Fprint(a.Stderr, usage)
 		return 2
 	}
+	handled, err := a.jobCommand(ctx, args)
+	if !handled {
+		switch args[0] {
+		case "watch":
+			err = a.watch(ctx, args[1:])
+		case "policy":
+			err = a.policy(ctx, args[1:])
+		case "trust":
+			err = a.trust(args[1:])
+		case "temporal-profile":
+			err = a.temporalProfile(args[1:])
+		case "ui-url":
+			err = a.loginURL("ui-url", "/", args[1:])
+		case "inbox-url":
+			err = a.loginURL("inbox-url", app.InboxPrefix, args[1:])
+		case "sandbox":
+			return sandboxMain(args[1:], a.Stdout, a.Stderr)
+		case "help", "-h", "--help":
+			fmt.Fprint(a.Stdout, usage)
+			return 0
+		default:
+			fmt.Fprintf(a.Stderr, "unknown command %q\n\n%s", args[0], usage)
+			return 2
+		}
+	}
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(a.Stderr, "custos: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(a.Stderr, "custos: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// jobCommand runs the commands that start, follow or act on a job; it
+// reports false for any other command.
+func (a *App) jobCommand(ctx context.Context, args []string) (bool, error) {
 	var err error
 	switch args[0] {
 	case "run":
@@ -139,37 +179,10 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			fmt.Fprintf(a.Stdout, "cancel requested for %s\n", id)
 			return nil
 		})
-	case "watch":
-		err = a.watch(ctx, args[1:])
-	case "policy":
-		err = a.policy(ctx, args[1:])
-	case "trust":
-		err = a.trust(args[1:])
-	case "temporal-profile":
-		err = a.temporalProfile(args[1:])
-	case "ui-url":
-		err = a.loginURL("ui-url", "/", args[1:])
-	case "inbox-url":
-		err = a.loginURL("inbox-url", app.InboxPrefix, args[1:])
-	case "sandbox":
-		return sandboxMain(args[1:], a.Stdout, a.Stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(a.Stdout, usage)
-		return 0
 	default:
-		fmt.Fprintf(a.Stderr, "unknown command %q\n\n%s", args[0], usage)
-		return 2
+		return false, nil
 	}
-	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(a.Stderr, "custos: %v\n", err)
-			return 2
-		}
-		fmt.Fprintf(a.Stderr, "custos: %v\n", err)
-		return 1
-	}
-	return 0
+	return true, err
 }
 
 type usageError struct{ msg string }

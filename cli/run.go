@@ -189,28 +189,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			a.steer(ctx, c, id, line)
 			continue
 		case err := <-done:
-			if ctx.Err() != nil {
-				// Get ended because we stopped, not because the job did.
-				a.stopped(id)
-				return nil
-			}
-			since = a.printEvents(ctx, c, id, since)
-			if err != nil {
-				return fmt.Errorf("job %s: %w", id, err)
-			}
-			if r := a.lastResult.Reason; r == "ended" || r == "idle" {
-				// Its answers were shown as they came.
-				fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
-				return nil
-			}
-			a.printAnswer(a.lastResult.Answer)
-			fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
-			if st, err := queryStatus(ctx, c, id); err == nil {
-				files := st.Files.Or(st.Workspace, id)
-				fmt.Fprintf(a.Stderr, "custos: transcript %s, audit %s (starter audit %s)\n",
-					display.Line(files.Transcript, 0), display.Line(files.Audit, 0), id)
-			}
-			return nil
+			return a.jobDone(ctx, c, id, since, err)
 		case <-ctx.Done():
 			a.stopped(id)
 			return nil
@@ -236,21 +215,56 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 		if !a.Interactive {
 			continue
 		}
-		for _, p := range st.Pending {
-			if prompted[p.CallID] {
-				continue
-			}
-			prompted[p.CallID] = true
-			// The events that led to this call (the model's turn, the call,
-			// the ask) come before its prompt.
-			since = a.printEvents(ctx, c, id, since)
-			if err := a.prompt(ctx, c, id, p, lines, finished); err != nil {
-				return err
-			}
-			// Show what happened meanwhile before the next prompt.
-			since = a.printEvents(ctx, c, id, since)
+		if since, err = a.promptPending(ctx, c, id, st, since, prompted, lines, finished); err != nil {
+			return err
 		}
 	}
+}
+
+// promptPending prompts, on a terminal, for each call of st not prompted
+// for yet, and returns the last event printed.
+func (a *App) promptPending(ctx context.Context, c client.Client, id string, st workflows.Status, since int, prompted map[string]bool, lines <-chan string, finished <-chan struct{}) (int, error) {
+	for _, p := range st.Pending {
+		if prompted[p.CallID] {
+			continue
+		}
+		prompted[p.CallID] = true
+		// The events that led to this call (the model's turn, the call,
+		// the ask) come before its prompt.
+		since = a.printEvents(ctx, c, id, since)
+		if err := a.prompt(ctx, c, id, p, lines, finished); err != nil {
+			return since, err
+		}
+		// Show what happened meanwhile before the next prompt.
+		since = a.printEvents(ctx, c, id, since)
+	}
+	return since, nil
+}
+
+// jobDone is what follow says when the job completes (err: how it failed).
+func (a *App) jobDone(ctx context.Context, c client.Client, id string, since int, err error) error {
+	if ctx.Err() != nil {
+		// Get ended because we stopped, not because the job did.
+		a.stopped(id)
+		return nil
+	}
+	a.printEvents(ctx, c, id, since)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", id, err)
+	}
+	if r := a.lastResult.Reason; r == "ended" || r == "idle" {
+		// Its answers were shown as they came.
+		fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
+		return nil
+	}
+	a.printAnswer(a.lastResult.Answer)
+	fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
+	if st, err := queryStatus(ctx, c, id); err == nil {
+		files := st.Files.Or(st.Workspace, id)
+		fmt.Fprintf(a.Stderr, "custos: transcript %s, audit %s (starter audit %s)\n",
+			display.Line(files.Transcript, 0), display.Line(files.Audit, 0), id)
+	}
+	return nil
 }
 
 func (a *App) stopped(id string) {

@@ -259,76 +259,11 @@ func (j *job) start(ctx workflow.Context) error {
 func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 	for {
 		if len(j.st.PendingCalls) == 0 {
-			if j.endReq != nil {
-				return j.ended(ctx, "ended")
+			if done, res, err := j.turn(ctx); done {
+				return res, err
 			}
-			if j.st.Waiting && len(j.st.Queue) == 0 {
-				why, again := j.awaitMessage(ctx)
-				switch {
-				case ctx.Err() != nil:
-					return JobResult{}, j.canceled(ctx)
-				case why != "":
-					return j.ended(ctx, why)
-				case again:
-					return JobResult{}, j.continueAsNew(ctx)
-				}
-			}
-			j.deliverMessages(ctx)
-			if j.turnLimitReached() {
-				j.st.LastAnswer = fmt.Sprintf("Stopped: the turn limit (%d) was reached before the model finished.", j.in.MaxTurns)
-				if !j.converses() {
-					return j.finish(ctx, "max turns")
-				}
-				j.answerTurn(ctx)
+			if len(j.st.PendingCalls) == 0 {
 				continue
-			}
-			if j.shouldContinueAsNew(ctx) {
-				return JobResult{}, j.continueAsNew(ctx)
-			}
-			j.st.Turn++
-			j.runTurns++
-			wctx := j.workContext(ctx)
-			msg, err := j.callModel(wctx)
-			if ctx.Err() != nil {
-				return JobResult{}, j.canceled(ctx)
-			}
-			if j.interrupted(ctx, wctx) {
-				// The answer is abandoned: the model is asked again with
-				// the interrupt's text, or the job waits for a message.
-				j.doneWork()
-				j.st.Turn--
-				if len(j.st.Queue) == 0 {
-					j.waitForMessage(ctx)
-				}
-				continue
-			}
-			j.doneWork()
-			if errors.Is(err, errContinueParked) {
-				j.st.Turn--
-				return JobResult{}, j.continueAsNew(ctx)
-			}
-			if err != nil {
-				return JobResult{}, j.modelFailed(ctx, err)
-			}
-			j.st.Messages = append(j.st.Messages, msg)
-			j.added(msg)
-			if len(msg.ToolCalls) == 0 {
-				if j.cutText(ctx, msg) {
-					continue
-				}
-				j.st.LastAnswer = msg.Content
-				if !j.converses() {
-					return j.finish(ctx, "done")
-				}
-				j.answerTurn(ctx)
-				continue
-			}
-			j.st.PendingCalls = msg.ToolCalls
-			j.st.PendingIDs = j.jobCallIDs(ctx, msg.ToolCalls)
-			// The model's answer is in history; if the server wants a fresh
-			// run, the calls travel with the state and run there.
-			if j.shouldContinueAsNew(ctx) {
-				return JobResult{}, j.continueAsNew(ctx)
 			}
 		}
 		if len(j.st.PendingIDs) != len(j.st.PendingCalls) {
@@ -363,6 +298,88 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 			j.logger.Warn("saving session failed", "error", err)
 		}
 	}
+}
+
+// turn waits for a message when the job has answered, then asks the model;
+// it leaves the answer's tool calls in State.PendingCalls for the loop to
+// run. done is set when the run ends, with its result.
+func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
+	if j.endReq != nil {
+		res, err = j.ended(ctx, "ended")
+		return true, res, err
+	}
+	if j.st.Waiting && len(j.st.Queue) == 0 {
+		why, again := j.awaitMessage(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return true, JobResult{}, j.canceled(ctx)
+		case why != "":
+			res, err = j.ended(ctx, why)
+			return true, res, err
+		case again:
+			return true, JobResult{}, j.continueAsNew(ctx)
+		}
+	}
+	j.deliverMessages(ctx)
+	if j.turnLimitReached() {
+		j.st.LastAnswer = fmt.Sprintf("Stopped: the turn limit (%d) was reached before the model finished.", j.in.MaxTurns)
+		if !j.converses() {
+			res, err = j.finish(ctx, "max turns")
+			return true, res, err
+		}
+		j.answerTurn(ctx)
+		return false, JobResult{}, nil
+	}
+	if j.shouldContinueAsNew(ctx) {
+		return true, JobResult{}, j.continueAsNew(ctx)
+	}
+	j.st.Turn++
+	j.runTurns++
+	wctx := j.workContext(ctx)
+	msg, err := j.callModel(wctx)
+	if ctx.Err() != nil {
+		return true, JobResult{}, j.canceled(ctx)
+	}
+	if j.interrupted(ctx, wctx) {
+		// The answer is abandoned: the model is asked again with
+		// the interrupt's text, or the job waits for a message.
+		j.doneWork()
+		j.st.Turn--
+		if len(j.st.Queue) == 0 {
+			j.waitForMessage(ctx)
+		}
+		return false, JobResult{}, nil
+	}
+	j.doneWork()
+	if errors.Is(err, errContinueParked) {
+		j.st.Turn--
+		return true, JobResult{}, j.continueAsNew(ctx)
+	}
+	if err != nil {
+		return true, JobResult{}, j.modelFailed(ctx, err)
+	}
+	j.st.Messages = append(j.st.Messages, msg)
+	j.added(msg)
+	if len(msg.ToolCalls) == 0 {
+		if j.cutText(ctx, msg) {
+			return false, JobResult{}, nil
+		}
+		j.st.LastAnswer = msg.Content
+		if !j.converses() {
+			res, err = j.finish(ctx, "done")
+			return true, res, err
+		}
+		j.answerTurn(ctx)
+		return false, JobResult{}, nil
+	}
+	j.st.PendingCalls = msg.ToolCalls
+	j.st.PendingIDs = j.jobCallIDs(ctx, msg.ToolCalls)
+	// The model's answer is in history; if the server wants a fresh
+	// run, the calls travel with the state and run there.
+	if j.shouldContinueAsNew(ctx) {
+		return true, JobResult{}, j.continueAsNew(ctx)
+	}
+	return false, JobResult{}, nil
 }
 
 // converses says whether the job waits for a message after its answer:
