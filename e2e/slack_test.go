@@ -45,6 +45,7 @@ type slackRig struct {
 	slack    *slacktest.Server
 	endpoint string // interactivity URL
 	commands string // slash command URL
+	events   string // Events API URL (thread replies)
 	model    *demomodel.Server
 }
 
@@ -73,7 +74,7 @@ func startSlackRigWith(t testing.TB, srv testenv.Server, c client.Client, script
 	model, base := testenv.StartModel(t, script)
 	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers, UserConfigDir: userConfigDir})
 	return &slackRig{srv: srv, c: c, slack: fake, endpoint: "http://" + ch.SlackAddr + slack.InteractivityPath,
-		commands: "http://" + ch.SlackAddr + slack.CommandsPath, model: model}
+		commands: "http://" + ch.SlackAddr + slack.CommandsPath, events: "http://" + ch.SlackAddr + slack.EventsPath, model: model}
 }
 
 // message waits for the approval message of call and returns it.
@@ -351,7 +352,7 @@ func TestSlackSocketMode(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(ch.Close)
 	assert.Empty(t, ch.SlackAddr, "no HTTP endpoint in Socket Mode")
-	_, base := testenv.StartModel(t, demomodel.Script(
+	model, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("s1", "Write", map[string]any{"file_path": "socket.txt", "content": "over the socket\n"})),
 		demomodel.Say("done"),
 	))
@@ -371,6 +372,16 @@ func TestSlackSocketMode(t *testing.T) {
 	assert.Contains(t, rig.reply(t, respURL).Text, "refused: you are not in SLACK_APPROVERS")
 	assert.True(t, fake.Wait(30*time.Second, func(s *slacktest.Server) bool { return s.Acked(env) }), "the envelope is acknowledged")
 
+	// A reply in the job's thread comes as an events_api envelope: it is
+	// acknowledged, and the job gets it as a message.
+	_, ev := fake.Say(alice, slackChannel, m.TS, "also update the changelog")
+	env, err = fake.SocketSend("events_api", ev)
+	require.NoError(t, err)
+	require.True(t, fake.Wait(60*time.Second, func(s *slacktest.Server) bool { return len(botMentions(s, m.TS)) == 1 }), "no reply in the thread")
+	assert.Equal(t, "<@U0ALICE> queued for job slack-socket: it reads it after what it runs now (message 2; 1 waiting)", botMentions(fake, m.TS)[0])
+	assert.True(t, fake.Acked(env))
+	assert.Equal(t, []string{"message U0ALICE/slack: also update the changelog"}, auditedMessages(t, c, run.GetID()))
+
 	respURL = fake.ResponseURL()
 	payload, err = slacktest.Click(m, slack.ActionAllow, alice, respURL)
 	require.NoError(t, err)
@@ -379,6 +390,7 @@ func TestSlackSocketMode(t *testing.T) {
 	assert.Equal(t, "allowed Write socket.txt", rig.reply(t, respURL).Text)
 	testenv.Finished(t, c, run.GetID(), time.Minute)
 	assert.Equal(t, "over the socket\n", readFile(t, ws, "socket.txt"))
+	assert.True(t, modelSaw(model, "also update the changelog"), "the model got the reply after the call's result")
 	assert.NotEmpty(t, fake.Calls("apps.connections.open"))
 }
 
