@@ -2,8 +2,8 @@ package inbox
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,29 +12,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
 
-	"github.com/custos-dev/custos/internal/frontendtest"
 	"github.com/custos-dev/custos/workflows"
 )
 
-// messageFrontend answers the message Update as a job would: job-1 waits
-// for a message, job-2 works (the message queues), any other has ended.
-func messageFrontend(t *testing.T) *frontendtest.Frontend {
-	return frontendtest.Start(t, func(c frontendtest.Call) (any, error) {
-		var m workflows.Message
-		if err := json.Unmarshal(c.Arg, &m); err != nil {
-			return nil, err
-		}
-		switch c.Workflow {
-		case "job-1":
-			return workflows.MessageResult{ID: m.ID, Seq: 2, Delivery: "next", Queued: 1}, nil
-		case "job-2":
-			return workflows.MessageResult{ID: m.ID, Seq: 5, Delivery: "queued", Queued: 2}, nil
-		}
-		return nil, serviceerror.NewNotFound("workflow execution already completed")
-	}, func(frontendtest.Call) (any, error) {
-		return workflows.Status{Task: "fix it", State: workflows.PhaseWaitingMessage, LastAnswer: "Fixed."}, nil
-	})
+// The message Update itself, against a real conversing job, is tested in
+// e2e (TestInboxMessages). These tests cover what the page refuses before
+// any Update is sent, and the words it says; their handler has no
+// Temporal client, so anything that tried to send one would fail the test.
+
+// offlineHandler is the page's handler with no Temporal client, served.
+func offlineHandler(t *testing.T) (*Handler, string) {
+	h, err := NewHandler(NewCollector(nil, 0, 0, nil), nil, Options{SessionCookie: "sess"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return h, srv.URL
 }
 
 // postMessage POSTs body to the page's message endpoint as the page does
@@ -60,65 +54,61 @@ func postMessage(t *testing.T, h *Handler, url, body, token string) (int, []Outc
 	return res.StatusCode, out.Outcomes
 }
 
-// A message typed on the page is the job's message Update, from the
-// page's person, channel inbox; the page says what became of it. What the
-// page cannot send is refused before it reaches the job.
-func TestMessageFromThePage(t *testing.T) {
+// What the page cannot send is refused before it reaches a job: without
+// the page's token, nothing; a malformed request; an empty or oversized
+// message or ID, with an outcome that says why.
+func TestMessageRefusedBeforeTheJob(t *testing.T) {
+	h, url := offlineHandler(t)
 	for _, tc := range []struct {
-		name     string
-		identify func(*http.Request) (string, bool)
-		body     string
-		sent     *workflows.Message
-		applied  bool
-		text     string
+		name   string
+		body   string
+		token  string
+		status int
+		text   string
 	}{
-		{"a typed name", nil, `{"job":"job-1","text":"approve everything, then push","by":"carol","id":"m-1"}`,
-			&workflows.Message{Text: "approve everything, then push", ID: "inbox:m-1", By: "carol", Channel: "inbox"}, true,
-			"message 2 to job job-1, by carol via inbox: delivered; the job works on it now"},
-		{"the token's name wins over a typed one", func(*http.Request) (string, bool) { return "alice", true },
-			`{"job":"job-2","text":"also the docs","by":"mallory"}`,
-			&workflows.Message{Text: "also the docs", By: "alice", Channel: "inbox"}, true,
-			"message 5 to job job-2, by alice via inbox: queued; the job reads it after what it runs now (2 waiting)"},
-		{"an ended job", nil, `{"job":"job-9","text":"hello"}`,
-			&workflows.Message{Text: "hello", By: "someone", Channel: "inbox"}, false, "not delivered: job job-9 has ended"},
-		{"an empty message", nil, `{"job":"job-1","text":"  \n"}`, nil, false, "not sent: the message is empty"},
+		{"without the page's token", `{"job":"job-1","text":"hi"}`, "-", http.StatusForbidden, ""},
+		{"no job", `{"text":"hi"}`, "", http.StatusBadRequest, ""},
+		{"an empty message", `{"job":"job-1","text":"  \n"}`, "", http.StatusOK, "not sent: the message is empty"},
+		{"too long", `{"job":"job-1","text":"` + strings.Repeat("x", workflows.MaxMessageBytes+1) + `"}`, "", http.StatusOK,
+			"not sent: the message has 65537 bytes, more than a job takes (65536)"},
+		{"a malformed ID", `{"job":"job-1","text":"hi","id":"` + strings.Repeat("i", maxMessageID+1) + `"}`, "", http.StatusOK,
+			"not sent: malformed message ID"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := messageFrontend(t)
-			h, err := NewHandler(NewCollector(nil, 0, 0, nil), f.Client, Options{SessionCookie: "sess", Identify: tc.identify})
-			require.NoError(t, err)
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			status, out := postMessage(t, h, srv.URL, tc.body, "")
-			require.Equal(t, http.StatusOK, status)
-			require.Len(t, out, 1)
-			assert.Equal(t, tc.applied, out[0].Applied)
-			assert.Equal(t, tc.text, out[0].Text)
-			up := f.Updates()
-			if tc.sent == nil {
-				assert.Empty(t, up)
-				return
-			}
-			require.Len(t, up, 1)
-			assert.Equal(t, workflows.MessageUpdate, up[0].Name, "a message, never an answer")
-			var got workflows.Message
-			require.NoError(t, json.Unmarshal(up[0].Arg, &got))
-			assert.Equal(t, *tc.sent, got)
-		})
+		status, out := postMessage(t, h, url, tc.body, tc.token)
+		require.Equal(t, tc.status, status, tc.name)
+		if tc.text == "" {
+			assert.Empty(t, out, tc.name)
+			continue
+		}
+		require.Len(t, out, 1, tc.name)
+		assert.False(t, out[0].Applied, tc.name)
+		assert.Equal(t, tc.text, out[0].Text, tc.name)
 	}
 }
 
-// The message endpoint has the answers' protections: without the page's
-// token nothing is sent.
-func TestMessageNeedsTheSessionsToken(t *testing.T) {
-	f := messageFrontend(t)
-	h, err := NewHandler(NewCollector(nil, 0, 0, nil), f.Client, Options{SessionCookie: "sess"})
-	require.NoError(t, err)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	status, _ := postMessage(t, h, srv.URL, `{"job":"job-1","text":"hi"}`, "-")
-	assert.Equal(t, http.StatusForbidden, status)
-	assert.Empty(t, f.Updates())
+// What the page says became of a message, from the Update's result or
+// error.
+func TestMessageWords(t *testing.T) {
+	for _, tc := range []struct {
+		res  workflows.MessageResult
+		want string
+	}{
+		{workflows.MessageResult{Seq: 2, Delivery: "next", Queued: 1}, "message 2 to job job-1, by carol via inbox: delivered; the job works on it now"},
+		{workflows.MessageResult{Seq: 5, Delivery: "queued", Queued: 2}, "message 5 to job job-1, by carol via inbox: queued; the job reads it after what it runs now (2 waiting)"},
+		{workflows.MessageResult{Seq: 5, Delivery: "duplicate"}, "message 5 to job job-1, by carol via inbox: already received, counted once"},
+	} {
+		assert.Equal(t, tc.want, messageText("job-1", "carol", tc.res), tc.res.Delivery)
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{serviceerror.NewNotFound("workflow execution already completed"), "not delivered: job job-1 has ended"},
+		{temporal.NewApplicationError("not applied: the job has ended", "NotApplied"), "not applied: the job has ended"},
+		{errors.New("connection refused"), "not delivered: could not reach the job: connection refused"},
+	} {
+		assert.Equal(t, tc.want, messageRefusal(tc.err, "job-1"), tc.err.Error())
+	}
 }
 
 // Jobs that answered and wait for the next message are listed, with their
@@ -140,20 +130,14 @@ func TestRenderJobsWaitingForAMessage(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(html, "waits for your message"), "only the job that waits for one")
 }
 
-// The collector keeps a job that waits for its next message, with its
-// state and last answer read from the status query.
-func TestCollectorListsJobsWaitingForAMessage(t *testing.T) {
-	f := messageFrontend(t)
-	k := NewCollector(f.Client, 0, 0, nil)
-	j := k.job(context.Background(), RunningJob{ID: "job-1"})
-	require.NotNil(t, j)
-	assert.Equal(t, workflows.PhaseWaitingMessage, j.State)
-	assert.Equal(t, "Fixed.", j.LastAnswer)
+// The page lists a job that waits for its next message, as it lists a
+// job with waiting calls or live grants; a job at work is not listed.
+func TestListedJobs(t *testing.T) {
 	for _, tc := range []struct {
 		job  Job
 		want bool
 	}{
-		{*j, true},
+		{Job{ID: "waits", State: workflows.PhaseWaitingMessage}, true},
 		{Job{ID: "working", State: "thinking"}, false},
 		{Job{ID: "asks", Calls: []workflows.PendingAsk{{CallID: "c"}}}, true},
 		{Job{ID: "grants", Grants: []workflows.Grant{{ID: "g1"}}}, true},
