@@ -42,13 +42,15 @@ type App struct {
 const usage = `custos — a durable coding agent on Temporal
 
 usage:
-  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--once] [--detach] "task"
+  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--max-tokens N] [--once] [--detach] "task"
                                      a job: after each answer it waits for your next message (--once: it ends)
   starter say JOB "text" [--detach]  the job's next message; sent while it works, it reaches the model
                                      after the running tools' results; to an ended job, it goes on from
                                      its transcript ([--workspace DIR] when the server no longer has it)
   starter interrupt JOB ["text"]     stop what the job runs now (model call, commands); the model gets the text
   starter end JOB [--reason R]       end a job
+  starter budget JOB [--tokens N] [--per-message N]
+                                     the job's token budget (0 removes a cap); a job that reached it goes on
   starter follow JOB                 follow a job, resuming it in-process if no server runs
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
@@ -171,6 +173,10 @@ func (a *App) jobCommand(ctx context.Context, args []string) (bool, error) {
 		})
 	case "end":
 		err = a.end(ctx, args[1:])
+	case "budget":
+		err = a.withJob(ctx, args[1:], "budget", func(c client.Client, id string, rest []string) error {
+			return a.budget(ctx, c, id, rest)
+		})
 	case "cancel":
 		err = a.withJob(ctx, args[1:], "cancel", func(c client.Client, id string, _ []string) error {
 			if err := c.CancelWorkflow(ctx, id, ""); err != nil {

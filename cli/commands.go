@@ -24,8 +24,12 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
-	fmt.Fprintf(a.Stdout, "job:       %s\ntask:      %s\nworkspace: %s\nstate:     %s\nturn:      %d\nmode:      %s\nusage:     %d model calls, %d tokens\n",
-		display.Line(st.JobID, maxID), taskLine(st.Task, 100), display.Line(st.Workspace, 0), st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens)
+	fmt.Fprintf(a.Stdout, "job:       %s\ntask:      %s\nworkspace: %s\nstate:     %s\nturn:      %d\nmode:      %s\nusage:     %d model calls, %d tokens%s\n",
+		display.Line(st.JobID, maxID), taskLine(st.Task, 100), display.Line(st.Workspace, 0), st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens,
+		budgetLine(st.Budget))
+	if b := st.Budget; b.Reached != "" {
+		fmt.Fprintf(a.Stdout, "budget:    reached (the %s's); raise it: starter budget %s --tokens N (or --per-message N), or end it: starter end %s\n", b.Reached, id, id)
+	}
 	if st.Host != "" {
 		fmt.Fprintf(a.Stdout, "host:      %s\n", display.Line(st.Host, maxID))
 	}

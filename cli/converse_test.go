@@ -141,3 +141,33 @@ func TestSayInterruptEndAndSayAgain(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(events, " "), "job-resumed")
 }
+
+// A job that reaches --max-tokens waits; status says so and how to go on;
+// starter budget raises it and the job goes on.
+func TestBudgetFromTheCommandLine(t *testing.T) {
+	const task = "cli test: a job on a budget"
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("g1", "Glob", map[string]any{"pattern": "*"})),
+		demomodel.Say("BUDGET answer"),
+	))
+	id := startDetached(t, testenv.Workspace(t), task, "--max-tokens", "1")
+	require.Eventually(t, func() bool {
+		st, err := testenv.Status(c, id)
+		return err == nil && st.State == workflows.PhaseWaitingBudget
+	}, 30*time.Second, 50*time.Millisecond)
+	code, out, errOut := runApp(t, context.Background(), "status", id)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "state:     waiting for a budget")
+	assert.Contains(t, out, "of 1 for the job)")
+	assert.Contains(t, out, "budget:    reached (the job's); raise it: starter budget "+id+" --tokens N")
+
+	code, out, errOut = runApp(t, context.Background(), "budget", id, "--tokens", "-3")
+	require.Equal(t, 0, code, errOut, "a negative value means: leave it")
+	assert.Contains(t, out, "of 1 for the job")
+	code, out, errOut = runApp(t, context.Background(), "budget", id, "--tokens", "1000000")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, id+": budget set;")
+	assert.Contains(t, out, "of 1000000 for the job")
+	res := testenv.Finished(t, c, id, time.Minute)
+	assert.Equal(t, "BUDGET answer", res.Answer)
+}

@@ -34,6 +34,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	timeout := fs.Duration("approval-timeout", workflows.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
 	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
 	detach := fs.Bool("detach", false, "start the job, print its ID and return")
+	maxTokens := fs.Int("max-tokens", 0, "token budget of the whole job (0: the settings' conversation.budget); a job that reaches it waits for a person to raise it")
 	once := fs.Bool("once", false, "end the job at its first answer instead of waiting for the next message")
 	idle := fs.Duration("idle-limit", 0, "how long the job waits for a message before it ends (default: settings conversation.idleLimit, else 7 days)")
 	id := fs.String("id", "", "workflow ID (default: custos-<time>-<random>)")
@@ -76,7 +77,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
 		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws), Owner: identities(os.Getenv(EnvIdentity)),
-		Once: *once, IdleLimit: *idle}
+		Once: *once, IdleLimit: *idle, MaxTokens: *maxTokens}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(task, 200),
 	}, workflows.WorkflowName, in)

@@ -168,6 +168,9 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := j.registerConversation(ctx); err != nil {
 		return JobResult{}, err
 	}
+	if err := j.registerBudget(ctx); err != nil {
+		return JobResult{}, err
+	}
 	j.grantsOn = workflow.GetVersion(ctx, grantsChange, workflow.DefaultVersion, 1) >= 1
 	j.conv = workflow.GetVersion(ctx, conversationChange, workflow.DefaultVersion, 1) >= 1
 	if err := j.start(ctx); err != nil {
@@ -332,6 +335,17 @@ func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
 	}
 	if j.shouldContinueAsNew(ctx) {
 		return true, JobResult{}, j.continueAsNew(ctx)
+	}
+	if j.awaitBudget(ctx) {
+		return true, JobResult{}, j.continueAsNew(ctx)
+	}
+	if j.endReq != nil || ctx.Err() != nil {
+		// Ended, or canceled, while it waited for its budget.
+		return false, JobResult{}, nil
+	}
+	if len(j.st.Queue) > 0 && j.overBudget() != "" {
+		// An interrupt's text lifts the wait: deliver it with the next turn.
+		j.deliverMessages(ctx)
 	}
 	j.st.Turn++
 	j.runTurns++

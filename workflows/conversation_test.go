@@ -280,3 +280,50 @@ func TestOnceEndsAtTheFirstAnswer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Reason)
 }
+
+func TestBudgetParksTheJobUntilAPersonRaisesIt(t *testing.T) {
+	h := conversing(newHarness(t, demomodel.Script(
+		demomodel.Calls(call("g1", "Glob", map[string]string{"pattern": "*"})),
+		demomodel.Say("done within the raised budget"),
+	)))
+	h.input.MaxTokens = 1
+	var parked Status
+	h.env.RegisterDelayedCallback(func() { parked = h.status() }, time.Minute)
+	more := 1_000_000
+	raise := h.updateAt(2*time.Minute, BudgetUpdate, BudgetChange{TokensPerJob: &more, By: "alice"})
+	h.updateAt(time.Hour, EndUpdate, End{})
+
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, PhaseWaitingBudget, parked.State, "the job waits, it does not fail")
+	assert.Equal(t, "job", parked.Budget.Reached)
+	assert.Equal(t, 1, parked.Budget.TokensPerJob)
+	assert.Greater(t, parked.Budget.UsedByJob, 1)
+	require.Len(t, h.oai.Requests(), 2, "no model call while parked; one after the raise")
+	require.NoError(t, raise.err)
+	assert.Equal(t, more, raise.budget.TokensPerJob)
+	assert.Equal(t, "done within the raised budget", res.Answer)
+	assert.Len(t, h.auditEventsOf("budget-reached"), 1)
+	changed := h.auditEventsOf("budget-changed")
+	require.Len(t, changed, 1)
+	assert.Equal(t, "alice", changed[0].Approver)
+}
+
+func TestBudgetPerMessageFromSettingsAndEndWhileParked(t *testing.T) {
+	h := conversing(newHarness(t, demomodel.Script(
+		demomodel.Calls(call("g1", "Glob", map[string]string{"pattern": "*"})),
+		demomodel.Say("never asked"),
+	), withSettings(`{"conversation": {"budget": {"tokensPerMessage": 1}}}`)))
+	var parked Status
+	h.env.RegisterDelayedCallback(func() { parked = h.status() }, time.Minute)
+	bad := -5
+	refused := h.updateAt(90*time.Second, BudgetUpdate, BudgetChange{TokensPerJob: &bad})
+	h.updateAt(2*time.Minute, EndUpdate, End{By: "bob", Reason: "too costly"})
+
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "message", parked.Budget.Reached)
+	require.Error(t, refused.rejected, "a negative budget is refused before anything is recorded")
+	assert.Equal(t, "ended", res.Reason)
+	assert.Len(t, h.oai.Requests(), 1)
+}

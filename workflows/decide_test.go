@@ -23,6 +23,7 @@ type updateOutcome struct {
 	message  MessageResult
 	stop     InterruptResult
 	end      EndResult
+	budget   BudgetStatus
 	err      error
 	done     bool
 }
@@ -56,6 +57,8 @@ func (h *harness) update(name string, arg any, o *updateOutcome) {
 				o.stop = r
 			case EndResult:
 				o.end = r
+			case BudgetStatus:
+				o.budget = r
 			}
 		},
 	}, arg)

@@ -363,6 +363,7 @@ func (j *job) status() Status {
 	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
 	s.Grants = j.statusGrants()
 	s.Queued, s.Messages = len(j.st.Queue), max(j.st.MessageSeq, 1)
+	s.Budget = j.budgetStatus()
 	if j.st.Waiting && j.phase == PhaseWaitingMessage {
 		s.WaitingSince, s.IdleUntil = j.st.WaitSince, j.st.WaitSince.Add(j.idleLimit())
 	}
@@ -403,6 +404,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	}
 	j.modelWaitDetails(&b)
 	j.conversationDetails(&b)
+	j.budgetDetails(&b)
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")
 	} else {

@@ -102,6 +102,9 @@ type JobInput struct {
 	// (0: the settings' conversation.idleLimit, else a week).
 	IdleLimit time.Duration `json:"idleLimit,omitempty"`
 
+	// MaxTokens caps the tokens the whole job may spend (0: the settings'
+	// conversation.budget, else none); a job that reaches it waits.
+	MaxTokens int `json:"maxTokens,omitempty"`
 	// Resume continues an ended job of the same name from its transcript:
 	// Task is the next message (starter say to an ended job).
 	Resume bool `json:"resume,omitempty"`
@@ -186,6 +189,9 @@ type State struct {
 	// per-message budget count from them.
 	MessageTurn   int `json:"messageTurn,omitempty"`
 	MessageTokens int `json:"messageTokens,omitempty"`
+	// Budget is the job's token caps once a person set them, and the cap
+	// it waits on.
+	Budget Budget `json:"budget,omitzero"`
 }
 
 // files are where the job's transcript and audit are.
@@ -369,6 +375,8 @@ type Status struct {
 	IdleUntil    time.Time `json:"idleUntil,omitzero"`
 	// Messages counts the people's messages (the task is 1).
 	Messages int `json:"messages,omitempty"`
+	// Budget is the job's token usage against its caps.
+	Budget BudgetStatus `json:"budget"`
 }
 
 // ModelWait is a model call the endpoint keeps refusing or answering with

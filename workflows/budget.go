@@ -1,0 +1,204 @@
+package workflows
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/approval"
+)
+
+// A job's token budget: --max-tokens (JobInput.MaxTokens) and the settings'
+// conversation.budget cap the tokens of the whole job and of each message's
+// work. When a cap is reached the job does not fail: it parks before its
+// next model call and asks a person to raise the budget (the budget Update,
+// starter budget) or end the job, as a refused key does.
+
+// BudgetUpdate changes a job's caps: a BudgetChange, answered by the
+// BudgetStatus after the change.
+const BudgetUpdate = "budget"
+
+// PhaseWaitingBudget is the status of a job parked on its budget.
+const PhaseWaitingBudget = "waiting for a budget"
+
+// BudgetChange sets the job's caps; nil leaves a cap as it is, 0 removes it.
+type BudgetChange struct {
+	TokensPerJob     *int   `json:"tokensPerJob,omitempty"`
+	TokensPerMessage *int   `json:"tokensPerMessage,omitempty"`
+	By               string `json:"by,omitempty"`
+	Channel          string `json:"channel,omitempty"`
+}
+
+// BudgetStatus is the job's usage against its caps (0: no cap).
+type BudgetStatus struct {
+	TokensPerJob     int `json:"tokensPerJob,omitempty"`
+	TokensPerMessage int `json:"tokensPerMessage,omitempty"`
+	UsedByJob        int `json:"usedByJob"`
+	UsedByMessage    int `json:"usedByMessage"`
+	// Reached names the cap the job waits on ("job" or "message"), "" when
+	// it does not.
+	Reached string `json:"reached,omitempty"`
+}
+
+// Budget is the job's caps as it keeps them, once set.
+type Budget struct {
+	TokensPerJob     int `json:"tokensPerJob,omitempty"`
+	TokensPerMessage int `json:"tokensPerMessage,omitempty"`
+	// Set is true once a person set the caps: then they replace the
+	// input's and the settings'.
+	Set bool `json:"set,omitempty"`
+	// Reached is the cap the job waits on ("" when it does not).
+	Reached string `json:"reached,omitempty"`
+}
+
+// caps are the job's token caps now.
+func (j *job) caps() (perJob, perMessage int) {
+	if j.st.Budget.Set {
+		return j.st.Budget.TokensPerJob, j.st.Budget.TokensPerMessage
+	}
+	b := j.st.Settings.Conversation.Budget
+	return tighterCap(j.in.MaxTokens, b.TokensPerJob), b.TokensPerMessage
+}
+
+func tighterCap(a, b int) int {
+	switch {
+	case a <= 0:
+		return max(b, 0)
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// budgetStatus is the usage against the caps.
+func (j *job) budgetStatus() BudgetStatus {
+	perJob, perMessage := j.caps()
+	return BudgetStatus{TokensPerJob: perJob, TokensPerMessage: perMessage, UsedByJob: j.st.Usage.TotalTokens,
+		UsedByMessage: j.st.Usage.TotalTokens - j.st.MessageTokens, Reached: j.st.Budget.Reached}
+}
+
+// overBudget names the cap the job's usage has reached, or "".
+func (j *job) overBudget() string {
+	s := j.budgetStatus()
+	switch {
+	case s.TokensPerJob > 0 && s.UsedByJob >= s.TokensPerJob:
+		return "job"
+	case s.TokensPerMessage > 0 && s.UsedByMessage >= s.TokensPerMessage:
+		return "message"
+	}
+	return ""
+}
+
+// awaitBudget parks the job while a cap is reached, until a person raises
+// it, ends the job or interrupts it. It returns whether the run should
+// continue as new first (a long wait grew its history).
+func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
+	reached := j.overBudget()
+	if reached == "" {
+		j.st.Budget.Reached = ""
+		return false
+	}
+	if j.st.Budget.Reached != reached {
+		// Said once per cap reached, not on every run of a long wait.
+		j.st.Budget.Reached = reached
+		s := j.budgetStatus()
+		text := fmt.Sprintf("the token budget of the %s is reached (%s): raise it with: starter budget %s --tokens N (or --per-message N), or end the job: starter end %s",
+			reached, budgetText(s, reached), j.id, j.id)
+		j.audit(ctx, approval.AuditRecord{Event: "budget-reached", Reason: text})
+		j.emit(ctx, Event{Kind: "budget", Text: text})
+		j.notifyConversation(ctx, "budget", text, "", "")
+	}
+	j.phase = PhaseWaitingBudget
+	j.updateDetails(ctx)
+	info := workflow.GetInfo(ctx)
+	_ = workflow.Await(ctx, func() bool {
+		return j.overBudget() == "" || j.endReq != nil || len(j.st.Queue) > 0 && j.queueInterrupts() ||
+			info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxRunEvents
+	})
+	if j.overBudget() == "" {
+		j.st.Budget.Reached = ""
+		j.phase = "thinking"
+		return false
+	}
+	return j.endReq == nil && !j.queueInterrupts()
+}
+
+// queueInterrupts says whether a queued message came with an interrupt:
+// it lifts the per-message cap's wait, as a new message does.
+func (j *job) queueInterrupts() bool {
+	for _, q := range j.st.Queue {
+		if q.Interrupt {
+			return true
+		}
+	}
+	return false
+}
+
+func budgetText(s BudgetStatus, which string) string {
+	if which == "job" {
+		return fmt.Sprintf("%d of %d tokens", s.UsedByJob, s.TokensPerJob)
+	}
+	return fmt.Sprintf("%d of %d tokens since the last message", s.UsedByMessage, s.TokensPerMessage)
+}
+
+// registerBudget sets the budget Update.
+func (j *job) registerBudget(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, BudgetUpdate,
+		func(ctx workflow.Context, b BudgetChange) (BudgetStatus, error) {
+			perJob, perMessage := j.caps()
+			if b.TokensPerJob != nil {
+				perJob = *b.TokensPerJob
+			}
+			if b.TokensPerMessage != nil {
+				perMessage = *b.TokensPerMessage
+			}
+			j.st.Budget = Budget{TokensPerJob: perJob, TokensPerMessage: perMessage, Set: true, Reached: j.st.Budget.Reached}
+			s := j.budgetStatus()
+			text := fmt.Sprintf("budget set by %s: %s per job, %s per message", who(b.By, cmp.Or(b.Channel, "temporal")), capText(perJob), capText(perMessage))
+			j.audit(ctx, approval.AuditRecord{Event: "budget-changed", Approver: b.By, Channel: cmp.Or(b.Channel, "temporal"), Reason: text})
+			j.emit(ctx, Event{Kind: "budget", Text: text})
+			j.updateDetails(ctx)
+			return s, nil
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(b BudgetChange) error {
+				if err := j.checkStarted(); err != nil {
+					return err
+				}
+				if b.TokensPerJob == nil && b.TokensPerMessage == nil {
+					return notApplied("say which cap to set: tokensPerJob or tokensPerMessage (0 removes it)")
+				}
+				for _, v := range []*int{b.TokensPerJob, b.TokensPerMessage} {
+					if v != nil && *v < 0 {
+						return temporal.NewNonRetryableApplicationError("not applied: a token budget must not be negative", "NotApplied", nil)
+					}
+				}
+				return nil
+			},
+			Description: `Set the job's token budget (a job that reached it waits): {"tokensPerJob": 500000, "tokensPerMessage": 100000, "by": "you"}; 0 removes a cap, an absent one stays.`,
+		})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", BudgetUpdate, err)
+	}
+	return nil
+}
+
+func capText(n int) string {
+	if n <= 0 {
+		return "no cap"
+	}
+	return fmt.Sprintf("%d tokens", n)
+}
+
+// budgetDetails shows in the Web UI that the job waits for its budget.
+func (j *job) budgetDetails(b *strings.Builder) {
+	if j.st == nil || j.st.Budget.Reached == "" {
+		return
+	}
+	s := j.budgetStatus()
+	fmt.Fprintf(b, "### Waiting for a budget\n\nThe token budget of the %s is reached (%s). Raise it with Update `%s`, input `{\"tokensPerJob\": N}` or `{\"tokensPerMessage\": N}`, or end the job with Update `%s`.\n\n",
+		j.st.Budget.Reached, budgetText(s, j.st.Budget.Reached), BudgetUpdate, EndUpdate)
+}
