@@ -372,6 +372,13 @@ func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
 	if err != nil {
 		return true, JobResult{}, j.modelFailed(ctx, err)
 	}
+	return j.tookAnswer(ctx, msg)
+}
+
+// tookAnswer takes the model's answer: a final one is the answer to the
+// message (the job waits for the next, or ends), tool calls wait in
+// State.PendingCalls for the loop to run.
+func (j *job) tookAnswer(ctx workflow.Context, msg openai.ChatCompletionMessage) (done bool, res JobResult, err error) {
 	j.st.Messages = append(j.st.Messages, msg)
 	j.added(msg)
 	if len(msg.ToolCalls) == 0 {
