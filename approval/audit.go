@@ -56,4 +56,7 @@ type AuditRecord struct {
 	// person who gave it), or the grant a grant-given/grant-ended record
 	// is about.
 	Grant *GrantInfo `json:"grant,omitempty"`
+	// By names the person whose own call this was (starter tool), through
+	// the same six layers as the model's; "" for the model's calls.
+	By string `json:"by,omitempty"`
 }

@@ -49,6 +49,9 @@ usage:
                                      its transcript ([--workspace DIR] when the server no longer has it)
   starter interrupt JOB ["text"]     stop what the job runs now (model call, commands); the model gets the text
   starter end JOB [--reason R]       end a job
+  starter tool [JOB] TOOL 'JSON' [--workspace DIR] [--mode M]
+                                     one tool call of your own, through the same six layers (in JOB: the
+                                     model is told its result with the next message)
   starter budget JOB [--tokens N] [--per-message N]
                                      the job's token budget (0 removes a cap); a job that reached it goes on
   starter follow JOB                 follow a job, resuming it in-process if no server runs
@@ -173,6 +176,8 @@ func (a *App) jobCommand(ctx context.Context, args []string) (bool, error) {
 		})
 	case "end":
 		err = a.end(ctx, args[1:])
+	case "tool":
+		err = a.tool(ctx, args[1:])
 	case "budget":
 		err = a.withJob(ctx, args[1:], "budget", func(c client.Client, id string, rest []string) error {
 			return a.budget(ctx, c, id, rest)

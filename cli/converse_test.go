@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
@@ -170,4 +174,66 @@ func TestBudgetFromTheCommandLine(t *testing.T) {
 	assert.Contains(t, out, "of 1000000 for the job")
 	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "BUDGET answer", res.Answer)
+}
+
+// starter tool: a person's own call, asked for at layer 5 like the
+// model's, answered from another shell; inside a job, its result goes to
+// the model with the next message; bad calls are refused before a job.
+func TestToolCallOfYourOwn(t *testing.T) {
+	const task = "cli test: a person's own calls"
+	model := &recorded{next: demomodel.Script(demomodel.Say("TOOL first"), demomodel.Say("TOOL second"))}
+	c := jobEnv(t, task, model.handle)
+	ws := testenv.Workspace(t)
+
+	for _, bad := range [][]string{
+		{"tool", "Nope", `{}`},
+		{"tool", "Bash", `not json`},
+		{"tool", "Bash"},
+	} {
+		code, _, errOut := runApp(t, context.Background(), bad...)
+		assert.Equal(t, 2, code, "%v: %s", bad, errOut)
+	}
+
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	app := &cli.App{Stdin: strings.NewReader(""), Stdout: out, Stderr: errOut, Logger: testenv.Logger()}
+	code := make(chan int, 1)
+	go func() {
+		code <- app.Main(context.Background(), []string{"tool", "--workspace", ws, "--by", "alice", "Bash", `{"command": "echo mine-and-approved"}`})
+	}()
+	var id string
+	require.Eventually(t, func() bool {
+		m := regexp.MustCompile(`job (custos-\S+) in`).FindStringSubmatch(errOut.String())
+		if m != nil {
+			id = m[1]
+		}
+		return id != "" && strings.Contains(out.String(), "decide with: starter approve "+id+" user_1")
+	}, 30*time.Second, 50*time.Millisecond, "out: %s\nerr: %s", out, errOut)
+	rc, _, stderr := runApp(t, context.Background(), "approve", id, "user_1", "--by", "bob")
+	require.Equal(t, 0, rc, stderr)
+	select {
+	case rc = <-code:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("tool did not return; output:\n%s", out.String())
+	}
+	require.Equal(t, 0, rc, errOut.String())
+	assert.Contains(t, out.String(), "mine-and-approved")
+	d := testenv.Decisions(testenv.Audit(t, c, id))["user_1"]
+	assert.Equal(t, "alice", d.By, "the call is the person's")
+	assert.Equal(t, "bob", d.Approver)
+
+	// Inside a conversation.
+	rc, _, stderr = runApp(t, context.Background(), "run", "--workspace", ws, "--id", "custos-cli-tool-job", task)
+	require.Equal(t, 0, rc, stderr)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.md"), []byte("n"), 0o644))
+	rc, toolOut, stderr := runApp(t, context.Background(), "tool", "custos-cli-tool-job", "Glob", `{"pattern": "*.md"}`)
+	require.Equal(t, 0, rc, stderr)
+	assert.Contains(t, stderr, "Glob allow at layer readonly (call user_1)")
+	assert.Contains(t, toolOut, "notes.md", "the call's output is printed")
+	rc, sayOut, stderr := runApp(t, context.Background(), "say", "custos-cli-tool-job", "did you see it?")
+	require.Equal(t, 0, rc, stderr)
+	assert.Contains(t, sayOut, "TOOL second")
+	turns := model.turns(model.count()-1, openai.ChatMessageRoleUser)
+	require.Len(t, turns, 3)
+	assert.Contains(t, turns[1], "ran a tool call of their own, Glob *.md")
+	assert.Contains(t, turns[1], "notes.md")
 }

@@ -95,6 +95,9 @@ type job struct {
 	endReq *End
 	// root is the run's context, for what outlives one answer's work.
 	root workflow.Context
+	// userCalls are the calls people made themselves (starter tool), by
+	// call ID, with who made them.
+	userCalls map[string]string
 }
 
 type pendingCall struct {
@@ -142,6 +145,8 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		closed:  map[string]DecideResult{},
 		callIDs: map[string]bool{},
 		running: map[string]string{},
+
+		userCalls: map[string]string{},
 		phase:   "starting",
 
 		grantStop: map[string]workflow.CancelFunc{},
@@ -169,6 +174,9 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		return JobResult{}, err
 	}
 	if err := j.registerBudget(ctx); err != nil {
+		return JobResult{}, err
+	}
+	if err := j.registerToolUpdate(ctx); err != nil {
 		return JobResult{}, err
 	}
 	j.grantsOn = workflow.GetVersion(ctx, grantsChange, workflow.DefaultVersion, 1) >= 1
@@ -307,6 +315,15 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 // it leaves the answer's tool calls in State.PendingCalls for the loop to
 // run. done is set when the run ends, with its result.
 func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
+	if c := j.in.Call; c != nil {
+		// A job started for one person's call (starter tool): that call,
+		// through the six layers, and no model.
+		r := j.runUserCall(j.workContext(ctx), *c)
+		j.doneWork()
+		j.st.LastAnswer = r.Output
+		res, err = j.finish(ctx, "done")
+		return true, res, err
+	}
 	if j.endReq != nil {
 		res, err = j.ended(ctx, "ended")
 		return true, res, err

@@ -129,7 +129,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 // the caller's. The returned record names the deciding layer and carries the
 // input the tool must run with.
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
-	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode}
+	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode, By: j.userCalls[callID]}
 	if !api.KnownTool(tool) {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})

@@ -327,3 +327,68 @@ func TestBudgetPerMessageFromSettingsAndEndWhileParked(t *testing.T) {
 	assert.Equal(t, "ended", res.Reason)
 	assert.Len(t, h.oai.Requests(), 1)
 }
+
+func TestPersonsOwnCallGoesThroughTheSixLayers(t *testing.T) {
+	cases := []struct {
+		name     string
+		call     UserCall
+		answer   string // the person's answer at layer 5, "" when nobody is asked
+		decision approval.Decision
+		layer    approval.Layer
+		output   string
+	}{
+		{name: "asked and allowed", call: UserCall{Tool: "Bash", Input: []byte(`{"command":"echo from-the-user"}`), By: "alice"},
+			answer: "allow", decision: approval.Allow, layer: approval.LayerHuman, output: "from-the-user"},
+		{name: "asked and denied", call: UserCall{Tool: "Write", Input: []byte(`{"file_path":"x.txt","content":"x"}`), By: "alice"},
+			answer: "deny", decision: approval.Deny, layer: approval.LayerHuman, output: `"approved":false`},
+		{name: "a system rule denies a person too", call: UserCall{Tool: "Bash", Input: []byte(`{"command":"sudo ls"}`), By: "alice"},
+			decision: approval.Deny, layer: approval.LayerRules, output: "system rule"},
+		{name: "read-only runs without asking", call: UserCall{Tool: "Glob", Input: []byte(`{"pattern":"*.md"}`), By: "alice"},
+			decision: approval.Allow, layer: approval.LayerReadOnly, output: "README.md"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, demomodel.Script())
+			h.writeFile("README.md", "readme")
+			call := tc.call
+			h.input.Call = &call
+			if tc.answer != "" {
+				h.signalWhenAsked("user_1", tc.answer)
+			}
+			res, err := h.run()
+			require.NoError(t, err)
+			assert.Empty(t, h.oai.Requests(), "no model is asked")
+			assert.Contains(t, res.Answer, tc.output)
+			d := h.decisions()["user_1"]
+			assert.Equal(t, tc.decision, d.Decision)
+			assert.Equal(t, tc.layer, d.Layer)
+			assert.Equal(t, "alice", d.By, "the audit records the call as the person's")
+		})
+	}
+}
+
+func TestPersonsOwnCallInAConversationIsToldToTheModel(t *testing.T) {
+	h := conversing(newHarness(t, demomodel.Script(demomodel.Say("first"), demomodel.Say("I saw your listing"))))
+	h.writeFile("a.txt", "a")
+	ran := h.updateAt(time.Minute, ToolUpdate, UserCall{Tool: "Glob", Input: []byte(`{"pattern":"*.txt"}`), By: "bob"})
+	bad := h.updateAt(time.Minute, ToolUpdate, UserCall{Tool: "Nope", Input: []byte(`{}`)})
+	var between Status
+	h.env.RegisterDelayedCallback(func() { between = h.status() }, 2*time.Minute)
+	h.updateAt(3*time.Minute, MessageUpdate, Message{Text: "what did I find?"})
+	h.updateAt(time.Hour, EndUpdate, End{})
+
+	_, err := h.run()
+	require.NoError(t, err)
+	require.NoError(t, ran.err)
+	assert.Equal(t, approval.Allow, ran.call.Decision)
+	assert.Contains(t, ran.call.Output, "a.txt")
+	require.Error(t, bad.rejected)
+	assert.Contains(t, bad.rejected.Error(), "unknown tool")
+	assert.Equal(t, PhaseWaitingMessage, between.State, "a person's call does not wake the model")
+	require.Len(t, h.oai.Requests(), 2)
+	turns := h.userTurns(1)
+	require.Len(t, turns, 3)
+	assert.Contains(t, turns[1], "bob via temporal ran a tool call of their own")
+	assert.Contains(t, turns[1], "a.txt")
+	assert.Equal(t, "what did I find?", turns[2])
+}

@@ -24,6 +24,7 @@ type updateOutcome struct {
 	stop     InterruptResult
 	end      EndResult
 	budget   BudgetStatus
+	call     UserCallResult
 	err      error
 	done     bool
 }
@@ -59,6 +60,8 @@ func (h *harness) update(name string, arg any, o *updateOutcome) {
 				o.end = r
 			case BudgetStatus:
 				o.budget = r
+			case UserCallResult:
+				o.call = r
 			}
 		},
 	}, arg)

@@ -217,6 +217,12 @@ func (j *job) routeMessage(ctx workflow.Context, raw json.RawMessage) {
 // deliverMessages hands the queued messages to the model, in order, as the
 // user's turns: after the tool results of the answer that was running.
 func (j *job) deliverMessages(ctx workflow.Context) {
+	if len(j.st.Notes) > 0 {
+		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: strings.Join(j.st.Notes, "\n\n")}
+		j.st.Messages = append(j.st.Messages, msg)
+		j.added(msg)
+		j.st.Notes = nil
+	}
 	if len(j.st.Queue) == 0 {
 		return
 	}

@@ -105,6 +105,10 @@ type JobInput struct {
 	// MaxTokens caps the tokens the whole job may spend (0: the settings'
 	// conversation.budget, else none); a job that reaches it waits.
 	MaxTokens int `json:"maxTokens,omitempty"`
+	// Call, when set, makes the job one person's tool call (starter tool):
+	// it goes through the six layers, its result is the answer, and no
+	// model is asked.
+	Call *UserCall `json:"call,omitempty"`
 	// Resume continues an ended job of the same name from its transcript:
 	// Task is the next message (starter say to an ended job).
 	Resume bool `json:"resume,omitempty"`
@@ -192,6 +196,10 @@ type State struct {
 	// Budget is the job's token caps once a person set them, and the cap
 	// it waits on.
 	Budget Budget `json:"budget,omitzero"`
+	// UserCalls numbers the people's own calls; Notes are their results,
+	// told to the model with its next call.
+	UserCalls int      `json:"userCalls,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // files are where the job's transcript and audit are.

@@ -1,0 +1,110 @@
+package workflows
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
+)
+
+// A person's own tool call (starter tool) takes the road the model's calls
+// take: all six layers, a person asked at layer 5 when the policy says so,
+// the audit (which names the person in By). Inside a job's conversation its
+// result is told to the model with the next message, without waking it.
+
+// ToolUpdate runs a UserCall in a job and answers with its UserCallResult.
+const ToolUpdate = "tool"
+
+// UserCall is a tool call a person makes.
+type UserCall struct {
+	Tool    string          `json:"tool"`
+	Input   json.RawMessage `json:"input"`
+	By      string          `json:"by,omitempty"`
+	Channel string          `json:"channel,omitempty"`
+}
+
+// UserCallResult is what became of it: the tool's output, or the denial
+// (who or what refused it and why) as the model would read it.
+type UserCallResult struct {
+	CallID   string            `json:"callId"`
+	Decision approval.Decision `json:"decision"`
+	Layer    approval.Layer    `json:"layer"`
+	Output   string            `json:"output"`
+}
+
+// registerToolUpdate sets the tool Update.
+func (j *job) registerToolUpdate(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, ToolUpdate,
+		func(ctx workflow.Context, c UserCall) (UserCallResult, error) {
+			res := j.runUserCall(ctx, c)
+			note := fmt.Sprintf("[%s ran a tool call of their own, %s, through the same approval: %s]\n%s",
+				who(c.By, cmp.Or(c.Channel, "temporal")), api.Summarize(c.Tool, c.Input), res.Decision, clip(res.Output, maxNoteBytes))
+			j.st.Notes = append(j.st.Notes, note)
+			return res, nil
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(c UserCall) error {
+				if err := j.checkStarted(); err != nil {
+					return err
+				}
+				return checkUserCall(c)
+			},
+			Description: `Run one tool call of your own through the job's six layers: ` +
+				`{"tool": "Bash", "input": {"command": "npm test"}, "by": "you"}. Its result is told to the model with the next message.`,
+		})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", ToolUpdate, err)
+	}
+	return nil
+}
+
+// maxNoteBytes bounds what the model is told of a person's call: the
+// output itself is in the audit and the transcript's tool events.
+const maxNoteBytes = 8 << 10
+
+// clip is s cut to at most n bytes, saying so.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + fmt.Sprintf("\n… (%d more bytes)", len(s)-n)
+}
+
+// checkUserCall refuses, before anything is recorded, what is no call.
+func checkUserCall(c UserCall) error {
+	if !api.KnownTool(c.Tool) {
+		return notApplied("unknown tool %q; the tools are %s", c.Tool, strings.Join(api.ToolNames(), ", "))
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(c.Input, &obj); err != nil || obj == nil {
+		return notApplied("the input is not a JSON object")
+	}
+	return nil
+}
+
+// runUserCall decides and runs a person's call like one of the model's.
+func (j *job) runUserCall(ctx workflow.Context, c UserCall) UserCallResult {
+	j.st.UserCalls++
+	id := fmt.Sprintf("user_%d", j.st.UserCalls)
+	if j.st.Runs > 0 {
+		id = fmt.Sprintf("%s_r%d", id, j.st.Runs+1)
+	}
+	j.callIDs[id] = true
+	j.userCalls[id] = cmp.Or(c.By, "someone")
+	tc := openai.ToolCall{ID: id, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: c.Tool, Arguments: string(c.Input)}}
+	out := j.handleCall(ctx, tc, id, nil)
+	res := UserCallResult{CallID: id, Output: out, Decision: approval.Allow}
+	for i := len(j.st.Audit) - 1; i >= 0; i-- {
+		if r := j.st.Audit[i]; r.CallID == id && r.Event == "" {
+			res.Decision, res.Layer = r.Decision, r.Layer
+			break
+		}
+	}
+	return res
+}
