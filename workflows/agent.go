@@ -147,7 +147,7 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 		running: map[string]string{},
 
 		userCalls: map[string]string{},
-		phase:   "starting",
+		phase:     "starting",
 
 		grantStop: map[string]workflow.CancelFunc{},
 	}
