@@ -44,7 +44,7 @@ func startMessageInbox(t *testing.T, c client.Client) (*demomodel.Server, *inbox
 	t.Cleanup(cancel)
 	env := map[string]string{inbox.EnvAddr: "127.0.0.1:0", inbox.EnvTokens: "alice=" + inboxToken}
 	var banner bytes.Buffer
-	require.NoError(t, app.StartInbox(ctx, c, nil, func(k string) string { return env[k] }, testenv.StateDir(), &banner, testenv.Logger()))
+	require.NoError(t, app.StartInbox(ctx, c, nil, func(k string) string { return env[k] }, testenv.StateDir(), nil, &banner, testenv.Logger()))
 	m := regexp.MustCompile(`approval inbox: (http://127\.0\.0\.1:\d+/custos/)\?token=`).FindStringSubmatch(banner.String())
 	require.NotNil(t, m, "the banner names the inbox's address: %s", banner.String())
 	return model, loginInbox(t, m[1]+"?token="+inboxToken)
