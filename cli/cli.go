@@ -31,6 +31,8 @@ type App struct {
 	Logger      *slog.Logger
 
 	lastResult *workflows.JobResult
+	// answeredTurn is the turn of the last answer follow printed.
+	answeredTurn int
 	// inProcess is set when this process runs the job's server and worker.
 	inProcess bool
 	// hub is the in-process worker's model answers as they are written

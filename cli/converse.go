@@ -274,7 +274,9 @@ func waitsForMessage(st workflows.Status) bool {
 // and, on a terminal, ask for the next message. It reports whether follow
 // should go on (a message was sent).
 func (a *App) converse(ctx context.Context, c client.Client, id string, st workflows.Status, lines <-chan string) (bool, error) {
-	a.printAnswer(st.LastAnswer)
+	if a.answeredTurn != st.Turn {
+		a.printAnswer(st.LastAnswer)
+	}
 	fmt.Fprintf(a.Stderr, "custos: answered after %d turns (%d tokens)\n", st.Turn, st.Usage.TotalTokens)
 	if lines == nil {
 		a.leftWaiting(id)

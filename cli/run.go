@@ -258,7 +258,9 @@ func (a *App) jobDone(ctx context.Context, c client.Client, id string, since int
 		fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 		return nil
 	}
-	a.printAnswer(a.lastResult.Answer)
+	if a.answeredTurn != a.lastResult.Turns {
+		a.printAnswer(a.lastResult.Answer)
+	}
 	fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
 	if st, err := queryStatus(ctx, c, id); err == nil {
 		files := st.Files.Or(st.Workspace, id)
@@ -321,6 +323,12 @@ func (a *App) printEvents(ctx context.Context, c client.Client, id string, since
 		}
 		if line := a.live.eventLine(e, formatEvent(e)); line != "" {
 			fmt.Fprintln(a.Stdout, line)
+		}
+		if e.Kind == "answer" {
+			// Every answer of a conversation, also one the job went past
+			// at once for a message that was waiting.
+			a.printAnswer(e.Text)
+			a.answeredTurn = e.Turn
 		}
 		if e.Kind == "ask" && !a.Interactive {
 			// No prompt here: say how to decide from elsewhere.
