@@ -158,6 +158,9 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if in.MaxTurns <= 0 {
 		j.in.MaxTurns = DefaultMaxTurns
 	}
+	// A carried state is taken before any handler is set: an Update that
+	// comes with the run's first task sees the job as it is, not empty.
+	j.restore()
 	if err := j.registerQueries(ctx); err != nil {
 		return JobResult{}, err
 	}
@@ -189,18 +192,24 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	return j.loop(ctx)
 }
 
+// restore takes the state a previous run carried, if any.
+func (j *job) restore() {
+	if j.in.State == nil {
+		return
+	}
+	j.st = j.in.State
+	j.in.State = nil
+	j.st.Runs++
+	for _, id := range j.st.PendingIDs {
+		j.callIDs[id] = true
+	}
+}
+
 // start restores carried state or begins a fresh job: settings are read by an
 // activity (files and the home directory are not workflow business), then
 // compiled here, deterministically, together with the learned rules.
 func (j *job) start(ctx workflow.Context) error {
-	if j.in.State != nil {
-		j.st = j.in.State
-		j.in.State = nil
-		j.st.Runs++
-		for _, id := range j.st.PendingIDs {
-			j.callIDs[id] = true
-		}
-	} else {
+	if j.st == nil {
 		var loaded api.LoadSettingsResult
 		actx := j.onHost(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
@@ -480,6 +489,18 @@ func (j *job) continueAsNew(ctx workflow.Context) error {
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	if err := j.save(ctx); err != nil {
 		j.logger.Warn("saving session before continue-as-new failed", "error", err)
+	}
+	// The audit file holds every record; the next run's input carries only
+	// the newest, so the job's state does not grow with its conversation.
+	// Records not yet in the file always travel.
+	saved := 0
+	for _, r := range j.st.Audit {
+		if r.Seq <= j.st.AuditSaved {
+			saved++
+		}
+	}
+	if extra := saved - maxAuditCarried; extra > 0 {
+		j.st.Audit = append([]approval.AuditRecord(nil), j.st.Audit[extra:]...)
 	}
 	next := j.in
 	next.State = j.st

@@ -148,6 +148,9 @@ func budgetText(s BudgetStatus, which string) string {
 func (j *job) registerBudget(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, BudgetUpdate,
 		func(ctx workflow.Context, b BudgetChange) (BudgetStatus, error) {
+			if err := j.awaitStarted(ctx); err != nil {
+				return BudgetStatus{}, err
+			}
 			perJob, perMessage := j.caps()
 			if b.TokensPerJob != nil {
 				perJob = *b.TokensPerJob
@@ -165,7 +168,7 @@ func (j *job) registerBudget(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{
 			Validator: func(b BudgetChange) error {
-				if err := j.checkStarted(); err != nil {
+				if err := j.checkStartedOrStarting(); err != nil {
 					return err
 				}
 				if b.TokensPerJob == nil && b.TokensPerMessage == nil {

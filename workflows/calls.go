@@ -91,9 +91,17 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	j.markRunning(id, tool)
 	res, err := j.executeTool(ctx, id, tool, rec.Input)
 	j.markDone(id)
-	if err != nil && ctx.Err() != nil {
+	if ctx.Err() != nil {
+		// A command killed by the cancellation comes back as a result (its
+		// output so far, exit 143): either way the model is told who
+		// stopped it.
 		_, why := j.stopWords()
-		err = fmt.Errorf("%s while it ran: the call was stopped before it finished (a command is killed with its process tree); its output is lost", why)
+		if err != nil {
+			err = fmt.Errorf("%s while it ran: the call was stopped before it finished (a command is killed with its process tree); its output is lost", why)
+		} else {
+			res.IsError = true
+			res.Output = fmt.Sprintf("Error: %s while it ran: the command was stopped before it finished and its process tree killed; its output until then:\n%s", why, res.Output)
+		}
 	}
 	if err != nil {
 		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Error: err.Error()})

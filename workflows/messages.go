@@ -39,6 +39,9 @@ const conversationChange = "conversation"
 func (j *job) registerConversation(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, MessageUpdate,
 		func(ctx workflow.Context, m Message) (MessageResult, error) {
+			if err := j.awaitStarted(ctx); err != nil {
+				return MessageResult{}, err
+			}
 			m = normalizeMessage(m, updateID(ctx))
 			if m.Refused != "" {
 				j.refuseMessage(ctx, m)
@@ -48,7 +51,7 @@ func (j *job) registerConversation(ctx workflow.Context) error {
 			return j.enqueue(ctx, m, false), nil
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(m Message) error { return j.checkMessage(m, true) },
+			Validator: func(m Message) error { return j.checkMessage(m, j.st != nil) },
 			Description: `Send the job a message: the next turn of the conversation, or steering while it works ` +
 				`(it reaches the model with its next call). Input: {"text": "…", "id": "optional, counts once", "by": "you"}. ` +
 				`A message changes no mode, rule or pending call.`,
@@ -58,6 +61,9 @@ func (j *job) registerConversation(ctx workflow.Context) error {
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, InterruptUpdate,
 		func(ctx workflow.Context, in Interrupt) (InterruptResult, error) {
+			if err := j.awaitStarted(ctx); err != nil {
+				return InterruptResult{}, err
+			}
 			in.Channel = cmp.Or(strings.TrimSpace(in.Channel), "temporal")
 			res := j.interruptWork(ctx, in.By, in.Channel)
 			if strings.TrimSpace(in.Text) != "" {
@@ -70,9 +76,9 @@ func (j *job) registerConversation(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{
 			Validator: func(in Interrupt) error {
 				if strings.TrimSpace(in.Text) == "" {
-					return j.checkStarted()
+					return j.checkStartedOrStarting()
 				}
-				return j.checkMessage(Message{Text: in.Text}, true)
+				return j.checkMessage(Message{Text: in.Text}, j.st != nil)
 			},
 			Description: `Stop what the job runs now (the model call, the running tools; calls waiting for approval are denied) ` +
 				`and give the model the text at once: {"text": "optional", "by": "you"}.`,
@@ -82,6 +88,9 @@ func (j *job) registerConversation(ctx workflow.Context) error {
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, EndUpdate,
 		func(ctx workflow.Context, e End) (EndResult, error) {
+			if err := j.awaitStarted(ctx); err != nil {
+				return EndResult{}, err
+			}
 			e.Channel = cmp.Or(strings.TrimSpace(e.Channel), "temporal")
 			if j.endReq == nil {
 				j.endReq = &e
@@ -91,7 +100,7 @@ func (j *job) registerConversation(ctx workflow.Context) error {
 			return EndResult{Turns: j.st.Turn, LastAnswer: j.st.LastAnswer}, nil
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(End) error { return j.checkStarted() },
+			Validator: func(End) error { return j.checkStartedOrStarting() },
 			Description: `End the job: what runs is interrupted, the transcript saved, and the job completes. ` +
 				`Input: {"by": "you", "reason": "optional"}.`,
 		})
@@ -116,6 +125,25 @@ func normalizeMessage(m Message, id string) Message {
 	m.ID = cmp.Or(strings.TrimSpace(m.ID), id)
 	m.By = strings.TrimSpace(m.By)
 	return m
+}
+
+// checkStartedOrStarting is checkStarted for a validator, which may run
+// before the job has its state (the settings are still being read): then
+// the handler waits for it (awaitStarted).
+func (j *job) checkStartedOrStarting() error {
+	if j.st == nil {
+		return nil
+	}
+	return j.checkStarted()
+}
+
+// awaitStarted waits, in an Update's handler, until the job has its state
+// and policy, and refuses if it has ended meanwhile.
+func (j *job) awaitStarted(ctx workflow.Context) error {
+	if err := workflow.Await(ctx, func() bool { return j.st != nil && j.policy != nil }); err != nil {
+		return err
+	}
+	return j.checkStarted()
 }
 
 // checkStarted refuses what needs the job's state before it has one.
@@ -176,7 +204,7 @@ func (j *job) enqueue(ctx workflow.Context, m Message, interrupt bool) MessageRe
 	if j.st.Waiting {
 		delivery = "next"
 	}
-	j.audit(ctx, approval.AuditRecord{Event: "message", Approver: m.By, Channel: m.Channel, Reason: firstLine(m.Text, 500)})
+	j.audit(ctx, approval.AuditRecord{Event: "message", Approver: m.By, Channel: m.Channel, Reason: firstLine(m.Text, 200)})
 	j.emit(ctx, Event{Kind: "message", Text: fmt.Sprintf("%s: %s", who(m.By, m.Channel), m.Text)})
 	j.notifyConversation(ctx, "message", m.Text, m.By, m.Channel)
 	j.updateDetails(ctx)

@@ -42,6 +42,9 @@ type UserCallResult struct {
 func (j *job) registerToolUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ToolUpdate,
 		func(ctx workflow.Context, c UserCall) (UserCallResult, error) {
+			if err := j.awaitStarted(ctx); err != nil {
+				return UserCallResult{}, err
+			}
 			res := j.runUserCall(ctx, c)
 			note := fmt.Sprintf("[%s ran a tool call of their own, %s, through the same approval: %s]\n%s",
 				who(c.By, cmp.Or(c.Channel, "temporal")), api.Summarize(c.Tool, c.Input), res.Decision, clip(res.Output, maxNoteBytes))
@@ -50,7 +53,7 @@ func (j *job) registerToolUpdate(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{
 			Validator: func(c UserCall) error {
-				if err := j.checkStarted(); err != nil {
+				if err := j.checkStartedOrStarting(); err != nil {
 					return err
 				}
 				return checkUserCall(c)
