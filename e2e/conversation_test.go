@@ -96,6 +96,19 @@ func sendMsg(t testing.TB, c client.Client, id, updateID string, m workflows.Mes
 	return res
 }
 
+// trySendMsg is sendMsg that returns the error instead of failing.
+func trySendMsg(c client.Client, id, updateID string, m workflows.Message) (workflows.MessageResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res workflows.MessageResult
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID,
+		UpdateName: workflows.MessageUpdate, Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	return res, err
+}
+
 // update runs the Update name of job id with arg and returns its result.
 func update[T any](t testing.TB, c client.Client, id, name string, arg any) T {
 	t.Helper()
@@ -428,9 +441,16 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 	waitAnswer(t, c, id, "re: hello", time.Minute)
 
 	start := time.Now()
+	var refused []string
 	for i := 1; i <= messages; i++ {
 		text := fmt.Sprintf("message %d", i)
-		r := sendMsg(t, c, id, fmt.Sprintf("u-%d", i), workflows.Message{Text: text, By: "e2e"})
+		r, err := trySendMsg(c, id, fmt.Sprintf("u-%d", i), workflows.Message{Text: text, By: "e2e"})
+		for err != nil && strings.Contains(err.Error(), "the job is still starting") {
+			// The run that continued the job refused it: see below.
+			refused = append(refused, text)
+			r, err = trySendMsg(c, id, fmt.Sprintf("u-%d-again", i), workflows.Message{Text: text, By: "e2e"})
+		}
+		require.NoError(t, err, text)
 		require.Equal(t, "next", r.Delivery, text)
 		require.Equal(t, i+1, r.Seq, text)
 		waitAnswer(t, c, id, "re: "+text, time.Minute)
@@ -450,8 +470,8 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 	endJob(t, c, id)
 
 	// Walk every run's history.
-	// The start event of a continued run carries the job's State; the
-	// others are what a turn adds.
+	// A continued run's start event and the continue-as-new event before
+	// it carry the job's State; the others are what a turn adds.
 	runs, largest, largestType, largestStart := 0, 0, "", 0
 	for runID := run.GetRunID(); runID != ""; runs++ {
 		it := c.GetWorkflowHistory(context.Background(), id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -461,7 +481,8 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 			require.NoError(t, err)
 			events++
 			n := proto.Size(e)
-			if e.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED {
+			if typ := e.GetEventType(); typ == enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED ||
+				typ == enums.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW {
 				largestStart = max(largestStart, n)
 			} else if n > largest {
 				largest, largestType = n, e.GetEventType().String()
@@ -477,14 +498,23 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 		assert.LessOrEqual(t, events, 2100, "run %d is bounded by its event count", runs+1)
 		runID = next
 	}
-	t.Logf("%d runs; largest event %d bytes (%s); largest start event %d bytes", runs, largest, largestType, largestStart)
+	t.Logf("%d runs; largest event %d bytes (%s); largest carrying the State %d bytes", runs, largest, largestType, largestStart)
 	assert.Greater(t, runs, 1)
 	assert.Less(t, largest, 64<<10, "no event a turn adds grows with the conversation")
 
+	// Fails now and then today: the conversation's Update handlers are
+	// registered before the continued run takes its carried State, so a
+	// message that reaches the new run with its first workflow task is
+	// refused by the validator as if the job were starting.
+	t.Run("MessageAtContinueAsNewIsNotRefused", func(t *testing.T) {
+		assert.Empty(t, refused, "messages refused with \"the job is still starting\" as the job continued as new")
+	})
+
 	// Fails today: State.Audit keeps the last 1000 audit records
 	// (maxAuditInMemory), one a message with up to 500 bytes of its text,
-	// and every continued run's start event carries them: it grows with
-	// the conversation until the cap (165 KB after 850 short messages).
+	// and every continue-as-new event and continued run's start event
+	// carries them: they grow with the conversation until the cap (165 KB
+	// after 850 short messages).
 	t.Run("ContinuedRunStartEventUnder64KiB", func(t *testing.T) {
 		assert.Less(t, largestStart, 64<<10, "the State a continued run starts with grows with the conversation")
 	})
