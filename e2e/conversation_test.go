@@ -408,10 +408,9 @@ func TestConversationInterruptKillsBashProcessTreeAndDeniesWaitingCall(t *testin
 }
 
 // The model is told that its command was interrupted, and by whom, as it
-// is for a call the interrupt stopped before it ran. It fails today: the
-// Bash activity, its command killed by the cancellation, returns the
-// killed command's result as a normal one ("[command killed: canceled
-// ...] [exit code 143]"), so the job never sees an error to reword.
+// is for a call the interrupt stopped before it ran, although the Bash
+// activity returns the killed command's result as a normal one
+// ("[command killed: canceled ...] [exit code 143]").
 func TestConversationInterruptedBashResultNamesWhoInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the sandbox")
@@ -446,7 +445,7 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 		text := fmt.Sprintf("message %d", i)
 		r, err := trySendMsg(c, id, fmt.Sprintf("u-%d", i), workflows.Message{Text: text, By: "e2e"})
 		for err != nil && strings.Contains(err.Error(), "the job is still starting") {
-			// The run that continued the job refused it: see below.
+			// Counted, and asserted below never to happen.
 			refused = append(refused, text)
 			r, err = trySendMsg(c, id, fmt.Sprintf("u-%d-again", i), workflows.Message{Text: text, By: "e2e"})
 		}
@@ -502,19 +501,14 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 	assert.Greater(t, runs, 1)
 	assert.Less(t, largest, 64<<10, "no event a turn adds grows with the conversation")
 
-	// Fails now and then today: the conversation's Update handlers are
-	// registered before the continued run takes its carried State, so a
-	// message that reaches the new run with its first workflow task is
-	// refused by the validator as if the job were starting.
+	// A message that reaches a continued run with its first workflow task
+	// finds the carried State there (it is taken before any handler is set).
 	t.Run("MessageAtContinueAsNewIsNotRefused", func(t *testing.T) {
 		assert.Empty(t, refused, "messages refused with \"the job is still starting\" as the job continued as new")
 	})
 
-	// Fails today: State.Audit keeps the last 1000 audit records
-	// (maxAuditInMemory), one a message with up to 500 bytes of its text,
-	// and every continue-as-new event and continued run's start event
-	// carries them: they grow with the conversation until the cap (165 KB
-	// after 850 short messages).
+	// Continue-as-new carries only the newest saved audit records (the file
+	// has them all), so the State a continued run starts with stays small.
 	t.Run("ContinuedRunStartEventUnder64KiB", func(t *testing.T) {
 		assert.Less(t, largestStart, 64<<10, "the State a continued run starts with grows with the conversation")
 	})
