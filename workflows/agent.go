@@ -369,9 +369,11 @@ func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
 		// Ended, or canceled, while it waited for its budget.
 		return false, JobResult{}, nil
 	}
-	if len(j.st.Queue) > 0 && j.overBudget() != "" {
-		// An interrupt's text lifts the wait: deliver it with the next turn.
+	if j.overBudget() != "" {
+		// A new message lifted a per-message cap's wait: it starts its own
+		// budget, and the caps are checked again.
 		j.deliverMessages(ctx)
+		return false, JobResult{}, nil
 	}
 	j.st.Turn++
 	j.runTurns++

@@ -93,8 +93,9 @@ func (j *job) overBudget() string {
 }
 
 // awaitBudget parks the job while a cap is reached, until a person raises
-// it, ends the job or interrupts it. It returns whether the run should
-// continue as new first (a long wait grew its history).
+// it or ends the job; a new message lifts a per-message cap's wait (its
+// work has a budget of its own), never the job's. It returns whether the
+// run should continue as new first (a long wait grew its history).
 func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
 	reached := j.overBudget()
 	if reached == "" {
@@ -114,8 +115,9 @@ func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
 	j.phase = PhaseWaitingBudget
 	j.updateDetails(ctx)
 	info := workflow.GetInfo(ctx)
+	lifted := func() bool { return reached == "message" && len(j.st.Queue) > 0 }
 	_ = workflow.Await(ctx, func() bool {
-		return j.overBudget() == "" || j.endReq != nil || len(j.st.Queue) > 0 && j.queueInterrupts() ||
+		return j.overBudget() == "" || j.endReq != nil || lifted() ||
 			info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxRunEvents
 	})
 	if j.overBudget() == "" {
@@ -123,18 +125,7 @@ func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
 		j.phase = "thinking"
 		return false
 	}
-	return j.endReq == nil && !j.queueInterrupts()
-}
-
-// queueInterrupts says whether a queued message came with an interrupt:
-// it lifts the per-message cap's wait, as a new message does.
-func (j *job) queueInterrupts() bool {
-	for _, q := range j.st.Queue {
-		if q.Interrupt {
-			return true
-		}
-	}
-	return false
+	return j.endReq == nil && !lifted() && ctx.Err() == nil
 }
 
 func budgetText(s BudgetStatus, which string) string {

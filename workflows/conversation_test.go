@@ -392,3 +392,38 @@ func TestPersonsOwnCallInAConversationIsToldToTheModel(t *testing.T) {
 	assert.Contains(t, turns[1], "a.txt")
 	assert.Equal(t, "what did I find?", turns[2])
 }
+
+func TestBudgetOfTheJobHoldsAgainstMessagesAndInterrupts(t *testing.T) {
+	h := conversing(newHarness(t, demomodel.Script(
+		demomodel.Calls(call("g1", "Glob", map[string]string{"pattern": "*"})),
+		demomodel.Say("never asked"),
+	)))
+	h.input.MaxTokens = 1
+	h.updateAt(time.Minute, MessageUpdate, Message{Text: "go on anyway"})
+	h.updateAt(2*time.Minute, InterruptUpdate, Interrupt{Text: "really, go on"})
+	var parked Status
+	h.env.RegisterDelayedCallback(func() { parked = h.status() }, 3*time.Minute)
+	h.updateAt(time.Hour, EndUpdate, End{})
+
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, PhaseWaitingBudget, parked.State, "neither a message nor an interrupt lifts the job's cap")
+	assert.Equal(t, 2, parked.Queued)
+	assert.Len(t, h.oai.Requests(), 1)
+	assert.Equal(t, "ended", res.Reason)
+}
+
+func TestANewMessageHasABudgetOfItsOwn(t *testing.T) {
+	h := conversing(newHarness(t, demomodel.Script(
+		demomodel.Calls(call("g1", "Glob", map[string]string{"pattern": "*"})),
+		demomodel.Say("answered the second message"),
+	), withSettings(`{"conversation": {"budget": {"tokensPerMessage": 1}}}`)))
+	h.updateAt(time.Minute, MessageUpdate, Message{Text: "the next thing"})
+	h.updateAt(time.Hour, EndUpdate, End{})
+
+	res, err := h.run()
+	require.NoError(t, err)
+	require.Len(t, h.oai.Requests(), 2, "the new message's work was asked of the model")
+	assert.Equal(t, "the next thing", h.userTurns(1)[1])
+	assert.Equal(t, "answered the second message", res.Answer)
+}
