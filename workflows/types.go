@@ -47,10 +47,10 @@ const (
 	DefaultMaxTurns        = 100
 	// maxAuditInMemory bounds the audit kept in workflow state; the full trail
 	// is in the job's audit file.
-	maxAuditInMemory  = 1000
+	maxAuditInMemory = 1000
 	// maxAuditCarried bounds the saved records continue-as-new carries
 	// (the audit query shows them after it).
-	maxAuditCarried = 50
+	maxAuditCarried   = 50
 	maxEventsInMemory = 2000
 	// maxRunEvents bounds a run's history: the job continues as new past it.
 	maxRunEvents = 2000
