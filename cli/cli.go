@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -274,7 +275,11 @@ func (a *App) connectOrEmbed(ctx context.Context, wo app.Options) (*session, err
 		return nil, err
 	}
 	fmt.Fprintln(a.Stderr, "custos: no Temporal server on 127.0.0.1:7233; starting an embedded one with a worker in this process")
-	emb, err := temporalclient.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort}, logger)
+	retention, err := devserver.RetentionFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := temporalclient.StartEmbedded(ctx, devserver.Options{Port: devserver.DefaultPort, UIPort: devserver.DefaultUIPort, Retention: retention}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -76,8 +76,14 @@ type Options struct {
 	// UIPort is the Web UI HTTP port (DefaultUIPort is 8233); 0 picks a
 	// free port; -1 disables the UI.
 	UIPort int
-	// Namespace is created if missing (retention 24h). Default "default".
+	// Namespace is created if missing. Default "default".
 	Namespace string
+	// Retention is how long the server keeps an ended job's history (at
+	// least 24h, the server's minimum; 0: DefaultRetention). It is set on
+	// the namespace at every start, so a changed setting applies to an
+	// existing database too. Past it, `starter status` and `starter
+	// audit` read the job's files on its host.
+	Retention time.Duration
 	// Logger receives the server's logs. nil logs to stderr. Either way only
 	// warnings and errors are passed through: the server is very chatty.
 	Logger *slog.Logger
@@ -333,6 +339,9 @@ func preparePersistence(o Options) (sqlConf, visConf *config.SQL, err error) {
 // UI (when it has a port) and waits for it too.
 func (s *Server) ready(ctx context.Context, o Options) error {
 	if err := waitFrontend(ctx, s.frontendAddr, o.Namespace, s.clientTLS); err != nil {
+		return err
+	}
+	if err := setRetention(ctx, s.frontendAddr, o.Namespace, o.Retention, s.clientTLS); err != nil {
 		return err
 	}
 	if s.ports.ui > 0 {

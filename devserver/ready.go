@@ -16,9 +16,11 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	namespacepb "go.temporal.io/api/namespace/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 const pollInterval = 50 * time.Millisecond
@@ -47,6 +49,63 @@ func waitFrontend(ctx context.Context, addr, ns string, clientTLS *tls.Config) e
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// DefaultRetention is how long the embedded server keeps ended jobs'
+// histories unless told otherwise: a week, as long as a conversation waits
+// for its next message by default.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// minRetention is the least the server accepts.
+const minRetention = 24 * time.Hour
+
+// EnvRetention sets the embedded server's retention (a duration, "720h").
+const EnvRetention = "CUSTOS_RETENTION"
+
+// RetentionFromEnv reads CUSTOS_RETENTION through getenv: 0 when unset.
+func RetentionFromEnv(getenv func(string) string) (time.Duration, error) {
+	v := getenv(EnvRetention)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: %w", EnvRetention, v, err)
+	}
+	if d < minRetention {
+		return 0, fmt.Errorf("%s=%q: the server keeps ended jobs at least 24h", EnvRetention, v)
+	}
+	return d, nil
+}
+
+// setRetention sets the namespace's retention of ended workflows when it
+// differs from what it has.
+func setRetention(ctx context.Context, addr, ns string, d time.Duration, clientTLS *tls.Config) error {
+	if d == 0 {
+		d = DefaultRetention
+	}
+	d = max(d, minRetention)
+	ctx, cancel := withDefaultTimeout(ctx, readyTimeout)
+	defer cancel()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS.Clone())))
+	if err != nil {
+		return fmt.Errorf("devserver: dialing frontend %s: %w", addr, err)
+	}
+	defer func() { _ = conn.Close() }()
+	client := workflowservice.NewWorkflowServiceClient(conn)
+	desc, err := client.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+	if err != nil {
+		return fmt.Errorf("devserver: describing namespace %q: %w", ns, err)
+	}
+	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == d {
+		return nil
+	}
+	_, err = client.UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{Namespace: ns,
+		Config: &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(d)}})
+	if err != nil {
+		return fmt.Errorf("devserver: setting the retention of namespace %q to %s: %w", ns, d, err)
+	}
+	return nil
 }
 
 // startUI runs the ui-server on its private port (mutual TLS, like the

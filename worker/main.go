@@ -29,6 +29,10 @@ func main() {
 }
 
 func run() error {
+	envRetention, err := devserver.RetentionFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
 	var (
 		baseURL = flag.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 		model   = flag.String("model", cmp.Or(os.Getenv("OPENAI_MODEL"), app.DefaultModel), "model name (OPENAI_MODEL)")
@@ -41,6 +45,7 @@ func run() error {
 		window  = flag.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
 		strict  = flag.Bool("require-sandbox", false, "refuse to start when no OS sandbox is available (without it the worker starts and Bash is refused, or asked for each command with allowUnsandboxed)")
 	)
+	retention := flag.Duration("retention", envRetention, "how long the embedded server keeps ended jobs' histories (CUSTOS_RETENTION; default a week, at least 24h)")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("host", *host)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -51,5 +56,5 @@ func run() error {
 		Host: *host, Workspaces: strings.Split(*roots, ","),
 		Sandbox: sandbox.Config{FailIfUnavailable: *strict, Logger: logger},
 		Logger:  logger, Versioning: app.VersioningFromEnv(),
-	}, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort}, os.Stderr)
+	}, devserver.Options{DBFile: *dbFile, Port: *port, UIPort: *uiPort, Retention: *retention}, os.Stderr)
 }
