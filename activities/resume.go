@@ -41,6 +41,14 @@ func resumed(files api.JobFiles) (*api.Resumed, error) {
 	return r, nil
 }
 
+// JobFacts is what a job's files hold (message count, last answer, the
+// audit's last sequence number), read on the host without the server: for
+// `starter status` once the server has forgotten the job. nil when the job
+// left no transcript.
+func JobFacts(files api.JobFiles) (*api.Resumed, error) {
+	return resumed(files)
+}
+
 // unanswered are the tool calls of the conversation's last assistant
 // message that no tool result follows.
 func unanswered(msgs []openai.ChatCompletionMessage) []openai.ToolCall {

@@ -21,6 +21,9 @@ import (
 
 func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	st, err := queryStatus(ctx, c, id)
+	if forgotten(err) {
+		return a.statusFromFiles(id, err)
+	}
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
@@ -170,6 +173,16 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 	}
 	// The query also has records not yet saved to the file.
 	v, err := c.QueryWorkflow(ctx, id, "", workflows.AuditQuery)
+	if forgotten(err) && recs == nil {
+		// Past the server's retention: the file on this host is the record.
+		if files, ok := findJobFiles(id); ok {
+			r, rerr := activities.ReadAudit(files.Audit)
+			if rerr != nil {
+				return fmt.Errorf("audit of %s from %s: %w", id, files.Audit, rerr)
+			}
+			recs = r
+		}
+	}
 	if err != nil && recs == nil {
 		return fmt.Errorf("audit of %s: %w", id, err)
 	}
