@@ -365,8 +365,11 @@ func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
 	if j.awaitBudget(ctx) {
 		return true, JobResult{}, j.continueAsNew(ctx)
 	}
-	if j.endReq != nil || ctx.Err() != nil {
-		// Ended, or canceled, while it waited for its budget.
+	if ctx.Err() != nil {
+		return true, JobResult{}, j.canceled(ctx)
+	}
+	if j.endReq != nil {
+		// Ended while it waited for its budget: the next turn ends it.
 		return false, JobResult{}, nil
 	}
 	if j.overBudget() != "" {
