@@ -78,6 +78,9 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 			return api.ToolResult{}, fmt.Errorf("bash: %w", ctx.Err())
 		}
 		out := errorResult("Bash: the sandbox could not run the command: %v", err)
+		if isDiskFull(err) {
+			out = errorResult("Bash: the disk is full (%s): the sandbox could not run the command: %v", diskFullName(err), err)
+		}
 		if n := res.HostConfigNote(); n != "" {
 			out.Output += "\n[host config: " + n + "]"
 			out.HostConfig = hostConfigLines(res)
@@ -87,6 +90,10 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
 	observeBash(ctx, res)
+	if res.ExitCode != 0 && res.Note == "" {
+		text, _ := combined.Text(max)
+		res.Note = diskFullNote(req.Workspace, text+res.Stdout+res.Stderr)
+	}
 	return commandResult(res, combined, max, len(req.ReadDeny)+len(req.EditDeny) > 0), nil
 }
 

@@ -61,7 +61,7 @@ func (t *Tools) Edit(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 		return api.ToolResult{}, err
 	}
 	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(plan.updated)); err != nil {
-		return errorResult("Edit: %s: %v", plan.path, err), nil
+		return writeFailure("Edit", plan.path, err), nil
 	}
 	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.show, "replacements", plan.n)
 

@@ -55,14 +55,14 @@ func SaveSession(ctx context.Context, req api.SaveSessionRequest) error {
 		lines = append(lines, seqLine{seq: req.FirstMessage + i + 1, v: transcriptLine{Seq: req.FirstMessage + i + 1, Msg: m}})
 	}
 	if err := appendSeq(files.Transcript, lines); err != nil {
-		return fmt.Errorf("save transcript: %w", err)
+		return classifyDiskFull(fmt.Errorf("save transcript: %w", err))
 	}
 	lines = lines[:0]
 	for _, r := range req.Audit {
 		lines = append(lines, seqLine{seq: r.Seq, v: r})
 	}
 	if err := appendSeq(files.Audit, lines); err != nil {
-		return fmt.Errorf("save audit: %w", err)
+		return classifyDiskFull(fmt.Errorf("save audit: %w", err))
 	}
 	return nil
 }
@@ -72,6 +72,10 @@ type seqLine struct {
 	v   any
 }
 
+// appendSeq appends the lines past the file's last seq. The lines are
+// encoded first and written in one go; a write that fails (a full disk)
+// is cut back off, so the file never keeps a torn line, and a later
+// append (lastSeq) starts from a clean end either way.
 func appendSeq(path string, lines []seqLine) error {
 	if len(lines) == 0 {
 		return nil
@@ -84,30 +88,42 @@ func appendSeq(path string, lines []seqLine) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
+	var buf bytes.Buffer
 	for _, l := range lines {
 		if l.seq <= last {
 			continue
 		}
 		b, err := json.Marshal(l.v)
 		if err != nil {
-			f.Close()
 			return fmt.Errorf("encode line %d: %w", l.seq, err)
 		}
-		w.Write(b)
-		w.WriteByte('\n')
+		buf.Write(b)
+		buf.WriteByte('\n')
 	}
-	if err := w.Flush(); err != nil {
+	if buf.Len() == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		// Shrinking needs no space: take back what part of the lines
+		// landed, so nobody reads half a record.
+		if terr := f.Truncate(fi.Size()); terr != nil {
+			err = fmt.Errorf("%w (and cutting the partial line failed: %v)", err, terr)
+		}
 		f.Close()
-		return err
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return f.Close()
 }

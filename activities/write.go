@@ -66,7 +66,7 @@ func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult,
 
 	created, err := writeAtomic(tgt.root, tgt.rel, data)
 	if err != nil {
-		return errorResult("Write: %s: %v", in.FilePath, err), nil
+		return writeFailure("Write", in.FilePath, err), nil
 	}
 	verb := "Updated"
 	if created {

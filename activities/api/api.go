@@ -78,6 +78,12 @@ const (
 	// the conversation the job expects (a file deleted or edited by hand):
 	// the job cannot rebuild the conversation, so retrying does not help.
 	TranscriptErrorType = "TranscriptError"
+	// DiskFullErrorType is a save of the transcript or audit refused
+	// because the file system holding custos' state directory is full
+	// (ENOSPC) or over quota (EDQUOT). Retrying at once does not help; the
+	// job parks, runs no tool call, and saves again with a backoff until
+	// space is back.
+	DiskFullErrorType = "DiskFull"
 )
 
 // ModelFailure is the detail of a ModelRefused error: the HTTP status and

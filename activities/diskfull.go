@@ -1,0 +1,65 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/activities/api"
+)
+
+// isDiskFull reports whether err is a write refused for want of space: the
+// file system is full (ENOSPC) or the user is over quota (EDQUOT). Both
+// need someone to free space; retrying at once only fails again.
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// diskFullName is how a tool result and a parked job name the errno.
+func diskFullName(err error) string {
+	if errors.Is(err, syscall.EDQUOT) {
+		return "EDQUOT, over quota"
+	}
+	return "ENOSPC"
+}
+
+// classifyDiskFull turns a save that failed for want of space into a
+// non-retryable DiskFull application error, so that the workflow parks the
+// job instead of letting the activity's retries spin or the failure pass
+// with a log line; other errors are returned as they are.
+func classifyDiskFull(err error) error {
+	if err == nil || !isDiskFull(err) {
+		return err
+	}
+	msg := fmt.Sprintf("the disk holding custos' state directory is full (%s): %v", diskFullName(err), err)
+	return temporal.NewNonRetryableApplicationError(msg, api.DiskFullErrorType, err)
+}
+
+// writeFailure is the tool result of a Write or Edit whose file could not
+// be written. Both write beside the file and rename (writeAtomic), so the
+// file is as it was whatever failed; a full disk is said plainly, since
+// the model cannot fix it by changing its call.
+func writeFailure(tool, path string, err error) api.ToolResult {
+	if isDiskFull(err) {
+		return errorResult("%s: the disk holding the workspace is full (%s): nothing was written; %s is left as it was. Free some space (or ask the user to) before writing again.",
+			tool, diskFullName(err), path)
+	}
+	return errorResult("%s: %s: %v", tool, path, err)
+}
+
+// diskFullNote is the note of a failed Bash command that ran out of space:
+// the workspace's file system has no block left, or the command said "No
+// space left on device" (a full /tmp counts too). The command's own output
+// says what failed; the note tells the model that retrying will not help
+// until space is freed. It is "" otherwise.
+func diskFullNote(workspace string, output string) string {
+	var st syscall.Statfs_t
+	full := syscall.Statfs(workspace, &st) == nil && st.Bavail == 0
+	if !full && !strings.Contains(output, "No space left on device") && !strings.Contains(output, "Disk quota exceeded") {
+		return ""
+	}
+	return "the disk is full (ENOSPC): what the command wrote may be missing or cut short; free some space (or ask the user to) before running it again"
+}
