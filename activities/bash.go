@@ -90,11 +90,17 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	t.log().Info("tool Bash", "job", req.JobID, "exit", res.ExitCode, "killed", res.Killed,
 		"reason", res.KillReason, "duration", res.Duration, "backend", res.Backend)
 	observeBash(ctx, res)
-	if res.ExitCode != 0 && res.Note == "" {
+	unapplied := false
+	if (res.ExitCode != 0 || res.Unmerged != "") && res.Note == "" {
 		text, _ := combined.Text(max)
-		res.Note = diskFullNote(req.Workspace, text+res.Stdout+res.Stderr)
+		res.Note = diskFullNote(req.Workspace, text+res.Stdout+res.Stderr+res.Unmerged)
+		// The command may have exited 0, but the workspace does not hold
+		// what it wrote: that is a failure for the model.
+		unapplied = res.Note != "" && res.Unmerged != ""
 	}
-	return commandResult(res, combined, max, len(req.ReadDeny)+len(req.EditDeny) > 0), nil
+	out := commandResult(res, combined, max, len(req.ReadDeny)+len(req.EditDeny) > 0)
+	out.IsError = out.IsError || unapplied
+	return out, nil
 }
 
 // bashCommand is a command Bash accepted to run.

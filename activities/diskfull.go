@@ -51,14 +51,16 @@ func writeFailure(tool, path string, err error) api.ToolResult {
 }
 
 // diskFullNote is the note of a failed Bash command that ran out of space:
-// the workspace's file system has no block left, or the command said "No
-// space left on device" (a full /tmp counts too). The command's own output
+// the workspace's file system has no block left, or the command (or the
+// sandbox applying its writes to the workspace) said "no space left on
+// device"; a full /tmp counts too. The command's own output
 // says what failed; the note tells the model that retrying will not help
 // until space is freed. It is "" otherwise.
 func diskFullNote(workspace string, output string) string {
 	var st syscall.Statfs_t
 	full := syscall.Statfs(workspace, &st) == nil && st.Bavail == 0
-	if !full && !strings.Contains(output, "No space left on device") && !strings.Contains(output, "Disk quota exceeded") {
+	said := strings.ToLower(output)
+	if !full && !strings.Contains(said, "no space left on device") && !strings.Contains(said, "disk quota exceeded") {
 		return ""
 	}
 	return "the disk is full (ENOSPC): what the command wrote may be missing or cut short; free some space (or ask the user to) before running it again"
