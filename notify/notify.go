@@ -101,6 +101,11 @@ type Decided struct {
 const (
 	KindModelWait      = "model-wait"
 	KindModelRecovered = "model-recovered"
+	// KindDiskFull: the job could not save its transcript and audit
+	// because custos' state directory is full; it runs no tool call until
+	// a save goes through. KindDiskRecovered: it did, the job goes on.
+	KindDiskFull      = "disk-full"
+	KindDiskRecovered = "disk-recovered"
 	// KindAnswer: the job answered (Text) and waits for the next message.
 	KindAnswer = "answer"
 	// KindMessage: a person's message (Text) was added to the

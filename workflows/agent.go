@@ -98,6 +98,8 @@ type job struct {
 	// userCalls are the calls people made themselves (starter tool), by
 	// call ID, with who made them.
 	userCalls map[string]string
+	// disk is set while the job waits for disk space to save (disk.go).
+	disk *diskWait
 }
 
 type pendingCall struct {
@@ -312,10 +314,10 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 			// what was stopped when the next message comes.
 			j.waitForMessage(ctx)
 		}
-		if err := j.save(ctx); err != nil {
-			// The transcript is a copy for people; history is the record.
-			// A failed save is logged and retried with the next turn.
-			j.logger.Warn("saving session failed", "error", err)
+		// The calls just run must be on disk before the next ones run:
+		// on a full disk the job parks here until they are.
+		if j.saveOrPark(ctx) && ctx.Err() != nil {
+			return JobResult{}, j.canceled(ctx)
 		}
 	}
 }

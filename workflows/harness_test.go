@@ -58,10 +58,14 @@ type harnessConfig struct {
 	// notifiers the worker's channels.
 	userSettings map[string]any
 	notifiers    []notify.Notifier
+	// stateDir replaces the test's own temporary state directory (a
+	// small tmpfs the test fills).
+	stateDir string
 }
 
 func withSystemHooks(r *hooks.Registry) harnessOpt { return func(c *harnessConfig) { c.hooks = r } }
 func withSettings(s string) harnessOpt             { return func(c *harnessConfig) { c.settings = s } }
+func withStateDir(dir string) harnessOpt           { return func(c *harnessConfig) { c.stateDir = dir } }
 
 func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *harness {
 	t.Helper()
@@ -81,6 +85,9 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	t.Cleanup(srv.Close)
 
 	h := &harness{t: t, ws: ws, oai: srv, userConfigDir: userConfig(t, ws, !cfg.untrusted), stateDir: t.TempDir()}
+	if cfg.stateDir != "" {
+		h.stateDir = cfg.stateDir
+	}
 	if o := cfg.sameHost; o != nil {
 		h.ws, h.userConfigDir, h.stateDir = o.ws, o.userConfigDir, o.stateDir
 	}

@@ -403,6 +403,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		b.WriteString(".\n\n")
 	}
 	j.modelWaitDetails(&b)
+	j.diskWaitDetails(&b)
 	j.conversationDetails(&b)
 	j.budgetDetails(&b)
 	if len(j.order) == 0 {
