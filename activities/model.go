@@ -61,7 +61,9 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 	name := cmp.Or(req.Model, m.Model)
 	msgs, err := m.messages(req)
 	if err != nil {
-		return api.ModelResponse{}, err
+		// A full state directory parks the job (DiskFull) rather than
+		// spending the activity's retries.
+		return api.ModelResponse{}, classifyDiskFull(err)
 	}
 	tools := req.Tools
 	if req.WithTools {
@@ -84,7 +86,7 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 	out := api.ModelResponse{Message: c.Message, Usage: resp.Usage, FinishReason: string(c.FinishReason)}
 	if req.Conversation != nil {
 		if err := reduceAnswer(conversationBlobs(*req.Conversation), &out); err != nil {
-			return api.ModelResponse{}, err
+			return api.ModelResponse{}, classifyDiskFull(err)
 		}
 	}
 	return out, nil

@@ -3,9 +3,12 @@ package workflows
 import (
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -86,4 +89,35 @@ func TestDiskBackoff(t *testing.T) {
 	for i, w := range want {
 		assert.Equal(t, w*time.Second, diskBackoff(i+1))
 	}
+}
+
+// The model activity stores the conversation and the answer's blobs in the
+// state directory too: a full one parks the model call, which is made again
+// once space is back.
+func TestFullStateDirParksTheModelCall(t *testing.T) {
+	state := tmpfstest.Mount(t, "2m")
+	var filler string
+	var fill sync.Once
+	script := demomodel.Script(
+		// Big arguments go to a blob, which the full disk refuses.
+		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "one.txt", "content": strings.Repeat("1", 64<<10)})),
+		demomodel.Say("done"),
+	)
+	h := newHarness(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+		fill.Do(func() { filler = tmpfstest.Fill(t, state) })
+		return script(req)
+	}, withStateDir(state))
+	var parked Status
+	h.env.RegisterDelayedCallback(func() {
+		parked = h.status()
+		require.NoError(t, os.Remove(filler))
+	}, 3*time.Second)
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+	assert.Equal(t, "waiting for disk space", parked.State)
+	require.NotNil(t, parked.ModelWait)
+	assert.Equal(t, "disk-full", parked.ModelWait.Kind)
+	assert.Contains(t, parked.ModelWait.Error, "(ENOSPC)")
+	assert.Empty(t, h.file("one.txt"), "the refused answer's call never ran")
 }

@@ -110,6 +110,10 @@ func parkKind(err error) string {
 		return "refused"
 	case api.ModelGarbageErrorType:
 		return "garbage"
+	case api.DiskFullErrorType:
+		// The model activity could not store the conversation or the
+		// answer's blobs: waited out like the endpoint, with its own fix.
+		return "disk-full"
 	}
 	return ""
 }
@@ -130,6 +134,9 @@ func (j *job) park(ctx workflow.Context, kind string, err error) {
 	wait := parkWait(kind, w.Attempts)
 	w.NextAt = now.Add(wait)
 	j.phase = "waiting for the model endpoint"
+	if kind == "disk-full" {
+		j.phase = phaseDiskFull
+	}
 	if distinct {
 		text := fmt.Sprintf("%s — attempt %d: %s; calling again within %s, or now with: starter retry %s", w.Fix, w.Attempts, msg, maxParkWait, j.id)
 		j.audit(ctx, approval.AuditRecord{Event: "model-" + kind, Reason: msg})
@@ -187,7 +194,7 @@ func (j *job) unpark(ctx workflow.Context, err error) {
 // parkWait is the backoff before attempt n+1: doubling, capped at a minute.
 func parkWait(kind string, n int) time.Duration {
 	d := garbageFirstWait
-	if kind == "refused" {
+	if kind == "refused" || kind == "disk-full" {
 		d = refusedFirstWait
 	}
 	for i := 1; i < n && d < maxParkWait; i++ {
@@ -201,6 +208,9 @@ func (j *job) fixFor(kind string, err error) string {
 	where := "the workers serving task queue " + api.TaskQueue
 	if j.in.Host != "" {
 		where = "host " + j.in.Host + "'s worker"
+	}
+	if kind == "disk-full" {
+		return diskFix
 	}
 	if kind == "garbage" {
 		return "the model endpoint answers with something that is not a chat completion: check that OPENAI_BASE_URL on " + where +
