@@ -134,5 +134,11 @@ func UserOnly(s Settings) (Settings, []string) {
 		s.Approval.Escalation = nil
 		dropped = append(dropped, "approval.escalation (honoured only from the user's settings)")
 	}
+	if s.Retention != (RetentionSettings{}) {
+		// What is removed from the state directory is the user's call:
+		// a workspace must not shorten the life of the audits of its jobs.
+		s.Retention = RetentionSettings{}
+		dropped = append(dropped, "retention (honoured only from the user's settings)")
+	}
 	return s, dropped
 }

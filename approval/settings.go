@@ -61,6 +61,13 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		}
 		s.Conversation = c
 	}
+	if raw, ok := top["retention"]; ok && string(raw) != "null" {
+		r, err := parseRetention(raw)
+		if err != nil {
+			return Settings{}, err
+		}
+		s.Retention = r
+	}
 	if raw, ok := top["hooks"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.Hooks); err != nil {
 			return Settings{}, fmt.Errorf("%w: hooks: %w", ErrBadSettings, err)
@@ -181,6 +188,7 @@ func MergeSettings(base, over Settings) Settings {
 	}
 	out.Approval = mergeApproval(base.Approval, over.Approval)
 	out.Conversation = mergeConversation(base.Conversation, over.Conversation)
+	out.Retention = mergeRetention(base.Retention, over.Retention)
 	if len(base.Hooks)+len(over.Hooks) > 0 {
 		out.Hooks = hooks.Config{}
 		for _, h := range []hooks.Config{base.Hooks, over.Hooks} {

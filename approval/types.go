@@ -84,6 +84,9 @@ type Settings struct {
 	Approval ApprovalSettings `json:"approval,omitzero"`
 	// Conversation is how long a job waits for a message and its budget.
 	Conversation ConversationSettings `json:"conversation,omitzero"`
+	// Retention is how long custos keeps what it writes into its state
+	// directory; only the user's own settings set it.
+	Retention RetentionSettings `json:"retention,omitzero"`
 }
 
 // Permissions are the user's rule lists and default mode.
