@@ -43,7 +43,9 @@ func touch(t testing.TB, path string, ago time.Duration) {
 
 func blobName(i int) string { return fmt.Sprintf("%064x", i) }
 
-func marker(i int) string { return fmt.Sprintf(`{"content":"[custos-blob sha256:%s 9000 bytes]"}`, blobName(i)) }
+func marker(i int) string {
+	return fmt.Sprintf(`{"content":"[custos-blob sha256:%s 9000 bytes]"}`, blobName(i))
+}
 
 // removed lists what a plan removes, relative to state, sorted.
 func removed(state string, p Plan) []string {
