@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/internal/atomicfile"
@@ -26,6 +27,11 @@ func (b blobStore) put(s string) (string, error) {
 	name := hex.EncodeToString(sum[:])
 	path := filepath.Join(b.dir, name)
 	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(s)) {
+		// Reused: marked fresh, so the state directory's collection
+		// (retention) cannot take a blob a live job is about to name in
+		// its transcript because an ended job wrote it long ago.
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
 		return name, nil
 	}
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {

@@ -184,3 +184,25 @@ func TestEditAndPreviewReadBlobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "head\n"+newS+"tail\n", string(got))
 }
+
+// A blob stored again (another job's answer of the same content) is
+// marked fresh, so the state directory's collection keeps it.
+func TestReusedBlobIsFresh(t *testing.T) {
+	b := blobStore{dir: t.TempDir()}
+	s := strings.Repeat("x", 10000)
+	name, err := b.put(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-90 * 24 * time.Hour)
+	path := filepath.Join(b.dir, name)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.put(s); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || time.Since(fi.ModTime()) > time.Hour {
+		t.Errorf("reused blob's mtime = %v, %v; want now", fi.ModTime(), err)
+	}
+}
