@@ -63,6 +63,7 @@ type Workers struct {
 	main    worker.Worker
 	host    []worker.Worker // the host's workspace queue and its discovery poller
 	lanes   []worker.Worker
+	stopGC  func()
 	Sandbox sandbox.Sandbox
 	// Stream carries this process's model answers as they are written
 	// (nil when streaming is off): `starter run` prints them from here.
@@ -161,11 +162,15 @@ func Start(c client.Client, o Options) (*Workers, error) {
 		}
 	}
 	o.Logger.Info("Bash lanes", "lanes", lanes)
+	w.stopGC = startGC(c, o)
 	return w, nil
 }
 
 // Stop stops the workers, waiting for running activities to end.
 func (w *Workers) Stop() {
+	if w.stopGC != nil {
+		w.stopGC()
+	}
 	for _, lw := range w.lanes {
 		lw.Stop()
 	}

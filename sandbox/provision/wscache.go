@@ -385,3 +385,10 @@ func evict(root string, capBytes int64) {
 		}
 	}
 }
+
+// RemoveIdleCache removes the workspace cache directory dir (one of
+// ListCaches' Dir) unless a command holds it: then it reports false and
+// leaves it. The state directory's collection (retention) uses it.
+func RemoveIdleCache(dir string) (bool, error) {
+	return removeCache(dir, false)
+}
