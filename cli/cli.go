@@ -78,6 +78,9 @@ usage:
                                      the narrowest allow rules the recorded answers support, with their evidence
   starter trust [DIR]                let DIR's .custos settings widen the policy (allow rules, hooks, modes, domains)
   starter sandbox exec|check ...
+  starter gc [--dry-run] [--json]    remove what the retention settings let go from custos' state directory
+                                     (ended jobs' transcripts and blobs, old audits, unused caches, quarantine)
+  starter du [--json]                what custos keeps in its state directory, per workspace and in all
   starter temporal-profile [--write] how your temporal CLI reaches the embedded server (mutual TLS)
   starter ui-url                     a new one-time link to the embedded server's Web UI
   starter inbox-url                  a new one-time link to the approval inbox (every waiting call, in a browser)
@@ -115,6 +118,10 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			err = a.loginURL("inbox-url", app.InboxPrefix, args[1:])
 		case "sandbox":
 			return sandboxMain(args[1:], a.Stdout, a.Stderr)
+		case "gc":
+			err = a.gc(ctx, args[1:])
+		case "du":
+			err = a.du(args[1:])
 		case "help", "-h", "--help":
 			fmt.Fprint(a.Stdout, usage)
 			return 0

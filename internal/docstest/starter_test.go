@@ -106,6 +106,7 @@ func (s *starterCLI) learnFlags(job, call string) {
 		"policy suggest": {"policy", "suggest"}, "trust": {"trust"}, "temporal-profile": {"temporal-profile"},
 		"sandbox check": {"sandbox", "check"}, "sandbox exec": {"sandbox", "exec"}, "sandbox cache": {"sandbox", "cache"},
 		"say": {"say"}, "interrupt": {"interrupt", job}, "end": {"end"}, "budget": {"budget", job}, "tool": {"tool"},
+		"gc": {"gc"}, "du": {"du"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
 	for path, args := range probes {
