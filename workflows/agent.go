@@ -380,6 +380,12 @@ func (j *job) turn(ctx workflow.Context) (done bool, res JobResult, err error) {
 		j.deliverMessages(ctx)
 		return false, JobResult{}, nil
 	}
+	return j.think(ctx)
+}
+
+// think is one model call of a turn: its answer is taken, or, when an
+// interrupt stopped it, abandoned.
+func (j *job) think(ctx workflow.Context) (done bool, res JobResult, err error) {
 	j.st.Turn++
 	j.runTurns++
 	wctx := j.workContext(ctx)
