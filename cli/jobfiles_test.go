@@ -61,3 +61,34 @@ func TestStatusAndAuditFromFilesOnceTheServerForgot(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "no files of it on this host")
 }
+
+// say to a job the server has forgotten continues it from its transcript on
+// its host, given the workspace: the model sees the old conversation.
+func TestSayToAJobTheServerForgot(t *testing.T) {
+	const task = "cli test: a job from long ago"
+	model := &recorded{next: demomodel.Script(demomodel.Say("REVIVED answer"))}
+	c := jobEnv(t, task, model.handle)
+	ws := testenv.Workspace(t)
+	id := "custos-revived-from-files"
+	files := api.JobFilesIn(statedir.WorkspaceDirIn(testenv.StateDir(), ws), id)
+	require.NoError(t, activities.SaveSession(context.Background(), api.SaveSessionRequest{
+		Workspace: ws, JobID: id, Files: files,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: "system"},
+			{Role: openai.ChatMessageRoleUser, Content: task},
+			{Role: openai.ChatMessageRoleAssistant, Content: "the OLD answer"},
+		},
+		Audit: []approval.AuditRecord{{Seq: 1, Time: time.Now(), JobID: id, Event: "sandbox"}},
+	}))
+
+	code, out, errOut := runApp(t, context.Background(), "say", "--workspace", ws, id, "and one more thing")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "job "+id+" had ended; it goes on in "+ws+" from its transcript")
+	assert.Contains(t, out, "REVIVED answer")
+	require.Equal(t, 1, model.count())
+	assert.Equal(t, []string{task, "and one more thing"}, model.turns(0, openai.ChatMessageRoleUser))
+	assert.Equal(t, []string{"the OLD answer"}, model.turns(0, openai.ChatMessageRoleAssistant))
+	recs := testenv.Audit(t, c, id)
+	require.NotEmpty(t, recs)
+	assert.Greater(t, recs[0].Seq, 1, "the audit goes on after the records the file holds")
+}
