@@ -290,3 +290,41 @@ func TestJobQuorumStatusAndCLIRefusal(t *testing.T) {
 	testenv.Finished(t, c, id, time.Minute)
 	assert.NoFileExists(t, filepath.Join(ws, "deploy", "prod.yaml"))
 }
+
+// At the terminal, a call that needs verified approvals offers only what
+// this terminal's answer can do: deny or view. A typed y does not send an
+// allow the job would refuse; n denies.
+func TestInteractiveQuorumPromptOffersOnlyDeny(t *testing.T) {
+	const task = "cli test: a quorum call at the terminal"
+	c := jobEnv(t, task, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("q_dep", "Write", map[string]any{"file_path": "deploy/prod.yaml", "content": "v2\n"})),
+		demomodel.Say("done"),
+	))
+	ws := testenv.Workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"),
+		[]byte(`{"approvals": [{"rule": "Write(deploy/**)", "require": 2, "from": ["U0ALICE", "U0BOB"]}]}`), 0o644))
+	id := "custos-cli-test-quorum-prompt"
+	term := startInteractive(t, "run", "--once", "--workspace", ws, "--id", id, task)
+	asked := term.waitFor("(denied in ")
+	assert.Contains(t, asked, "needs approvals from verified people (still 2 more from U0ALICE, U0BOB); here you may [n]o deny it or [v]iew it")
+	assert.NotContains(t, asked, "[a]lways")
+	term.waitFor("): ")
+	term.typeLine("y")
+	term.waitFor("from this terminal you may only deny it")
+	st, err := testenv.Status(c, id)
+	require.NoError(t, err)
+	require.Len(t, st.Pending, 1, "nothing was sent for the y")
+	term.waitFor("): ")
+	term.typeLine("n")
+	res := testenv.Finished(t, c, id, time.Minute)
+	assert.Equal(t, "done", res.Answer)
+	assert.NoFileExists(t, filepath.Join(ws, "deploy", "prod.yaml"))
+	refused := 0
+	for _, r := range testenv.Audit(t, c, id) {
+		if r.Event == "answer-refused" || r.Event == "signal-ignored" {
+			refused++
+		}
+	}
+	assert.Zero(t, refused, "no refused answer was sent")
+}

@@ -431,11 +431,25 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 			}
 			shown = true
 		}
-		fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never'%s (denied in %s): ",
-			display.SafeLine(p.Summary), reason, grantHint(p), left)
+		quorum := len(p.Quorum) > 0
+		if quorum {
+			// Only verified people's approvals count towards it: offer
+			// only what this terminal's answer can do.
+			fmt.Fprintf(a.Stdout, "? %s%s — needs approvals from verified people (still %s); here you may [n]o deny it or [v]iew it (denied in %s): ",
+				display.SafeLine(p.Summary), reason, display.Line(workflows.QuorumNeeded(p.Quorum), maxReason), left)
+		} else {
+			fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never'%s (denied in %s): ",
+				display.SafeLine(p.Summary), reason, grantHint(p), left)
+		}
 		line, ok := a.awaitLine(ctx, c, id, p.CallID, lines, finished, deadline.C, check.C)
 		if !ok {
 			return nil
+		}
+		if quorum {
+			if d := typedAnswer(line); d != "deny" && d != "view" && strings.TrimSpace(line) != "" {
+				fmt.Fprintf(a.Stdout, "    %s needs approvals from verified people (Slack, a deployed inbox); from this terminal you may only deny it\n", shownID(p.CallID))
+				continue
+			}
 		}
 		decision, grant, bad := typedGrant(line)
 		if bad != "" {

@@ -55,7 +55,8 @@ func TestQuorumTwoApprovers(t *testing.T) {
 	stranger := h.updateAt(6*time.Second, DecideUpdate, h.vouch("q1", "allow", "U0EVE", "S0DEV"))
 	always := h.updateAt(7*time.Second, DecideUpdate, h.vouch("q1", "always", "U0BOB"))
 	var waiting Status
-	h.env.RegisterDelayedCallback(func() { waiting = h.status() }, 8*time.Second)
+	var details string
+	h.env.RegisterDelayedCallback(func() { waiting, details = h.status(), h.currentDetails() }, 8*time.Second)
 	second := h.updateAt(9*time.Second, DecideUpdate, h.vouch("q1", "allow", "U0CAROL", "S0OPS"))
 	_, err := h.run()
 	require.NoError(t, err)
@@ -77,6 +78,11 @@ func TestQuorumTwoApprovers(t *testing.T) {
 	require.Len(t, waiting.Pending, 1)
 	assert.Equal(t, []string{"U0ALICE"}, waiting.Pending[0].Quorum[0].Approved)
 	assert.Contains(t, waiting.Pending[0].Reason, "needs approval by 2 of U0ALICE, U0BOB, S0OPS")
+	// The Web UI offers only what an answer from it can do: deny.
+	assert.Contains(t, details, "Approvals count only from verified people")
+	assert.Contains(t, details, `"decision":"deny"`)
+	assert.NotContains(t, details, "`always` or `never`")
+	assert.NotContains(t, details, `"grant"`)
 
 	require.NoError(t, second.err)
 	assert.Equal(t, approval.Allow, second.result.Decision)

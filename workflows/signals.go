@@ -427,6 +427,13 @@ func (j *job) updateDetails(ctx workflow.Context) {
 			// A fence the preview cannot close early.
 			fmt.Fprintf(&b, "~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(display.Safe(a.Preview), "~~~~~~", "~ ~ ~"))
 		}
+		if len(a.Quorum) > 0 {
+			// The Web UI verifies nobody: only a denial from here counts.
+			deny, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "deny", By: "web-ui", Channel: "web-ui"})
+			fmt.Fprintf(&b, "Approvals count only from verified people (Slack, a deployed inbox). From here you may deny it: Update `%s`, input `%s`.\n\n",
+				DecideUpdate, deny)
+			continue
+		}
 		fmt.Fprintf(&b, "Answer with Update `%s` (tells you whether it counted) or Signal `%s`, input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n",
 			DecideUpdate, ApprovalSignal, payload)
 		if a.Rule != "" && j.grantsOn {
