@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -34,12 +35,19 @@ type livePrinter struct {
 }
 
 // startLive subscribes to id's answers when a worker runs in this process
-// with streaming on; nil otherwise (a nil livePrinter prints nothing).
-func (a *App) startLive(id string) *livePrinter {
-	if a.hub == nil {
+// with streaming on, or relays them from the inbox of this machine's
+// embedded server; nil otherwise (a nil livePrinter prints nothing).
+func (a *App) startLive(ctx context.Context, id string) *livePrinter {
+	hub := a.hub
+	if hub == nil {
+		// A worker in another process of this machine: its inbox relays,
+		// until ctx ends.
+		hub = remoteHub(ctx, remoteStreamDir(), id)
+	}
+	if hub == nil {
 		return nil
 	}
-	return &livePrinter{out: a.Stdout, sub: a.hub.Subscribe(id)}
+	return &livePrinter{out: a.Stdout, sub: hub.Subscribe(id)}
 }
 
 // ready has a value when chunks wait (never, for nil).

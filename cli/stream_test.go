@@ -115,7 +115,7 @@ func TestLivePrinter(t *testing.T) {
 			h := stream.NewHub(stream.Limits{})
 			var out bytes.Buffer
 			a := &App{Stdout: &out, hub: h}
-			p := a.startLive("j")
+			p := a.startLive(context.Background(), "j")
 			defer p.close()
 			for _, s := range tc.steps {
 				s(h, p)
@@ -130,7 +130,7 @@ func TestLivePrinter(t *testing.T) {
 // events print as they always did.
 func TestLivePrinterOff(t *testing.T) {
 	a := &App{}
-	p := a.startLive("j")
+	p := a.startLive(context.Background(), "j")
 	require.Nil(t, p)
 	p.print(nil)
 	p.close()
@@ -178,7 +178,7 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 	req := api.ModelRequest{Conversation: &api.Conversation{Workspace: ws, JobID: "j", FirstSeq: 1, Total: 2,
 		Append: []openai.ChatCompletionMessage{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}}}
 	term := &firstText{want: "First words."}
-	p := (&App{Stdout: term, hub: hub}).startLive("j")
+	p := (&App{Stdout: term, hub: hub}).startLive(context.Background(), "j")
 	defer p.close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -222,7 +222,7 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 func TestLivePrinterEventsBeforeAnAnswer(t *testing.T) {
 	h := stream.NewHub(stream.Limits{})
 	var out bytes.Buffer
-	p := (&App{Stdout: &out, hub: h}).startLive("j")
+	p := (&App{Stdout: &out, hub: h}).startLive(context.Background(), "j")
 	defer p.close()
 	events := 0
 	before := func() { events++; out.WriteString("[events]\n") }
