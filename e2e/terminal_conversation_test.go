@@ -42,13 +42,16 @@ func TestTerminalConversation(t *testing.T) {
 			return demomodel.Say(fmt.Sprintf("ANSWER %d", requests.Load())), nil
 		}
 	})
-	testenv.StartWorkers(t, c, base, app.Options{})
+	// A host of its own: on a server other tests share, starter run must
+	// not route the job to another test's host.
+	host := fmt.Sprintf("term-conv-%d", time.Now().UnixNano())
+	testenv.StartWorkers(t, c, base, app.Options{Host: host})
 	ws := testenv.Workspace(t)
 	id := fmt.Sprintf("terminal-conversation-%d", time.Now().UnixNano())
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm-256color", "USER=tester",
 		"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "XDG_CONFIG_HOME=" + t.TempDir()}, tlsEnv(srv)...)
 	starter := buildStarter(t)
-	term := startTerminal(t, env, starter, "run", "--workspace", ws, "--id", id, "start the conversation")
+	term := startTerminal(t, env, starter, "run", "--host", host, "--workspace", ws, "--id", id, "start the conversation")
 
 	screen := term.waitFor("FIRST answer", 1, pendingWait)
 	term.waitFor("\n> ", 1, pendingWait)
