@@ -421,10 +421,6 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 			fmt.Fprintf(a.Stdout, "    %s: deadline passed; denied\n", shownID(p.CallID))
 			return nil
 		}
-		reason := ""
-		if p.Reason != "" {
-			reason = " (" + display.Line(p.Reason, maxReason) + ")"
-		}
 		if !shown {
 			// What the call would do, once: the diff of a Write or Edit,
 			// the parsed commands of a Bash call.
@@ -433,21 +429,12 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 			}
 			shown = true
 		}
-		quorum := len(p.Quorum) > 0
-		if quorum {
-			// Only verified people's approvals count towards it: offer
-			// only what this terminal's answer can do.
-			fmt.Fprintf(a.Stdout, "? %s%s — needs approvals from verified people (still %s); here you may [n]o deny it or [v]iew it (denied in %s): ",
-				display.SafeLine(p.Summary), reason, display.Line(workflows.QuorumNeeded(p.Quorum), maxReason), left)
-		} else {
-			fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never'%s (denied in %s): ",
-				display.SafeLine(p.Summary), reason, grantHint(p), left)
-		}
+		a.askLine(p, left)
 		line, ok := a.awaitLine(ctx, c, id, p.CallID, lines, finished, deadline.C, check.C)
 		if !ok {
 			return nil
 		}
-		if quorum {
+		if len(p.Quorum) > 0 {
 			if d := typedAnswer(line); d != "deny" && d != "view" && strings.TrimSpace(line) != "" {
 				fmt.Fprintf(a.Stdout, "    %s needs approvals from verified people (Slack, a deployed inbox); from this terminal you may only deny it\n", shownID(p.CallID))
 				continue
@@ -488,6 +475,22 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		}
 		return nil
 	}
+}
+
+// askLine is the question for a waiting call. A call that needs verified
+// people's approvals is offered only what this terminal's answer can do.
+func (a *App) askLine(p workflows.PendingAsk, left time.Duration) {
+	reason := ""
+	if p.Reason != "" {
+		reason = " (" + display.Line(p.Reason, maxReason) + ")"
+	}
+	if len(p.Quorum) > 0 {
+		fmt.Fprintf(a.Stdout, "? %s%s — needs approvals from verified people (still %s); here you may [n]o deny it or [v]iew it (denied in %s): ",
+			display.SafeLine(p.Summary), reason, display.Line(workflows.QuorumNeeded(p.Quorum), maxReason), left)
+		return
+	}
+	fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never'%s (denied in %s): ",
+		display.SafeLine(p.Summary), reason, grantHint(p), left)
 }
 
 // awaitLine waits for the next line typed at the prompt. It reports false,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,16 @@ func TestRemoteWorkerStreamsToTheTerminal(t *testing.T) {
 	startWorkerProc(t, buildWorker(t), env, "--db", db, "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
 	certs := devserver.TLSFilesIn(filepath.Join(filepath.Dir(db), "tls"))
 	dialEventually(t, fmt.Sprintf("127.0.0.1:%d", port), certs)
+	// The Web UI (and the inbox behind it) comes up after the frontend:
+	// wait for it, as a person starting a second command would have.
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", uiPort))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	}, pendingWait, 50*time.Millisecond, "the worker's Web UI never answered")
 
 	outFile := filepath.Join(t.TempDir(), "out")
 	out, err := os.Create(outFile)
