@@ -207,7 +207,7 @@ func (j *job) restore() {
 	}
 }
 
-// start restores carried state or begins a fresh job: settings are read by an
+// start begins a fresh job (restore took a carried state): settings are read by an
 // activity (files and the home directory are not workflow business), then
 // compiled here, deterministically, together with the learned rules.
 func (j *job) start(ctx workflow.Context) error {
@@ -748,7 +748,7 @@ func (j *job) jobCallIDs(ctx workflow.Context, calls []openai.ToolCall) []string
 		return ids
 	}
 	for i, tc := range calls {
-		id := tc.ID
+		id := j.st.epochID(tc.ID)
 		if j.st.Runs > 0 {
 			id = fmt.Sprintf("%s_r%d", id, j.st.Runs+1)
 		}

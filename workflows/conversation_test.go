@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/activities"
+	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 )
@@ -426,4 +429,44 @@ func TestANewMessageHasABudgetOfItsOwn(t *testing.T) {
 	require.Len(t, h.oai.Requests(), 2, "the new message's work was asked of the model")
 	assert.Equal(t, "the next thing", h.userTurns(1)[1])
 	assert.Equal(t, "answered the second message", res.Answer)
+}
+
+// A job that goes on from an ended one's transcript reads the old
+// conversation, and its calls have IDs the ended job's never had, so a
+// stale answer (an old Slack button) cannot approve them.
+func TestResumedJobReadsTheTranscriptAndItsCallsHaveIDsOfTheirOwn(t *testing.T) {
+	h := conversing(newHarness(t, demomodel.Script(
+		demomodel.Calls(call("w1", "Write", map[string]string{"file_path": "new.txt", "content": "n"})),
+		demomodel.Say("went on"),
+	)))
+	require.NoError(t, activities.SaveSession(context.Background(), api.SaveSessionRequest{
+		Workspace: h.ws, JobID: "default-test-workflow-id", Files: h.jobFiles(),
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: "system"},
+			{Role: openai.ChatMessageRoleUser, Content: "the old task"},
+			{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{call("w1", "Write", map[string]string{"file_path": "old.txt", "content": "o"})}},
+		},
+		Audit: []approval.AuditRecord{{Seq: 1, JobID: "default-test-workflow-id", Event: "sandbox"}, {Seq: 2, JobID: "default-test-workflow-id", CallID: "w1", Decision: approval.Deny}},
+	}))
+	h.input.Task, h.input.Resume = "go on", true
+	stale := h.updateAt(5*time.Second, DecideUpdate, ApprovalDecision{CallID: "w1", Decision: "allow", By: "old-button"})
+	h.signalWhenAsked("w1_e3", "allow")
+	h.updateAt(time.Hour, EndUpdate, End{})
+
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "went on", res.Answer)
+	require.Error(t, stale.rejected, "the ended job's call ID names no call here")
+	assert.Equal(t, "n", h.file("new.txt"))
+	turns := h.userTurns(0)
+	assert.Equal(t, []string{"the old task", "go on"}, turns, "the model reads the old conversation")
+	var tool []string
+	for _, m := range h.oai.Requests()[0].Messages {
+		if m.Role == openai.ChatMessageRoleTool {
+			tool = append(tool, m.Content)
+		}
+	}
+	require.Len(t, tool, 1, "the old answer's call that never ran gets a result")
+	assert.Contains(t, tool[0], "not run: the job ended")
+	assert.Equal(t, approval.Allow, h.decisions()["w1_e3"].Decision)
 }

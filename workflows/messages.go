@@ -271,6 +271,9 @@ func (j *job) deliverMessages(ctx workflow.Context) {
 func (j *job) resume(ctx workflow.Context, r *api.Resumed) {
 	j.st.MessageBase, j.st.SavedMessages = r.Messages, r.Messages
 	j.st.AuditSeq, j.st.AuditSaved = r.AuditSeq, r.AuditSeq
+	// The ended job's calls had IDs of their own; a stale answer to one of
+	// them (a Slack button) must never name a call of this job.
+	j.st.Epoch = r.AuditSeq + 1
 	j.st.LastAnswer, j.st.Pending = r.LastAnswer, r.Tokens
 	for _, tc := range r.Unanswered {
 		j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID,

@@ -5,6 +5,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -203,6 +204,18 @@ type State struct {
 	// told to the model with its next call.
 	UserCalls int      `json:"userCalls,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
+	// Epoch is set when the job goes on from an ended one's transcript: its
+	// calls' IDs carry it (call_1_e42), so none answers to an ID of the
+	// ended job's.
+	Epoch int `json:"epoch,omitempty"`
+}
+
+// epochID is id with the job's epoch, when it has one.
+func (s *State) epochID(id string) string {
+	if s.Epoch == 0 {
+		return id
+	}
+	return fmt.Sprintf("%s_e%d", id, s.Epoch)
 }
 
 // files are where the job's transcript and audit are.

@@ -94,7 +94,7 @@ func checkUserCall(c UserCall) error {
 // runUserCall decides and runs a person's call like one of the model's.
 func (j *job) runUserCall(ctx workflow.Context, c UserCall) UserCallResult {
 	j.st.UserCalls++
-	id := fmt.Sprintf("user_%d", j.st.UserCalls)
+	id := j.st.epochID(fmt.Sprintf("user_%d", j.st.UserCalls))
 	if j.st.Runs > 0 {
 		id = fmt.Sprintf("%s_r%d", id, j.st.Runs+1)
 	}
