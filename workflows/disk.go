@@ -101,11 +101,7 @@ func (j *job) parkOnDisk(ctx workflow.Context, err error) {
 // diskBackoff is the wait before save n+1: doubling, capped at a minute,
 // so space freed is noticed soon without a save every few seconds.
 func diskBackoff(n int) time.Duration {
-	d := diskFirstWait
-	for i := 1; i < n && d < maxParkWait; i++ {
-		d *= 2
-	}
-	return min(d, maxParkWait)
+	return backoff(diskFirstWait, n)
 }
 
 // diskFix is what the operator must do.

@@ -193,10 +193,17 @@ func (j *job) unpark(ctx workflow.Context, err error) {
 
 // parkWait is the backoff before attempt n+1: doubling, capped at a minute.
 func parkWait(kind string, n int) time.Duration {
-	d := garbageFirstWait
+	first := garbageFirstWait
 	if kind == "refused" || kind == "disk-full" {
-		d = refusedFirstWait
+		first = refusedFirstWait
 	}
+	return backoff(first, n)
+}
+
+// backoff is the wait before attempt n+1 of a job waiting something out:
+// first, doubling, capped at maxParkWait.
+func backoff(first time.Duration, n int) time.Duration {
+	d := first
 	for i := 1; i < n && d < maxParkWait; i++ {
 		d *= 2
 	}
