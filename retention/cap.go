@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // overCap, once a pass has reached the end of the walk, plans the removal
@@ -76,7 +78,7 @@ func (p *planner) capCandidates() ([]Entry, error) {
 	for _, e := range ents {
 		path := filepath.Join(p.in.State, quarantineDir, e.Name())
 		if fi, err := os.Lstat(path); err == nil {
-			keep(Entry{Kind: Quarantine, Path: path, Bytes: treeSize(path), ModTime: fi.ModTime()})
+			keep(Entry{Kind: Quarantine, Path: path, Bytes: hostfs.TreeSize(path), ModTime: fi.ModTime()})
 		}
 	}
 	return out, nil

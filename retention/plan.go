@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // Cursor is a position in a pass's walk: the workspaces (each its jobs,
@@ -327,24 +329,10 @@ func (p *planner) quarantine() error {
 		if err != nil || !p.old(fi.ModTime(), p.in.Policy.Quarantine) {
 			continue
 		}
-		p.add(Entry{Kind: Quarantine, Path: path, Bytes: treeSize(path), ModTime: fi.ModTime(),
+		p.add(Entry{Kind: Quarantine, Path: path, Bytes: hostfs.TreeSize(path), ModTime: fi.ModTime(),
 			Why: "set aside " + age(p.in.Now.Sub(fi.ModTime())) + " ago"})
 	}
 	return nil
-}
-
-// treeSize is the bytes of the regular files under path.
-func treeSize(path string) int64 {
-	var n int64
-	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // age writes d in days, or hours under two days.

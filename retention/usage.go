@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // WorkspaceUsage is what custos keeps for one workspace.
@@ -54,7 +56,7 @@ func Measure(state string, measureCaches bool) (Usage, error) {
 			err = measureWorkspaces(path, count)
 		case cacheDir:
 			err = eachDir(path, func(d string) {
-				n := treeSize(filepath.Join(d, "cache"))
+				n := hostfs.TreeSize(filepath.Join(d, "cache"))
 				if !measureCaches {
 					ent, _ := cacheEntry(d)
 					n = ent.Bytes
@@ -62,13 +64,13 @@ func Measure(state string, measureCaches bool) (Usage, error) {
 				count(ownerOf(d), Caches, n, 1)
 			})
 		case overlayDir:
-			err = eachDir(path, func(d string) { count(ownerOf(d), Overlays, treeSize(d), 1) })
+			err = eachDir(path, func(d string) { count(ownerOf(d), Overlays, hostfs.TreeSize(d), 1) })
 		case quarantineDir:
-			u.Kinds[Quarantine] = treeSize(path)
+			u.Kinds[Quarantine] = hostfs.TreeSize(path)
 		case snapshotDir:
-			u.Kinds[Snapshots] = treeSize(path)
+			u.Kinds[Snapshots] = hostfs.TreeSize(path)
 		default:
-			u.Other += treeSize(path)
+			u.Other += hostfs.TreeSize(path)
 		}
 		if err != nil {
 			return Usage{}, err

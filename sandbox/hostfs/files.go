@@ -90,3 +90,18 @@ func WorkspaceKey(ws string) string {
 	sum := sha256.Sum256([]byte(ws))
 	return hex.EncodeToString(sum[:8])
 }
+
+// TreeSize adds up the sizes of the regular files below path (links are
+// not followed); what cannot be read counts nothing.
+func TreeSize(path string) int64 {
+	var n int64
+	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

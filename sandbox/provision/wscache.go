@@ -241,7 +241,7 @@ func ownDir(d string) string {
 // `sandbox exec` process). A cap lowered in the settings takes effect at
 // the next growth.
 func (c *wsCaches) measureAndEvict(dir string) {
-	size := dirSize(filepath.Join(dir, "cache"))
+	size := hostfs.TreeSize(filepath.Join(dir, "cache"))
 	sizeFile := filepath.Join(dir, "size")
 	grew := true
 	if b, err := os.ReadFile(sizeFile); err == nil {
@@ -255,20 +255,6 @@ func (c *wsCaches) measureAndEvict(dir string) {
 	if c.capBytes > 0 && grew {
 		evict(c.root, c.capBytes)
 	}
-}
-
-// dirSize adds up the sizes of the regular files below dir.
-func dirSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // CacheInfo describes one workspace's caches.
@@ -296,7 +282,7 @@ func ListCaches(root string) ([]CacheInfo, error) {
 		}
 		dir := filepath.Join(root, e.Name())
 		info := readInfo(dir)
-		info.Bytes = dirSize(filepath.Join(dir, "cache"))
+		info.Bytes = hostfs.TreeSize(filepath.Join(dir, "cache"))
 		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b CacheInfo) int { return b.LastUsed.Compare(a.LastUsed) })
