@@ -90,7 +90,9 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	guarded := !req.bare && !b.noHostGuard
+	// A read-only workspace has nothing to check and no overlay: the
+	// command cannot write to it.
+	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace
 	var guard *hostguard.Guard // the host-config check, once its snapshot is taken
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
@@ -177,6 +179,7 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 			guard = b.cfg.guard().Guard(ws, b.listings)
 		}
 		p, err = b.planProfile(ws, req, undo)
+		p.ReadOnlyWorkspace = req.ReadOnlyWorkspace
 		return p, nil, nil, guard, err
 	}
 	if guarded {
@@ -185,7 +188,11 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 		}
 	}
 	p, pool, err = b.planStart(ws, req, undo, dirs, nil)
-	if err == nil && b.overlay && (guarded || req.probeOverlay) {
+	p.ReadOnlyWorkspace = req.ReadOnlyWorkspace
+	if err == nil && b.overlay && !req.Service && (guarded || req.probeOverlay) {
+		// Not for a service: its writes would reach the workspace only when
+		// it exits. It writes directly, behind the protected paths, and the
+		// host-config check runs when it ends.
 		// Last, so that nothing after it fails: run removes it, or its
 		// guard gives it back, once it ends.
 		p.Overlay, err = b.overlays.Take(b.cfg.guard(), ws)

@@ -36,6 +36,11 @@ func (f *fallback) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{Backend: BackendFallback}, err
 	}
+	if req.Service {
+		// A server would run for the whole job without OS isolation, and
+		// no person approves each of its actions: never.
+		return Result{Backend: BackendFallback}, fmt.Errorf("sandbox: no OS sandbox (%s): custos does not run servers unconfined", f.why)
+	}
 	if err := refuseUnconfined(req, f.why); err != nil {
 		return Result{Backend: BackendFallback}, err
 	}

@@ -122,6 +122,11 @@ func stepMounts(p bwrapProfile) ([]byte, error) {
 		}
 		err = errors.Join(err, rec(op, m.Path))
 	}
+	if p.ReadOnlyWorkspace {
+		// Last of the mounts, recursive: the masks and protected paths
+		// below it become read-only with it.
+		err = errors.Join(err, rec(stepReadOnly, p.Workspace))
+	}
 	for _, kv := range p.Env {
 		err = errors.Join(err, rec(stepEnv, kv))
 	}

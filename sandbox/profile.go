@@ -79,6 +79,9 @@ type bwrapProfile struct {
 	// step mounts the workspace as an overlay's lower layer, so that what
 	// the command writes reaches the host only once custos has checked it.
 	Overlay string
+	// ReadOnlyWorkspace: the workspace, and all mounted below it, is
+	// read-only (a language server's view).
+	ReadOnlyWorkspace bool
 	// CacheDir is the workspace's cache directory on the host, if any.
 	CacheDir string
 	// Env is the command's environment. It is not part of the arguments:
@@ -170,9 +173,17 @@ func bwrapArgs(p bwrapProfile) []string {
 	// top of the fresh tmpfs, at its own path. The masks' pins come right
 	// after it, before anything mounted below the workspace (a pin bound
 	// later would cover those mounts with the host's view).
-	a = append(a, "--bind", p.Workspace, p.Workspace)
+	bind := "--bind"
+	if p.ReadOnlyWorkspace && !p.Step {
+		// Read-only at once; the protected paths are read-only with it (the
+		// step instead makes the whole tree read-only after its mounts).
+		bind = "--ro-bind"
+	}
+	a = append(a, bind, p.Workspace, p.Workspace)
 	pins, maskArgs := p.Masks.Args(p.MaskSources)
-	if !p.Step {
+	if !p.Step && !p.ReadOnlyWorkspace {
+		// Read-only, nothing in the workspace can move under a mask, and a
+		// pin (bound read-write) would open a hole in it.
 		a = append(a, pins...)
 		a = append(a, mount.Args(p.Protected)...)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"sync"
@@ -145,6 +146,9 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 	defer pipes.close()
 	cmd.Stdout, cmd.Stderr = pipes.outW, pipes.errW
 	cmd.Stdin = nil // /dev/null: commands must not wait for a terminal
+	if spec.req.Stdin != nil {
+		cmd.Stdin = spec.req.Stdin // a service's requests
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -236,6 +240,10 @@ func newOutputs(cfg Config, req Request) *outputs {
 	if killAt < int64(maxOut) {
 		killAt = int64(maxOut)
 	}
+	if req.Service {
+		// A server's output is its answers, as many as it is asked for.
+		killAt = math.MaxInt64
+	}
 	o := &outputs{flood: make(chan struct{})}
 	var floodOnce sync.Once
 	flood := func() { floodOnce.Do(func() { close(o.flood) }) }
@@ -266,6 +274,10 @@ func supervise(ctx context.Context, cfg Config, spec runSpec, flood <-chan struc
 	pgid := cmd.Process.Pid
 	timer := time.NewTimer(cfg.timeout(spec.req))
 	defer timer.Stop()
+	expired := timer.C
+	if spec.req.Service {
+		expired = nil // a server lives as long as its context
+	}
 
 	signal := spec.signal
 	if signal == nil {
@@ -283,7 +295,7 @@ func supervise(ctx context.Context, cfg Config, spec runSpec, flood <-chan struc
 	}
 	select {
 	case werr = <-waitErr:
-	case <-timer.C:
+	case <-expired:
 		kill("timeout")
 	case <-flood:
 		kill("output limit")

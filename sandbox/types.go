@@ -22,6 +22,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 
 	"github.com/custos-dev/custos/netpolicy"
@@ -54,6 +55,21 @@ type Request struct {
 	// Unset, every toolchain found in the workspace is provisioned.
 	Toolchains    []string
 	ToolchainsSet bool
+
+	// Service runs a long-lived server (an MCP or language server; see
+	// Start): no timeout and no output-flood kill, its life is the
+	// context's. The fallback backend never runs one, whatever
+	// AllowUnconfined says.
+	Service bool
+	// Stdin, when set, is the command's standard input (a pipe's read end;
+	// an *os.File, so that no goroutine stands between it and the
+	// command). Unset, the command reads /dev/null.
+	Stdin *os.File
+	// ReadOnlyWorkspace shows the workspace read-only, masks included, with
+	// no overlay: nothing the command does can change it (a language
+	// server). A service without it writes to the workspace directly, as
+	// its protected paths allow.
+	ReadOnlyWorkspace bool
 
 	// bare runs without toolchain provisioning (the start-up probe).
 	bare bool
