@@ -179,7 +179,6 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 			guard = b.cfg.guard().Guard(ws, b.listings)
 		}
 		p, err = b.planProfile(ws, req, undo)
-		p.ReadOnlyWorkspace = req.ReadOnlyWorkspace
 		return p, nil, nil, guard, err
 	}
 	if guarded {
@@ -188,7 +187,6 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 		}
 	}
 	p, pool, err = b.planStart(ws, req, undo, dirs, nil)
-	p.ReadOnlyWorkspace = req.ReadOnlyWorkspace
 	if err == nil && b.overlay && !req.Service && (guarded || req.probeOverlay) {
 		// Not for a service: its writes would reach the workspace only when
 		// it exits. It writes directly, behind the protected paths, and the

@@ -51,6 +51,12 @@ func buildEnv(req Request, path, home, tmp string, proxy string, extra map[strin
 			env[n] = v
 		}
 	}
+	for n, v := range req.Vars {
+		if !validEnvName(n) || protectedEnv[n] {
+			return nil, fmt.Errorf("sandbox: environment variable %q cannot be set for the command", n)
+		}
+		env[n] = v
+	}
 	env["LANG"] = "C.UTF-8"
 	for _, n := range []string{"LANG", "LC_ALL", "TERM"} {
 		if v, ok := os.LookupEnv(n); ok && v != "" {

@@ -256,7 +256,7 @@ func (b *bwrapSandbox) planProfile(ws string, req Request, undo *cleanups) (bwra
 // (may be nil) are the workspace's listings, for the toolchains'
 // detection.
 func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings, meanwhile func() error) (p bwrapProfile, pool *protect.DirPool, err error) {
-	p = bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, Seccomp: true}
+	p = bwrapProfile{Workspace: ws, TmpSize: b.cfg.TmpSizeBytes, Seccomp: true, ReadOnlyWorkspace: req.ReadOnlyWorkspace}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -344,6 +344,11 @@ func (b *bwrapSandbox) planLate(ws string, req Request, p *bwrapProfile, pool *p
 // protected paths, their placeholders made (from pool).
 func planInside(p *bwrapProfile, own workspacePlan, pool *protect.DirPool, undo *cleanups) error {
 	p.Masks, p.MaskSources = own.masks.Plan, own.masks.Src
+	if p.ReadOnlyWorkspace {
+		// All of it is read-only: no protected path needs a mount, and none
+		// a placeholder in the workspace for as long as a server runs.
+		return nil
+	}
 	undo.add(func() { own.prot.RemovePlaceholders(pool) })
 	if err := own.prot.Prepare(pool); err != nil {
 		return err
@@ -364,7 +369,11 @@ type workspacePlan struct {
 // planProtected for dirs).
 func (b *bwrapSandbox) planWorkspace(ws string, req Request, undo *cleanups, dirs *hostfs.DirListings) (workspacePlan, error) {
 	var own workspacePlan
-	mr, err := masks.Prepare(ws, req.ReadDeny, req.EditDeny, b.step == nil)
+	prepare := func() (*masks.Run, error) { return masks.Prepare(ws, req.ReadDeny, req.EditDeny, b.step == nil) }
+	if req.ReadOnlyWorkspace {
+		prepare = func() (*masks.Run, error) { return masks.PrepareReadOnly(ws, req.ReadDeny, b.step == nil) }
+	}
+	mr, err := prepare()
 	if err != nil {
 		return own, err
 	}

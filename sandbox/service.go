@@ -16,7 +16,7 @@ type Process struct {
 	// to exit.
 	Stdin io.WriteCloser
 	// Stdout is what the server writes, as it writes it.
-	Stdout io.Reader
+	Stdout io.ReadCloser
 
 	cancel context.CancelFunc
 	done   chan struct{}

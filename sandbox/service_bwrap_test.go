@@ -71,6 +71,15 @@ func readOnlyService(t *testing.T, sb Sandbox) {
 	defer p.Stop()
 	r := bufio.NewReader(p.Stdout)
 	assert.Equal(t, "package a rc=0", ask(t, p, r, "cat src/a.go"))
+	// Nothing is placed in the workspace for as long as the server runs (no
+	// placeholder of a protected path, no mask's).
+	ents, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{".env", "src"}, names)
 	for _, write := range []string{"echo x > new.txt", "echo x >> src/a.go", "rm src/a.go", "mkdir d", "mv src other", "touch .env"} {
 		got := ask(t, p, r, write)
 		assert.NotContains(t, got, "rc=0", "%s must fail on a read-only workspace", write)

@@ -38,6 +38,10 @@ type Request struct {
 	Network netpolicy.Policy
 	// Env names extra worker environment variables to pass through (settings).
 	Env []string
+	// Vars are variables given with their values: an MCP server's own env
+	// entry (its secrets, which reach that server alone). Names the sandbox
+	// sets itself are refused.
+	Vars map[string]string
 	// MaxOutput caps each of stdout and stderr kept in Result (bytes); 0 = default.
 	MaxOutput int
 	// Stdout and Stderr, when set, also receive the output as it is produced.

@@ -25,10 +25,31 @@ type Run struct {
 // masks are mounted over them (even below a directory another part of the
 // profile makes read-only).
 func Prepare(ws string, readDeny, editDeny []string, withSources bool) (*Run, error) {
-	r := &Run{Undo: func() {}}
 	plan, err := Expand(ws, readDeny, editDeny)
-	if err != nil || plan.Empty() {
-		return r, err
+	if err != nil {
+		return &Run{Undo: func() {}}, err
+	}
+	return prepare(plan, withSources)
+}
+
+// PrepareReadOnly is Prepare for a workspace shown read-only: only the
+// Read deny rules' masks of paths that exist, since nothing can be created
+// or edited there (and no placeholder is left in the workspace for as long
+// as a server runs).
+func PrepareReadOnly(ws string, readDeny []string, withSources bool) (*Run, error) {
+	plan, err := Expand(ws, readDeny, nil)
+	if err != nil {
+		return &Run{Undo: func() {}}, err
+	}
+	plan.Masks = slices.DeleteFunc(plan.Masks, func(m Mask) bool { return m.Missing })
+	return prepare(plan, withSources)
+}
+
+func prepare(plan Plan, withSources bool) (*Run, error) {
+	r := &Run{Undo: func() {}}
+	var err error
+	if plan.Empty() {
+		return r, nil
 	}
 	var undo []func()
 	r.Undo = func() {

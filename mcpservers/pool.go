@@ -1,0 +1,362 @@
+package mcpservers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/custos-dev/custos/netpolicy"
+	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/netproxy"
+)
+
+// ToolPrefix starts every MCP tool's name: mcp__SERVER__TOOL.
+const ToolPrefix = "mcp__"
+
+// ErrServerDied is wrapped by a call's error when its server died (or its
+// connection broke) while the call ran: the call may or may not have had
+// its effect.
+var ErrServerDied = errors.New("the MCP server died while the call ran")
+
+// Tool is one server tool as the job sees it.
+type Tool struct {
+	Server      string          `json:"server"`
+	Name        string          `json:"name"`
+	FullName    string          `json:"fullName"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// ReadOnly and Destructive are the server's annotations; Trusted says
+	// the user's own settings trust the server, the only case in which
+	// custos believes them.
+	ReadOnly    bool `json:"readOnly,omitempty"`
+	Destructive bool `json:"destructive,omitempty"`
+	Trusted     bool `json:"trusted,omitempty"`
+}
+
+// Limits a job applies to its servers, from its settings and rules.
+type Limits struct {
+	// Network is the job's domain policy; a server's own domains join it.
+	Network netpolicy.Policy
+	// ReadDeny masks what the job's Read deny rules cover, for a stdio
+	// server as for a Bash command. A server sees the workspace read-only:
+	// what changes the workspace is the model's Write, Edit and Bash, under
+	// the six layers and the checkpoints.
+	ReadDeny []string
+}
+
+// Pool holds the servers' sessions of one worker process: started on first
+// use, kept warm, started again when they die or their entry changes.
+type Pool struct {
+	Sandbox       sandbox.Sandbox
+	UserConfigDir string
+	StateDir      string
+	Logger        *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+type session struct {
+	key   string
+	srv   Server
+	cs    *mcp.ClientSession
+	proc  *sandbox.Process
+	proxy *netproxy.Proxy
+	dead  chan struct{}
+
+	mu    sync.Mutex
+	tools []*mcp.Tool // nil: to be listed
+}
+
+// Tools lists the tools of every server the workspace's jobs may use,
+// starting servers as needed. A server that fails to start or list is
+// named in the notes; the others still serve.
+func (p *Pool) Tools(ctx context.Context, ws string, lim Limits) ([]Tool, []string, error) {
+	cfg, _, err := Load(p.UserConfigDir, p.StateDir, ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	notes := cfg.Notes
+	var out []Tool
+	for _, srv := range cfg.Servers {
+		tools, err := p.toolsOf(ctx, ws, srv, lim)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("server %q (%s) is unavailable: %v", srv.Name, srv.Source, err))
+			continue
+		}
+		for _, t := range tools {
+			tool, err := toolOf(srv, t)
+			if err != nil {
+				notes = append(notes, err.Error())
+				continue
+			}
+			out = append(out, tool)
+		}
+	}
+	return out, notes, nil
+}
+
+func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) ([]*mcp.Tool, error) {
+	s, err := p.session(ctx, ws, srv, lim)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tools != nil {
+		return s.tools, nil
+	}
+	var tools []*mcp.Tool
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	s.tools = tools
+	return tools, nil
+}
+
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// toolOf is a server's tool under its job name, refused when the model's
+// API could not carry its name or its schema is not an object schema.
+func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
+	full := ToolPrefix + srv.Name + "__" + t.Name
+	if !toolName.MatchString(t.Name) || len(full) > 64 {
+		return Tool{}, fmt.Errorf("server %q: tool %q left out: its name must be letters, digits, '_' and '-', and %s%s__NAME at most 64 characters", srv.Name, t.Name, ToolPrefix, srv.Name)
+	}
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil || t.InputSchema == nil {
+		return Tool{}, fmt.Errorf("server %q: tool %q left out: no input schema", srv.Name, t.Name)
+	}
+	var obj struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(schema, &obj) != nil || obj.Type != "object" {
+		return Tool{}, fmt.Errorf("server %q: tool %q left out: its input schema is not an object schema", srv.Name, t.Name)
+	}
+	// Without annotations a tool is taken as the spec's defaults have it:
+	// not read-only, destructive.
+	out := Tool{Server: srv.Name, Name: t.Name, FullName: full, Description: t.Description, InputSchema: schema,
+		Trusted: srv.Trusted, Destructive: true}
+	if a := t.Annotations; a != nil {
+		out.ReadOnly = a.ReadOnlyHint
+		// The spec's default for a tool that is not read-only is destructive.
+		out.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
+	}
+	return out, nil
+}
+
+// Call calls one tool of one of the workspace's servers.
+func (p *Pool) Call(ctx context.Context, ws, server, tool string, args json.RawMessage, lim Limits) (*mcp.CallToolResult, error) {
+	cfg, _, err := Load(p.UserConfigDir, p.StateDir, ws)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(cfg.Servers, func(s Server) bool { return s.Name == server })
+	if i < 0 {
+		return nil, fmt.Errorf("MCP server %q is not configured for this workspace (any more)", server)
+	}
+	s, err := p.session(ctx, ws, cfg.Servers[i], lim)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		select {
+		case <-s.dead:
+			return nil, fmt.Errorf("%w: %v", ErrServerDied, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if ctx.Err() == nil && (errors.Is(err, mcp.ErrConnectionClosed) || s.proc != nil && isExited(s.proc)) {
+			return nil, fmt.Errorf("%w: %v", ErrServerDied, err)
+		}
+		return nil, fmt.Errorf("MCP server %q, tool %q: %w", server, tool, err)
+	}
+	return res, nil
+}
+
+func isExited(p *sandbox.Process) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// session is the live session of a server, started if there is none, or
+// if the one there died or was started from another entry or limits.
+func (p *Pool) session(ctx context.Context, ws string, srv Server, lim Limits) (*session, error) {
+	key := sessionKey(ws, srv, lim)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions == nil {
+		p.sessions = map[string]*session{}
+	}
+	id := ws + "\x00" + srv.Name
+	if s, ok := p.sessions[id]; ok {
+		select {
+		case <-s.dead:
+		default:
+			if s.key == key {
+				return s, nil
+			}
+		}
+		s.close()
+		delete(p.sessions, id)
+	}
+	s, err := p.start(ctx, ws, srv, lim)
+	if err != nil {
+		return nil, err
+	}
+	s.key = key
+	p.sessions[id] = s
+	return s, nil
+}
+
+func sessionKey(ws string, srv Server, lim Limits) string {
+	b, _ := json.Marshal([]any{ws, srv.Fingerprint(), srv.Trusted, lim})
+	return string(b)
+}
+
+// Close stops every server.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, s := range p.sessions {
+		s.close()
+		delete(p.sessions, id)
+	}
+}
+
+func (s *session) close() {
+	if s.cs != nil {
+		_ = s.cs.Close()
+	}
+	if s.proc != nil {
+		s.proc.Stop()
+	}
+	if s.proxy != nil {
+		s.proxy.Close()
+	}
+}
+
+// start connects to a server: a stdio server in the sandbox, an HTTP
+// server through an egress proxy of its own.
+func (p *Pool) start(ctx context.Context, ws string, entry Server, lim Limits) (*session, error) {
+	srv, err := entry.expanded()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{srv: entry, dead: make(chan struct{})}
+	var transport mcp.Transport
+	switch srv.Type {
+	case "stdio":
+		if p.Sandbox == nil {
+			return nil, errors.New("no sandbox on this worker: stdio servers run only inside it")
+		}
+		net := lim.Network.Join(netpolicy.Policy{AllowedDomains: srv.Domains})
+		s.proc, err = sandbox.Start(context.Background(), p.Sandbox, sandbox.Request{Workspace: ws,
+			Argv: append([]string{srv.Command}, srv.Args...), Network: net, Vars: srv.Env,
+			ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true})
+		if err != nil {
+			return nil, err
+		}
+		transport = &mcp.IOTransport{Reader: s.proc.Stdout, Writer: s.proc.Stdin}
+	case "http":
+		transport, s.proxy, err = p.httpTransport(srv, lim)
+		if err != nil {
+			return nil, err
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "custos", Version: "1"}, &mcp.ClientOptions{
+		// A new list reaches the model at its next turn.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.mu.Lock()
+			s.tools = nil
+			s.mu.Unlock()
+		},
+	})
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s.cs, err = client.Connect(cctx, transport, nil)
+	if err != nil {
+		why := err
+		if s.proc != nil {
+			if tail := strings.TrimSpace(s.proc.Stderr()); tail != "" {
+				why = fmt.Errorf("%w; its stderr: %s", err, lastLines(tail, 5))
+			}
+		}
+		s.close()
+		return nil, fmt.Errorf("start: %w", why)
+	}
+	go func() {
+		_ = s.cs.Wait()
+		close(s.dead)
+	}()
+	if p.Logger != nil {
+		p.Logger.Info("mcp: server started", "server", srv.Name, "type", srv.Type, "workspace", ws)
+	}
+	return s, nil
+}
+
+// httpTransport is the streamable HTTP transport to srv through an egress
+// proxy that lets only the job's domains (and the entry's) through, with
+// the entry's headers on every request.
+func (p *Pool) httpTransport(srv Server, lim Limits) (mcp.Transport, *netproxy.Proxy, error) {
+	u, err := url.Parse(srv.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, fmt.Errorf("url %q is not an http(s) URL", srv.URL)
+	}
+	pol := lim.Network.Join(netpolicy.Policy{AllowedDomains: srv.Domains})
+	if !pol.Allows(strings.ToLower(u.Hostname())) {
+		return nil, nil, fmt.Errorf("%s is not among the allowed domains (sandbox.network.allowedDomains, or the entry's \"domains\")", u.Hostname())
+	}
+	logger := p.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	px, err := netproxy.Start(logger, nil, pol, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	proxyURL := &url.URL{Scheme: "http", Host: px.Addr()}
+	base := &http.Transport{Proxy: http.ProxyURL(proxyURL), ForceAttemptHTTP2: true}
+	client := &http.Client{Transport: headerTransport{base: base, headers: srv.Headers}}
+	return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client}, px, nil
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
