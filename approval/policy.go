@@ -418,7 +418,7 @@ func (s *ruleSet) matchBashIndex(c *shell.SimpleCommand, allow bool) int {
 
 func (p *Policy) other(tool string, in input) Verdict {
 	match := func(s *ruleSet, allow bool) *rule {
-		for _, i := range s.byTool[tool] {
+		for _, i := range s.rulesFor(tool) {
 			r := s.rules[i]
 			if ok := r.matchTool(in, allow); ok {
 				return r
@@ -581,8 +581,12 @@ func WorkspaceRel(p string, env Env) (rel string, ok bool) {
 
 // ReadOnly is layer 2: the read-only tools are allowed.
 func ReadOnly(c Call) Verdict {
-	if readOnlyTools[c.Tool] {
-		return Verdict{Decision: Allow, Layer: LayerReadOnly, Reason: c.Tool + " is read-only"}
+	if c.readOnly() {
+		reason := c.Tool + " is read-only"
+		if !readOnlyTools[c.Tool] {
+			reason += " (its server, trusted in your settings, says so)"
+		}
+		return Verdict{Decision: Allow, Layer: LayerReadOnly, Reason: reason}
 	}
 	return Verdict{Decision: Continue}
 }
@@ -624,7 +628,7 @@ func (m Mode) Valid() bool {
 func ModeLayer(m Mode, c Call, env Env) Verdict {
 	switch m {
 	case ModePlan:
-		if readOnlyTools[c.Tool] {
+		if c.readOnly() {
 			return Verdict{Decision: Continue}
 		}
 		return Verdict{Decision: Deny, Layer: LayerMode, Reason: "plan mode: only read-only tools may run"}
@@ -661,7 +665,7 @@ func (p *Policy) evaluate(c Call, m Mode) Verdict {
 		return Verdict{Decision: Deny, Layer: LayerMode, Reason: fmt.Sprintf("unknown permission mode %q (fail closed)", m)}
 	}
 	if v.Decision == Ask || v.Decision == Allow {
-		if m == ModePlan && !readOnlyTools[c.Tool] {
+		if m == ModePlan && !c.readOnly() {
 			return Verdict{Decision: Deny, Layer: LayerMode, Rule: v.Rule,
 				Reason: "plan mode: only read-only tools may run"}
 		}

@@ -71,7 +71,7 @@ func parseRule(text string, env Env) (*rule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrMalformedRule, text, err)
 	}
-	r := &rule{text: t, tool: tool}
+	r := &rule{text: t, tool: mcpRuleTool(tool)}
 	spec = strings.TrimSpace(spec)
 	if !hasSpec || spec == "*" {
 		r.kind = kindAny
@@ -148,7 +148,11 @@ func splitRule(t string) (tool, spec string, hasSpec bool, err error) {
 	if tool == "" {
 		return "", "", false, errors.New("missing tool name")
 	}
-	for _, c := range tool {
+	name := tool
+	if mcpRuleTool(tool) != tool {
+		name = mcpRuleTool(tool) // mcp__SERVER__*: every tool of the server
+	}
+	for _, c := range name {
 		if !(c == '_' || c == '-' || c == '.' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 			return "", "", false, fmt.Errorf("invalid character %q in tool name", c)
 		}

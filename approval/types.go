@@ -51,6 +51,9 @@ const (
 type Call struct {
 	Tool  string          `json:"tool"`
 	Input json.RawMessage `json:"input"`
+	// MCPReadOnly: an MCP tool whose server, trusted by the user's own
+	// settings, declares it read-only and not destructive (see readOnly).
+	MCPReadOnly bool `json:"mcpReadOnly,omitempty"`
 }
 
 // Verdict is the outcome of a layer (or of layers 1-3 together).
