@@ -17,6 +17,8 @@ type Set struct {
 	Tools    *Tools
 	Settings *Settings
 	Hooks    *Hooks
+	// MCP serves the workspace's MCP servers; nil: none on this worker.
+	MCP *MCP
 }
 
 // Register registers the activities of the main task queue: the model, the
@@ -40,6 +42,10 @@ func (s Set) Register(r Registrar) {
 	reg(s.Settings.AddWorkspaceGrant, api.AddWorkspaceGrantActivity)
 	reg(s.Settings.EndWorkspaceGrant, api.EndWorkspaceGrantActivity)
 	reg(SaveSession, api.SaveSessionActivity)
+	if s.MCP != nil {
+		reg(s.MCP.Tools, api.MCPToolsActivity)
+		reg(s.MCP.Call, api.MCPCallActivity)
+	}
 }
 
 // RegisterBash registers Bash, for a single-concurrency Bash lane.

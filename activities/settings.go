@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/pathguard"
@@ -82,6 +83,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 		Notifiers: s.Notifiers, BashQueue: api.BashLaneQueue(s.Host, ws, s.lanes()),
 		ContextWindow: s.ContextWindow, Files: files,
 		Instructions: loadInstructions(dir, ws, req.WorkDir, readDeny), Host: hostFacts(ws)}
+	res.MCPServers, res.MCPNotes = s.mcpServers(dir, ws)
 	if req.Resume && req.JobID != "" {
 		if res.Resumed, err = resumed(files.Or(ws, req.JobID)); err != nil {
 			return api.LoadSettingsResult{}, err
@@ -154,4 +156,22 @@ func (s *Settings) PersistRule(ctx context.Context, req api.PersistRuleRequest) 
 		return fmt.Errorf("persist %s rule %q: %w", req.List, req.Rule, err)
 	}
 	return nil
+}
+
+// mcpServers names the workspace's MCP servers and what was left out. A
+// failure to read them leaves the job without servers, and says why.
+func (s *Settings) mcpServers(userConfig, ws string) ([]string, []string) {
+	state, err := s.stateDir()
+	if err != nil {
+		return nil, []string{"MCP servers: " + err.Error()}
+	}
+	cfg, _, err := mcpservers.Load(userConfig, state, ws)
+	if err != nil {
+		return nil, []string{"MCP servers left out: " + err.Error()}
+	}
+	var names []string
+	for _, srv := range cfg.Servers {
+		names = append(names, srv.Name)
+	}
+	return names, cfg.Notes
 }

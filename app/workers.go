@@ -17,6 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/stream"
@@ -68,6 +69,8 @@ type Workers struct {
 	// Stream carries this process's model answers as they are written
 	// (nil when streaming is off): `starter run` prints them from here.
 	Stream *stream.Hub
+	// mcp holds the MCP servers this process started, stopped with it.
+	mcp *mcpservers.Pool
 }
 
 // sandboxConfig is o's sandbox configuration with the defaults o implies.
@@ -85,6 +88,20 @@ func sandboxConfig(o Options) sandbox.Config {
 	return cfg
 }
 
+// activitySet is the activities a worker of o serves, over its sandbox.
+func activitySet(o Options, sb sandbox.Sandbox) activities.Set {
+	model := activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil)
+	model.Stream = o.Stream
+	return activities.Set{
+		Model:    model,
+		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
+		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, StateDir: o.StateDir, Sandbox: sb},
+		Hooks:    &activities.Hooks{},
+		MCP: &activities.MCP{Pool: &mcpservers.Pool{Sandbox: sb, UserConfigDir: o.UserConfigDir,
+			StateDir: o.StateDir, Logger: o.Logger}},
+	}
+}
+
 // Start builds both workers on c and starts them.
 func Start(c client.Client, o Options) (*Workers, error) {
 	if o.Logger == nil {
@@ -99,14 +116,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	if o.Stream == nil {
 		o.Stream = NewStreamHub(os.Getenv)
 	}
-	model := activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil)
-	model.Stream = o.Stream
-	set := activities.Set{
-		Model:    model,
-		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
-		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, StateDir: o.StateDir, Sandbox: sb},
-		Hooks:    &activities.Hooks{},
-	}
+	set := activitySet(o, sb)
 	lanes, err := bashLanes(o.BashLanes)
 	if err != nil {
 		return nil, err
@@ -118,7 +128,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	}
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
-	w := &Workers{Sandbox: sb, Stream: o.Stream}
+	w := &Workers{Sandbox: sb, Stream: o.Stream, mcp: set.MCP.Pool}
 	wopts := workerOptions(o)
 	w.main = worker.New(c, api.TaskQueue, wopts)
 	(&workflows.Agent{}).Register(w.main)
@@ -178,6 +188,9 @@ func (w *Workers) Stop() {
 		hw.Stop()
 	}
 	w.main.Stop()
+	if w.mcp != nil {
+		w.mcp.Close()
+	}
 }
 
 // EnvStream set to 0 turns streaming off: the model is asked for whole

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/netproxy"
@@ -76,14 +78,31 @@ type session struct {
 	dead  chan struct{}
 
 	mu    sync.Mutex
-	tools []*mcp.Tool // nil: to be listed
+	tools []*mcp.Tool // as last listed
+}
+
+// load reads the workspace's servers, with the user's config and custos'
+// state directories defaulted as a worker's are.
+func (p *Pool) load(ws string) (Config, error) {
+	user, state := p.UserConfigDir, p.StateDir
+	if user == "" {
+		user, _ = os.UserConfigDir()
+	}
+	if state == "" {
+		var err error
+		if state, err = statedir.Dir(); err != nil {
+			return Config{}, err
+		}
+	}
+	cfg, _, err := Load(user, state, ws)
+	return cfg, err
 }
 
 // Tools lists the tools of every server the workspace's jobs may use,
 // starting servers as needed. A server that fails to start or list is
 // named in the notes; the others still serve.
 func (p *Pool) Tools(ctx context.Context, ws string, lim Limits) ([]Tool, []string, error) {
-	cfg, _, err := Load(p.UserConfigDir, p.StateDir, ws)
+	cfg, err := p.load(ws)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,11 +131,11 @@ func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) (
 	if err != nil {
 		return nil, err
 	}
+	// Listed afresh each time (once a turn): a server that changes its
+	// list without notifying, or whose notification is still on its way,
+	// is seen as it is now.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tools != nil {
-		return s.tools, nil
-	}
 	var tools []*mcp.Tool
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
@@ -162,7 +181,7 @@ func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
 
 // Call calls one tool of one of the workspace's servers.
 func (p *Pool) Call(ctx context.Context, ws, server, tool string, args json.RawMessage, lim Limits) (*mcp.CallToolResult, error) {
-	cfg, _, err := Load(p.UserConfigDir, p.StateDir, ws)
+	cfg, err := p.load(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -283,14 +302,7 @@ func (p *Pool) start(ctx context.Context, ws string, entry Server, lim Limits) (
 			return nil, err
 		}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "custos", Version: "1"}, &mcp.ClientOptions{
-		// A new list reaches the model at its next turn.
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			s.mu.Lock()
-			s.tools = nil
-			s.mu.Unlock()
-		},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "custos", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s.cs, err = client.Connect(cctx, transport, nil)

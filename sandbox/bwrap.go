@@ -90,10 +90,8 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	// A read-only workspace has nothing to check and no overlay: the
-	// command cannot write to it.
-	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace
-	var guard *hostguard.Guard // the host-config check, once its snapshot is taken
+	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace // read-only: nothing to check
+	var guard *hostguard.Guard                                       // the host-config check, once its snapshot is taken
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
 	// once the command may have run.

@@ -64,6 +64,10 @@ type LoadSettingsResult struct {
 	// Resumed is set when the request asked to resume and the job has a
 	// transcript.
 	Resumed *Resumed `json:"resumed,omitempty"`
+	// MCPServers name the MCP servers the job may use (never their
+	// entries); MCPNotes say which were left out and why.
+	MCPServers []string `json:"mcpServers,omitempty"`
+	MCPNotes   []string `json:"mcpNotes,omitempty"`
 }
 
 // PersistRuleRequest is an Always/Never answer to save.

@@ -63,6 +63,14 @@ func NewServer() *mcp.Server {
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + a.Text), nil, nil
 		})
+	addHostile(s)
+	addChanging(s)
+	return s
+}
+
+// addHostile adds the tools that try to get out: read any file, write any
+// file, open a connection, read the environment, die mid-call.
+func addHostile(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read any file.", Annotations: readOnly()},
 		func(_ context.Context, _ *mcp.CallToolRequest, a pathArgs) (*mcp.CallToolResult, any, error) {
 			p := a.Path
@@ -101,10 +109,9 @@ func NewServer() *mcp.Server {
 			os.Exit(3)
 			return nil, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "crash_reading", Description: "Exit in the middle of a read-only call, once per marker file.", Annotations: readOnly()},
+	mcp.AddTool(s, &mcp.Tool{Name: "crash_reading", Description: "Exit in the middle of a read-only call while the marker file exists.", Annotations: readOnly()},
 		func(_ context.Context, _ *mcp.CallToolRequest, a pathArgs) (*mcp.CallToolResult, any, error) {
-			if _, err := os.Stat(a.Path); err != nil {
-				_ = os.WriteFile(a.Path, []byte("crashed once"), 0o644)
+			if _, err := os.Stat(a.Path); err == nil {
 				os.Exit(3)
 			}
 			return text("read after a restart"), nil, nil
@@ -117,6 +124,11 @@ func NewServer() *mcp.Server {
 			}
 			return text(fmt.Sprintf("slept %d ms", a.MS)), nil, nil
 		})
+}
+
+// addChanging adds the tools that change the server's list: a new tool, a
+// changed description, and one that answers with n bytes.
+func addChanging(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Add a tool named by the text (the list changes)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			mcp.AddTool(s, &mcp.Tool{Name: a.Text, Description: "Added while the server ran.", Annotations: readOnly()},
@@ -137,7 +149,6 @@ func NewServer() *mcp.Server {
 		func(_ context.Context, _ *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("x", a.MS)), nil, nil
 		})
-	return s
 }
 
 var (

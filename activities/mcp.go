@@ -1,0 +1,117 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/mcpservers"
+)
+
+// MCP serves the MCP activities from a worker's pool of servers.
+type MCP struct {
+	Pool *mcpservers.Pool
+	// HeartbeatInterval is how often a call heartbeats; 0: every second.
+	HeartbeatInterval time.Duration
+}
+
+// Tools lists the tools of the workspace's servers, starting them as needed.
+func (m *MCP) Tools(ctx context.Context, req api.MCPToolsRequest) (api.MCPToolsResult, error) {
+	tools, notes, err := m.Pool.Tools(ctx, req.Workspace, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
+	if err != nil {
+		return api.MCPToolsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "MCPSettingsError", err)
+	}
+	out := api.MCPToolsResult{Notes: notes}
+	for _, t := range tools {
+		out.Tools = append(out.Tools, api.MCPTool{Name: t.FullName, Server: t.Server, Tool: t.Name,
+			Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly,
+			Destructive: t.Destructive, Trusted: t.Trusted})
+	}
+	b, _ := json.Marshal(out)
+	sum := sha256.Sum256(b)
+	out.Hash = hex.EncodeToString(sum[:12])
+	if out.Hash == req.Have {
+		return api.MCPToolsResult{Hash: out.Hash, Same: true}, nil
+	}
+	return out, nil
+}
+
+// Call calls one tool. A server's refusal or failure is a tool result for
+// the model; a server that died while the call ran is an activity error:
+// retried (on a fresh server) for a read-only tool, reported as
+// interrupted for any other, which may have had its effect.
+func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult, error) {
+	server, tool, ok := approval.MCPTool(req.Tool)
+	if !ok {
+		return errorResult("%q is not an MCP tool's name", req.Tool), nil
+	}
+	tr, failed := withBlobs(req.Tool, req.ToolRequest)
+	if failed != nil {
+		return *failed, nil
+	}
+	every := m.HeartbeatInterval
+	if every <= 0 {
+		every = time.Second
+	}
+	stop := heartbeatEvery(ctx, every, func() any { return req.Tool })
+	res, err := m.Pool.Call(ctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
+	stop()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return api.ToolResult{}, ctx.Err()
+	case errors.Is(err, mcpservers.ErrServerDied) && req.ReadOnly:
+		return api.ToolResult{}, temporal.NewApplicationError(err.Error(), "MCPServerDied")
+	case errors.Is(err, mcpservers.ErrServerDied):
+		return api.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), api.MCPInterruptedErrorType, err)
+	default:
+		return errorResult("%v", err), nil
+	}
+	out, truncated := capHead(renderResult(res), maxOutput(req.ToolRequest))
+	return api.ToolResult{Output: out, IsError: res.IsError, Truncated: truncated}, nil
+}
+
+// renderResult is a call's result as text for the model: text as it is,
+// structured content as JSON, and what text cannot carry named.
+func renderResult(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource: %s %s]", c.Name, c.URI))
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource: %s, %d bytes, not shown]", c.Resource.URI, len(c.Resource.Blob)))
+			}
+		default:
+			parts = append(parts, "[content of a kind custos does not show]")
+		}
+	}
+	if res.StructuredContent != nil && len(parts) == 0 {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	if len(parts) == 0 {
+		return "(no content)"
+	}
+	return strings.Join(parts, "\n")
+}
