@@ -100,6 +100,8 @@ type job struct {
 	userCalls map[string]string
 	// disk is set while the job waits for disk space to save (disk.go).
 	disk *diskWait
+	// mcp are the job's MCP tools as last listed (mcp.go).
+	mcp mcpTools
 }
 
 type pendingCall struct {
@@ -243,6 +245,7 @@ func (j *job) start(ctx workflow.Context) error {
 			Sources:       loaded.Sources,
 			Files:         loaded.Files,
 			Instructions:  loaded.Instructions.Files,
+			MCPServers:    loaded.MCPServers,
 		}
 		if r := loaded.Resumed; j.in.Resume && r != nil {
 			j.resume(ctx, r)
@@ -255,6 +258,11 @@ func (j *job) start(ctx workflow.Context) error {
 		}
 		j.announceSandbox(ctx)
 		j.announceInstructions(ctx, loaded.Instructions)
+		if len(loaded.MCPNotes) > 0 && workflow.GetVersion(ctx, mcpVersion, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			for _, n := range loaded.MCPNotes {
+				j.noteMCP(ctx, n)
+			}
+		}
 		for _, what := range loaded.Ignored {
 			// An untrusted workspace's settings may only narrow the policy;
 			// say what they asked for and did not get.
@@ -546,12 +554,14 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		},
 		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
 	})
+	mcpTools := j.listMCP(ctx)
 	resp, err := j.chat(ctx, func() (api.ModelResponse, error) {
 		return j.askModel(ctx, func() (api.ModelResponse, error) {
 			var resp api.ModelResponse
 			err := workflow.ExecuteActivity(actx, api.ModelActivity, api.ModelRequest{
 				Conversation: j.conversation(),
 				WithTools:    true,
+				Tools:        mcpTools,
 				Model:        j.in.Model,
 			}).Get(ctx, &resp)
 			return resp, err

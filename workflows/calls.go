@@ -138,15 +138,22 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 // input the tool must run with.
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
 	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode, By: j.userCalls[callID]}
-	if !api.KnownTool(tool) {
+	mt, isMCP := j.mcpCall(tool)
+	if !api.KnownTool(tool) && !isMCP {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
-			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash", tool)})
+			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash%s", tool, j.mcpToolsNamed())})
 	}
-	if v, refused := refuseInvalidArguments(ctx, tool, input, approval.LayerRules); refused {
+	check := func(in json.RawMessage, layer approval.Layer) (approval.Verdict, bool) {
+		if isMCP {
+			return refuseInvalidMCPArguments(ctx, mt, in, layer)
+		}
+		return refuseInvalidArguments(ctx, tool, in, layer)
+	}
+	if v, refused := check(input, approval.LayerRules); refused {
 		return verdictRecord(rec, v)
 	}
 	// Layers 1-3; layer 4's hooks only if the rules left the call open.
-	call, eval := approval.Call{Tool: tool, Input: input}, j.recordedEvaluate(ctx)
+	call, eval := approval.Call{Tool: tool, Input: input, MCPReadOnly: isMCP && j.mcpReadOnly(mt)}, j.recordedEvaluate(ctx)
 	found := approval.Findings{Rules: eval(call, j.st.Mode)}
 	if found.Rules.Open() {
 		if r, ok := j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: tool, Input: input}); ok {
@@ -158,10 +165,13 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	if pre.Modified {
 		rec.Modified, rec.OriginalInput, rec.Input = true, input, pre.Input
 		if pre.Verdict.Decision != approval.Deny {
-			if v, refused := refuseInvalidArguments(ctx, tool, pre.Input, approval.LayerHook); refused {
+			if v, refused := check(pre.Input, approval.LayerHook); refused {
 				return verdictRecord(rec, v)
 			}
 		}
+	}
+	if isMCP {
+		j.mcpAsk(&pre, mt, rec.Input)
 	}
 	// A call the settings' approvals cover goes to people whatever the
 	// layers before allowed; only a deny stops it sooner.
@@ -182,12 +192,18 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	}
 	// A grant stands in for one person: never for a call that needs
 	// several (approvals' quorum).
-	if len(quorum) == 0 {
+	// Nor for an MCP tool that changed since the job first saw it: a
+	// person looks at what it says now.
+	if len(quorum) == 0 && (!isMCP || j.mcp.changed[tool] == "") {
 		if r, ok := j.byGrant(ctx, found, rec); ok {
 			return r
 		}
 	}
-	return j.ask(ctx, rec, pre.AskReason, found, quorum)
+	r := j.ask(ctx, rec, pre.AskReason, found, quorum)
+	if isMCP && r.Decision == approval.Allow {
+		j.acceptMCPChange(mt)
+	}
+	return r
 }
 
 // recordedEvaluate is layers 1-3 with each verdict recorded in history (a
@@ -374,6 +390,8 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		// killed), not while it still runs.
 		opts.WaitForCancellation = true
 		res, err = j.runBash(ctx, opts, req)
+	} else if mt, ok := j.mcpCall(tool); ok {
+		return j.runMCP(ctx, opts, req, mt)
 	} else {
 		err = workflow.ExecuteActivity(j.onHost(ctx, opts), tool, req).Get(ctx, &res)
 	}

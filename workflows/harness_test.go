@@ -22,6 +22,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/settingsfile"
@@ -108,7 +109,10 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 		Tools:    &activities.Tools{Sandbox: sb},
 		Settings: &activities.Settings{UserConfigDir: h.userConfigDir, StateDir: h.stateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
+		MCP: &activities.MCP{Pool: &mcpservers.Pool{Sandbox: sb, UserConfigDir: h.userConfigDir,
+			StateDir: h.stateDir}},
 	}
+	t.Cleanup(set.MCP.Pool.Close)
 	if len(cfg.userSettings) > 0 {
 		addUserSettings(t, h.userConfigDir, cfg.userSettings)
 	}

@@ -144,6 +144,12 @@ type State struct {
 	Sources       []string          `json:"sources,omitempty"`
 	// Learned are Always/Never answers, in the order given.
 	Learned []LearnedRule `json:"learned,omitempty"`
+	// MCPServers name the job's MCP servers; MCPSeen is, by tool, the
+	// fingerprint of what a person relies on (description, schema,
+	// annotations) as the job first saw it, or as a person last approved
+	// a call to it after it changed.
+	MCPServers []string          `json:"mcpServers,omitempty"`
+	MCPSeen    map[string]string `json:"mcpSeen,omitempty"`
 	// PendingCalls are tool calls of the last model answer not yet run.
 	PendingCalls []openai.ToolCall `json:"pendingCalls,omitempty"`
 	// PendingIDs are their identities in the job (jobCallIDs), given in
