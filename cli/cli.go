@@ -77,6 +77,9 @@ usage:
   starter policy suggest [--since 7d] [--workspace DIR] [--job ID] [--min 3] [--write workspace|user]
                                      the narrowest allow rules the recorded answers support, with their evidence
   starter trust [DIR]                let DIR's .custos settings widen the policy (allow rules, hooks, modes, domains)
+  starter mcp list [--workspace DIR] the workspace's MCP servers: used, and offered by its .mcp.json
+  starter mcp approve|revoke NAME [--workspace DIR]
+                                     start a .mcp.json server as its entry is now (a change needs approval again)
   starter sandbox exec|check ...
   starter gc [--dry-run] [--json]    remove what the retention settings let go from custos' state directory
                                      (ended jobs' transcripts and blobs, old audits, unused caches, quarantine)
@@ -110,6 +113,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			err = a.policy(ctx, args[1:])
 		case "trust":
 			err = a.trust(args[1:])
+		case "mcp":
+			err = a.mcp(args[1:])
 		case "temporal-profile":
 			err = a.temporalProfile(args[1:])
 		case "ui-url":

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/mcpservers"
+	"github.com/custos-dev/custos/sandbox/pathguard"
+)
+
+// mcp is `starter mcp list|approve|revoke`: the workspace's MCP servers,
+// and a person's approval of a .mcp.json entry as it is now (any change to
+// it needs approval again).
+func (a *App) mcp(args []string) error {
+	if len(args) == 0 {
+		return usagef("mcp list|approve NAME|revoke NAME [--workspace DIR]")
+	}
+	verb := args[0]
+	fs := newFlagSet("mcp "+verb, a.Stderr)
+	dir := fs.String("workspace", ".", "the workspace")
+	configDir := fs.String("config-dir", "", "user config dir (default: the OS user config dir)")
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	ws, err := pathguard.CanonicalWorkspace(*dir)
+	if err != nil {
+		return err
+	}
+	user := *configDir
+	if user == "" {
+		if user, err = os.UserConfigDir(); err != nil {
+			return fmt.Errorf("user config dir: %w", err)
+		}
+	}
+	state, err := statedir.Dir()
+	if err != nil {
+		return err
+	}
+	cfg, pending, err := mcpservers.Load(user, state, ws)
+	if err != nil {
+		return err
+	}
+	switch verb {
+	case "list":
+		if len(pos) != 0 {
+			return usagef("mcp list [--workspace DIR]")
+		}
+		a.listMCP(cfg, pending)
+		return nil
+	case "approve", "revoke":
+		if len(pos) != 1 {
+			return usagef("mcp %s NAME [--workspace DIR]", verb)
+		}
+		return a.changeMCPApproval(verb, pos[0], state, ws, cfg, pending)
+	}
+	return usagef("mcp list|approve NAME|revoke NAME [--workspace DIR]")
+}
+
+func (a *App) listMCP(cfg mcpservers.Config, pending []mcpservers.Server) {
+	if len(cfg.Servers)+len(pending) == 0 {
+		fmt.Fprintln(a.Stdout, "no MCP servers for this workspace")
+	}
+	for _, s := range cfg.Servers {
+		trusted := ""
+		if s.Trusted {
+			trusted = ", trusted (its read-only tools run without asking)"
+		}
+		fmt.Fprintf(a.Stdout, "%-16s used    %s (%s%s)\n", s.Name, describeEntry(s), s.Source, trusted)
+	}
+	for _, s := range pending {
+		fmt.Fprintf(a.Stdout, "%-16s OFFERED %s (%s): starter mcp approve %s\n", s.Name, describeEntry(s), s.File, s.Name)
+	}
+	for _, n := range cfg.Notes {
+		if !strings.Contains(n, "is offered, not started") {
+			fmt.Fprintln(a.Stdout, "note: "+n)
+		}
+	}
+}
+
+// describeEntry shows what a person approves: what runs or where it
+// connects, the names of its variables and headers (their values are
+// secrets, and part of what the approval covers), and its domains.
+func describeEntry(s mcpservers.Server) string {
+	var b strings.Builder
+	if s.Type == "http" {
+		b.WriteString(s.URL)
+	} else {
+		b.WriteString(strings.Join(append([]string{s.Command}, s.Args...), " "))
+	}
+	names := func(what string, m map[string]string) {
+		if len(m) == 0 {
+			return
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(&b, "; %s %s", what, strings.Join(keys, ", "))
+	}
+	names("env", s.Env)
+	names("headers", s.Headers)
+	if len(s.Domains) > 0 {
+		fmt.Fprintf(&b, "; network %s", strings.Join(s.Domains, ", "))
+	} else if s.Type == "stdio" {
+		b.WriteString("; no network")
+	}
+	return b.String()
+}
+
+func (a *App) changeMCPApproval(verb, name, state, ws string, cfg mcpservers.Config, pending []mcpservers.Server) error {
+	if verb == "revoke" {
+		if err := mcpservers.Revoke(state, ws, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stdout, "revoked: %s's .mcp.json server %q is offered again, not started\n", ws, name)
+		return nil
+	}
+	for _, s := range pending {
+		if s.Name == name {
+			if err := mcpservers.Approve(state, ws, s); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "approved %q as it is now: %s\nnew jobs of %s use it; any change to the entry needs approval again\n", name, describeEntry(s), ws)
+			return nil
+		}
+	}
+	for _, s := range cfg.Servers {
+		if s.Name == name {
+			return fmt.Errorf("server %q (%s) needs no approval: it is used already", name, s.Source)
+		}
+	}
+	return fmt.Errorf("no server %q in %s's .mcp.json", name, ws)
+}
