@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,4 +206,26 @@ func (h *harness) reasonWhenAsked(callID, decision string) *string {
 	}
 	h.env.RegisterDelayedCallback(poll, 100*time.Millisecond)
 	return reason
+}
+
+func TestMCPSecretsReachTheServerAlone(t *testing.T) {
+	const secret = "tok-SECRET-4242"
+	h := mcpHarness(t, demomodel.Script(
+		demomodel.Calls(call("e", "mcp__t__echo", map[string]any{"text": "hi"})),
+		demomodel.Calls(call("b", "Bash", map[string]any{"command": "env"})),
+		demomodel.Say("done"),
+	), map[string]any{"env": map[string]string{"SERVER_TOKEN": secret}},
+		map[string]any{"permissions": map[string]any{"allow": []string{"mcp__t", "Bash(env)"}}})
+	_, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "echo: hi", h.toolResults()["e"])
+	assert.NotContains(t, h.toolResults()["b"], secret, "a Bash command never gets a server's secret")
+	assert.NotContains(t, h.toolResults()["b"], "SERVER_TOKEN")
+	b, err := json.Marshal(h.oai.Requests())
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), secret, "nor does the model")
+	assert.NotContains(t, h.transcript(), secret)
+	audit, err := os.ReadFile(h.jobFiles().Audit)
+	require.NoError(t, err)
+	assert.NotContains(t, string(audit), secret)
 }
