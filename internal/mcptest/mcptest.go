@@ -145,6 +145,14 @@ func addChanging(s *mcp.Server) {
 				})
 			return text("redescribed"), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "work", Description: "Work for a while (not read-only), then answer."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(a.MS) * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return text(fmt.Sprintf("worked %d ms", a.MS)), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Answer with n bytes.", Annotations: readOnly()},
 		func(_ context.Context, _ *mcp.CallToolRequest, a sleepArgs) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("x", a.MS)), nil, nil
