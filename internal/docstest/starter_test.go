@@ -107,6 +107,7 @@ func (s *starterCLI) learnFlags(job, call string) {
 		"sandbox check": {"sandbox", "check"}, "sandbox exec": {"sandbox", "exec"}, "sandbox cache": {"sandbox", "cache"},
 		"say": {"say"}, "interrupt": {"interrupt", job}, "end": {"end"}, "budget": {"budget", job}, "tool": {"tool"},
 		"gc": {"gc"}, "du": {"du"},
+		"mcp list": {"mcp", "list"}, "mcp approve": {"mcp", "approve"}, "mcp revoke": {"mcp", "revoke"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
 	for path, args := range probes {
