@@ -114,6 +114,10 @@ func (p *Pool) Tools(ctx context.Context, ws string, lim Limits) ([]Tool, []stri
 			notes = append(notes, fmt.Sprintf("server %q (%s) is unavailable: %v", srv.Name, srv.Source, err))
 			continue
 		}
+		if len(tools) > maxToolsPerServer {
+			notes = append(notes, fmt.Sprintf("server %q offers %d tools: only the first %d (by name) are used", srv.Name, len(tools), maxToolsPerServer))
+			tools = tools[:maxToolsPerServer]
+		}
 		for _, t := range tools {
 			tool, err := toolOf(srv, t)
 			if err != nil {
@@ -150,6 +154,14 @@ func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) (
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// A server's list is sent to the model at every turn: these bound what one
+// server can make of it.
+const (
+	maxToolsPerServer   = 128
+	maxSchemaBytes      = 32 << 10
+	maxDescriptionBytes = 8 << 10
+)
+
 // toolOf is a server's tool under its job name, refused when the model's
 // API could not carry its name or its schema is not an object schema.
 func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
@@ -160,6 +172,9 @@ func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || t.InputSchema == nil {
 		return Tool{}, fmt.Errorf("server %q: tool %q left out: no input schema", srv.Name, t.Name)
+	}
+	if len(schema) > maxSchemaBytes || len(t.Description) > maxDescriptionBytes {
+		return Tool{}, fmt.Errorf("server %q: tool %q left out: its schema or description is over %d or %d bytes", srv.Name, t.Name, maxSchemaBytes, maxDescriptionBytes)
 	}
 	var obj struct {
 		Type string `json:"type"`
@@ -348,16 +363,23 @@ func (p *Pool) httpTransport(srv Server, lim Limits) (mcp.Transport, *netproxy.P
 	}
 	proxyURL := &url.URL{Scheme: "http", Host: px.Addr()}
 	base := &http.Transport{Proxy: http.ProxyURL(proxyURL), ForceAttemptHTTP2: true}
-	client := &http.Client{Transport: headerTransport{base: base, headers: srv.Headers}}
+	client := &http.Client{Transport: headerTransport{base: base, headers: srv.Headers, host: u.Host}}
 	return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client}, px, nil
 }
 
+// headerTransport adds the entry's headers (its secrets, often) to the
+// requests to the entry's own host, never to another one a redirect leads
+// to.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	host    string
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != h.host {
+		return h.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
