@@ -56,7 +56,7 @@ func (j *job) registerToolUpdate(ctx workflow.Context) error {
 				if err := j.checkStartedOrStarting(); err != nil {
 					return err
 				}
-				return checkUserCall(c)
+				return j.checkUserCall(c)
 			},
 			Description: `Run one tool call of your own through the job's six layers: ` +
 				`{"tool": "Bash", "input": {"command": "npm test"}, "by": "you"}. Its result is told to the model with the next message.`,
@@ -80,9 +80,9 @@ func clip(s string, n int) string {
 }
 
 // checkUserCall refuses, before anything is recorded, what is no call.
-func checkUserCall(c UserCall) error {
-	if !api.KnownTool(c.Tool) {
-		return notApplied("unknown tool %q; the tools are %s", c.Tool, strings.Join(api.ToolNames(), ", "))
+func (j *job) checkUserCall(c UserCall) error {
+	if _, mcp := j.mcpCall(c.Tool); !api.KnownTool(c.Tool) && !mcp {
+		return notApplied("unknown tool %q; the tools are %s%s", c.Tool, strings.Join(api.ToolNames(), ", "), j.mcpToolsNamed())
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(c.Input, &obj); err != nil || obj == nil {
