@@ -298,9 +298,9 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 			pool = protect.OpenDirPool(pr.CacheDir)
 		}
 	}
-	p.Command = prlimitArgv(b.prlimit, b.cfg.limits(), req.Argv)
+	p.Command = prlimitArgv(b.prlimit, b.cfg.limitsFor(req), req.Argv)
 	if b.step != nil {
-		l := b.cfg.limits()
+		l := b.cfg.limitsFor(req)
 		p.Step, p.Limits, p.Command = true, &l, req.Argv
 	} else if p.Pid1, err = helperExecutable(); err != nil {
 		return p, pool, fmt.Errorf("sandbox: the sandbox's PID 1: %w", err)

@@ -81,6 +81,17 @@ func (c Config) limits() limits {
 	return limits{cpu: c.CPUSeconds, as: c.MemoryBytes, fsize: c.FileSizeBytes, nproc: c.NProc}
 }
 
+// limitsFor are the limits of req: a service (a language server lives for
+// the whole job, and gopls maps gigabytes) has no CPU-time or address-space
+// limit; its cgroup's limits and the others hold.
+func (c Config) limitsFor(req Request) limits {
+	l := c.limits()
+	if req.Service {
+		l.cpu, l.as = 0, 0
+	}
+	return l
+}
+
 // prlimitArgv wraps argv in util-linux prlimit, which sets the limits on itself
 // and then execs the command. We use prlimit rather than setrlimit in the
 // worker because rlimits are per process on Linux (setting them in a locked OS
@@ -145,6 +156,9 @@ func runProcess(ctx context.Context, cfg Config, spec runSpec) (Result, error) {
 	}
 	defer pipes.close()
 	cmd.Stdout, cmd.Stderr = pipes.outW, pipes.errW
+	if spec.req.StdoutFile != nil {
+		cmd.Stdout = spec.req.StdoutFile // a service's answers, straight to its reader
+	}
 	cmd.Stdin = nil // /dev/null: commands must not wait for a terminal
 	if spec.req.Stdin != nil {
 		cmd.Stdin = spec.req.Stdin // a service's requests

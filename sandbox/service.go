@@ -33,26 +33,47 @@ func Start(ctx context.Context, sb Sandbox, req Request) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: a server's stdin: %w", err)
 	}
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(ctx)
-	p := &Process{Stdin: inW, Stdout: outR, cancel: cancel, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
-	req.Service, req.Stdin, req.Stdout, req.Stderr = true, inR, outW, p.stderr
-	if req.MaxOutput <= 0 {
-		req.MaxOutput = 64 << 10 // what Result keeps; the stream is whole
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		_ = inR.Close()
+		_ = inW.Close()
+		return nil, fmt.Errorf("sandbox: a server's stdout: %w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &Process{Stdin: inW, cancel: cancel, done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+	p.Stdout = &exitReader{f: outR, p: p}
+	req.Service, req.Stdin, req.StdoutFile, req.Stderr = true, inR, outW, p.stderr
 	go func() {
 		defer close(p.done)
 		p.res, p.err = sb.Run(ctx, req)
+		// The server is gone: its reader sees the end once these go.
 		_ = inR.Close()
 		_ = inW.Close()
-		why := p.err
-		if why == nil {
-			why = fmt.Errorf("%w (%s)", ErrServiceExited, describeExit(p.res))
-		}
-		_ = outW.CloseWithError(why)
+		_ = outW.Close()
 	}()
 	return p, nil
 }
+
+// exitReader is a server's standard output; at its end it says how the
+// server ended (ErrServiceExited, or the run's error).
+type exitReader struct {
+	f *os.File
+	p *Process
+}
+
+func (r *exitReader) Read(b []byte) (int, error) {
+	n, err := r.f.Read(b)
+	if err == io.EOF {
+		<-r.p.done
+		if r.p.err != nil {
+			return n, r.p.err
+		}
+		return n, fmt.Errorf("%w (%s)", ErrServiceExited, describeExit(r.p.res))
+	}
+	return n, err
+}
+
+func (r *exitReader) Close() error { return r.f.Close() }
 
 // Stop kills the server with its process tree and waits for it.
 func (p *Process) Stop() {

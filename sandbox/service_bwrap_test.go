@@ -31,7 +31,7 @@ func ask(t *testing.T, p *Process, r *bufio.Reader, line string) string {
 }
 
 func TestServiceOutlivesTheCommandTimeoutAndAnswersOverStdio(t *testing.T) {
-	sb := newBwrap(t, Config{DefaultTimeout: time.Second, MaxTimeout: time.Second})
+	sb := newBwrap(t, Config{DefaultTimeout: time.Second, MaxTimeout: time.Second, CPUSeconds: 5, MemoryBytes: 1 << 30})
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello"), 0o644))
 	p, err := Start(context.Background(), sb, Request{Workspace: ws, Argv: bash(serviceScript)})
@@ -41,6 +41,7 @@ func TestServiceOutlivesTheCommandTimeoutAndAnswersOverStdio(t *testing.T) {
 	assert.Equal(t, "hello rc=0", ask(t, p, r, "cat a.txt"))
 	time.Sleep(1500 * time.Millisecond) // past the commands' timeout
 	assert.Equal(t, "hello rc=0", ask(t, p, r, "cat a.txt"), "a service is not killed by the commands' timeout")
+	assert.Equal(t, "unlimited unlimited  rc=0", ask(t, p, r, "echo $(ulimit -t) $(ulimit -v)"), "nor by the commands' CPU-time and address-space limits")
 	// It writes to the workspace directly, and at once (no overlay to apply at its end).
 	assert.Equal(t, "rc=0", ask(t, p, r, "echo made > b.txt"))
 	b, err := os.ReadFile(filepath.Join(ws, "b.txt"))

@@ -74,6 +74,10 @@ type Request struct {
 	// server). A service without it writes to the workspace directly, as
 	// its protected paths allow.
 	ReadOnlyWorkspace bool
+	// StdoutFile, for a service, is where its standard output goes, a
+	// pipe's write end handed to it directly (no copy on the way; Stdout
+	// and the Result's Stdout are then unused).
+	StdoutFile *os.File
 
 	// bare runs without toolchain provisioning (the start-up probe).
 	bare bool
