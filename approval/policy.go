@@ -81,7 +81,7 @@ func (s *ruleSet) add(r *rule) {
 		s.bashByName = map[string][]int{}
 	}
 	if r.tool != "Bash" {
-		for _, t := range []string{r.tool, "Glob", "Grep", "Write"} {
+		for _, t := range []string{r.tool, "Glob", "Grep", "LSP", "Write"} {
 			if r.appliesTo(t) {
 				s.byTool[t] = append(s.byTool[t], i)
 			}
@@ -196,8 +196,9 @@ func (p *Policy) WithRule(list, ruleText string) (*Policy, error) {
 	return np, nil
 }
 
-// readOnlyTools never change anything.
-var readOnlyTools = map[string]bool{"Read": true, "Glob": true, "Grep": true}
+// readOnlyTools never change anything. LSP only asks a language server
+// about the code; what it answers passes the Read deny rules.
+var readOnlyTools = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LSP": true}
 
 // IsReadOnly reports whether tool is one of the read-only tools.
 func IsReadOnly(tool string) bool { return readOnlyTools[tool] }
@@ -503,7 +504,7 @@ func parseInput(c Call, env Env) (input, error) {
 			return in, errors.New(`Bash needs a non-empty "command" string`)
 		}
 		in.command = s
-	case "Read", "Write", "Edit":
+	case "Read", "Write", "Edit", "LSP":
 		fp, okF, err := str("file_path")
 		if err != nil {
 			return in, err
@@ -704,7 +705,7 @@ func SuggestRule(c Call, env Env) string {
 			return "Bash(" + strings.Join(words, " ") + ")"
 		}
 		return "Bash(" + strings.Join(strings.Fields(in.command), " ") + ")"
-	case "Read", "Write", "Edit":
+	case "Read", "Write", "Edit", "LSP":
 		if in.rel != "" && in.rel != "." {
 			return c.Tool + "(" + pathglob.Escape(in.rel) + ")"
 		}

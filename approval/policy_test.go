@@ -113,6 +113,9 @@ func TestPathRules(t *testing.T) {
 		{"Read", "./src/../.env", Deny},
 		{"Grep", ".env", Deny}, // Read rules cover Grep and Glob
 		{"Glob", ".env.prod", Deny},
+		{"LSP", ".env", Deny}, // and LSP: a language server reads the file
+		{"LSP", "config/.env.local", Deny},
+		{"LSP", "main.go", Continue},
 		{"Read", "env.txt", Continue},
 		{"Read", "/etc/shadow", Deny},
 		{"Read", "../../../etc/shadow", Deny},
@@ -197,6 +200,9 @@ func TestModes(t *testing.T) {
 		{"read default", fileCall("Read", "a.go"), ModeDefault, Allow, LayerReadOnly},
 		{"read plan", fileCall("Read", "a.go"), ModePlan, Allow, LayerReadOnly},
 		{"grep plan", fileCall("Grep", "."), ModePlan, Allow, LayerReadOnly},
+		{"lsp default", fileCall("LSP", "a.go"), ModeDefault, Allow, LayerReadOnly},
+		{"lsp plan", fileCall("LSP", "a.go"), ModePlan, Allow, LayerReadOnly},
+		{"denied lsp bypass", fileCall("LSP", ".env"), ModeBypass, Deny, LayerRules},
 		{"denied read plan", fileCall("Read", ".env"), ModePlan, Deny, LayerRules},
 		{"denied read bypass", fileCall("Read", ".env"), ModeBypass, Deny, LayerRules},
 		{"edit default", fileCall("Edit", "a.go"), ModeDefault, Continue, ""},
@@ -252,7 +258,7 @@ func TestParseMode(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	for tool, want := range map[string]Decision{"Read": Allow, "Glob": Allow, "Grep": Allow, "Write": Continue, "Edit": Continue, "Bash": Continue, "X": Continue} {
+	for tool, want := range map[string]Decision{"Read": Allow, "Glob": Allow, "Grep": Allow, "LSP": Allow, "Write": Continue, "Edit": Continue, "Bash": Continue, "X": Continue} {
 		if v := ReadOnly(Call{Tool: tool}); v.Decision != want {
 			t.Errorf("ReadOnly(%s) = %s, want %s", tool, v.Decision, want)
 		}

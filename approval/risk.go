@@ -41,7 +41,7 @@ var networkSubcommands = map[string]map[string]bool{
 // machines (as far as the parsed command shows), exec for any other command.
 func ClassifyRisk(c Call, env Env) Risk {
 	switch c.Tool {
-	case "Read", "Glob", "Grep":
+	case "Read", "Glob", "Grep", "LSP":
 		return RiskRead
 	case "Write", "Edit":
 		return RiskWrite

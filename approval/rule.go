@@ -33,7 +33,7 @@ const (
 
 // pathTools are the tools whose specifier is a path pattern, and the input
 // field holding the path.
-var pathTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Grep": true}
+var pathTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Grep": true, "LSP": true}
 
 // rule is one compiled permission rule.
 type rule struct {
@@ -240,14 +240,14 @@ func (r *rule) compilePath(spec string, env Env) error {
 }
 
 // appliesTo reports whether the rule is about tool. Read rules cover the
-// other reading tools and Edit rules cover Write, as in Claude Code.
+// other reading tools (LSP included: a language server reads the file) and Edit rules cover Write, as in Claude Code.
 func (r *rule) appliesTo(tool string) bool {
 	if r.tool == tool {
 		return true
 	}
 	switch r.tool {
 	case "Read":
-		return tool == "Glob" || tool == "Grep"
+		return tool == "Glob" || tool == "Grep" || tool == "LSP"
 	case "Edit":
 		return tool == "Write"
 	}

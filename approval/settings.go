@@ -87,6 +87,13 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		}
 		s.Identities = ids
 	}
+	if raw, ok := top["lsp"]; ok && string(raw) != "null" {
+		l, err := parseLSP(raw)
+		if err != nil {
+			return Settings{}, err
+		}
+		s.LSP = l
+	}
 	if raw, ok := top["sandbox"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.Sandbox); err != nil {
 			return Settings{}, fmt.Errorf("%w: sandbox: %w", ErrBadSettings, err)
@@ -187,6 +194,7 @@ func MergeSettings(base, over Settings) Settings {
 		out.Permissions.DefaultMode = over.Permissions.DefaultMode
 	}
 	out.Approval = mergeApproval(base.Approval, over.Approval)
+	out.LSP = mergeLSP(base.LSP, over.LSP)
 	out.Conversation = mergeConversation(base.Conversation, over.Conversation)
 	out.Retention = mergeRetention(base.Retention, over.Retention)
 	if len(base.Hooks)+len(over.Hooks) > 0 {
@@ -202,7 +210,39 @@ func MergeSettings(base, over Settings) Settings {
 	return out
 }
 
-// mergeLists concatenates lists, dropping repeats (first occurrence kept).
+// parseLSP reads "lsp": each language a list of words, the server's
+// command and its arguments (an empty list: no server).
+func parseLSP(raw json.RawMessage) (map[string][]string, error) {
+	var l map[string][]string
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("%w: lsp: want an object of languages, each a command as a list of words: %w", ErrBadSettings, err)
+	}
+	for lang, argv := range l {
+		if strings.TrimSpace(lang) == "" {
+			return nil, fmt.Errorf("%w: lsp: empty language name", ErrBadSettings)
+		}
+		if len(argv) > 0 && strings.TrimSpace(argv[0]) == "" {
+			return nil, fmt.Errorf("%w: lsp.%s: empty command", ErrBadSettings, lang)
+		}
+	}
+	return l, nil
+}
+
+// mergeLSP merges "lsp": the more specific file's command for a language
+// replaces the other's.
+func mergeLSP(base, over map[string][]string) map[string][]string {
+	if len(base)+len(over) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(base)+len(over))
+	for _, m := range []map[string][]string{base, over} {
+		for lang, argv := range m {
+			out[lang] = argv
+		}
+	}
+	return out
+}
+
 // narrowToolchains merges sandbox.toolchains: a more specific file can
 // only narrow what the less specific one gives (their intersection); nil
 // (not set) narrows nothing.
@@ -222,6 +262,7 @@ func narrowToolchains(base, over *[]string) *[]string {
 	return &out
 }
 
+// mergeLists concatenates lists, dropping repeats (first occurrence kept).
 func mergeLists(a, b []string) []string {
 	if len(a)+len(b) == 0 {
 		return nil

@@ -6,8 +6,8 @@ import "fmt"
 // has vouched for, those files may only narrow what custos does: their deny
 // and ask rules, denied domains and failIfUnavailable apply, but allow rules,
 // hooks (commands run on the host), permissive modes, allowed domains, local
-// binding and environment pass-through are ignored until the user trusts the
-// workspace. Otherwise cloning a hostile repository and running custos in it
+// binding, environment pass-through and language server commands (run on
+// the worker) are ignored until the user trusts the workspace. Otherwise cloning a hostile repository and running custos in it
 // would hand the repository the keys: `"allow": ["Bash"]`, `"env":
 // ["OPENAI_API_KEY"]` and an allowed domain are all an injected prompt needs.
 // Restrict is that narrowing; settingsfile applies it to the files of a
@@ -31,6 +31,9 @@ func Restrict(s Settings) (Settings, []string) {
 	}
 	if len(s.Hooks) > 0 {
 		ignored = append(ignored, "hooks (commands run on the host)")
+	}
+	if len(s.LSP) > 0 {
+		ignored = append(ignored, "lsp (language server commands)")
 	}
 	out.Sandbox.FailIfUnavailable = s.Sandbox.FailIfUnavailable
 	out.Sandbox.Network.DeniedDomains = s.Sandbox.Network.DeniedDomains

@@ -90,6 +90,11 @@ type Settings struct {
 	// Retention is how long custos keeps what it writes into its state
 	// directory; only the user's own settings set it.
 	Retention RetentionSettings `json:"retention,omitzero"`
+	// LSP names the language server for a language ("go": ["gopls"]):
+	// a command the worker runs, so only the user's settings and a
+	// trusted workspace's set it (Restrict drops it). An empty list turns
+	// the language's server off; a language not named gets the default.
+	LSP map[string][]string `json:"lsp,omitempty"`
 }
 
 // Permissions are the user's rule lists and default mode.

@@ -226,7 +226,7 @@ func candidates(it item) []candidate {
 				out = append(out, candidate{"Bash(" + strings.Join(words[:k], " ") + ":*)", 10 * k})
 			}
 		}
-	case "Read", "Write", "Edit":
+	case "Read", "Write", "Edit", "LSP":
 		rel, ok := relPath(it.call, it.env)
 		if !ok {
 			return out
@@ -382,7 +382,7 @@ func mayCover(rule string) func(item) bool {
 	case "Edit":
 		tools["Write"] = true
 	case "Read":
-		tools["Glob"], tools["Grep"] = true, true
+		tools["Glob"], tools["Grep"], tools["LSP"] = true, true, true
 	}
 	first := ""
 	if tool == "Bash" {
@@ -418,7 +418,7 @@ func pathPrefix(tool, spec string) (prefix string, ok bool) {
 }
 
 // pathTools are the tools whose rules name paths.
-var pathTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Grep": true}
+var pathTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Grep": true, "LSP": true}
 
 // analyseBash gives what a candidate is checked against in a Bash call
 // (approval's own analysis, so quoting and wrappers are seen through):
