@@ -15,7 +15,7 @@ import (
 var requiredOf = map[string][]string{
 	api.ReadActivity: {"file_path"}, api.GlobActivity: {"pattern"}, api.GrepActivity: {"pattern"},
 	api.WriteActivity: {"file_path", "content"}, api.EditActivity: {"file_path", "old_string", "new_string"},
-	api.BashActivity: {"command"},
+	api.BashActivity: {"command"}, api.LSPActivity: {"operation", "file_path"},
 }
 
 // The workflow's check (api.CheckArguments) passes only arguments the tool

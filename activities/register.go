@@ -30,6 +30,7 @@ func (s Set) Register(r Registrar) {
 	reg(s.Tools.Read, api.ReadActivity)
 	reg(s.Tools.Glob, api.GlobActivity)
 	reg(s.Tools.Grep, api.GrepActivity)
+	reg(s.Tools.LSP, api.LSPActivity)
 	reg(s.Tools.Write, api.WriteActivity)
 	reg(s.Tools.Edit, api.EditActivity)
 	reg(s.Tools.Preview, api.PreviewActivity)

@@ -29,9 +29,9 @@ func describe(md string) string {
 }
 
 // toolDefs are the tools in the order the model is offered them.
-var toolDefs = []toolDef{readTool, globTool, grepTool, writeTool, editTool, bashTool}
+var toolDefs = []toolDef{readTool, globTool, grepTool, lspTool, writeTool, editTool, bashTool}
 
-// ToolDefinitions returns the six tools as OpenAI function tools, in a fixed
+// ToolDefinitions returns the tools as OpenAI function tools, in a fixed
 // order with fixed bytes.
 func ToolDefinitions() []openai.Tool {
 	out := make([]openai.Tool, 0, len(toolDefs))

@@ -19,11 +19,12 @@ import (
 // what prompt caching needs).
 func TestToolDefinitions(t *testing.T) {
 	defs := ToolDefinitions()
-	require.Len(t, defs, 6)
+	require.Len(t, defs, 7)
 	want := map[string]struct{ properties, required []string }{
 		"Read":  {[]string{"file_path", "limit", "offset"}, []string{"file_path"}},
 		"Glob":  {[]string{"path", "pattern"}, []string{"pattern"}},
 		"Grep":  {[]string{"-i", "-n", "context", "glob", "output_mode", "path", "pattern"}, []string{"pattern"}},
+		"LSP":   {[]string{"column", "file_path", "line", "operation"}, []string{"operation", "file_path"}},
 		"Write": {[]string{"content", "file_path"}, []string{"file_path", "content"}},
 		"Edit":  {[]string{"file_path", "new_string", "old_string", "replace_all"}, []string{"file_path", "old_string", "new_string"}},
 		"Bash":  {[]string{"command", "description", "timeout"}, []string{"command"}},
@@ -72,7 +73,7 @@ func TestToolDefinitions(t *testing.T) {
 		require.Equal(t, want[name].properties, props, name)
 		require.Equal(t, want[name].required, schema.Required, name)
 	}
-	require.Equal(t, []string{"Read", "Glob", "Grep", "Write", "Edit", "Bash"}, names)
+	require.Equal(t, []string{"Read", "Glob", "Grep", "LSP", "Write", "Edit", "Bash"}, names)
 	require.Equal(t, api.ToolNames(), names, "the contract's list of tools, in the same order")
 
 	// Write, Edit and Bash describe the one protected list.
@@ -98,6 +99,8 @@ func newInputFor(tool string) any {
 		return &globInput{}
 	case api.GrepActivity:
 		return &grepInput{}
+	case api.LSPActivity:
+		return &lspInput{}
 	case api.WriteActivity:
 		return &writeInput{}
 	case api.EditActivity:

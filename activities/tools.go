@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 )
@@ -41,6 +42,9 @@ type Tools struct {
 	// runs; 0 means every second. The workflow's HeartbeatTimeout must be
 	// larger, so a crashed worker is noticed within that timeout.
 	HeartbeatInterval time.Duration
+	// LSPServers are the language servers LSP asks, kept warm between
+	// calls; nil makes LSP answer that this worker runs none.
+	LSPServers *lsp.Pool
 }
 
 func (t *Tools) log() *slog.Logger {

@@ -44,7 +44,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 		return usagef("policy check --tool T --input JSON [--mode M] [--workspace DIR], policy replay --settings NEW.json, or policy suggest")
 	}
 	fs := newFlagSet("policy check", a.Stderr)
-	tool := fs.String("tool", "", "tool name: Read, Glob, Grep, Write, Edit, Bash")
+	tool := fs.String("tool", "", "tool name: Read, Glob, Grep, LSP, Write, Edit, Bash")
 	input := fs.String("input", "{}", "the tool input as JSON")
 	mode := fs.String("mode", "", "permission mode (default: the settings' defaultMode)")
 	workspace := fs.String("workspace", ".", "workspace whose settings apply")

@@ -145,7 +145,7 @@ func TestHookPointsReceiveTheirData(t *testing.T) {
 	}
 	req := byPoint[hooks.LLMRequestBefore]
 	require.Len(t, req, 2, "one per model call")
-	assert.Equal(t, &hooks.LLMRequest{Model: "gpt-test", Messages: 2, Tools: []string{"Read", "Glob", "Grep", "Write", "Edit", "Bash"}}, req[0].Request)
+	assert.Equal(t, &hooks.LLMRequest{Model: "gpt-test", Messages: 2, Tools: []string{"Read", "Glob", "Grep", "LSP", "Write", "Edit", "Bash"}}, req[0].Request)
 	assert.Equal(t, 4, req[1].Request.Messages, "system, task, the model's call, the Read result")
 	resp := byPoint[hooks.LLMResponseAfter]
 	require.Len(t, resp, 2)

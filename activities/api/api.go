@@ -40,6 +40,7 @@ const (
 	WriteActivity        = "Write"
 	EditActivity         = "Edit"
 	BashActivity         = "Bash"
+	LSPActivity          = "LSP"     // a language server's answer about a position in a file
 	PreviewActivity      = "Preview" // the dry run of a Write or Edit waiting for approval
 	HooksActivity        = "RunHooks"
 	LoadSettingsActivity = "LoadSettings"
@@ -114,6 +115,9 @@ type ToolRequest struct {
 	// OS isolation and a person approved it as such; only then, and with
 	// sandbox.allowUnsandboxed, does a worker without a sandbox run it.
 	Unconfined bool `json:"unconfined,omitempty"`
+	// LSP is the job's language servers by language (settings' "lsp"; LSP
+	// only): a language it names uses that command, an empty one none.
+	LSP map[string][]string `json:"lsp,omitempty"`
 	// MaxOutput caps Output; 0 means DefaultMaxOutput.
 	MaxOutput int `json:"maxOutput,omitempty"`
 	// Blobs is the job's BlobDir, where the large contents of Input are

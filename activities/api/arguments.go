@@ -31,6 +31,7 @@ var schemas = map[string]schema{}
 
 func init() {
 	for tool, src := range map[string]string{ReadActivity: ReadSchema, GlobActivity: GlobSchema, GrepActivity: GrepSchema,
+		LSPActivity:   LSPSchema,
 		WriteActivity: WriteSchema, EditActivity: EditSchema, BashActivity: BashSchema} {
 		s, err := parseSchema(src)
 		if err != nil {

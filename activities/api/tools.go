@@ -10,12 +10,12 @@ import (
 
 // toolNames are custos' tools, in the order the model is offered them
 // (package activities defines each one, in this order).
-var toolNames = []string{ReadActivity, GlobActivity, GrepActivity, WriteActivity, EditActivity, BashActivity}
+var toolNames = []string{ReadActivity, GlobActivity, GrepActivity, LSPActivity, WriteActivity, EditActivity, BashActivity}
 
 // ToolNames are the tools' names, in the order the model is offered them.
 func ToolNames() []string { return append([]string(nil), toolNames...) }
 
-// KnownTool reports whether name is one of the six tools.
+// KnownTool reports whether name is one of the tools.
 func KnownTool(name string) bool {
 	for _, n := range toolNames {
 		if n == name {
@@ -105,6 +105,14 @@ func Summarize(tool string, input json.RawMessage) string {
 		}
 		if g := str("glob"); g != "" {
 			s += " (" + g + ")"
+		}
+	case LSPActivity:
+		s = "LSP " + str("operation") + " " + str("file_path")
+		if line, ok := args["line"].(float64); ok {
+			s += fmt.Sprintf(":%d", int(line))
+			if col, ok := args["column"].(float64); ok {
+				s += fmt.Sprintf(":%d", int(col))
+			}
 		}
 	case WriteActivity:
 		s = "Write " + str("file_path")

@@ -1,0 +1,214 @@
+package activities
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/lsp"
+)
+
+//go:embed lsp.md
+var lspDescription string
+
+// lspTool is LSP as the model sees it: lsp.md describes it, and the schema
+// names exactly the fields of lspInput.
+var lspTool = toolDef{
+	name:        api.LSPActivity,
+	description: describe(lspDescription),
+	schema:      api.LSPSchema,
+}
+
+type lspInput struct {
+	Operation string `json:"operation"`
+	FilePath  string `json:"file_path"`
+	Line      *int   `json:"line,omitempty"`
+	Column    *int   `json:"column,omitempty"`
+}
+
+const (
+	// maxLSPFile bounds a file sent to a server (and read to show a
+	// result's line): larger ones are generated, not worth a server's time.
+	maxLSPFile = 8 << 20
+	// maxLSPResults bounds the locations or symbols one answer lists.
+	maxLSPResults = 200
+	// lspDiagnosticsWait is how long diagnostics wait for a server that
+	// pushes them to finish checking the file.
+	lspDiagnosticsWait = 20 * time.Second
+)
+
+// check refuses an operation the tool does not know and a position
+// operation without its position.
+func (in lspInput) check() error {
+	switch in.Operation {
+	case "definition", "references", "hover":
+		if in.Line == nil || in.Column == nil {
+			return fmt.Errorf("%s needs line and column (1-based, as Read shows them)", in.Operation)
+		}
+	case "symbols", "diagnostics":
+		if in.Column != nil && in.Line == nil {
+			return errors.New("column without line")
+		}
+	default:
+		return fmt.Errorf("unknown operation %q (want definition, references, hover, symbols or diagnostics)", in.Operation)
+	}
+	if (in.Line != nil && *in.Line < 1) || (in.Column != nil && *in.Column < 1) {
+		return errors.New("line and column are 1-based: they start at 1")
+	}
+	return nil
+}
+
+// LSP asks the workspace's language server about a file or a position in
+// it. The file passes the path guard and the Read deny rules as Read's
+// does; every location the server answers with is shown only if Read
+// could show it (view), the rest counted as withheld.
+func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
+	var in lspInput
+	if err := decodeInput(req.Input, &in, "operation", "file_path"); err != nil {
+		return errorResult("LSP: %v", err), nil
+	}
+	if err := in.check(); err != nil {
+		return errorResult("LSP: %v", err), nil
+	}
+	tgt, err := resolveTarget(req.Workspace, in.FilePath, false)
+	if err != nil {
+		return errorResult("LSP: %v", err), nil
+	}
+	defer tgt.Close()
+	if msg := deniedTarget("LSP", tgt, req.ReadDeny, true); msg != "" {
+		return errorResult("%s", msg), nil
+	}
+	text, err := readSource(tgt, in.FilePath)
+	if err != nil {
+		return errorResult("LSP: %v", err), nil
+	}
+	c, msg := t.lspClient(ctx, req, tgt)
+	if c == nil {
+		if ctx.Err() != nil {
+			return api.ToolResult{}, ctx.Err()
+		}
+		return errorResult("LSP: %s", msg), nil
+	}
+	if err := c.Sync(tgt.abs, text); err != nil {
+		return lspFailure(ctx, err)
+	}
+	v, err := newView(tgt, req.ReadDeny)
+	if err != nil {
+		return errorResult("LSP: %v", err), nil
+	}
+	out, err := in.run(ctx, c, tgt, text, v)
+	if err != nil {
+		return lspFailure(ctx, err)
+	}
+	out += v.note()
+	shown, cut := capHead(out, maxOutput(req))
+	return api.ToolResult{Output: shown, Truncated: cut}, nil
+}
+
+// lspClient is the warm server for the file's language, or why there is
+// none.
+func (t *Tools) lspClient(ctx context.Context, req api.ToolRequest, tgt *fileTarget) (*lsp.Client, string) {
+	if t.LSPServers == nil {
+		return nil, "this worker runs no language servers"
+	}
+	lang := lsp.Language(tgt.abs)
+	if lang == "" {
+		return nil, fmt.Sprintf("no language server knows %s files (Go, TypeScript/JavaScript and Python have one)", filepath.Ext(tgt.abs))
+	}
+	argv, ok := lsp.Command(req.LSP, lang)
+	if !ok {
+		return nil, fmt.Sprintf("no %s language server is installed on this worker, and the settings' \"lsp\" names none", lang)
+	}
+	c, err := t.LSPServers.Client(ctx, tgt.ws, argv)
+	if err != nil {
+		return nil, fmt.Sprintf("starting the %s language server (%s): %v", lang, argv[0], err)
+	}
+	return c, ""
+}
+
+// lspFailure is a server's failure as the model sees it; a cancelled
+// activity fails as the activity.
+func lspFailure(ctx context.Context, err error) (api.ToolResult, error) {
+	if ctx.Err() != nil {
+		return api.ToolResult{}, ctx.Err()
+	}
+	if errors.Is(err, lsp.ErrServerExited) {
+		return errorResult("LSP: the language server stopped while answering (%v); ask again: a new one is started", err), nil
+	}
+	return errorResult("LSP: %v", err), nil
+}
+
+// readSource is the file's text, refused as Read refuses it (not a regular
+// text file) or when too large to send.
+func readSource(tgt *fileTarget, name string) (string, error) {
+	f, br, err := openText(tgt, name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(br, maxLSPFile+1))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxLSPFile {
+		return "", fmt.Errorf("%s is larger than %d MiB; LSP answers about source files", name, maxLSPFile>>20)
+	}
+	return string(b), nil
+}
+
+// run asks the server and renders its answer.
+func (in lspInput) run(ctx context.Context, c *lsp.Client, tgt *fileTarget, text string, v *view) (string, error) {
+	var pos lsp.Position
+	if in.Line != nil {
+		col := 1
+		if in.Column != nil {
+			col = *in.Column
+		}
+		p, ok := lsp.Convert(text, *in.Line, col)
+		if !ok {
+			return fmt.Sprintf("%s has no line %d", in.FilePath, *in.Line), nil
+		}
+		pos = p
+	}
+	switch in.Operation {
+	case "definition":
+		locs, err := c.Definition(ctx, tgt.abs, pos)
+		return v.locations(locs, "no definition found at "+in.where()), err
+	case "references":
+		locs, err := c.References(ctx, tgt.abs, pos)
+		return v.locations(locs, "no references found at "+in.where()), err
+	case "hover":
+		return v.hover(ctx, c, tgt.abs, pos, in.where())
+	case "symbols":
+		syms, err := c.Symbols(ctx, tgt.abs)
+		return v.symbols(syms, in.Line), err
+	}
+	diags, complete, err := c.Diagnostics(ctx, tgt.abs, lspDiagnosticsWait)
+	return v.diagnostics(tgt.show, diags, complete), err
+}
+
+// where is the position asked about, as the model wrote it.
+func (in lspInput) where() string {
+	return fmt.Sprintf("%s:%d:%d", in.FilePath, *in.Line, *in.Column)
+}
+
+// readLines is a file's lines for showing results, "" past the end.
+func readLines(root *os.Root, rel string) []string {
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxLSPFile))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(b), "\n")
+}

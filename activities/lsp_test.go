@@ -1,0 +1,133 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/lsp"
+)
+
+// lspModule is a small Go module with a package a deny rule hides
+// (secret/), which uses the visible one and is used by main.
+var lspModule = map[string]string{
+	"go.mod": "module example.com/small\n\ngo 1.22\n",
+	"shape/shape.go": `package shape
+
+// Square is a square of side S.
+type Square struct{ S int }
+
+// Area is the square's area.
+func (q Square) Area() int { return q.S * q.S }
+`,
+	"main.go": `package main
+
+import (
+	"fmt"
+
+	"example.com/small/secret"
+	"example.com/small/shape"
+)
+
+func main() {
+	q := shape.Square{S: 2}
+	fmt.Println(q.Area(), secret.Key)
+}
+`,
+	"secret/secret.go": `package secret
+
+import "example.com/small/shape"
+
+// Key is hidden by a deny rule.
+const Key = "hunter2"
+
+var _ = shape.Square{}
+`,
+	"bad/bad.go": "package bad\n\nvar X int = \"not an int\"\n",
+	"notes.txt":  "no server knows text files\n",
+}
+
+func TestLSP(t *testing.T) {
+	if _, ok := lsp.Defaults()["go"]; !ok {
+		t.Fatal("gopls is not installed: make deps installs it")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkfiles(t, ws, lspModule)
+	pool := lsp.NewPool(lsp.HostStarter)
+	defer pool.Close()
+	tools := &Tools{LSPServers: pool}
+	deny := []string{"secret/**"}
+	tests := []struct {
+		name     string
+		input    string
+		isErr    bool
+		contains []string
+		excludes []string
+	}{
+		{name: "definition across packages", input: `{"operation":"definition","file_path":"main.go","line":11,"column":13}`,
+			contains: []string{"shape/shape.go:4:6: type Square struct{ S int }\n"}, excludes: []string{"withheld"}},
+		{name: "references, the denied file's withheld", input: `{"operation":"references","file_path":"shape/shape.go","line":4,"column":6}`,
+			contains: []string{"shape/shape.go:4:6: ", "shape/shape.go:7:9: ", "main.go:11:13: q := shape.Square{S: 2}\n", "[1 result(s) withheld"},
+			excludes: []string{"secret/"}},
+		{name: "definition in a denied file is withheld", input: `{"operation":"definition","file_path":"main.go","line":12,"column":31}`,
+			contains: []string{"no definition found at main.go:12:31", "[1 result(s) withheld"}, excludes: []string{"secret/", "hunter2"}},
+		{name: "definition outside the workspace is withheld", input: `{"operation":"definition","file_path":"main.go","line":12,"column":6}`,
+			contains: []string{"no definition found", "[1 result(s) withheld"}, excludes: []string{"print.go"}},
+		{name: "hover", input: `{"operation":"hover","file_path":"main.go","line":12,"column":16}`,
+			contains: []string{"Area() int", "Area is the square's area."}},
+		{name: "hover of a symbol defined in a denied file is withheld", input: `{"operation":"hover","file_path":"main.go","line":12,"column":31}`,
+			contains: []string{"withheld"}, excludes: []string{"hunter2", "hidden by a deny rule"}},
+		{name: "symbols of a file", input: `{"operation":"symbols","file_path":"shape/shape.go"}`,
+			contains: []string{"struct Square struct{...}  shape/shape.go:4:6\n", "  field S int  shape/shape.go:4:21\n", "method (Square).Area func() int  shape/shape.go:7:17\n"}},
+		{name: "symbols enclosing a line", input: `{"operation":"symbols","file_path":"shape/shape.go","line":7}`,
+			contains: []string{"(Square).Area"}, excludes: []string{"struct Square"}},
+		{name: "diagnostics of a type error", input: `{"operation":"diagnostics","file_path":"bad/bad.go"}`,
+			contains: []string{"bad/bad.go:3:13: error: "}},
+		{name: "diagnostics of a clean file", input: `{"operation":"diagnostics","file_path":"shape/shape.go"}`,
+			contains: []string{"no problems found in shape/shape.go"}},
+		{name: "a denied file is refused", input: `{"operation":"symbols","file_path":"secret/secret.go"}`,
+			isErr: true, contains: []string{"denied by a deny rule"}, excludes: []string{"Key"}},
+		{name: "outside the workspace is refused", input: `{"operation":"symbols","file_path":"../x.go"}`, isErr: true},
+		{name: "a position operation without its position", input: `{"operation":"definition","file_path":"main.go"}`,
+			isErr: true, contains: []string{"needs line and column"}},
+		{name: "an unknown operation", input: `{"operation":"rename","file_path":"main.go","line":1,"column":1}`,
+			isErr: true, contains: []string{`unknown operation "rename"`}},
+		{name: "a line past the end", input: `{"operation":"hover","file_path":"main.go","line":99,"column":1}`,
+			contains: []string{"main.go has no line 99"}},
+		{name: "a file no server knows", input: `{"operation":"symbols","file_path":"notes.txt"}`,
+			isErr: true, contains: []string{"no language server knows .txt files"}},
+		{name: "not JSON", input: `{"operation":`, isErr: true, contains: []string{"LSP: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := tools.LSP(ctx, api.ToolRequest{Workspace: ws, Input: json.RawMessage(tt.input), ReadDeny: deny})
+			require.NoError(t, err)
+			require.Equal(t, tt.isErr, res.IsError, res.Output)
+			for _, s := range tt.contains {
+				require.Contains(t, res.Output, s)
+			}
+			for _, s := range tt.excludes {
+				require.NotContains(t, res.Output, s)
+			}
+		})
+	}
+}
+
+// A worker without language servers answers so, as a result.
+func TestLSPWithoutServers(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.go"), []byte("package a\n"), 0o644))
+	res, err := (&Tools{}).LSP(context.Background(), api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"operation":"symbols","file_path":"a.go"}`)})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, res.Output, "runs no language servers")
+}

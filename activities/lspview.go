@@ -1,0 +1,199 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/custos-dev/custos/lsp"
+)
+
+// view is what of a server's answer the model may see: a location is
+// shown only inside the workspace, through the path guard (no symlink out
+// of it) and not hidden by a Read deny rule, as Read would show the file;
+// the rest is counted in withheld. A language server reads the whole
+// workspace, and more, so its answers must pass the same walls as Read.
+type view struct {
+	ws       string
+	root     *os.Root
+	hide     *hider
+	files    map[string]*shownFile // by absolute path
+	withheld int
+}
+
+// shownFile is a file results are shown from: its workspace-relative name
+// and lines, or not shown at all.
+type shownFile struct {
+	ok    bool
+	show  string
+	lines []string
+}
+
+func newView(tgt *fileTarget, readDeny []string) (*view, error) {
+	h, err := newHider(tgt.ws, readDeny)
+	if err != nil {
+		return nil, err
+	}
+	return &view{ws: tgt.ws, root: tgt.root, hide: h, files: map[string]*shownFile{}}, nil
+}
+
+// file is the file at abs as results may show it.
+func (v *view) file(abs string) *shownFile {
+	if f, ok := v.files[abs]; ok {
+		return f
+	}
+	f := &shownFile{}
+	v.files[abs] = f
+	rel, err := filepath.Rel(v.ws, abs)
+	if abs == "" || err != nil || !filepath.IsLocal(rel) {
+		return f
+	}
+	// The path guard, as for Read: a symlink inside the workspace that
+	// leads out of it, or to a denied file, shows nothing.
+	tgt, err := resolveTarget(v.ws, rel, false)
+	if err != nil {
+		return f
+	}
+	defer tgt.Close()
+	for _, name := range []string{filepath.ToSlash(rel), tgt.show} {
+		if hidden, err := v.hide.hidesFile(tgt.root, name); err != nil || hidden {
+			return f
+		}
+	}
+	f.ok, f.show, f.lines = true, tgt.show, readLines(tgt.root, tgt.rel)
+	return f
+}
+
+// at renders a position in a shown file: path:line:column, 1-based, the
+// column in characters, and the line's text when withLine.
+func (f *shownFile) at(p lsp.Position, withLine bool) string {
+	line := ""
+	if p.Line < len(f.lines) {
+		line = strings.TrimSuffix(f.lines[p.Line], "\r")
+	}
+	s := fmt.Sprintf("%s:%d:%d", f.show, p.Line+1, lsp.FromUTF16(line, p.Character))
+	if withLine {
+		s += ": " + truncateLine(strings.TrimSpace(line))
+	}
+	return s
+}
+
+// locations renders definition and references answers, one per line.
+func (v *view) locations(locs []lsp.Location, none string) string {
+	var b strings.Builder
+	n := 0
+	for _, l := range locs {
+		f := v.file(l.Path)
+		if !f.ok {
+			v.withheld++
+			continue
+		}
+		n++
+		if n <= maxLSPResults {
+			b.WriteString(f.at(l.Range.Start, true) + "\n")
+		}
+	}
+	if n > maxLSPResults {
+		fmt.Fprintf(&b, "[%d more not shown]\n", n-maxLSPResults)
+	}
+	if n == 0 {
+		return none + "\n"
+	}
+	return b.String()
+}
+
+// hover renders a hover, which is shown only when the symbol's definition
+// is a file the model may read (or there is none, a builtin): a hover
+// quotes the definition's documentation.
+func (v *view) hover(ctx context.Context, c *lsp.Client, path string, pos lsp.Position, where string) (string, error) {
+	locs, err := c.Definition(ctx, path, pos)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range locs {
+		if !v.file(l.Path).ok {
+			v.withheld++
+			return "the hover at " + where + " was withheld: the symbol is defined in a file the tools may not read\n", nil
+		}
+	}
+	h, err := c.Hover(ctx, path, pos)
+	if err != nil {
+		return "", err
+	}
+	if h == "" {
+		return "no hover information at " + where + "\n", nil
+	}
+	return h + "\n", nil
+}
+
+// symbols renders a file's outline, or with line the symbols enclosing it.
+func (v *view) symbols(syms []lsp.Symbol, line *int) string {
+	var b strings.Builder
+	n := 0
+	for _, s := range syms {
+		if line != nil && (*line-1 < s.Range.Start.Line || *line-1 > s.Range.End.Line) {
+			continue
+		}
+		f := v.file(s.Path)
+		if !f.ok {
+			v.withheld++
+			continue
+		}
+		if n++; n > maxLSPResults {
+			continue
+		}
+		detail := ""
+		if s.Detail != "" {
+			detail = " " + s.Detail
+		}
+		fmt.Fprintf(&b, "%s%s %s%s  %s\n", strings.Repeat("  ", s.Depth), s.Kind, s.Name, detail, f.at(s.Name0, false))
+	}
+	if n > maxLSPResults {
+		fmt.Fprintf(&b, "[%d more not shown]\n", n-maxLSPResults)
+	}
+	if n == 0 {
+		return "no symbols found\n"
+	}
+	return b.String()
+}
+
+// diagnostics renders a file's problems in the order of their place.
+func (v *view) diagnostics(show string, diags []lsp.Diagnostic, complete bool) string {
+	slices.SortStableFunc(diags, func(a, b lsp.Diagnostic) int {
+		if a.Range.Start.Line != b.Range.Start.Line {
+			return a.Range.Start.Line - b.Range.Start.Line
+		}
+		return a.Range.Start.Character - b.Range.Start.Character
+	})
+	var b strings.Builder
+	f := v.file(filepath.Join(v.ws, filepath.FromSlash(show)))
+	for i, d := range diags {
+		if i == maxLSPResults {
+			fmt.Fprintf(&b, "[%d more not shown]\n", len(diags)-i)
+			break
+		}
+		src := ""
+		if d.Source != "" {
+			src = " (" + d.Source + ")"
+		}
+		fmt.Fprintf(&b, "%s: %s: %s%s\n", f.at(d.Range.Start, false), d.SeverityName(), strings.TrimSpace(d.Message), src)
+	}
+	if len(diags) == 0 {
+		b.WriteString("no problems found in " + show + "\n")
+	}
+	if !complete {
+		b.WriteString("[the language server had not finished checking the file; this may be incomplete]\n")
+	}
+	return b.String()
+}
+
+// note says how many results were withheld, if any.
+func (v *view) note() string {
+	if v.withheld == 0 {
+		return ""
+	}
+	return fmt.Sprintf("[%d result(s) withheld: outside the workspace or in files a deny rule hides]\n", v.withheld)
+}
