@@ -17,6 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
@@ -61,10 +62,12 @@ type Options struct {
 
 // Workers are the running workers of one process.
 type Workers struct {
-	main    worker.Worker
-	host    []worker.Worker // the host's workspace queue and its discovery poller
-	lanes   []worker.Worker
-	stopGC  func()
+	main   worker.Worker
+	host   []worker.Worker // the host's workspace queue and its discovery poller
+	lanes  []worker.Worker
+	stopGC func()
+	// lsp are the LSP tool's language servers, shut down with the workers.
+	lsp     *lsp.Pool
 	Sandbox sandbox.Sandbox
 	// Stream carries this process's model answers as they are written
 	// (nil when streaming is off): `starter run` prints them from here.
@@ -94,13 +97,18 @@ func activitySet(o Options, sb sandbox.Sandbox) activities.Set {
 	model.Stream = o.Stream
 	return activities.Set{
 		Model:    model,
-		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger},
+		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger, LSPServers: lspServers()},
 		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, StateDir: o.StateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 		MCP: &activities.MCP{Pool: &mcpservers.Pool{Sandbox: sb, UserConfigDir: o.UserConfigDir,
 			StateDir: o.StateDir, Logger: o.Logger}},
 	}
 }
+
+// lspServers is the LSP tool's pool of language servers. They run on the
+// host for now (lsp.HostStarter, GOPROXY=off); what they answer passes the
+// path guard and the Read deny rules in the LSP activity.
+func lspServers() *lsp.Pool { return lsp.NewPool(lsp.HostStarter) }
 
 // Start builds both workers on c and starts them.
 func Start(c client.Client, o Options) (*Workers, error) {
@@ -128,7 +136,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	}
 	notifiers := &notify.Activities{Notifiers: o.Notifiers}
 	set.Settings.Notifiers = notifiers.Names()
-	w := &Workers{Sandbox: sb, Stream: o.Stream, mcp: set.MCP.Pool}
+	w := &Workers{Sandbox: sb, Stream: o.Stream, mcp: set.MCP.Pool, lsp: set.Tools.LSPServers}
 	wopts := workerOptions(o)
 	w.main = worker.New(c, api.TaskQueue, wopts)
 	(&workflows.Agent{}).Register(w.main)
@@ -190,6 +198,10 @@ func (w *Workers) Stop() {
 	w.main.Stop()
 	if w.mcp != nil {
 		w.mcp.Close()
+	}
+	// After the workers: no LSP activity runs any more.
+	if w.lsp != nil {
+		w.lsp.Close()
 	}
 }
 

@@ -221,7 +221,7 @@ func TestUnknownToolAndMalformedArgumentsAreResults(t *testing.T) {
 	// The exact denials, written by hand: fail closed at layer 1, saying
 	// what went wrong and what would be required.
 	assert.JSONEq(t, `{"approved":false,"decision":"deny","layer":"rules","risk":"exec",
-		"reason":"unknown tool \"Teleport\"; the tools are Read, Glob, Grep, Write, Edit and Bash",
+		"reason":"unknown tool \"Teleport\"; the tools are Read, Glob, Grep, LSP, Write, Edit and Bash",
 		"required":"nothing: there is no such tool"}`, r["u1"])
 	assert.JSONEq(t, `{"approved":false,"decision":"deny","layer":"rules","risk":"read",
 		"reason":"invalid arguments for Read: the arguments must be a JSON object with Read's parameters (file_path, offset, limit); nobody was asked and nothing ran",

@@ -139,9 +139,9 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
 	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode, By: j.userCalls[callID]}
 	mt, isMCP := j.mcpCall(tool)
-	if !api.KnownTool(tool) && !isMCP {
+	if (!api.KnownTool(tool) || !j.lspKnown(ctx, tool)) && !isMCP {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
-			Reason: fmt.Sprintf("unknown tool %q; the tools are Read, Glob, Grep, Write, Edit and Bash%s", tool, j.mcpToolsNamed())})
+			Reason: fmt.Sprintf("unknown tool %q; the tools are %s%s", tool, toolList(), j.mcpToolsNamed())})
 	}
 	check := func(in json.RawMessage, layer approval.Layer) (approval.Verdict, bool) {
 		if isMCP {
@@ -204,6 +204,26 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		j.acceptMCPChange(mt)
 	}
 	return r
+}
+
+// toolList names the tools as a sentence does ("Read, Glob … and Bash").
+func toolList() string {
+	names := api.ToolNames()
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// lspToolVersion marks histories recorded since LSP became a tool: before,
+// a call named LSP was an unknown tool, denied at layer 1, and a history
+// that recorded such a denial must replay with it.
+const lspToolVersion = "lsp-tool"
+
+// lspKnown reports whether tool, if it is LSP, is a tool in this history.
+// The version is asked only for an LSP call, so no other history changes.
+func (j *job) lspKnown(ctx workflow.Context, tool string) bool {
+	if tool != api.LSPActivity {
+		return true
+	}
+	return workflow.GetVersion(ctx, lspToolVersion, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 // recordedEvaluate is layers 1-3 with each verdict recorded in history (a

@@ -22,6 +22,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/sandbox"
@@ -104,9 +105,12 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	require.NoError(t, err)
 	// Before the cache directory goes (cleanups run last first).
 	t.Cleanup(func() { sandbox.WaitIdle(sb) })
+	// A server starts only when a test's model calls LSP.
+	servers := lsp.NewPool(lsp.HostStarter)
+	t.Cleanup(servers.Close)
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
-		Tools:    &activities.Tools{Sandbox: sb},
+		Tools:    &activities.Tools{Sandbox: sb, LSPServers: servers},
 		Settings: &activities.Settings{UserConfigDir: h.userConfigDir, StateDir: h.stateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 		MCP: &activities.MCP{Pool: &mcpservers.Pool{Sandbox: sb, UserConfigDir: h.userConfigDir,

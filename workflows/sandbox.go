@@ -14,7 +14,8 @@ import (
 // them: Bash gets the Read and Edit deny patterns for the sandbox, and is
 // marked unconfined when the worker has no sandbox and the user allowed that
 // (the policy then sent the call to a person, told so); Glob and Grep get the
-// Read deny patterns to leave masked files out; Read, Write and Edit check
+// Read deny patterns to leave masked files out, LSP to leave out what a
+// language server answers from them (and the settings' servers); Read, Write and Edit check
 // the real path they touch (a symlink or hard link may lead to a denied file
 // the written path does not name). The rules come from the current policy,
 // learned ones included.
@@ -26,6 +27,9 @@ func (j *job) withSandboxRules(req *api.ToolRequest, tool string) {
 		req.Unconfined = sb.Unconfined && sb.AllowUnconfined
 	case api.ReadActivity, api.GlobActivity, api.GrepActivity:
 		req.ReadDeny, _ = j.policy.SandboxDenies()
+	case api.LSPActivity:
+		req.ReadDeny, _ = j.policy.SandboxDenies()
+		req.LSP = j.st.Settings.LSP
 	case api.WriteActivity, api.EditActivity:
 		_, req.EditDeny = j.policy.SandboxDenies()
 	}
