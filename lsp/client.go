@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -58,14 +59,18 @@ type capabilities struct {
 	DiagnosticProvider json.RawMessage `json:"diagnosticProvider"`
 }
 
-// Start starts argv with start, runs the LSP handshake for workspace and
-// returns the client. ctx bounds the start and the handshake only.
-func Start(ctx context.Context, start Starter, argv []string, workspace string) (*Client, error) {
-	proc, err := start(ctx, argv, workspace)
+// Start starts the server s with start, runs the LSP handshake for its
+// workspace and returns the client. ctx bounds the start and the
+// handshake only.
+func Start(ctx context.Context, start Starter, s Spec) (*Client, error) {
+	if len(s.Argv) == 0 {
+		return nil, errors.New("no language server command")
+	}
+	proc, err := start(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{name: argv[0], root: workspace, proc: proc, pending: map[int64]chan *message{},
+	c := &Client{name: filepath.Base(s.Argv[0]), root: s.Workspace, proc: proc, pending: map[int64]chan *message{},
 		docs: map[string]*document{}, diags: map[string]*diagnostic{}, notify: make(chan struct{}),
 		dead: make(chan struct{})}
 	go c.read()

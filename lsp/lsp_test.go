@@ -94,7 +94,7 @@ func TestGoplsRequests(t *testing.T) {
 	defer cancel()
 	pool := NewPool(HostStarter)
 	defer pool.Close()
-	c, err := pool.Client(ctx, dir, gopls(t))
+	c, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestPoolRestartsACrashedServer(t *testing.T) {
 	defer cancel()
 	pool := NewPool(HostStarter)
 	defer pool.Close()
-	first, err := pool.Client(ctx, dir, gopls(t))
+	first, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestPoolRestartsACrashedServer(t *testing.T) {
 		t.Fatalf("request to a killed server: err = %v, want ErrServerExited", err)
 	}
 	// …and the next one gets a new server that answers.
-	second, err := pool.Client(ctx, dir, gopls(t))
+	second, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +212,11 @@ func TestPoolKeepsOneWarmServer(t *testing.T) {
 	defer cancel()
 	pool := NewPool(HostStarter)
 	defer pool.Close()
-	a, err := pool.Client(ctx, dir, gopls(t))
+	a, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pool.Client(ctx, dir, gopls(t))
+	b, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestDefinitionInThisRepository(t *testing.T) {
 	defer cancel()
 	pool := NewPool(HostStarter)
 	defer pool.Close()
-	c, err := pool.Client(ctx, repo, gopls(t))
+	c, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: repo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,9 @@ type Pool struct {
 	closed  bool
 }
 
-type poolKey struct{ workspace, argv string }
+// poolKey tells servers apart: a job with other deny rules gets its own,
+// which is not shown what those rules hide.
+type poolKey struct{ workspace, argv, deny string }
 
 // entry is one server, or its start in progress (ready not yet closed).
 type entry struct {
@@ -37,14 +39,14 @@ func NewPool(start Starter) *Pool {
 	return &Pool{start: start, servers: map[poolKey]*entry{}}
 }
 
-// Client is the running server argv for workspace: the warm one, or a new
-// one when there is none or it died. Concurrent callers share one start.
-// A failed start is not remembered: the next call tries again.
-func (p *Pool) Client(ctx context.Context, workspace string, argv []string) (*Client, error) {
-	if len(argv) == 0 {
+// Client is the running server s: the warm one, or a new one when there
+// is none or it died. Concurrent callers share one start. A failed start
+// is not remembered: the next call tries again.
+func (p *Pool) Client(ctx context.Context, s Spec) (*Client, error) {
+	if len(s.Argv) == 0 {
 		return nil, errors.New("no language server command")
 	}
-	key := poolKey{workspace, strings.Join(argv, "\x00")}
+	key := poolKey{s.Workspace, strings.Join(s.Argv, "\x00"), strings.Join(s.ReadDeny, "\x00")}
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -56,14 +58,14 @@ func (p *Pool) Client(ctx context.Context, workspace string, argv []string) (*Cl
 			e = &entry{ready: make(chan struct{})}
 			p.servers[key] = e
 			p.mu.Unlock()
-			go p.launch(ctx, key, e, workspace, argv)
+			go p.launch(ctx, key, e, s)
 		} else {
 			p.mu.Unlock()
 		}
 		select {
 		case <-e.ready:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("start %s: %w", argv[0], ctx.Err())
+			return nil, fmt.Errorf("start %s: %w", s.Argv[0], ctx.Err())
 		}
 		if e.err != nil {
 			return nil, e.err
@@ -84,10 +86,10 @@ func (p *Pool) Client(ctx context.Context, workspace string, argv []string) (*Cl
 // launch starts the server of entry e, apart from the caller that asked:
 // other callers may wait for the same start, and a caller that gives up
 // leaves a warm server for the next.
-func (p *Pool) launch(ctx context.Context, key poolKey, e *entry, workspace string, argv []string) {
+func (p *Pool) launch(ctx context.Context, key poolKey, e *entry, s Spec) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
-	e.client, e.err = Start(sctx, p.start, argv, workspace)
+	e.client, e.err = Start(sctx, p.start, s)
 	if e.err != nil {
 		p.mu.Lock()
 		delete(p.servers, key)

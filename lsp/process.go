@@ -21,16 +21,28 @@ type Process struct {
 	Kill func()
 }
 
-// Starter starts argv as a language server for workspace. The pool calls
-// it on first use and after a crash; the server must outlive ctx's
-// request (ctx bounds only the start).
-type Starter func(ctx context.Context, argv []string, workspace string) (*Process, error)
+// Spec is a language server to start: its command, the workspace it
+// answers about, and the patterns of the Read deny rules, which a
+// sandboxed server is not shown.
+type Spec struct {
+	Argv      []string
+	Workspace string
+	ReadDeny  []string
+}
+
+// Starter starts a language server. The pool calls it on first use and
+// after a crash; the server must outlive ctx's request (ctx bounds only
+// the start).
+type Starter func(ctx context.Context, s Spec) (*Process, error)
 
 // HostStarter runs the server directly on the host, in workspace, with the
 // worker's environment, except that Go servers may not download modules
 // (GOPROXY=off): a language server answers about the workspace as it is.
-// It is the Starter for tests and for workers without a sandbox.
-func HostStarter(_ context.Context, argv []string, workspace string) (*Process, error) {
+// It is the Starter of the package's own tests, which drive gopls as
+// directly as they can; the worker's runs servers in its sandbox. The
+// deny patterns are the caller's to apply to what the server answers.
+func HostStarter(_ context.Context, s Spec) (*Process, error) {
+	argv, workspace := s.Argv, s.Workspace
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("start language server: empty command")
 	}

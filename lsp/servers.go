@@ -37,8 +37,10 @@ var (
 )
 
 // Defaults are the servers installed on this host for the languages custos
-// knows, found once: on PATH, or for gopls where go install puts it
-// ($GOPATH/bin, ~/go/bin), since make deps installs it there.
+// knows, found once: in the system's directories first (/usr/local/bin,
+// /usr/bin), which custos' sandbox shows and where make deps installs
+// gopls as root; then on PATH, and where go install puts it ($GOPATH/bin,
+// ~/go/bin), which only a server run on the host can use.
 func Defaults() map[string][]string {
 	defaultsOnce.Do(func() {
 		defaults = map[string][]string{}
@@ -56,6 +58,11 @@ func Defaults() map[string][]string {
 
 // findProgram is the absolute path of name, "" when it is not installed.
 func findProgram(name string) string {
+	for _, d := range systemDirs {
+		if p := filepath.Join(d, name); isExecutable(p) {
+			return p
+		}
+	}
 	if p, err := exec.LookPath(name); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
 			return abs
@@ -69,12 +76,19 @@ func findProgram(name string) string {
 		dirs = append(dirs, filepath.Join(home, "go", "bin"))
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		if p := filepath.Join(d, name); isExecutable(p) {
 			return p
 		}
 	}
 	return ""
+}
+
+// systemDirs are where a server installed for the whole system is.
+var systemDirs = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // Command is the server for lang: the settings' command when they name
