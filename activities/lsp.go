@@ -126,7 +126,7 @@ func (t *Tools) lspClient(ctx context.Context, req api.ToolRequest, tgt *fileTar
 	if !ok {
 		return nil, fmt.Sprintf("no %s language server is installed on this worker, and the settings' \"lsp\" names none", lang)
 	}
-	c, err := t.LSPServers.Client(ctx, tgt.ws, argv)
+	c, err := t.LSPServers.Client(ctx, lsp.Spec{Argv: argv, Workspace: tgt.ws, ReadDeny: req.ReadDeny})
 	if err != nil {
 		return nil, fmt.Sprintf("starting the %s language server (%s): %v", lang, argv[0], err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/lsp"
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // lspModule is a small Go module with a package a deny rule hides
@@ -53,6 +55,55 @@ var _ = shape.Square{}
 	"notes.txt":  "no server knows text files\n",
 }
 
+// lspCase is one LSP call and what its answer holds. onHost holds only
+// when the server runs on the host: there it sees the denied package, and
+// the activity's filter alone keeps it out of the answer; in the sandbox
+// the deny rules' masks hide it from the server too.
+type lspCase struct {
+	name     string
+	input    string
+	isErr    bool
+	contains []string
+	onHost   []string
+	excludes []string
+}
+
+var lspCases = []lspCase{
+	{name: "definition across packages", input: `{"operation":"definition","file_path":"main.go","line":11,"column":13}`,
+		contains: []string{"shape/shape.go:4:6: type Square struct{ S int }\n"}, excludes: []string{"withheld"}},
+	{name: "references, the denied file's withheld", input: `{"operation":"references","file_path":"shape/shape.go","line":4,"column":6}`,
+		contains: []string{"shape/shape.go:4:6: ", "shape/shape.go:7:9: ", "main.go:11:13: q := shape.Square{S: 2}\n"},
+		onHost:   []string{"[1 result(s) withheld"}, excludes: []string{"secret/"}},
+	{name: "definition in a denied file is withheld", input: `{"operation":"definition","file_path":"main.go","line":12,"column":31}`,
+		contains: []string{"no definition found at main.go:12:31"}, onHost: []string{"[1 result(s) withheld"}, excludes: []string{"secret/", "hunter2"}},
+	{name: "definition outside the workspace is withheld", input: `{"operation":"definition","file_path":"main.go","line":12,"column":6}`,
+		contains: []string{"no definition found", "[1 result(s) withheld"}, excludes: []string{"print.go"}},
+	{name: "hover", input: `{"operation":"hover","file_path":"main.go","line":12,"column":16}`,
+		contains: []string{"Area() int", "Area is the square's area."}},
+	{name: "hover of a symbol defined in a denied file is withheld", input: `{"operation":"hover","file_path":"main.go","line":12,"column":31}`,
+		onHost: []string{"withheld"}, excludes: []string{"hunter2", "hidden by a deny rule"}},
+	{name: "symbols of a file", input: `{"operation":"symbols","file_path":"shape/shape.go"}`,
+		contains: []string{"struct Square struct{...}  shape/shape.go:4:6\n", "  field S int  shape/shape.go:4:21\n", "method (Square).Area func() int  shape/shape.go:7:17\n"}},
+	{name: "symbols enclosing a line", input: `{"operation":"symbols","file_path":"shape/shape.go","line":7}`,
+		contains: []string{"(Square).Area"}, excludes: []string{"struct Square"}},
+	{name: "diagnostics of a type error", input: `{"operation":"diagnostics","file_path":"bad/bad.go"}`,
+		contains: []string{"bad/bad.go:3:13: error: "}},
+	{name: "diagnostics of a clean file", input: `{"operation":"diagnostics","file_path":"shape/shape.go"}`,
+		contains: []string{"no problems found in shape/shape.go"}},
+	{name: "a denied file is refused", input: `{"operation":"symbols","file_path":"secret/secret.go"}`,
+		isErr: true, contains: []string{"denied by a deny rule"}, excludes: []string{"Key"}},
+	{name: "outside the workspace is refused", input: `{"operation":"symbols","file_path":"../x.go"}`, isErr: true},
+	{name: "a position operation without its position", input: `{"operation":"definition","file_path":"main.go"}`,
+		isErr: true, contains: []string{"needs line and column"}},
+	{name: "an unknown operation", input: `{"operation":"rename","file_path":"main.go","line":1,"column":1}`,
+		isErr: true, contains: []string{`unknown operation "rename"`}},
+	{name: "a line past the end", input: `{"operation":"hover","file_path":"main.go","line":99,"column":1}`,
+		contains: []string{"main.go has no line 99"}},
+	{name: "a file no server knows", input: `{"operation":"symbols","file_path":"notes.txt"}`,
+		isErr: true, contains: []string{"no language server knows .txt files"}},
+	{name: "not JSON", input: `{"operation":`, isErr: true, contains: []string{"LSP: "}},
+}
+
 func TestLSP(t *testing.T) {
 	if _, ok := lsp.Defaults()["go"]; !ok {
 		t.Fatal("gopls is not installed: make deps installs it")
@@ -60,65 +111,45 @@ func TestLSP(t *testing.T) {
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	mkfiles(t, ws, lspModule)
-	pool := lsp.NewPool(lsp.HostStarter)
-	defer pool.Close()
-	tools := &Tools{LSPServers: pool}
-	deny := []string{"secret/**"}
-	tests := []struct {
-		name     string
-		input    string
-		isErr    bool
-		contains []string
-		excludes []string
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
+	for _, run := range []struct {
+		name   string
+		start  lsp.Starter
+		onHost bool
 	}{
-		{name: "definition across packages", input: `{"operation":"definition","file_path":"main.go","line":11,"column":13}`,
-			contains: []string{"shape/shape.go:4:6: type Square struct{ S int }\n"}, excludes: []string{"withheld"}},
-		{name: "references, the denied file's withheld", input: `{"operation":"references","file_path":"shape/shape.go","line":4,"column":6}`,
-			contains: []string{"shape/shape.go:4:6: ", "shape/shape.go:7:9: ", "main.go:11:13: q := shape.Square{S: 2}\n", "[1 result(s) withheld"},
-			excludes: []string{"secret/"}},
-		{name: "definition in a denied file is withheld", input: `{"operation":"definition","file_path":"main.go","line":12,"column":31}`,
-			contains: []string{"no definition found at main.go:12:31", "[1 result(s) withheld"}, excludes: []string{"secret/", "hunter2"}},
-		{name: "definition outside the workspace is withheld", input: `{"operation":"definition","file_path":"main.go","line":12,"column":6}`,
-			contains: []string{"no definition found", "[1 result(s) withheld"}, excludes: []string{"print.go"}},
-		{name: "hover", input: `{"operation":"hover","file_path":"main.go","line":12,"column":16}`,
-			contains: []string{"Area() int", "Area is the square's area."}},
-		{name: "hover of a symbol defined in a denied file is withheld", input: `{"operation":"hover","file_path":"main.go","line":12,"column":31}`,
-			contains: []string{"withheld"}, excludes: []string{"hunter2", "hidden by a deny rule"}},
-		{name: "symbols of a file", input: `{"operation":"symbols","file_path":"shape/shape.go"}`,
-			contains: []string{"struct Square struct{...}  shape/shape.go:4:6\n", "  field S int  shape/shape.go:4:21\n", "method (Square).Area func() int  shape/shape.go:7:17\n"}},
-		{name: "symbols enclosing a line", input: `{"operation":"symbols","file_path":"shape/shape.go","line":7}`,
-			contains: []string{"(Square).Area"}, excludes: []string{"struct Square"}},
-		{name: "diagnostics of a type error", input: `{"operation":"diagnostics","file_path":"bad/bad.go"}`,
-			contains: []string{"bad/bad.go:3:13: error: "}},
-		{name: "diagnostics of a clean file", input: `{"operation":"diagnostics","file_path":"shape/shape.go"}`,
-			contains: []string{"no problems found in shape/shape.go"}},
-		{name: "a denied file is refused", input: `{"operation":"symbols","file_path":"secret/secret.go"}`,
-			isErr: true, contains: []string{"denied by a deny rule"}, excludes: []string{"Key"}},
-		{name: "outside the workspace is refused", input: `{"operation":"symbols","file_path":"../x.go"}`, isErr: true},
-		{name: "a position operation without its position", input: `{"operation":"definition","file_path":"main.go"}`,
-			isErr: true, contains: []string{"needs line and column"}},
-		{name: "an unknown operation", input: `{"operation":"rename","file_path":"main.go","line":1,"column":1}`,
-			isErr: true, contains: []string{`unknown operation "rename"`}},
-		{name: "a line past the end", input: `{"operation":"hover","file_path":"main.go","line":99,"column":1}`,
-			contains: []string{"main.go has no line 99"}},
-		{name: "a file no server knows", input: `{"operation":"symbols","file_path":"notes.txt"}`,
-			isErr: true, contains: []string{"no language server knows .txt files"}},
-		{name: "not JSON", input: `{"operation":`, isErr: true, contains: []string{"LSP: "}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			res, err := tools.LSP(ctx, api.ToolRequest{Workspace: ws, Input: json.RawMessage(tt.input), ReadDeny: deny})
-			require.NoError(t, err)
-			require.Equal(t, tt.isErr, res.IsError, res.Output)
-			for _, s := range tt.contains {
-				require.Contains(t, res.Output, s)
-			}
-			for _, s := range tt.excludes {
-				require.NotContains(t, res.Output, s)
+		// As on a worker: the workspace read-only, the masks over it, no network.
+		{"in the sandbox", SandboxStarter(sb), false},
+		{"on the host", lsp.HostStarter, true},
+	} {
+		t.Run(run.name, func(t *testing.T) {
+			pool := lsp.NewPool(run.start)
+			defer pool.Close()
+			tools := &Tools{Sandbox: sb, LSPServers: pool}
+			for _, tt := range lspCases {
+				t.Run(tt.name, func(t *testing.T) { tt.check(t, tools, ws, run.onHost) })
 			}
 		})
+	}
+}
+
+// check makes the call with the deny rule Read(secret/**) and checks the answer.
+func (tt lspCase) check(t *testing.T, tools *Tools, ws string, onHost bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := tools.LSP(ctx, api.ToolRequest{Workspace: ws, Input: json.RawMessage(tt.input), ReadDeny: []string{"secret/**"}})
+	require.NoError(t, err)
+	require.Equal(t, tt.isErr, res.IsError, res.Output)
+	want := tt.contains
+	if onHost {
+		want = append(slices.Clone(want), tt.onHost...)
+	}
+	for _, s := range want {
+		require.Contains(t, res.Output, s)
+	}
+	for _, s := range tt.excludes {
+		require.NotContains(t, res.Output, s)
 	}
 }
 
@@ -130,4 +161,29 @@ func TestLSPWithoutServers(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.IsError)
 	require.Contains(t, res.Output, "runs no language servers")
+}
+
+// A server the sandbox cannot see is refused with what to do, before
+// bubblewrap is asked to run a program that is not there.
+func TestLanguageServerMustBeVisibleInTheSandbox(t *testing.T) {
+	ws := t.TempDir()
+	tests := []struct {
+		prog string
+		ok   bool
+	}{
+		{"/usr/local/bin/gopls", true},
+		{"gopls", true}, // looked up on the sandbox's PATH
+		{filepath.Join(ws, "tools", "server"), true},
+		{"/root/go/bin/gopls", false},
+		{"/usr/../root/go/bin/gopls", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prog, func(t *testing.T) {
+			err := visibleInSandbox(tt.prog, ws)
+			require.Equal(t, tt.ok, err == nil, "%v", err)
+			if err != nil {
+				require.Contains(t, err.Error(), "make deps")
+			}
+		})
+	}
 }

@@ -97,7 +97,7 @@ func activitySet(o Options, sb sandbox.Sandbox) activities.Set {
 	model.Stream = o.Stream
 	return activities.Set{
 		Model:    model,
-		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger, LSPServers: lspServers()},
+		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger, LSPServers: lspServers(sb)},
 		Settings: &activities.Settings{UserConfigDir: o.UserConfigDir, StateDir: o.StateDir, Sandbox: sb},
 		Hooks:    &activities.Hooks{},
 		MCP: &activities.MCP{Pool: &mcpservers.Pool{Sandbox: sb, UserConfigDir: o.UserConfigDir,
@@ -105,10 +105,10 @@ func activitySet(o Options, sb sandbox.Sandbox) activities.Set {
 	}
 }
 
-// lspServers is the LSP tool's pool of language servers. They run on the
-// host for now (lsp.HostStarter, GOPROXY=off); what they answer passes the
-// path guard and the Read deny rules in the LSP activity.
-func lspServers() *lsp.Pool { return lsp.NewPool(lsp.HostStarter) }
+// lspServers is the LSP tool's pool: its language servers run in the
+// sandbox (read-only workspace, masks, no network); their answers also
+// pass the path guard and the Read deny rules in the activity.
+func lspServers(sb sandbox.Sandbox) *lsp.Pool { return lsp.NewPool(activities.SandboxStarter(sb)) }
 
 // Start builds both workers on c and starts them.
 func Start(c client.Client, o Options) (*Workers, error) {

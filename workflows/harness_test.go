@@ -106,7 +106,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 	// Before the cache directory goes (cleanups run last first).
 	t.Cleanup(func() { sandbox.WaitIdle(sb) })
 	// A server starts only when a test's model calls LSP.
-	servers := lsp.NewPool(lsp.HostStarter)
+	servers := lsp.NewPool(activities.SandboxStarter(sb))
 	t.Cleanup(servers.Close)
 	set := activities.Set{
 		Model:    activities.NewModel(base, "test-key", "fake-model", nil),
