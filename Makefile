@@ -32,12 +32,15 @@ worker:
 	$(GO) run ./worker
 
 TEMPORAL_CLI_VERSION := v1.5.1
+GOPLS_VERSION := v0.23.0
 
 ## deps: what the tests need besides Go: bubblewrap, a C compiler (cgo builds
 ## the sandbox's mount step, mountinit_cgo.go), chromium (the Web UI
-## test drives a real browser), and the Temporal CLI
+## test drives a real browser), the Temporal CLI
 ## (the end-to-end tests approve through it as people do; built from source
-## once, a few minutes)
+## once, a few minutes) and gopls, the LSP tool's Go server (as root into
+## /usr/local/bin, where the sandbox that runs it sees it; otherwise into
+## $GOPATH/bin, where only the lsp package's own tests use it)
 deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  echo "installing bubblewrap (needs root and apt-get)"; \
@@ -51,6 +54,10 @@ deps:
 	@command -v temporal >/dev/null 2>&1 || test -x "$$($(GO) env GOPATH)/bin/temporal" || { \
 	  echo "installing the Temporal CLI $(TEMPORAL_CLI_VERSION) into $$($(GO) env GOPATH)/bin"; \
 	  $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION); }
+	@if [ "$$(id -u)" = 0 ]; then dir=/usr/local/bin; else dir="$$($(GO) env GOPATH)/bin"; fi; \
+	  test -x "$$dir/gopls" || { \
+	  echo "installing gopls $(GOPLS_VERSION) into $$dir"; \
+	  GOBIN="$$dir" $(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION); }
 
 # RACE_PKGS run under the race detector in make test: the packages with
 # goroutines of their own (workflow test environments, activity heartbeats,
