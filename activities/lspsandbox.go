@@ -10,6 +10,7 @@ import (
 
 	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
 )
 
@@ -32,7 +33,7 @@ func SandboxStarter(sb sandbox.Sandbox) lsp.Starter {
 		// Not the request's context: the server outlives the call that
 		// started it, until the pool stops it (Kill).
 		p, err := sandbox.Start(context.Background(), sb, sandbox.Request{
-			Workspace: s.Workspace, Argv: s.Argv, ReadOnlyWorkspace: true, ReadDeny: s.ReadDeny})
+			Workspace: s.Workspace, Argv: withServerCache(s.Argv), ReadOnlyWorkspace: true, ReadDeny: s.ReadDeny})
 		if err != nil {
 			return nil, fmt.Errorf("start %s in the sandbox: %w", s.Argv[0], err)
 		}
@@ -50,6 +51,20 @@ func SandboxStarter(sb sandbox.Sandbox) lsp.Starter {
 			return err
 		}}, nil
 	}
+}
+
+// serverCache is where a sandboxed server keeps what it computed, in the
+// workspace's own cache (provision.CacheInside, kept between runs like
+// its go-build cache): gopls' file cache there makes a restarted server
+// warm in seconds, where the sandbox's fresh home would have it check the
+// whole module graph again, minutes of background work that slows every
+// answer meanwhile.
+const serverCache = provision.CacheInside + "/lsp"
+
+// withServerCache runs argv with its caches in serverCache: gopls reads
+// GOPLSCACHE, other servers the XDG cache directory.
+func withServerCache(argv []string) []string {
+	return append([]string{"/usr/bin/env", "GOPLSCACHE=" + serverCache + "/gopls", "XDG_CACHE_HOME=" + serverCache}, argv...)
 }
 
 // visibleInSandbox refuses, with what to do, a server the sandbox cannot
