@@ -187,3 +187,30 @@ func TestLanguageServerMustBeVisibleInTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// A sandboxed server that dies is started again by the next call, which
+// answers as if nothing had happened.
+func TestLSPRestartsACrashedServer(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkfiles(t, ws, lspModule)
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
+	pool := lsp.NewPool(SandboxStarter(sb))
+	defer pool.Close()
+	tools := &Tools{Sandbox: sb, LSPServers: pool}
+	req := api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"operation":"definition","file_path":"main.go","line":11,"column":13}`)}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first, err := tools.LSP(ctx, req)
+	require.NoError(t, err)
+	require.Contains(t, first.Output, "shape/shape.go:4:6:")
+	c, err := pool.Client(ctx, lsp.Spec{Argv: lsp.Defaults()["go"], Workspace: ws})
+	require.NoError(t, err)
+	c.Kill()
+	require.Eventually(t, func() bool { return !c.Alive() }, 10*time.Second, 10*time.Millisecond)
+	again, err := tools.LSP(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, first.Output, again.Output)
+}

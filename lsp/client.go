@@ -76,7 +76,7 @@ func Start(ctx context.Context, start Starter, s Spec) (*Client, error) {
 	go c.read()
 	if err := c.initialize(ctx); err != nil {
 		c.Kill()
-		return nil, fmt.Errorf("%s: initialize: %w", c.name, err)
+		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	return c, nil
 }

@@ -34,6 +34,8 @@ func TestSummarize(t *testing.T) {
 		tool, input, want string
 	}{
 		{"Read", `{"file_path":"README.md"}`, "Read README.md"},
+		{"LSP", `{"operation":"references","file_path":"a.go","line":3,"column":7}`, "LSP references a.go:3:7"},
+		{"LSP", `{"operation":"symbols","file_path":"a.go"}`, "LSP symbols a.go"},
 		{"Read", `{"file_path":"a.go","offset":120,"limit":40}`, "Read a.go from line 120"},
 		{"Glob", `{"pattern":"**/*.go","path":"cmd"}`, "Glob **/*.go in cmd"},
 		{"Grep", `{"pattern":"func main","glob":"*.go"}`, `Grep "func main" (*.go)`},
