@@ -89,15 +89,15 @@ func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, e
 	if err != nil {
 		return errorResult("LSP: %v", err), nil
 	}
-	c, msg := t.lspClient(ctx, req, tgt)
+	c, msg, err := t.ready(ctx, req, tgt, text)
+	if err != nil {
+		return lspFailure(ctx, err)
+	}
 	if c == nil {
 		if ctx.Err() != nil {
 			return api.ToolResult{}, ctx.Err()
 		}
 		return errorResult("LSP: %s", msg), nil
-	}
-	if err := c.Sync(tgt.abs, text); err != nil {
-		return lspFailure(ctx, err)
 	}
 	v, err := newView(tgt, req.ReadDeny)
 	if err != nil {
@@ -131,6 +131,26 @@ func (t *Tools) lspClient(ctx context.Context, req api.ToolRequest, tgt *fileTar
 		return nil, fmt.Sprintf("starting the %s language server (%s): %v", lang, argv[0], err)
 	}
 	return c, ""
+}
+
+// ready is the server for the file, told its text and what changed in the
+// workspace since its last answer; or why there is none. A server found
+// dead here (it died since, or was stopped because it could not be told
+// what changed) is started again, once: the call has not been asked yet.
+func (t *Tools) ready(ctx context.Context, req api.ToolRequest, tgt *fileTarget, text string) (*lsp.Client, string, error) {
+	for attempt := 0; ; attempt++ {
+		c, msg := t.lspClient(ctx, req, tgt)
+		if c == nil {
+			return nil, msg, nil
+		}
+		err := c.Sync(tgt.abs, text)
+		if err == nil {
+			return c, "", nil
+		}
+		if !errors.Is(err, lsp.ErrServerExited) || attempt > 0 {
+			return nil, "", err
+		}
+	}
 }
 
 // lspFailure is a server's failure as the model sees it; a cancelled

@@ -214,3 +214,29 @@ func TestLSPRestartsACrashedServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, first.Output, again.Output)
 }
+
+// What the Edit tool changes, the sandboxed server answers about at once.
+func TestLSPSeesAnEdit(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkfiles(t, ws, lspModule)
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
+	pool := lsp.NewPool(SandboxStarter(sb))
+	defer pool.Close()
+	tools := &Tools{Sandbox: sb, LSPServers: pool}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	def := api.ToolRequest{Workspace: ws, Input: json.RawMessage(`{"operation":"definition","file_path":"main.go","line":11,"column":13}`)}
+	res, err := tools.LSP(ctx, def)
+	require.NoError(t, err)
+	require.Contains(t, res.Output, "shape/shape.go:4:6:")
+	edit, err := tools.Edit(ctx, api.ToolRequest{Workspace: ws, Input: json.RawMessage(
+		`{"file_path":"shape/shape.go","old_string":"// Square is","new_string":"// Added.\n\n// Square is"}`)})
+	require.NoError(t, err)
+	require.False(t, edit.IsError, edit.Output)
+	res, err = tools.LSP(ctx, def)
+	require.NoError(t, err)
+	require.Contains(t, res.Output, "shape/shape.go:6:6: type Square struct{ S int }")
+}

@@ -19,9 +19,10 @@ var ErrServerExited = errors.New("language server exited")
 // Client is one initialized language server: requests are safe to make
 // from several goroutines at once.
 type Client struct {
-	name string // argv[0], for errors
-	root string // the workspace, absolute
-	proc *Process
+	name  string // argv[0], for errors
+	root  string // the workspace, absolute
+	proc  *Process
+	watch *fileWatch // what changed in the workspace since the last Sync
 
 	wmu sync.Mutex // one message written at a time
 	smu sync.Mutex // one Sync at a time
@@ -66,11 +67,18 @@ func Start(ctx context.Context, start Starter, s Spec) (*Client, error) {
 	if len(s.Argv) == 0 {
 		return nil, errors.New("no language server command")
 	}
-	proc, err := start(ctx, s)
+	// Watched before the server reads anything: no change between its
+	// load and the watch's start goes unseen.
+	watch, err := newFileWatch(s.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{name: filepath.Base(s.Argv[0]), root: s.Workspace, proc: proc, pending: map[int64]chan *message{},
+	proc, err := start(ctx, s)
+	if err != nil {
+		watch.close()
+		return nil, err
+	}
+	c := &Client{name: filepath.Base(s.Argv[0]), root: s.Workspace, proc: proc, watch: watch, pending: map[int64]chan *message{},
 		docs: map[string]*document{}, diags: map[string]*diagnostic{}, notify: make(chan struct{}),
 		dead: make(chan struct{})}
 	go c.read()
@@ -99,7 +107,8 @@ func (c *Client) initialize(ctx context.Context) error {
 				"diagnostic":         map[string]any{},
 				"synchronization":    map[string]any{"didSave": false},
 			},
-			"workspace": map[string]any{"configuration": true, "workspaceFolders": true},
+			"workspace": map[string]any{"configuration": true, "workspaceFolders": true,
+				"didChangeWatchedFiles": map[string]bool{"dynamicRegistration": true}},
 		},
 	}
 	var res struct {
@@ -226,6 +235,10 @@ func (c *Client) read() {
 	werr := c.proc.Wait()
 	c.deadErr = fmt.Errorf("%s: %w (%v; wait: %v)", c.name, ErrServerExited, err, werr)
 	close(c.dead)
+	c.smu.Lock() // not while a Sync reads the watch
+	c.watch.close()
+	c.watch = nil
+	c.smu.Unlock()
 }
 
 // dispatch handles one message from the server.

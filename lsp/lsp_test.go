@@ -259,3 +259,58 @@ func findText(t testing.TB, text, s string) (int, int) {
 	t.Fatalf("%q not found", s)
 	return 0, 0
 }
+
+// The server answers about the files as they are now: what an Edit or a
+// command changed on disk since its last answer, opened files included,
+// and files that did not exist when it started.
+func TestServerSeesChangesOnDisk(t *testing.T) {
+	dir := writeModule(t, module)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pool := NewPool(HostStarter)
+	defer pool.Close()
+	c, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shape := module["shape/shape.go"]
+	steps := []struct {
+		name     string
+		change   func()
+		mainText string // main.go as the request sends it
+		col      int    // of the name asked about on main.go's line 7
+		file     string
+		line     int // 0-based line of the definition
+	}{
+		{"as it started", func() {}, module["main.go"], 29, "shape/shape.go", 6},
+		{"a file nobody opened, edited on disk", func() { write("shape/shape.go", "// one\n// two\n"+shape) },
+			module["main.go"], 29, "shape/shape.go", 8},
+		{"an opened file, edited on disk", func() {
+			open(t, c, dir, "shape/shape.go")
+			write("shape/shape.go", "// one\n"+shape)
+		}, module["main.go"], 29, "shape/shape.go", 7},
+		{"a new file", func() { write("shape/extra.go", "package shape\n\n// Extra is new.\nfunc Extra() int { return 1 }\n") },
+			strings.Replace(module["main.go"], "q.Area(), \"é😀\"", "shape.Extra(), \"é😀\"", 1), 17, "shape/extra.go", 3},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.change()
+			mainGo := filepath.Join(dir, "main.go")
+			if err := c.Sync(mainGo, st.mainText); err != nil {
+				t.Fatal(err)
+			}
+			locs, err := c.Definition(ctx, mainGo, pos(t, st.mainText, 7, st.col))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(locs) != 1 || locs[0].Path != filepath.Join(dir, st.file) || locs[0].Range.Start.Line != st.line {
+				t.Fatalf("definition = %+v, want %s line %d", locs, st.file, st.line+1)
+			}
+		})
+	}
+}

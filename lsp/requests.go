@@ -18,6 +18,9 @@ func (c *Client) Sync(path, text string) error {
 	// made after Sync returns must reach the server after its text.
 	c.smu.Lock()
 	defer c.smu.Unlock()
+	if err := c.refresh(); err != nil {
+		return err
+	}
 	uri := fileURI(path)
 	c.mu.Lock()
 	d := c.docs[uri]
@@ -42,6 +45,45 @@ func (c *Client) Sync(path, text string) error {
 	return c.notifyServer("textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": uri, "version": v},
 		"contentChanges": []map[string]string{{"text": text}}})
+}
+
+// refresh tells the server which files changed on disk since the last
+// Sync (workspace/didChangeWatchedFiles), so it reads them again. An open
+// document that changed is closed rather than read here: the server then
+// reads it from its own view of the workspace (in the sandbox, masked),
+// and the next request about it opens it again through the path guard.
+// When the changes cannot be known (the kernel's queue overflowed), the
+// server is killed: a new one reads everything afresh.
+func (c *Client) refresh() error {
+	if c.watch == nil {
+		return nil
+	}
+	changed, err := c.watch.changes()
+	if err != nil {
+		c.Kill()
+		return fmt.Errorf("%s: %w: %w", c.name, ErrServerExited, err)
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	events := make([]map[string]any, 0, len(changed))
+	var closed []string
+	c.mu.Lock()
+	for p, kind := range changed {
+		uri := fileURI(p)
+		if c.docs[uri] != nil {
+			delete(c.docs, uri)
+			closed = append(closed, uri)
+		}
+		events = append(events, map[string]any{"uri": uri, "type": kind})
+	}
+	c.mu.Unlock()
+	for _, uri := range closed {
+		if err := c.notifyServer("textDocument/didClose", map[string]any{"textDocument": map[string]string{"uri": uri}}); err != nil {
+			return err
+		}
+	}
+	return c.notifyServer("workspace/didChangeWatchedFiles", map[string]any{"changes": events})
 }
 
 // at is the parameters of a request about a position in path.
