@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,7 +98,7 @@ func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, e
 		}
 		return errorResult("LSP: %s", msg), nil
 	}
-	v, err := newView(tgt, req.ReadDeny)
+	v, err := newView(tgt, text, req.ReadDeny)
 	if err != nil {
 		return errorResult("LSP: %v", err), nil
 	}
@@ -166,19 +165,25 @@ func lspFailure(ctx context.Context, err error) (api.ToolResult, error) {
 }
 
 // readSource is the file's text, refused as Read refuses it (not a regular
-// text file) or when too large to send.
+// text file) or when too large to send. Read whole at its size: a call's
+// cost is mostly this and the server's answer.
 func readSource(tgt *fileTarget, name string) (string, error) {
-	f, br, err := openText(tgt, name)
+	fi, err := regularFile(tgt, name)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(br, maxLSPFile+1))
+	if fi.Size() > maxLSPFile {
+		return "", fmt.Errorf("%s is larger than %d MiB; LSP answers about source files", name, maxLSPFile>>20)
+	}
+	b, err := tgt.root.ReadFile(tgt.rel)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	if len(b) > maxLSPFile {
 		return "", fmt.Errorf("%s is larger than %d MiB; LSP answers about source files", name, maxLSPFile>>20)
+	}
+	if looksBinary(b[:min(len(b), binarySniffLen)]) {
+		return "", fmt.Errorf("%s looks like a binary file (%d bytes); LSP answers about source files", name, len(b))
 	}
 	return string(b), nil
 }
@@ -219,16 +224,31 @@ func (in lspInput) where() string {
 	return fmt.Sprintf("%s:%d:%d", in.FilePath, *in.Line, *in.Column)
 }
 
-// readLines is a file's lines for showing results, "" past the end.
-func readLines(root *os.Root, rel string) []string {
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil
+// readText is a file's text for showing results' lines ("" when it cannot
+// be read or is too large: the location is still shown, without its line).
+func readText(root *os.Root, rel string) string {
+	if fi, err := root.Stat(rel); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLSPFile {
+		return ""
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxLSPFile))
+	b, err := root.ReadFile(rel)
 	if err != nil {
-		return nil
+		return ""
 	}
-	return strings.Split(string(b), "\n")
+	return string(b)
+}
+
+// nthLine is line n (0-based) of text without its line ending, "" past
+// the end.
+func nthLine(text string, n int) string {
+	for ; n > 0; n-- {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			return ""
+		}
+		text = text[i+1:]
+	}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	return strings.TrimSuffix(text, "\r")
 }

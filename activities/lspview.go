@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/lsp"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // view is what of a server's answer the model may see: a location is
@@ -25,19 +26,23 @@ type view struct {
 }
 
 // shownFile is a file results are shown from: its workspace-relative name
-// and lines, or not shown at all.
+// and text, or not shown at all.
 type shownFile struct {
-	ok    bool
-	show  string
-	lines []string
+	ok   bool
+	show string
+	text string
 }
 
-func newView(tgt *fileTarget, readDeny []string) (*view, error) {
+// newView is the view of an answer about tgt, whose text the call read
+// (and checked) already.
+func newView(tgt *fileTarget, text string, readDeny []string) (*view, error) {
 	h, err := newHider(tgt.ws, readDeny)
 	if err != nil {
 		return nil, err
 	}
-	return &view{ws: tgt.ws, root: tgt.root, hide: h, files: map[string]*shownFile{}}, nil
+	v := &view{ws: tgt.ws, root: tgt.root, hide: h, files: map[string]*shownFile{}}
+	v.files[tgt.abs] = &shownFile{ok: true, show: tgt.show, text: text}
+	return v, nil
 }
 
 // file is the file at abs as results may show it.
@@ -52,28 +57,29 @@ func (v *view) file(abs string) *shownFile {
 		return f
 	}
 	// The path guard, as for Read: a symlink inside the workspace that
-	// leads out of it, or to a denied file, shows nothing.
-	tgt, err := resolveTarget(v.ws, rel, false)
+	// leads out of it, or to a denied file, shows nothing. The workspace
+	// is the call's, canonical and open already.
+	real, err := pathguard.Resolve(v.ws, rel, false)
 	if err != nil {
 		return f
 	}
-	defer tgt.Close()
-	for _, name := range []string{filepath.ToSlash(rel), tgt.show} {
-		if hidden, err := v.hide.hidesFile(tgt.root, name); err != nil || hidden {
+	realRel, err := filepath.Rel(v.ws, real)
+	if err != nil || !filepath.IsLocal(realRel) {
+		return f
+	}
+	for _, name := range []string{filepath.ToSlash(rel), filepath.ToSlash(realRel)} {
+		if hidden, err := v.hide.hidesFile(v.root, name); err != nil || hidden {
 			return f
 		}
 	}
-	f.ok, f.show, f.lines = true, tgt.show, readLines(tgt.root, tgt.rel)
+	f.ok, f.show, f.text = true, filepath.ToSlash(realRel), readText(v.root, realRel)
 	return f
 }
 
 // at renders a position in a shown file: path:line:column, 1-based, the
 // column in characters, and the line's text when withLine.
 func (f *shownFile) at(p lsp.Position, withLine bool) string {
-	line := ""
-	if p.Line < len(f.lines) {
-		line = strings.TrimSuffix(f.lines[p.Line], "\r")
-	}
+	line := nthLine(f.text, p.Line)
 	s := fmt.Sprintf("%s:%d:%d", f.show, p.Line+1, lsp.FromUTF16(line, p.Character))
 	if withLine {
 		s += ": " + truncateLine(strings.TrimSpace(line))

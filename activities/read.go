@@ -95,19 +95,29 @@ func (in readInput) window() (readWindow, error) {
 	return w, nil
 }
 
-// openText opens the file Read shows, refusing what is not a regular text
+// regularFile is the file a tool reads, refused when it is not a regular
 // file; name is the path the model gave.
-func openText(tgt *fileTarget, name string) (*os.File, *bufio.Reader, error) {
+func regularFile(tgt *fileTarget, name string) (fs.FileInfo, error) {
 	fi, err := tgt.root.Stat(tgt.rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("%s does not exist", name)
+		return nil, fmt.Errorf("%s does not exist", name)
 	case err != nil:
-		return nil, nil, err
+		return nil, err
 	case fi.IsDir():
-		return nil, nil, fmt.Errorf("%s is a directory, not a file; use Glob to list its files", name)
+		return nil, fmt.Errorf("%s is a directory, not a file; use Glob to list its files", name)
 	case !fi.Mode().IsRegular():
-		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+		return nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
+	return fi, nil
+}
+
+// openText opens the file Read shows, refusing what is not a regular text
+// file; name is the path the model gave.
+func openText(tgt *fileTarget, name string) (*os.File, *bufio.Reader, error) {
+	fi, err := regularFile(tgt, name)
+	if err != nil {
+		return nil, nil, err
 	}
 	f, err := tgt.root.Open(tgt.rel)
 	if err != nil {
