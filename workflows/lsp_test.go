@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
@@ -62,4 +63,23 @@ func TestPipelineLSP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job whose history was recorded before LSP was a tool replays with
+// what it was given then: a call named LSP is an unknown tool, denied at
+// layer 1, and nothing runs.
+func TestLSPBeforeItWasATool(t *testing.T) {
+	h := newHarness(t, demomodel.Script(
+		demomodel.Calls(call("l", "LSP", map[string]any{"operation": "symbols", "file_path": "a.go"})),
+		demomodel.Say("done"),
+	))
+	h.writeFile("a.go", "package a\n")
+	h.env.OnGetVersion(lspToolVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	_, err := h.run()
+	require.NoError(t, err)
+	d := h.decisions()["l"]
+	assert.Equal(t, approval.Deny, d.Decision)
+	assert.Equal(t, approval.LayerRules, d.Layer)
+	assert.Contains(t, d.Reason, `unknown tool "LSP"`)
+	assert.NotContains(t, h.toolResults()["l"], "package a")
 }
