@@ -314,3 +314,30 @@ func TestServerSeesChangesOnDisk(t *testing.T) {
 		})
 	}
 }
+
+// A server nobody asked for a while is shut down; the next request starts
+// a new one.
+func TestPoolShutsDownAnIdleServer(t *testing.T) {
+	dir := writeModule(t, module)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pool := NewPool(HostStarter)
+	pool.Idle = 300 * time.Millisecond
+	defer pool.Close()
+	spec := Spec{Argv: gopls(t), Workspace: dir}
+	first, err := pool.Client(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for first.Alive() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if first.Alive() {
+		t.Fatal("an idle server was kept")
+	}
+	second, err := pool.Client(ctx, spec)
+	if err != nil || second == first || !second.Alive() {
+		t.Fatalf("after the idle shutdown: %v, %v (same: %v)", second, err, second == first)
+	}
+}

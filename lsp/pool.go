@@ -14,9 +14,13 @@ var ErrClosed = errors.New("language server pool closed")
 
 // Pool keeps one language server per workspace and command, started on
 // first use and kept warm for the requests after it; a server that died
-// is started again by the next request.
+// is started again by the next request, and one nobody asked for a while
+// is shut down (a gopls holds a gigabyte or more for a large module).
 type Pool struct {
 	start Starter
+	// Idle is how long a server is kept without a request (DefaultIdle
+	// when 0); set it before the first Client.
+	Idle time.Duration
 
 	mu      sync.Mutex
 	servers map[poolKey]*entry
@@ -32,7 +36,13 @@ type entry struct {
 	ready  chan struct{}
 	client *Client
 	err    error
+	// idle shuts the server down once it has not been asked for Idle;
+	// every Client of it starts the wait again. Guarded by Pool.mu.
+	idle *time.Timer
 }
+
+// DefaultIdle is how long a server is kept warm without a request.
+const DefaultIdle = 30 * time.Minute
 
 // NewPool returns a pool that starts servers with start.
 func NewPool(start Starter) *Pool {
@@ -71,6 +81,7 @@ func (p *Pool) Client(ctx context.Context, s Spec) (*Client, error) {
 			return nil, e.err
 		}
 		if e.client.Alive() {
+			p.touch(key, e)
 			return e.client, nil
 		}
 		// Dead since: forget it (unless another caller already has)
@@ -98,6 +109,34 @@ func (p *Pool) launch(ctx context.Context, key poolKey, e *entry, s Spec) {
 	close(e.ready)
 }
 
+// touch starts e's idle wait again.
+func (p *Pool) touch(key poolKey, e *entry) {
+	idle := p.Idle
+	if idle <= 0 {
+		idle = DefaultIdle
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.idle != nil {
+		e.idle.Reset(idle)
+		return
+	}
+	e.idle = time.AfterFunc(idle, func() { p.evict(key, e) })
+}
+
+// evict shuts e's server down when its idle wait ran out, unless it was
+// replaced or the pool closed meanwhile (Close shuts it then).
+func (p *Pool) evict(key poolKey, e *entry) {
+	p.mu.Lock()
+	if p.servers[key] != e {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.servers, key)
+	p.mu.Unlock()
+	e.client.Close(closeGrace)
+}
+
 // startTimeout bounds a server's start and handshake; closeGrace how long
 // a server has to exit after shutdown before it is killed.
 const (
@@ -111,6 +150,9 @@ func (p *Pool) Close() {
 	p.closed = true
 	var live []*entry
 	for _, e := range p.servers {
+		if e.idle != nil {
+			e.idle.Stop()
+		}
 		live = append(live, e)
 	}
 	p.servers = map[poolKey]*entry{}
