@@ -21,7 +21,7 @@ import (
 
 // mcpHarness is a job whose user settings name the test MCP server "t"
 // (placed in the workspace), with extra user settings keys.
-func mcpHarness(t *testing.T, handler demomodel.Handler, entry map[string]any, extra map[string]any) *harness {
+func mcpHarness(t *testing.T, handler demomodel.Handler, entry map[string]any, extra map[string]any, opts ...harnessOpt) *harness {
 	t.Helper()
 	e := map[string]any{"command": "./mcp-server"}
 	for k, v := range entry {
@@ -31,7 +31,7 @@ func mcpHarness(t *testing.T, handler demomodel.Handler, entry map[string]any, e
 	for k, v := range extra {
 		keys[k] = v
 	}
-	h := newHarness(t, handler, withUserSettings(keys))
+	h := newHarness(t, handler, append(opts, withUserSettings(keys))...)
 	mcptest.Place(t, h.ws, "mcp-server")
 	return h
 }
@@ -228,4 +228,34 @@ func TestMCPSecretsReachTheServerAlone(t *testing.T) {
 	audit, err := os.ReadFile(h.jobFiles().Audit)
 	require.NoError(t, err)
 	assert.NotContains(t, string(audit), secret)
+}
+
+func TestMCPCallsMeetTheHooks(t *testing.T) {
+	for _, tc := range []struct {
+		name, hook string
+		decision   approval.Decision
+		result     string
+		reason     string
+	}{
+		{"a rewrite runs with the new input", `{"decision":"allow","modifiedInput":{"text":"from the hook"}}`, approval.Allow, "echo: from the hook", ""},
+		{"a rewrite the schema refuses is denied", `{"decision":"allow","modifiedInput":{"text":7}}`, approval.Deny, "", "the hook rewrote the input into invalid arguments"},
+		{"a deny", `{"decision":"deny","reason":"no tracker today"}`, approval.Deny, "", "no tracker today"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := mcpHarness(t, demomodel.Script(
+				demomodel.Calls(call("m", "mcp__t__echo", map[string]any{"text": "hi"})),
+				demomodel.Say("done"),
+			), nil, nil, withSettings(settingsWithHook("mcp__t__.*", "hook.sh")))
+			hookScript(h, "hook.sh", "cat >/dev/null; echo '"+tc.hook+"'")
+			_, err := h.run()
+			require.NoError(t, err)
+			d := h.decisions()["m"]
+			assert.Equal(t, tc.decision, d.Decision, d.Reason)
+			assert.Zero(t, d.WaitMillis, "nobody was asked")
+			assert.Contains(t, d.Reason, tc.reason)
+			if tc.result != "" {
+				assert.Equal(t, tc.result, h.toolResults()["m"])
+			}
+		})
+	}
 }
