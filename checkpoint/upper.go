@@ -1,0 +1,129 @@
+//go:build linux
+
+package checkpoint
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// opaqueXattr marks an overlay upper directory that replaces the lower
+// one (userxattr mode, as the sandbox mounts its overlays).
+const opaqueXattr = "user.overlay.opaque"
+
+// FromUpper records what applying the overlay upper layer upper to the
+// workspace will change, before it is applied: what overlayfs means by
+// each entry (a whiteout removes, an opaque directory replaces, another
+// directory merges, anything else replaces), the workspace's side read
+// before and the upper side as the merge will move it. Fifos and sockets,
+// which the merge does not apply, are left out; set-id bits, which it
+// clears, are recorded cleared.
+func (r *Recording) FromUpper(upper string) error {
+	up, err := os.OpenRoot(upper)
+	if err != nil {
+		return fmt.Errorf("checkpoint: open the upper layer: %w", err)
+	}
+	defer up.Close()
+	return r.upperDir(up, ".", true)
+}
+
+// upperDir records the entries of the upper directory rel; wsDir says
+// whether the workspace has a directory there (its entries are the lower
+// side) rather than nothing.
+func (r *Recording) upperDir(up *os.Root, rel string, wsDir bool) error {
+	names, err := readDir(up, rel)
+	if err != nil {
+		return fmt.Errorf("checkpoint: upper layer %s: %w", rel, err)
+	}
+	for _, name := range names {
+		p := path.Join(rel, name)
+		if InGit(p) {
+			continue
+		}
+		if err := r.upperEntry(up, p, wsDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upperEntry records the upper entry p.
+func (r *Recording) upperEntry(up *os.Root, p string, wsDir bool) error {
+	fi, err := up.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("checkpoint: upper layer %s: %w", p, err)
+	}
+	before := func() error {
+		if !wsDir {
+			r.change(p).Before = Entry{Kind: Absent}
+			return nil
+		}
+		return r.BeforeTree(p)
+	}
+	switch t := fi.Mode().Type(); {
+	case t == fs.ModeDevice|fs.ModeCharDevice && rdev(fi) == 0: // a whiteout
+		return before()
+	case t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0:
+		return nil // not applied
+	case t == fs.ModeDir:
+		return r.upperSubdir(up, p, fi, wsDir, before)
+	}
+	if err := before(); err != nil {
+		return err
+	}
+	if err := r.AfterFrom(up, p, p); err != nil {
+		return err
+	}
+	c := r.change(p)
+	c.After.Mode &^= uint32(fs.ModeSetuid | fs.ModeSetgid)
+	return nil
+}
+
+// upperSubdir records the upper directory p: merged into the workspace's
+// directory, or replacing what the workspace has (opaque, or no
+// directory there).
+func (r *Recording) upperSubdir(up *os.Root, p string, fi fs.FileInfo, wsDir bool, before func() error) error {
+	wsHas := Entry{Kind: Absent}
+	if wsDir {
+		var err error
+		if wsHas, err = r.s.capture(r.ws, p, false); err != nil {
+			return err
+		}
+	}
+	if wsHas.Kind == Dir && !opaque(up, p) {
+		r.change(p).Before = wsHas
+		r.After(p, Entry{Kind: Dir, Mode: uint32(fi.Mode().Perm())})
+		return r.upperDir(up, p, true)
+	}
+	if err := before(); err != nil {
+		return err
+	}
+	r.After(p, Entry{Kind: Dir, Mode: uint32(fi.Mode().Perm())})
+	return r.upperDir(up, p, false)
+}
+
+// opaque says whether the upper directory p is marked opaque ("y" only,
+// as overlayfs reads it).
+func opaque(up *os.Root, p string) bool {
+	f, err := up.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4)
+	n, err := unix.Fgetxattr(int(f.Fd()), opaqueXattr, buf)
+	return err == nil && n == 1 && buf[0] == 'y'
+}
+
+// rdev is a device node's number (0 for overlayfs' whiteouts).
+func rdev(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Rdev)
+	}
+	return ^uint64(0)
+}
