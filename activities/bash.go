@@ -65,7 +65,13 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	// interleaves stdout and stderr in the order they came, as a terminal
 	// would show them.
 	combined := &combinedOutput{keep: max}
-	res, err := t.runHeartbeating(ctx, cmd.sandboxRequest(req, combined, max), cmd.command, combined)
+	ckpt := &bashCheckpoint{t: t, req: req, what: cmd.command}
+	sreq := cmd.sandboxRequest(req, combined, max)
+	sreq.BeforeMerge = ckpt.hook()
+	res, err := t.runHeartbeating(ctx, sreq, cmd.command, combined)
+	if res.Backend != "" {
+		ckpt.unrecorded("the command ran without the overlay (it wrote to the workspace directly): what it changed is not recorded and cannot be taken back")
+	}
 	if len(res.HostConfig) > 0 || res.HostConfigUnchecked != "" || len(res.Withheld) > 0 {
 		// Logged whatever comes next: a cancelled activity's result is lost.
 		t.log().Warn("tool Bash: host config neutralised", "job", req.JobID, "call", req.CallID,

@@ -60,9 +60,15 @@ func (t *Tools) Edit(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	if err := ctx.Err(); err != nil {
 		return api.ToolResult{}, err
 	}
+	ckpt, err := recordFileWrite(req, "Edit", tgt, []byte(plan.updated))
+	if err != nil {
+		return errorResult("Edit: %v; nothing was written", err), nil
+	}
 	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(plan.updated)); err != nil {
+		closeCheckpoint(ckpt)
 		return writeFailure("Edit", plan.path, err), nil
 	}
+	t.doneCheckpoint(ckpt)
 	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.show, "replacements", plan.n)
 
 	noun := "occurrence"

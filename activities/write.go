@@ -64,10 +64,16 @@ func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult,
 		t.log().Debug("Write: existing file not comparable", "path", tgt.show, "err", err)
 	}
 
+	ckpt, err := recordFileWrite(req, "Write", tgt, data)
+	if err != nil {
+		return errorResult("Write: %v; nothing was written", err), nil
+	}
 	created, err := writeAtomic(tgt.root, tgt.rel, data)
 	if err != nil {
+		closeCheckpoint(ckpt)
 		return writeFailure("Write", in.FilePath, err), nil
 	}
+	t.doneCheckpoint(ckpt)
 	verb := "Updated"
 	if created {
 		verb = "Created"

@@ -99,7 +99,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	defer func() {
 		switch {
 		case guard != nil:
-			guard.Finish(&res.Report)
+			finishGuard(guard, req, &res.Report)
 		case overlay != "":
 			_ = hostfs.RemoveAllWritable(overlay) // unguarded (the probe's), or the command never ran
 		}
@@ -164,6 +164,13 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		return Result{}, serr
 	}
 	return vres, verr
+}
+
+// finishGuard is the host guard's check after the command, its overlay
+// applied once the request's BeforeMerge (the job's checkpoint) has seen it.
+func finishGuard(g *hostguard.Guard, req Request, rep *hostguard.Report) {
+	g.OnMerge(req.BeforeMerge)
+	g.Finish(rep)
 }
 
 // planBefore is the planning of run before bubblewrap starts. With the

@@ -59,6 +59,10 @@ type Request struct {
 	// Unset, every toolchain found in the workspace is provisioned.
 	Toolchains    []string
 	ToolchainsSet bool
+	// BeforeMerge, when set, is told of the command's overlay upper layer
+	// before it is applied to the workspace (hostguard.MergeHook): the
+	// job's checkpoint. It is not called for a run without an overlay.
+	BeforeMerge hostguard.MergeHook
 
 	// Service runs a long-lived server (an MCP or language server; see
 	// Start): no timeout and no output-flood kill, its life is the

@@ -393,7 +393,8 @@ func (j *job) learn(ctx workflow.Context, list, rule, by string) {
 // never retried: a command cut off by a crash comes back as interrupted.
 func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (api.ToolResult, error) {
 	req := api.ToolRequest{JobID: j.id, CallID: callID, Workspace: j.in.Workspace, Input: input, Blobs: j.blobs(),
-		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput}
+		Sandbox: j.st.Settings.Sandbox, MaxOutput: j.in.MaxOutput,
+		Turn: j.st.Turn, Checkpoints: api.CheckpointDir(j.st.Files)}
 	j.withSandboxRules(&req, tool)
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,

@@ -124,6 +124,11 @@ type ToolRequest struct {
 	// (see BlobDir); "" means the one of a job whose files are in the
 	// workspace.
 	Blobs string `json:"blobs,omitempty"`
+	// Turn is the job's turn (State.Turn) the call belongs to, and
+	// Checkpoints the job's CheckpointDir: Write, Edit and Bash record
+	// there what they change before they change it ("" records nothing).
+	Turn        int    `json:"turn,omitempty"`
+	Checkpoints string `json:"checkpoints,omitempty"`
 }
 
 // ToolResult is what a tool gives back to the model. A tool that fails on its

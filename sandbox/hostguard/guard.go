@@ -73,7 +73,20 @@ type Guard struct {
 	// listDir lists the directories of the walk after the command (nil:
 	// as the snapshot before did).
 	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
+	// beforeMerge is told of the overlay's upper layer before it is
+	// applied (OnMerge).
+	beforeMerge MergeHook
 }
+
+// MergeHook is told, before anything of the upper layer upper is applied
+// to the workspace, that it is about to be (the job's checkpoint records
+// the workspace's side of every path it touches); done is called with
+// the merge's error once the merge ended. An error refuses the merge: the
+// upper layer is kept, as for a merge that failed.
+type MergeHook func(upper string) (done func(error), err error)
+
+// OnMerge sets the hook the overlay's merge tells first (nil: none).
+func (g *Guard) OnMerge(h MergeHook) { g.beforeMerge = h }
 
 // GuardHostConfig takes the snapshot before a command in ws (canonical);
 // listings (may be nil) keeps directory listings between runs. What an

@@ -302,7 +302,19 @@ func (g *Guard) finishOverlay(res *Report) {
 			res.HostConfig, res.HostConfigKept, res.HostConfigUnchecked = r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked
 		}
 	}
-	if err := g.merge(upper, res); err != nil {
+	done := func(error) {}
+	if g.beforeMerge != nil {
+		d, err := g.beforeMerge(upper)
+		if err != nil {
+			// Nothing is applied that could not be taken back.
+			res.Unmerged = fmt.Sprintf("custos could not record a checkpoint of what the command wrote (%v), so none of it was applied; it is kept in %s", err, upper)
+			return
+		}
+		done = d
+	}
+	err := g.merge(upper, res)
+	done(err)
+	if err != nil {
 		res.Unmerged = fmt.Sprintf("custos could not apply all the command wrote to the workspace (%v); what is left of it is kept in %s", err, upper)
 		return
 	}
