@@ -39,7 +39,7 @@ func (s Store) Start(c Call, ws string) (*Recording, error) {
 	}
 	return &Recording{s: s, ws: root, byRel: map[string]int{}, rec: Record{
 		Job: c.Job, Turn: c.Turn, Call: c.Call, Tool: c.Tool, What: c.What,
-		Seq: time.Now().UnixNano(), Head: gitHead(ws),
+		Seq: time.Now().UnixNano(), Head: gitHead(ws), Workspace: ws,
 	}}, nil
 }
 

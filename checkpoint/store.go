@@ -71,6 +71,8 @@ type Record struct {
 	What string `json:"what,omitempty"`
 	// Seq orders a turn's calls: when the recording began (Unix ns).
 	Seq int64 `json:"seq"`
+	// Workspace is the workspace (canonical) the call changed.
+	Workspace string `json:"workspace"`
 	// Head is the workspace's git HEAD when the call began ("" none).
 	Head string `json:"head,omitempty"`
 	// Done says the change was applied whole; until then the workspace
@@ -229,4 +231,17 @@ func (s Store) Records(job string) ([]Record, error) {
 		return int(min(max(a.Seq-b.Seq, -1), 1))
 	})
 	return out, nil
+}
+
+// Find is the store under custos' state directory state that holds job's
+// checkpoints (any workspace's), and whether one does.
+func Find(state, job string) (Store, bool) {
+	dirs, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "checkpoints"))
+	for _, d := range dirs {
+		s := Store{Dir: d}
+		if fi, err := os.Stat(s.JobDir(job)); err == nil && fi.IsDir() {
+			return s, true
+		}
+	}
+	return Store{}, false
 }
