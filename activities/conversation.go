@@ -2,6 +2,8 @@ package activities
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
 // The conversation of a job lives in its transcript (api.JobFiles: in
@@ -93,4 +96,38 @@ func loadUpTo(c api.Conversation, limit int) ([]openai.ChatCompletionMessage, er
 func transcriptError(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	return temporal.NewNonRetryableApplicationError(msg, api.TranscriptErrorType, nil)
+}
+
+// CutTranscript cuts a job's transcript after message req.After and the
+// tool results that follow it: the conversation as it stood at the end of
+// that turn. The file is replaced whole (a new file, synced, renamed
+// over), so a kill leaves the old conversation or the cut one.
+func CutTranscript(ctx context.Context, req api.CutRequest) (api.CutResult, error) {
+	c := req.Conversation
+	msgs, err := loadConversation(c)
+	if err != nil {
+		return api.CutResult{}, err
+	}
+	if req.After < 1 || req.After > len(msgs) {
+		return api.CutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("cut after message %d: the conversation has %d", req.After, len(msgs)), "BadCut", nil)
+	}
+	n := req.After
+	for n < len(msgs) && msgs[n].Role == openai.ChatMessageRoleTool {
+		n++
+	}
+	path := c.Files.Or(c.Workspace, c.JobID).Transcript
+	var buf bytes.Buffer
+	for i, m := range msgs[:n] {
+		b, err := json.Marshal(transcriptLine{Seq: i + 1, Msg: m})
+		if err != nil {
+			return api.CutResult{}, fmt.Errorf("cut the transcript: line %d: %w", i+1, err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
+		return api.CutResult{}, classifyDiskFull(fmt.Errorf("cut the transcript: %w", err))
+	}
+	return api.CutResult{Total: n, Last: msgs[n-1]}, nil
 }

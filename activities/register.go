@@ -43,6 +43,7 @@ func (s Set) Register(r Registrar) {
 	reg(s.Settings.AddWorkspaceGrant, api.AddWorkspaceGrantActivity)
 	reg(s.Settings.EndWorkspaceGrant, api.EndWorkspaceGrantActivity)
 	reg(SaveSession, api.SaveSessionActivity)
+	reg(CutTranscript, api.CutTranscriptActivity)
 	if s.MCP != nil {
 		reg(s.MCP.Tools, api.MCPToolsActivity)
 		reg(s.MCP.Call, api.MCPCallActivity)

@@ -111,6 +111,9 @@ const (
 	// KindMessage: a person's message (Text) was added to the
 	// conversation, By whom, from Channel.
 	KindMessage = "message"
+	// KindRewind: a person took the job back to an earlier turn (its
+	// files, its conversation or both; Text says which and what stays).
+	KindRewind = "rewind"
 )
 
 // Notice is news of a job that asks nothing of a call: the job waits for

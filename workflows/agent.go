@@ -180,6 +180,9 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := j.registerConversation(ctx); err != nil {
 		return JobResult{}, err
 	}
+	if err := j.registerRewind(ctx); err != nil {
+		return JobResult{}, err
+	}
 	if err := j.registerBudget(ctx); err != nil {
 		return JobResult{}, err
 	}
@@ -428,6 +431,7 @@ func (j *job) think(ctx workflow.Context) (done bool, res JobResult, err error) 
 func (j *job) tookAnswer(ctx workflow.Context, msg openai.ChatCompletionMessage) (done bool, res JobResult, err error) {
 	j.st.Messages = append(j.st.Messages, msg)
 	j.added(msg)
+	j.st.TurnSeqs = append(j.st.TurnSeqs, TurnSeq{Turn: j.st.Turn, Seq: j.st.total()})
 	if len(msg.ToolCalls) == 0 {
 		if j.cutText(ctx, msg) {
 			return false, JobResult{}, nil

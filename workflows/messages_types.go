@@ -18,7 +18,29 @@ const (
 	// EndUpdate ends the job (an End): when it works, what runs is
 	// interrupted first.
 	EndUpdate = "end"
+	// RewindUpdate cuts the conversation at a turn (a Rewind) while the
+	// job waits for a message, and audits and announces a rewind of its
+	// files: answered by a RewindResult.
+	RewindUpdate = "rewind"
 )
+
+// Rewind is the rewind Update's input: the turn To whose end the job goes
+// back to, whether its Conversation is cut there, and what the rewind of
+// its files did (Files, said by the command that did it, for the audit).
+type Rewind struct {
+	To           int    `json:"to"`
+	Conversation bool   `json:"conversation"`
+	Files        string `json:"files,omitempty"`
+	By           string `json:"by,omitempty"`
+	Channel      string `json:"channel,omitempty"`
+}
+
+// RewindResult is the conversation after a rewind: Messages in all, the
+// last answer the one of turn Turn.
+type RewindResult struct {
+	Messages int `json:"messages"`
+	Turn     int `json:"turn"`
+}
 
 // Defaults of a conversation.
 const (

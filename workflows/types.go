@@ -214,6 +214,15 @@ type State struct {
 	// calls' IDs carry it (call_1_e42), so none answers to an ID of the
 	// ended job's.
 	Epoch int `json:"epoch,omitempty"`
+	// TurnSeqs are where each turn's answer is in the conversation, so
+	// a rewind can cut the conversation at a turn (rewind.go).
+	TurnSeqs []TurnSeq `json:"turnSeqs,omitempty"`
+}
+
+// TurnSeq is the seq of turn Turn's answer in the transcript.
+type TurnSeq struct {
+	Turn int `json:"turn"`
+	Seq  int `json:"seq"`
 }
 
 // epochID is id with the job's epoch, when it has one.

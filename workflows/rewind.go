@@ -1,0 +1,154 @@
+package workflows
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/notify"
+)
+
+// A rewind takes a job back to the end of an earlier turn. Its files are
+// put back by the command on the workspace's host, from the checkpoints
+// the tools recorded (package checkpoint); the conversation is cut here,
+// by the rewind Update, only while the job waits for a message, so no
+// tool call runs and none is about to: the job then waits for the next
+// message as after that turn's answer. Turn numbers go on from where they
+// were, so no call of the job ever has an ID an earlier call had (an old
+// Slack button cannot approve a new call).
+
+// rewindChange gates the rewind Update's activity in workflow histories.
+const rewindChange = "rewind"
+
+// registerRewind sets the rewind Update.
+func (j *job) registerRewind(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, RewindUpdate,
+		func(ctx workflow.Context, r Rewind) (RewindResult, error) {
+			if err := j.awaitStarted(ctx); err != nil {
+				return RewindResult{}, err
+			}
+			if err := j.checkRewind(r); err != nil {
+				return RewindResult{}, err
+			}
+			return j.rewind(ctx, r)
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(r Rewind) error {
+				if j.st == nil {
+					return nil
+				}
+				return j.checkRewind(r)
+			},
+			Description: `Take the job back to the end of turn "to": with "conversation": true the conversation is cut there ` +
+				`and the job waits for a message (only while it waits for one). Input: {"to": N, "conversation": true, "by": "you"}. ` +
+				`The files are put back by starter rewind on the workspace's host.`,
+		})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", RewindUpdate, err)
+	}
+	return nil
+}
+
+// checkRewind says why r cannot be done now, or nil.
+func (j *job) checkRewind(r Rewind) error {
+	if err := j.checkStarted(); err != nil {
+		return err
+	}
+	switch {
+	case r.To < 0 || r.To > j.st.Turn:
+		return notApplied("turn %d: the job has had %d turns", r.To, j.st.Turn)
+	case !r.Conversation:
+		return nil
+	case !j.st.Waiting || j.phase != PhaseWaitingMessage || len(j.st.Queue) > 0:
+		return notApplied("the job is %s: a rewind waits until it waits for a message (starter interrupt first)", j.phase)
+	case r.To > 0 && j.turnSeq(r.To) == 0:
+		return notApplied("turn %d is older than what this job knows of its turns; the conversation can be cut only at a later one", r.To)
+	}
+	return nil
+}
+
+// turnSeq is the seq of the last answer at or before turn (0: none known).
+func (j *job) turnSeq(turn int) int {
+	seq := 0
+	for _, t := range j.st.TurnSeqs {
+		if t.Turn <= turn {
+			seq = t.Seq
+		}
+	}
+	return seq
+}
+
+// rewind cuts the conversation (when asked), audits the rewind and tells
+// the channels.
+func (j *job) rewind(ctx workflow.Context, r Rewind) (RewindResult, error) {
+	r.Channel = cmp.Or(strings.TrimSpace(r.Channel), "temporal")
+	var what []string
+	if r.Files != "" {
+		what = append(what, "files: "+r.Files)
+	}
+	if r.Conversation {
+		if err := j.cutConversation(ctx, r.To); err != nil {
+			return RewindResult{}, err
+		}
+		what = append(what, fmt.Sprintf("conversation cut at the end of turn %d (%d messages)", r.To, j.st.total()))
+	}
+	text := fmt.Sprintf("rewound to turn %d: %s", r.To, strings.Join(what, "; "))
+	j.audit(ctx, approval.AuditRecord{Event: "rewind", Approver: r.By, Channel: r.Channel, Reason: text})
+	j.notifyConversation(ctx, notify.KindRewind, text, r.By, r.Channel)
+	j.updateDetails(ctx)
+	return RewindResult{Messages: j.st.total(), Turn: r.To}, nil
+}
+
+// cutConversation cuts the transcript on the workspace's host after turn
+// to's answer and its results, and takes the job's state there.
+func (j *job) cutConversation(ctx workflow.Context, to int) error {
+	if workflow.GetVersion(ctx, rewindChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return notApplied("this job's code predates rewinds")
+	}
+	after := 2 // turn 0: the system prompt and the task
+	if to > 0 {
+		after = j.turnSeq(to)
+	}
+	actx := j.onHost(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:             fmt.Sprintf("rewind: cut the conversation at turn %d", to),
+	})
+	var res api.CutResult
+	if err := workflow.ExecuteActivity(actx, api.CutTranscriptActivity,
+		api.CutRequest{Conversation: *j.conversation(), After: after}).Get(ctx, &res); err != nil {
+		return fmt.Errorf("rewind: %w", err)
+	}
+	j.cutState(to, res)
+	return nil
+}
+
+// cutState takes the state to the cut conversation.
+func (j *job) cutState(to int, res api.CutResult) {
+	s := j.st
+	s.Messages = []openai.ChatCompletionMessage{res.Last}
+	s.MessageBase, s.SavedMessages = res.Total-1, res.Total
+	if s.View.SummarySeq > res.Total || s.View.From > res.Total {
+		s.View = api.View{} // the compaction is gone with what it summarised
+	}
+	s.LastPrompt, s.Pending = 0, api.EstimateTokens(res.Last)
+	kept := s.TurnSeqs[:0]
+	for _, t := range s.TurnSeqs {
+		if t.Turn <= to {
+			kept = append(kept, t)
+		}
+	}
+	s.TurnSeqs = kept
+	s.PendingCalls, s.PendingIDs = nil, nil
+	s.LastAnswer = ""
+	if res.Last.Role == openai.ChatMessageRoleAssistant {
+		s.LastAnswer = res.Last.Content
+	}
+}
