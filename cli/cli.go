@@ -57,6 +57,9 @@ usage:
                                      model is told its result with the next message)
   starter budget JOB [--tokens N] [--per-message N]
                                      the job's token budget (0 removes a cap); a job that reached it goes on
+  starter changes JOB [--turn N]     what each turn changed, a diff per file, with the tool call that changed it
+  starter rewind JOB --to TURN [--files|--conversation] [--force] [--wait]
+                                     the files the job changed after TURN put back, the conversation cut there
   starter follow JOB                 follow a job, resuming it in-process if no server runs
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
@@ -193,6 +196,10 @@ func (a *App) jobCommand(ctx context.Context, args []string) (bool, error) {
 		err = a.end(ctx, args[1:])
 	case "tool":
 		err = a.tool(ctx, args[1:])
+	case "changes":
+		err = a.changes(ctx, args[1:])
+	case "rewind":
+		err = a.rewind(ctx, args[1:])
 	case "budget":
 		err = a.withJob(ctx, args[1:], "budget", func(c client.Client, id string, rest []string) error {
 			return a.budget(ctx, c, id, rest)
