@@ -22,8 +22,15 @@ func record(t *testing.T, s Store, ws, job string, turn int, rel, data string, a
 	if !apply {
 		return
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte(data), 0o644))
+	replace(t, filepath.Join(ws, rel), data)
 	require.NoError(t, r.Done())
+}
+
+// replace puts data at path as the tools do: a new file renamed over it.
+func replace(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path+".new", []byte(data), 0o644))
+	require.NoError(t, os.Rename(path+".new", path))
 }
 
 // A record is written before the change: killed between the two, the
@@ -47,7 +54,7 @@ func TestRecordBeforeChangeSurvivesKill(t *testing.T) {
 			require.NoError(t, r.AfterData("f", []byte("new"), 0o644))
 			require.NoError(t, r.Commit())
 			if tc.applied {
-				require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte("new"), 0o644))
+				replace(t, filepath.Join(ws, "f"), "new")
 			}
 			r.Close() // no Done: the kill
 
@@ -102,7 +109,7 @@ func TestRewindToTurn(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, recs, tc.to, "the calls rewound are no longer the job's")
 		require.NoError(t, os.RemoveAll(s.JobDir("j")))
-		require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte("0"), 0o644))
+		replace(t, filepath.Join(ws, "f"), "0")
 		for turn, v := range []string{"1", "2", "3"} {
 			record(t, s, ws, "j", turn+1, "f", v, true)
 		}

@@ -29,6 +29,7 @@ type Recording struct {
 	ws    *os.Root
 	rec   Record
 	byRel map[string]int // index in rec.Changes
+	fresh []stored       // objects stored and not synced yet
 }
 
 // Start begins the checkpoint of call in the workspace ws (canonical).
@@ -83,7 +84,7 @@ func (r *Recording) Before(rel string) error {
 	if c.Before.Kind != "" {
 		return nil
 	}
-	e, err := r.s.capture(r.ws, rel, true)
+	e, err := r.s.capture(r.ws, rel, &r.fresh)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func (r *Recording) After(rel string, e Entry) {
 
 // AfterData records that rel will be a file of data with mode.
 func (r *Recording) AfterData(rel string, data []byte, mode fs.FileMode) error {
-	sum, err := r.s.putBytes(data)
+	sum, err := r.s.putBytes(data, &r.fresh)
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (r *Recording) AfterFrom(src *os.Root, srcRel, rel string) error {
 	if InGit(rel) {
 		return nil
 	}
-	e, err := r.s.capture(src, srcRel, true)
+	e, err := r.s.capture(src, srcRel, &r.fresh)
 	if err != nil {
 		return err
 	}
@@ -170,10 +171,11 @@ func (r *Recording) Commit() error {
 	if len(kept) == 0 && len(r.rec.Notes) == 0 {
 		return nil
 	}
-	if err := syncDir(r.s.objects()); err != nil {
+	if err := syncObjects(r.s.objects(), r.fresh); err != nil {
 		return fmt.Errorf("checkpoint: sync objects: %w", err)
 	}
-	return r.s.writeRecord(r.rec)
+	r.fresh = nil
+	return r.s.writeRecord(r.rec, true)
 }
 
 // Done marks the record applied: the workspace holds every After.
@@ -181,15 +183,18 @@ func (r *Recording) Done() error {
 	if len(r.rec.Changes) == 0 && len(r.rec.Notes) == 0 {
 		return nil
 	}
+	// Not synced: lost in a crash, the record says "not done", which
+	// accepts the change's either side.
 	r.rec.Done = true
-	return r.s.writeRecord(r.rec)
+	return r.s.writeRecord(r.rec, false)
 }
 
 // Record is the record as made so far.
 func (r *Recording) Record() Record { return r.rec }
 
-// capture is the Entry of rel in root, a file's content stored when keep.
-func (s Store) capture(root *os.Root, rel string, keep bool) (Entry, error) {
+// capture is the Entry of rel in root, a file's content stored when
+// fresh is not nil (and named in it when new).
+func (s Store) capture(root *os.Root, rel string, fresh *[]stored) (Entry, error) {
 	fi, err := root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || isNotDir(err) {
 		return Entry{Kind: Absent}, nil
@@ -210,7 +215,7 @@ func (s Store) capture(root *os.Root, rel string, keep bool) (Entry, error) {
 	case !fi.Mode().IsRegular():
 		return Entry{Kind: Other, Mode: mode}, nil
 	}
-	sum, n, err := s.storeFile(root, rel, fi, keep)
+	sum, n, err := s.storeFile(root, rel, fi, fresh)
 	if err != nil {
 		return Entry{}, fmt.Errorf("checkpoint: %s: %w", rel, err)
 	}
@@ -218,8 +223,8 @@ func (s Store) capture(root *os.Root, rel string, keep bool) (Entry, error) {
 }
 
 // storeFile hashes the regular file rel (fi, as Lstat saw it) and stores
-// it when keep, refusing a file swapped for another after Lstat.
-func (s Store) storeFile(root *os.Root, rel string, fi fs.FileInfo, keep bool) (string, int64, error) {
+// it unless fresh is nil, refusing a file swapped for another after Lstat.
+func (s Store) storeFile(root *os.Root, rel string, fi fs.FileInfo, fresh *[]stored) (string, int64, error) {
 	f, err := root.Open(rel)
 	if err != nil {
 		return "", 0, err
@@ -238,10 +243,10 @@ func (s Store) storeFile(root *os.Root, rel string, fi fs.FileInfo, keep bool) (
 		return "", 0, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	if !keep {
+	if fresh == nil {
 		return sum, n, nil
 	}
-	return sum, n, s.putObject(f, sum, n)
+	return sum, n, s.putObject(f, sum, n, fresh)
 }
 
 // readDir lists the directory rel of root, names only, not followed.

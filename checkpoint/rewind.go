@@ -86,7 +86,7 @@ func (s Store) conflicts(ws string, p *Plan, accept map[string][]Entry) error {
 	}
 	defer root.Close()
 	for _, c := range p.Restore {
-		now, err := s.capture(root, filepath.FromSlash(c.Path), false)
+		now, err := s.capture(root, filepath.FromSlash(c.Path), nil)
 		if err != nil {
 			return fmt.Errorf("rewind: %w", err)
 		}

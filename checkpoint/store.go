@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/custos-dev/custos/internal/atomicfile"
@@ -101,12 +102,10 @@ func safeName(id string) string {
 	return id
 }
 
-// ObjectPath is where the content sum is kept.
+// ObjectPath is where the content sum is kept: one flat directory, so
+// the objects a call stores are made durable by one directory sync.
 func (s Store) ObjectPath(sum string) string {
-	if len(sum) < 2 {
-		return filepath.Join(s.objects(), "_", sum)
-	}
-	return filepath.Join(s.objects(), sum[:2], sum)
+	return filepath.Join(s.objects(), sum)
 }
 
 // Object reads the content sum back, checking it.
@@ -125,14 +124,31 @@ func (s Store) Object(sum string) ([]byte, error) {
 func short(sum string) string { return sum[:min(len(sum), 12)] }
 
 // putObject stores the content of the open file f (size n, hashed already
-// as sum) unless the store has it; a content it has is marked fresh, so
-// the collection does not take it from a job that names it now. The new
-// object is not synced: Recording.Commit syncs them all at once.
-func (s Store) putObject(f *os.File, sum string, n int64) error {
+// as sum) unless the store has it. The object is a hard link to f's inode
+// when the store is on f's file system: no data is copied, and the inode
+// the tool or the merge is about to replace (a rename puts another in its
+// place) is then the store's alone. Elsewhere it is a copy. A new object
+// is not synced but added to fresh: Recording.Commit syncs them.
+func (s Store) putObject(f *os.File, sum string, n int64, fresh *[]stored) error {
 	p := s.ObjectPath(sum)
-	if fi, err := os.Stat(p); err == nil && fi.Size() == n {
-		now := time.Now()
-		_ = os.Chtimes(p, now, now)
+	ok, damaged := reuse(p, sum, n)
+	if ok {
+		return nil
+	}
+	if damaged {
+		_ = os.Remove(p)
+	}
+	err := linkInode(f, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The object's directory is made once, on the first miss, not
+		// checked for every object.
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("checkpoint objects: %w", err)
+		}
+		err = linkInode(f, p)
+	}
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		*fresh = append(*fresh, stored{path: p, linked: true})
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -156,26 +172,92 @@ func (s Store) putObject(f *os.File, sum string, n int64) error {
 		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("checkpoint object %s: %w", short(sum), err)
 	}
+	*fresh = append(*fresh, stored{path: p})
 	return nil
 }
 
-// putBytes stores data and returns its sum.
-func (s Store) putBytes(data []byte) (string, error) {
+// stored is an object stored and not synced yet: linked (a hard link to
+// a workspace file's inode, whose data is the workspace's) or a copy.
+type stored struct {
+	path   string
+	linked bool
+}
+
+// reuse says whether the object p (sum, n bytes) is stored already, or
+// is there but damaged. One that is still a workspace file's inode too
+// (more than one link: a command's file the merge moved into place) may
+// have been changed in place since, so its content is checked; one that
+// is the store's alone is marked fresh for the collection.
+func reuse(p, sum string, n int64) (ok, damaged bool) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false, false
+	}
+	if fi.Size() != n {
+		return false, true
+	}
+	if st, isUnix := fi.Sys().(*syscall.Stat_t); isUnix && st.Nlink > 1 {
+		ok = hashOf(p) == sum
+		return ok, !ok
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now)
+	return true, false
+}
+
+// hashOf is the SHA-256 of the file p ("" when it cannot be read).
+func hashOf(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// putBytes stores data, unsynced (added to fresh), and returns its sum.
+func (s Store) putBytes(data []byte, fresh *[]stored) (string, error) {
 	h := sha256.Sum256(data)
 	sum := hex.EncodeToString(h[:])
 	p := s.ObjectPath(sum)
-	if fi, err := os.Stat(p); err == nil && fi.Size() == int64(len(data)) {
-		now := time.Now()
-		_ = os.Chtimes(p, now, now)
+	if ok, _ := reuse(p, sum, int64(len(data))); ok {
 		return sum, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return "", fmt.Errorf("checkpoint objects: %w", err)
 	}
-	if err := atomicfile.Write(p, data, 0o600); err != nil {
+	if err := writeRename(p, data, false); err != nil {
 		return "", fmt.Errorf("checkpoint object %s: %w", short(sum), err)
 	}
+	*fresh = append(*fresh, stored{path: p})
 	return sum, nil
+}
+
+// writeRename writes data beside p and renames it over p, synced first
+// when sync.
+func writeRename(p string, data []byte, sync bool) error {
+	if sync {
+		return atomicfile.Write(p, data, 0o600)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // recordName orders a job's records by turn, then by when they began.
@@ -183,8 +265,8 @@ func recordName(r Record) string {
 	return fmt.Sprintf("%06d-%019d-%s.json", r.Turn, r.Seq, safeName(r.Call))
 }
 
-// writeRecord replaces r's file whole, synced.
-func (s Store) writeRecord(r Record) error {
+// writeRecord replaces r's file whole, synced when sync.
+func (s Store) writeRecord(r Record, sync bool) error {
 	dir := s.JobDir(r.Job)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("checkpoint records: %w", err)
@@ -193,7 +275,7 @@ func (s Store) writeRecord(r Record) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint record: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(dir, recordName(r)), data, 0o600); err != nil {
+	if err := writeRename(filepath.Join(dir, recordName(r)), data, sync); err != nil {
 		return fmt.Errorf("checkpoint record: %w", err)
 	}
 	return nil
@@ -244,4 +326,43 @@ func Find(state, job string) (Store, bool) {
 		}
 	}
 	return Store{}, false
+}
+
+// fsyncEach syncs each copied object, then the directory the objects are
+// in and its parent (which objects/ may be new in): a link needs only its
+// directory entry made durable.
+func fsyncEach(objs []stored) error {
+	dirs := map[string]bool{}
+	var order []string
+	for _, o := range objs {
+		if !o.linked {
+			if err := fsyncPath(o.path); err != nil {
+				return err
+			}
+		}
+		for _, d := range []string{filepath.Dir(o.path), filepath.Dir(filepath.Dir(o.path))} {
+			if !dirs[d] {
+				dirs[d] = true
+				order = append(order, d)
+			}
+		}
+	}
+	for _, d := range order {
+		if err := fsyncPath(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fsyncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -5,14 +5,30 @@ package checkpoint
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// syncDir makes everything written under dir durable with one syncfs of
-// its file system: a Bash call stores hundreds of objects, and one sync
-// for all costs what a few fsyncs would.
-func syncDir(dir string) error {
+// syncManyCopies is how many copied objects are synced one by one; past
+// it, one syncfs of the store's file system costs less. Linked objects
+// need only their directories synced, however many.
+const syncManyCopies = 16
+
+// syncObjects makes the new objects (under dir) durable: fsyncEach, or
+// one syncfs for a call that copied many (a store on another file system
+// than the workspace).
+func syncObjects(dir string, fresh []stored) error {
+	copies := 0
+	for _, o := range fresh {
+		if !o.linked {
+			copies++
+		}
+	}
+	if copies <= syncManyCopies {
+		return fsyncEach(fresh)
+	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing stored
@@ -22,4 +38,11 @@ func syncDir(dir string) error {
 	}
 	defer unix.Close(fd)
 	return unix.Syncfs(fd)
+}
+
+// linkInode links the open file f's inode at p, through its /proc link
+// (linkat of a descriptor needs no privilege that way): the very inode
+// that was hashed, whatever its name is now.
+func linkInode(f *os.File, p string) error {
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
 }

@@ -2,11 +2,14 @@
 
 package checkpoint
 
-import "syscall"
+import (
+	"errors"
+	"os"
+)
 
-// syncDir makes what was stored durable: the whole system's, where there
-// is no syncfs.
-func syncDir(string) error {
-	syscall.Sync()
-	return nil
-}
+// syncObjects makes the new objects durable, one by one where there is
+// no syncfs.
+func syncObjects(_ string, fresh []stored) error { return fsyncEach(fresh) }
+
+// linkInode is Linux's: elsewhere objects are copies.
+func linkInode(*os.File, string) error { return errors.ErrUnsupported }

@@ -91,7 +91,7 @@ func (r *Recording) upperSubdir(up *os.Root, p string, fi fs.FileInfo, wsDir boo
 	wsHas := Entry{Kind: Absent}
 	if wsDir {
 		var err error
-		if wsHas, err = r.s.capture(r.ws, p, false); err != nil {
+		if wsHas, err = r.s.capture(r.ws, p, nil); err != nil {
 			return err
 		}
 	}
