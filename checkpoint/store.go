@@ -92,14 +92,20 @@ func (s Store) objects() string { return filepath.Join(s.Dir, "objects") }
 // JobDir is where job's records are.
 func (s Store) JobDir(job string) string { return filepath.Join(s.Dir, "jobs", safeName(job)) }
 
-// safeName keeps a job ID one path component.
+// safeName keeps a job ID one path component, by the rule the job's
+// transcript is named by (api.JobFilesIn), so the collection tells an
+// open job's checkpoints by the same name.
 func safeName(id string) string {
-	r := strings.NewReplacer("/", "_", "\\", "_", "\x00", "_")
-	id = r.Replace(id)
-	if id == "." || id == ".." || id == "" {
-		return "_" + id
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
 	}
-	return id
+	if len(b) == 0 || b[0] == '.' {
+		return "_" + string(b)
+	}
+	return string(b)
 }
 
 // ObjectPath is where the content sum is kept: one flat directory, so

@@ -59,6 +59,8 @@ func remove(e Entry, removeCache func(string) (bool, error)) (bool, error) {
 			return false, fmt.Errorf("retention: removing cache %s: %w", e.Path, err)
 		}
 		return ok, nil
+	case Checkpoints:
+		return removeCheckpoints(e)
 	case Quarantine:
 		if err := hostfs.RemoveAllWritable(e.Path); err != nil {
 			return false, fmt.Errorf("retention: removing %s: %w", e.Path, err)

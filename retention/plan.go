@@ -37,6 +37,7 @@ const (
 const (
 	stepJobs = iota
 	stepBlobs
+	stepCheckpoints
 )
 
 func (c Cursor) compare(d Cursor) int {
@@ -138,6 +139,9 @@ func (p *planner) workspaces() error {
 			return err
 		}
 		if err := p.blobs(e.Name()); err != nil {
+			return err
+		}
+		if err := p.checkpoints(e.Name()); err != nil {
 			return err
 		}
 	}

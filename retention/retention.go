@@ -29,6 +29,8 @@ const (
 	Transcripts Kind = "transcripts"
 	Audits      Kind = "audits"
 	Blobs       Kind = "blobs"
+	// Checkpoints are jobs' checkpoint records and the objects they name.
+	Checkpoints Kind = "checkpoints"
 	Caches      Kind = "caches"
 	Quarantine  Kind = "quarantine"
 	Overlays    Kind = "overlays"
@@ -36,7 +38,7 @@ const (
 )
 
 // Kinds lists them in the order reports show them.
-var Kinds = []Kind{Transcripts, Audits, Blobs, Caches, Quarantine, Overlays, Snapshots}
+var Kinds = []Kind{Transcripts, Audits, Blobs, Checkpoints, Caches, Quarantine, Overlays, Snapshots}
 
 // Policy is how long each kind is kept.
 type Policy struct {
@@ -133,13 +135,14 @@ func FileName(jobID string) string {
 
 // Layout of the state directory, as the activities and the sandbox write it.
 const (
-	workspacesDir = "workspaces"
-	sessionsDir   = "sessions"
-	auditDir      = "audit"
-	blobsDir      = "blobs"
-	cacheDir      = "sandbox-cache"
-	quarantineDir = "quarantine"
-	overlayDir    = "overlay"
-	snapshotDir   = "host-guard"
-	jobExt        = ".jsonl"
+	workspacesDir  = "workspaces"
+	sessionsDir    = "sessions"
+	auditDir       = "audit"
+	blobsDir       = "blobs"
+	checkpointsDir = "checkpoints"
+	cacheDir       = "sandbox-cache"
+	quarantineDir  = "quarantine"
+	overlayDir     = "overlay"
+	snapshotDir    = "host-guard"
+	jobExt         = ".jsonl"
 )

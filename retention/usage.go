@@ -97,11 +97,13 @@ func measureWorkspaces(root string, count func(string, Kind, int64, int)) error 
 		for _, f := range []struct {
 			kind Kind
 			dir  string
-		}{{Transcripts, sessionsDir}, {Audits, auditDir}, {Blobs, filepath.Join(sessionsDir, blobsDir)}} {
+		}{{Transcripts, sessionsDir}, {Audits, auditDir}, {Blobs, filepath.Join(sessionsDir, blobsDir)},
+			{Checkpoints, filepath.Join(checkpointsDir, "objects")}} {
 			ents, _ := os.ReadDir(filepath.Join(d, f.dir))
 			for _, e := range ents {
 				if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
-					count(ws, f.kind, fi.Size(), 1)
+					_, n := objectState(fi) // a transcript has one link
+					count(ws, f.kind, n, 1)
 				}
 			}
 		}
