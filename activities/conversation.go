@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
@@ -108,15 +109,34 @@ func CutTranscript(ctx context.Context, req api.CutRequest) (api.CutResult, erro
 	if err != nil {
 		return api.CutResult{}, err
 	}
-	if req.After < 1 || req.After > len(msgs) {
-		return api.CutResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("cut after message %d: the conversation has %d", req.After, len(msgs)), "BadCut", nil)
+	path := c.Files.Or(c.Workspace, c.JobID).Transcript
+	return cutInto(msgs, req.After, path)
+}
+
+// CopyTranscriptCut writes to dst the transcript src cut after message
+// after and the tool results that follow it (a fork's conversation).
+func CopyTranscriptCut(src, dst string, after int) (api.CutResult, error) {
+	msgs, err := loadUpTo(api.Conversation{Files: api.JobFiles{Transcript: src, Audit: src}}, int(^uint(0)>>1))
+	if err != nil {
+		return api.CutResult{}, err
 	}
-	n := req.After
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return api.CutResult{}, fmt.Errorf("fork the transcript: %w", err)
+	}
+	return cutInto(msgs, after, dst)
+}
+
+// cutInto writes msgs, cut after message after and the tool results that
+// follow it, to the transcript path, whole.
+func cutInto(msgs []openai.ChatCompletionMessage, after int, path string) (api.CutResult, error) {
+	if after < 1 || after > len(msgs) {
+		return api.CutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("cut after message %d: the conversation has %d", after, len(msgs)), "BadCut", nil)
+	}
+	n := after
 	for n < len(msgs) && msgs[n].Role == openai.ChatMessageRoleTool {
 		n++
 	}
-	path := c.Files.Or(c.Workspace, c.JobID).Transcript
 	var buf bytes.Buffer
 	for i, m := range msgs[:n] {
 		b, err := json.Marshal(transcriptLine{Seq: i + 1, Msg: m})

@@ -115,12 +115,21 @@ func (s Store) ApplyRewind(ws string, p Plan, force bool) (Applied, error) {
 	if len(p.Conflicts) > 0 && !force {
 		return Applied{}, ErrConflicts
 	}
+	out, err := s.apply(ws, p.Restore)
+	if err != nil {
+		return out, err
+	}
+	return out, s.retire(p.Job, p.To)
+}
+
+// apply puts each change's Before at its path in ws.
+func (s Store) apply(ws string, changes []Change) (Applied, error) {
 	root, err := os.OpenRoot(ws)
 	if err != nil {
 		return Applied{}, fmt.Errorf("rewind: open the workspace: %w", err)
 	}
 	defer root.Close()
-	steps := slices.Clone(p.Restore)
+	steps := slices.Clone(changes)
 	slices.SortStableFunc(steps, stepOrder)
 	var out Applied
 	for _, c := range steps {
@@ -133,7 +142,37 @@ func (s Store) ApplyRewind(ws string, p Plan, force bool) (Applied, error) {
 		}
 		out.Restored++
 	}
-	return out, s.retire(p.Job, p.To)
+	return out, nil
+}
+
+// PutAt makes the paths job changed in ws (a fresh checkout: a fork's
+// worktree) hold what they held at the end of turn: the state before
+// the first later call that changed them, else the last call's result.
+func (s Store) PutAt(ws, job string, turn int) (Applied, error) {
+	recs, err := s.Records(job)
+	if err != nil {
+		return Applied{}, err
+	}
+	at := map[string]int{}
+	fixed := map[string]bool{} // a later call found its state
+	var states []Change
+	for _, r := range recs {
+		for _, c := range r.Changes {
+			i, seen := at[c.Path]
+			if !seen {
+				i = len(states)
+				at[c.Path] = i
+				states = append(states, Change{Path: c.Path})
+			}
+			switch {
+			case r.Turn <= turn:
+				states[i].Before = c.After
+			case !fixed[c.Path]:
+				states[i].Before, fixed[c.Path] = c.Before, true
+			}
+		}
+	}
+	return s.apply(ws, states)
 }
 
 // retire moves job's records after turn to aside (into rewound/): what
