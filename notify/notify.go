@@ -114,6 +114,8 @@ const (
 	// KindRewind: a person took the job back to an earlier turn (its
 	// files, its conversation or both; Text says which and what stays).
 	KindRewind = "rewind"
+	// KindFork: a job was started from another's conversation at a turn.
+	KindFork = "fork"
 )
 
 // Notice is news of a job that asks nothing of a call: the job waits for

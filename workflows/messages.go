@@ -282,7 +282,12 @@ func (j *job) resume(ctx workflow.Context, r *api.Resumed) {
 	j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: j.in.Task})
 	j.added(j.st.Messages...)
 	text := fmt.Sprintf("continued from the transcript of the ended job (%d messages)", r.Messages)
-	j.audit(ctx, approval.AuditRecord{Event: "job-resumed", Reason: text})
+	event := "job-resumed"
+	if f := j.in.ForkOf; f != nil {
+		event, text = "fork", fmt.Sprintf("forked from job %s at turn %d (%d messages)", f.Job, f.Turn, r.Messages)
+		j.notifyConversation(ctx, notify.KindFork, text, "", "")
+	}
+	j.audit(ctx, approval.AuditRecord{Event: event, Reason: text})
 	j.emit(ctx, Event{Kind: "message", Text: text})
 }
 

@@ -359,7 +359,7 @@ func (j *job) status() Status {
 		return s
 	}
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
-	s.Runs = j.st.Runs
+	s.Runs, s.Turns = j.st.Runs, j.st.TurnSeqs
 	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
 	s.Grants = j.statusGrants()
 	s.Queued, s.Messages = len(j.st.Queue), max(j.st.MessageSeq, 1)

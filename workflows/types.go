@@ -116,6 +116,9 @@ type JobInput struct {
 	// Resume continues an ended job of the same name from its transcript:
 	// Task is the next message (starter say to an ended job).
 	Resume bool `json:"resume,omitempty"`
+	// ForkOf, with Resume, names the job and turn this one was forked
+	// from (starter fork): its transcript is that job's, cut there.
+	ForkOf *ForkOf `json:"forkOf,omitempty"`
 
 	// State is carried across continue-as-new; nil on a fresh job.
 	State *State `json:"state,omitempty"`
@@ -217,6 +220,12 @@ type State struct {
 	// TurnSeqs are where each turn's answer is in the conversation, so
 	// a rewind can cut the conversation at a turn (rewind.go).
 	TurnSeqs []TurnSeq `json:"turnSeqs,omitempty"`
+}
+
+// ForkOf is where a forked job comes from.
+type ForkOf struct {
+	Job  string `json:"job"`
+	Turn int    `json:"turn"`
 }
 
 // TurnSeq is the seq of turn Turn's answer in the transcript.
@@ -383,11 +392,13 @@ type ModeResult struct {
 
 // Status is what the "status" query returns.
 type Status struct {
-	JobID      string        `json:"jobId"`
-	Task       string        `json:"task"`
-	Workspace  string        `json:"workspace"`
-	Host       string        `json:"host,omitempty"`
-	Turn       int           `json:"turn"`
+	JobID     string `json:"jobId"`
+	Task      string `json:"task"`
+	Workspace string `json:"workspace"`
+	Host      string `json:"host,omitempty"`
+	Turn      int    `json:"turn"`
+	// Turns are where each turn's answer is in the transcript.
+	Turns      []TurnSeq     `json:"turns,omitempty"`
 	Mode       approval.Mode `json:"mode"`
 	State      string        `json:"state"` // starting, thinking, deciding, running, waiting, waiting for the model endpoint, done
 	Pending    []PendingAsk  `json:"pending"`
