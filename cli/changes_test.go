@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/gittest"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -105,4 +106,47 @@ func assertFile(t *testing.T, path, want string) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, want, string(data))
+}
+
+// fork starts a new job from a job's conversation at a turn, here in a new
+// git worktree holding the files as they were then; the job forked and its
+// workspace are untouched.
+func TestForkIntoWorktree(t *testing.T) {
+	const task = "cli test: fork"
+	model := &recorded{next: demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "a.txt", "content": "one\n"})),
+		demomodel.Say("FIRST answer"),
+		demomodel.Calls(demomodel.ToolCall("e1", "Edit", map[string]any{"file_path": "a.txt", "old_string": "one", "new_string": "two"})),
+		demomodel.Say("SECOND answer"),
+		demomodel.Say("FORKED answer"),
+	)}
+	c := jobEnv(t, task, model.handle)
+	ws := testenv.Workspace(t)
+	gittest.NewRepo(t, ws)
+	const id = "custos-cli-fork"
+	code, _, errOut := runApp(t, context.Background(), "run", "--workspace", ws, "--mode", "acceptEdits", "--id", id, task)
+	require.Equal(t, 0, code, errOut)
+	code, out, errOut := runApp(t, context.Background(), "say", id, "go on")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "SECOND answer")
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	code, out, errOut = runApp(t, context.Background(), "fork", id, "--at", "2", "--worktree", wt, "--id", id+"-f", "try", "again")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "forked "+id+" at turn 2")
+	require.Eventually(t, func() bool {
+		st, err := testenv.Status(c, id+"-f")
+		return err == nil && st.State == workflows.PhaseWaitingMessage && st.LastAnswer == "FORKED answer"
+	}, 30*time.Second, 50*time.Millisecond)
+	last := model.count() - 1
+	assert.Equal(t, []string{task, "try again"}, model.turns(last, openai.ChatMessageRoleUser))
+	assert.NotContains(t, model.turns(last, openai.ChatMessageRoleAssistant), "SECOND answer")
+	assertFile(t, filepath.Join(wt, "a.txt"), "one\n")
+	assertFile(t, filepath.Join(ws, "a.txt"), "two\n")
+	assertFile(t, filepath.Join(wt, "README"), "hi\n")
+	var events []string
+	for _, r := range testenv.Audit(t, c, id+"-f") {
+		events = append(events, r.Event)
+	}
+	assert.Contains(t, events, "fork")
 }

@@ -60,6 +60,9 @@ usage:
   starter changes JOB [--turn N]     what each turn changed, a diff per file, with the tool call that changed it
   starter rewind JOB --to TURN [--files|--conversation] [--force] [--wait]
                                      the files the job changed after TURN put back, the conversation cut there
+  starter fork JOB --at TURN [--worktree DIR] [--id ID] "text"
+                                     a new job with JOB's conversation up to TURN and your message, in the same
+                                     workspace or a new git worktree with the files as they were at TURN
   starter follow JOB                 follow a job, resuming it in-process if no server runs
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
@@ -200,6 +203,8 @@ func (a *App) jobCommand(ctx context.Context, args []string) (bool, error) {
 		err = a.changes(ctx, args[1:])
 	case "rewind":
 		err = a.rewind(ctx, args[1:])
+	case "fork":
+		err = a.fork(ctx, args[1:])
 	case "budget":
 		err = a.withJob(ctx, args[1:], "budget", func(c client.Client, id string, rest []string) error {
 			return a.budget(ctx, c, id, rest)
