@@ -106,7 +106,7 @@ func (s *starterCLI) learnFlags(job, call string) {
 		"policy suggest": {"policy", "suggest"}, "trust": {"trust"}, "temporal-profile": {"temporal-profile"},
 		"sandbox check": {"sandbox", "check"}, "sandbox exec": {"sandbox", "exec"}, "sandbox cache": {"sandbox", "cache"},
 		"say": {"say"}, "interrupt": {"interrupt", job}, "end": {"end"}, "budget": {"budget", job}, "tool": {"tool"},
-		"gc": {"gc"}, "du": {"du"},
+		"gc": {"gc"}, "du": {"du"}, "changes": {"changes", job}, "rewind": {"rewind", job}, "fork": {"fork", job},
 		"mcp list": {"mcp", "list"}, "mcp approve": {"mcp", "approve"}, "mcp revoke": {"mcp", "revoke"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
