@@ -93,6 +93,9 @@ type job struct {
 	runningOrder  []string
 	// endReq is the end Update, once asked.
 	endReq *End
+	// rewinding is set while the rewind Update cuts the conversation: the
+	// job does not leave its wait for a message until the cut is done.
+	rewinding bool
 	// root is the run's context, for what outlives one answer's work.
 	root workflow.Context
 	// userCalls are the calls people made themselves (starter tool), by

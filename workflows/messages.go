@@ -322,8 +322,8 @@ func (j *job) awaitMessage(ctx workflow.Context) (end string, continueAsNew bool
 		ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: remaining,
 			TimerOptions: workflow.TimerOptions{Summary: "idle limit: the job ends unless a message comes"}},
 			func() bool {
-				return len(j.st.Queue) > 0 || j.endReq != nil ||
-					info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxRunEvents
+				return !j.rewinding && (len(j.st.Queue) > 0 || j.endReq != nil ||
+					info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxRunEvents)
 			})
 		if err != nil {
 			return "", false // canceled: the loop says so

@@ -66,7 +66,7 @@ func (j *job) checkRewind(r Rewind) error {
 		return notApplied("turn %d: the job has had %d turns", r.To, j.st.Turn)
 	case !r.Conversation:
 		return nil
-	case !j.st.Waiting || j.phase != PhaseWaitingMessage || len(j.st.Queue) > 0:
+	case !j.st.Waiting || j.phase != PhaseWaitingMessage || len(j.st.Queue) > 0 || j.rewinding:
 		return notApplied("the job is %s: a rewind waits until it waits for a message (starter interrupt first)", j.phase)
 	case r.To > 0 && j.turnSeq(r.To) == 0:
 		return notApplied("turn %d is older than what this job knows of its turns; the conversation can be cut only at a later one", r.To)
@@ -94,7 +94,10 @@ func (j *job) rewind(ctx workflow.Context, r Rewind) (RewindResult, error) {
 		what = append(what, "files: "+r.Files)
 	}
 	if r.Conversation {
-		if err := j.cutConversation(ctx, r.To); err != nil {
+		j.rewinding = true
+		err := j.cutConversation(ctx, r.To)
+		j.rewinding = false
+		if err != nil {
 			return RewindResult{}, err
 		}
 		what = append(what, fmt.Sprintf("conversation cut at the end of turn %d (%d messages)", r.To, j.st.total()))
