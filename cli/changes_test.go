@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/gittest"
@@ -149,4 +150,33 @@ func TestForkIntoWorktree(t *testing.T) {
 		events = append(events, r.Event)
 	}
 	assert.Contains(t, events, "fork")
+}
+
+// A rewind is refused while the job works (here a call waits for a
+// person), by the command and by the job's rewind Update itself.
+func TestRewindRefusedWhileWorking(t *testing.T) {
+	const task = "cli test: rewind while a call waits"
+	c := jobEnv(t, task, demomodel.Script(writeTo("w1", "a.txt"), demomodel.Say("done")))
+	ws := testenv.Workspace(t)
+	id := startDetached(t, ws, task, "--approval-timeout", "10m")
+	testenv.WaitPending(t, c, id, "w1", pendingWait)
+
+	code, out, errOut := runApp(t, context.Background(), "rewind", id, "--to", "0")
+	require.NotEqual(t, 0, code, out)
+	assert.Contains(t, errOut, "a rewind waits until no tool call runs")
+
+	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.RewindUpdate,
+		Args: []any{workflows.Rewind{To: 0, Conversation: true, By: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(context.Background(), nil)
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a rewind waits until it waits for a message")
+	assertNoFile(t, filepath.Join(ws, "a.txt"))
+}
+
+func assertNoFile(t *testing.T, path string) {
+	t.Helper()
+	_, err := os.Lstat(path)
+	assert.True(t, os.IsNotExist(err), "%s exists", path)
 }
