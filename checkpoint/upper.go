@@ -36,24 +36,46 @@ func (r *Recording) FromUpper(upper string) error {
 // whether the workspace has a directory there (its entries are the lower
 // side) rather than nothing.
 func (r *Recording) upperDir(up *os.Root, rel string, wsDir bool) error {
-	names, err := readDir(up, rel)
+	d, err := up.Open(rel)
 	if err != nil {
 		return fmt.Errorf("checkpoint: upper layer %s: %w", rel, err)
 	}
-	for _, name := range names {
-		p := path.Join(rel, name)
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("checkpoint: upper layer %s: %w", rel, err)
+	}
+	var files []string // regular files and links, read ahead
+	for _, e := range ents {
+		if t := e.Type(); (t.IsRegular() || t == fs.ModeSymlink) && !InGit(path.Join(rel, e.Name())) {
+			files = append(files, e.Name())
+		}
+	}
+	ahead := r.prefetch(up, rel, files, wsDir)
+	for _, e := range ents {
+		p := path.Join(rel, e.Name())
 		if InGit(p) {
 			continue
 		}
-		if err := r.upperEntry(up, p, wsDir); err != nil {
+		if err := r.upperEntry(up, p, wsDir, ahead); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// upperEntry records the upper entry p.
-func (r *Recording) upperEntry(up *os.Root, p string, wsDir bool) error {
+// upperEntry records the upper entry p, its sides from ahead when read
+// there.
+func (r *Recording) upperEntry(up *os.Root, p string, wsDir bool, ahead map[string]captured) error {
+	if c, ok := ahead[p]; ok && c.err == nil && c.before.Kind != Dir {
+		ch := r.change(p)
+		if ch.Before.Kind == "" {
+			ch.Before = c.before
+		}
+		ch.After = c.after
+		ch.After.Mode &^= uint32(fs.ModeSetuid | fs.ModeSetgid)
+		return nil
+	}
 	fi, err := up.Lstat(p)
 	if err != nil {
 		return fmt.Errorf("checkpoint: upper layer %s: %w", p, err)
