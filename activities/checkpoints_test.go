@@ -65,6 +65,11 @@ func TestCheckpointRecordedAndRewound(t *testing.T) {
 			input: `{"command":"echo more >> a.txt && rm -r tree && mv run.sh ran.sh && ln -s a.txt lnk && mkdir -p made/sub && chmod 600 keep.txt && git -c user.name=t -c user.email=t@t commit -qm x --allow-empty"}`,
 			want: map[string]string{"a.txt": "file", "tree": "absent", "tree/x": "absent", "tree/sub": "absent", "tree/sub/y": "absent",
 				"run.sh": "absent", "ran.sh": "file", "lnk": "symlink", "made": "dir", "made/sub": "dir", "keep.txt": "file"}},
+		// The new tree is an opaque directory of the upper layer: the old
+		// one's files are recorded removed, the new one's as written.
+		{name: "bash replaces a directory, changes a mode", tool: api.BashActivity, bash: true,
+			input: `{"command":"rm -r tree && mkdir tree && echo n > tree/x && chmod 700 run.sh"}`,
+			want:  map[string]string{"tree/x": "file", "tree/sub": "absent", "tree/sub/y": "absent", "run.sh": "file"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
