@@ -171,11 +171,25 @@ func (r *Recording) Commit() error {
 	if len(kept) == 0 && len(r.rec.Notes) == 0 {
 		return nil
 	}
-	if err := syncObjects(r.s.objects(), r.fresh); err != nil {
+	all, err := syncObjects(r.s.objects(), r.fresh)
+	if err != nil {
 		return fmt.Errorf("checkpoint: sync objects: %w", err)
 	}
 	r.fresh = nil
-	return r.s.writeRecord(r.rec, true)
+	if err := r.s.writeRecord(r.rec, true); err != nil {
+		return err
+	}
+	if all {
+		return nil
+	}
+	// The names: the objects', the record's, and the directories that
+	// may be new (on a journalling file system the first sync commits
+	// them all, and the others find nothing left to do).
+	jobs := filepath.Dir(r.s.JobDir(r.rec.Job))
+	if err := fsyncDirs(r.s.objects(), r.s.JobDir(r.rec.Job), jobs, r.s.Dir); err != nil {
+		return fmt.Errorf("checkpoint: sync: %w", err)
+	}
+	return nil
 }
 
 // Done marks the record applied: the workspace holds every After.

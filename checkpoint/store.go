@@ -334,27 +334,24 @@ func Find(state, job string) (Store, bool) {
 	return Store{}, false
 }
 
-// fsyncEach syncs each copied object, then the directory the objects are
-// in and its parent (which objects/ may be new in): a link needs only its
-// directory entry made durable.
-func fsyncEach(objs []stored) error {
-	dirs := map[string]bool{}
-	var order []string
+// fsyncCopies syncs each copied object's data; a link's data is the
+// workspace's, and its directory entry is synced with the directory.
+func fsyncCopies(objs []stored) error {
 	for _, o := range objs {
 		if !o.linked {
 			if err := fsyncPath(o.path); err != nil {
 				return err
 			}
 		}
-		for _, d := range []string{filepath.Dir(o.path), filepath.Dir(filepath.Dir(o.path))} {
-			if !dirs[d] {
-				dirs[d] = true
-				order = append(order, d)
-			}
-		}
 	}
-	for _, d := range order {
-		if err := fsyncPath(d); err != nil {
+	return nil
+}
+
+// fsyncDirs syncs each directory of dirs, so the names made in them
+// (objects, a record renamed into place, new directories) are durable.
+func fsyncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := fsyncPath(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

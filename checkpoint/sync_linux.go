@@ -3,8 +3,6 @@
 package checkpoint
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"strconv"
 
@@ -16,10 +14,11 @@ import (
 // need only their directories synced, however many.
 const syncManyCopies = 16
 
-// syncObjects makes the new objects (under dir) durable: fsyncEach, or
+// syncObjects makes the new objects' data durable: each copy synced, or
 // one syncfs for a call that copied many (a store on another file system
-// than the workspace).
-func syncObjects(dir string, fresh []stored) error {
+// than the workspace). all says the syncfs made everything durable,
+// directories included.
+func syncObjects(dir string, fresh []stored) (all bool, err error) {
 	copies := 0
 	for _, o := range fresh {
 		if !o.linked {
@@ -27,17 +26,14 @@ func syncObjects(dir string, fresh []stored) error {
 		}
 	}
 	if copies <= syncManyCopies {
-		return fsyncEach(fresh)
+		return false, fsyncCopies(fresh)
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // nothing stored
-	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unix.Close(fd)
-	return unix.Syncfs(fd)
+	return true, unix.Syncfs(fd)
 }
 
 // linkInode links the open file f's inode at p, through its /proc link
