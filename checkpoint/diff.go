@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -64,8 +65,11 @@ func (s Store) fileDiff(c Change) string {
 	return text
 }
 
-// content is e's content, unless too large to diff.
+// content is e's content, unless too large to diff or not recorded.
 func (s Store) content(e Entry) ([]byte, error) {
+	if e.Sum == "" {
+		return nil, errors.New("its content was not readable when recorded")
+	}
 	if e.Size > diffMax {
 		return nil, fmt.Errorf("%d bytes, too large to show", e.Size)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // captureWorkers is how many of a directory's files the recording of an
@@ -82,5 +84,21 @@ func (r *Recording) captureBoth(upfd, wsfd int, name string, fresh *[]stored) ca
 		}
 	}
 	c.after, c.err = r.s.captureAt(upfd, name, fresh)
+	if c.err != nil {
+		c.after, c.err = unreadable(upfd, name, c.err)
+	}
 	return c
+}
+
+// unreadable is the Entry of an upper file the recording cannot read (a
+// command made it unreadable): its kind, mode and size, no content, so a
+// rewind puts back what was before it but, not knowing what the job left,
+// takes any content there now for someone else's (--force). An entry that
+// cannot even be looked at is the error err.
+func unreadable(dirfd int, name string, err error) (Entry, error) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Entry{}, err
+	}
+	return Entry{Kind: File, Mode: unixMode(st.Mode), Size: st.Size}, nil
 }
