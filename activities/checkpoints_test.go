@@ -74,6 +74,7 @@ func TestCheckpointRecordedAndRewound(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, store := t.TempDir(), t.TempDir()
+			t.Cleanup(checkpoint.Wait) // the background finalizing of a Bash call's record, before the store goes
 			mkfiles(t, ws, map[string]string{"a.txt": "alpha\n", "run.sh": "#!/bin/sh\n", "keep.txt": "k\n",
 				"tree/x": "x\n", "tree/sub/y": "y\n", ".git/HEAD": "ref: refs/heads/main\n"})
 			require.NoError(t, os.Chmod(filepath.Join(ws, "run.sh"), 0o755))
@@ -102,6 +103,9 @@ func TestCheckpointRecordedAndRewound(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, recs, 1)
 			require.True(t, recs[0].Done)
+			require.False(t, recs[0].Staged, "a staged record is finalized before it is read")
+			stages, _ := filepath.Glob(filepath.Join(s.JobDir("job-1"), "stage-*"))
+			require.Empty(t, stages, "a finalized record's stage is gone")
 			require.Equal(t, 3, recs[0].Turn)
 			require.Equal(t, "call_1", recs[0].Call)
 			got := map[string]string{}

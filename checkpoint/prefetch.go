@@ -77,13 +77,17 @@ func (r *Recording) prefetch(up *os.Root, rel string, names []string, wsDir bool
 // captureBoth reads the workspace's (wsfd, -1: none) and the upper
 // layer's name.
 func (r *Recording) captureBoth(upfd, wsfd int, name string, fresh *[]stored) captured {
+	capture := r.s.captureAt
+	if r.stageFd >= 0 {
+		capture = r.stageAt
+	}
 	c := captured{before: Entry{Kind: Absent}}
 	if wsfd >= 0 {
-		if c.before, c.err = r.s.captureAt(wsfd, name, fresh); c.err != nil {
+		if c.before, c.err = capture(wsfd, name, fresh); c.err != nil {
 			return c
 		}
 	}
-	c.after, c.err = r.s.captureAt(upfd, name, fresh)
+	c.after, c.err = capture(upfd, name, fresh)
 	if c.err != nil {
 		c.after, c.err = unreadable(upfd, name, c.err)
 	}

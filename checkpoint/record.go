@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,10 @@ type Recording struct {
 	rec   Record
 	byRel map[string]int // index in rec.Changes
 	fresh []stored       // objects stored and not synced yet
+	// stageFd is the stage directory while a Bash call's upper layer is
+	// recorded (-1: none); staged counts the files linked into it.
+	stageFd int
+	staged  atomic.Int64
 }
 
 // Start begins the checkpoint of call in the workspace ws (canonical).
@@ -38,14 +43,17 @@ func (s Store) Start(c Call, ws string) (*Recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: open the workspace: %w", err)
 	}
-	return &Recording{s: s, ws: root, byRel: map[string]int{}, rec: Record{
+	return &Recording{s: s, ws: root, byRel: map[string]int{}, stageFd: -1, rec: Record{
 		Job: c.Job, Turn: c.Turn, Call: c.Call, Tool: c.Tool, What: c.What,
 		Seq: time.Now().UnixNano(), Head: gitHead(ws), Workspace: ws,
 	}}, nil
 }
 
 // Close releases the workspace.
-func (r *Recording) Close() { _ = r.ws.Close() }
+func (r *Recording) Close() {
+	r.endStage()
+	_ = r.ws.Close()
+}
 
 // Note says in the record what of the call cannot be undone.
 func (r *Recording) Note(s string) { r.rec.Notes = append(r.rec.Notes, s) }
@@ -161,13 +169,16 @@ func (r *Recording) Commit() error {
 		if c.Before.Kind == "" {
 			c.Before = Entry{Kind: Absent}
 		}
-		if c.After.Kind == "" || c.Before.Same(c.After) && c.Before.Mode == c.After.Mode {
+		staged := c.Before.Stage != "" || c.After.Stage != ""
+		if c.After.Kind == "" || !staged && c.Before.Same(c.After) && c.Before.Mode == c.After.Mode {
 			continue
 		}
+		r.rec.Staged = r.rec.Staged || staged
 		kept = append(kept, c)
 	}
 	r.rec.Changes = kept
 	r.byRel = nil
+	defer r.endStage()
 	if len(kept) == 0 && len(r.rec.Notes) == 0 {
 		return nil
 	}
@@ -186,7 +197,7 @@ func (r *Recording) Commit() error {
 	// may be new (on a journalling file system the first sync commits
 	// them all, and the others find nothing left to do).
 	jobs := filepath.Dir(r.s.JobDir(r.rec.Job))
-	if err := fsyncDirs(r.s.objects(), r.s.JobDir(r.rec.Job), jobs, r.s.Dir); err != nil {
+	if err := fsyncDirs(r.s.stageDir(r.rec), r.s.objects(), r.s.JobDir(r.rec.Job), jobs, r.s.Dir); err != nil {
 		return fmt.Errorf("checkpoint: sync: %w", err)
 	}
 	return nil
@@ -200,7 +211,13 @@ func (r *Recording) Done() error {
 	// Not synced: lost in a crash, the record says "not done", which
 	// accepts the change's either side.
 	r.rec.Done = true
-	return r.s.writeRecord(r.rec, false)
+	if err := r.s.writeRecord(r.rec, false); err != nil {
+		return err
+	}
+	if r.rec.Staged {
+		r.s.finalizeLater(r.rec)
+	}
+	return nil
 }
 
 // Record is the record as made so far.

@@ -37,6 +37,9 @@ type Entry struct {
 	Size   int64  `json:"size,omitempty"`
 	Sum    string `json:"sum,omitempty"`
 	Target string `json:"target,omitempty"`
+	// Stage names the file's hard link in the record's stage directory
+	// while the record is staged (Sum is then unknown).
+	Stage string `json:"stage,omitempty"`
 }
 
 // Same reports whether a and b are one state. A directory's mode is not
@@ -78,7 +81,9 @@ type Record struct {
 	Head string `json:"head,omitempty"`
 	// Done says the change was applied whole; until then the workspace
 	// may hold either side of each change.
-	Done    bool     `json:"done"`
+	Done bool `json:"done"`
+	// Staged says some Entry is still a staged file, not an object.
+	Staged  bool     `json:"staged,omitempty"`
 	Changes []Change `json:"changes"`
 	// Notes are what of the call cannot be undone, said, not hidden.
 	Notes []string `json:"notes,omitempty"`
@@ -266,6 +271,11 @@ func writeRename(p string, data []byte, sync bool) error {
 	return err
 }
 
+// stageDir is where a record's staged files are, beside it (stage_linux.go).
+func (s Store) stageDir(r Record) string {
+	return filepath.Join(s.JobDir(r.Job), "stage-"+strings.TrimSuffix(recordName(r), ".json"))
+}
+
 // recordName orders a job's records by turn, then by when they began.
 func recordName(r Record) string {
 	return fmt.Sprintf("%06d-%019d-%s.json", r.Turn, r.Seq, safeName(r.Call))
@@ -309,6 +319,11 @@ func (s Store) Records(job string) ([]Record, error) {
 		var r Record
 		if err := json.Unmarshal(data, &r); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", e.Name(), err)
+		}
+		if r.Staged {
+			if r, err = s.finalized(r); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, r)
 	}
@@ -368,4 +383,22 @@ func fsyncPath(p string) error {
 		err = cerr
 	}
 	return err
+}
+
+// finalized is the staged record r once finalized (by this call, or by
+// the one that held the stage's lock meanwhile).
+func (s Store) finalized(r Record) (Record, error) {
+	path := filepath.Join(s.JobDir(r.Job), recordName(r))
+	if err := s.finalize(path, s.stageDir(r)); err != nil {
+		return r, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return r, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	var out Record
+	if err := json.Unmarshal(data, &out); err != nil {
+		return r, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return out, nil
 }

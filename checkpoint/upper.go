@@ -29,6 +29,7 @@ func (r *Recording) FromUpper(upper string) error {
 		return fmt.Errorf("checkpoint: open the upper layer: %w", err)
 	}
 	defer up.Close()
+	r.startStage()
 	return r.upperDir(up, ".", true)
 }
 
