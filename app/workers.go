@@ -17,6 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/checkpoint"
 	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/notify"
@@ -203,6 +204,9 @@ func (w *Workers) Stop() {
 	if w.lsp != nil {
 		w.lsp.Close()
 	}
+	// A Bash call's checkpoint finishes in the background; one cut off
+	// here would be finished by its first reader, but need not be.
+	checkpoint.Wait()
 }
 
 // EnvStream set to 0 turns streaming off: the model is asked for whole
