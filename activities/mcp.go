@@ -15,7 +15,9 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/checkpoint"
 	"github.com/custos-dev/custos/mcpservers"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // MCP serves the MCP activities from a worker's pool of servers.
@@ -63,9 +65,16 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 	if every <= 0 {
 		every = time.Second
 	}
+	ckpt := m.noteCheckpoint(tr, server, tool)
 	stop := heartbeatEvery(ctx, every, func() any { return req.Tool })
 	res, err := m.Pool.Call(ctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
 	stop()
+	if ckpt != nil {
+		// Done whatever the call did: the server may have acted before it
+		// failed, and the note holds either way.
+		_ = ckpt.Done()
+		ckpt.Close()
+	}
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -114,4 +123,24 @@ func renderResult(res *mcp.CallToolResult) string {
 		return "(no content)"
 	}
 	return strings.Join(parts, "\n")
+}
+
+// noteCheckpoint records, before the call, that what the server does
+// cannot be undone: changes and rewind then say so under the call (the
+// server changes nothing in the workspace, which it sees read-only).
+func (m *MCP) noteCheckpoint(req api.ToolRequest, server, tool string) *checkpoint.Recording {
+	ws, err := pathguard.CanonicalWorkspace(req.Workspace)
+	if err != nil {
+		return nil
+	}
+	r, err := startCheckpoint(req, approval.MCPPrefix+server+"__"+tool, "MCP server "+server+", tool "+tool, ws)
+	if r == nil || err != nil {
+		return nil
+	}
+	r.Note(fmt.Sprintf("an MCP call: what the server %q did through its tool %q (in its own systems, over the network) is not undone by a rewind", server, tool))
+	if err := r.Commit(); err != nil {
+		r.Close()
+		return nil
+	}
+	return r
 }
