@@ -138,6 +138,11 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 // input the tool must run with.
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
 	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode, By: j.userCalls[callID]}
+	if _, _, looks := approval.MCPTool(tool); looks && j.mcp.hash == "" && len(j.st.MCPServers) > 0 {
+		// A call carried into this run (or a person's) before its first
+		// model call: the tools are listed first.
+		j.listMCP(ctx)
+	}
 	mt, isMCP := j.mcpCall(tool)
 	if (!api.KnownTool(tool) || !j.lspKnown(ctx, tool)) && !isMCP {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,

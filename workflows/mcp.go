@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -286,4 +287,15 @@ func sortedArgKeys(input json.RawMessage) []string {
 		}
 	}
 	return keys
+}
+
+// mayBeMCP: tool is one of the job's MCP tools, or names one of its
+// servers before the job listed their tools (the decision lists them, and
+// refuses a tool the server does not have).
+func (j *job) mayBeMCP(tool string) bool {
+	if _, ok := j.mcpCall(tool); ok {
+		return true
+	}
+	server, _, ok := approval.MCPTool(tool)
+	return ok && j.mcp.hash == "" && slices.Contains(j.st.MCPServers, server)
 }

@@ -259,3 +259,15 @@ func TestMCPCallsMeetTheHooks(t *testing.T) {
 		})
 	}
 }
+
+func TestPersonsOwnMCPCallInAJobWithoutAModel(t *testing.T) {
+	h := mcpHarness(t, demomodel.Script(), nil, map[string]any{"permissions": map[string]any{"allow": []string{"mcp__t__echo"}}})
+	h.input.Call = &UserCall{Tool: "mcp__t__echo", Input: []byte(`{"text":"mine"}`), By: "alice"}
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Empty(t, h.oai.Requests(), "no model is asked")
+	assert.Contains(t, res.Answer, "echo: mine", "the tools are listed before the call is decided")
+	d := h.decisions()["user_1"]
+	assert.Equal(t, approval.LayerRules, d.Layer)
+	assert.Equal(t, "alice", d.By)
+}

@@ -81,7 +81,7 @@ func clip(s string, n int) string {
 
 // checkUserCall refuses, before anything is recorded, what is no call.
 func (j *job) checkUserCall(c UserCall) error {
-	if _, mcp := j.mcpCall(c.Tool); !api.KnownTool(c.Tool) && !mcp {
+	if !api.KnownTool(c.Tool) && !j.mayBeMCP(c.Tool) {
 		return notApplied("unknown tool %q; the tools are %s%s", c.Tool, strings.Join(api.ToolNames(), ", "), j.mcpToolsNamed())
 	}
 	var obj map[string]json.RawMessage
