@@ -85,7 +85,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 // checkCall is layers 1-4 for one call: the same approval.Decide the workflow
 // uses, with system hooks inline and the user's command hooks run directly.
 func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
-	if !api.KnownTool(tool) {
+	if _, _, mcp := approval.MCPTool(tool); !api.KnownTool(tool) && !mcp {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
 	}
 	system := approval.SystemHooks()

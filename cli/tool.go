@@ -42,8 +42,8 @@ func (a *App) tool(ctx context.Context, args []string) error {
 		return usagef(`tool: starter tool [JOB] TOOL 'JSON', e.g. starter tool Bash '{"command": "npm test"}'`)
 	}
 	call := workflows.UserCall{Tool: pos[0], Input: json.RawMessage(pos[1]), By: *by, Channel: "cli"}
-	if !api.KnownTool(call.Tool) {
-		return usagef("tool: unknown tool %q (the tools are %s)", call.Tool, strings.Join(api.ToolNames(), ", "))
+	if _, _, mcp := approval.MCPTool(call.Tool); !api.KnownTool(call.Tool) && !mcp {
+		return usagef("tool: unknown tool %q (the tools are %s, and the job's MCP tools, mcp__SERVER__TOOL)", call.Tool, strings.Join(api.ToolNames(), ", "))
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(call.Input, &obj) != nil || obj == nil {
