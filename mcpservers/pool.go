@@ -115,7 +115,7 @@ func (p *Pool) Tools(ctx context.Context, ws string, lim Limits) ([]Tool, []stri
 			continue
 		}
 		if len(tools) > maxToolsPerServer {
-			notes = append(notes, fmt.Sprintf("server %q offers %d tools: only the first %d (by name) are used", srv.Name, len(tools), maxToolsPerServer))
+			notes = append(notes, fmt.Sprintf("server %q offers over %d tools: only %d are used", srv.Name, maxToolsPerServer, maxToolsPerServer))
 			tools = tools[:maxToolsPerServer]
 		}
 		for _, t := range tools {
@@ -146,6 +146,9 @@ func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) (
 			return nil, fmt.Errorf("list tools: %w", err)
 		}
 		tools = append(tools, t)
+		if len(tools) > maxToolsPerServer {
+			break // a server paging on and on is cut here, and said so
+		}
 	}
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	s.tools = tools
