@@ -32,10 +32,17 @@ func refuseInvalidArguments(ctx workflow.Context, tool string, input json.RawMes
 	if workflow.GetVersion(ctx, checkArgumentsVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return approval.Verdict{}, false
 	}
+	return argumentsRefusal(layer, tool, err.Error()), true
+}
+
+// argumentsRefusal is the denial of arguments a tool would refuse, said
+// by the layer that found them (the rules for the model's, the hook for a
+// rewrite); subject names the tool (and, for an MCP tool, its schema).
+func argumentsRefusal(layer approval.Layer, subject, why string) approval.Verdict {
 	what := "invalid arguments"
 	if layer == approval.LayerHook {
 		what = "the hook rewrote the input into invalid arguments"
 	}
 	return approval.Verdict{Decision: approval.Deny, Layer: layer,
-		Reason: fmt.Sprintf("%s for %s: %v; nobody was asked and nothing ran", what, tool, err)}, true
+		Reason: fmt.Sprintf("%s for %s: %s; nobody was asked and nothing ran", what, subject, why)}
 }

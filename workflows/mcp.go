@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -149,12 +150,7 @@ func refuseInvalidMCPArguments(ctx workflow.Context, t api.MCPTool, input json.R
 	if why == "" {
 		return approval.Verdict{}, false
 	}
-	what := "invalid arguments"
-	if layer == approval.LayerHook {
-		what = "the hook rewrote the input into invalid arguments"
-	}
-	return approval.Verdict{Decision: approval.Deny, Layer: layer,
-		Reason: fmt.Sprintf("%s for %s (its input schema): %s; nobody was asked and nothing ran", what, t.Name, why)}, true
+	return argumentsRefusal(layer, t.Name+" (its input schema)", why), true
 }
 
 // describeMCPInput is a call's input as its schema describes it, for the
@@ -171,8 +167,6 @@ func describeMCPInput(t api.MCPTool, input json.RawMessage) string {
 	if json.Unmarshal(input, &args) != nil {
 		return ""
 	}
-	// Keys in a fixed order without ranging over the map (the workflow
-	// check flags any map iteration): a map the JSON encoder sorted.
 	keys := sortedArgKeys(input)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (MCP server %q)", t.Tool, t.Server)
@@ -182,19 +176,12 @@ func describeMCPInput(t api.MCPTool, input json.RawMessage) string {
 	for _, k := range keys {
 		p := schema.Properties[k]
 		label := k
-		if d := cmpOr(p.Title, p.Description); d != "" {
+		if d := cmp.Or(p.Title, p.Description); d != "" {
 			label += " (" + firstLine(d, 120) + ")"
 		}
 		fmt.Fprintf(&b, "\n  %s: %s", label, firstLine(string(args[k]), 400))
 	}
 	return b.String()
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // runMCP runs an MCP call on the workspace's host. A call whose server (or
@@ -262,31 +249,28 @@ func (j *job) mcpToolsNamed() string {
 }
 
 // sortedArgKeys are the top-level keys of a JSON object, sorted: read
-// from the object re-encoded (encoding/json writes map keys sorted).
+// from its tokens, so that no map is ranged over (the workflow check
+// flags any map iteration).
 func sortedArgKeys(input json.RawMessage) []string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(input, &m) != nil {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	sorted, _ := json.Marshal(m)
-	dec := json.NewDecoder(bytes.NewReader(sorted))
 	var keys []string
-	if _, err := dec.Token(); err != nil { // {
-		return nil
-	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return keys
+			break
 		}
 		k, _ := tok.(string)
 		keys = append(keys, k)
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
-			return keys
+			break
 		}
 	}
-	return keys
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // mayBeMCP: tool is one of the job's MCP tools, or names one of its
