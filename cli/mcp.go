@@ -2,8 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/custos-dev/custos/internal/statedir"
@@ -95,12 +96,7 @@ func describeEntry(s mcpservers.Server) string {
 		if len(m) == 0 {
 			return
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fmt.Fprintf(&b, "; %s %s", what, strings.Join(keys, ", "))
+		fmt.Fprintf(&b, "; %s %s", what, strings.Join(slices.Sorted(maps.Keys(m)), ", "))
 	}
 	names("env", s.Env)
 	names("headers", s.Headers)

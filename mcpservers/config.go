@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,7 +175,7 @@ func readFile(name, source string) ([]Server, []string, error) {
 	}
 	var out []Server
 	var notes []string
-	for _, n := range sortedKeys(top.MCPServers) {
+	for _, n := range slices.Sorted(maps.Keys(top.MCPServers)) {
 		s, err := parseEntry(n, top.MCPServers[n], source, name)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("%s: server %q left out: %v", name, n, err))
@@ -225,15 +226,6 @@ func parseEntry(name string, raw json.RawMessage, source, file string) (Server, 
 		s.Trusted = true
 	}
 	return s, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Expand replaces ${VAR} and ${VAR:-default} in s from the worker's

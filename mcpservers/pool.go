@@ -17,14 +17,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/netproxy"
 )
-
-// ToolPrefix starts every MCP tool's name: mcp__SERVER__TOOL.
-const ToolPrefix = "mcp__"
 
 // ErrServerDied is wrapped by a call's error when its server died (or its
 // connection broke) while the call ran: the call may or may not have had
@@ -71,14 +69,12 @@ type Pool struct {
 
 type session struct {
 	key   string
-	srv   Server
 	cs    *mcp.ClientSession
 	proc  *sandbox.Process
 	proxy *netproxy.Proxy
 	dead  chan struct{}
 
-	mu    sync.Mutex
-	tools []*mcp.Tool // as last listed
+	mu sync.Mutex // one listing at a time
 }
 
 // load reads the workspace's servers, with the user's config and custos'
@@ -151,7 +147,6 @@ func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) (
 		}
 	}
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	s.tools = tools
 	return tools, nil
 }
 
@@ -168,9 +163,9 @@ const (
 // toolOf is a server's tool under its job name, refused when the model's
 // API could not carry its name or its schema is not an object schema.
 func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
-	full := ToolPrefix + srv.Name + "__" + t.Name
+	full := approval.MCPPrefix + srv.Name + "__" + t.Name
 	if !toolName.MatchString(t.Name) || len(full) > 64 {
-		return Tool{}, fmt.Errorf("server %q: tool %q left out: its name must be letters, digits, '_' and '-', and %s%s__NAME at most 64 characters", srv.Name, t.Name, ToolPrefix, srv.Name)
+		return Tool{}, fmt.Errorf("server %q: tool %q left out: its name must be letters, digits, '_' and '-', and %s%s__NAME at most 64 characters", srv.Name, t.Name, approval.MCPPrefix, srv.Name)
 	}
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || t.InputSchema == nil {
@@ -299,7 +294,7 @@ func (p *Pool) start(ctx context.Context, ws string, entry Server, lim Limits) (
 	if err != nil {
 		return nil, err
 	}
-	s := &session{srv: entry, dead: make(chan struct{})}
+	s := &session{dead: make(chan struct{})}
 	var transport mcp.Transport
 	switch srv.Type {
 	case "stdio":
