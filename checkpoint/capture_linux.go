@@ -84,6 +84,37 @@ func (s Store) storeAt(dirfd int, name string, st *unix.Stat_t, fresh *[]stored)
 	if ost.Dev != st.Dev || ost.Ino != st.Ino {
 		return "", errors.New("changed while being recorded")
 	}
+	sum, err := hashFD(fd)
+	if err != nil {
+		return "", err
+	}
+	if fresh == nil {
+		return sum, nil
+	}
+	p := s.ObjectPath(sum)
+	ok, damaged := reuse(p, sum, ost.Size)
+	if ok {
+		return sum, nil
+	}
+	if damaged {
+		_ = os.Remove(p)
+	}
+	if err = s.linkObject(fd, p); err == nil {
+		*fresh = append(*fresh, stored{path: p, linked: true})
+		return sum, nil
+	}
+	// Another file system: a copy, through an os.File of a duplicate.
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return "", err
+	}
+	f := os.NewFile(uintptr(dup), name)
+	defer f.Close()
+	return sum, s.putObject(f, sum, ost.Size, fresh)
+}
+
+// hashFD is the SHA-256 of what is left to read from fd, in hex.
+func hashFD(fd int) (string, error) {
 	h := sha256.New()
 	bp := hashBufs.Get().(*[]byte)
 	defer hashBufs.Put(bp)
@@ -96,38 +127,24 @@ func (s Store) storeAt(dirfd int, name string, st *unix.Stat_t, fresh *[]stored)
 			return "", err
 		}
 		if n == 0 {
-			break
+			return hex.EncodeToString(h.Sum(nil)), nil
 		}
 		h.Write((*bp)[:n])
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if fresh == nil {
-		return sum, nil
-	}
-	p := s.ObjectPath(sum)
-	ok, damaged := reuse(p, sum, ost.Size)
-	if ok {
-		return sum, nil
-	}
-	if damaged {
-		_ = os.Remove(p)
-	}
-	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
+}
+
+// linkObject links fd's inode into the store at p (making the objects'
+// directory if it is missing); an object already there is as good.
+func (s Store) linkObject(fd int, p string) error {
+	src := "/proc/self/fd/" + strconv.Itoa(fd)
+	err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
 	if err == unix.ENOENT {
 		if err = os.MkdirAll(s.objects(), 0o700); err == nil {
-			err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
+			err = unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
 		}
 	}
-	if err == nil || err == unix.EEXIST {
-		*fresh = append(*fresh, stored{path: p, linked: true})
-		return sum, nil
+	if err == unix.EEXIST {
+		return nil
 	}
-	// Another file system: a copy, through an os.File of a duplicate.
-	dup, err := unix.Dup(fd)
-	if err != nil {
-		return "", err
-	}
-	f := os.NewFile(uintptr(dup), name)
-	defer f.Close()
-	return sum, s.putObject(f, sum, ost.Size, fresh)
+	return err
 }

@@ -3,8 +3,6 @@
 package checkpoint
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,35 +140,16 @@ func (s Store) unstage(stagefd int, e *Entry, fresh *[]stored) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	h := sha256.New()
-	bp := hashBufs.Get().(*[]byte)
-	defer hashBufs.Put(bp)
-	for {
-		n, err := unix.Read(fd, *bp)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			break
-		}
-		h.Write((*bp)[:n])
+	sum, err := hashFD(fd)
+	if err != nil {
+		return err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
 	p := s.ObjectPath(sum)
 	if ok, damaged := reuse(p, sum, st.Size); !ok {
 		if damaged {
 			_ = os.Remove(p)
 		}
-		err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
-		if err == unix.ENOENT {
-			if err = os.MkdirAll(s.objects(), 0o700); err == nil {
-				err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
-			}
-		}
-		if err != nil && err != unix.EEXIST {
+		if err := s.linkObject(fd, p); err != nil {
 			return err
 		}
 		*fresh = append(*fresh, stored{path: p, linked: true})
