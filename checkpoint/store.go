@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/internal/atomicfile"
+	"github.com/custos-dev/custos/internal/filename"
 )
 
 // Kinds of Entry.
@@ -95,23 +96,7 @@ type Store struct{ Dir string }
 func (s Store) objects() string { return filepath.Join(s.Dir, "objects") }
 
 // JobDir is where job's records are.
-func (s Store) JobDir(job string) string { return filepath.Join(s.Dir, "jobs", safeName(job)) }
-
-// safeName keeps a job ID one path component, by the rule the job's
-// transcript is named by (api.JobFilesIn), so the collection tells an
-// open job's checkpoints by the same name.
-func safeName(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || b[0] == '.' {
-		return "_" + string(b)
-	}
-	return string(b)
-}
+func (s Store) JobDir(job string) string { return filepath.Join(s.Dir, "jobs", filename.Safe(job)) }
 
 // ObjectPath is where the content sum is kept: one flat directory, so
 // the objects a call stores are made durable by one directory sync.
@@ -278,7 +263,7 @@ func (s Store) stageDir(r Record) string {
 
 // recordName orders a job's records by turn, then by when they began.
 func recordName(r Record) string {
-	return fmt.Sprintf("%06d-%019d-%s.json", r.Turn, r.Seq, safeName(r.Call))
+	return fmt.Sprintf("%06d-%019d-%s.json", r.Turn, r.Seq, filename.Safe(r.Call))
 }
 
 // writeRecord replaces r's file whole, synced when sync.

@@ -8,6 +8,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/internal/filename"
 )
 
 // The conversation of a job lives in its transcript (JobFiles.Transcript, in
@@ -113,20 +114,20 @@ func (f JobFiles) Or(workspace, jobID string) JobFiles {
 // in custos' state directory (statedir.WorkspaceDir).
 func JobFilesIn(wsState, jobID string) JobFiles {
 	return JobFiles{
-		Transcript: filepath.Join(wsState, "sessions", safeName(jobID)+".jsonl"),
-		Audit:      filepath.Join(wsState, "audit", safeName(jobID)+".jsonl"),
+		Transcript: filepath.Join(wsState, "sessions", filename.Safe(jobID)+".jsonl"),
+		Audit:      filepath.Join(wsState, "audit", filename.Safe(jobID)+".jsonl"),
 	}
 }
 
 // SessionFile is where jobs that began before transcripts left the
 // workspace keep theirs, in the workspace (see JobFiles.Or).
 func SessionFile(workspace, jobID string) string {
-	return filepath.Join(workspace, ".custos", "sessions", safeName(jobID)+".jsonl")
+	return filepath.Join(workspace, ".custos", "sessions", filename.Safe(jobID)+".jsonl")
 }
 
 // AuditFile is where such a job keeps its audit trail.
 func AuditFile(workspace, jobID string) string {
-	return filepath.Join(workspace, ".custos", "audit", safeName(jobID)+".jsonl")
+	return filepath.Join(workspace, ".custos", "audit", filename.Safe(jobID)+".jsonl")
 }
 
 // CompactRequest asks for a compaction of the conversation.
@@ -187,18 +188,4 @@ func ContextWindowFor(model string) int {
 		}
 	}
 	return tokens
-}
-
-// safeName keeps a workflow id usable as a file name.
-func safeName(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || b[0] == '.' {
-		return "_" + string(b)
-	}
-	return string(b)
 }
