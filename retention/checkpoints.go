@@ -61,27 +61,8 @@ func (p *planner) checkpointObjects(ws, dir string, named map[string]bool, prev 
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if len(p.plan.Remove) >= p.lim.MaxRemoved {
-			p.stopped, p.plan.Next = true, prev
-			return nil
-		}
-		p.plan.Examined++
-		if len(e.Name()) != 64 || named[e.Name()] {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		fi, err := os.Lstat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		changed, bytes := objectState(fi)
-		if !p.old(changed, p.in.Policy.JobFiles) {
-			continue
-		}
-		p.add(Entry{Kind: Checkpoints, Path: path, Workspace: ws, Bytes: bytes, ModTime: changed,
-			Why: "no checkpoint kept names it, unchanged for " + age(p.in.Now.Sub(changed))})
-	}
+	p.sweep(sweep{kind: Checkpoints, ws: ws, dir: dir, ents: ents, named: named, prev: prev,
+		why: "no checkpoint kept names it", state: objectState})
 	return nil
 }
 

@@ -221,25 +221,53 @@ func (p *planner) blobs(ws string) error {
 	if err != nil {
 		return nil // fail closed: keep every blob of ws
 	}
-	for _, e := range ents {
+	p.sweep(sweep{kind: Blobs, ws: ws, dir: filepath.Join(sessions, blobsDir), ents: ents, named: named, prev: prev,
+		why: "no transcript kept names it", state: func(fi fs.FileInfo) (time.Time, int64) { return fi.ModTime(), fi.Size() }})
+	return nil
+}
+
+// sweep is a directory of content-addressed files (64 hex digits a name)
+// of which those named are kept.
+type sweep struct {
+	kind  Kind
+	ws    string
+	dir   string
+	ents  []os.DirEntry
+	named map[string]bool
+	// prev is where the next pass starts when this one stops within.
+	prev Cursor
+	// why says what does not name a file removed ("no … names it").
+	why string
+	// state is a file's last change and the bytes removing it frees.
+	state func(fs.FileInfo) (time.Time, int64)
+}
+
+// sweep plans the removal of s's files that are not named and unchanged
+// for Policy.JobFiles (blobs no transcript names, checkpoint objects no
+// record names). Stopped within at the pass's limit, the next pass starts
+// again at s.prev and reads what names the files anew.
+func (p *planner) sweep(s sweep) {
+	for _, e := range s.ents {
 		if len(p.plan.Remove) >= p.lim.MaxRemoved {
-			// Stopped within: the next pass reads the transcripts again.
-			p.stopped, p.plan.Next = true, prev
-			return nil
+			p.stopped, p.plan.Next = true, s.prev
+			return
 		}
 		p.plan.Examined++
-		if len(e.Name()) != 64 || named[e.Name()] {
+		if len(e.Name()) != 64 || s.named[e.Name()] {
 			continue
 		}
-		path := filepath.Join(sessions, blobsDir, e.Name())
+		path := filepath.Join(s.dir, e.Name())
 		fi, err := os.Lstat(path)
-		if err != nil || !fi.Mode().IsRegular() || !p.old(fi.ModTime(), p.in.Policy.JobFiles) {
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		p.add(Entry{Kind: Blobs, Path: path, Workspace: ws, Bytes: fi.Size(), ModTime: fi.ModTime(),
-			Why: "no transcript kept names it, unchanged for " + age(p.in.Now.Sub(fi.ModTime()))})
+		changed, bytes := s.state(fi)
+		if !p.old(changed, p.in.Policy.JobFiles) {
+			continue
+		}
+		p.add(Entry{Kind: s.kind, Path: path, Workspace: s.ws, Bytes: bytes, ModTime: changed,
+			Why: s.why + ", unchanged for " + age(p.in.Now.Sub(changed))})
 	}
-	return nil
 }
 
 // namedBlobs reads every transcript in sessions this plan keeps and
