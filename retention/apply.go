@@ -61,6 +61,8 @@ func remove(e Entry, removeCache func(string) (bool, error)) (bool, error) {
 		return ok, nil
 	case Checkpoints:
 		return removeCheckpoints(e)
+	case ServerHomes:
+		return removeHome(e)
 	case Quarantine:
 		if err := hostfs.RemoveAllWritable(e.Path); err != nil {
 			return false, fmt.Errorf("retention: removing %s: %w", e.Path, err)

@@ -70,7 +70,7 @@ func PlanPass(in Input) (Plan, error) {
 	if !in.OpenKnown {
 		p.plan.JobFilesKept = "the open jobs are unknown (no Temporal server answered): no transcript, audit or blob is removed"
 	}
-	for _, step := range []func() error{p.workspaces, p.caches, p.quarantine} {
+	for _, step := range []func() error{p.workspaces, p.caches, p.quarantine, p.serverHomes} {
 		if err := step(); err != nil {
 			return Plan{}, err
 		}

@@ -35,10 +35,12 @@ const (
 	Quarantine  Kind = "quarantine"
 	Overlays    Kind = "overlays"
 	Snapshots   Kind = "snapshots"
+	// ServerHomes are MCP servers' homes, per workspace and server.
+	ServerHomes Kind = "server-homes"
 )
 
 // Kinds lists them in the order reports show them.
-var Kinds = []Kind{Transcripts, Audits, Blobs, Checkpoints, Caches, Quarantine, Overlays, Snapshots}
+var Kinds = []Kind{Transcripts, Audits, Blobs, Checkpoints, Caches, ServerHomes, Quarantine, Overlays, Snapshots}
 
 // Policy is how long each kind is kept.
 type Policy struct {

@@ -107,6 +107,7 @@ func measureWorkspaces(root string, count func(string, Kind, int64, int)) error 
 				}
 			}
 		}
+		_ = eachDir(filepath.Join(d, homesDir), func(h string) { count(ws, ServerHomes, hostfs.TreeSize(h), 1) })
 	})
 }
 
