@@ -35,6 +35,7 @@ type Client struct {
 	notify  chan struct{}          // closed and replaced on every publish
 	seq     int64                  // publishes so far
 	caps    capabilities
+	work    workProgress // the server's work-done progress
 
 	dead    chan struct{} // closed when the reader stops
 	deadErr error
@@ -80,7 +81,7 @@ func Start(ctx context.Context, start Starter, s Spec) (*Client, error) {
 	}
 	c := &Client{name: filepath.Base(s.Argv[0]), root: s.Workspace, proc: proc, watch: watch, pending: map[int64]chan *message{},
 		docs: map[string]*document{}, diags: map[string]*diagnostic{}, notify: make(chan struct{}),
-		dead: make(chan struct{})}
+		work: workProgress{titles: map[string]string{}, changed: make(chan struct{})}, dead: make(chan struct{})}
 	go c.read()
 	if err := c.initialize(ctx); err != nil {
 		c.Kill()
@@ -100,6 +101,8 @@ func (c *Client) initialize(ctx context.Context) error {
 		"workspaceFolders": []map[string]string{{"uri": uri, "name": "workspace"}},
 		"capabilities": map[string]any{
 			"general": map[string]any{"positionEncodings": []string{"utf-16"}},
+			// Progress lets Loaded know when the workspace is loaded.
+			"window": map[string]any{"workDoneProgress": true},
 			"textDocument": map[string]any{
 				"hover":              map[string]any{"contentFormat": []string{"plaintext", "markdown"}},
 				"documentSymbol":     map[string]any{"hierarchicalDocumentSymbolSupport": true},
@@ -110,6 +113,9 @@ func (c *Client) initialize(ctx context.Context) error {
 			"workspace": map[string]any{"configuration": true, "workspaceFolders": true,
 				"didChangeWatchedFiles": map[string]bool{"dynamicRegistration": true}},
 		},
+	}
+	if opts, ok := initOptions[c.name]; ok {
+		params["initializationOptions"] = opts
 	}
 	var res struct {
 		Capabilities capabilities `json:"capabilities"`
@@ -257,6 +263,8 @@ func (c *Client) dispatch(m *message) {
 		}
 	case m.Method == "textDocument/publishDiagnostics":
 		c.publish(m.Params)
+	case m.Method == "$/progress":
+		c.progress(m.Params)
 	case len(m.ID) > 0:
 		go c.answer(m) // not on the reader: a write may block on a full pipe
 	}

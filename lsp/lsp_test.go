@@ -341,3 +341,30 @@ func TestPoolShutsDownAnIdleServer(t *testing.T) {
 		t.Fatalf("after the idle shutdown: %v, %v (same: %v)", second, err, second == first)
 	}
 }
+
+// Loaded returns once gopls has loaded and diagnosed the whole workspace:
+// by then it has published the type error of a file nobody opened.
+func TestLoadedWaitsForTheWorkspaceDiagnosis(t *testing.T) {
+	dir := writeModule(t, module)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pool := NewPool(HostStarter)
+	defer pool.Close()
+	c, err := pool.Client(ctx, Spec{Argv: gopls(t), Workspace: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Loaded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	d := c.diags[fileURI(filepath.Join(dir, "bad", "bad.go"))]
+	begun := c.work.begun
+	c.mu.Unlock()
+	if d == nil || len(d.items) == 0 {
+		t.Fatalf("Loaded returned before bad/bad.go was diagnosed (%d works begun)", begun)
+	}
+	if begun < 2 {
+		t.Fatalf("%d works begun, want the workspace's setup and its diagnosis", begun)
+	}
+}
