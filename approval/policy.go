@@ -388,6 +388,11 @@ func (s *ruleSet) matchBashIndex(c *shell.SimpleCommand, allow bool) int {
 				// A rule for xargs covers it running echo (xargsInert).
 				ok = (!allow || r.kind == kindExact || c.XargsInert) && r.matchCommandLine(c.Raw)
 			}
+			if !ok && c.RawPlain != "" {
+				// Without the options that change only how xargs splits
+				// its input: Bash(xargs echo:*) covers xargs -0 echo.
+				ok = (!allow || c.XargsInert) && r.matchCommandLine(c.RawPlain)
+			}
 			if !ok && c.Canonical != "" {
 				// Global options seen through (git -C . push is git push);
 				// an allow rule matched this way still has to name them
@@ -407,7 +412,7 @@ func (s *ruleSet) matchBashIndex(c *shell.SimpleCommand, allow bool) int {
 	if len(s.bashByPrefix) > 0 {
 		// A regular expression with a literal prefix can only match a
 		// line that starts with it: look each line's prefixes up.
-		for _, line := range []string{c.Text, c.Raw, c.Canonical} {
+		for _, line := range []string{c.Text, c.Raw, c.Canonical, c.RawPlain} {
 			for k := 1; k <= len(line) && k <= s.prefixLen; k++ {
 				try(s.bashByPrefix[line[:k]])
 			}

@@ -77,7 +77,39 @@ func TestProgramsJudgedByWhatTheyDo(t *testing.T) {
 		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -i rm {}", want: "ask"},
 		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs -0a .env echo", want: "deny"},
 		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs --arg-file=.env echo", want: "deny"},
+		// xargs' options are read as xargs reads them: -e, -i and -l take
+		// the rest of their cluster as their value (-eE is the end string
+		// E, and rm the command), long options may be abbreviated.
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -eE rm echo hi", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -0iE rm echo", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs -lL rm echo", want: "ask"},
+		{allow: []string{"Bash(xargs:*)"}, cmd: "xargs --process=LD_PRELOAD echo", want: "ask", reasonHas: "LD_PRELOAD set by xargs"},
+		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs --arg=.env echo", want: "deny"},
+		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs --arg .env echo", want: "deny"},
+		{allow: []string{"Bash(xargs:*)", "Bash(echo:*)"}, cmd: "xargs -0a.env echo", want: "deny"},
+		// A rule naming xargs and its program covers the options that
+		// change only how xargs splits and batches its input, not those
+		// that do more (-I, -a, -o, -p, --process-slot-var).
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -I{} echo {}", want: "open"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -a list echo", want: "open"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -o echo", want: "open"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -p -0 echo", want: "open"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -0 --process-slot-var=X echo", want: "open"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -0 ./echo", want: "ask"},
+		{allow: []string{"Bash(xargs rm:*)"}, cmd: "xargs -0 rm", want: "ask"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -0 nice echo", want: "ask"},
 	})
+}
+
+// A deny rule naming xargs and the program it runs sees through the
+// options that change only how xargs splits its input.
+func TestXargsDenyRulesSeeThroughPlainOptions(t *testing.T) {
+	p := mustCompile(t, Settings{Permissions: Permissions{Allow: []string{"Bash(xargs:*)"}, Deny: []string{"Bash(xargs rm:*)"}}})
+	for _, cmd := range []string{"xargs rm", "xargs -0 rm", "xargs --null -n 1 -P4 rm -f", "xargs -r -- rm", "find . | xargs -d '\\n' rm"} {
+		if v := p.Rules(bashCall(cmd)); v.Decision != Deny {
+			t.Errorf("%s: got %s (%s), want deny", cmd, v.Decision, v.Reason)
+		}
+	}
 }
 
 // Ordinary use stays allowed (judging more must not ask more of everyday
@@ -108,6 +140,17 @@ func TestOrdinaryUseStaysAllowed(t *testing.T) {
 		{allow: []string{"Bash(xargs:*)", "Bash(printf:*)"}, cmd: "printf 'a\\0b' | xargs -0 echo", want: "allow"},
 		{allow: []string{"Bash(printf:*)", "Bash(echo:*)"}, cmd: "printf 'a\\0b' | xargs -0 echo", want: "allow"},
 		{allow: []string{"Bash(git ls-files:*)", "Bash(xargs:*)"}, cmd: "git ls-files | xargs -I{} echo {}", want: "allow"},
+		// The options that change only how xargs splits and batches its
+		// input do not stop a rule naming xargs and its program.
+		{allow: []string{"Bash(xargs echo:*)", "Bash(printf:*)"}, cmd: "printf 'a\\0b' | xargs -0 echo", want: "allow"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs --null echo", want: "allow"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -d '\\n' -n 1 -P 4 -r -t -x -s 4096 echo", want: "allow"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs --delimiter=, --max-args=2 --no-run-if-empty --verbose echo x", want: "allow"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs -0rn1 -L2 -E END echo", want: "allow"},
+		{allow: []string{"Bash(xargs echo:*)"}, cmd: "xargs --nul --max-a 1 echo", want: "allow"},
+		{allow: []string{"Bash(xargs printf %s:*)"}, cmd: "xargs -0 printf %s", want: "allow"},
+		{allow: []string{"Bash(xargs basename:*)"}, cmd: "find . -print0 | xargs -0 -n1 basename", want: "open"}, // find has no rule here
+		{allow: []string{"Bash(xargs basename:*)", "Bash(find:*)"}, cmd: "find . -print0 | xargs -0 -n1 basename", want: "allow"},
 		{allow: []string{"Bash(gofmt:*)"}, cmd: "gofmt -l .", want: "allow", reasonHas: "no entry for gofmt: the rule covers everything it can do"},
 		{allow: []string{"Bash(npm test:*)"}, cmd: "npm test", want: "allow", reasonHas: "no entry for npm test"},
 		{allow: []string{"Bash(git:*)"}, cmd: "git commit -m x", want: "allow", reasonHas: "no entry for git commit"},
@@ -176,11 +219,14 @@ func TestProgramHolesAgainstTheRealPrograms(t *testing.T) {
 		{cmd: "trap 'touch RAN' EXIT; echo hi", proof: "RAN"},
 		{cmd: "PS4='$(touch RAN)'; set -x; echo hi", proof: "RAN"},
 		{cmd: "python3 -m json.tool j.json out.txt", proof: "out.txt", needs: "python3"},
+		{cmd: "echo RAN | xargs -eE touch echo hi", proof: "RAN"},
+		{cmd: "echo RAN | xargs -iE touch echo E", proof: "RAN"},
 		// Ordinary uses.
 		{cmd: "tar -tf x.tar", allowed: true, needs: "tar"},
 		{cmd: "tar tvf x.tar", allowed: true, needs: "tar"},
 		{cmd: "make -n", allowed: true, needs: "make"},
 		{cmd: "printf 'a\\0b' | xargs -0 echo", allowed: true},
+		{cmd: "printf 'a\\0b' | xargs -0rn1 --max-procs=2 echo", allowed: true},
 		{cmd: "python3 -m json.tool j.json", allowed: true, needs: "python3"},
 		{cmd: "LANG=C ls", allowed: true},
 	} {

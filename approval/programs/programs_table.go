@@ -1,6 +1,9 @@
 package programs
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // The program table: what custos knows of each program, in
 // one place. programs.go says how an entry is read; every entry's examples
@@ -477,4 +480,7 @@ func init() {
 	// Only the table is built here; its examples are checked when the
 	// first policy is compiled (tablesChecked).
 	byName, programsErr = buildPrograms(programTable)
+	if err := xargsOptions.compile(); err != nil {
+		programsErr = errors.Join(programsErr, err)
+	}
 }

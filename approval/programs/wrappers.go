@@ -43,7 +43,7 @@ var wrapperSpecs = map[string]wrapperSpec{
 	"nice":        {valued: "n", longVal: []string{"--adjustment"}, dashNum: true},
 	"nohup":       {},
 	"time":        {valued: "fo", longVal: []string{"--format", "--output"}},
-	"xargs":       {valued: "adEILnPs", longVal: []string{"--arg-file", "--max-args", "--max-procs", "--max-chars", "--delimiter", "--process-slot-var"}}, // -e, -i, -l, --eof, --replace, --max-lines take a value only attached
+	"xargs":       {}, // read by its option table, xargsOptions (xargs.go)
 	"command":     {},
 	"builtin":     {},
 	"exec":        {valued: "a"},
@@ -67,6 +67,9 @@ func Unwrap(name string, rest []Word) (int, bool) {
 	wr, ok := wrapperSpecs[name]
 	if !ok {
 		return 0, false
+	}
+	if p := wrapperProgram(name); p != nil {
+		return p.eachOpt(rest, func(wrapperOpt) {}), true
 	}
 	i := 0
 	for i < len(rest) {
@@ -137,6 +140,10 @@ positional:
 // WrapperOperands records what a wrapper's own options read or write:
 // time -o FILE, flock FILE, xargs -a FILE; the rest are mentions.
 func WrapperOperands(w Walker, name string, words []Word) {
+	if p := wrapperProgram(name); p != nil {
+		wrapperReads(w, p, words)
+		return
+	}
 	for i := 0; i < len(words); i++ {
 		a := words[i]
 		switch {
@@ -145,17 +152,9 @@ func WrapperOperands(w Walker, name string, words []Word) {
 			w.Access(AccessWrite, words[i], "time -o")
 		case name == "time" && a.Static && strings.HasPrefix(a.Text, "--output="):
 			w.Access(AccessWrite, Word{Text: strings.TrimPrefix(a.Text, "--output="), Static: true}, "time -o")
-		case name == "xargs" && a.Static && a.Text == "--arg-file" && i+1 < len(words):
-			i++
-			w.Access(AccessRead, words[i], "xargs -a")
-		case name == "xargs" && a.Static && strings.HasPrefix(a.Text, "--arg-file="):
-			w.Access(AccessRead, Word{Text: strings.TrimPrefix(a.Text, "--arg-file="), Static: true}, "xargs -a")
-		case (name == "time" || name == "xargs") && a.Static && strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--"):
-			// A cluster: -vo out (time), -0a list (xargs).
+		case name == "time" && a.Static && strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--"):
+			// A cluster: -vo out.
 			want, kind := byte('o'), AccessWrite
-			if name == "xargs" {
-				want, kind = 'a', AccessRead
-			}
 			val, next, ok := ClusterValue(a.Text, wrapperSpecs[name].valued, want)
 			switch {
 			case ok && next && i+1 < len(words):

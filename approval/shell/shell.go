@@ -45,6 +45,10 @@ type SimpleCommand struct {
 	Text string
 	// Raw is the normalised command line including the wrappers.
 	Raw string
+	// RawPlain is Raw without the options of xargs that change only how
+	// it splits and batches its input (xargs -0 -n1 echo is xargs echo),
+	// or "" when it has none.
+	RawPlain string
 	// Argv is the full argument vector including wrappers, quotes removed.
 	Argv []string
 	// Findings are what the program table found in the command that an
@@ -835,7 +839,7 @@ func (w *walker) wrapper(name string, inner int, args []programs.Word, wrappers 
 	}
 	w.command(rest[inner:], wrappers.add(args[:inner+1]), heredocs, redirs, nd+1)
 	if name == "xargs" {
-		w.xargsRuns(rest[inner:], len(wrappers.names) == 0)
+		w.xargsRuns(rest[:inner], rest[inner:], len(wrappers.names) == 0)
 	}
 }
 

@@ -460,8 +460,14 @@ var xargsInertPrograms = map[string]bool{"echo": true, "printf": true, "true": t
 // xargsRuns judges the command xargs runs with the words it reads at run
 // time: harmless for a program of xargsInertPrograms (which a rule for
 // xargs then covers, when xargs is the only wrapper), undecidable for any
-// other (xargs cat reads files no one named, xargs sh -c runs them).
-func (w *walker) xargsRuns(words []programs.Word, outermost bool) {
+// other (xargs cat reads files no one named, xargs sh -c runs them). opts
+// are xargs' options: the line without those that change only how it
+// splits and batches its input is the command's RawPlain, which rules
+// match too (Bash(xargs echo:*) covers xargs -0 echo).
+func (w *walker) xargsRuns(opts, words []programs.Word, outermost bool) {
+	if outermost && len(w.a.out.Commands) > 0 {
+		w.xargsPlain(&w.a.out.Commands[len(w.a.out.Commands)-1], opts)
+	}
 	if len(words) == 0 || !words[0].Static || !xargsInertPrograms[path.Base(words[0].Text)] || w.isForeign(words[0]) {
 		w.a.undecidable("xargs appends arguments read at run time")
 		return
@@ -471,19 +477,26 @@ func (w *walker) xargsRuns(words []programs.Word, outermost bool) {
 	}
 }
 
-// xargsEnv adds the variable --process-slot-var=NAME sets in what xargs
-// runs.
+// xargsPlain sets c.RawPlain when xargs (the outermost wrapper of c,
+// with the options opts) has options that change only how it splits and
+// batches its input.
+func (w *walker) xargsPlain(c *SimpleCommand, opts []programs.Word) {
+	if len(c.Wrappers) == 0 || c.Wrappers[0] != "xargs" || len(c.Argv) < 1+len(opts) {
+		return
+	}
+	plain, dropped := programs.WrapperPlain("xargs", c.Argv[1:1+len(opts)])
+	if !dropped {
+		return
+	}
+	line := append(append([]string{c.Argv[0]}, plain...), c.Argv[1+len(opts):]...)
+	c.RawPlain = normaliseWords(line).Text
+}
+
+// xargsEnv adds the variable --process-slot-var=NAME (or an
+// abbreviation of it) sets in what xargs runs.
 func (w *walker) xargsEnv(words []programs.Word) {
-	for i, r := range words {
-		name := ""
-		switch {
-		case r.Text == "--process-slot-var" && i+1 < len(words):
-			name = words[i+1].Text
-		case strings.HasPrefix(r.Text, "--process-slot-var="):
-			name = strings.TrimPrefix(r.Text, "--process-slot-var=")
-		}
-		if name != "" {
-			w.cmdEnv = append(w.cmdEnv, w.envValue(name, nil, false, "by xargs", r.Text))
-		}
+	names, via := programs.WrapperSetsVar("xargs", words)
+	for i, name := range names {
+		w.cmdEnv = append(w.cmdEnv, w.envValue(name, nil, false, "by xargs", via[i].Text))
 	}
 }
