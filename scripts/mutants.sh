@@ -317,6 +317,13 @@ mutant "a value after a cluster not read" \
 	"./approval" "TestProgramsJudgedByWhatTheyDo" \
 	approval/programs/programs.go 'case !hasV && opt.value == valRequired && i+1 < len(rest):' 'case false && !hasV && opt.value == valRequired && i+1 < len(rest):'
 
+# echo RAN | xargs -eE touch echo hi: -e's attached value read as a flag,
+# -E would take touch, and Bash(echo:*) or Bash(xargs:*) would cover the
+# touch xargs runs.
+mutant "xargs' attached-only values read as flags" \
+	"./approval" "TestProgramsJudgedByWhatTheyDo|TestProgramHolesAgainstTheRealPrograms" \
+	approval/programs/xargs.go $'\t\tcase o.value == valNone:\n\t\t\tf(wo)\n\t\t\tcontinue' $'\t\tcase o.value != valRequired:\n\t\t\tf(wo)\n\t\t\tcontinue'
+
 # jq -nrf .env: -f in a cluster would no longer make the first operand
 # jq's script, read.
 mutant "jq -f's file not read" \
