@@ -116,6 +116,21 @@ func LiveHosts(ctx context.Context, c client.Client) ([]Host, error) {
 	return out, nil
 }
 
+// RouteJob names the live host that holds the workspace ws, or "" when
+// the workers name no hosts; a workspace no live worker holds is refused.
+// `starter run` and the GitHub trigger route a new job with it.
+func RouteJob(ctx context.Context, c client.Client, ws string) (string, error) {
+	hosts, err := LiveHosts(ctx, c)
+	if err != nil || len(hosts) == 0 {
+		return "", err
+	}
+	h, err := Route(hosts, ws)
+	if err != nil {
+		return "", fmt.Errorf("cannot start the job: %w", err)
+	}
+	return h.Name, nil
+}
+
 // ErrNoHost is a workspace no live worker holds.
 var ErrNoHost = errors.New("no live worker holds this workspace")
 

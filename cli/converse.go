@@ -11,14 +11,12 @@ import (
 	"strings"
 	"time"
 
-	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
-	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -53,7 +51,7 @@ func (a *App) say(ctx context.Context, args []string) error {
 	}
 	defer s.Close()
 	a.inProcess = s.workers != nil
-	running, in, err := jobInput(ctx, s.client, id)
+	running, in, err := jobstart.LastInput(ctx, s.client, id)
 	if err != nil {
 		return err
 	}
@@ -72,60 +70,22 @@ func (a *App) say(ctx context.Context, args []string) error {
 	return a.follow(ctx, s.client, id, 0)
 }
 
-// jobInput says whether job id runs and, when it has ended and the server
-// still holds its history, the input of its last run (nil when the server
-// does not know the job, past its retention).
-func jobInput(ctx context.Context, c client.Client, id string) (bool, *workflows.JobInput, error) {
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return false, nil, nil
-	}
-	if err != nil {
-		return false, nil, fmt.Errorf("look up job %s: %w", id, err)
-	}
-	if d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return true, nil, nil
-	}
-	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	if !it.HasNext() {
-		return false, nil, nil
-	}
-	ev, err := it.Next()
-	if err != nil {
-		return false, nil, fmt.Errorf("read how job %s started: %w", id, err)
-	}
-	var in workflows.JobInput
-	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
-	if attrs == nil || converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in) != nil {
-		return false, nil, fmt.Errorf("job %s: its first event is not a custos job's start", id)
-	}
-	return false, &in, nil
-}
-
 // resumeJob continues an ended job under its own name, as a new run that
 // reads the conversation from the job's transcript: the text is its next
 // message. It starts from the ended run's input (workspace, host, mode,
 // limits), or, when the server no longer has it, from the workspace given.
 func (a *App) resumeJob(ctx context.Context, c client.Client, id, text string, last *workflows.JobInput, workspace string) error {
-	var in workflows.JobInput
-	if last != nil {
-		in = *last
-		in.State, in.Once = nil, false
-	} else {
+	var fresh workflows.JobInput
+	if last == nil {
 		ws, err := pathguard.CanonicalWorkspace(workspace)
 		if err != nil {
 			return err
 		}
-		in = workflows.JobInput{Workspace: ws, Owner: identities(os.Getenv(EnvIdentity))}
+		fresh = workflows.JobInput{Workspace: ws, Owner: identities(os.Getenv(EnvIdentity))}
 	}
-	in.Task, in.Resume = text, true
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(text, 200),
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, workflows.WorkflowName, in)
-	if err != nil {
-		return fmt.Errorf("continue job %s: %w", id, err)
+	in := jobstart.ResumeInput(last, fresh, text)
+	if err := jobstart.Resume(ctx, c, id, in, jobstart.Options{}); err != nil {
+		return err
 	}
 	fmt.Fprintf(a.Stderr, "custos: job %s had ended; it goes on in %s from its transcript, with your message\n", id, display.Line(in.Workspace, 0))
 	return nil

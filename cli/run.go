@@ -17,10 +17,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
@@ -71,18 +71,16 @@ func (a *App) run(ctx context.Context, args []string) error {
 	}
 	defer s.Close()
 	if s.workers == nil && *host == "" {
-		if *host, err = routeJob(ctx, s.client, ws); err != nil {
+		if *host, err = app.RouteJob(ctx, s.client, ws); err != nil {
 			return err
 		}
 	}
 	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
 		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws), Owner: identities(os.Getenv(EnvIdentity)),
 		Once: *once, IdleLimit: *idle, MaxTokens: *maxTokens}
-	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: *id, TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(task, 200),
-	}, workflows.WorkflowName, in)
+	run, err := jobstart.Start(ctx, s.client, *id, in, jobstart.Options{})
 	if err != nil {
-		return fmt.Errorf("start job: %w", err)
+		return err
 	}
 	if *host != "" {
 		fmt.Fprintf(a.Stderr, "custos: job %s started in %s on host %s\n", run.GetID(), ws, *host)
@@ -132,20 +130,6 @@ func workDirIn(ws string) string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
-}
-
-// routeJob names the live host that holds the workspace, or "" when the
-// workers name no hosts; a workspace no live worker holds is refused.
-func routeJob(ctx context.Context, c client.Client, ws string) (string, error) {
-	hosts, err := app.LiveHosts(ctx, c)
-	if err != nil || len(hosts) == 0 {
-		return "", err
-	}
-	h, err := app.Route(hosts, ws)
-	if err != nil {
-		return "", fmt.Errorf("cannot start the job: %w", err)
-	}
-	return h.Name, nil
 }
 
 func newJobID() string {
@@ -555,15 +539,7 @@ func queryStatus(ctx context.Context, c client.Client, id string) (workflows.Sta
 	return st, v.Get(&st)
 }
 
-func firstLineOf(s string, n int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > n {
-		s = s[:n]
-	}
-	return s
-}
+func firstLineOf(s string, n int) string { return jobstart.FirstLine(s, n) }
 
 // offerTrust tells what an untrusted workspace's settings would widen and, on
 // a terminal, asks whether to trust the workspace before the job starts.

@@ -71,7 +71,7 @@ func (a *App) tool(ctx context.Context, args []string) error {
 		Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, Once: true, Call: &call, WorkDir: workDirIn(ws),
 		Owner: identities(os.Getenv(EnvIdentity))}
 	if s.workers == nil {
-		if in.Host, err = routeJob(ctx, s.client, ws); err != nil {
+		if in.Host, err = app.RouteJob(ctx, s.client, ws); err != nil {
 			return err
 		}
 	}
