@@ -18,6 +18,7 @@ import (
 
 	"github.com/custos-dev/custos/internal/gittest"
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/gitdir"
 	"github.com/custos-dev/custos/sandbox/mount"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/sandbox/protect"
@@ -420,4 +421,39 @@ func TestProtectedPlanPlantedFIFOs(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a planted FIFO blocked the sandbox")
 	}
+}
+
+// A file a repository's config includes is protected as the config is:
+// bound read-only where it exists, also when another included file names
+// it or names the hooks directory; a missing one gets no placeholder (git
+// refuses a directory there). An include through a symbolic link in the
+// workspace, or config whose includes git cannot read, refuses the
+// command (fail closed).
+func TestProtectedPlanIncludes(t *testing.T) {
+	ws := t.TempDir()
+	gittest.NewRepo(t, ws)
+	writeFile(t, filepath.Join(ws, "one.cfg"), "[include]\n\tpath = conf/two.cfg\n")
+	writeFile(t, filepath.Join(ws, "conf", "two.cfg"), "[core]\n\thooksPath = .myhooks\n")
+	gittest.Run(t, ws, "config", "--add", "include.path", "../one.cfg")
+	gittest.Run(t, ws, "config", "--add", "includeIf.onbranch:x.path", "../missing.cfg")
+	p := protect.NewPlan(ws, nil)
+	require.NoError(t, p.Err)
+	args := mount.Args(p.Mounts)
+	joined := strings.Join(args, " ")
+	for _, f := range []string{"one.cfg", "conf/two.cfg"} {
+		assert.Contains(t, joined, "--ro-bind "+filepath.Join(ws, f)+" "+filepath.Join(ws, f))
+	}
+	assert.NotContains(t, joined, "missing.cfg")
+	assert.Contains(t, p.Placeholders, filepath.Join(ws, ".myhooks"), "the included hooksPath is held")
+
+	require.NoError(t, os.Symlink("conf/two.cfg", filepath.Join(ws, "link.cfg")))
+	gittest.Run(t, ws, "config", "--add", "include.path", "../link.cfg")
+	p = protect.NewPlan(ws, nil)
+	require.ErrorIs(t, p.Err, protect.ErrUnprotectable)
+	assert.Contains(t, p.Err.Error(), "link.cfg")
+
+	gittest.Run(t, ws, "config", "--unset", "include.path", "link")
+	writeFile(t, filepath.Join(ws, "one.cfg"), "[include\n\tpath = x\n")
+	p = protect.NewPlan(ws, nil)
+	require.ErrorIs(t, p.Err, gitdir.ErrIncludes)
 }

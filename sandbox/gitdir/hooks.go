@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,17 +21,28 @@ import (
 // changed hook there never shows in a diff). Those hooks run on the host as
 // surely as .git/hooks, so the directory it names is protected too.
 //
-// The reading is deliberately small: the [core] section of the repository's
-// own config and config.worktree, last value wins. Included files
-// ([include], [includeIf]) are not followed; an included hooksPath is left
-// writable, which the README states.
+// The reading is deliberately small: the [core] section of each file git
+// reads for the repository (config, config.worktree, the common config of
+// a linked worktree, and every file those include, see include.go). Since
+// an include may or may not be active, every core.hooksPath value any of
+// them holds names a hooks directory.
 
-// gitCoreValues returns core.hooksPath and core.worktree from a git config
-// file ("" when unset or unreadable).
+// CoreValues returns core.hooksPath and core.worktree from a git config
+// file ("" when unset or unreadable), the last value of each.
 func CoreValues(file string) (hooksPath, worktree string) {
+	hps, worktree := coreAll(file)
+	if len(hps) > 0 {
+		hooksPath = hps[len(hps)-1]
+	}
+	return hooksPath, worktree
+}
+
+// coreAll returns every core.hooksPath value of a git config file, in
+// order, and the last core.worktree.
+func coreAll(file string) (hooksPaths []string, worktree string) {
 	b, err := ReadRegular(file)
 	if err != nil {
-		return "", ""
+		return nil, ""
 	}
 	inCore := false
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -68,45 +80,59 @@ func CoreValues(file string) (hooksPath, worktree string) {
 		}
 		switch strings.ToLower(strings.TrimSpace(key)) {
 		case "hookspath":
-			hooksPath = val
+			hooksPaths = append(hooksPaths, val)
 		case "worktree":
 			worktree = val
 		}
 	}
-	return hooksPath, worktree
+	return hooksPaths, worktree
 }
 
 // HooksDirOf returns the hooks directory a git directory's config names
-// through core.hooksPath, as an absolute path, or "" when there is none or
-// it cannot be placed: a relative value is relative to the work tree, which
-// is core.worktree (relative to the git directory) or else worktreeHint.
+// through core.hooksPath (the last value of its own files), as an absolute
+// path, or "" when there is none or it cannot be placed.
 func HooksDirOf(gitdir, worktreeHint string) string {
-	var hp, wt string
-	files := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
-	if b, err := ReadRegular(filepath.Join(gitdir, "commondir")); err == nil {
-		// A linked worktree: the shared config comes first.
-		common := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitdir, common)
-		}
-		files = append([]string{filepath.Join(common, "config")}, files...)
+	dirs := hooksDirs(gitdir, worktreeHint, RepoConfigs(gitdir), true)
+	if len(dirs) == 0 {
+		return ""
 	}
+	return dirs[len(dirs)-1]
+}
+
+// HooksDirsOf returns every hooks directory a git directory's config
+// files, and the files they include (home expands ~/), name through
+// core.hooksPath, as absolute paths: any of them may be the active one.
+// A relative value is relative to the work tree, which is core.worktree
+// (relative to the git directory) or else worktreeHint. err says the
+// included files could not all be read (ErrIncludes); dirs is what was
+// found all the same.
+func HooksDirsOf(gitdir, worktreeHint, home string) (dirs []string, err error) {
+	files := RepoConfigs(gitdir)
+	incs, err := Closure(files, home)
+	for _, in := range incs {
+		files = append(files, in.Path)
+	}
+	dirs = hooksDirs(gitdir, worktreeHint, files, false)
+	return dirs, err
+}
+
+// hooksDirs places the core.hooksPath values of files (the last only,
+// when last is set).
+func hooksDirs(gitdir, worktreeHint string, files []string, last bool) []string {
+	var hps []string
+	var wt string
 	for _, f := range files {
-		h, w := CoreValues(f)
-		if h != "" {
-			hp = h
+		h, w := coreAll(f)
+		if last && len(h) > 1 {
+			h = h[len(h)-1:]
 		}
+		hps = append(hps, h...)
 		if w != "" {
 			wt = w
 		}
 	}
-	switch {
-	case hp == "":
-		return ""
-	case strings.HasPrefix(hp, "~"):
-		return "" // the host user's home: never inside the sandbox's view
-	case filepath.IsAbs(hp):
-		return filepath.Clean(hp)
+	if last && len(hps) > 1 {
+		hps = hps[len(hps)-1:]
 	}
 	if wt != "" {
 		if !filepath.IsAbs(wt) {
@@ -115,44 +141,81 @@ func HooksDirOf(gitdir, worktreeHint string) string {
 	} else {
 		wt = worktreeHint
 	}
-	if wt == "" {
-		return ""
+	var out []string
+	for _, hp := range hps {
+		switch {
+		case hp == "":
+		case strings.HasPrefix(hp, "~"):
+			// The host user's home: never inside the sandbox's view.
+		case filepath.IsAbs(hp):
+			out = append(out, filepath.Clean(hp))
+		case wt != "":
+			out = append(out, filepath.Join(wt, hp))
+		}
 	}
-	return filepath.Join(wt, hp)
+	return out
 }
 
-// rootHooksDir returns the core.hooksPath directory of the workspace's own
-// repository (a .git directory, or a pointer file and the repository it
-// points to), for the path guard. Nested repositories are the sandbox's
+// rootGitDir returns the git directory of the workspace's own repository
+// (a .git directory, or the repository a pointer file names), for the path
+// guard ("" when there is none). Nested repositories are the sandbox's
 // concern only.
-func rootHooksDir(ws string) string {
+func rootGitDir(ws string) string {
 	gd := filepath.Join(ws, protected.GitDir)
 	fi, err := os.Lstat(gd)
 	switch {
 	case err != nil:
 		return ""
 	case fi.IsDir():
-		return HooksDirOf(gd, ws)
+		return gd
 	case fi.Mode().IsRegular():
 		if target, ok := ReadPointer(gd); ok {
-			return HooksDirOf(target, ws)
+			return target
 		}
 	}
 	return ""
 }
 
-// InRootHooksDir reports whether canon (canonical) lies in the hooks
-// directory the workspace repository's core.hooksPath names.
+// InRootHooksDir reports whether canon (canonical) lies in a hooks
+// directory the workspace repository's core.hooksPath names, in its
+// config or a file that includes.
 func InRootHooksDir(canonWS, canon string) bool {
-	hd := rootHooksDir(canonWS)
-	if hd == "" {
+	gd := rootGitDir(canonWS)
+	if gd == "" {
 		return false
 	}
-	if real, err := filepath.EvalSymlinks(hd); err == nil {
-		hd = real
+	hds, _ := HooksDirsOf(gd, canonWS, Home())
+	for _, hd := range hds {
+		if real, err := filepath.EvalSymlinks(hd); err == nil {
+			hd = real
+		}
+		if _, in := hostfs.Within(hd, canon); in {
+			return true
+		}
 	}
-	_, in := hostfs.Within(hd, canon)
-	return in
+	return false
+}
+
+// InRootIncludes reports whether canon (canonical) is a file the
+// workspace repository's config, or the host user's own, includes, or a
+// symbolic link on the way to one; when those cannot be read, it reports
+// true (fail closed).
+func InRootIncludes(canonWS, canon string) bool {
+	home := Home()
+	roots := HostConfigs(home)
+	if gd := rootGitDir(canonWS); gd != "" {
+		roots = append(RepoConfigs(gd), roots...)
+	}
+	incs, err := Closure(roots, home)
+	if err != nil {
+		return true
+	}
+	for _, in := range incs {
+		if in.Real == canon || in.Path == canon || slices.Contains(in.Links, canon) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadPointer reads a "gitdir: <path>" pointer file and returns its

@@ -106,6 +106,9 @@ func Resolve(workspace, p string, write bool) (string, error) {
 		if gitdir.InRootHooksDir(canonWS, canon) {
 			return "", &ProtectedError{Path: p + " (in the directory core.hooksPath names)", Rule: protected.GitHooks}
 		}
+		if gitdir.InRootIncludes(canonWS, canon) {
+			return "", &ProtectedError{Path: p + " (a file the repository's git config includes)", Rule: protected.GitConfig}
+		}
 	}
 	return canon, nil
 }

@@ -254,3 +254,26 @@ func TestResolvePathHooksPath(t *testing.T) {
 	_, err = Resolve(ws, ".husky/pre-commit", true)
 	assert.NoError(t, err, "only the directory git runs hooks from")
 }
+
+// Write and Edit refuse what the workspace repository's config includes
+// (recursively, existing or not, through a link), and the hooks
+// directory an included file names, as they refuse .git/config.
+func TestResolvePathIncludes(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", t.TempDir())
+	config := filepath.Join(ws, ".git", "config")
+	require.NoError(t, os.MkdirAll(filepath.Dir(config), 0o755))
+	require.NoError(t, os.WriteFile(config, []byte("[include]\n\tpath = ../a.cfg\n[includeIf \"onbranch:x\"]\n\tpath = ../missing.cfg\n\tpath = ../link.cfg\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.cfg"), []byte("[include]\n\tpath = b/c.cfg\n[core]\n\thooksPath = hk\n"), 0o644))
+	require.NoError(t, os.Symlink("real.cfg", filepath.Join(ws, "link.cfg")))
+	for _, p := range []string{"a.cfg", "b/c.cfg", "missing.cfg", "real.cfg", "hk/pre-commit"} {
+		_, err := Resolve(ws, p, true)
+		var pe *ProtectedError
+		require.ErrorAs(t, err, &pe, p)
+		_, err = Resolve(ws, p, false)
+		assert.NoError(t, err, "read: %s", p)
+	}
+	_, err = Resolve(ws, "b/other.cfg", true)
+	assert.NoError(t, err, "only what git reads")
+}

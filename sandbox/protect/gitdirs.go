@@ -54,6 +54,7 @@ func (p *Plan) gitEntry(path string, typ fs.FileMode) {
 		}
 		if target, ok := gitdir.ReadPointer(path); ok {
 			p.hooksPath(target, filepath.Dir(path))
+			p.includes(gitdir.RepoConfigs(target)) // wherever the repository is
 		}
 	}
 }
@@ -116,6 +117,7 @@ func (p *Plan) gitDir(g string, hooksPlaceholder bool, depth int) {
 		}
 	}
 	p.hooksPath(g, "")
+	p.includes(gitdir.RepoConfigs(g))
 	// A submodule's missing hooks get a placeholder; a linked worktree's
 	// git directory has none of its own (git runs the common one's).
 	gitdir.Nested("", g, depth, nil, func(sub string, worktree bool, depth int) {
@@ -123,14 +125,22 @@ func (p *Plan) gitDir(g string, hooksPlaceholder bool, depth int) {
 	})
 }
 
-// hooksPath protects the directory core.hooksPath names in the config of the git directory g,
-// when it lies in the workspace: read-only when present, a read-only
-// placeholder when missing (so a command cannot create it with hooks in it).
+// hooksPath protects the directories core.hooksPath names in the config
+// of the git directory g (and in the files it includes), when they lie in
+// the workspace: read-only when present, a read-only placeholder when
+// missing (so a command cannot create them with hooks in them).
 func (p *Plan) hooksPath(g, worktreeHint string) {
-	hp := gitdir.HooksDirOf(g, worktreeHint)
-	if hp == "" {
-		return
+	hps, err := gitdir.HooksDirsOf(g, worktreeHint, p.home)
+	if err != nil {
+		p.failWith(err)
 	}
+	for _, hp := range hps {
+		p.hooksDir(hp)
+	}
+}
+
+// hooksDir protects one hooks directory hp names.
+func (p *Plan) hooksDir(hp string) {
 	rel, in := hostfs.Within(p.ws, hp)
 	if !in {
 		return // outside the workspace: not even visible inside
@@ -150,5 +160,33 @@ func (p *Plan) hooksPath(g, worktreeHint string) {
 		p.readOnly(hp, fi.Mode().Type(), protected.GitHooks)
 	case errors.Is(err, fs.ErrNotExist):
 		p.placeholder(hp)
+	}
+}
+
+// includes protects the files the config files roots include
+// (gitdir.Closure: every include taken as active, recursively) as the
+// config itself is: read-only where they exist in the workspace. A
+// missing one gets no placeholder (git refuses a directory where an
+// include names a file): the check after the command judges one a command
+// creates. A symbolic link in the workspace on the way to one refuses the
+// command, as one at any protected path does, and so do config files
+// whose includes cannot be read (fail closed).
+func (p *Plan) includes(roots []string) {
+	incs, err := gitdir.Closure(roots, p.home)
+	if err != nil {
+		p.failWith(err)
+	}
+	for _, in := range incs {
+		for _, l := range in.Links {
+			if _, ok := hostfs.Within(p.ws, l); ok {
+				p.fail(l, protected.GitConfig)
+			}
+		}
+		if rel, ok := hostfs.Within(p.ws, in.Real); !ok || rel == "." {
+			continue
+		}
+		if fi, err := os.Lstat(in.Real); err == nil {
+			p.readOnly(in.Real, fi.Mode().Type(), protected.GitConfig)
+		}
 	}
 }

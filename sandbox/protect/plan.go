@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/protected"
+	"github.com/custos-dev/custos/sandbox/gitdir"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/mount"
 )
@@ -33,6 +34,7 @@ type Plan struct {
 	pinned       map[string]bool
 	gitdirs      map[string]bool // git directories planned; true once their hooks have a placeholder if missing
 	bound        map[string]bool // paths already mounted over
+	home         string          // the home directory ~/ means in git config
 	Err          error
 }
 
@@ -68,9 +70,18 @@ type Plan struct {
 // just before (sandbox/hostguard): a directory unchanged since its listing
 // there costs the walk one lstat instead of a read.
 func NewPlan(ws string, dirs *hostfs.DirListings) *Plan {
-	p := &Plan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}}
+	p := &Plan{ws: ws, pinned: map[string]bool{}, gitdirs: map[string]bool{}, bound: map[string]bool{}, home: gitdir.Home()}
 	p.walk(dirs)
+	// The host user's own config may include a file of the workspace.
+	p.includes(gitdir.HostConfigs(p.home))
 	return p
+}
+
+// failWith refuses the plan for err (the first failure is kept).
+func (p *Plan) failWith(err error) {
+	if p.Err == nil {
+		p.Err = fmt.Errorf("sandbox: %w; custos cannot tell which files git would read as config, so commands are refused until git can read it", err)
+	}
 }
 
 func (p *Plan) fail(path string, rule protected.Rule) {
