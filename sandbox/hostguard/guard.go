@@ -76,6 +76,9 @@ type Guard struct {
 	// beforeMerge is told of the overlay's upper layer before it is
 	// applied (OnMerge).
 	beforeMerge MergeHook
+	// seeds are the upper layer's suspects, which the check looks at
+	// first, wherever they are (include.go).
+	seeds []string
 }
 
 // MergeHook is told, before anything of the upper layer upper is applied
@@ -100,7 +103,10 @@ func (c Settings) Guard(ws string, listings *hostfs.HostListings) *Guard {
 // which goes back to overlays once applied.
 func (c Settings) GuardWith(ws string, listings *hostfs.HostListings, dirs *hostfs.DirListings, overlay string, overlays *OverlayPool) *Guard {
 	recovered := c.recoverInterrupted(ws)
-	g := &Guard{ws: ws, before: takeHostSnapshot(ws, c.ScanEntries, true, dirs),
+	home := gitdir.Home()
+	before := takeSnapshot(ws, snapOpts{budget: c.ScanEntries, keep: true, dirs: dirs, modules: overlay == "",
+		home: home, hostConfigs: gitdir.HostConfigs(home)})
+	g := &Guard{ws: ws, before: before,
 		qroot: c.Quarantine(), budget: c.ScanEntries, listings: listings, recovered: recovered,
 		overlay: overlay, overlays: overlays}
 	g.pending = c.savePending(g.before, overlay)
@@ -196,7 +202,9 @@ func (g *Guard) sameSig(a, b hostfs.FileSig) bool {
 // check finds what the command created or changed and neutralises it,
 // recording that in res; it returns the snapshot after.
 func (g *Guard) check(res *Report) *hostSnapshot {
-	after := takeHostSnapshotWith(g.ws, g.budget, g.before.dirs.Done(), g.listDir)
+	b := g.before
+	after := takeSnapshot(g.ws, snapOpts{budget: g.budget, dirs: b.dirs.Done(), listDir: g.listDir,
+		modules: b.modules, home: b.home, hostConfigs: b.hostConfigs, seeds: g.seeds})
 	q := &quarantine{root: g.qroot, ws: g.ws}
 	paths := make([]string, 0, len(after.items))
 	for rel := range after.items {
@@ -210,7 +218,7 @@ func (g *Guard) check(res *Report) *hostSnapshot {
 		if had && g.sameSig(old.sig, it.sig) {
 			continue // the command did not touch it
 		}
-		if !had && !g.before.covers(it) {
+		if !had && !g.before.covers(it) && !g.wrote(rel) {
 			unchecked++ // the snapshot never looked there: not ours to judge
 			continue
 		}
@@ -259,7 +267,7 @@ func (g *Guard) neutralise(rel string, it hsItem, had bool, after *hostSnapshot,
 			return c, false // a repository the walk sees, judged on its own
 		}
 		c.Action = q.setAside(rel)
-	case hsGitConfig:
+	case hsGitConfig, hsGitInclude:
 		return g.gitConfig(c, rel, had, q)
 	case hsVCSConfig:
 		old, kept := g.before.content[rel]
@@ -276,6 +284,16 @@ func (g *Guard) neutralise(rel string, it hsItem, had bool, after *hostSnapshot,
 		c.Action = "restored to what it was before the command"
 	}
 	return c, true
+}
+
+// wrote reports whether the command wrote rel, for certain: it is in the
+// upper layer of the run's overlay (false without one).
+func (g *Guard) wrote(rel string) bool {
+	if g.overlay == "" {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(g.overlay, "upper", rel))
+	return err == nil
 }
 
 // isGitDir reports whether abs (symlinks resolved) is a git directory the

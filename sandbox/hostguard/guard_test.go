@@ -92,7 +92,7 @@ func TestHostSnapshotNodeModulesPackages(t *testing.T) {
 	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "node_modules/a/lib/deep/.git", "src/x/y/z/w/.git"} {
 		putFile(t, filepath.Join(ws, d, "config"), "")
 	}
-	s := takeHostSnapshot(ws, 0, false, nil)
+	s := takeSnapshot(ws, snapOpts{})
 	for _, d := range []string{"node_modules/a/.git", "node_modules/@s/b/.git", "node_modules/a/node_modules/c/.git", "src/x/y/z/w/.git"} {
 		assert.True(t, s.gitdirs[d], d)
 	}

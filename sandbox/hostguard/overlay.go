@@ -220,7 +220,7 @@ func (g *Guard) suspects(upper string) []string {
 			r := filepath.Join(rel, e.Name())
 			name := strings.ToLower(e.Name())
 			sub := merged && e.IsDir() && g.mergedDir(upper, r)
-			if g.before.inHooksDir(r) || g.suspectName(r, name, e, vcs, merged, sub) {
+			if g.before.inHooksDir(r) || g.before.nearInclude(r, sub) || g.suspectName(r, name, e, vcs, merged, sub) {
 				out = append(out, r)
 				continue
 			}
@@ -295,6 +295,7 @@ func (g *Guard) finishOverlay(res *Report) {
 	}
 	g.withholdProtected(upper, res)
 	if sus := g.suspects(upper); len(sus) > 0 {
+		g.seeds = sus
 		r, err := viewChecker(g)
 		if err != nil {
 			g.setAsideUnchecked(upper, sus, err, res)
@@ -423,12 +424,15 @@ type viewRequest struct {
 	Before  pendingGuard `json:"before"`
 	Overlay string       `json:"overlay"`
 	QRoot   string       `json:"qroot"`
+	// Seeds are the upper layer's suspects (include.go).
+	Seeds []string `json:"seeds,omitempty"`
 }
 
 // runViewCheck is the helper's work, in its namespaces with the overlay
 // mounted at the workspace: the check against the snapshot before.
 func runViewCheck(req viewRequest, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) viewResult {
-	g := &Guard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir}
+	g := &Guard{ws: req.Before.WS, before: req.Before.snapshot(), qroot: req.QRoot, budget: req.Before.Budget, view: true, listDir: listDir,
+		overlay: req.Overlay, seeds: req.Seeds}
 	var r Report
 	g.check(&r)
 	return viewResult{r.HostConfig, r.HostConfigKept, r.HostConfigUnchecked}

@@ -37,7 +37,7 @@ func viewCheck(g *Guard) (viewResult, error) {
 	if err != nil {
 		return out, fmt.Errorf("own executable: %w", err)
 	}
-	in, err := json.Marshal(viewRequest{Before: pendingOf(g.before, ""), Overlay: g.overlay, QRoot: g.qroot})
+	in, err := json.Marshal(viewRequest{Before: pendingOf(g.before, ""), Overlay: g.overlay, QRoot: g.qroot, Seeds: g.seeds})
 	if err != nil {
 		return out, err
 	}

@@ -31,7 +31,7 @@ func TestOverlayRecoveredAfterACrash(t *testing.T) {
 	cfg := Settings{CacheDir: filepath.Join(state, "sandbox-cache")}
 	ws := realPath(t, t.TempDir())
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "kept"), []byte("old\n"), 0o644))
-	before := takeHostSnapshot(ws, 0, true, nil)
+	before := takeSnapshot(ws, snapOpts{keep: true})
 	ov, err := cfg.newOverlay(ws)
 	require.NoError(t, err)
 	upper := filepath.Join(ov, "upper")
@@ -79,7 +79,7 @@ func TestOverlayFailsClosedWithoutTheView(t *testing.T) {
 		return viewResult{}, errors.New("no namespaces here")
 	}
 	t.Cleanup(func() { viewChecker = old })
-	g := &Guard{ws: ws, before: takeHostSnapshot(ws, 0, true, nil), qroot: cfg.Quarantine(), overlay: ov}
+	g := &Guard{ws: ws, before: takeSnapshot(ws, snapOpts{keep: true}), qroot: cfg.Quarantine(), overlay: ov}
 	var res Report
 	g.Finish(&res)
 	require.Len(t, res.HostConfig, 1)

@@ -49,6 +49,12 @@ type pendingGuard struct {
 	// Overlay is the run's overlay directory (overlay.go): its
 	// upper layer is what the command wrote, not yet applied.
 	Overlay string `json:"overlay,omitempty"`
+	// Includes, Home, HostConfigs and Modules are the snapshot's
+	// (include.go).
+	Includes    []string `json:"includes,omitempty"`
+	Home        string   `json:"home,omitempty"`
+	HostConfigs []string `json:"hostConfigs,omitempty"`
+	Modules     bool     `json:"modules,omitempty"`
 }
 
 type pendingItem struct {
@@ -88,7 +94,11 @@ func (c Settings) savePending(s *hostSnapshot, overlay string) *pendingFile {
 
 // pendingOf is s as written, for the run whose overlay is overlay ("" none).
 func pendingOf(s *hostSnapshot, overlay string) pendingGuard {
-	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content, Overlay: overlay}
+	p := pendingGuard{WS: s.ws, PID: os.Getpid(), Start: ownStart(), Budget: s.budget, Truncated: s.truncated, Content: s.content, Overlay: overlay,
+		Home: s.home, HostConfigs: s.hostConfigs, Modules: s.modules}
+	for rel := range s.includes {
+		p.Includes = append(p.Includes, rel)
+	}
 	for rel, it := range s.items {
 		p.Items = append(p.Items, pendingItem{Rel: rel, Kind: it.kind, Mode: uint32(it.sig.Mode), Size: it.sig.Size,
 			Dev: it.sig.Dev, Ino: it.sig.Ino, Mtim: it.sig.Mtim, Ctim: it.sig.Ctim, From: it.from})
@@ -205,7 +215,11 @@ func pendingOwner(name string) (pid int, start string, ok bool) {
 // snapshot rebuilds the snapshot as it was taken.
 func (p pendingGuard) snapshot() *hostSnapshot {
 	s := &hostSnapshot{ws: p.WS, items: map[string]hsItem{}, gitdirs: map[string]bool{}, visited: map[string]bool{}, hookDirs: map[string]bool{},
-		content: p.Content, truncated: p.Truncated, budget: p.Budget, keep: true, dirs: hostfs.NewDirListings()}
+		content: p.Content, truncated: p.Truncated, budget: p.Budget, keep: true, dirs: hostfs.NewDirListings(),
+		includes: map[string]bool{}, home: p.Home, hostConfigs: p.HostConfigs, modules: p.Modules}
+	for _, rel := range p.Includes {
+		s.includes[rel] = true
+	}
 	if s.content == nil {
 		s.content = map[string][]byte{}
 	}

@@ -54,6 +54,7 @@ const (
 	hsCommondir                // commondir: where git takes config and hooks from
 	hsGitPointer               // a .git file (or symlink): which repository to use
 	hsVCSConfig                // another VCS's repository config (.hg/hgrc, .jj/repo/config.toml)
+	hsGitInclude               // a file a git config includes, or a symbolic link on the way to one (include.go)
 )
 
 func (k hsKind) String() string {
@@ -64,6 +65,8 @@ func (k hsKind) String() string {
 		return "git config"
 	case hsCommondir:
 		return "git commondir"
+	case hsGitInclude:
+		return "git config a repository's config includes"
 	case hsGitPointer:
 		return "git directory pointer"
 	default:
@@ -95,6 +98,19 @@ type hostSnapshot struct {
 	// listDir, when set, lists the walk's directories instead of dirs (the
 	// merged view's, overlay_linux.go).
 	listDir func(rel, abs string) ([]hostfs.DirEnt, error)
+	// includes are the paths (relative) git config in the workspace
+	// includes, and the symbolic links on the way, existing or not
+	// (overlay.go's suspects); home is the home directory ~/ means there,
+	// hostConfigs the host user's own config files (include.go).
+	includes    map[string]bool
+	home        string
+	hostConfigs []string
+	// modules walks every directory of node_modules, not only its
+	// packages (a run without an overlay, see walk); seeds are the
+	// entries of the command's upper layer that call for the check, each
+	// looked at first, wherever it is (include.go).
+	modules bool
+	seeds   []string
 	// Truncated is set when the entry budget ran out before the walk did.
 	truncated bool
 	entries   int
@@ -103,30 +119,36 @@ type hostSnapshot struct {
 	dirs      *hostfs.DirListings
 }
 
-// takeHostSnapshot walks ws (canonical) within budget entries; keep keeps
-// the content of config files. dirs (nil: none) holds the listings of an
-// earlier walk, reused where provably current, and receives this one's.
-func takeHostSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings) *hostSnapshot {
-	return takeSnapshot(ws, budget, keep, dirs, nil)
+// snapOpts are how a snapshot is taken: budget entries at most (0: the
+// default); keep keeps the content of config files; dirs (nil: none)
+// holds the listings of an earlier walk, reused where provably current,
+// and receives this one's; listDir, when set, lists the directories;
+// modules, home, hostConfigs and seeds as hostSnapshot's.
+type snapOpts struct {
+	budget      int
+	keep        bool
+	dirs        *hostfs.DirListings
+	listDir     func(rel, abs string) ([]hostfs.DirEnt, error)
+	modules     bool
+	home        string
+	hostConfigs []string
+	seeds       []string
 }
 
-// takeHostSnapshotWith is the snapshot after a command (content not kept),
-// its directories listed by listDir when set.
-func takeHostSnapshotWith(ws string, budget int, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
-	return takeSnapshot(ws, budget, false, dirs, listDir)
-}
-
-func takeSnapshot(ws string, budget int, keep bool, dirs *hostfs.DirListings, listDir func(rel, abs string) ([]hostfs.DirEnt, error)) *hostSnapshot {
-	if budget <= 0 {
-		budget = defaultHostScanEntries
+// takeSnapshot walks ws (canonical) as o says.
+func takeSnapshot(ws string, o snapOpts) *hostSnapshot {
+	if o.budget <= 0 {
+		o.budget = defaultHostScanEntries
 	}
-	if dirs == nil {
-		dirs = hostfs.NewDirListings()
+	if o.dirs == nil {
+		o.dirs = hostfs.NewDirListings()
 	}
 	s := &hostSnapshot{ws: ws, items: map[string]hsItem{}, gitdirs: map[string]bool{},
-		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: budget, keep: keep, dirs: dirs,
-		listDir: listDir}
+		visited: map[string]bool{}, content: map[string][]byte{}, hookDirs: map[string]bool{}, budget: o.budget, keep: o.keep, dirs: o.dirs,
+		listDir: o.listDir, includes: map[string]bool{}, home: o.home, hostConfigs: o.hostConfigs, modules: o.modules, seeds: o.seeds}
+	s.seedWalk()
 	s.walk()
+	s.configIncludes(s.hostConfigs, ".")
 	return s
 }
 
@@ -193,6 +215,8 @@ func (s *hostSnapshot) walk() {
 					s.add(rel, hsGitPointer, d.rel)
 					if t, ok := s.pointerTarget(rel); ok {
 						s.gitDir(t, d.rel, abs, 0)
+					} else {
+						s.outsideRepo(rel, d.rel, abs)
 					}
 				}
 			case strings.EqualFold(name, ".hg") && typ.IsDir():
@@ -200,6 +224,8 @@ func (s *hostSnapshot) walk() {
 			case strings.EqualFold(name, ".jj") && typ.IsDir():
 				s.add(filepath.Join(rel, "repo", "config.toml"), hsVCSConfig, d.rel)
 			case !typ.IsDir():
+			case s.modules:
+				queue = append(queue, dir{rel, hsNormal}) // no overlay: nothing else sees what a command made there
 			case d.mode == hsPackage:
 				if strings.EqualFold(name, "node_modules") {
 					queue = append(queue, dir{rel, hsNodeModules})
@@ -226,7 +252,7 @@ func (s *hostSnapshot) add(rel string, kind hsKind, from string) bool {
 		return false
 	}
 	s.items[rel] = hsItem{kind: kind, sig: hostfs.SigOf(fi), from: from}
-	if s.keep && (kind == hsGitConfig || kind == hsVCSConfig) && fi.Mode().IsRegular() {
+	if s.keep && (kind == hsGitConfig || kind == hsVCSConfig || kind == hsGitInclude) && fi.Mode().IsRegular() {
 		if b, err := gitdir.ReadRegular(s.abs(rel)); err == nil {
 			s.content[rel] = b
 		}
@@ -282,11 +308,7 @@ func (s *hostSnapshot) gitDir(rel, from, worktree string, depth int) {
 	} else {
 		s.hooksDir(hooks, from)
 	}
-	if hp := gitdir.HooksDirOf(s.abs(rel), worktree); hp != "" {
-		if hrel, ok := s.inside(hp); ok && hrel != "." && hrel != hooks {
-			s.hooksDir(hrel, from)
-		}
-	}
+	s.repoConfig(s.abs(rel), hooks, from, worktree)
 	gitdir.Nested(s.ws, rel, depth, func(n int) { s.entries += n }, func(sub string, _ bool, depth int) {
 		s.gitDir(sub, from, "", depth)
 	})
