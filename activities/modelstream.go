@@ -1,12 +1,16 @@
 package activities
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +41,7 @@ func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRe
 	creq.Stream = true
 	creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	head := &bodyHead{}
+	defer head.close()
 	ctx = context.WithValue(ctx, bodyHeadKey{}, head)
 	s, err := m.Client.CreateChatCompletionStream(ctx, creq)
 	if err != nil {
@@ -68,14 +73,25 @@ func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRe
 	return resp, err
 }
 
-// plainAnswer decodes the body a stream request got as a plain answer.
+// plainAnswer decodes the body a stream request got as a plain answer:
+// a completion the endpoint sent instead of a stream (told by its
+// Content-Type or first byte, whatever its size), else the start of a
+// body that held no event, judged as the plain call would judge it.
 func plainAnswer(head *bodyHead, w *stream.Writer) (openai.ChatCompletionResponse, error) {
-	if head.over || head.stopped {
-		return openai.ChatCompletionResponse{}, fmt.Errorf("%w: no chunk with a choice", errNotAStream)
-	}
 	var resp openai.ChatCompletionResponse
-	if err := json.Unmarshal(head.b, &resp); err != nil {
-		return openai.ChatCompletionResponse{}, err
+	switch {
+	case head.plain != nil:
+		// As go-openai decodes a plain answer: the same words for the
+		// same body.
+		if err := json.NewDecoder(head.plain).Decode(&resp); err != nil {
+			return openai.ChatCompletionResponse{}, err
+		}
+	case head.over || head.stopped || head.eventStream:
+		return openai.ChatCompletionResponse{}, fmt.Errorf("%w: no chunk with a choice", errNotAStream)
+	default:
+		if err := json.Unmarshal(head.b, &resp); err != nil {
+			return openai.ChatCompletionResponse{}, err
+		}
 	}
 	if len(resp.Choices) > 0 {
 		w.Write(resp.Choices[0].Message.Content)
@@ -174,15 +190,23 @@ func (a *accumulator) response() (openai.ChatCompletionResponse, error) {
 	return resp, nil
 }
 
-// headKeeper keeps the start of a stream response's body for the request
-// whose context asks for it (bodyHeadKey): go-openai's stream reader keeps
-// what is not an event to itself.
+// headKeeper sorts the body of a stream request's answer (the request
+// whose context asks for it, bodyHeadKey): a plain completion is kept
+// whole for plainAnswer and go-openai's stream reader gets an empty body;
+// of anything else it keeps the start, which that reader keeps to itself
+// when it is not an event.
 type headKeeper struct{ openai.HTTPDoer }
 
 type bodyHeadKey struct{}
 
-// bodyHead is up to maxHead bytes of a body; over: there was more.
+// bodyHead is what a stream request's answer turned out to be: plain, a
+// completion to decode (the endpoint did not stream); eventStream, a body
+// its Content-Type calls a stream; b, up to maxHead bytes of a body that
+// is not a completion, over when there was more.
 type bodyHead struct {
+	plain         io.Reader
+	closePlain    func() error
+	eventStream   bool
 	b             []byte
 	over, stopped bool
 }
@@ -190,19 +214,62 @@ type bodyHead struct {
 // stop ends the keeping and frees what was kept.
 func (h *bodyHead) stop() { h.b, h.stopped = nil, true }
 
-// maxHead is as much of a body as a stream request keeps to judge it: the
-// plain answers it could be are small, a large one is not taken.
+// close closes the body of a plain completion.
+func (h *bodyHead) close() {
+	if h.closePlain != nil {
+		_ = h.closePlain()
+	}
+}
+
+// maxHead is as much of a body that is not a completion as a stream
+// request keeps, to say why it is not an answer.
 const maxHead = 1 << 20
 
 func (k headKeeper) Do(req *http.Request) (*http.Response, error) {
 	resp, err := k.HTTPDoer.Do(req)
-	if h, ok := req.Context().Value(bodyHeadKey{}).(*bodyHead); ok && err == nil {
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.TeeReader(resp.Body, h), resp.Body}
+	h, ok := req.Context().Value(bodyHeadKey{}).(*bodyHead)
+	if !ok || err != nil || resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
+		return resp, err // an error body is go-openai's to read
 	}
-	return resp, err
+	resp.Body = h.sort(resp)
+	return resp, nil
+}
+
+// sort reads what the endpoint sent by its Content-Type: text/event-stream
+// is a stream; anything else (application/json, none, a proxy's own) is a
+// completion when its first byte other than white space opens a JSON
+// object, and is read as a stream otherwise (data: lines sent as JSON).
+// It returns the body go-openai's stream reader is to read.
+func (h *bodyHead) sort(resp *http.Response) io.ReadCloser {
+	body := resp.Body
+	type readCloser struct {
+		io.Reader
+		io.Closer
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "text/event-stream" {
+		h.eventStream = true
+		return readCloser{io.TeeReader(body, h), body}
+	}
+	br := bufio.NewReader(body)
+	var lead []byte
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			break
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			_ = br.UnreadByte()
+			break
+		}
+		lead = append(lead, c)
+	}
+	r := io.MultiReader(bytes.NewReader(lead), br)
+	if next, err := br.Peek(1); err == nil && next[0] == '{' {
+		h.plain, h.closePlain = r, body.Close
+		return io.NopCloser(strings.NewReader(""))
+	}
+	return readCloser{io.TeeReader(r, h), body}
 }
 
 func (h *bodyHead) Write(p []byte) (int, error) {

@@ -1,8 +1,10 @@
 package activities
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -213,4 +215,87 @@ func TestChatStreamRestart(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"Hel", "done(failed=true)", "restart", "Hello", "done(failed=false)"}, seen)
+}
+
+// An endpoint that answers stream: true with an ordinary completion is
+// read by what it sent, whatever its size: a 3 MB answer (one line, or
+// pretty-printed over thousands of lines) with Content-Type
+// application/json, with none at all, or with a proxy's own, is the
+// answer the same request without streaming gets, and its text reaches
+// whoever watches the job.
+func TestChatStreamTakesALargePlainCompletion(t *testing.T) {
+	content := strings.Repeat("All 42 tests pass; héllo wörld ✓.\n", 3<<20/36)
+	answer := openai.ChatCompletionResponse{ID: "chatcmpl-big", Object: "chat.completion", Created: 1, Model: "m",
+		Choices: []openai.ChatCompletionChoice{{Index: 0, FinishReason: "stop", Message: openai.ChatCompletionMessage{
+			Role: "assistant", Content: content, ToolCalls: []openai.ToolCall{demomodel.ToolCall("c1", "Read", `{"file_path":"go.mod"}`)}}}},
+		Usage: openai.Usage{PromptTokens: 10, CompletionTokens: 700000, TotalTokens: 700010}}
+	oneLine, err := json.Marshal(answer)
+	require.NoError(t, err)
+	pretty, err := json.MarshalIndent(answer, "", "  ")
+	require.NoError(t, err)
+	require.Greater(t, len(oneLine), 3<<20)
+	for _, tc := range []struct {
+		name, contentType string
+		body              []byte
+	}{
+		{"application/json", "application/json", oneLine},
+		{"application/json with a charset, pretty-printed", "application/json; charset=utf-8", append([]byte("\n  "), pretty...)},
+		{"no Content-Type", "", oneLine},
+		{"a proxy's text/plain", "text/plain", oneLine},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var streamed atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				if strings.Contains(string(b), `"stream":true`) {
+					streamed.Add(1)
+				}
+				if tc.contentType == "" {
+					w.Header()["Content-Type"] = nil // and no sniffing by net/http
+				} else {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				_, _ = w.Write(tc.body)
+			}))
+			defer srv.Close()
+			ws := t.TempDir()
+			want, err := runChat(t, NewModel(srv.URL+"/v1", "k", "m", srv.Client()), jobRequest(ws))
+			require.NoError(t, err)
+			require.Zero(t, streamed.Load())
+			hub := stream.NewHub(stream.Limits{MaxText: 8 << 20, MaxPending: 8 << 20})
+			sub := hub.Subscribe("job1")
+			defer sub.Close()
+			m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			m.Stream = hub
+			got, err := runChat(t, m, jobRequest(ws))
+			require.NoError(t, err, "the streamed request")
+			require.Equal(t, int32(1), streamed.Load(), "the request asked for a stream")
+			require.Equal(t, want, got)
+			require.Equal(t, answer.Usage, got.Usage)
+			require.Len(t, got.Message.ToolCalls, 1)
+			var text strings.Builder
+			done := false
+			for _, c := range sub.Take() {
+				text.WriteString(c.Text)
+				done = done || c.Done && !c.Failed
+			}
+			require.True(t, done, "the stream ended well")
+			require.True(t, text.String() == content, "the watchers saw the answer's text (%d of %d bytes)", text.Len(), len(content))
+		})
+	}
+}
+
+// A body its Content-Type calls a stream is read as one, even when it
+// holds a completion: what the endpoint said it sent decides.
+func TestChatStreamEventStreamIsAStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]}`)
+	}))
+	defer srv.Close()
+	m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+	m.Stream = stream.NewHub(stream.Limits{})
+	_, err := runChat(t, m, jobRequest(t.TempDir()))
+	require.Equal(t, api.ModelGarbageErrorType, errorClass(err), "%v", err)
+	require.ErrorContains(t, err, "not a chat completion stream")
 }
