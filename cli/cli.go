@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -17,10 +18,10 @@ import (
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/devserver"
+	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/stream"
 	"github.com/custos-dev/custos/temporalclient"
-	"github.com/custos-dev/custos/workflows"
 )
 
 // App carries the streams and the environment of one invocation.
@@ -31,23 +32,25 @@ type App struct {
 	Interactive bool
 	Logger      *slog.Logger
 
-	lastResult *workflows.JobResult
-	// answeredTurn is the turn of the last answer follow printed.
-	answeredTurn int
 	// inProcess is set when this process runs the job's server and worker.
 	inProcess bool
 	// hub is the in-process worker's model answers as they are written
 	// (nil: no worker here, or streaming off); live prints a job's.
-	hub  *stream.Hub
-	live *livePrinter
+	hub *stream.Hub
+	// src is the followed job's events; out renders them (the terminal's
+	// lines, or JSON lines with json set: --json).
+	src  *jobevents.Source
+	out  renderer
+	json bool
 }
 
 const usage = `custos — a durable coding agent on Temporal
 
 usage:
-  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--max-tokens N] [--once] [--detach] "task"
+  starter run [--workspace DIR] [--mode M] [--approval-timeout 60s] [--max-turns N] [--max-tokens N] [--once] [--detach] [--json] "task"
                                      a job: after each answer it waits for your next message (--once: it ends)
-  starter say JOB "text" [--detach]  the job's next message; sent while it works, it reaches the model
+  starter say JOB "text" [--detach] [--json]
+                                     the job's next message; sent while it works, it reaches the model
                                      after the running tools' results; to an ended job, it goes on from
                                      its transcript ([--workspace DIR] when the server no longer has it)
   starter interrupt JOB ["text"]     stop what the job runs now (model call, commands); the model gets the text
@@ -63,7 +66,7 @@ usage:
   starter fork JOB --at TURN [--worktree DIR] [--id ID] "text"
                                      a new job with JOB's conversation up to TURN and your message, in the same
                                      workspace or a new git worktree with the files as they were at TURN
-  starter follow JOB                 follow a job, resuming it in-process if no server runs
+  starter follow JOB [--json]        follow a job, resuming it in-process if no server runs
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
   starter approve JOB CALL [--always] [--reason R]
@@ -140,6 +143,11 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			fmt.Fprintf(a.Stderr, "unknown command %q\n\n%s", args[0], usage)
 			return 2
 		}
+	}
+	var je jobExit
+	if errors.As(err, &je) {
+		fmt.Fprintf(a.Stderr, "custos: %v\n", err)
+		return je.code()
 	}
 	if err != nil {
 		var ue usageError
@@ -378,6 +386,12 @@ func (a *App) followJob(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		return usagef("follow: the job (workflow) ID comes first")
 	}
+	fs := newFlagSet("follow", a.Stderr)
+	jsonOut := jsonFlag(fs)
+	if pos, err := parseInterleaved(fs, args[1:]); err != nil || len(pos) > 0 {
+		return cmp.Or(err, usagef("follow: starter follow JOB [--json]"))
+	}
+	a.useJSON(*jsonOut)
 	s, err := a.connectOrEmbed(ctx, defaultModelOptions())
 	if err != nil {
 		return err

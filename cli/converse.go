@@ -16,6 +16,7 @@ import (
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/workflows"
@@ -34,10 +35,12 @@ func (a *App) say(ctx context.Context, args []string) error {
 	detach := fs.Bool("detach", false, "send the message and return")
 	by := fs.String("by", app.OSUser(), "who speaks (recorded in the audit, with the channel cli)")
 	workspace := fs.String("workspace", ".", "the job's workspace, for a job the server no longer remembers (past its retention)")
+	jsonOut := jsonFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
+	a.useJSON(*jsonOut)
 	if len(pos) < 2 || pos[0] == "" {
 		return usagef(`say: starter say JOB "text"`)
 	}
@@ -234,13 +237,13 @@ func waitsForMessage(st workflows.Status) bool {
 // and, on a terminal, ask for the next message. It reports whether follow
 // should go on (a message was sent).
 func (a *App) converse(ctx context.Context, c client.Client, id string, st workflows.Status, lines <-chan string) (bool, error) {
-	if a.answeredTurn != st.Turn {
-		a.printAnswer(st.LastAnswer)
-	}
+	a.show(a.src.NewAnswer(st.LastAnswer, st.Turn))
 	fmt.Fprintf(a.Stderr, "custos: answered after %d turns (%d tokens)\n", st.Turn, st.Usage.TotalTokens)
 	if lines == nil {
 		a.leftWaiting(id)
-		return false, nil
+		res := jobevents.Answered(id, st)
+		a.out.render(res)
+		return false, exitFor(res)
 	}
 	for {
 		fmt.Fprint(a.Stdout, "> ")

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/pathguard"
@@ -42,10 +44,12 @@ func (a *App) run(ctx context.Context, args []string) error {
 	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 	host := fs.String("host", "", "run on this worker host (default: the live host whose workspace roots hold --workspace)")
 	window := fs.Int("context-window", 0, "the model's context window in tokens (default: CUSTOS_CONTEXT_WINDOW, else known for the model, else 128000)")
+	jsonOut := jsonFlag(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
+	a.useJSON(*jsonOut)
 	task := strings.TrimSpace(strings.Join(pos, " "))
 	if task == "" {
 		return usagef(`run: say what to do, e.g. starter run "fix the failing test"`)
@@ -91,11 +95,29 @@ func (a *App) run(ctx context.Context, args []string) error {
 		if s.workers != nil {
 			fmt.Fprintln(a.Stderr, "custos: note: the worker runs in this process; the job continues when a worker is running (go run ./worker)")
 		}
+		if a.json {
+			a.out.render(jobevents.Job{Job: run.GetID(), Workspace: ws, Host: *host})
+			return nil
+		}
 		fmt.Fprintln(a.Stdout, run.GetID())
 		return nil
 	}
 	a.inProcess = s.workers != nil
 	return a.follow(ctx, s.client, run.GetID(), 0)
+}
+
+// jsonFlag is --json of run, say and follow.
+func jsonFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, "newline-delimited JSON events on stdout (docs/automation.md); messages for people on stderr; nobody is prompted")
+}
+
+// useJSON makes follow render JSON lines and never read stdin: a call
+// that needs a person waits for the other channels or its timeout.
+func (a *App) useJSON(on bool) {
+	if on {
+		a.json, a.Interactive = true, false
+		a.out = jsonLines{out: a.Stdout}
+	}
 }
 
 // EnvIdentity names the person starting jobs on the channels, for example
@@ -138,28 +160,29 @@ func newJobID() string {
 	return fmt.Sprintf("custos-%s-%s", time.Now().UTC().Format("20060102-150405"), hex.EncodeToString(b))
 }
 
-// follow prints the job's events as they happen and, on a terminal, prompts
-// for each pending approval. It returns when the job ends.
+// follow shows the job's events as they happen and, on a terminal, prompts
+// for each pending approval. It returns when the job ends, or has answered
+// and waits for the next message; a job that did not answer is a jobExit.
 func (a *App) follow(ctx context.Context, c client.Client, id string, since int) error {
 	stop := make(chan struct{})
 	defer close(stop)
 	lines := a.typedLines(stop)
 	liveCtx, stopLive := context.WithCancel(ctx)
 	defer stopLive()
-	a.live = a.startLive(liveCtx, id)
-	defer a.live.close()
-	done := make(chan error, 1)
-	finished := make(chan struct{})
-	go func() {
-		// GetWorkflow follows continue-as-new to the final run.
-		var res workflows.JobResult
-		err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
-		if err == nil {
-			a.lastResult = &res
+	if a.out == nil {
+		a.out = &terminal{out: a.Stdout, job: id, interactive: a.Interactive}
+	}
+	a.src = a.newSource(liveCtx, c, id, since)
+	defer a.src.Close()
+	if a.json {
+		st, err := queryStatus(ctx, c, id)
+		if err != nil {
+			return fmt.Errorf("follow %s: %w", id, err)
 		}
-		done <- err
-		close(finished)
-	}()
+		a.out.render(jobevents.JobOf(id, st))
+	}
+	done := jobevents.Await(ctx, c, id)
+	finished := make(chan struct{})
 	prompted := map[string]bool{}
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
@@ -175,24 +198,25 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			}
 			a.steer(ctx, c, id, line)
 			continue
-		case err := <-done:
-			return a.jobDone(ctx, c, id, since, err)
+		case r := <-done:
+			close(finished)
+			return a.jobDone(ctx, c, id, r)
 		case <-ctx.Done():
 			a.stopped(id)
 			return nil
-		case <-a.live.ready():
-			a.live.print(func() { since = a.printEvents(ctx, c, id, since) })
+		case <-a.src.Ready():
+			a.show(a.src.Live(ctx))
 			continue
 		case <-tick.C:
 		}
-		since = a.printEvents(ctx, c, id, since)
+		a.printEvents(ctx)
 		st, err := queryStatus(ctx, c, id)
 		if err != nil {
 			continue
 		}
-		if key := fmt.Sprint(st.Runs, st.Turn, st.Messages); waitsForMessage(st) && key != answered {
+		if key := jobevents.StatusKey(st); waitsForMessage(st) && key != answered {
 			answered = key
-			since = a.printEvents(ctx, c, id, since)
+			a.printEvents(ctx)
 			more, err := a.converse(ctx, c, id, st, steering)
 			if !more || err != nil {
 				return err
@@ -202,7 +226,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 		if !a.Interactive {
 			continue
 		}
-		if since, err = a.promptPending(ctx, c, id, st, since, prompted, lines, finished); err != nil {
+		if err = a.promptPending(ctx, c, id, st, prompted, lines, finished); err != nil {
 			return err
 		}
 	}
@@ -210,7 +234,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 
 // promptPending prompts, on a terminal, for each call of st not prompted
 // for yet, and returns the last event printed.
-func (a *App) promptPending(ctx context.Context, c client.Client, id string, st workflows.Status, since int, prompted map[string]bool, lines <-chan string, finished <-chan struct{}) (int, error) {
+func (a *App) promptPending(ctx context.Context, c client.Client, id string, st workflows.Status, prompted map[string]bool, lines <-chan string, finished <-chan struct{}) error {
 	for _, p := range st.Pending {
 		if prompted[p.CallID] {
 			continue
@@ -218,42 +242,43 @@ func (a *App) promptPending(ctx context.Context, c client.Client, id string, st 
 		prompted[p.CallID] = true
 		// The events that led to this call (the model's turn, the call,
 		// the ask) come before its prompt.
-		since = a.printEvents(ctx, c, id, since)
+		a.printEvents(ctx)
 		if err := a.prompt(ctx, c, id, p, lines, finished); err != nil {
-			return since, err
+			return err
 		}
 		// Show what happened meanwhile before the next prompt.
-		since = a.printEvents(ctx, c, id, since)
+		a.printEvents(ctx)
 	}
-	return since, nil
+	return nil
 }
 
-// jobDone is what follow says when the job completes (err: how it failed).
-func (a *App) jobDone(ctx context.Context, c client.Client, id string, since int, err error) error {
+// jobDone is what follow says when the job completes: its last events and
+// answer, then how it ended (a jobExit unless it answered).
+func (a *App) jobDone(ctx context.Context, c client.Client, id string, r jobevents.Outcome) error {
 	if ctx.Err() != nil {
 		// Get ended because we stopped, not because the job did.
 		a.stopped(id)
 		return nil
 	}
-	a.printEvents(ctx, c, id, since)
-	if err != nil {
-		return fmt.Errorf("job %s: %w", id, err)
+	a.printEvents(ctx)
+	res := jobevents.Finished(ctx, c, id, r.Result, r.Err)
+	defer a.out.render(res)
+	if r.Err != nil {
+		return jobExit{res.Status, fmt.Errorf("job %s: %w", id, r.Err)}
 	}
-	if r := a.lastResult.Reason; r == "ended" || r == "idle" {
+	if res.Status == jobevents.StatusEnded || res.Status == jobevents.StatusBudget {
 		// Its answers were shown as they came.
-		fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
-		return nil
+		fmt.Fprintf(a.Stderr, "custos: job %s ended after %d turns (%d tokens)\n", id, res.Turns, res.Usage.TotalTokens)
+		return exitFor(res)
 	}
-	if a.answeredTurn != a.lastResult.Turns {
-		a.printAnswer(a.lastResult.Answer)
-	}
-	fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", a.lastResult.Turns, a.lastResult.Usage.TotalTokens)
+	a.show(a.src.NewAnswer(res.Answer, res.Turns))
+	fmt.Fprintf(a.Stderr, "custos: done after %d turns (%d tokens)\n", res.Turns, res.Usage.TotalTokens)
 	if st, err := queryStatus(ctx, c, id); err == nil {
 		files := st.Files.Or(st.Workspace, id)
 		fmt.Fprintf(a.Stderr, "custos: transcript %s, audit %s (starter audit %s)\n",
 			display.Line(files.Transcript, 0), display.Line(files.Audit, 0), id)
 	}
-	return nil
+	return exitFor(res)
 }
 
 func (a *App) stopped(id string) {
@@ -291,81 +316,11 @@ func readLines(r io.Reader, lines chan<- string, stop <-chan struct{}) {
 	close(lines)
 }
 
-// printEvents prints events after since and returns the last one seen.
-func (a *App) printEvents(ctx context.Context, c client.Client, id string, since int) int {
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.EventsQuery, since)
-	if err != nil {
-		return since
-	}
-	var evs []workflows.Event
-	if v.Get(&evs) != nil {
-		return since
-	}
-	for _, e := range evs {
-		// Events restart from the carried sequence after continue-as-new;
-		// anything at or below since was printed already.
-		if e.Seq <= since {
-			continue
-		}
-		if line := a.live.eventLine(e, formatEvent(e)); line != "" {
-			fmt.Fprintln(a.Stdout, line)
-		}
-		if e.Kind == "answer" {
-			// Every answer of a conversation, also one the job went past
-			// at once for a message that was waiting.
-			a.printAnswer(e.Text)
-			a.answeredTurn = e.Turn
-		}
-		if e.Kind == "ask" && !a.Interactive {
-			// No prompt here: say how to decide from elsewhere.
-			fmt.Fprintf(a.Stdout, "      decide with: starter approve %s %s   |   starter deny %s %s\n", id, shownID(e.CallID), id, shownID(e.CallID))
-		}
-		since = e.Seq
-	}
-	return since
-}
+// printEvents shows the journal's new events.
+func (a *App) printEvents(ctx context.Context) { a.show(a.src.Journal(ctx)) }
 
 // callsSuffix is how the workflow marks a model turn that calls tools.
 var callsSuffix = regexp.MustCompile(`(^|\s\()calls [\w, ]+\)?$`)
-
-// formatEvent is one line of a job's progress. What the model and the tools
-// wrote (summaries, results, reasons, call IDs) is shown through package
-// display, so an escape sequence in it is seen, never run by the terminal.
-func formatEvent(e workflows.Event) string {
-	switch e.Kind {
-	case "result":
-		// A glimpse of the output: its first line, tabs kept (Read numbers
-		// its lines with them).
-		first, _, _ := strings.Cut(e.Text, "\n")
-		e.Text = display.Safe(first)
-	case "model", "call", "decision", "ask":
-		e.Text = display.SafeLine(e.Text)
-	default:
-		e.Text = display.Safe(e.Text) // the job's own notes may span lines
-	}
-	e.CallID = shownID(e.CallID)
-	switch e.Kind {
-	case "model":
-		if !callsSuffix.MatchString(e.Text) {
-			// A turn without tool calls is the final answer, printed in
-			// full when the job ends.
-			return fmt.Sprintf("[turn %d] model: final answer", e.Turn)
-		}
-		return fmt.Sprintf("[turn %d] model: %s", e.Turn, e.Text)
-	case "call":
-		return fmt.Sprintf("  → %s %s", e.CallID, e.Text)
-	case "decision":
-		return fmt.Sprintf("    %s: %s", e.CallID, e.Text)
-	case "ask":
-		return fmt.Sprintf("    %s: waiting for approval: %s", e.CallID, e.Text)
-	case "result":
-		return fmt.Sprintf("    %s ← %s", e.CallID, strings.TrimSpace(e.Text))
-	case "answer":
-		return ""
-	default:
-		return fmt.Sprintf("  [%s] %s", e.Kind, e.Text)
-	}
-}
 
 // typedAnswer is the decision a line typed at the prompt means: allow, deny,
 // always, never, view (show the input), or "" for anything else.
@@ -589,4 +544,54 @@ func readLine(r io.Reader) (string, error) {
 			return b.String(), err
 		}
 	}
+}
+
+// Exit codes of run, say and follow (docs/automation.md).
+const (
+	// ExitAnswered: the job answered (and waits for a message, or ended).
+	ExitAnswered = 0
+	// ExitError: starter itself failed (no server, a refused request).
+	ExitError = 1
+	// ExitUsage: the command line is wrong; nothing was started.
+	ExitUsage = 2
+	// ExitFailed: the job's workflow failed, was canceled, terminated or
+	// timed out.
+	ExitFailed = 3
+	// ExitStopped: the job's turn limit stopped the model, or the job was
+	// ended while its token budget was reached.
+	ExitStopped = 4
+)
+
+// jobExit is a followed job that did not answer: its status names the
+// exit code.
+type jobExit struct {
+	status string
+	err    error
+}
+
+func (e jobExit) Error() string { return e.err.Error() }
+func (e jobExit) Unwrap() error { return e.err }
+
+func (e jobExit) code() int {
+	switch e.status {
+	case jobevents.StatusFailed:
+		return ExitFailed
+	case jobevents.StatusMaxTurns, jobevents.StatusBudget:
+		return ExitStopped
+	}
+	return ExitError
+}
+
+// exitFor is the error a job's result makes follow return: nil when it
+// answered or was ended.
+func exitFor(r jobevents.Result) error {
+	switch r.Status {
+	case jobevents.StatusMaxTurns:
+		return jobExit{r.Status, fmt.Errorf("job %s was stopped by its turn limit after %d turns", r.Job, r.Turns)}
+	case jobevents.StatusBudget:
+		return jobExit{r.Status, fmt.Errorf("job %s ended with its token budget reached (%d tokens)", r.Job, r.Usage.TotalTokens)}
+	case jobevents.StatusFailed:
+		return jobExit{r.Status, fmt.Errorf("job %s failed: %s", r.Job, r.Error)}
+	}
+	return nil
 }

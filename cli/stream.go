@@ -6,223 +6,168 @@ import (
 	"io"
 	"strings"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/stream"
+	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/workflows"
 )
 
-// livePrinter prints a job's model answers as they are written, from the
-// stream hub of the worker in this process, and keeps the terminal from
-// showing them twice: the workflow's "model" event for a turn it streamed
-// prints only what was not streamed (the calls), and the final answer is
-// not printed again at the end. Everything goes through package display.
-// Only follow's goroutine uses it, so the lines it prints never interleave
-// with the events'.
-type livePrinter struct {
-	out io.Writer
-	sub *stream.Subscription
-	// queue is what was taken from sub and not printed yet.
-	queue []stream.Chunk
-	// open is the answer being printed (turn/attempt), "" between answers;
-	// midLine is true when its text did not end with a line feed.
-	open    string
-	midLine bool
-	text    strings.Builder // the open answer's text
-	partial bool            // some of it was dropped
-	// shown are answers printed in full, by their text, until the event
-	// of their turn (or the job's result) claims them.
-	shown []string
+// follow shows a job through one jobevents.Source: the job's journal and
+// the model's text as it is written, merged there. The terminal and --json
+// render the same events; neither derives events of its own.
+
+// renderer shows a job's events to whoever follows it.
+type renderer interface {
+	render(e jobevents.Event)
 }
 
-// startLive subscribes to id's answers when a worker runs in this process
-// with streaming on, or relays them from the inbox of this machine's
-// embedded server; nil otherwise (a nil livePrinter prints nothing).
-func (a *App) startLive(ctx context.Context, id string) *livePrinter {
+// newSource opens the events of job id: the text comes from the worker in
+// this process, or is relayed from the worker that runs the model call
+// (until ctx ends).
+func (a *App) newSource(ctx context.Context, c client.Client, id string, since int) *jobevents.Source {
 	hub := a.hub
-	if hub == nil {
-		// A worker in another process of this machine: its inbox relays,
-		// until ctx ends.
-		hub = remoteHub(ctx, remoteStreamDir(), id)
+	if hub == nil && c != nil {
+		hub = jobevents.Relay(ctx, c, id)
 	}
-	if hub == nil {
-		return nil
-	}
-	return &livePrinter{out: a.Stdout, sub: hub.Subscribe(id)}
+	return jobevents.NewSource(jobevents.ClientJournal(c, id), id, since, hub)
 }
 
-// ready has a value when chunks wait (never, for nil).
-func (p *livePrinter) ready() <-chan struct{} {
-	if p == nil {
-		return nil
-	}
-	return p.sub.Ready()
-}
-
-func (p *livePrinter) close() {
-	if p != nil {
-		p.sub.Close()
+// show renders events.
+func (a *App) show(evs []jobevents.Event) {
+	for _, e := range evs {
+		a.out.render(e)
 	}
 }
 
-// print prints the chunks waiting. before (nil: none) is called first
-// when they begin an answer: follow prints the job's events there, so the
-// tool results of the turn before come before the model's next text.
-func (p *livePrinter) print(before func()) {
-	if p == nil {
-		return
-	}
-	p.queue = append(p.queue, p.sub.Take()...)
-	if before != nil && len(p.queue) > 0 {
-		c := p.queue[0]
-		if c.Restart || p.open != fmt.Sprintf("%d/%d", c.Turn, c.Attempt) {
-			before() // may print the queue itself: see eventLine
+// terminal renders events as lines for a person. What the model and the
+// tools wrote is shown through package display, so an escape sequence in
+// it is seen, never run by the terminal.
+type terminal struct {
+	out io.Writer
+	job string
+	// interactive: calls are prompted for here (else: how to decide).
+	interactive bool
+	// midLine is true when the text printed last did not end a line.
+	midLine bool
+}
+
+func (p *terminal) render(e jobevents.Event) {
+	switch e := e.(type) {
+	case jobevents.Text:
+		p.text(e)
+	case jobevents.Answer:
+		p.endLine()
+		if !e.Streamed {
+			fmt.Fprintf(p.out, "\n%s\n", display.Safe(e.Text))
 		}
-	}
-	p.drain()
-}
-
-// drainAnswer prints the queued chunks up to the end of the first answer
-// that ended well.
-func (p *livePrinter) drainAnswer() {
-	for len(p.queue) > 0 {
-		c := p.queue[0]
-		p.queue = p.queue[1:]
-		p.chunk(c)
-		if c.Done && !c.Failed {
+	case jobevents.Job, jobevents.Result:
+		// Said on stderr by follow.
+	default:
+		line := formatLine(e)
+		if line == "" {
 			return
 		}
+		p.endLine()
+		fmt.Fprintln(p.out, line)
+		if w, ok := e.(jobevents.Waiting); ok && !p.interactive {
+			// No prompt here: say how to decide from elsewhere.
+			fmt.Fprintf(p.out, "      decide with: starter approve %s %s   |   starter deny %s %s\n", p.job, shownID(w.Call), p.job, shownID(w.Call))
+		}
 	}
 }
 
-// drain prints the queued chunks, in order.
-func (p *livePrinter) drain() {
-	for len(p.queue) > 0 {
-		c := p.queue[0]
-		p.queue = p.queue[1:]
-		p.chunk(c)
-	}
-	p.queue = nil
-}
-
-func (p *livePrinter) chunk(c stream.Chunk) {
-	key := fmt.Sprintf("%d/%d", c.Turn, c.Attempt)
-	switch {
-	case c.Restart:
+// text prints the model's text as it is written.
+func (p *terminal) text(t jobevents.Text) {
+	if t.Restart {
 		p.endLine()
-		fmt.Fprintf(p.out, "  model: answer restarted (attempt %d); what follows replaces the text above\n", c.Attempt)
-		p.begin(key)
-	case p.open != key || c.Snapshot:
-		p.endLine()
-		p.begin(key)
+		fmt.Fprintf(p.out, "  model: answer restarted (attempt %d); what follows replaces the text above\n", t.Attempt)
 	}
-	if c.Text != "" {
-		p.text.WriteString(c.Text)
-		s := display.Safe(c.Text)
+	if t.Begin {
+		p.endLine()
+		fmt.Fprint(p.out, "  model> ")
+		p.midLine = true
+	}
+	if t.Text != "" {
+		s := display.Safe(t.Text)
 		fmt.Fprint(p.out, s)
 		p.midLine = !strings.HasSuffix(s, "\n")
 	}
-	if c.Dropped > 0 {
-		fmt.Fprintf(p.out, " [… %d bytes not shown: the terminal fell behind]", c.Dropped)
+	if t.Dropped > 0 {
+		fmt.Fprintf(p.out, " [… %d bytes not shown: the terminal fell behind]", t.Dropped)
 		p.midLine = true
-		p.partial = true // not shown in full: its event prints it
 	}
-	if c.Done {
+	if t.End {
 		p.endLine()
-		if t := strings.TrimSpace(p.text.String()); !c.Failed && !p.partial && t != "" {
-			p.shown = append(p.shown, t)
-			if n := len(p.shown) - maxShown; n > 0 {
-				p.shown = p.shown[n:]
-			}
-		}
-		p.open = ""
 	}
 }
 
-// maxShown bounds the answers remembered for their events.
-const maxShown = 8
-
-func (p *livePrinter) begin(key string) {
-	p.open, p.partial = key, false
-	p.text.Reset()
-	fmt.Fprint(p.out, "  model> ")
-	p.midLine = true
-}
-
-func (p *livePrinter) endLine() {
+func (p *terminal) endLine() {
 	if p.midLine {
 		fmt.Fprintln(p.out)
 		p.midLine = false
 	}
 }
 
-// eventLine is the line to print for e, formatEvent's line given: a
-// "model" event whose text was streamed keeps only what was not (the
-// calls it makes).
-func (p *livePrinter) eventLine(e workflows.Event, line string) string {
-	if p == nil || line == "" {
-		return line
-	}
-	if e.Kind != "model" {
-		p.endLine()
-		return line
-	}
-	text := strings.TrimSpace(e.Text)
-	if l, ok := p.claim(e.Turn, text); ok {
-		return l
-	}
-	// The answer's text is published before the activity returns, so
-	// if it was not printed yet it waits here: print it (and not the
-	// answers after it) before its event.
-	p.queue = append(p.queue, p.sub.Take()...)
-	p.drainAnswer()
-	p.endLine()
-	if l, ok := p.claim(e.Turn, text); ok {
-		return l
-	}
-	return line
+// jsonLines renders each event as one line of JSON (jobevents.Marshal).
+type jsonLines struct {
+	out io.Writer
 }
 
-// claim finds the streamed answer a model event's text begins with and
-// says what of the event is left to print.
-func (p *livePrinter) claim(turn int, text string) (string, bool) {
-	for i, s := range p.shown {
-		rest, ok := strings.CutPrefix(text, s)
-		if !ok {
-			continue
-		}
-		p.shown = append(p.shown[:i], p.shown[i+1:]...)
-		if rest = strings.TrimSpace(rest); rest != "" {
-			return fmt.Sprintf("[turn %d] model: (text above) %s", turn, display.SafeLine(rest)), true
-		}
-		// The final answer: it was printed as it came; the job's result
-		// (streamedAnswer) claims it again.
-		p.shown = append(p.shown, s)
-		return fmt.Sprintf("[turn %d] model: final answer (above)", turn), true
+func (j jsonLines) render(e jobevents.Event) {
+	b, err := jobevents.Marshal(e)
+	if err != nil {
+		// Every event type encodes; should one not, the stream says so
+		// rather than skipping a line silently.
+		b, _ = jobevents.Marshal(jobevents.Error{Text: err.Error()})
 	}
-	return "", false
+	b = append(b, '\n')
+	_, _ = j.out.Write(b)
 }
 
-// printAnswer prints a job's answer unless it was printed as it was
-// written.
-func (a *App) printAnswer(answer string) {
-	if !a.live.streamedAnswer(answer) {
-		fmt.Fprintf(a.Stdout, "\n%s\n", display.Safe(answer))
+// formatEvent is formatLine's line for a step of the journal.
+func formatEvent(e workflows.Event) string { return formatLine(jobevents.FromJournal(e)) }
+
+// formatLine is one line of a job's progress ("" for none).
+func formatLine(e jobevents.Event) string {
+	switch e := e.(type) {
+	case jobevents.Model:
+		return modelLine(e)
+	case jobevents.ToolCall:
+		return fmt.Sprintf("  → %s %s", shownID(e.Call), display.SafeLine(e.Summary))
+	case jobevents.Decision:
+		return fmt.Sprintf("    %s: %s", shownID(e.Call), display.SafeLine(e.Text))
+	case jobevents.Waiting:
+		return fmt.Sprintf("    %s: waiting for approval: %s", shownID(e.Call), display.SafeLine(e.Summary))
+	case jobevents.ToolResult:
+		// A glimpse of the output: its first line, tabs kept (Read numbers
+		// its lines with them).
+		first, _, _ := strings.Cut(e.Summary, "\n")
+		return fmt.Sprintf("    %s ← %s", shownID(e.Call), strings.TrimSpace(display.Safe(first)))
+	case jobevents.Park:
+		return fmt.Sprintf("  [%s] %s", e.Reason, display.Safe(e.Text))
+	case jobevents.Error:
+		return fmt.Sprintf("  [error] %s", display.Safe(e.Text))
+	case jobevents.Note:
+		return fmt.Sprintf("  [%s] %s", e.Kind, display.Safe(e.Text))
 	}
+	return ""
 }
 
-// streamedAnswer reports whether the job's final answer was printed as it
-// was written, so follow does not print it again.
-func (p *livePrinter) streamedAnswer(answer string) bool {
-	if p == nil {
-		return false
-	}
-	p.print(nil)
-	p.endLine()
-	answer = strings.TrimSpace(answer)
-	for _, s := range p.shown {
-		if s == answer {
-			return true
+// modelLine is a model turn's line: a turn whose text was streamed keeps
+// only what was not (the calls it makes).
+func modelLine(e jobevents.Model) string {
+	if e.Streamed {
+		if rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(e.Text), e.Shown)); rest != "" {
+			return fmt.Sprintf("[turn %d] model: (text above) %s", e.Turn, display.SafeLine(rest))
 		}
+		return fmt.Sprintf("[turn %d] model: final answer (above)", e.Turn)
 	}
-	return false
+	text := display.SafeLine(e.Text)
+	if !callsSuffix.MatchString(text) {
+		// A turn without tool calls is the final answer, printed in
+		// full when the job ends.
+		return fmt.Sprintf("[turn %d] model: final answer", e.Turn)
+	}
+	return fmt.Sprintf("[turn %d] model: %s", e.Turn, text)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -16,54 +17,87 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/stream"
 	"github.com/custos-dev/custos/workflows"
 )
 
+// fakeJournal is a job's journal the test appends to.
+type fakeJournal struct{ evs []workflows.Event }
+
+func (j *fakeJournal) read(_ context.Context, since int) ([]workflows.Event, error) {
+	var out []workflows.Event
+	for _, e := range j.evs {
+		if e.Seq > since {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// liveTerm is follow's terminal over one Source.
+type liveTerm struct {
+	src  *jobevents.Source
+	term *terminal
+	j    *fakeJournal
+}
+
+func newLiveTerm(out io.Writer, h *stream.Hub) *liveTerm {
+	j := &fakeJournal{}
+	return &liveTerm{src: jobevents.NewSource(j.read, "j", 0, h), term: &terminal{out: out, job: "j"}, j: j}
+}
+
+func (l *liveTerm) show(evs []jobevents.Event) {
+	for _, e := range evs {
+		l.term.render(e)
+	}
+}
+
 // The terminal shows a streamed answer once: as it comes, then the
 // turn's event says only what was not streamed.
 func TestLivePrinter(t *testing.T) {
-	type step func(h *stream.Hub, p *livePrinter)
+	type step func(h *stream.Hub, p *liveTerm)
+	ctx := context.Background()
 	write := func(turn, attempt int, parts ...string) step {
-		return func(h *stream.Hub, p *livePrinter) {
+		return func(h *stream.Hub, p *liveTerm) {
 			w := h.Begin("j", turn, attempt)
 			for _, s := range parts {
 				w.Write(s)
-				p.print(nil)
+				p.show(p.src.Live(ctx))
 			}
 			w.End(false)
-			p.print(nil)
+			p.show(p.src.Live(ctx))
 		}
 	}
 	fail := func(turn, attempt int, parts ...string) step {
-		return func(h *stream.Hub, p *livePrinter) {
+		return func(h *stream.Hub, p *liveTerm) {
 			w := h.Begin("j", turn, attempt)
 			for _, s := range parts {
 				w.Write(s)
 			}
 			w.End(true)
-			p.print(nil)
+			p.show(p.src.Live(ctx))
 		}
 	}
 	unprinted := func(turn, attempt int, text string) step {
-		return func(h *stream.Hub, _ *livePrinter) {
+		return func(h *stream.Hub, _ *liveTerm) {
 			w := h.Begin("j", turn, attempt)
 			w.Write(text)
 			w.End(false)
 		}
 	}
 	event := func(turn int, text string) step {
-		return func(_ *stream.Hub, p *livePrinter) {
-			e := workflows.Event{Kind: "model", Turn: turn, Text: text}
-			if line := p.eventLine(e, formatEvent(e)); line != "" {
-				_, _ = p.out.Write([]byte(line + "\n"))
-			}
+		return func(_ *stream.Hub, p *liveTerm) {
+			p.j.evs = append(p.j.evs, workflows.Event{Seq: len(p.j.evs) + 1, Kind: "model", Turn: turn, Text: text})
+			p.show(p.src.Journal(ctx))
 		}
 	}
 	final := func(answer string) step {
-		return func(_ *stream.Hub, p *livePrinter) {
-			if !p.streamedAnswer(answer) {
-				_, _ = p.out.Write([]byte("\n" + answer + "\n"))
+		return func(_ *stream.Hub, p *liveTerm) {
+			evs, streamed := p.src.Streamed(answer)
+			p.show(evs)
+			if !streamed {
+				p.term.render(jobevents.Answer{Text: answer})
 			}
 		}
 	}
@@ -114,9 +148,8 @@ func TestLivePrinter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := stream.NewHub(stream.Limits{})
 			var out bytes.Buffer
-			a := &App{Stdout: &out, hub: h}
-			p := a.startLive(context.Background(), "j")
-			defer p.close()
+			p := newLiveTerm(&out, h)
+			defer p.src.Close()
 			for _, s := range tc.steps {
 				s(h, p)
 			}
@@ -126,18 +159,19 @@ func TestLivePrinter(t *testing.T) {
 	}
 }
 
-// Without a worker in this process there is nothing to print, and the
-// events print as they always did.
+// Without live text the events print as they always did.
 func TestLivePrinterOff(t *testing.T) {
-	a := &App{}
-	p := a.startLive(context.Background(), "j")
-	require.Nil(t, p)
-	p.print(nil)
-	p.close()
-	e := workflows.Event{Kind: "model", Turn: 1, Text: "done"}
-	assert.Equal(t, formatEvent(e), p.eventLine(e, formatEvent(e)))
-	assert.False(t, p.streamedAnswer("done"))
-	assert.Nil(t, p.ready())
+	var out bytes.Buffer
+	p := newLiveTerm(&out, nil)
+	defer p.src.Close()
+	require.Nil(t, p.src.Ready())
+	p.show(p.src.Live(context.Background()))
+	e := workflows.Event{Seq: 1, Kind: "model", Turn: 1, Text: "done"}
+	p.j.evs = append(p.j.evs, e)
+	p.show(p.src.Journal(context.Background()))
+	assert.Equal(t, formatEvent(e)+"\n", out.String())
+	_, streamed := p.src.Streamed("done")
+	assert.False(t, streamed)
 }
 
 // firstText is a terminal that notes when the first text arrives.
@@ -178,8 +212,8 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 	req := api.ModelRequest{Conversation: &api.Conversation{Workspace: ws, JobID: "j", FirstSeq: 1, Total: 2,
 		Append: []openai.ChatCompletionMessage{{Role: "system", Content: "s"}, {Role: "user", Content: "task"}}}}
 	term := &firstText{want: "First words."}
-	p := (&App{Stdout: term, hub: hub}).startLive(context.Background(), "j")
-	defer p.close()
+	p := newLiveTerm(term, hub)
+	defer p.src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { // follow's loop, printing as chunks come
@@ -187,10 +221,10 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-p.ready():
+			case <-p.src.Ready():
 				term.mu.Lock() // the printer's writes and the reset below
 				term.mu.Unlock()
-				p.print(nil)
+				p.show(p.src.Live(ctx))
 			}
 		}
 	}()
@@ -222,20 +256,30 @@ func BenchmarkFirstChunkToPrinter(b *testing.B) {
 func TestLivePrinterEventsBeforeAnAnswer(t *testing.T) {
 	h := stream.NewHub(stream.Limits{})
 	var out bytes.Buffer
-	p := (&App{Stdout: &out, hub: h}).startLive(context.Background(), "j")
-	defer p.close()
 	events := 0
-	before := func() { events++; out.WriteString("[events]\n") }
+	journal := func(context.Context, int) ([]workflows.Event, error) {
+		events++
+		out.WriteString("[events]\n")
+		return nil, nil
+	}
+	src := jobevents.NewSource(journal, "j", 0, h)
+	defer src.Close()
+	term := &terminal{out: &out, job: "j"}
+	show := func() {
+		for _, e := range src.Live(context.Background()) {
+			term.render(e)
+		}
+	}
 	w := h.Begin("j", 2, 1)
 	for _, s := range []string{"a", "b", "c"} {
 		w.Write(s)
-		p.print(before)
+		show()
 	}
 	w.End(true)
-	p.print(before)
+	show()
 	w = h.Begin("j", 2, 2)
 	w.Write("abc")
-	p.print(before)
+	show()
 	assert.Equal(t, 2, events)
 	assert.Equal(t, "[events]\n  model> abc\n[events]\n  model: answer restarted (attempt 2); what follows replaces the text above\n  model> abc", out.String())
 }

@@ -65,7 +65,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 		b, _ := json.Marshal(tc.Function.Arguments)
 		input = b
 	}
-	j.emit(ctx, Event{Kind: "call", CallID: id, Tool: tool, Text: api.Summarize(tool, input)})
+	j.emit(ctx, Event{Kind: "call", CallID: id, Tool: tool, Text: api.Summarize(tool, input), Input: eventInput(input), InputBytes: len(input)})
 	if out, refused := j.refusedCall(ctx, id, tool, input); refused {
 		return out
 	}
@@ -73,7 +73,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	rec := j.decide(ctx, id, tool, input)
 	j.audit(ctx, rec)
 	j.emit(ctx, Event{Kind: "decision", CallID: id, Tool: tool, Decision: rec.Decision, Layer: rec.Layer,
-		Text: decisionText(rec)})
+		By: rec.Approver, Text: decisionText(rec)})
 	if rec.Decision != approval.Allow {
 		j.runHooks(ctx, hooks.ToolExecuteDenied, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input,
 			Decision: string(rec.Decision), Reason: rec.Reason})
@@ -105,7 +105,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	}
 	if err != nil {
 		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Error: err.Error()})
-		j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: "error: " + err.Error()})
+		j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: "error: " + err.Error(), Failed: true})
 		return "Error: " + err.Error()
 	}
 	if len(res.HostConfig) > 0 {
@@ -128,7 +128,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	if r, ok := j.runHooks(ctx, hooks.ToolApprovalPost, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out}); ok && r.ModifiedOutput != nil {
 		out = *r.ModifiedOutput
 	}
-	j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: firstLine(out, 160)})
+	j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: firstLine(out, 160), Failed: res.IsError})
 	return out
 }
 

@@ -485,4 +485,25 @@ type Event struct {
 	Text     string            `json:"text"`
 	Decision approval.Decision `json:"decision,omitempty"`
 	Layer    approval.Layer    `json:"layer,omitempty"`
+	// By is who made a decision ("timeout" when nobody answered in time).
+	By string `json:"by,omitempty"`
+	// Input is a call's arguments when they are at most MaxEventInput
+	// bytes of JSON; InputBytes is their size either way.
+	Input      json.RawMessage `json:"input,omitempty"`
+	InputBytes int             `json:"inputBytes,omitempty"`
+	// Failed marks a result of a call that ran and failed (or could not run).
+	Failed bool `json:"failed,omitempty"`
+}
+
+// MaxEventInput bounds the call arguments an event keeps: the journal
+// lives in the workflow's memory and answers queries, so a large Write's
+// content stays in history and the transcript, not here.
+const MaxEventInput = 1 << 10
+
+// eventInput is what a call event keeps of its input.
+func eventInput(input json.RawMessage) json.RawMessage {
+	if len(input) > MaxEventInput {
+		return nil
+	}
+	return input
 }
