@@ -33,6 +33,7 @@ worker:
 
 TEMPORAL_CLI_VERSION := v1.5.1
 GOPLS_VERSION := v0.23.0
+WEBHOOKS_EXAMPLES_VERSION := 7.6.1
 
 ## deps: what the tests need besides Go: bubblewrap, a C compiler (cgo builds
 ## the sandbox's mount step, mountinit_cgo.go), chromium (the Web UI
@@ -58,6 +59,9 @@ deps:
 	  test -x "$$dir/gopls" || { \
 	  echo "installing gopls $(GOPLS_VERSION) into $$dir"; \
 	  GOBIN="$$dir" $(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION); }
+	@test -d "$$(npm root -g)/@octokit/webhooks-examples" || { \
+	  echo "installing GitHub's example webhook payloads (npm @octokit/webhooks-examples@$(WEBHOOKS_EXAMPLES_VERSION)) for the GitHub trigger's tests"; \
+	  npm install -g --no-fund --no-audit @octokit/webhooks-examples@$(WEBHOOKS_EXAMPLES_VERSION); }
 
 # RACE_PKGS run under the race detector in make test: the packages with
 # goroutines of their own (workflow test environments, activity heartbeats,

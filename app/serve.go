@@ -51,7 +51,12 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 		return err
 	}
 	defer ch.Close()
-	o.Notifiers = ch.Notifiers
+	gh, err := StartGitHubHooks(c, os.Getenv(EnvHooksAddr), o.UserConfigDir, logger)
+	if err != nil {
+		return err
+	}
+	defer gh.Close()
+	o.Notifiers = append(ch.Notifiers, gh.Notifiers...)
 	stopDemo, demo, err := UseDemoModel(&o)
 	if err != nil {
 		return err

@@ -32,6 +32,10 @@ type Options struct {
 	// Memo is recorded with the run (Describe returns it): the GitHub
 	// trigger notes there the delivery that started it.
 	Memo map[string]any
+	// FailIfRunning makes a start of a job that runs an error
+	// (serviceerror.WorkflowExecutionAlreadyStarted) instead of the
+	// running job's handle.
+	FailIfRunning bool
 }
 
 // Start starts job id with in on custos' task queue, the task's first line
@@ -39,6 +43,7 @@ type Options struct {
 func Start(ctx context.Context, c client.Client, id string, in workflows.JobInput, o Options) (client.WorkflowRun, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: api.TaskQueue, StaticSummary: FirstLine(in.Task, 200), Memo: o.Memo,
+		WorkflowExecutionErrorWhenAlreadyStarted: o.FailIfRunning,
 	}, workflows.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start job: %w", err)
@@ -103,7 +108,8 @@ func ResumeInput(last *workflows.JobInput, fresh workflows.JobInput, text string
 func Resume(ctx context.Context, c client.Client, id string, in workflows.JobInput, o Options) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: api.TaskQueue, StaticSummary: FirstLine(in.Task, 200), Memo: o.Memo,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: o.FailIfRunning,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	}, workflows.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("continue job %s: %w", id, err)
