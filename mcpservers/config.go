@@ -63,6 +63,9 @@ type entryJSON struct {
 	Headers map[string]string `json:"headers"`
 	Domains []string          `json:"domains"`
 	Trusted bool              `json:"trusted"`
+	// WriteWorkspace asks for the workspace writable; refused (see
+	// parseEntry): a server writes only its own home.
+	WriteWorkspace json.RawMessage `json:"writeWorkspace"`
 	// Claude Code's keys custos has no use for.
 	Cwd     json.RawMessage `json:"cwd"`
 	Timeout json.RawMessage `json:"timeout"`
@@ -218,6 +221,13 @@ func parseEntry(name string, raw json.RawMessage, source, file string) (Server, 
 		}
 	default:
 		return Server{}, fmt.Errorf("type %q is not served (stdio or http)", s.Type)
+	}
+	if len(e.WriteWorkspace) > 0 && string(e.WriteWorkspace) != "false" {
+		// Its writes would have to pass the overlay, the host-config check
+		// and the checkpoints as a Bash command's do, which a server that
+		// runs for hours does not yet (docs/limits.md): refused, not run
+		// with a read-only workspace it did not expect.
+		return Server{}, errors.New(`"writeWorkspace" is not served yet: a server writes only its own home (docs/mcp.md); remove the field to run it with the workspace read-only`)
 	}
 	if e.Trusted {
 		if source != SourceUser {

@@ -290,6 +290,9 @@ func (s *session) close() {
 // start connects to a server: a stdio server in the sandbox, an HTTP
 // server through an egress proxy of its own.
 func (p *Pool) start(ctx context.Context, ws string, entry Server, lim Limits) (*session, error) {
+	if entry.Type == "stdio" {
+		entry = withHomeRefs(entry)
+	}
 	srv, err := entry.expanded()
 	if err != nil {
 		return nil, err
@@ -301,11 +304,7 @@ func (p *Pool) start(ctx context.Context, ws string, entry Server, lim Limits) (
 		if p.Sandbox == nil {
 			return nil, errors.New("no sandbox on this worker: stdio servers run only inside it")
 		}
-		net := lim.Network.Join(netpolicy.Policy{AllowedDomains: srv.Domains})
-		s.proc, err = sandbox.Start(context.Background(), p.Sandbox, sandbox.Request{Workspace: ws,
-			Argv: append([]string{srv.Command}, srv.Args...), Network: net, Vars: srv.Env,
-			ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true})
-		if err != nil {
+		if s.proc, err = p.startStdio(ws, srv, lim); err != nil {
 			return nil, err
 		}
 		transport = &mcp.IOTransport{Reader: s.proc.Stdout, Writer: s.proc.Stdin}

@@ -265,7 +265,11 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	}()
 	var pr *provision.Provision
 	var prErr error
-	if b.prov != nil && !req.bare {
+	switch {
+	case req.Home != "":
+		// A server's own home, its caches in it: none of the workspace's.
+		pr, prErr = b.prov.PlanServer(req.Home, req.Network)
+	case b.prov != nil && !req.bare:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -280,11 +284,11 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	}
 	wg.Wait()
 	pool = protect.OpenDirPool("")
-	if pr != nil {
+	if pr != nil && b.prov != nil {
 		undo.add(func() { b.prov.Release(pr) })
-		if err == nil {
-			err = prErr
-		}
+	}
+	if err == nil {
+		err = prErr
 	}
 	if err != nil {
 		return p, pool, err

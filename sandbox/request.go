@@ -33,6 +33,9 @@ func checkRequest(req Request) (string, error) {
 	if req.MaxOutput < 0 {
 		return "", fmt.Errorf("sandbox: negative MaxOutput %d", req.MaxOutput)
 	}
+	if req.Home != "" && !req.Service {
+		return "", errors.New("sandbox: a home of its own is for a service only")
+	}
 	real, err := filepath.EvalSymlinks(req.Workspace)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: workspace: %w", err)

@@ -82,6 +82,11 @@ type Request struct {
 	// pipe's write end handed to it directly (no copy on the way; Stdout
 	// and the Result's Stdout are then unused).
 	StdoutFile *os.File
+	// Home, for a service, is its own directory on the host (an MCP
+	// server's home in custos' state): bound read-write at the sandbox's
+	// home, with HOME, the XDG directories, TMPDIR and every tool's cache
+	// in it, in place of the workspace's caches (provision.PlanServer).
+	Home string
 
 	// bare runs without toolchain provisioning (the start-up probe).
 	bare bool
