@@ -41,7 +41,8 @@ WEBHOOKS_EXAMPLES_VERSION := 7.6.1
 ## (the end-to-end tests approve through it as people do; built from source
 ## once, a few minutes) and gopls, the LSP tool's Go server (as root into
 ## /usr/local/bin, where the sandbox that runs it sees it; otherwise into
-## $GOPATH/bin, where only the lsp package's own tests use it)
+## $GOPATH/bin, where only the lsp package's own tests use it) and, as root,
+## the official MCP memory server (npm install -g)
 deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  echo "installing bubblewrap (needs root and apt-get)"; \
@@ -62,6 +63,9 @@ deps:
 	@test -d "$$(npm root -g)/@octokit/webhooks-examples" || { \
 	  echo "installing GitHub's example webhook payloads (npm @octokit/webhooks-examples@$(WEBHOOKS_EXAMPLES_VERSION)) for the GitHub trigger's tests"; \
 	  npm install -g --no-fund --no-audit @octokit/webhooks-examples@$(WEBHOOKS_EXAMPLES_VERSION); }
+	@command -v mcp-server-memory >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
+	  echo "installing @modelcontextprotocol/server-memory (npm install -g): the MCP servers' homes are tested with it"; \
+	  npm install -g --no-audit --no-fund @modelcontextprotocol/server-memory; }
 
 # RACE_PKGS run under the race detector in make test: the packages with
 # goroutines of their own (workflow test environments, activity heartbeats,
