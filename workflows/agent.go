@@ -105,6 +105,10 @@ type job struct {
 	disk *diskWait
 	// mcp are the job's MCP tools as last listed (mcp.go).
 	mcp mcpTools
+	// listed is the listing last put in the memo, endHow how the job
+	// ended (listing.go).
+	listed *Listing
+	endHow string
 }
 
 type pendingCall struct {
@@ -472,7 +476,7 @@ func (j *job) turnLimitReached() bool {
 }
 
 func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
-	j.phase = PhaseDone
+	j.phase, j.endHow = PhaseDone, reason
 	j.emit(ctx, Event{Kind: "answer", Text: j.st.LastAnswer})
 	j.awaitNotifications(ctx)
 	if err := j.save(ctx); err != nil {

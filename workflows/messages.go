@@ -433,7 +433,7 @@ func (j *job) ended(ctx workflow.Context, why string) (JobResult, error) {
 			text += ": " + e.Reason
 		}
 	}
-	j.phase = PhaseEnded
+	j.phase, j.endHow = PhaseEnded, reason
 	j.audit(ctx, approval.AuditRecord{Event: "job-ended", Reason: text})
 	j.emit(ctx, Event{Kind: "ended", Text: text})
 	j.notifyConversation(ctx, "ended", text, "", "")

@@ -450,6 +450,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		}
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
+	j.upsertListing(ctx)
 }
 
 // codeSpan puts one line of display text in a markdown code span it cannot

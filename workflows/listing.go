@@ -1,0 +1,123 @@
+package workflows
+
+import (
+	"reflect"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// listingVersion gates the memo upserts: runs that began before them
+// replay without the commands.
+const listingVersion = "job-listing"
+
+// ListingMemo is the memo key under which a job keeps its Listing up to
+// date, so `starter jobs` reads every job from one visibility call
+// (ListWorkflowExecutions) on any server, with no query per job and no
+// custom search attribute to register.
+const ListingMemo = "custosJob"
+
+// The statuses of a Listing.
+const (
+	ListWorking        = "working"
+	ListWaitingPerson  = "waiting-for-person"
+	ListWaitingMessage = "waiting-for-message"
+	ListParked         = "parked"
+	ListEnded          = "ended"
+)
+
+// maxListedCalls caps the waiting calls a listing names (the memo stays
+// small; status JOB has them all).
+const maxListedCalls = 20
+
+// Listing is what a job shows in the list of jobs. Status is one of the
+// List* constants; Why says why a job is parked ("budget", "disk space",
+// "model endpoint") or how it ended ("done", "max turns", "ended",
+// "idle"); Since is when the listing last changed: the job's last activity.
+type Listing struct {
+	Status    string       `json:"status"`
+	Why       string       `json:"why,omitempty"`
+	Phase     string       `json:"phase"`
+	Task      string       `json:"task"`
+	Workspace string       `json:"workspace"`
+	Host      string       `json:"host,omitempty"`
+	Mode      string       `json:"mode,omitempty"`
+	Turn      int          `json:"turn"`
+	Since     time.Time    `json:"since"`
+	Waiting   []ListedCall `json:"waiting,omitempty"`
+}
+
+// ListedCall is a call that waits for a person.
+type ListedCall struct {
+	Call    string `json:"call"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+}
+
+// listing is the job's Listing now (Since unset).
+func (j *job) listing() Listing {
+	l := Listing{Phase: j.phase, Task: cutRunes(firstLine(j.in.Task, 1<<20), 120), Workspace: j.in.Workspace, Host: j.in.Host}
+	if j.st != nil {
+		l.Turn, l.Mode = j.st.Turn, string(j.st.Mode)
+	}
+	for _, id := range j.order {
+		if len(l.Waiting) == maxListedCalls {
+			break
+		}
+		a := j.pending[id].ask
+		l.Waiting = append(l.Waiting, ListedCall{Call: id, Tool: a.Tool, Summary: cutRunes(a.Summary, 200)})
+	}
+	l.Status, l.Why = ListingStatus(j.phase, len(j.order), j.st != nil && j.st.ModelWait != nil)
+	if l.Status == ListEnded {
+		l.Why = j.endHow
+	}
+	return l
+}
+
+// ListingStatus is the listed status of a job in phase, with waiting calls
+// waiting for a person and parked on its model endpoint or not, and why it
+// is parked.
+func ListingStatus(phase string, waiting int, modelWait bool) (status, why string) {
+	switch {
+	case waiting > 0:
+		return ListWaitingPerson, ""
+	case phase == PhaseWaitingMessage:
+		return ListWaitingMessage, ""
+	case phase == PhaseWaitingBudget:
+		return ListParked, "budget"
+	case phase == phaseDiskFull:
+		return ListParked, "disk space"
+	case modelWait:
+		return ListParked, "model endpoint"
+	case phase == PhaseDone || phase == PhaseEnded || phase == "canceled":
+		return ListEnded, ""
+	}
+	return ListWorking, ""
+}
+
+// upsertListing keeps the job's memo in step with its listing: one upsert
+// when it changed, none otherwise (history grows with status changes, not
+// with calls to updateDetails).
+func (j *job) upsertListing(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, listingVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	l := j.listing()
+	if j.listed != nil && reflect.DeepEqual(*j.listed, l) {
+		return
+	}
+	j.listed = &l
+	l.Since = workflow.Now(ctx).UTC()
+	if err := workflow.UpsertMemo(ctx, map[string]any{ListingMemo: l}); err != nil {
+		j.logger.Warn("listing memo not updated", "error", err)
+	}
+}
+
+// cutRunes is s cut to at most n characters (an ellipsis marks a cut).
+func cutRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
