@@ -69,6 +69,13 @@ usage:
   starter follow JOB [--json]        follow a job, resuming it in-process if no server runs
   starter watch [JOB]                attach to a running job (no JOB: every job waiting for approval) and prompt
   starter status JOB                 turn, mode, pending approvals, usage
+  starter jobs [--json] [--status S] [--workspace DIR]
+                                     every job: status (working, waiting for a person or a message, parked,
+                                     ended), workspace, start, last activity, the calls that wait
+  starter schedule create NAME (--cron EXPR | --every DUR) [--workspace DIR] [--mode M] [--max-tokens N]
+                  [--overlap skip|buffer_one|buffer_all|cancel_other|terminate_other|allow_all] "task"
+  starter schedule list [--json] | describe NAME | trigger NAME | pause NAME | unpause NAME | delete NAME
+                                     jobs on a Temporal Schedule: each run a job NAME-<time>, asked like any
   starter approve JOB CALL [--always] [--reason R]
   starter approve JOB CALL --for 30m|--until T [--scope job|workspace] [--rule R]
                                      allow, and let the rule allow later calls for a while (a grant)
@@ -132,6 +139,10 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			err = a.loginURL("inbox-url", app.InboxPrefix, args[1:])
 		case "sandbox":
 			return sandboxMain(args[1:], a.Stdout, a.Stderr)
+		case "jobs":
+			err = a.jobs(ctx, args[1:])
+		case "schedule":
+			err = a.schedule(ctx, args[1:])
 		case "gc":
 			err = a.gc(ctx, args[1:])
 		case "du":
