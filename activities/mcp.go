@@ -37,7 +37,7 @@ func (m *MCP) Tools(ctx context.Context, req api.MCPToolsRequest) (api.MCPToolsR
 	for _, t := range tools {
 		out.Tools = append(out.Tools, api.MCPTool{Name: t.FullName, Server: t.Server, Tool: t.Name,
 			Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly,
-			Destructive: t.Destructive, Trusted: t.Trusted})
+			Destructive: t.Destructive, Trusted: t.Trusted, CallTimeout: t.CallTimeout})
 	}
 	b, _ := json.Marshal(out)
 	sum := sha256.Sum256(b)
@@ -51,7 +51,10 @@ func (m *MCP) Tools(ctx context.Context, req api.MCPToolsRequest) (api.MCPToolsR
 // Call calls one tool. A server's refusal or failure is a tool result for
 // the model; a server that died while the call ran is an activity error:
 // retried (on a fresh server) for a read-only tool, reported as
-// interrupted for any other, which may have had its effect.
+// interrupted for any other, which may have had its effect. A call that
+// outlasts its server's callTimeout is a result saying so; a canceled
+// one (an interrupt: the cancellation comes with a heartbeat's answer)
+// returns at once, its server killed, answered or not.
 func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult, error) {
 	server, tool, ok := approval.MCPTool(req.Tool)
 	if !ok {
@@ -75,10 +78,15 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 		_ = ckpt.Done()
 		ckpt.Close()
 	}
+	var timedOut *mcpservers.TimeoutError
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
+		// Interrupted, ended or canceled: the server is killed by now, and
+		// the workflow tells the model who stopped the call.
 		return api.ToolResult{}, ctx.Err()
+	case errors.As(err, &timedOut):
+		return errorResult("%v: the call was stopped; it may or may not have taken effect. The server was stopped and starts afresh for the next call.", err), nil
 	case errors.Is(err, mcpservers.ErrServerDied) && req.ReadOnly:
 		return api.ToolResult{}, temporal.NewApplicationError(err.Error(), "MCPServerDied")
 	case errors.Is(err, mcpservers.ErrServerDied):

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -51,6 +52,10 @@ type Server struct {
 	Trusted bool   `json:"trusted,omitempty"`
 	Source  string `json:"source"`
 	File    string `json:"file"`
+	// CallTimeout bounds one call of the server's tools ("callTimeout";
+	// 0: DefaultCallTimeout). Not in the fingerprint: it changes nothing
+	// a person approved.
+	CallTimeout time.Duration `json:"callTimeout,omitempty"`
 }
 
 // entryJSON is the strict shape of one entry, as .mcp.json writes it.
@@ -66,6 +71,8 @@ type entryJSON struct {
 	// WriteWorkspace asks for the workspace writable; refused (see
 	// parseEntry): a server writes only its own home.
 	WriteWorkspace json.RawMessage `json:"writeWorkspace"`
+	// CallTimeout: custos' own bound on one call, "90s", "5m".
+	CallTimeout json.RawMessage `json:"callTimeout"`
 	// Claude Code's keys custos has no use for.
 	Cwd     json.RawMessage `json:"cwd"`
 	Timeout json.RawMessage `json:"timeout"`
@@ -203,6 +210,10 @@ func parseEntry(name string, raw json.RawMessage, source, file string) (Server, 
 	}
 	s := Server{Name: name, Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL,
 		Headers: e.Headers, Domains: e.Domains, Source: source, File: file}
+	var err error
+	if s.CallTimeout, err = parseCallTimeout(e.CallTimeout); err != nil {
+		return Server{}, err
+	}
 	if s.Type == "" {
 		s.Type = "stdio"
 		if e.URL != "" {

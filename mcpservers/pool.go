@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +30,24 @@ import (
 // its effect.
 var ErrServerDied = errors.New("the MCP server died while the call ran")
 
+// ErrCallStopped is wrapped by the error of a call whose context ended
+// before its server answered (an interrupt, the job's end or
+// cancellation): the server was killed; the call may or may not have had
+// its effect.
+var ErrCallStopped = errors.New("the MCP call was stopped before its server answered")
+
+// TimeoutError is the error of a call that outlasted its server's
+// callTimeout: the server was killed, the call may or may not have had
+// its effect.
+type TimeoutError struct {
+	Server, Tool string
+	After        time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("MCP server %q, tool %q: no answer within %s (the server's callTimeout)", e.Server, e.Tool, e.After)
+}
+
 // Tool is one server tool as the job sees it.
 type Tool struct {
 	Server      string          `json:"server"`
@@ -42,6 +61,8 @@ type Tool struct {
 	ReadOnly    bool `json:"readOnly,omitempty"`
 	Destructive bool `json:"destructive,omitempty"`
 	Trusted     bool `json:"trusted,omitempty"`
+	// CallTimeout is the entry's "callTimeout" (0: DefaultCallTimeout).
+	CallTimeout time.Duration `json:"callTimeout,omitempty"`
 }
 
 // Limits a job applies to its servers, from its settings and rules.
@@ -65,6 +86,7 @@ type Pool struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	dying    map[string]chan struct{} // sessions drop is killing, by id
 }
 
 type session struct {
@@ -75,6 +97,8 @@ type session struct {
 	dead  chan struct{}
 
 	mu sync.Mutex // one listing at a time
+	// dropped is set once drop took the session out of the pool.
+	dropped atomic.Bool
 }
 
 // load reads the workspace's servers, with the user's config and custos'
@@ -127,13 +151,38 @@ func (p *Pool) Tools(ctx context.Context, ws string, lim Limits) ([]Tool, []stri
 }
 
 func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) ([]*mcp.Tool, error) {
-	s, err := p.session(ctx, ws, srv, lim)
-	if err != nil {
+	for attempt := 0; ; attempt++ {
+		s, err := p.session(ctx, ws, srv, lim)
+		if err != nil {
+			return nil, err
+		}
+		tools, err := s.listTools(ctx)
+		switch {
+		case err == nil:
+			return tools, nil
+		case ctx.Err() != nil:
+			return nil, err
+		case s.dropped.Load() && attempt == 0:
+			// Killed under the listing by a call stopped meanwhile (its
+			// interrupt or timeout): a fresh server lists.
+			continue
+		case errors.Is(err, context.DeadlineExceeded):
+			p.drop(ws, srv.Name, s)
+			return nil, fmt.Errorf("list tools: no answer within %s (the server was stopped)", listTimeout)
+		}
 		return nil, err
 	}
-	// Listed afresh each time (once a turn): a server that changes its
-	// list without notifying, or whose notification is still on its way,
-	// is seen as it is now.
+}
+
+// listTimeout bounds a server's listing: it is asked for at every turn.
+const listTimeout = 30 * time.Second
+
+// listTools lists the server's tools afresh (once a turn): a server that
+// changes its list without notifying, or whose notification is still on
+// its way, is seen as it is now.
+func (s *session) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var tools []*mcp.Tool
@@ -183,7 +232,7 @@ func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
 	// Without annotations a tool is taken as the spec's defaults have it:
 	// not read-only, destructive.
 	out := Tool{Server: srv.Name, Name: t.Name, FullName: full, Description: t.Description, InputSchema: schema,
-		Trusted: srv.Trusted, Destructive: true}
+		Trusted: srv.Trusted, Destructive: true, CallTimeout: srv.CallTimeout}
 	if a := t.Annotations; a != nil {
 		out.ReadOnly = a.ReadOnlyHint
 		// The spec's default for a tool that is not read-only is destructive.
@@ -192,7 +241,11 @@ func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
 	return out, nil
 }
 
-// Call calls one tool of one of the workspace's servers.
+// Call calls one tool of one of the workspace's servers. A call that ctx
+// ends (an interrupt, the job's end or cancellation) or that outlasts its
+// server's callTimeout returns at once, whether or not the server ever
+// answers: ErrCallStopped or ErrCallTimedOut, the server killed (with any
+// other call it was serving) and started afresh for the next call.
 func (p *Pool) Call(ctx context.Context, ws, server, tool string, args json.RawMessage, lim Limits) (*mcp.CallToolResult, error) {
 	cfg, err := p.load(ws)
 	if err != nil {
@@ -202,23 +255,113 @@ func (p *Pool) Call(ctx context.Context, ws, server, tool string, args json.RawM
 	if i < 0 {
 		return nil, fmt.Errorf("MCP server %q is not configured for this workspace (any more)", server)
 	}
-	s, err := p.session(ctx, ws, cfg.Servers[i], lim)
+	srv := cfg.Servers[i]
+	s, err := p.session(ctx, ws, srv, lim)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	cctx, cancel := context.WithTimeout(ctx, srv.callTimeout())
+	defer cancel()
+	res, err := s.callTool(cctx, tool, args)
+	if err != nil && cctx.Err() != nil {
+		// The server may still be at it, or may never answer: it goes.
+		p.drop(ws, server, s)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("MCP server %q, tool %q: %w (%v)", server, tool, ErrCallStopped, context.Cause(ctx))
+		}
+		return nil, &TimeoutError{Server: server, Tool: tool, After: srv.callTimeout()}
+	}
 	if err != nil {
 		select {
 		case <-s.dead:
 			return nil, fmt.Errorf("%w: %v", ErrServerDied, err)
 		case <-time.After(100 * time.Millisecond):
 		}
-		if ctx.Err() == nil && (errors.Is(err, mcp.ErrConnectionClosed) || s.proc != nil && isExited(s.proc)) {
+		if errors.Is(err, mcp.ErrConnectionClosed) || s.proc != nil && isExited(s.proc) {
 			return nil, fmt.Errorf("%w: %v", ErrServerDied, err)
 		}
 		return nil, fmt.Errorf("MCP server %q, tool %q: %w", server, tool, err)
 	}
 	return res, nil
+}
+
+// callTool is CallTool returning when ctx ends, whether the SDK's call
+// returns then or not (an answer that never comes must not hold the call).
+func (s *session) callTool(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-ch: // answered as it ended: the answer counts
+			return a.res, a.err
+		default:
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// drop takes s out of the pool, if it is still the server's session, and
+// kills it in the background: the caller returns at once (a stopped
+// process may take the sandbox's kill grace to die), and the server's
+// next session starts once this one is dead (awaitDying).
+func (p *Pool) drop(ws, server string, s *session) {
+	id := ws + "\x00" + server
+	gone := make(chan struct{})
+	p.mu.Lock()
+	if cur, ok := p.sessions[id]; ok && cur == s {
+		delete(p.sessions, id)
+	}
+	if p.dying == nil {
+		p.dying = map[string]chan struct{}{}
+	}
+	p.dying[id] = gone
+	s.dropped.Store(true)
+	p.mu.Unlock()
+	go func() {
+		// The process and the proxy first: they end what the session waits
+		// for (Close waits for calls in flight, which a hung server never
+		// answers).
+		if s.proc != nil {
+			s.proc.Stop()
+		}
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
+		go s.close()
+		close(gone)
+		p.mu.Lock()
+		if p.dying[id] == gone {
+			delete(p.dying, id)
+		}
+		p.mu.Unlock()
+	}()
+}
+
+// awaitDying waits until the server's session that drop is killing, if
+// any, is dead: two copies of a server never run at once.
+func (p *Pool) awaitDying(ctx context.Context, id string) error {
+	p.mu.Lock()
+	gone := p.dying[id]
+	p.mu.Unlock()
+	if gone == nil {
+		return nil
+	}
+	select {
+	case <-gone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func isExited(p *sandbox.Process) bool {
@@ -234,6 +377,9 @@ func isExited(p *sandbox.Process) bool {
 // if the one there died or was started from another entry or limits.
 func (p *Pool) session(ctx context.Context, ws string, srv Server, lim Limits) (*session, error) {
 	key := sessionKey(ws, srv, lim)
+	if err := p.awaitDying(ctx, ws+"\x00"+srv.Name); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sessions == nil {

@@ -58,6 +58,31 @@ mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox/..." "HostConfig" \
 	sandbox/hostguard/overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tr, err := viewChecker(g)' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tr, err := viewChecker(g)'
 
+# Git on the host reads the files a repository's config includes as the
+# config itself: a command that writes one (a core.fsmonitor, a hooksPath)
+# would then plant what the host's next git status runs.
+mutant "included config not followed by the check after a command" \
+	"./sandbox/..." "HostConfigIncludes" \
+	sandbox/hostguard/include.go $'\ts.configIncludes(gitdir.RepoConfigs(gd), from)' $'\t_ = gitdir.RepoConfigs'
+mutant "included config left writable in the sandbox" \
+	"./sandbox/..." "HostConfigIncludes|ProtectedPlanIncludes" \
+	sandbox/protect/gitdirs.go '			p.readOnly(in.Real, fi.Mode().Type(), protected.GitConfig)' '			_ = fi'
+mutant "an upper layer that writes only an included file applied without the check" \
+	"./sandbox/..." "HostConfigIncludes" \
+	sandbox/hostguard/overlay.go 'g.before.nearInclude(r, sub) || ' ''
+mutant "Write and Edit may change what the repository's config includes" \
+	"./sandbox/pathguard" "ResolvePathIncludes" \
+	sandbox/pathguard/pathguard.go '		if gitdir.InRootIncludes(canonWS, canon) {' '		if false {'
+
+# A repository a command makes where the walk does not go (deep in a
+# package in node_modules) would then reach the host unjudged.
+mutant "the upper layer's suspects not looked at where the walk does not go" \
+	"./sandbox/..." "HostConfigIncludes" \
+	sandbox/hostguard/overlay.go '		g.seeds = sus' '		g.seeds = nil'
+mutant "without an overlay, node_modules walked by package only" \
+	"./sandbox/..." "HostConfigIncludes" \
+	sandbox/hostguard/snapshot.go '			case s.modules:' '			case false:'
+
 # A command would then write to the workspace directly again: an editor or
 # a prompt on the host could act on a repository it plants while it runs.
 mutant "writes visible on the host while the command runs (no overlay)" \

@@ -92,16 +92,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	res, err := j.executeTool(ctx, id, tool, rec.Input)
 	j.markDone(id)
 	if ctx.Err() != nil {
-		// A command killed by the cancellation comes back as a result (its
-		// output so far, exit 143): either way the model is told who
-		// stopped it.
-		_, why := j.stopWords()
-		if err != nil {
-			err = fmt.Errorf("%s while it ran: the call was stopped before it finished (a command is killed with its process tree); its output is lost", why)
-		} else {
-			res.IsError = true
-			res.Output = fmt.Sprintf("Error: %s while it ran: the command was stopped before it finished and its process tree killed; its output until then:\n%s", why, res.Output)
-		}
+		res, err = j.stoppedWhileRunning(tool, res, err)
 	}
 	if err != nil {
 		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Error: err.Error()})
@@ -130,6 +121,27 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	}
 	j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: firstLine(out, 160), Failed: res.IsError})
 	return out
+}
+
+// stoppedWhileRunning is what the model is told of a call that an
+// interrupt (or the job's end or cancellation) stopped while it ran: who
+// stopped it, and what became of it. A command killed by the cancellation
+// comes back as a result (its output so far, exit 143); an MCP call that
+// was answered all the same keeps its answer.
+func (j *job) stoppedWhileRunning(tool string, res api.ToolResult, err error) (api.ToolResult, error) {
+	_, why := j.stopWords()
+	mt, isMCP := j.mcpCall(tool)
+	switch {
+	case isMCP && err != nil:
+		err = j.mcpStopped(mt, why)
+	case isMCP:
+	case err != nil:
+		err = fmt.Errorf("%s while it ran: the call was stopped before it finished (a command is killed with its process tree); its output is lost", why)
+	default:
+		res.IsError = true
+		res.Output = fmt.Sprintf("Error: %s while it ran: the command was stopped before it finished and its process tree killed; its output until then:\n%s", why, res.Output)
+	}
+	return res, err
 }
 
 // decide is the approval pipeline for one call: layers 1-3 (pure), layer 4

@@ -184,17 +184,28 @@ func describeMCPInput(t api.MCPTool, input json.RawMessage) string {
 	return b.String()
 }
 
+// mcpStopVersion marks runs whose MCP calls an interrupt (or the job's
+// end, cancellation) waits for: the activity returns once its server is
+// killed, as Bash's does once its command is dead. Before it, the job
+// went on at once and the call ran on in a server that might never answer.
+const mcpStopVersion = "mcp-stop"
+
 // runMCP runs an MCP call on the workspace's host. A call whose server (or
 // worker) died while it ran is retried on a fresh server only for a
 // read-only tool of a trusted server; any other may have had its effect,
-// and the model is told it was interrupted.
+// and the model is told it was interrupted. The activity may run for the
+// server's callTimeout (it stops the call itself then) and a minute more
+// to start the server.
 func (j *job) runMCP(ctx workflow.Context, opts workflow.ActivityOptions, req api.ToolRequest, t api.MCPTool) (api.ToolResult, error) {
 	retry := j.mcpReadOnly(t)
-	opts.StartToCloseTimeout = 10 * time.Minute
+	opts.StartToCloseTimeout = cmp.Or(t.CallTimeout, defaultMCPCallTimeout) + time.Minute
 	opts.HeartbeatTimeout = 20 * time.Second
 	opts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 	if retry {
 		opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
+	}
+	if workflow.GetVersion(ctx, mcpStopVersion, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		opts.WaitForCancellation = true
 	}
 	req.ReadDeny, _ = j.policy.SandboxDenies()
 	var res api.ToolResult
@@ -209,6 +220,16 @@ func (j *job) runMCP(ctx workflow.Context, opts workflow.ActivityOptions, req ap
 		return res, fmt.Errorf("interrupted: the MCP server %q (or the worker running the call) stopped while the call ran; it may or may not have taken effect, and it was not run again", t.Server)
 	}
 	return res, fmt.Errorf("%s failed: %w", t.Name, err)
+}
+
+// defaultMCPCallTimeout is mcpservers.DefaultCallTimeout (the workflow
+// does not import the package that runs servers).
+const defaultMCPCallTimeout = 10 * time.Minute
+
+// mcpStopped is what the model is told of an MCP call that an interrupt,
+// the job's end or its cancellation stopped before the server answered.
+func (j *job) mcpStopped(t api.MCPTool, why string) error {
+	return fmt.Errorf("%s while it ran: the MCP call was stopped before the server %q answered; it may or may not have taken effect. The server was stopped and starts afresh for the next call", why, t.Server)
 }
 
 // mcpAsk makes a call to a changed tool ask a person, whatever the layers

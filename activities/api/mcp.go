@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -46,6 +47,9 @@ type MCPTool struct {
 	Destructive bool            `json:"destructive,omitempty"`
 	// Trusted: the user's own settings trust the server.
 	Trusted bool `json:"trusted,omitempty"`
+	// CallTimeout is the server's bound on one call (its entry's
+	// "callTimeout"; 0: the default), for the call's activity timeout.
+	CallTimeout time.Duration `json:"callTimeout,omitempty"`
 }
 
 // MCPCallRequest is one call: a ToolRequest (Input is the arguments) with

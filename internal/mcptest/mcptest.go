@@ -65,6 +65,7 @@ func NewServer() *mcp.Server {
 		})
 	addHostile(s)
 	addChanging(s)
+	addHanging(s)
 	return s
 }
 

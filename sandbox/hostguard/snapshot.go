@@ -36,7 +36,9 @@ import (
 // only package directories (and their own node_modules) are looked at: a
 // dependency's files are opened by going to its definition, which lands at
 // the package, and reading every file of every package on every command
-// would cost more than the command. A workspace larger than the budget is
+// would cost more than the command. That holds on an overlay, whose upper
+// layer's suspects are looked at wherever they are; without one the walk
+// goes into every directory of node_modules (include.go). A workspace larger than the budget is
 // checked as far as the budget goes, shallowest first, and every result
 // says that the rest was not checked.
 
