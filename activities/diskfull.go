@@ -38,6 +38,19 @@ func classifyDiskFull(err error) error {
 	return temporal.NewNonRetryableApplicationError(msg, api.DiskFullErrorType, err)
 }
 
+// recordFailure is what a Write or Edit returns when custos could not
+// record its checkpoint: when custos' state directory is full (not the
+// workspace, whose write has not been tried) a DiskFull error, which
+// parks the call with the job until space is back (workflows/disk.go), so
+// the model never hears of custos' own disk; else a tool result saying
+// nothing was written.
+func recordFailure(tool string, err error) (api.ToolResult, error) {
+	if isDiskFull(err) {
+		return api.ToolResult{}, classifyDiskFull(fmt.Errorf("%s: %w", tool, err))
+	}
+	return errorResult("%s: %v; nothing was written", tool, err), nil
+}
+
 // writeFailure is the tool result of a Write or Edit whose file could not
 // be written. Both write beside the file and rename (writeAtomic), so the
 // file is as it was whatever failed; a full disk is said plainly, since

@@ -102,3 +102,48 @@ func TestSaveSessionOnFullDisk(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(string(data), "\n"))
 }
+
+// custos' state directory full, the workspace not: a Write or an Edit
+// whose checkpoint cannot be recorded writes nothing and fails with the
+// DiskFull type, which parks the call with the job, rather than telling
+// the model of custos' own disk; once space is back the same call lands.
+func TestWriteAndEditWithTheStateDirFull(t *testing.T) {
+	state := tmpfstest.Mount(t, "1m")
+	ws := t.TempDir()
+	mkfiles(t, ws, map[string]string{"keep.txt": "old line\n"})
+	filler := tmpfstest.Fill(t, state)
+	tools := &Tools{}
+	req := func(id, input string) api.ToolRequest {
+		return api.ToolRequest{Workspace: ws, JobID: "job1", Turn: 1, CallID: id, Input: json.RawMessage(input),
+			Checkpoints: filepath.Join(state, "checkpoints")}
+	}
+	write := req("w1", jsonArgs(t, map[string]string{"file_path": "new.txt", "content": "new"}))
+	edit := req("e1", jsonArgs(t, map[string]string{"file_path": "keep.txt", "old_string": "old line", "new_string": "edited"}))
+	for name, run := range map[string]func() (api.ToolResult, error){
+		"Write": func() (api.ToolResult, error) { return tools.Write(t.Context(), write) },
+		"Edit":  func() (api.ToolResult, error) { return tools.Edit(t.Context(), edit) },
+	} {
+		res, err := run()
+		var ae *temporal.ApplicationError
+		require.True(t, errors.As(err, &ae), "%s: want a DiskFull error, got %v / %+v", name, err, res)
+		assert.Equal(t, api.DiskFullErrorType, ae.Type())
+		assert.True(t, ae.NonRetryable(), "retrying at once only fails again: the workflow waits")
+		assert.Contains(t, ae.Error(), "the disk holding custos' state directory is full (ENOSPC): "+name+": record a checkpoint")
+	}
+	assert.NoFileExists(t, filepath.Join(ws, "new.txt"))
+	got, err := os.ReadFile(filepath.Join(ws, "keep.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "old line\n", string(got))
+	requireNoTempFiles(t, ws)
+
+	require.NoError(t, os.Remove(filler))
+	res, err := tools.Write(t.Context(), write)
+	require.NoError(t, err)
+	assert.Contains(t, res.Output, "Created new.txt")
+	res, err = tools.Edit(t.Context(), edit)
+	require.NoError(t, err)
+	assert.Contains(t, res.Output, "Edited keep.txt")
+	got, err = os.ReadFile(filepath.Join(ws, "keep.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "edited\n", string(got))
+}

@@ -62,7 +62,7 @@ func (t *Tools) Edit(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	}
 	ckpt, err := recordFileWrite(req, "Edit", tgt, []byte(plan.updated))
 	if err != nil {
-		return errorResult("Edit: %v; nothing was written", err), nil
+		return recordFailure("Edit", err)
 	}
 	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(plan.updated)); err != nil {
 		closeCheckpoint(ckpt)

@@ -66,7 +66,7 @@ func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult,
 
 	ckpt, err := recordFileWrite(req, "Write", tgt, data)
 	if err != nil {
-		return errorResult("Write: %v; nothing was written", err), nil
+		return recordFailure("Write", err)
 	}
 	created, err := writeAtomic(tgt.root, tgt.rel, data)
 	if err != nil {

@@ -89,7 +89,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	}
 	j.runHooks(ctx, hooks.ToolExecuteBefore, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input})
 	j.markRunning(id, tool)
-	res, err := j.executeTool(ctx, id, tool, rec.Input)
+	res, err := j.runTool(ctx, id, tool, rec.Input)
 	j.markDone(id)
 	if ctx.Err() != nil {
 		res, err = j.stoppedWhileRunning(tool, res, err)

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,13 +33,21 @@ const (
 	phaseDiskFull  = "waiting for disk space"
 )
 
-// diskWait is a save the full disk keeps refusing.
+// diskWait is a save the full disk keeps refusing, or the tool calls it
+// keeps custos from recording (calls: how many wait; resume: the phase
+// they came from).
 type diskWait struct {
 	err      string
 	attempts int
 	since    time.Time
 	nextAt   time.Time
+	calls    int
+	resume   string
 }
+
+// toolDiskParkChange guards the wait of a tool call whose checkpoint the
+// full state directory refused.
+const toolDiskParkChange = "tool-disk-park"
 
 // saveOrPark saves the session after a batch of tool calls; when the disk
 // is full it waits until a save goes through, so the next calls never run
@@ -98,6 +107,67 @@ func (j *job) parkOnDisk(ctx workflow.Context, err error) {
 	j.updateDetails(ctx)
 }
 
+// runTool runs an allowed call's tool. What custos cannot record in its
+// own state directory (a Write's or an Edit's checkpoint) is not the
+// model's business: the activity says DiskFull, and the call waits with
+// the job (status, follow, the Web UI and the channels say why, once for
+// all the calls that wait) and runs again, with a backoff, until the
+// record goes through, it fails another way, or the job is stopped. Only
+// a full workspace comes back to the model, as the tool's result.
+func (j *job) runTool(ctx workflow.Context, callID, tool string, input json.RawMessage) (api.ToolResult, error) {
+	res, err := j.executeTool(ctx, callID, tool, input)
+	if !isDiskFull(err) || ctx.Err() != nil ||
+		workflow.GetVersion(ctx, toolDiskParkChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return res, err
+	}
+	w := j.waitForDisk(ctx, err)
+	for n := 1; isDiskFull(err); n++ {
+		w.attempts++
+		w.err = applicationMessage(err)
+		w.nextAt = workflow.Now(ctx).Add(diskBackoff(n))
+		j.updateDetails(ctx)
+		if workflow.NewTimerWithOptions(ctx, diskBackoff(n), workflow.TimerOptions{Summary: "disk full: run " + tool + " again"}).Get(ctx, nil) != nil {
+			break // stopped: the model is told who stopped the call
+		}
+		res, err = j.executeTool(ctx, callID, tool, input)
+	}
+	j.diskWaitDone(ctx, w, err)
+	return res, err
+}
+
+// waitForDisk joins the job's wait for disk space, or begins it and says
+// so once.
+func (j *job) waitForDisk(ctx workflow.Context, err error) *diskWait {
+	if w := j.disk; w != nil {
+		w.calls++
+		return w
+	}
+	w := &diskWait{since: workflow.Now(ctx), calls: 1, resume: j.phase}
+	j.disk = w
+	msg := applicationMessage(err)
+	j.audit(ctx, approval.AuditRecord{Event: "disk-full", Reason: msg})
+	j.emit(ctx, Event{Kind: "disk-full", Text: diskFix + " — " + msg})
+	j.notifyDisk(ctx, notify.KindDiskFull, diskFix, msg)
+	j.phase = phaseDiskFull
+	return w
+}
+
+// diskWaitDone leaves the wait; the last call to leave ends it, saying
+// that the calls run again when the last one went through.
+func (j *job) diskWaitDone(ctx workflow.Context, w *diskWait, err error) {
+	if w.calls--; w.calls > 0 || j.disk != w {
+		return
+	}
+	j.disk, j.phase = nil, w.resume
+	if err == nil && ctx.Err() == nil {
+		text := fmt.Sprintf("custos records the tool calls again, after %d failed attempts over %s; the calls that waited ran",
+			w.attempts, workflow.Now(ctx).Sub(w.since).Round(time.Second))
+		j.emit(ctx, Event{Kind: "disk-full", Text: text})
+		j.notifyDisk(ctx, notify.KindDiskRecovered, text, "")
+	}
+	j.updateDetails(ctx)
+}
+
 // diskBackoff is the wait before save n+1: doubling, capped at a minute,
 // so space freed is noticed soon without a save every few seconds.
 func diskBackoff(n int) time.Duration {
@@ -105,7 +175,7 @@ func diskBackoff(n int) time.Duration {
 }
 
 // diskFix is what the operator must do.
-const diskFix = "the disk holding custos' state directory is full: free some space on it; the job runs no tool call until its transcript and audit are saved, and saves again by itself"
+const diskFix = "the disk holding custos' state directory is full: free some space on it; the job runs no tool call until its transcript, audit and checkpoints are saved, and saves again by itself"
 
 // isDiskFull reports whether err is a save the full disk refused.
 func isDiskFull(err error) bool {

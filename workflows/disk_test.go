@@ -1,8 +1,9 @@
 package workflows
 
 import (
+	"fmt"
 	"os"
-	"slices"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,33 +16,30 @@ import (
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/tmpfstest"
 )
 
-// The state directory fills while the first tool call waits for its
-// approval: the job cannot save that call's decision, so it parks before
-// the second call, says why, and goes on by itself once space is freed;
-// the audit file then holds every decision.
+// The state directory fills once the first tool call has run (its
+// checkpoint recorded): the job cannot save that call's decision, so it
+// parks before the second call, says why, and goes on by itself once
+// space is freed; the audit file then holds every decision.
 func TestFullStateDirParksUntilSpaceIsBack(t *testing.T) {
 	state := tmpfstest.Mount(t, "2m")
+	var filler string
+	reg := &hooks.Registry{}
+	require.NoError(t, reg.Register(hooks.Handler{Name: "fill the state directory", Point: hooks.ToolExecuteAfter,
+		Source: hooks.SourceSystem, Priority: -1, Matcher: "Write", Observe: func(p hooks.Payload) {
+			if p.CallID == "w1" && filler == "" {
+				filler = tmpfstest.Fill(t, state)
+			}
+		}}))
 	h := newHarness(t, demomodel.Script(
 		demomodel.Calls(call("w1", "Write", map[string]any{"file_path": "one.txt", "content": "one"})),
 		demomodel.Calls(call("w2", "Write", map[string]any{"file_path": "two.txt", "content": "two"})),
 		demomodel.Say("done"),
-	), withStateDir(state))
-	// Filled once the model's answer is in (the model activity writes to
-	// the state directory too), before the call runs and is saved.
-	var filler string
-	var poll func()
-	poll = func() {
-		if !slices.ContainsFunc(h.status().Pending, func(p PendingAsk) bool { return p.CallID == "w1" }) {
-			h.env.RegisterDelayedCallback(poll, 100*time.Millisecond)
-			return
-		}
-		filler = tmpfstest.Fill(t, state)
-		h.env.SignalWorkflow(ApprovalSignal, ApprovalDecision{CallID: "w1", Decision: "allow", By: "test"})
-	}
-	h.env.RegisterDelayedCallback(poll, 100*time.Millisecond)
+	), withStateDir(state), withSystemHooks(reg))
+	h.signalWhenAsked("w1", "allow")
 	h.signalWhenAsked("w2", "allow")
 	var parked Status
 	var details string
@@ -62,6 +60,7 @@ func TestFullStateDirParksUntilSpaceIsBack(t *testing.T) {
 	assert.Contains(t, details, "### Waiting for disk space")
 	assert.Contains(t, details, "(ENOSPC)")
 	assert.False(t, twoWhileParked, "the second call ran before the first was saved")
+	assert.Equal(t, "one", h.file("one.txt"))
 	assert.Equal(t, "two", h.file("two.txt"))
 
 	evs := kindOf(h.events(), "disk-full")
@@ -120,4 +119,74 @@ func TestFullStateDirParksTheModelCall(t *testing.T) {
 	assert.Equal(t, "disk-full", parked.ModelWait.Kind)
 	assert.Contains(t, parked.ModelWait.Error, "(ENOSPC)")
 	assert.Empty(t, h.file("one.txt"), "the refused answer's call never ran")
+}
+
+// custos' state directory fills (the workspace does not) as four Writes
+// are about to run: custos cannot record their checkpoints, so the calls
+// wait with the job, which says why, and all four land once space is
+// back; none reaches the model as an error. A full state directory is
+// custos' business, not the model's.
+func TestFullStateDirParksTheCallsItCannotRecord(t *testing.T) {
+	state := tmpfstest.Mount(t, "2m")
+	var filler string
+	var fill sync.Once
+	names := []string{"a.txt", "b.txt", "c.txt", "d.txt"}
+	var calls []openai.ToolCall
+	for i, n := range names {
+		calls = append(calls, call(fmt.Sprintf("w%d", i+1), "Write", map[string]any{"file_path": n, "content": "content of " + n}))
+	}
+	script := demomodel.Script(demomodel.Calls(calls...), demomodel.Say("done"))
+	h := newHarness(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+		// Filled once the model activity has stored the conversation, so
+		// the answer comes back and its calls run.
+		fill.Do(func() { filler = tmpfstest.Fill(t, state) })
+		return script(req)
+	}, withStateDir(state), withSettings(`{"permissions": {"allow": ["Write"]}}`))
+	var parked Status
+	var details string
+	var whileParked []string
+	h.env.RegisterDelayedCallback(func() {
+		parked = h.status()
+		details = h.currentDetails()
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(h.ws, n)); err == nil {
+				whileParked = append(whileParked, n)
+			}
+		}
+		require.NoError(t, os.Remove(filler))
+	}, 2*time.Minute)
+	h.env.SetTestTimeout(3 * time.Minute)
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+
+	assert.Equal(t, "waiting for disk space", parked.State)
+	assert.Contains(t, details, "### Waiting for disk space")
+	assert.Contains(t, details, "(ENOSPC)")
+	assert.Empty(t, whileParked, "a Write ran without its checkpoint")
+	for _, n := range names {
+		assert.Equal(t, "content of "+n, h.file(n))
+	}
+	results := h.toolResults()
+	require.Len(t, results, len(names))
+	for id, out := range results {
+		assert.NotContains(t, out, "Error", "%s reached the model as an error", id)
+		assert.Contains(t, out, "Created", id)
+	}
+	evs := kindOf(h.events(), "disk-full")
+	require.GreaterOrEqual(t, len(evs), 2)
+	assert.Contains(t, evs[0].Text, "the disk holding custos' state directory is full")
+	assert.Equal(t, 1, countContaining(evs, "the disk holding custos' state directory is full"), "said once for the four calls")
+	assert.Equal(t, 1, countContaining(evs, "custos records the tool calls again"))
+}
+
+// countContaining counts the events whose text holds s.
+func countContaining(evs []Event, s string) int {
+	n := 0
+	for _, e := range evs {
+		if strings.Contains(e.Text, s) {
+			n++
+		}
+	}
+	return n
 }
