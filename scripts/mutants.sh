@@ -590,6 +590,12 @@ mutant "probe: kept after a failed run" \
 	"./sandbox/..." "TestProbeCache" \
 	sandbox/bwrap.go '		_ = os.Remove(b.cfg.ProbeCache)' '		_ = b.cfg.ProbeCache'
 
+# A Write whose checkpoint the full state directory refused would reach the
+# model as an error instead of waiting with the job for space.
+mutant "a call custos cannot record not parked" \
+	"./workflows" "TestFullStateDirParksTheCallsItCannotRecord" \
+	workflows/disk.go '	if !isDiskFull(err) || ctx.Err() != nil ||' '	if true || ctx.Err() != nil ||'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
