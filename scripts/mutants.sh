@@ -596,6 +596,19 @@ mutant "a call custos cannot record not parked" \
 	"./workflows" "TestFullStateDirParksTheCallsItCannotRecord" \
 	workflows/disk.go '	if !isDiskFull(err) || ctx.Err() != nil ||' '	if true || ctx.Err() != nil ||'
 
+# An MCP server would then write the workspace straight, past the overlay,
+# the host-config check and the checkpoints; its home is the only place it
+# may write.
+mutant "an MCP server writes the workspace" \
+	"./mcpservers" "TestServerWritesOnlyItsHome" \
+	mcpservers/home.go 'ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true, Home: home.dir})' 'ReadDeny: lim.ReadDeny, Home: home.dir})'
+
+# A link a server left in its home would then stand where custos seeds
+# npm's index and mounts the host cache's content.
+mutant "a link in a server's home kept where its npm cache goes" \
+	"./mcpservers" "TestServerWritesOnlyItsHome" \
+	sandbox/provision/server.go '		if err == nil && fi.IsDir() {' '		if err == nil || fi != nil {'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
