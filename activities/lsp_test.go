@@ -188,6 +188,35 @@ func TestLanguageServerMustBeVisibleInTheSandbox(t *testing.T) {
 	}
 }
 
+// A gopls go install put in the home's go/bin (where lsp.Defaults finds
+// it when the system has none) is refused where the tool fails, saying
+// it is on the host but not in the sandbox, and what to do.
+func TestLSPSaysAGoInstalledServerIsNotInTheSandbox(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	prog := filepath.Join(home, "go", "bin", "gopls")
+	require.NoError(t, os.MkdirAll(filepath.Dir(prog), 0o755))
+	if err := os.Link(lsp.Defaults()["go"][0], prog); err != nil {
+		require.NoError(t, os.Symlink(lsp.Defaults()["go"][0], prog))
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkfiles(t, ws, lspModule)
+	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { sandbox.WaitIdle(sb) })
+	pool := lsp.NewPool(SandboxStarter(sb))
+	defer pool.Close()
+	res, err := (&Tools{Sandbox: sb, LSPServers: pool}).LSP(context.Background(), api.ToolRequest{Workspace: ws,
+		LSP:   map[string][]string{"go": {prog}},
+		Input: json.RawMessage(`{"operation":"definition","file_path":"main.go","line":11,"column":13}`)})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	for _, want := range []string{prog + " is on the host but not visible in the sandbox", "where go install put it", "GOBIN=/usr/local/bin go install"} {
+		require.Contains(t, res.Output, want)
+	}
+}
+
 // A sandboxed server that dies is started again by the next call, which
 // answers as if nothing had happened.
 func TestLSPRestartsACrashedServer(t *testing.T) {

@@ -69,8 +69,9 @@ func withServerCache(argv []string) []string {
 
 // visibleInSandbox refuses, with what to do, a server the sandbox cannot
 // see: it shows the system's directories (sysview.RootEntries) and the
-// workspace, not a home directory's $GOPATH/bin. A bare name is looked up
-// on the sandbox's PATH.
+// workspace, not a home directory, so not where go install puts gopls
+// ($GOBIN, $GOPATH/bin, ~/go/bin), which lsp.Defaults finds last. A bare
+// name is looked up on the sandbox's PATH.
 func visibleInSandbox(prog, workspace string) error {
 	if !filepath.IsAbs(prog) {
 		return nil
@@ -80,8 +81,12 @@ func visibleInSandbox(prog, workspace string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s is not visible in the sandbox, which shows the system's directories (%s) and the workspace: install the server there (make deps, run as root, puts gopls in /usr/local/bin) or name one there in the settings' \"lsp\"",
-		prog, strings.Join(sysview.RootEntries, ", "))
+	where := "the sandbox shows the system's directories (" + strings.Join(sysview.RootEntries, ", ") + ") and the workspace"
+	if lsp.GoInstalled(prog) {
+		where += ", not the home directory or the Go bin directory where go install put it"
+	}
+	return fmt.Errorf("%s is on the host but not visible in the sandbox: %s. Install the server for the whole system (as root: GOBIN=/usr/local/bin go install golang.org/x/tools/gopls@latest, or make deps) or name one in those directories in the settings' \"lsp\"",
+		prog, where)
 }
 
 // lastLine is the last line of s.

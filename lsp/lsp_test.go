@@ -368,3 +368,29 @@ func TestLoadedWaitsForTheWorkspaceDiagnosis(t *testing.T) {
 		t.Fatalf("%d works begun, want the workspace's setup and its diagnosis", begun)
 	}
 }
+
+// A server go install put in the home's go/bin is found when the system
+// has none, and known as go-installed (the sandbox does not show it).
+func TestDefaultsFindAGoInstalledServer(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("GOPATH", "")
+	t.Setenv("GOBIN", "")
+	t.Setenv("PATH", t.TempDir())
+	prog := filepath.Join(home, "go", "bin", "custos-test-server")
+	if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := findProgram("custos-test-server"); got != prog {
+		t.Fatalf("findProgram = %q, want %q", got, prog)
+	}
+	if !GoInstalled(prog) {
+		t.Fatalf("%s is not known as go-installed", prog)
+	}
+	if GoInstalled("/usr/local/bin/gopls") {
+		t.Fatal("/usr/local/bin/gopls is known as go-installed")
+	}
+}

@@ -39,8 +39,9 @@ var (
 // Defaults are the servers installed on this host for the languages custos
 // knows, found once: in the system's directories first (/usr/local/bin,
 // /usr/bin), which custos' sandbox shows and where make deps installs
-// gopls as root; then on PATH, and where go install puts it ($GOPATH/bin,
-// ~/go/bin), which only a server run on the host can use.
+// gopls as root; then on PATH, and where go install puts it ($GOBIN,
+// $GOPATH/bin, ~/go/bin), which only a server run on the host can use:
+// the sandbox refuses it, saying so.
 func Defaults() map[string][]string {
 	defaultsOnce.Do(func() {
 		defaults = map[string][]string{}
@@ -68,19 +69,45 @@ func findProgram(name string) string {
 			return abs
 		}
 	}
-	var dirs []string
-	for _, gp := range filepath.SplitList(os.Getenv("GOPATH")) {
-		dirs = append(dirs, filepath.Join(gp, "bin"))
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(home, "go", "bin"))
-	}
-	for _, d := range dirs {
+	for _, d := range goBinDirs() {
 		if p := filepath.Join(d, name); isExecutable(p) {
 			return p
 		}
 	}
 	return ""
+}
+
+// goBinDirs are where go install puts programs: $GOBIN, each
+// $GOPATH/bin, ~/go/bin.
+func goBinDirs() []string {
+	var dirs []string
+	if d := os.Getenv("GOBIN"); filepath.IsAbs(d) {
+		dirs = append(dirs, d)
+	}
+	for _, gp := range filepath.SplitList(os.Getenv("GOPATH")) {
+		if filepath.IsAbs(gp) {
+			dirs = append(dirs, filepath.Join(gp, "bin"))
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, "go", "bin"))
+	}
+	return dirs
+}
+
+// GoInstalled reports whether prog is in a directory go install puts
+// programs in (goBinDirs), or below the home directory.
+func GoInstalled(prog string) bool {
+	dirs := goBinDirs()
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, home)
+	}
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(d, prog); err == nil && filepath.IsLocal(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 // systemDirs are where a server installed for the whole system is.
