@@ -30,6 +30,9 @@ type Model struct {
 	// watches the job in this process. The response returned, and so
 	// history, is the same as without.
 	Stream *stream.Hub
+	// Serve, when set, serves Stream's text to followers on other hosts:
+	// the heartbeat says where (api.ModelProgress).
+	Serve *stream.Server
 }
 
 // NewModel builds the activity. baseURL "" means OpenAI's; httpClient nil
@@ -96,8 +99,10 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 func (m *Model) complete(ctx context.Context, creq openai.ChatCompletionRequest, req api.ModelRequest) (openai.ChatCompletionResponse, error) {
 	if m.Stream != nil && req.Conversation != nil && req.Conversation.JobID != "" {
 		w := m.Stream.Begin(req.Conversation.JobID, req.Conversation.Total, int(attempt(ctx)))
-		resp, err := m.completeStream(ctx, creq, w)
+		sctx, revoke := m.advertise(ctx, req.Conversation.JobID)
+		resp, err := m.completeStream(sctx, creq, w)
 		w.End(err != nil)
+		revoke() // after the last chunk: its followers get it first
 		return resp, err
 	}
 	// Heartbeat while the model thinks: a worker killed mid-call is then

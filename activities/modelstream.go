@@ -30,12 +30,13 @@ var errNotAStream = errors.New("not a chat completion stream")
 func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRequest, w *stream.Writer) (openai.ChatCompletionResponse, error) {
 	var got atomic.Int64
 	// Heartbeat as the plain call does; the progress says how far the
-	// answer got, which a person reading the pending activity can use.
+	// answer got, which a person reading the pending activity can use, and
+	// where a follower on another host reads the text (modelProgress).
 	stop := heartbeatEvery(ctx, 5*time.Second, func() any {
 		if n := got.Load(); n > 0 {
-			return fmt.Sprintf("the model is answering (%d bytes)", n)
+			return modelProgress(ctx, fmt.Sprintf("the model is answering (%d bytes)", n))
 		}
-		return "waiting for the model"
+		return modelProgress(ctx, "waiting for the model")
 	})
 	defer stop()
 	creq.Stream = true

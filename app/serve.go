@@ -39,6 +39,9 @@ func Serve(ctx context.Context, o Options, embedded devserver.Options, banner io
 	channels.StateDir = o.StateDir
 	// One hub for the model activity and the inbox's job pages.
 	o.Stream = NewStreamHub(os.Getenv)
+	if o.StreamServer, err = StartStreamServer(ctx, o.Stream, os.Getenv, logger); err != nil {
+		return err
+	}
 	if err := StartInbox(ctx, c, emb, os.Getenv, o.StateDir, o.Stream, banner, logger); err != nil {
 		return err
 	}

@@ -59,6 +59,9 @@ type Options struct {
 	// Stream is where the model activity publishes answers as they are
 	// written (nil: Start makes one, unless CUSTOS_STREAM=0).
 	Stream *stream.Hub
+	// StreamServer, when set, serves Stream's text to followers on other
+	// hosts (StartStreamServer); the model activity says where.
+	StreamServer *stream.Server
 }
 
 // Workers are the running workers of one process.
@@ -96,6 +99,7 @@ func sandboxConfig(o Options) sandbox.Config {
 func activitySet(o Options, sb sandbox.Sandbox) activities.Set {
 	model := activities.NewModel(o.BaseURL, o.APIKey, o.Model, nil)
 	model.Stream = o.Stream
+	model.Serve = o.StreamServer
 	return activities.Set{
 		Model:    model,
 		Tools:    &activities.Tools{Sandbox: sb, Logger: o.Logger, LSPServers: lspServers(sb)},
