@@ -12,10 +12,26 @@ import (
 // noticed within the heartbeat timeout. stop returns once the heartbeating
 // goroutine has ended. Outside an activity (plain unit tests) it does nothing.
 func heartbeatEvery(ctx context.Context, d time.Duration, details func() any) (stop func()) {
+	return heartbeatLoop(ctx, d, details, true)
+}
+
+// heartbeatAfter is heartbeatEvery without the first heartbeat at once:
+// for a call that mostly ends within d (an MCP call), which then pays no
+// heartbeat round trip to the server at all (the first one is a
+// synchronous request). A cancellation still reaches it at the first tick,
+// and a worker that dies before it is noticed within the heartbeat
+// timeout, counted from the start.
+func heartbeatAfter(ctx context.Context, d time.Duration, details func() any) (stop func()) {
+	return heartbeatLoop(ctx, d, details, false)
+}
+
+func heartbeatLoop(ctx context.Context, d time.Duration, details func() any, now bool) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
-	activity.RecordHeartbeat(ctx, details())
+	if now {
+		activity.RecordHeartbeat(ctx, details())
+	}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {

@@ -69,7 +69,7 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 		every = time.Second
 	}
 	ckpt := m.noteCheckpoint(tr, server, tool)
-	stop := heartbeatEvery(ctx, every, func() any { return req.Tool })
+	stop := heartbeatAfter(ctx, every, func() any { return req.Tool })
 	res, err := m.Pool.Call(ctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
 	stop()
 	if ckpt != nil {

@@ -87,6 +87,7 @@ type Pool struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	dying    map[string]chan struct{} // sessions drop is killing, by id
+	loaded   loadCache
 }
 
 type session struct {
@@ -102,7 +103,8 @@ type session struct {
 }
 
 // load reads the workspace's servers, with the user's config and custos'
-// state directories defaulted as a worker's are.
+// state directories defaulted as a worker's are; an unchanged set of files
+// is not read again (loadCache).
 func (p *Pool) load(ws string) (Config, error) {
 	user, state := p.UserConfigDir, p.StateDir
 	if user == "" {
@@ -114,8 +116,7 @@ func (p *Pool) load(ws string) (Config, error) {
 			return Config{}, err
 		}
 	}
-	cfg, _, err := Load(user, state, ws)
-	return cfg, err
+	return p.loaded.get(user, state, ws)
 }
 
 // Tools lists the tools of every server the workspace's jobs may use,
