@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -112,15 +113,14 @@ func outcomeText(r workflows.DecideResult) string {
 	return s
 }
 
-// Limits of what the terminal shows of a name (call, job, host, person) and
-// of a reason, in characters: a longer one shows its head and its tail.
+// Limits of what the terminal shows of a name and of a reason (cmdline's).
 const (
-	maxID     = 200
-	maxReason = 500
+	maxID     = cmdline.MaxID
+	maxReason = cmdline.MaxReason
 )
 
 // shownID is a call ID as the terminal shows it: the model chose it.
-func shownID(id string) string { return display.Line(id, maxID) }
+func shownID(id string) string { return cmdline.ShownID(id) }
 
 // taskLine is the first line of a text, escaped, at most max characters
 // of it shown.

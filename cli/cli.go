@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/sandbox"
@@ -160,16 +160,7 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		fmt.Fprintf(a.Stderr, "custos: %v\n", err)
 		return je.code()
 	}
-	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(a.Stderr, "custos: %v\n", err)
-			return 2
-		}
-		fmt.Fprintf(a.Stderr, "custos: %v\n", err)
-		return 1
-	}
-	return 0
+	return cmdline.Exit(a.Stderr, err)
 }
 
 // jobCommand runs the commands that start, follow or act on a job; it
@@ -241,12 +232,6 @@ func (a *App) jobCommand(ctx context.Context, args []string) (bool, error) {
 	}
 	return true, err
 }
-
-type usageError struct{ msg string }
-
-func (u usageError) Error() string { return u.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // withJob parses "JOB [args...]" and runs fn with a client on an existing server.
 func (a *App) withJob(ctx context.Context, args []string, verb string, fn func(client.Client, string, []string) error) error {
@@ -363,31 +348,6 @@ func (a *App) quietLogger() *slog.Logger {
 		return a.Logger
 	}
 	return slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-func newFlagSet(name string, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	return fs
-}
-
-// parseInterleaved parses flags that may come before or after positional args.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{err.Error()}
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
 
 // followJob follows a job; like run, with no server reachable it starts the

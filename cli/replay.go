@@ -275,5 +275,5 @@ func cannotRun(err error) error {
 	if errors.As(err, &ue) {
 		return err
 	}
-	return usageError{err.Error()}
+	return usageError{Msg: err.Error()}
 }
