@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ func starterAt(t testing.TB, srv *testServer, args ...string) (int, string, stri
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+srv.FrontendAddr(), "TEMPORAL_PROFILE=", "TEMPORAL_NAMESPACE=",
 		"TEMPORAL_CONFIG_FILE="+filepath.Join(t.TempDir(), "none.toml"), "XDG_CONFIG_HOME="+t.TempDir(),
 		"XDG_STATE_HOME="+testenv.StateDir())
-	cmd.Env = append(cmd.Env, tlsEnv(srv)...)
+	if srv.certs.CA != "" {
+		cmd.Env = append(cmd.Env, tlsEnv(srv)...)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -44,7 +47,11 @@ func starterAt(t testing.TB, srv *testServer, args ...string) (int, string, stri
 // temporalCLIAt runs the Temporal CLI against srv.
 func temporalCLIAt(t *testing.T, srv *testServer, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testbin.Temporal(t), append(append(args, srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())...), "--namespace", "default")...)
+	conn := []string{"--address", srv.FrontendAddr()}
+	if srv.certs.CA != "" {
+		conn = srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())
+	}
+	cmd := exec.Command(testbin.Temporal(t), append(append(args, conn...), "--namespace", "default")...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "temporal %s: %s", strings.Join(args, " "), out)
 	return string(out)
@@ -180,4 +187,65 @@ func TestScheduleCreateRefusesBadInput(t *testing.T) {
 	assert.Contains(t, errOut, "the workspace's settings")
 	_, out, errOut := starterAt(t, srv, "schedule", "list")
 	assert.Equal(t, "no schedules\n", out, errOut)
+}
+
+// devServer starts Temporal's own dev server (`temporal server start-dev`,
+// the Temporal CLI's) on free ports, in-memory, without TLS.
+func devServer(t *testing.T) *testServer {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(testbin.Temporal(t), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+		"--port", strconv.Itoa(port), "--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)),
+		"--log-level", "error")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	srv := &testServer{addr: "127.0.0.1:" + strconv.Itoa(port)}
+	require.Eventually(t, func() bool {
+		c, err := client.Dial(client.Options{HostPort: srv.addr, Logger: testenv.TemporalLogger()})
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_, err = c.CheckHealth(context.Background(), nil)
+		return err == nil
+	}, time.Minute, 200*time.Millisecond, "temporal server start-dev serves")
+	return srv
+}
+
+// On Temporal's own dev server too: a schedule's triggered run is a job
+// that waits for a person, `starter jobs` lists it (status, the call, the
+// schedule) from visibility, starter approve answers it, the schedule goes.
+func TestJobsAndSchedulesOnTemporalDevServer(t *testing.T) {
+	srv := devServer(t)
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "dev.txt", "content": "dev\n"})),
+		demomodel.Say("written on the dev server"),
+	))
+	testenv.StartWorkers(t, c, base, app.Options{})
+	ws := testenv.Workspace(t)
+	code, _, errOut := starterAt(t, srv, "schedule", "create", "dev-nightly", "--cron", "@daily", "--workspace", ws,
+		"--approval-timeout", "10m", "write on the dev server")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, temporalCLIAt(t, srv, "schedule", "list"), "dev-nightly")
+	code, _, errOut = starterAt(t, srv, "schedule", "trigger", "dev-nightly")
+	require.Equal(t, 0, code, errOut)
+	job := scheduledJobID(t, c, "dev-nightly")
+	testenv.WaitPending(t, c, job, "w1", pendingWait)
+
+	waitListed(t, srv, job, "waiting-for-person")
+	row := listJobs(t, srv)[job]
+	assert.Equal(t, ws, row.Workspace)
+	assert.Equal(t, "dev-nightly", row.Schedule)
+	require.Len(t, row.Waiting, 1)
+	assert.Equal(t, "w1", row.Waiting[0].Call)
+
+	code, _, errOut = starterAt(t, srv, "approve", job, "w1")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "written on the dev server", testenv.Finished(t, c, job, time.Minute).Answer)
+	waitListed(t, srv, job, "ended")
+	assert.Equal(t, "done", listJobs(t, srv, "--status", "ended")[job].Why)
+	code, _, errOut = starterAt(t, srv, "schedule", "delete", "dev-nightly")
+	require.Equal(t, 0, code, errOut)
 }
