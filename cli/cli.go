@@ -73,9 +73,11 @@ usage:
                                      every job: status (working, waiting for a person or a message, parked,
                                      ended), workspace, start, last activity, the calls that wait
   starter schedule create NAME (--cron EXPR | --every DUR) [--workspace DIR] [--mode M] [--max-tokens N]
-                  [--overlap skip|buffer_one|buffer_all|cancel_other|terminate_other|allow_all] "task"
-  starter schedule list [--json] | describe NAME | trigger NAME | pause NAME | unpause NAME | delete NAME
-                                     jobs on a Temporal Schedule: each run a job NAME-<time>, asked like any
+                  [--approval-timeout D] [--overlap skip|buffer_one|buffer_all|cancel_other|terminate_other|allow_all] "task"
+                                     a job on a Temporal Schedule: each run is a job NAME-<time>, asked like any;
+                                     one due while the last works or waits is skipped (--overlap skip)
+  starter schedule list [--json]     custos' schedules: spec, state, next run, last job
+  starter schedule describe|trigger|pause|unpause|delete NAME [--note N]
   starter approve JOB CALL [--always] [--reason R]
   starter approve JOB CALL --for 30m|--until T [--scope job|workspace] [--rule R]
                                      allow, and let the rule allow later calls for a while (a grant)
