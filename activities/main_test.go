@@ -12,5 +12,7 @@ import (
 // worker's main does.
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
-	os.Exit(m.Run())
+	code := m.Run()
+	closeLSPBench()
+	os.Exit(code)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/policyreplay"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -38,7 +39,7 @@ func (a *App) policySuggest(ctx context.Context, args []string) error {
 	r.register(fs)
 	min := fs.Int("min", 3, "approvals a rule must cover")
 	write := fs.String("write", "", "add the suggested rules to the settings: workspace (its .custos/settings.local.json, as Always does) or user")
-	var only multiFlag
+	var only cmdline.MultiFlag
 	fs.Var(&only, "rule", "with --write, only this suggested rule (repeatable)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
@@ -71,10 +72,10 @@ func (a *App) policySuggest(ctx context.Context, args []string) error {
 
 // writeSuggestions adds the chosen rules through the code an Always answer
 // uses (settingsfile.AddRule), or to the user's own file.
-func (a *App) writeSuggestions(got *policyreplay.Suggestions, where string, only multiFlag, config string) error {
+func (a *App) writeSuggestions(got *policyreplay.Suggestions, where string, only cmdline.MultiFlag, config string) error {
 	wrote := 0
 	for _, s := range got.Suggestions {
-		if len(only) > 0 && !only.has(s.Rule) {
+		if len(only) > 0 && !only.Has(s.Rule) {
 			continue
 		}
 		if where == "user" {
@@ -120,13 +121,4 @@ func writeJSON(a *App, v any) error {
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func (m multiFlag) has(s string) bool {
-	for _, x := range m {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,7 @@
-package cli
+// Package sandboxcmd is `starter sandbox check|cache|exec`: the sandbox a
+// job's commands get, shown and tried by a person, with a workspace's
+// settings applied as a job applies them.
+package sandboxcmd
 
 import (
 	"context"
@@ -9,11 +12,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/netpolicy"
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/masks"
@@ -22,16 +25,10 @@ import (
 	"github.com/custos-dev/custos/settingsfile"
 )
 
-// multiFlag collects a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// sandboxMain implements `starter sandbox exec|check` and returns the exit
+// Main implements `starter sandbox exec|check` and returns the exit
 // code (exec: the command's). main() must have called sandbox.MaybeRunHelper()
 // first: the allowlist bridge re-executes this binary.
-func sandboxMain(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer) int {
 	usage := func() int {
 		fmt.Fprintln(stderr, "usage: starter sandbox check [--workspace DIR]\n       starter sandbox cache [--workspace DIR] [--clear]\n       starter sandbox exec [--workspace DIR] [--allow-domain D ...] [--deny-domain D ...] [--allow-local] [--env NAME ...] [--timeout DUR] [--explain] -- CMD ARGS...")
 		return 2
@@ -224,7 +221,7 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 type execFlags struct {
 	timeout          time.Duration
 	allowLocal       bool
-	allow, deny, env multiFlag
+	allow, deny, env cmdline.MultiFlag
 }
 
 // request is the run the flags and the workspace's settings ask for. The

@@ -1,4 +1,4 @@
-package cli
+package sandboxcmd
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 func runSandbox(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := sandboxMain(args, &out, &errb)
+	code := Main(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
