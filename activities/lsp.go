@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,27 +166,30 @@ func lspFailure(ctx context.Context, err error) (api.ToolResult, error) {
 }
 
 // readSource is the file's text, refused as Read refuses it (not a regular
-// text file) or when too large to send. Read whole at its size: a call's
-// cost is mostly this and the server's answer.
+// text file) or when too large to send. Read whole at its size, or kept
+// from an earlier call while the file is unchanged (lspTexts).
 func readSource(tgt *fileTarget, name string) (string, error) {
 	fi, err := regularFile(tgt, name)
 	if err != nil {
 		return "", err
 	}
+	tooLarge := fmt.Errorf("%s is larger than %d MiB; LSP answers about source files", name, maxLSPFile>>20)
 	if fi.Size() > maxLSPFile {
-		return "", fmt.Errorf("%s is larger than %d MiB; LSP answers about source files", name, maxLSPFile>>20)
+		return "", tooLarge
 	}
-	b, err := tgt.root.ReadFile(tgt.rel)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
+	text, err := lspTexts.read(tgt.root, tgt.rel, fi, func(b []byte) error {
+		if len(b) > maxLSPFile {
+			return tooLarge
+		}
+		if looksBinary(b[:min(len(b), binarySniffLen)]) {
+			return fmt.Errorf("%s looks like a binary file (%d bytes); LSP answers about source files", name, len(b))
+		}
+		return nil
+	})
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return "", fmt.Errorf("%s: %w", name, err) // the read's, not the checks'
 	}
-	if len(b) > maxLSPFile {
-		return "", fmt.Errorf("%s is larger than %d MiB; LSP answers about source files", name, maxLSPFile>>20)
-	}
-	if looksBinary(b[:min(len(b), binarySniffLen)]) {
-		return "", fmt.Errorf("%s looks like a binary file (%d bytes); LSP answers about source files", name, len(b))
-	}
-	return string(b), nil
+	return text, err
 }
 
 // run asks the server and renders its answer.
@@ -227,14 +231,20 @@ func (in lspInput) where() string {
 // readText is a file's text for showing results' lines ("" when it cannot
 // be read or is too large: the location is still shown, without its line).
 func readText(root *os.Root, rel string) string {
-	if fi, err := root.Stat(rel); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLSPFile {
+	fi, err := root.Stat(rel)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLSPFile {
 		return ""
 	}
-	b, err := root.ReadFile(rel)
+	text, err := lspTexts.read(root, rel, fi, func(b []byte) error {
+		if len(b) > maxLSPFile {
+			return errors.New("too large")
+		}
+		return nil
+	})
 	if err != nil {
 		return ""
 	}
-	return string(b)
+	return text
 }
 
 // nthLine is line n (0-based) of text without its line ending, "" past
