@@ -64,6 +64,11 @@ var boundaries = []boundary{
 		why:        "the approval page is a Temporal client: where it is mounted (the embedded server's gate, its own address) is the worker's wiring",
 	},
 	{
+		pkg:        mod + "/jobevents",
+		transitive: []string{"os/exec", mod + "/sandbox", mod + "/activities", mod + "/app", mod + "/cli", mod + "/inbox"},
+		why:        "the job's events are produced once, from the journal and the worker's stream: the terminal (cli), --json, the inbox and ACP render them, and the source imports none of them nor the workers' code",
+	},
+	{
 		pkg:        mod + "/hooks",
 		transitive: []string{"os/exec", "net/http", mod + "/sandbox"},
 		why:        "hook points, payloads and the registry are used in workflow code; running command hooks is hooks/command",
