@@ -5,6 +5,7 @@ go 1.26.10
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/gobwas/glob v0.2.3

@@ -106,6 +106,7 @@ usage:
   starter temporal-profile [--write] how your temporal CLI reaches the embedded server (mutual TLS)
   starter ui-url                     a new one-time link to the embedded server's Web UI
   starter inbox-url                  a new one-time link to the approval inbox (every waiting call, in a browser)
+  starter acp                        an Agent Client Protocol agent on stdin/stdout, for editors (docs/editors.md)
 
 Temporal: as the temporal CLI: the profile TEMPORAL_PROFILE (default "default") of
 TEMPORAL_CONFIG_FILE (default ~/.config/temporalio/temporal.toml), then TEMPORAL_ADDRESS,
@@ -144,6 +145,8 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			return sandboxcmd.Main(args[1:], a.Stdout, a.Stderr)
 		case "jobs":
 			err = a.jobs(ctx, args[1:])
+		case "acp":
+			err = a.acp(ctx, args[1:])
 		case "schedule":
 			err = a.schedule(ctx, args[1:])
 		case "gc":
