@@ -34,6 +34,8 @@ worker:
 TEMPORAL_CLI_VERSION := v1.5.1
 GOPLS_VERSION := v0.23.0
 WEBHOOKS_EXAMPLES_VERSION := 7.6.1
+# ACPX_VERSION is the headless ACP client e2e/acp_test.go drives starter acp with.
+ACPX_VERSION := 0.19.1
 
 ## deps: what the tests need besides Go: bubblewrap, a C compiler (cgo builds
 ## the sandbox's mount step, mountinit_cgo.go), chromium (the Web UI
@@ -66,6 +68,9 @@ deps:
 	@command -v mcp-server-memory >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
 	  echo "installing @modelcontextprotocol/server-memory (npm install -g): the MCP servers' homes are tested with it"; \
 	  npm install -g --no-audit --no-fund @modelcontextprotocol/server-memory; }
+	@command -v acpx >/dev/null 2>&1 || { \
+	  echo "installing acpx $(ACPX_VERSION) (npm install -g): starter acp is tested with it, a headless ACP client"; \
+	  npm install -g --no-audit --no-fund acpx@$(ACPX_VERSION); }
 
 # RACE_PKGS run under the race detector in make test: the packages with
 # goroutines of their own (workflow test environments, activity heartbeats,

@@ -393,3 +393,26 @@ func TestACPKilledAtPermissionThenLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "approved elsewhere\n", string(b))
 }
+
+// acpx (npm, a headless ACP client) runs one prompt through `starter acp`:
+// --approve-all answers the Write's permission request from the editor
+// side, its JSON output carries the answer, and the file is written.
+func TestACPAcpxExec(t *testing.T) {
+	acpx, err := exec.LookPath("acpx")
+	require.NoError(t, err, "acpx is needed (make deps installs it: npm install -g acpx)")
+	script := demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "acpx.txt", "content": "from acpx\n"})),
+		demomodel.Say("acpx wrote the file"),
+	)
+	_, env := acpSetup(t, script)
+	ws := testenv.Workspace(t)
+	cmd := exec.Command(acpx, "--agent", buildStarter(t)+" acp", "--cwd", ws, "--approve-all", "--format", "json", "--timeout", "120", "exec", "write acpx.txt")
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", &out, &errb)
+	assert.Contains(t, out.String(), "acpx wrote the file")
+	b, err := os.ReadFile(filepath.Join(ws, "acpx.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "from acpx\n", string(b))
+}
