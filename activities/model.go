@@ -68,10 +68,7 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 		// spending the activity's retries.
 		return api.ModelResponse{}, classifyDiskFull(err)
 	}
-	tools := req.Tools
-	if req.WithTools {
-		tools = append(ToolDefinitions(), tools...)
-	}
+	tools := append(offeredTools(req), req.Tools...)
 	creq := openai.ChatCompletionRequest{Model: name, Messages: msgs, Tools: tools}
 	if len(tools) > 0 {
 		// The workflow runs independent calls in parallel; let the model

@@ -632,6 +632,9 @@ func (m Mode) Valid() bool {
 
 // ModeLayer is layer 3: the permission mode's short-circuits.
 func ModeLayer(m Mode, c Call, env Env) Verdict {
+	if v, ok := taskModeLayer(m, c); ok {
+		return v
+	}
 	switch m {
 	case ModePlan:
 		if c.readOnly() {
@@ -671,7 +674,7 @@ func (p *Policy) evaluate(c Call, m Mode) Verdict {
 		return Verdict{Decision: Deny, Layer: LayerMode, Reason: fmt.Sprintf("unknown permission mode %q (fail closed)", m)}
 	}
 	if v.Decision == Ask || v.Decision == Allow {
-		if m == ModePlan && !c.readOnly() {
+		if m == ModePlan && !c.planAllows() {
 			return Verdict{Decision: Deny, Layer: LayerMode, Rule: v.Rule,
 				Reason: "plan mode: only read-only tools may run"}
 		}

@@ -61,12 +61,8 @@ func ParseSettings(data []byte, workspace string) (Settings, error) {
 		}
 		s.Conversation = c
 	}
-	if raw, ok := top["retention"]; ok && string(raw) != "null" {
-		r, err := parseRetention(raw)
-		if err != nil {
-			return Settings{}, err
-		}
-		s.Retention = r
+	if err := parseRetentionAndSubagents(top, &s); err != nil {
+		return Settings{}, err
 	}
 	if raw, ok := top["hooks"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &s.Hooks); err != nil {
@@ -197,6 +193,7 @@ func MergeSettings(base, over Settings) Settings {
 	out.LSP = mergeLSP(base.LSP, over.LSP)
 	out.Conversation = mergeConversation(base.Conversation, over.Conversation)
 	out.Retention = mergeRetention(base.Retention, over.Retention)
+	out.Subagents = mergeSubagents(base.Subagents, over.Subagents)
 	if len(base.Hooks)+len(over.Hooks) > 0 {
 		out.Hooks = hooks.Config{}
 		for _, h := range []hooks.Config{base.Hooks, over.Hooks} {

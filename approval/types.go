@@ -87,6 +87,8 @@ type Settings struct {
 	Approval ApprovalSettings `json:"approval,omitzero"`
 	// Conversation is how long a job waits for a message and its budget.
 	Conversation ConversationSettings `json:"conversation,omitzero"`
+	// Subagents is how many Task children a job runs at once.
+	Subagents SubagentSettings `json:"subagents,omitzero"`
 	// Retention is how long custos keeps what it writes into its state
 	// directory; only the user's own settings set it.
 	Retention RetentionSettings `json:"retention,omitzero"`

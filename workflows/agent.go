@@ -109,6 +109,8 @@ type job struct {
 	// ended (listing.go).
 	listed *Listing
 	endHow string
+	// tasks are the job's running subagents (task.go).
+	tasks taskState
 }
 
 type pendingCall struct {
@@ -257,6 +259,7 @@ func (j *job) start(ctx workflow.Context) error {
 			Instructions:  loaded.Instructions.Files,
 			MCPServers:    loaded.MCPServers,
 		}
+		j.adoptParent(ctx)
 		if r := loaded.Resumed; j.in.Resume && r != nil {
 			j.resume(ctx, r)
 		} else {
@@ -483,7 +486,8 @@ func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
 		j.logger.Warn("saving session failed", "error", err)
 	}
 	j.updateDetails(ctx)
-	return JobResult{Answer: j.st.LastAnswer, Turns: j.st.Turn, Usage: j.st.Usage, Reason: reason}, nil
+	return JobResult{Answer: j.st.LastAnswer, Turns: j.st.Turn, Usage: j.st.Usage, Reason: reason,
+		Changed: j.st.Changed, Commands: j.st.Commands}, nil
 }
 
 // canceled ends a canceled job: calls still waiting were denied ("job
@@ -569,12 +573,14 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	resp, err := j.chat(ctx, func() (api.ModelResponse, error) {
 		return j.askModel(ctx, func() (api.ModelResponse, error) {
 			var resp api.ModelResponse
-			err := workflow.ExecuteActivity(actx, api.ModelActivity, api.ModelRequest{
+			req := api.ModelRequest{
 				Conversation: j.conversation(),
 				WithTools:    true,
 				Tools:        mcpTools,
 				Model:        j.in.Model,
-			}).Get(ctx, &resp)
+			}
+			j.offerTools(&req)
+			err := workflow.ExecuteActivity(actx, api.ModelActivity, req).Get(ctx, &resp)
 			return resp, err
 		})
 	})

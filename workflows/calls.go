@@ -106,6 +106,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 		j.audit(ctx, approval.AuditRecord{Event: "host-config", CallID: id, Tool: tool, Reason: text})
 		j.emit(ctx, Event{Kind: "host-config", CallID: id, Tool: tool, Text: text})
 	}
+	j.noteChange(tool, rec.Input, res.IsError)
 	out := res.Output
 	if res.IsError {
 		if !strings.HasPrefix(out, "Error") {
@@ -156,7 +157,10 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		j.listMCP(ctx)
 	}
 	mt, isMCP := j.mcpCall(tool)
-	if (!api.KnownTool(tool) || !j.lspKnown(ctx, tool)) && !isMCP {
+	if v, refused := j.notOffered(tool); refused {
+		return verdictRecord(rec, v)
+	}
+	if (!api.KnownTool(tool) || !j.lspKnown(ctx, tool)) && !isMCP && !j.isTask(ctx, tool) {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
 			Reason: fmt.Sprintf("unknown tool %q; the tools are %s%s", tool, toolList(), j.mcpToolsNamed())})
 	}
@@ -420,6 +424,9 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 	}
 	var res api.ToolResult
 	var err error
+	if tool == api.TaskTool {
+		return j.runTask(ctx, callID, input)
+	}
 	if tool == api.BashActivity {
 		opts.StartToCloseTimeout = api.BashTimeout(input) + time.Minute
 		opts.HeartbeatTimeout = 20 * time.Second

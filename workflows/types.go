@@ -122,6 +122,9 @@ type JobInput struct {
 
 	// State is carried across continue-as-new; nil on a fresh job.
 	State *State `json:"state,omitempty"`
+	// Parent is set on a subagent: the job whose Task call started it
+	// (children.go).
+	Parent *ParentLink `json:"parent,omitempty"`
 }
 
 // State is everything a job carries into its next run. The conversation
@@ -220,6 +223,11 @@ type State struct {
 	// TurnSeqs are where each turn's answer is in the conversation, so
 	// a rewind can cut the conversation at a turn (rewind.go).
 	TurnSeqs []TurnSeq `json:"turnSeqs,omitempty"`
+	// Agents are the subagents the job's Task calls may name; Changed
+	// and Commands what a subagent changed, for its parent (children.go).
+	Agents   []api.Subagent `json:"agents,omitempty"`
+	Changed  []string       `json:"changed,omitempty"`
+	Commands int            `json:"commands,omitempty"`
 }
 
 // ForkOf is where a forked job comes from.
@@ -269,6 +277,10 @@ type JobResult struct {
 	// Reason is "done" or "max turns" (a job that ends at its first
 	// answer), "ended" (the end Update) or "idle" (its idle limit).
 	Reason string `json:"reason"`
+	// Changed are the files a subagent's Write and Edit calls changed;
+	// Commands counts the commands it ran.
+	Changed  []string `json:"changed,omitempty"`
+	Commands int      `json:"commands,omitempty"`
 }
 
 // ApprovalDecision is the payload of the "approval" signal and the "decide"
@@ -427,6 +439,10 @@ type Status struct {
 	Messages int `json:"messages,omitempty"`
 	// Budget is the job's token usage against its caps.
 	Budget BudgetStatus `json:"budget"`
+	// Parent is set on a subagent; Children are the job's running
+	// subagents (each a job: starter status CHILD shows its calls).
+	Parent   *ParentRef  `json:"parent,omitempty"`
+	Children []ChildInfo `json:"children,omitempty"`
 }
 
 // ModelWait is a model call the endpoint keeps refusing or answering with

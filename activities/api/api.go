@@ -159,6 +159,11 @@ type ModelRequest struct {
 	WithTools bool `json:"withTools,omitempty"`
 	// Model overrides the worker's configured model name when set.
 	Model string `json:"model,omitempty"`
+	// Task, when set, also offers the Task tool, listing its subagents;
+	// Restrict offers only the tools named in Only (a subagent's).
+	Task     *TaskOffer `json:"task,omitempty"`
+	Restrict bool       `json:"restrict,omitempty"`
+	Only     []string   `json:"only,omitempty"`
 }
 
 // ModelResponse is the assistant's answer and what it cost.

@@ -32,7 +32,7 @@ var schemas = map[string]schema{}
 func init() {
 	for tool, src := range map[string]string{ReadActivity: ReadSchema, GlobActivity: GlobSchema, GrepActivity: GrepSchema,
 		LSPActivity:   LSPSchema,
-		WriteActivity: WriteSchema, EditActivity: EditSchema, BashActivity: BashSchema} {
+		WriteActivity: WriteSchema, EditActivity: EditSchema, BashActivity: BashSchema, TaskTool: TaskSchema} {
 		s, err := parseSchema(src)
 		if err != nil {
 			panic(fmt.Sprintf("api: the %s schema: %v", tool, err))

@@ -123,6 +123,8 @@ func Summarize(tool string, input json.RawMessage) string {
 		}
 	case BashActivity:
 		s = "Bash: " + str("command")
+	case TaskTool:
+		s = taskSummary(str("description"), str("subagent_type"), str("isolation"))
 	default:
 		compact, _ := json.Marshal(args) // map keys are sorted: deterministic
 		s = tool + " " + string(compact)

@@ -1,0 +1,280 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
+)
+
+// ParentLink is what a child job gets from its parent (JobInput.Parent):
+// who it is, how deep it nests, and the parent's settings, learned rules
+// and tools, which the child takes instead of reading its own, so it is
+// judged exactly as its parent is, never wider.
+type ParentLink struct {
+	Job         string `json:"job"`
+	CallID      string `json:"callId"`
+	Depth       int    `json:"depth"`
+	Description string `json:"description,omitempty"`
+	// Settings and Learned are the parent's (its rules, hooks, sandbox,
+	// budget caps, quorums, and its Always/Never answers).
+	Settings approval.Settings `json:"settings"`
+	Learned  []LearnedRule     `json:"learned,omitempty"`
+	// Agent is the subagent's definition (nil: the general-purpose one).
+	Agent *api.Subagent `json:"agent,omitempty"`
+	// Restrict offers the child only Tools (custos' and MCP tools by name,
+	// Task included when it may start subagents of its own).
+	Restrict bool     `json:"restrict,omitempty"`
+	Tools    []string `json:"tools,omitempty"`
+	// Agents are the subagents its own Task calls may name.
+	Agents []api.Subagent `json:"agents,omitempty"`
+}
+
+// depth is how deep the job nests (0: no parent).
+func (j *job) depth() int {
+	if p := j.in.Parent; p != nil {
+		return p.Depth
+	}
+	return 0
+}
+
+// toolOffered says whether the job is offered tool: every tool, or for a
+// restricted subagent those it names (mcp__server names all its tools).
+func (j *job) toolOffered(tool string) bool {
+	p := j.in.Parent
+	if p == nil || !p.Restrict {
+		return true
+	}
+	return toolIn(p.Tools, tool)
+}
+
+func toolIn(tools []string, tool string) bool {
+	for _, t := range tools {
+		if t == tool || (strings.HasPrefix(t, approval.MCPPrefix) && strings.HasPrefix(tool, t+"__")) {
+			return true
+		}
+	}
+	return false
+}
+
+// offersTask says whether the job may start subagents: a job may; a child
+// only below the depth limit and when its definition names Task.
+func (j *job) offersTask() bool {
+	p := j.in.Parent
+	if p == nil {
+		return true
+	}
+	return p.Depth < api.MaxTaskDepth && p.Restrict && toolIn(p.Tools, api.TaskTool)
+}
+
+// agents are the subagents the job's Task calls may name.
+func (j *job) agents() []api.Subagent {
+	if p := j.in.Parent; p != nil {
+		return p.Agents
+	}
+	return j.st.Agents
+}
+
+// notOffered refuses at layer 1 a call to a tool the job is not offered.
+func (j *job) notOffered(tool string) (approval.Verdict, bool) {
+	switch {
+	case tool == api.TaskTool && !j.offersTask():
+		return approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
+			Reason: fmt.Sprintf("Task is not offered to this job: a subagent (depth %d) starts no subagent of its own unless its definition names Task, and never deeper than %d", j.depth(), api.MaxTaskDepth)}, true
+	case !j.toolOffered(tool):
+		return approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
+			Reason: fmt.Sprintf("this subagent is offered only %s", strings.Join(j.in.Parent.Tools, ", "))}, true
+	}
+	return approval.Verdict{}, false
+}
+
+// offerTools sets what a model request offers: Task with its subagents
+// when the job may start them, and a restricted subagent's tools only.
+func (j *job) offerTools(req *api.ModelRequest) {
+	if j.offersTask() {
+		req.Task = &api.TaskOffer{Agents: j.agents()}
+	}
+	p := j.in.Parent
+	if p == nil || !p.Restrict {
+		return
+	}
+	req.Restrict = true
+	for _, t := range api.ToolNames() {
+		if toolIn(p.Tools, t) {
+			req.Only = append(req.Only, t)
+		}
+	}
+	var mcp []openai.Tool
+	for _, t := range req.Tools {
+		if t.Function != nil && toolIn(p.Tools, t.Function.Name) {
+			mcp = append(mcp, t)
+		}
+	}
+	req.Tools = mcp
+}
+
+// subagentFor finds the subagent a Task call names ("" is the general
+// one); why says what is wrong, as the call's result.
+func (j *job) subagentFor(name string) (*api.Subagent, string) {
+	if strings.TrimSpace(name) == "" || name == "general-purpose" {
+		return nil, ""
+	}
+	as := j.agents()
+	for i := range as {
+		if as[i].Name == name {
+			return &as[i], ""
+		}
+	}
+	names := make([]string, 0, len(as))
+	for _, a := range as {
+		names = append(names, a.Name)
+	}
+	known := "none is defined (.custos/agents/NAME.md of a trusted workspace, ~/.config/custos/agents/NAME.md)"
+	if len(names) > 0 {
+		known = "the defined ones are " + strings.Join(names, ", ")
+	}
+	return nil, fmt.Sprintf("Task: unknown subagent_type %q; leave it out for a general-purpose subagent, or name one of the defined ones (%s)", name, known)
+}
+
+// childInput is the job a Task call starts: the prompt as its task, this
+// job's workspace, host and limits, its mode narrowed by the definition,
+// its share of the remaining budget, its settings and tools.
+func (j *job) childInput(in api.TaskInput, def *api.Subagent, callID string) JobInput {
+	link := &ParentLink{Job: j.id, CallID: callID, Depth: j.depth() + 1, Description: in.Description,
+		Settings: j.st.Settings, Learned: j.st.Learned, Agent: def, Agents: j.agents()}
+	if p := j.in.Parent; p != nil && p.Restrict {
+		link.Restrict, link.Tools = true, p.Tools
+	}
+	mode := ""
+	if def != nil {
+		mode = def.Mode
+		if def.Tools != nil {
+			link.Restrict, link.Tools = true, narrowTools(link.Restrict, link.Tools, def.Tools)
+		}
+	}
+	if link.Depth >= api.MaxTaskDepth || !toolIn(link.Tools, api.TaskTool) {
+		link.Agents = nil
+	}
+	return JobInput{
+		Task: in.Prompt, Workspace: j.in.Workspace, WorkDir: j.in.WorkDir, Host: j.in.Host,
+		Mode: childMode(j.st.Mode, mode), ApprovalTimeout: j.in.ApprovalTimeout, MaxTurns: j.in.MaxTurns,
+		Model: j.in.Model, MaxOutput: j.in.MaxOutput, ContinueAsNewEvery: j.in.ContinueAsNewEvery,
+		ContextWindow: j.in.ContextWindow, CompactAt: j.in.CompactAt, LaneWait: j.in.LaneWait,
+		Owner: j.in.Owner, Once: true, MaxTokens: j.budgetShare(), Parent: link,
+	}
+}
+
+// narrowTools is want, less what the parent lacks.
+func narrowTools(restricted bool, parent, want []string) []string {
+	out := []string{}
+	for _, t := range want {
+		if !restricted || toolIn(parent, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// budgetShare is a child's token cap: the job's remaining budget (of the
+// job and of the message, the smaller), shared among the answer's Task
+// calls; 0 when the job has no cap.
+func (j *job) budgetShare() int {
+	s := j.budgetStatus()
+	left := 0
+	if s.TokensPerJob > 0 {
+		left = max(s.TokensPerJob-s.UsedByJob, 1)
+	}
+	if s.TokensPerMessage > 0 {
+		left = tighterCap(left, max(s.TokensPerMessage-s.UsedByMessage, 1))
+	}
+	if left == 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range j.st.PendingCalls {
+		if c.Function.Name == api.TaskTool {
+			n++
+		}
+	}
+	return max(left/max(n, 1), 1)
+}
+
+// adoptParent makes a child's state its parent's where it matters to the
+// policy: the parent's settings and learned rules replace what the child
+// read, and its audit and journal name the parent.
+func (j *job) adoptParent(ctx workflow.Context) {
+	p := j.in.Parent
+	if p == nil {
+		return
+	}
+	j.st.Settings = p.Settings
+	j.st.Learned = append([]LearnedRule(nil), p.Learned...)
+	text := fmt.Sprintf("subagent of job %s (its call %s, depth %d)", p.Job, p.CallID, p.Depth)
+	if p.Agent != nil {
+		text += fmt.Sprintf(", as %s (%s)", p.Agent.Name, p.Agent.Source)
+	}
+	if p.Restrict {
+		text += ", offered only: " + strings.Join(p.Tools, ", ")
+	}
+	j.audit(ctx, approval.AuditRecord{Event: "subagent-of", Reason: text})
+	j.emit(ctx, Event{Kind: "subagent", Text: text})
+}
+
+// subagentPrompt is what a child's system prompt adds: that it is a
+// subagent and whose, and its definition's instructions.
+func (j *job) subagentPrompt() string {
+	p := j.in.Parent
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n# Subagent\n\nYou are a subagent of job %s: your task is one part of its work. Nobody reads your intermediate text; your final answer is all your parent gets, so make it complete and say which files you changed.\n", p.Job)
+	if a := p.Agent; a != nil && strings.TrimSpace(a.Instructions) != "" {
+		fmt.Fprintf(&b, "\n## Instructions of the subagent %s\n\n%s\n", a.Name, strings.TrimSpace(a.Instructions))
+	}
+	return b.String()
+}
+
+// noteChange remembers, for the Task result, the files a call changed (a
+// Write or Edit that succeeded) and the commands that ran.
+func (j *job) noteChange(tool string, input []byte, failed bool) {
+	if failed || j.in.Parent == nil {
+		return
+	}
+	switch tool {
+	case api.WriteActivity, api.EditActivity:
+		path := api.InputPath(input)
+		if path != "" && !slices.Contains(j.st.Changed, path) && len(j.st.Changed) < maxChangedNamed {
+			j.st.Changed = append(j.st.Changed, path)
+		}
+	case api.BashActivity:
+		j.st.Commands++
+	}
+}
+
+// maxChangedNamed bounds the files a child names.
+const maxChangedNamed = 200
+
+// ParentRef names a subagent's parent in its status.
+type ParentRef struct {
+	Job      string `json:"job"`
+	CallID   string `json:"callId"`
+	Depth    int    `json:"depth"`
+	Subagent string `json:"subagent,omitempty"`
+}
+
+func (p *ParentLink) ref() *ParentRef {
+	if p == nil {
+		return nil
+	}
+	r := &ParentRef{Job: p.Job, CallID: p.CallID, Depth: p.Depth}
+	if p.Agent != nil {
+		r.Subagent = p.Agent.Name
+	}
+	return r
+}
