@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
@@ -99,6 +102,14 @@ func jobEnv(t *testing.T, task string, script demomodel.Handler) client.Client {
 	shared.scripts[task] = script
 	shared.mu.Unlock()
 	return shared.env.Client
+}
+
+// runApp runs one command and returns its exit code, stdout and stderr.
+func runApp(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := (&cli.App{Stdout: &out, Stderr: &errb, Logger: testenv.Logger()}).Main(ctx, args)
+	return code, out.String(), errb.String()
 }
 
 // pendingWait is how long a call may take to be waiting for a person.

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"io"
 
 	"github.com/custos-dev/custos/cli/cmdline"
+	"github.com/custos-dev/custos/cli/policylab"
 )
 
 // What every command shares lives in cli/cmdline, for cli and for its
@@ -19,3 +21,23 @@ func newFlagSet(name string, out io.Writer) *flag.FlagSet { return cmdline.NewFl
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	return cmdline.ParseInterleaved(fs, args)
 }
+
+func writeJSON(a *App, v any) error { return cmdline.WriteJSON(a.Stdout, v) }
+
+// The commands of cli's sub-packages, with what each needs of the App.
+
+func (a *App) policyLab() *policylab.Env {
+	return &policylab.Env{Stdout: a.Stdout, Stderr: a.Stderr, Dial: a.dial, Status: queryStatus}
+}
+
+func (a *App) policy(ctx context.Context, args []string) error {
+	return a.policyLab().Policy(ctx, args)
+}
+
+func (a *App) auditStats(ctx context.Context, args []string) error {
+	return a.policyLab().AuditStats(ctx, args)
+}
+
+func (a *App) trust(args []string) error { return a.policyLab().Trust(args) }
+
+func warnIgnored(w io.Writer, ws string, ignored []string) { policylab.WarnIgnored(w, ws, ignored) }

@@ -1,4 +1,4 @@
-package cli
+package policylab
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/policyreplay"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/workflows"
@@ -49,14 +50,14 @@ func (r *recordFlags) filter(now time.Time) (policyreplay.Filter, error) {
 		ws, err := pathguard.CanonicalWorkspace(r.workspace)
 		if err != nil {
 			if ws, err = filepath.Abs(r.workspace); err != nil {
-				return f, usagef("--workspace: %v", err)
+				return f, cmdline.Usagef("--workspace: %v", err)
 			}
 		}
 		f.Workspace = ws
 	}
 	since, err := parseSince(r.since, now)
 	if err != nil {
-		return f, usagef("--since: %v", err)
+		return f, cmdline.Usagef("--since: %v", err)
 	}
 	f.Since = since
 	return f, nil
@@ -94,7 +95,7 @@ func (r *recordFlags) config() string {
 }
 
 // jobs reads the recorded jobs the flags select.
-func (a *App) recordedJobs(ctx context.Context, r *recordFlags) ([]policyreplay.Job, error) {
+func (a *Env) recordedJobs(ctx context.Context, r *recordFlags) ([]policyreplay.Job, error) {
 	f, err := r.filter(time.Now())
 	if err != nil {
 		return nil, err
@@ -118,15 +119,15 @@ func (a *App) recordedJobs(ctx context.Context, r *recordFlags) ([]policyreplay.
 	case "temporal":
 		return a.jobsFromTemporal(ctx, f, files)
 	}
-	return nil, usagef("--from %q: want files or temporal", r.from)
+	return nil, cmdline.Usagef("--from %q: want files or temporal", r.from)
 }
 
 // jobsFromTemporal lists every job of the namespace (visibility) and takes
 // each one's audit from its file (named by its status) joined with the
 // audit query; a job the server cannot query (no worker to replay it) is
 // taken from its file in the state directory, when there is one.
-func (a *App) jobsFromTemporal(ctx context.Context, f policyreplay.Filter, files []policyreplay.Job) ([]policyreplay.Job, error) {
-	c, err := a.dial(ctx)
+func (a *Env) jobsFromTemporal(ctx context.Context, f policyreplay.Filter, files []policyreplay.Job) ([]policyreplay.Job, error) {
+	c, err := a.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (a *App) jobsFromTemporal(ctx context.Context, f policyreplay.Filter, files
 	}
 	var jobs []policyreplay.Job
 	for _, id := range ids {
-		j, err := queriedJob(ctx, c, id, byID[id])
+		j, err := a.queriedJob(ctx, c, id, byID[id])
 		if err != nil {
 			fmt.Fprintf(a.Stderr, "custos: job %s left out: %v\n", id, err)
 			continue
@@ -182,10 +183,10 @@ func listJobs(ctx context.Context, c client.Client, only string) ([]string, erro
 }
 
 // queriedJob is one job's audit by its status and the audit query.
-func queriedJob(ctx context.Context, c client.Client, id string, file policyreplay.Job) (policyreplay.Job, error) {
+func (a *Env) queriedJob(ctx context.Context, c client.Client, id string, file policyreplay.Job) (policyreplay.Job, error) {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	st, err := queryStatus(qctx, c, id)
+	st, err := a.Status(qctx, c, id)
 	if err != nil {
 		if file.ID != "" {
 			return file, nil
@@ -212,21 +213,21 @@ func queriedJob(ctx context.Context, c client.Client, id string, file policyrepl
 }
 
 // policyReplay is `starter policy replay`.
-func (a *App) policyReplay(ctx context.Context, args []string) error {
-	fs := newFlagSet("policy replay", a.Stderr)
+func (a *Env) policyReplay(ctx context.Context, args []string) error {
+	fs := cmdline.NewFlagSet("policy replay", a.Stderr)
 	var r recordFlags
 	r.register(fs)
 	settings := fs.String("settings", "", "the proposed settings file (required)")
 	as := fs.String("as", "project", "which settings file it stands for: project (the workspace's .custos/settings.json), local, user, or alone")
-	if _, err := parseInterleaved(fs, args); err != nil {
+	if _, err := cmdline.ParseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *settings == "" {
-		return usagef("policy replay: --settings NEW.json is required")
+		return cmdline.Usagef("policy replay: --settings NEW.json is required")
 	}
 	stand, err := policyreplay.ParseStand(*as)
 	if err != nil {
-		return usagef("policy replay: %v", err)
+		return cmdline.Usagef("policy replay: %v", err)
 	}
 	rep, err := a.replay(ctx, &r, *settings, stand)
 	if err != nil {
@@ -251,13 +252,13 @@ func (a *App) policyReplay(ctx context.Context, args []string) error {
 }
 
 // replay reads the proposal and the record and replays.
-func (a *App) replay(ctx context.Context, r *recordFlags, settings string, stand policyreplay.Stand) (*policyreplay.Report, error) {
+func (a *Env) replay(ctx context.Context, r *recordFlags, settings string, stand policyreplay.Stand) (*policyreplay.Report, error) {
 	data, err := os.ReadFile(settings)
 	if err != nil {
 		return nil, fmt.Errorf("proposed settings: %w", err)
 	}
 	prop := policyreplay.Proposal{Name: settings, Data: data, As: stand, UserConfigDir: r.config(),
-		Ignored: func(ws string, what []string) { warnIgnored(a.Stderr, ws, what) }}
+		Ignored: func(ws string, what []string) { WarnIgnored(a.Stderr, ws, what) }}
 	if err := prop.Check(); err != nil {
 		return nil, err
 	}
@@ -271,9 +272,9 @@ func (a *App) replay(ctx context.Context, r *recordFlags, settings string, stand
 
 // cannotRun makes an error exit with status 2.
 func cannotRun(err error) error {
-	var ue usageError
+	var ue cmdline.UsageError
 	if errors.As(err, &ue) {
 		return err
 	}
-	return usageError{Msg: err.Error()}
+	return cmdline.UsageError{Msg: err.Error()}
 }

@@ -1,4 +1,9 @@
-package cli
+// Package policylab is starter's commands over the policy: check a call as a
+// job would (policy check), replay proposed settings over the recorded
+// calls (policy replay), suggest rules from the recorded answers (policy
+// suggest), summarise the answers (audit stats), and trust a workspace's
+// settings (trust). cli dispatches to it with an Env; it never imports cli.
+package policylab
 
 import (
 	"context"
@@ -7,13 +12,27 @@ import (
 	"io"
 	"os"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
+	"github.com/custos-dev/custos/workflows"
 )
+
+// Env is what the commands get from the command line: its streams, and
+// how to reach the Temporal server (policy replay --from temporal).
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Dial connects to the configured server without starting one.
+	Dial func(context.Context) (client.Client, error)
+	// Status is a job's status query.
+	Status func(ctx context.Context, c client.Client, id string) (workflows.Status, error)
+}
 
 // PolicyResult is what `policy check` prints.
 type PolicyResult struct {
@@ -30,8 +49,9 @@ type PolicyResult struct {
 	Input json.RawMessage `json:"modifiedInput,omitempty"`
 }
 
-// policy runs layers 1-4 exactly as a job would, without Temporal.
-func (a *App) policy(ctx context.Context, args []string) error {
+// Policy is `starter policy check|replay|suggest`: check runs layers 1-4
+// exactly as a job would, without Temporal.
+func (a *Env) Policy(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "replay":
@@ -41,19 +61,19 @@ func (a *App) policy(ctx context.Context, args []string) error {
 		}
 	}
 	if len(args) == 0 || args[0] != "check" {
-		return usagef("policy check --tool T --input JSON [--mode M] [--workspace DIR], policy replay --settings NEW.json, or policy suggest")
+		return cmdline.Usagef("policy check --tool T --input JSON [--mode M] [--workspace DIR], policy replay --settings NEW.json, or policy suggest")
 	}
-	fs := newFlagSet("policy check", a.Stderr)
+	fs := cmdline.NewFlagSet("policy check", a.Stderr)
 	tool := fs.String("tool", "", "tool name: Read, Glob, Grep, LSP, Write, Edit, Bash")
 	input := fs.String("input", "{}", "the tool input as JSON")
 	mode := fs.String("mode", "", "permission mode (default: the settings' defaultMode)")
 	workspace := fs.String("workspace", ".", "workspace whose settings apply")
 	configDir := fs.String("config-dir", "", "user config dir (default: the OS user config dir)")
-	if _, err := parseInterleaved(fs, args[1:]); err != nil {
+	if _, err := cmdline.ParseInterleaved(fs, args[1:]); err != nil {
 		return err
 	}
 	if *tool == "" {
-		return usagef("policy check: --tool is required")
+		return cmdline.Usagef("policy check: --tool is required")
 	}
 	ws, err := pathguard.CanonicalWorkspace(*workspace)
 	if err != nil {
@@ -68,7 +88,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 		return err
 	}
 	settings := loaded.Settings
-	warnIgnored(a.Stderr, ws, loaded.Ignored)
+	WarnIgnored(a.Stderr, ws, loaded.Ignored)
 	home, _ := os.UserHomeDir()
 	pol, err := approval.Compile(settings, approval.Env{Workspace: ws, Home: home})
 	if err != nil {
@@ -76,7 +96,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 	}
 	m, err := approval.ResolveMode(approval.Mode(*mode), settings.Permissions.DefaultMode)
 	if err != nil {
-		return usagef("policy check: %v", err)
+		return cmdline.Usagef("policy check: %v", err)
 	}
 	res := a.checkCall(ctx, pol, settings, ws, m, *tool, json.RawMessage(*input))
 	return json.NewEncoder(a.Stdout).Encode(res)
@@ -84,7 +104,7 @@ func (a *App) policy(ctx context.Context, args []string) error {
 
 // checkCall is layers 1-4 for one call: the same approval.Decide the workflow
 // uses, with system hooks inline and the user's command hooks run directly.
-func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
+func (a *Env) checkCall(ctx context.Context, pol *approval.Policy, settings approval.Settings, ws string, m approval.Mode, tool string, input json.RawMessage) PolicyResult {
 	if _, _, mcp := approval.MCPTool(tool); !api.KnownTool(tool) && !mcp {
 		return PolicyResult{Decision: approval.Deny, Layer: approval.LayerRules, Reason: fmt.Sprintf("unknown tool %q", tool)}
 	}
@@ -118,7 +138,7 @@ func (a *App) checkCall(ctx context.Context, pol *approval.Policy, settings appr
 // runApprovalHooks is layer 4 as a job runs it (workflows' runHooks): the
 // system hooks first, then the user's command hooks, here run directly
 // instead of in an activity; the first decision wins.
-func (a *App) runApprovalHooks(ctx context.Context, system *hooks.Registry, settings approval.Settings, ws string, m approval.Mode, c approval.Call) (hooks.Result, bool) {
+func (a *Env) runApprovalHooks(ctx context.Context, system *hooks.Registry, settings approval.Settings, ws string, m approval.Mode, c approval.Call) (hooks.Result, bool) {
 	p := hooks.Payload{Point: hooks.ToolApprovalPre, JobID: "policy-check", CallID: "check", Tool: c.Tool,
 		Input: c.Input, Mode: string(m), Workspace: ws}
 	if r, ok := hooks.Dispatch(system.Handlers(hooks.ToolApprovalPre, c.Tool), p); ok {
@@ -137,8 +157,8 @@ func (a *App) runApprovalHooks(ctx context.Context, system *hooks.Registry, sett
 	return r, !r.Empty()
 }
 
-// warnIgnored says what an untrusted workspace's settings asked for in vain.
-func warnIgnored(w io.Writer, ws string, ignored []string) {
+// WarnIgnored says what an untrusted workspace's settings asked for in vain.
+func WarnIgnored(w io.Writer, ws string, ignored []string) {
 	if len(ignored) == 0 {
 		return
 	}
@@ -149,16 +169,17 @@ func warnIgnored(w io.Writer, ws string, ignored []string) {
 	fmt.Fprintf(w, "custos: to take them in full: starter trust %s\n", ws)
 }
 
-// trust adds a workspace to the user's trustedWorkspaces.
-func (a *App) trust(args []string) error {
-	fs := newFlagSet("trust", a.Stderr)
+// Trust is `starter trust [DIR]`: it adds a workspace to the user's
+// trustedWorkspaces.
+func (a *Env) Trust(args []string) error {
+	fs := cmdline.NewFlagSet("trust", a.Stderr)
 	configDir := fs.String("config-dir", "", "user config dir (default: the OS user config dir)")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := cmdline.ParseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
-		return usagef("trust [DIR]: one workspace at a time")
+		return cmdline.Usagef("trust [DIR]: one workspace at a time")
 	}
 	dir := "."
 	if len(pos) == 1 {

@@ -1,7 +1,6 @@
-package cli_test
+package policylab_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/cli"
+	"github.com/custos-dev/custos/cli/policylab"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -67,14 +66,6 @@ func fileDenyWorkspace(t *testing.T) string {
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".custos"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".custos", "settings.json"), []byte(fileDenySettings), 0o644))
 	return ws
-}
-
-// runApp runs one command and returns its exit code, stdout and stderr.
-func runApp(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := (&cli.App{Stdout: &out, Stderr: &errb, Logger: testenv.Logger()}).Main(ctx, args)
-	return code, out.String(), errb.String()
 }
 
 func TestPolicyCheck(t *testing.T) {
@@ -178,7 +169,7 @@ func TestPolicyCheck(t *testing.T) {
 			}
 			code, out, errOut := runApp(t, context.Background(), args...)
 			require.Equal(t, 0, code, "stderr: %s", errOut)
-			var res cli.PolicyResult
+			var res policylab.PolicyResult
 			require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout: %q", out)
 			assert.Equal(t, tc.decision, res.Decision, "decision; %s", out)
 			assert.Equal(t, tc.layer, res.Layer, "layer; %s", out)
@@ -271,7 +262,7 @@ func TestPolicyCheckNamesTheProgramAndOption(t *testing.T) {
 			code, out, errOut := runApp(t, context.Background(), "policy", "check", "--tool", "Bash", "--input", string(input),
 				"--workspace", ws, "--config-dir", configDir)
 			require.Equal(t, 0, code, "stderr: %s", errOut)
-			var res cli.PolicyResult
+			var res policylab.PolicyResult
 			require.NoError(t, json.Unmarshal([]byte(out), &res), "stdout: %q", out)
 			assert.Equal(t, tc.decision, res.Decision, out)
 			assert.Equal(t, tc.program, res.Program, out)

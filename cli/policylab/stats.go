@@ -1,8 +1,7 @@
-package cli
+package policylab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/custos-dev/custos/cli/cmdline"
@@ -10,12 +9,12 @@ import (
 	"github.com/custos-dev/custos/settingsfile"
 )
 
-// auditStats is `starter audit stats`.
-func (a *App) auditStats(ctx context.Context, args []string) error {
-	fs := newFlagSet("audit stats", a.Stderr)
+// AuditStats is `starter audit stats`.
+func (a *Env) AuditStats(ctx context.Context, args []string) error {
+	fs := cmdline.NewFlagSet("audit stats", a.Stderr)
 	var r recordFlags
 	r.register(fs)
-	if _, err := parseInterleaved(fs, args); err != nil {
+	if _, err := cmdline.ParseInterleaved(fs, args); err != nil {
 		return err
 	}
 	jobs, err := a.recordedJobs(ctx, &r)
@@ -27,28 +26,28 @@ func (a *App) auditStats(ctx context.Context, args []string) error {
 		return err
 	}
 	if r.asJSON {
-		return writeJSON(a, st)
+		return cmdline.WriteJSON(a.Stdout, st)
 	}
 	return policyreplay.WriteStats(a.Stdout, st)
 }
 
 // policySuggest is `starter policy suggest`.
-func (a *App) policySuggest(ctx context.Context, args []string) error {
-	fs := newFlagSet("policy suggest", a.Stderr)
+func (a *Env) policySuggest(ctx context.Context, args []string) error {
+	fs := cmdline.NewFlagSet("policy suggest", a.Stderr)
 	var r recordFlags
 	r.register(fs)
 	min := fs.Int("min", 3, "approvals a rule must cover")
 	write := fs.String("write", "", "add the suggested rules to the settings: workspace (its .custos/settings.local.json, as Always does) or user")
 	var only cmdline.MultiFlag
 	fs.Var(&only, "rule", "with --write, only this suggested rule (repeatable)")
-	if _, err := parseInterleaved(fs, args); err != nil {
+	if _, err := cmdline.ParseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *min < 1 {
-		return usagef("policy suggest: --min must be at least 1")
+		return cmdline.Usagef("policy suggest: --min must be at least 1")
 	}
 	if *write != "" && *write != "workspace" && *write != "user" {
-		return usagef("policy suggest: --write %q: want workspace or user", *write)
+		return cmdline.Usagef("policy suggest: --write %q: want workspace or user", *write)
 	}
 	jobs, err := a.recordedJobs(ctx, &r)
 	if err != nil {
@@ -60,7 +59,7 @@ func (a *App) policySuggest(ctx context.Context, args []string) error {
 		return err
 	}
 	if r.asJSON {
-		err = writeJSON(a, got)
+		err = cmdline.WriteJSON(a.Stdout, got)
 	} else {
 		err = policyreplay.WriteSuggestions(a.Stdout, got)
 	}
@@ -72,7 +71,7 @@ func (a *App) policySuggest(ctx context.Context, args []string) error {
 
 // writeSuggestions adds the chosen rules through the code an Always answer
 // uses (settingsfile.AddRule), or to the user's own file.
-func (a *App) writeSuggestions(got *policyreplay.Suggestions, where string, only cmdline.MultiFlag, config string) error {
+func (a *Env) writeSuggestions(got *policyreplay.Suggestions, where string, only cmdline.MultiFlag, config string) error {
 	wrote := 0
 	for _, s := range got.Suggestions {
 		if len(only) > 0 && !only.Has(s.Rule) {
@@ -115,10 +114,4 @@ func suggested(got *policyreplay.Suggestions, rule string) bool {
 		}
 	}
 	return false
-}
-
-func writeJSON(a *App, v any) error {
-	enc := json.NewEncoder(a.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
