@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/custos-dev/custos/cli/cmdline"
+	"github.com/custos-dev/custos/cli/embeddedcmd"
+	"github.com/custos-dev/custos/cli/mcpcmd"
 	"github.com/custos-dev/custos/cli/policylab"
 )
 
@@ -41,3 +43,15 @@ func (a *App) auditStats(ctx context.Context, args []string) error {
 func (a *App) trust(args []string) error { return a.policyLab().Trust(args) }
 
 func warnIgnored(w io.Writer, ws string, ignored []string) { policylab.WarnIgnored(w, ws, ignored) }
+
+func (a *App) mcp(args []string) error {
+	return mcpcmd.Env{Stdout: a.Stdout, Stderr: a.Stderr}.MCP(args)
+}
+
+func (a *App) temporalProfile(args []string) error {
+	return embeddedcmd.Env{Stdout: a.Stdout, Stderr: a.Stderr}.TemporalProfile(args)
+}
+
+func (a *App) loginURL(cmd, path string, args []string) error {
+	return embeddedcmd.Env{Stdout: a.Stdout, Stderr: a.Stderr}.LoginURL(cmd, path, args)
+}

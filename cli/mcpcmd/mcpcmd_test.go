@@ -1,7 +1,7 @@
-package cli_test
+package mcpcmd_test
 
 import (
-	"context"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/cli/cmdline"
+	"github.com/custos-dev/custos/cli/mcpcmd"
 	"github.com/custos-dev/custos/internal/testenv"
 )
+
+// runMCP runs `starter mcp ARGS` as starter does (cli hands it to mcpcmd
+// and ends as cmdline.Exit does): its exit code, stdout and stderr.
+func runMCP(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	err := mcpcmd.Env{Stdout: &out, Stderr: &errb}.MCP(args)
+	return cmdline.Exit(&errb, err), out.String(), errb.String()
+}
 
 func TestMCPListApproveRevoke(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
@@ -21,7 +31,7 @@ func TestMCPListApproveRevoke(t *testing.T) {
 	}
 	write(`{"mcpServers":{"db":{"command":"db-mcp","args":["--ro"],"env":{"DB_PASSWORD":"hunter2"}},"bad name":{"command":"x"}}}`)
 	mcp := func(args ...string) (int, string, string) {
-		return runApp(t, context.Background(), append(append([]string{"mcp"}, args...), "--workspace", ws, "--config-dir", cfg)...)
+		return runMCP(append(args, "--workspace", ws, "--config-dir", cfg)...)
 	}
 	code, out, errOut := mcp("list")
 	require.Equal(t, 0, code, errOut)

@@ -1,11 +1,17 @@
-package cli
+// Package embeddedcmd is how a person reaches the embedded Temporal server
+// from outside custos: `starter temporal-profile` (the Temporal CLI's
+// flags and profile) and the one-time links `starter ui-url` and
+// `starter inbox-url`. cli dispatches to it; it never imports cli.
+package embeddedcmd
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/temporalclient"
 )
@@ -26,17 +32,20 @@ func embeddedCerts() (devserver.TLSFiles, error) {
 	return f, nil
 }
 
-// temporalProfile prints how the owner's Temporal CLI reaches the embedded
+// Env is what the commands get from the command line.
+type Env struct{ Stdout, Stderr io.Writer }
+
+// TemporalProfile prints how the owner's Temporal CLI reaches the embedded
 // server and, with --write, saves it as the CLI profile "custos".
-func (a *App) temporalProfile(args []string) error {
-	flags := newFlagSet("temporal-profile", a.Stderr)
+func (a Env) TemporalProfile(args []string) error {
+	flags := cmdline.NewFlagSet("temporal-profile", a.Stderr)
 	write := flags.Bool("write", false, "write profile "+temporalclient.ProfileName+" into the Temporal CLI's config file")
 	addr := flags.String("address", temporalclient.DefaultAddress, "the embedded server's frontend address")
 	file := flags.String("config-file", temporalclient.ProfileFile(), "the Temporal CLI's config file (TEMPORAL_CONFIG_FILE)")
-	if rest, err := parseInterleaved(flags, args); err != nil {
+	if rest, err := cmdline.ParseInterleaved(flags, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
-		return usagef("temporal-profile takes no arguments, got %q", rest)
+		return cmdline.Usagef("temporal-profile takes no arguments, got %q", rest)
 	}
 	f, err := embeddedCerts()
 	if err != nil {
@@ -63,12 +72,12 @@ func (a *App) temporalProfile(args []string) error {
 	return nil
 }
 
-// loginURL mints a new one-time login link for the running embedded
+// LoginURL mints a new one-time login link for the running embedded
 // server's Web UI that lands on path: "/" for the UI (`ui-url`), the
 // approval inbox the worker serves there (`inbox-url`, app.InboxPrefix).
-func (a *App) loginURL(cmd, path string, args []string) error {
+func (a Env) LoginURL(cmd, path string, args []string) error {
 	if len(args) > 0 {
-		return usagef("%s takes no arguments", cmd)
+		return cmdline.Usagef("%s takes no arguments", cmd)
 	}
 	f, err := embeddedCerts()
 	if err != nil {

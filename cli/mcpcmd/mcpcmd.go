@@ -1,29 +1,37 @@
-package cli
+// Package mcpcmd is `starter mcp list|approve|revoke`: a workspace's MCP
+// servers, and a person's approval of a .mcp.json entry as it is now. cli
+// dispatches to it; it never imports cli.
+package mcpcmd
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
-// mcp is `starter mcp list|approve|revoke`: the workspace's MCP servers,
+// Env is what the command gets from the command line.
+type Env struct{ Stdout, Stderr io.Writer }
+
+// MCP is `starter mcp list|approve|revoke`: the workspace's MCP servers,
 // and a person's approval of a .mcp.json entry as it is now (any change to
 // it needs approval again).
-func (a *App) mcp(args []string) error {
+func (a Env) MCP(args []string) error {
 	if len(args) == 0 {
-		return usagef("mcp list|approve NAME|revoke NAME [--workspace DIR]")
+		return cmdline.Usagef("mcp list|approve NAME|revoke NAME [--workspace DIR]")
 	}
 	verb := args[0]
-	fs := newFlagSet("mcp "+verb, a.Stderr)
+	fs := cmdline.NewFlagSet("mcp "+verb, a.Stderr)
 	dir := fs.String("workspace", ".", "the workspace")
 	configDir := fs.String("config-dir", "", "user config dir (default: the OS user config dir)")
-	pos, err := parseInterleaved(fs, args[1:])
+	pos, err := cmdline.ParseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -48,20 +56,20 @@ func (a *App) mcp(args []string) error {
 	switch verb {
 	case "list":
 		if len(pos) != 0 {
-			return usagef("mcp list [--workspace DIR]")
+			return cmdline.Usagef("mcp list [--workspace DIR]")
 		}
 		a.listMCP(cfg, pending)
 		return nil
 	case "approve", "revoke":
 		if len(pos) != 1 {
-			return usagef("mcp %s NAME [--workspace DIR]", verb)
+			return cmdline.Usagef("mcp %s NAME [--workspace DIR]", verb)
 		}
 		return a.changeMCPApproval(verb, pos[0], state, ws, cfg, pending)
 	}
-	return usagef("mcp list|approve NAME|revoke NAME [--workspace DIR]")
+	return cmdline.Usagef("mcp list|approve NAME|revoke NAME [--workspace DIR]")
 }
 
-func (a *App) listMCP(cfg mcpservers.Config, pending []mcpservers.Server) {
+func (a Env) listMCP(cfg mcpservers.Config, pending []mcpservers.Server) {
 	if len(cfg.Servers)+len(pending) == 0 {
 		fmt.Fprintln(a.Stdout, "no MCP servers for this workspace")
 	}
@@ -108,7 +116,7 @@ func describeEntry(s mcpservers.Server) string {
 	return b.String()
 }
 
-func (a *App) changeMCPApproval(verb, name, state, ws string, cfg mcpservers.Config, pending []mcpservers.Server) error {
+func (a Env) changeMCPApproval(verb, name, state, ws string, cfg mcpservers.Config, pending []mcpservers.Server) error {
 	if verb == "revoke" {
 		if err := mcpservers.Revoke(state, ws, name); err != nil {
 			return err
