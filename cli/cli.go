@@ -43,6 +43,8 @@ type App struct {
 	src  *jobevents.Source
 	out  renderer
 	json bool
+	// started is the job run started, for --json's first event.
+	started *jobevents.Job
 }
 
 const usage = `custos — a durable coding agent on Temporal

@@ -103,7 +103,26 @@ func (a *App) run(ctx context.Context, args []string) error {
 		return nil
 	}
 	a.inProcess = s.workers != nil
+	a.started = &jobevents.Job{Job: run.GetID(), Workspace: ws, Host: *host}
 	return a.follow(ctx, s.client, run.GetID(), 0)
+}
+
+// jobEvent renders the Job event that begins --json's events: the job
+// run started, or the followed job's status.
+func (a *App) jobEvent(ctx context.Context, c client.Client, id string) error {
+	if !a.json {
+		return nil
+	}
+	if a.started != nil {
+		a.out.render(*a.started)
+		return nil
+	}
+	st, err := queryStatus(ctx, c, id)
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", id, err)
+	}
+	a.out.render(jobevents.JobOf(id, st))
+	return nil
 }
 
 // jsonFlag is --json of run, say and follow.
@@ -116,7 +135,7 @@ func jsonFlag(fs *flag.FlagSet) *bool {
 func (a *App) useJSON(on bool) {
 	if on {
 		a.json, a.Interactive = true, false
-		a.out = jsonLines{out: a.Stdout}
+		a.out = &jsonLines{out: a.Stdout, hint: a.Stderr}
 	}
 }
 
@@ -172,14 +191,13 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 	if a.out == nil {
 		a.out = &terminal{out: a.Stdout, job: id, interactive: a.Interactive}
 	}
+	if jl, ok := a.out.(*jsonLines); ok {
+		jl.job = id
+	}
 	a.src = a.newSource(liveCtx, c, id, since)
 	defer a.src.Close()
-	if a.json {
-		st, err := queryStatus(ctx, c, id)
-		if err != nil {
-			return fmt.Errorf("follow %s: %w", id, err)
-		}
-		a.out.render(jobevents.JobOf(id, st))
+	if err := a.jobEvent(ctx, c, id); err != nil {
+		return err
 	}
 	done := jobevents.Await(ctx, c, id)
 	finished := make(chan struct{})

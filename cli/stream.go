@@ -112,9 +112,17 @@ func (p *terminal) endLine() {
 // jsonLines renders each event as one line of JSON (jobevents.Marshal).
 type jsonLines struct {
 	out io.Writer
+	// hint (nil: none) is where a waiting call's how-to-answer goes: stderr.
+	hint io.Writer
+	job  string
 }
 
-func (j jsonLines) render(e jobevents.Event) {
+func (j *jsonLines) render(e jobevents.Event) {
+	if w, ok := e.(jobevents.Waiting); ok && j.hint != nil {
+		// For a person reading the run's log: how to answer.
+		fmt.Fprintf(j.hint, "custos: %s waits for a person: starter approve %s %s | starter deny %s %s\n",
+			shownID(w.Call), j.job, shownID(w.Call), j.job, shownID(w.Call))
+	}
 	b, err := jobevents.Marshal(e)
 	if err != nil {
 		// Every event type encodes; should one not, the stream says so
