@@ -28,7 +28,9 @@ type Job struct {
 	Host      string `json:"host,omitempty"`
 }
 
-// Text is a piece of the model's text as it is written. Begin opens an
+// Text is a piece of the model's text as it is written. Turn names the
+// model call (the conversation's length when it was asked, the same for a
+// retry), not the journal's turn count. Begin opens an
 // answer (what follows until End is one answer of Turn); Restart says an
 // earlier attempt's text of this turn was shown and what follows replaces
 // it; Dropped counts bytes this follower missed (it fell behind); End
