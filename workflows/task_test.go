@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/statedir"
 )
 
 // byTask answers each job of a test by its task (the first user message):
@@ -226,4 +229,67 @@ func TestChildMode(t *testing.T) {
 	} {
 		assert.Equal(t, c.got, childMode(c.parent, c.want), "%s narrowed by %q", c.parent, c.want)
 	}
+}
+
+// The parent interrupted while its child runs a long command: the child
+// is cancelled, its command killed with its process tree (its transcript
+// says so), and the parent's Task call comes back stopped, at once.
+func TestTaskInterruptReachesTheChildsCommand(t *testing.T) {
+	m := newByTask(map[string]demomodel.Handler{
+		"test task": demomodel.Script(demomodel.Calls(taskCall("a", "long", "run long")), demomodel.Say("after")),
+		"run long":  demomodel.Script(demomodel.Calls(call("s", "Bash", map[string]any{"command": "sleep 60; echo late > late.txt"}))),
+	})
+	h := conversing(newHarness(t, m.handle))
+	h.input.Mode = approval.ModeBypass
+	stop := h.updateAt(3*time.Second, InterruptUpdate, Interrupt{Text: "stop", By: "alice"})
+	h.updateAt(time.Hour, EndUpdate, End{})
+	began := time.Now()
+	_, err := h.run()
+	require.NoError(t, err)
+	require.NoError(t, stop.err)
+	assert.Less(t, time.Since(began), 55*time.Second, "the command did not run its 60 s")
+	assert.Equal(t, []string{"Task a"}, stop.stop.Stopped)
+	assert.Contains(t, h.toolResults()["a"], "interrupted by alice via temporal while it ran")
+	childFiles := api.JobFilesIn(statedir.WorkspaceDirIn(h.stateDir, h.ws), "default-test-workflow-id-task-a")
+	tr, err := os.ReadFile(childFiles.Transcript)
+	require.NoError(t, err)
+	assert.Contains(t, string(tr), "job canceled while it ran: the call was stopped before it finished (a command is killed with its process tree)", "the child's Bash was killed")
+	assert.Empty(t, h.file("late.txt"))
+}
+
+// A subagent defined as a file: the Task tool lists it, and as that
+// subagent a child is offered only its tools, in the mode its definition
+// narrows to, with its instructions in the system prompt; a call to a tool
+// it is not offered is refused.
+func TestTaskDefinedSubagentHasFewerTools(t *testing.T) {
+	m := newByTask(map[string]demomodel.Handler{
+		"test task": demomodel.Script(demomodel.Calls(
+			call("a", api.TaskTool, map[string]any{"description": "review", "prompt": "review it", "subagent_type": "reviewer"})),
+			demomodel.Say("done")),
+		"review it": demomodel.Script(
+			demomodel.Calls(call("w", "Write", map[string]any{"file_path": "x.txt", "content": "x"})),
+			demomodel.Say("reviewed")),
+	})
+	h := newHarness(t, m.handle, withSettings(allowTask))
+	dir := filepath.Join(h.userConfigDir, "custos", "agents")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "reviewer.md"), []byte(
+		"---\nname: reviewer\ndescription: Reviews code and reports problems\ntools: Read, Grep, Glob\nmode: plan\n---\nLook for bugs; change nothing.\n"), 0o600))
+	res, err := h.run()
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+	var taskDesc string
+	for _, tl := range m.requests("test task")[0].Tools {
+		if tl.Function.Name == api.TaskTool {
+			taskDesc = tl.Function.Description
+		}
+	}
+	assert.Contains(t, taskDesc, "- reviewer: Reviews code and reports problems")
+	child := m.requests("review it")
+	assert.Equal(t, []string{"Read", "Glob", "Grep"}, offered(child[0]), "only the definition's tools")
+	assert.Contains(t, child[0].Messages[0].Content, "Look for bugs; change nothing.")
+	last := child[1].Messages[len(child[1].Messages)-1]
+	assert.Contains(t, last.Content, "this subagent is offered only Read, Grep, Glob")
+	assert.Empty(t, h.file("x.txt"))
+	assert.Contains(t, h.toolResults()["a"], "reviewed")
 }
