@@ -259,7 +259,9 @@ func (j *job) start(ctx workflow.Context) error {
 			Instructions:  loaded.Instructions.Files,
 			MCPServers:    loaded.MCPServers,
 		}
+		j.st.Agents = loaded.Subagents
 		j.adoptParent(ctx)
+		j.noteSubagents(ctx, loaded.SubagentNotes)
 		if r := loaded.Resumed; j.in.Resume && r != nil {
 			j.resume(ctx, r)
 		} else {

@@ -278,3 +278,11 @@ func (p *ParentLink) ref() *ParentRef {
 	}
 	return r
 }
+
+// noteSubagents says which subagent files were skipped and why.
+func (j *job) noteSubagents(ctx workflow.Context, notes []string) {
+	for _, n := range notes {
+		j.audit(ctx, approval.AuditRecord{Event: "subagents", Reason: n})
+		j.emit(ctx, Event{Kind: "subagents", Text: n})
+	}
+}

@@ -68,6 +68,10 @@ type LoadSettingsResult struct {
 	// entries); MCPNotes say which were left out and why.
 	MCPServers []string `json:"mcpServers,omitempty"`
 	MCPNotes   []string `json:"mcpNotes,omitempty"`
+	// Subagents are the subagents defined as files (activities/subagents.go);
+	// SubagentNotes say which files were skipped and why.
+	Subagents     []Subagent `json:"subagents,omitempty"`
+	SubagentNotes []string   `json:"subagentNotes,omitempty"`
 }
 
 // PersistRuleRequest is an Always/Never answer to save.
