@@ -2,13 +2,22 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"time"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/custos-dev/custos/cli/changescmd"
 	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/cli/embeddedcmd"
+	"github.com/custos-dev/custos/cli/grants"
 	"github.com/custos-dev/custos/cli/mcpcmd"
 	"github.com/custos-dev/custos/cli/policylab"
+	"github.com/custos-dev/custos/workflows"
 )
 
 // What every command shares lives in cli/cmdline, for cli and for its
@@ -54,4 +63,68 @@ func (a *App) temporalProfile(args []string) error {
 
 func (a *App) loginURL(cmd, path string, args []string) error {
 	return embeddedcmd.Env{Stdout: a.Stdout, Stderr: a.Stderr}.LoginURL(cmd, path, args)
+}
+
+// changesCmd is changes, rewind and fork, given a client on the
+// configured server, or the embedded one with a worker here (as run).
+func (a *App) changesCmd() *changescmd.Env {
+	return &changescmd.Env{Stdout: a.Stdout, Stderr: a.Stderr, Dial: a.dial, Status: queryStatus, Forgotten: forgotten,
+		Owner: identities(os.Getenv(EnvIdentity)),
+		Connect: func(ctx context.Context) (client.Client, func(), error) {
+			s, err := a.connectOrEmbed(ctx, defaultModelOptions())
+			if err != nil {
+				return nil, nil, err
+			}
+			return s.client, s.Close, nil
+		},
+		SendRewind: func(ctx context.Context, c client.Client, id string, r workflows.Rewind) (workflows.RewindResult, error) {
+			res, err := update[workflows.RewindResult](ctx, c, id, workflows.RewindUpdate, r)
+			if err != nil && !errors.Is(err, errNotApplied) {
+				err = fmt.Errorf("rewind %s: %w", id, err)
+			}
+			return res, err
+		}}
+}
+
+func (a *App) changes(ctx context.Context, args []string) error {
+	return a.changesCmd().Changes(ctx, args)
+}
+
+func (a *App) rewind(ctx context.Context, args []string) error {
+	return a.changesCmd().Rewind(ctx, args)
+}
+
+func (a *App) fork(ctx context.Context, args []string) error { return a.changesCmd().Fork(ctx, args) }
+
+// grantFlags are approve's flags for a grant (grants.Flags).
+type grantFlags struct{ grants.Flags }
+
+func addGrantFlags(fs *flag.FlagSet) grantFlags { return grantFlags{grants.AddFlags(fs)} }
+
+func (g grantFlags) spec(verb string, always bool, now time.Time) (*workflows.GrantSpec, error) {
+	return g.Spec(verb, always, now)
+}
+
+func grantText(g workflows.Grant) string { return grants.Text(g) }
+
+func grantHint(p workflows.PendingAsk) string { return grants.Hint(p) }
+
+func typedGrant(line string) (string, *workflows.GrantSpec, string) { return grants.Typed(line) }
+
+// grantCommand runs "grants JOB" or "revoke JOB GRANT".
+func (a *App) grantCommand(ctx context.Context, verb string, args []string) error {
+	return a.withJob(ctx, args, verb, func(c client.Client, id string, rest []string) error {
+		g := grants.Env{Stdout: a.Stdout, Stderr: a.Stderr, EnsureRunning: ensureRunning,
+			SendRevoke: func(ctx context.Context, c client.Client, id string, r workflows.Revoke) (workflows.Grant, error) {
+				g, err := update[workflows.Grant](ctx, c, id, workflows.RevokeUpdate, r)
+				if err != nil && !errors.Is(err, errNotApplied) {
+					err = fmt.Errorf("revoke %s in %s: %w", r.GrantID, id, err)
+				}
+				return g, err
+			}}
+		if verb == "revoke" {
+			return g.Revoke(ctx, c, id, rest)
+		}
+		return g.List(ctx, c, id)
+	})
 }

@@ -1,4 +1,4 @@
-package cli
+package changescmd
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,8 +14,10 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/workflows"
 )
@@ -27,47 +28,47 @@ type forkOptions struct {
 	worktree, id, text string
 }
 
-// fork is `starter fork JOB --at TURN [--worktree DIR] "message"`: a new
+// Fork is `starter fork JOB --at TURN [--worktree DIR] "message"`: a new
 // job with JOB's conversation up to the end of TURN and the message as its
 // next, in the same workspace or in a new git worktree holding the files
 // as they were at TURN.
-func (a *App) fork(ctx context.Context, args []string) error {
+func (a *Env) Fork(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
-		return usagef("fork: the job (workflow) ID comes first")
+		return cmdline.Usagef("fork: the job (workflow) ID comes first")
 	}
 	src := args[0]
-	fs := newFlagSet("fork", a.Stderr)
+	fs := cmdline.NewFlagSet("fork", a.Stderr)
 	var o forkOptions
 	fs.IntVar(&o.at, "at", -1, "the turn whose end the new job starts from")
 	fs.StringVar(&o.worktree, "worktree", "", "a new git worktree for the new job, with the files as they were at the turn")
 	fs.StringVar(&o.id, "id", "", "the new job's ID (default: JOB-fork-…)")
-	pos, err := parseInterleaved(fs, args[1:])
+	pos, err := cmdline.ParseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
 	}
 	if o.text = strings.TrimSpace(strings.Join(pos, " ")); o.at < 0 || o.text == "" {
-		return usagef("fork: starter fork JOB --at TURN [--worktree DIR] \"the new job's message\"")
+		return cmdline.Usagef("fork: starter fork JOB --at TURN [--worktree DIR] \"the new job's message\"")
 	}
 	if o.id == "" {
 		var b [3]byte
 		_, _ = rand.Read(b[:])
 		o.id = fmt.Sprintf("%s-fork-t%d-%s", src, o.at, hex.EncodeToString(b[:]))
 	}
-	s, err := a.connectOrEmbed(ctx, defaultModelOptions())
+	c, done, err := a.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	st, err := queryStatus(ctx, s.client, src)
+	defer done()
+	st, err := a.Status(ctx, c, src)
 	if err != nil {
 		return fmt.Errorf("fork %s: %w", src, err)
 	}
-	return a.startFork(ctx, s.client, st, o)
+	return a.startFork(ctx, c, st, o)
 }
 
 // startFork writes the new job's transcript (JOB's, cut at the turn),
 // makes its worktree when asked, and starts it.
-func (a *App) startFork(ctx context.Context, c client.Client, st workflows.Status, o forkOptions) error {
+func (a *Env) startFork(ctx context.Context, c client.Client, st workflows.Status, o forkOptions) error {
 	after, err := forkCut(st, o.at)
 	if err != nil {
 		return err
@@ -86,14 +87,14 @@ func (a *App) startFork(ctx context.Context, c client.Client, st workflows.Statu
 	if err != nil {
 		return fmt.Errorf("fork %s: %w", st.JobID, err)
 	}
-	in := workflows.JobInput{Workspace: target, Host: st.Host, Mode: st.Mode, Owner: identities(os.Getenv(EnvIdentity)),
+	in := workflows.JobInput{Workspace: target, Host: st.Host, Mode: st.Mode, Owner: a.Owner,
 		Task: o.text, Resume: true, ForkOf: &workflows.ForkOf{Job: st.JobID, Turn: o.at}}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.id, TaskQueue: api.TaskQueue,
-		StaticSummary: firstLineOf(o.text, 200)}, workflows.WorkflowName, in); err != nil {
+		StaticSummary: jobstart.FirstLine(o.text, 200)}, workflows.WorkflowName, in); err != nil {
 		return fmt.Errorf("fork %s: start %s: %w", st.JobID, o.id, err)
 	}
 	fmt.Fprintf(a.Stdout, "forked %s at turn %d (%d messages) as %s in %s\nfollow it: starter follow %s\n",
-		display.Line(st.JobID, maxID), o.at, cut.Total, display.Line(o.id, maxID), display.Line(target, 0), display.Line(o.id, maxID))
+		display.Line(st.JobID, cmdline.MaxID), o.at, cut.Total, display.Line(o.id, cmdline.MaxID), display.Line(target, 0), display.Line(o.id, cmdline.MaxID))
 	return nil
 }
 
@@ -123,8 +124,8 @@ func forkCut(st workflows.Status, at int) (int, error) {
 // began (else HEAD now), and puts the files the job changed as they were
 // at the turn. Only git writes the workspace's .git, as `git worktree add`
 // does for a person.
-func (a *App) forkWorktree(ctx context.Context, c client.Client, st workflows.Status, o forkOptions) (string, error) {
-	store, err := jobCheckpoints(ctx, c, st.JobID)
+func (a *Env) forkWorktree(ctx context.Context, c client.Client, st workflows.Status, o forkOptions) (string, error) {
+	store, err := a.jobCheckpoints(ctx, c, st.JobID)
 	if err != nil && o.at < st.Turn {
 		return "", err
 	}

@@ -1,28 +1,35 @@
-package cli
+// Package grants is what starter says and reads of grants (an approval that
+// also allows later calls its rule covers, for a while): approve's flags
+// for one, a prompt's answer that asks for one, how one is shown, and the
+// grants and revoke commands. cli hands them to it; it never imports cli.
+package grants
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows"
 )
 
-// grantFlags are approve's flags for a grant: allow this call and, for a
+// Flags are approve's flags for a grant: allow this call and, for a
 // scope and a time, every later call the rule covers.
-type grantFlags struct {
+type Flags struct {
 	forD, until, scope, rule *string
 }
 
-func addGrantFlags(fs *flag.FlagSet) grantFlags {
-	return grantFlags{
+// AddFlags defines the grant's flags on fs.
+func AddFlags(fs *flag.FlagSet) Flags {
+	return Flags{
 		forD:  fs.String("for", "", "also allow later calls the rule covers, for this long (30m, 8h; at most 168h)"),
 		until: fs.String("until", "", "… or until this time: RFC 3339 (2026-12-01T18:00:00Z), HH:MM (the next one, local time) or eod (the end of today)"),
 		scope: fs.String("scope", "", "the grant's scope: job (this job, the default) or workspace (every job of the workspace on its host)"),
@@ -30,36 +37,36 @@ func addGrantFlags(fs *flag.FlagSet) grantFlags {
 	}
 }
 
-// spec is the GrantSpec the flags ask for, nil when none.
-func (g grantFlags) spec(verb string, always bool, now time.Time) (*workflows.GrantSpec, error) {
+// Spec is the GrantSpec the flags ask for, nil when none.
+func (g Flags) Spec(verb string, always bool, now time.Time) (*workflows.GrantSpec, error) {
 	forD, until := strings.TrimSpace(*g.forD), strings.TrimSpace(*g.until)
 	if forD == "" && until == "" {
 		if *g.scope != "" || *g.rule != "" {
-			return nil, usagef("%s: --scope and --rule go with --for or --until", verb)
+			return nil, cmdline.Usagef("%s: --scope and --rule go with --for or --until", verb)
 		}
 		return nil, nil
 	}
 	if verb != "approve" || always {
-		return nil, usagef("%s: --for and --until go with approve (without --always)", verb)
+		return nil, cmdline.Usagef("%s: --for and --until go with approve (without --always)", verb)
 	}
 	if forD != "" && until != "" {
-		return nil, usagef("approve: give --for or --until, not both")
+		return nil, cmdline.Usagef("approve: give --for or --until, not both")
 	}
 	spec := &workflows.GrantSpec{Rule: strings.TrimSpace(*g.rule), Scope: strings.TrimSpace(*g.scope), For: forD}
 	switch spec.Scope {
 	case "", workflows.ScopeJob, workflows.ScopeWorkspace:
 	default:
-		return nil, usagef("approve: --scope %q: want job or workspace", spec.Scope)
+		return nil, cmdline.Usagef("approve: --scope %q: want job or workspace", spec.Scope)
 	}
 	if forD != "" {
 		if d, err := time.ParseDuration(forD); err != nil || d <= 0 {
-			return nil, usagef("approve: --for %q: want a positive duration such as 30m or 8h", forD)
+			return nil, cmdline.Usagef("approve: --for %q: want a positive duration such as 30m or 8h", forD)
 		}
 		return spec, nil
 	}
 	t, err := parseUntil(until, now)
 	if err != nil {
-		return nil, usagef("approve: --until %q: %v", until, err)
+		return nil, cmdline.Usagef("approve: --until %q: %v", until, err)
 	}
 	spec.Until = t
 	return spec, nil
@@ -87,28 +94,28 @@ func parseUntil(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// grantText says what a grant allows, for the terminal.
-func grantText(g workflows.Grant) string {
+// Text says what a grant allows, for the terminal.
+func Text(g workflows.Grant) string {
 	where := "this job"
 	if g.Scope == workflows.ScopeWorkspace {
 		where = "every job of the workspace"
 	}
-	return fmt.Sprintf("%s allows %s in %s until %s", shownID(g.ID), display.Line(g.Rule, maxReason), where,
+	return fmt.Sprintf("%s allows %s in %s until %s", cmdline.ShownID(g.ID), display.Line(g.Rule, cmdline.MaxReason), where,
 		g.Until.Local().Format("2006-01-02 15:04:05 MST"))
 }
 
-// grantCommand runs "grants JOB" or "revoke JOB GRANT".
-func (a *App) grantCommand(ctx context.Context, verb string, args []string) error {
-	return a.withJob(ctx, args, verb, func(c client.Client, id string, rest []string) error {
-		if verb == "revoke" {
-			return a.revoke(ctx, c, id, rest)
-		}
-		return a.grants(ctx, c, id)
-	})
+// Env is what the grants and revoke commands get from the command line.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// EnsureRunning refuses, in words for verb, a job that has ended.
+	EnsureRunning func(ctx context.Context, c client.Client, id, verb string) error
+	// SendRevoke sends the job the revoke Update and waits for the grant
+	// it ended; a refusal comes back in the job's own words.
+	SendRevoke func(ctx context.Context, c client.Client, id string, r workflows.Revoke) (workflows.Grant, error)
 }
 
-// grants lists a job's live grants.
-func (a *App) grants(ctx context.Context, c client.Client, id string) error {
+// List is `starter grants JOB`: the job's live grants.
+func (a Env) List(ctx context.Context, c client.Client, id string) error {
 	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
 	if err != nil {
 		return fmt.Errorf("grants of %s: %w", id, err)
@@ -123,33 +130,31 @@ func (a *App) grants(ctx context.Context, c client.Client, id string) error {
 	}
 	for _, g := range st.Grants {
 		fmt.Fprintf(a.Stdout, "%s\n    given by %s at %s for call %s; used %d times; revoke: starter revoke %s %s\n",
-			grantText(g), display.Line(who(g.By, g.Channel), maxID), g.At.Local().Format("15:04:05"), shownID(g.CallID), g.Uses, id, shownID(g.ID))
+			Text(g), display.Line(who(g.By, g.Channel), cmdline.MaxID), g.At.Local().Format("15:04:05"), cmdline.ShownID(g.CallID), g.Uses, id, cmdline.ShownID(g.ID))
 	}
 	return nil
 }
 
-// revoke ends a grant everywhere it applies.
-func (a *App) revoke(ctx context.Context, c client.Client, id string, args []string) error {
-	fs := newFlagSet("revoke", a.Stderr)
+// Revoke is `starter revoke JOB GRANT`: it ends a grant everywhere it
+// applies.
+func (a Env) Revoke(ctx context.Context, c client.Client, id string, args []string) error {
+	fs := cmdline.NewFlagSet("revoke", a.Stderr)
 	by := fs.String("by", app.OSUser(), "who revokes (recorded in the audit, with the channel cli)")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := cmdline.ParseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("revoke JOB GRANT: name exactly one grant (see: starter grants %s)", id)
+		return cmdline.Usagef("revoke JOB GRANT: name exactly one grant (see: starter grants %s)", id)
 	}
-	if err := ensureRunning(ctx, c, id, "revoke a grant of"); err != nil {
+	if err := a.EnsureRunning(ctx, c, id, "revoke a grant of"); err != nil {
 		return err
 	}
-	g, err := update[workflows.Grant](ctx, c, id, workflows.RevokeUpdate, workflows.Revoke{GrantID: pos[0], By: *by, Channel: "cli"})
+	g, err := a.SendRevoke(ctx, c, id, workflows.Revoke{GrantID: pos[0], By: *by, Channel: "cli"})
 	if err != nil {
-		if !errors.Is(err, errNotApplied) {
-			err = fmt.Errorf("revoke %s in %s: %w", pos[0], id, err)
-		}
 		return err
 	}
-	fmt.Fprintf(a.Stdout, "revoked %s: it allowed %s, given by %s\n", shownID(g.ID), display.Line(g.Rule, maxReason), display.Line(who(g.By, g.Channel), maxID))
+	fmt.Fprintf(a.Stdout, "revoked %s: it allowed %s, given by %s\n", cmdline.ShownID(g.ID), display.Line(g.Rule, cmdline.MaxReason), display.Line(who(g.By, g.Channel), cmdline.MaxID))
 	return nil
 }
 
@@ -163,19 +168,19 @@ func who(by, channel string) string {
 	return by + " via " + channel
 }
 
-// grantHint is the prompt's offer of a grant, naming the rule it grants.
-func grantHint(p workflows.PendingAsk) string {
+// Hint is the prompt's offer of a grant, naming the rule it grants.
+func Hint(p workflows.PendingAsk) string {
 	if p.Rule == "" {
 		return ""
 	}
-	return fmt.Sprintf(", or 'for 30m [workspace]' to also allow %s for a while", display.Line(p.Rule, maxReason))
+	return fmt.Sprintf(", or 'for 30m [workspace]' to also allow %s for a while", display.Line(p.Rule, cmdline.MaxReason))
 }
 
-// typedGrant reads a prompt answer "for 30m" or "f 2h workspace": allow,
+// Typed reads a prompt answer "for 30m" or "f 2h workspace": allow,
 // with a grant of the call's rule for that long in the job (or the
 // workspace). bad says why such an answer cannot be a grant; a line that
 // is not one gives a nil grant.
-func typedGrant(line string) (decision string, g *workflows.GrantSpec, bad string) {
+func Typed(line string) (decision string, g *workflows.GrantSpec, bad string) {
 	f := strings.Fields(strings.ToLower(line))
 	if len(f) == 0 || (f[0] != "f" && f[0] != "for") {
 		return "", nil, ""

@@ -1,4 +1,8 @@
-package cli
+// Package changescmd is starter's commands over a job's checkpoints: what
+// each turn changed (changes), the files and the conversation put back as
+// they were at a turn (rewind), and a new job from a turn (fork). cli
+// dispatches to it with an Env; it never imports cli.
+package changescmd
 
 import (
 	"context"
@@ -14,10 +18,31 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/checkpoint"
+	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/workflows"
 )
+
+// Env is what the commands get from the command line: its streams and its
+// ways to the jobs.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Dial connects to the configured server without starting one.
+	Dial func(context.Context) (client.Client, error)
+	// Connect connects, or starts the embedded server and a worker in this
+	// process (as run does); done ends what it started.
+	Connect func(context.Context) (c client.Client, done func(), err error)
+	// Status is a job's status query; Forgotten says whether its error
+	// means the server no longer has the job.
+	Status    func(ctx context.Context, c client.Client, id string) (workflows.Status, error)
+	Forgotten func(error) bool
+	// SendRewind sends the job the rewind Update and waits for its result;
+	// a refusal comes back in the job's own words.
+	SendRewind func(ctx context.Context, c client.Client, id string, r workflows.Rewind) (workflows.RewindResult, error)
+	// Owner names the person starting a job (CUSTOS_IDENTITY).
+	Owner []string
+}
 
 // A job's checkpoints are on the host of its workspace, in the state
 // directory its worker keeps (api.CheckpointDir of the files its status
@@ -26,9 +51,9 @@ import (
 
 // jobCheckpoints is the store of job's checkpoints; c may be nil (no
 // server).
-func jobCheckpoints(ctx context.Context, c client.Client, job string) (checkpoint.Store, error) {
+func (a *Env) jobCheckpoints(ctx context.Context, c client.Client, job string) (checkpoint.Store, error) {
 	if c != nil {
-		if st, err := queryStatus(ctx, c, job); err == nil && st.Files.Transcript != "" {
+		if st, err := a.Status(ctx, c, job); err == nil && st.Files.Transcript != "" {
 			return checkpoint.Store{Dir: api.CheckpointDir(st.Files)}, nil
 		}
 	}
@@ -43,24 +68,24 @@ func jobCheckpoints(ctx context.Context, c client.Client, job string) (checkpoin
 	return s, nil
 }
 
-// changes is `starter changes JOB [--turn N]`: what each turn changed, as
+// Changes is `starter changes JOB [--turn N]`: what each turn changed, as
 // a diff per file, under the tool call that changed it.
-func (a *App) changes(ctx context.Context, args []string) error {
+func (a *Env) Changes(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
-		return usagef("changes: the job (workflow) ID comes first")
+		return cmdline.Usagef("changes: the job (workflow) ID comes first")
 	}
 	id := args[0]
-	fs := newFlagSet("changes", a.Stderr)
+	fs := cmdline.NewFlagSet("changes", a.Stderr)
 	turn := fs.Int("turn", 0, "only this turn (0: every turn)")
-	if _, err := parseInterleaved(fs, args[1:]); err != nil {
+	if _, err := cmdline.ParseInterleaved(fs, args[1:]); err != nil {
 		return err
 	}
 	var c client.Client
-	if dc, err := a.dial(ctx); err == nil {
+	if dc, err := a.Dial(ctx); err == nil {
 		c = dc
 		defer c.Close()
 	}
-	s, err := jobCheckpoints(ctx, c, id)
+	s, err := a.jobCheckpoints(ctx, c, id)
 	if err != nil {
 		return err
 	}
@@ -96,7 +121,7 @@ func writeRecord(w io.Writer, s checkpoint.Store, r checkpoint.Record) {
 	if !r.Done {
 		state = " (not finished: the workspace may hold either side)"
 	}
-	fmt.Fprintf(w, "turn %d  %s %s  %s%s\n", r.Turn, r.Tool, shownID(r.Call), display.Line(r.What, 100), state)
+	fmt.Fprintf(w, "turn %d  %s %s  %s%s\n", r.Turn, r.Tool, cmdline.ShownID(r.Call), display.Line(r.What, 100), state)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  cannot be undone: %s\n", display.Line(n, 0))
 	}
@@ -112,36 +137,36 @@ type rewindOptions struct {
 	files, conversation, force, wait bool
 }
 
-// rewind is `starter rewind JOB --to TURN`: the files the job changed
+// Rewind is `starter rewind JOB --to TURN`: the files the job changed
 // after TURN put back as they were, unless someone changed them since
 // (--force), and the conversation cut there.
-func (a *App) rewind(ctx context.Context, args []string) error {
+func (a *Env) Rewind(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
-		return usagef("rewind: the job (workflow) ID comes first")
+		return cmdline.Usagef("rewind: the job (workflow) ID comes first")
 	}
 	id := args[0]
-	fs := newFlagSet("rewind", a.Stderr)
+	fs := cmdline.NewFlagSet("rewind", a.Stderr)
 	var o rewindOptions
 	fs.IntVar(&o.to, "to", -1, "the turn to go back to (its changes stay)")
 	fs.BoolVar(&o.files, "files", false, "only the files")
 	fs.BoolVar(&o.conversation, "conversation", false, "only the conversation")
 	fs.BoolVar(&o.force, "force", false, "overwrite files someone changed since the job did")
 	fs.BoolVar(&o.wait, "wait", false, "wait for the job's running work to end instead of refusing")
-	if _, err := parseInterleaved(fs, args[1:]); err != nil {
+	if _, err := cmdline.ParseInterleaved(fs, args[1:]); err != nil {
 		return err
 	}
 	if o.to < 0 {
-		return usagef("rewind: --to TURN is needed")
+		return cmdline.Usagef("rewind: --to TURN is needed")
 	}
 	if !o.files && !o.conversation {
 		o.files, o.conversation = true, true
 	}
-	s, err := a.connectOrEmbed(ctx, defaultModelOptions())
+	c, done, err := a.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	gone, err := a.untilIdle(ctx, s.client, id, o.wait)
+	defer done()
+	gone, err := a.untilIdle(ctx, c, id, o.wait)
 	if err != nil {
 		return err
 	}
@@ -150,25 +175,22 @@ func (a *App) rewind(ctx context.Context, args []string) error {
 	}
 	files := ""
 	if o.files {
-		if files, err = a.rewindFiles(ctx, s.client, id, o); err != nil {
+		if files, err = a.rewindFiles(ctx, c, id, o); err != nil {
 			return err
 		}
 	}
 	if gone {
 		return nil
 	}
-	return a.rewindJob(ctx, s.client, id, o, files)
+	return a.rewindJob(ctx, c, id, o, files)
 }
 
 // rewindJob tells the job of the rewind: it cuts its conversation (when
 // asked), audits the rewind and announces it on its channels.
-func (a *App) rewindJob(ctx context.Context, c client.Client, id string, o rewindOptions, files string) error {
-	res, err := update[workflows.RewindResult](ctx, c, id, workflows.RewindUpdate,
+func (a *Env) rewindJob(ctx context.Context, c client.Client, id string, o rewindOptions, files string) error {
+	res, err := a.SendRewind(ctx, c, id,
 		workflows.Rewind{To: o.to, Conversation: o.conversation, Files: files, By: app.OSUser(), Channel: "cli"})
 	if err != nil {
-		if !errors.Is(err, errNotApplied) {
-			err = fmt.Errorf("rewind %s: %w", id, err)
-		}
 		return err
 	}
 	if o.conversation {
@@ -191,10 +213,10 @@ func idle(phase string) bool {
 // untilIdle refuses a rewind while the job works (a tool call may be
 // changing the files), or with wait, waits until it stops. A job the
 // server no longer has (gone) is idle.
-func (a *App) untilIdle(ctx context.Context, c client.Client, id string, wait bool) (gone bool, err error) {
+func (a *Env) untilIdle(ctx context.Context, c client.Client, id string, wait bool) (gone bool, err error) {
 	for {
-		st, err := queryStatus(ctx, c, id)
-		if forgotten(err) {
+		st, err := a.Status(ctx, c, id)
+		if a.Forgotten(err) {
 			return true, nil
 		}
 		if err != nil {
@@ -216,8 +238,8 @@ func (a *App) untilIdle(ctx context.Context, c client.Client, id string, wait bo
 
 // rewindFiles puts back the files, or lists those someone else changed;
 // it returns what it did in a line, for the job's audit.
-func (a *App) rewindFiles(ctx context.Context, c client.Client, id string, o rewindOptions) (string, error) {
-	s, err := jobCheckpoints(ctx, c, id)
+func (a *Env) rewindFiles(ctx context.Context, c client.Client, id string, o rewindOptions) (string, error) {
+	s, err := a.jobCheckpoints(ctx, c, id)
 	if err != nil {
 		return "", err
 	}
