@@ -76,6 +76,7 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 	for _, g := range st.Grants {
 		fmt.Fprintf(a.Stdout, "grant:     %s\n", grantText(g))
 	}
+	a.statusFamily(ctx, c, st)
 	if st.LastAnswer != "" {
 		fmt.Fprintf(a.Stdout, "answer:    %s\n", display.Safe(st.LastAnswer))
 	}

@@ -125,7 +125,11 @@ func TestSubagentsThreeChildrenOneApprovedThroughStarter(t *testing.T) {
 	require.NotNil(t, cst.Parent)
 	assert.Equal(t, id, cst.Parent.Job)
 
-	code, out, errOut := starterAt(t, srv, "approve", child, "w", "--by", "carol@test")
+	code, out, errOut := starterAt(t, srv, "status", id)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "subagent:  "+child+" (write c)")
+	assert.Contains(t, out, "starter approve "+child+" w", "the parent's status shows how to answer the child's call")
+	code, out, errOut = starterAt(t, srv, "approve", child, "w", "--by", "carol@test")
 	require.Equal(t, 0, code, "%s%s", out, errOut)
 	res := testenv.Finished(t, c, id, 2*time.Minute)
 	assert.Equal(t, "all done", res.Answer)
