@@ -50,15 +50,25 @@ type Reply struct {
 	// endpoint's time between tokens); FirstDelay the time before the
 	// first (its time to first token).
 	ChunkDelay, FirstDelay time.Duration
+	// Delay is the time the server thinks before it answers at all (a
+	// plain answer, a stream's headers or an error), however the request
+	// asked; the request going away ends it.
+	Delay time.Duration
 }
 
 // ModelID is the model GET /v1/models lists.
 const ModelID = "custos-fake"
 
 // Server is the fake OpenAI endpoint. Requests are answered one at a time, in
-// arrival order, so Requests()[i] is the request that got the i-th reply.
+// arrival order, so Requests()[i] is the request that got the i-th reply;
+// one made with NewConcurrent answers several at once, as a real endpoint
+// does.
 type Server struct {
 	handler Handler
+	// concurrent calls the handler, waits out the reply's delays and
+	// streams without holding mu: the handler must be safe for concurrent
+	// use (Script is).
+	concurrent bool
 
 	mu       sync.Mutex // guards everything below and serialises handler calls
 	requests []openai.ChatCompletionRequest
@@ -108,6 +118,15 @@ func ContextLengthExceeded(limit, got int) Reply {
 // called.
 func New(handler Handler) *Server {
 	return &Server{handler: handler}
+}
+
+// NewConcurrent returns a server that answers requests side by side: the
+// handler is called for each as it comes, without waiting for the answer
+// before it, so each reply's Delay, FirstDelay and ChunkDelay are its own
+// (a model endpoint serving several conversations). Requests() is in
+// arrival order; the handler must be safe for concurrent use.
+func NewConcurrent(handler Handler) *Server {
+	return &Server{handler: handler, concurrent: true}
 }
 
 // Start listens on addr ("127.0.0.1:0" picks a free port) and serves in the
@@ -182,19 +201,28 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
 	if n := PromptTokens(req); s.contextLimit > 0 && n > s.contextLimit {
 		s.overLimit++
+		s.mu.Unlock()
 		r := ContextLengthExceeded(s.contextLimit, n)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(r.Status)
 		_, _ = w.Write([]byte(r.Body))
 		return
 	}
+	concurrent := s.concurrent
+	if concurrent {
+		s.mu.Unlock()
+	} else {
+		defer s.mu.Unlock()
+	}
 	reply, err := s.handler(req)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if !pause(r, reply.Delay) {
 		return
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK || reply.Body != "" {
@@ -203,22 +231,22 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(reply.Body))
 		return
 	}
+	if concurrent {
+		s.mu.Lock()
+	}
+	resp := s.completion(req, reply)
+	if concurrent {
+		s.mu.Unlock()
+	}
 	if req.Stream {
-		s.writeStream(w, r, req, reply)
+		s.writeStream(w, r, req, resp, reply)
 		return
 	}
-	s.writeCompletion(w, req, reply)
-}
-
-// writeCompletion fills in what a real endpoint always sends. Called with s.mu
-// held, so ids follow request order.
-func (s *Server) writeCompletion(w http.ResponseWriter, req openai.ChatCompletionRequest, reply Reply) {
-	resp := s.completion(req, reply)
 	writeJSON(w, http.StatusOK, resp)
 }
 
 // completion is the whole answer to req, streamed or not. Called with s.mu
-// held.
+// held, so ids follow the order of the answers.
 func (s *Server) completion(req openai.ChatCompletionRequest, reply Reply) openai.ChatCompletionResponse {
 	s.nextID++
 	msg := reply.Message

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
@@ -246,4 +247,77 @@ func TestToolCallHelper(t *testing.T) {
 	assert.Equal(t, `{"file_path":"a.txt"}`, tc.Function.Arguments)
 	assert.PanicsWithValue(t, `demomodel.ToolCall("Bash"): arguments are not valid JSON: "{nope"`, func() { ToolCall("", "Bash", "{nope") })
 	assert.Panics(t, func() { ToolCall("", "Bash", make(chan int)) })
+}
+
+// A concurrent server answers side by side: each of four requests is held
+// in its Delay until all four have reached the handler, which a server
+// answering one at a time never lets happen; the ids stay unique.
+func TestConcurrentServerAnswersSideBySide(t *testing.T) {
+	const n = 4
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	s := NewConcurrent(func(req openai.ChatCompletionRequest) (Reply, error) {
+		arrived.Done()
+		select {
+		case <-all:
+			return Reply{Message: openai.ChatCompletionMessage{Content: "seen by all"}, Delay: 10 * time.Millisecond}, nil
+		case <-time.After(30 * time.Second):
+			return Fail(500, "the other requests never came while this one was answered"), nil
+		}
+	})
+	base, err := s.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	cfg := openai.DefaultConfig("sk-test-not-checked")
+	cfg.BaseURL = base
+	c := openai.NewClientWithConfig(cfg)
+	var wg sync.WaitGroup
+	ids := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := userRequest(fmt.Sprint("req ", i))
+			req.Stream = i%2 == 1
+			if !req.Stream {
+				resp, err := c.CreateChatCompletion(context.Background(), req)
+				if assert.NoError(t, err) {
+					ids[i] = resp.ID
+					assert.Equal(t, "seen by all", resp.Choices[0].Message.Content)
+				}
+				return
+			}
+			st, err := c.CreateChatCompletionStream(context.Background(), req)
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer st.Close()
+			chunk, err := st.Recv()
+			if assert.NoError(t, err) {
+				ids[i] = chunk.ID
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, s.Requests(), n)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	assert.Len(t, seen, n, "completion ids are unique")
+}
+
+// A reply's Delay holds the answer back, and a request that goes away ends
+// it (the handler's next request is not held up on a serial server).
+func TestReplyDelayEndsWithTheRequest(t *testing.T) {
+	_, c := start(t, Script(Reply{Message: openai.ChatCompletionMessage{Content: "late"}, Delay: time.Hour}, Say("next")))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.CreateChatCompletion(ctx, userRequest("slow"))
+	require.Error(t, err)
+	resp, err := c.CreateChatCompletion(context.Background(), userRequest("then"))
+	require.NoError(t, err)
+	assert.Equal(t, "next", resp.Choices[0].Message.Content)
 }

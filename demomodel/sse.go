@@ -13,9 +13,9 @@ import (
 
 // writeStream sends resp as OpenAI streams it: server-sent events of
 // chat.completion.chunk objects, then "data: [DONE]". Called with s.mu
-// held, so a slow stream holds up the next request like a busy endpoint.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, reply Reply) {
-	resp := s.completion(req, reply)
+// held unless the server is concurrent, so a slow stream holds up the next
+// request like a busy endpoint.
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.ChatCompletionRequest, resp openai.ChatCompletionResponse, reply Reply) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	chunks := StreamChunks(resp, cmp.Or(reply.ChunkSize, defaultChunkSize(resp.Choices[0].Message)), includeUsage)
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -36,6 +36,17 @@ func StartModel(t testing.TB, h demomodel.Handler) (*demomodel.Server, string) {
 	return srv, base
 }
 
+// StartConcurrentModel is StartModel with a server that answers several
+// requests at once (demomodel.NewConcurrent), each after its own delays.
+func StartConcurrentModel(t testing.TB, h demomodel.Handler) (*demomodel.Server, string) {
+	t.Helper()
+	srv := demomodel.NewConcurrent(h)
+	base, err := srv.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	return srv, base
+}
+
 // ModelEnv points a worker process at the model at base, as
 // WorkerOptions points in-process workers.
 func ModelEnv(base string) []string {
