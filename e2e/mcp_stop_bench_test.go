@@ -8,10 +8,22 @@ import (
 
 // BenchmarkMCPInterruptHungCall is the time from an interrupt (the Update
 // sent) to the model's next request, while an MCP call waits on a server
-// that answers nothing any more (goal: 2 s). Each op is one job; the
-// metric is the median of the ops.
+// that never answers it (goal: 2 s): hang ignores the call's cancellation
+// and goes on serving; freeze stops the whole server (SIGSTOP), which then
+// dies only at the sandbox's SIGKILL, after its kill grace, and the next
+// turn's listing waits for that (two copies of a server never run at
+// once). Each op is one job; the metrics are over the ops.
 func BenchmarkMCPInterruptHungCall(b *testing.B) {
-	h := startHungMCP(b)
+	for _, tool := range []string{"hang", "freeze"} {
+		b.Run(tool, func(b *testing.B) {
+			h := startHungMCP(b)
+			h.tool = tool
+			benchInterrupt(b, h)
+		})
+	}
+}
+
+func benchInterrupt(b *testing.B, h *hungMCP) {
 	var took []time.Duration
 	for i := 0; i < b.N; i++ {
 		id := h.start(b)
@@ -27,6 +39,9 @@ func BenchmarkMCPInterruptHungCall(b *testing.B) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+		// Ended once it waits: an end while its answer's workflow task
+		// runs can fail that task (UnhandledCommand), and the Update with it.
+		waitAnswer(b, h.c, id, "stopped", time.Minute)
 		endJob(b, h.c, id)
 	}
 	slices.Sort(took)

@@ -26,12 +26,14 @@ import (
 )
 
 // hungMCP is a worker whose user settings name the test MCP server "t"
-// (allowed by a rule), and a model that calls its freeze tool (the whole
-// server stops: it answers nothing any more) and then answers.
+// (allowed by a rule), and a model that calls a tool that never answers
+// and then answers: freeze (the whole server stops: it answers nothing any
+// more) unless tool says another.
 type hungMCP struct {
 	c      client.Client
 	ws     string
 	server string // the server binary's name, unique to the test
+	tool   string
 	mu     sync.Mutex
 	reqs   []openai.ChatCompletionRequest
 	at     []time.Time // when each request arrived
@@ -39,7 +41,7 @@ type hungMCP struct {
 
 func startHungMCP(t testing.TB) *hungMCP {
 	t.Helper()
-	h := &hungMCP{server: fmt.Sprintf("mcp-stop-%d", time.Now().UnixNano())}
+	h := &hungMCP{server: fmt.Sprintf("mcp-stop-%d", time.Now().UnixNano()), tool: "freeze"}
 	srv := testenv.StartServer(t, devserver.Options{UIPort: -1})
 	h.c = testenv.Dial(t, srv)
 	_, base := testenv.StartModel(t, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
@@ -47,7 +49,7 @@ func startHungMCP(t testing.TB) *hungMCP {
 		defer h.mu.Unlock()
 		h.reqs, h.at = append(h.reqs, req), append(h.at, time.Now())
 		if len(h.reqs) == 1 {
-			return demomodel.Calls(demomodel.ToolCall("f", "mcp__t__freeze", map[string]any{})), nil
+			return demomodel.Calls(demomodel.ToolCall("f", "mcp__t__"+h.tool, map[string]any{})), nil
 		}
 		return demomodel.Say("stopped"), nil
 	})
@@ -71,6 +73,11 @@ func (h *hungMCP) start(t testing.TB) string {
 	h.mu.Unlock()
 	id := fmt.Sprintf("mcp-stop-%d", time.Now().UnixNano())
 	testenv.StartJob(t, h.c, id, workflows.JobInput{Task: "use the server", Workspace: h.ws})
+	if h.tool != "freeze" {
+		waitRunning(t, h.c, id, "f")
+		time.Sleep(300 * time.Millisecond) // the call is in the server now
+		return id
+	}
 	require.Eventually(t, func() bool { return len(h.frozen()) > 0 }, pendingWait, 20*time.Millisecond,
 		"the server never froze in the call")
 	return id
@@ -150,6 +157,7 @@ func TestMCPInterruptFreesAHungCall(t *testing.T) {
 	// must be gone.)
 	assert.Eventually(t, func() bool { return !slices.ContainsFunc(frozen, alive) }, 10*time.Second, 50*time.Millisecond,
 		"the hung server outlived the interrupt")
+	waitAnswer(t, h.c, id, "stopped", time.Minute)
 	endJob(t, h.c, id)
 }
 

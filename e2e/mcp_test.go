@@ -37,7 +37,7 @@ func toolMessages(reqs []openai.ChatCompletionRequest) map[string]string {
 
 // waitRunning waits until the job's call id has been allowed (its tool
 // activity is scheduled).
-func waitRunning(t *testing.T, c client.Client, id, callID string) {
+func waitRunning(t testing.TB, c client.Client, id, callID string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		q, err := c.QueryWorkflow(context.Background(), id, "", workflows.EventsQuery, 0)
