@@ -108,7 +108,7 @@ func (s *starterCLI) learnFlags(job, call string) {
 		"say": {"say"}, "interrupt": {"interrupt", job}, "end": {"end"}, "budget": {"budget", job}, "tool": {"tool"},
 		"gc": {"gc"}, "du": {"du"}, "changes": {"changes", job}, "rewind": {"rewind", job}, "fork": {"fork", job},
 		"mcp list": {"mcp", "list"}, "mcp approve": {"mcp", "approve"}, "mcp revoke": {"mcp", "revoke"},
-		"jobs": {"jobs"}, "schedule create": {"schedule", "create"}, "schedule list": {"schedule", "list"},
+		"jobs": {"jobs"}, "follow": {"follow", job}, "schedule create": {"schedule", "create"}, "schedule list": {"schedule", "list"},
 		"schedule pause": {"schedule", "pause"}, "schedule unpause": {"schedule", "unpause"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z][a-z0-9-]*)`)
