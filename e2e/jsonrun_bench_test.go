@@ -73,17 +73,32 @@ func BenchmarkRunOnce(b *testing.B) {
 // BenchmarkFirstTextAcrossProcesses is the time from the model endpoint
 // receiving the answer's request to `starter run --once --json`'s first
 // text event, with the worker in another process (its own hub) on the
-// embedded server, the answer 12 chunks 400 ms apart: the endpoint's last
-// chunk goes out 4.4 s after the request.
+// embedded server and on Temporal's dev server, the answer 12 chunks 400 ms
+// apart: the endpoint's last chunk goes out 4.4 s after the request.
 func BenchmarkFirstTextAcrossProcesses(b *testing.B) {
+	for _, server := range []string{"embedded", "temporal-dev"} {
+		b.Run(server, func(b *testing.B) { benchFirstText(b, server) })
+	}
+}
+
+func benchFirstText(b *testing.B, server string) {
 	var mu sync.Mutex
 	var asked time.Time
-	env := benchRunEnv(b, func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
+	h := func(req openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		mu.Lock()
 		asked = time.Now()
 		mu.Unlock()
 		return demomodel.Reply{Message: demomodel.Say(jsonAnswer).Message, ChunkSize: 8, ChunkDelay: jsonChunkDelay}, nil
-	})
+	}
+	var env []string
+	if server == "embedded" {
+		env = benchRunEnv(b, h)
+	} else {
+		addr, _ := startDevServer(b)
+		_, base := testenv.StartModel(b, h)
+		env = append([]string{"TEMPORAL_ADDRESS=" + addr, "XDG_CONFIG_HOME=" + b.TempDir(), "XDG_STATE_HOME=" + testenv.StateDir(), "HOME=" + b.TempDir()}, testenv.ModelEnv(base)...)
+		startWorkerProc(b, buildWorker(b), env)
+	}
 	bin := buildStarter(b)
 	ws := testenv.Workspace(b)
 	var firsts []time.Duration

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,11 +51,18 @@ func TestRunJSONOnTemporalDevServer(t *testing.T) {
 	if usingExternalServer() {
 		t.Skip("starts Temporal's dev server of its own")
 	}
+	addr, c := startDevServer(t)
+	runJSONAcross(t, addr, nil, c)
+}
+
+// startDevServer starts `temporal server start-dev` on free ports and
+// returns its address and a client.
+func startDevServer(t testing.TB) (string, client.Client) {
 	cli := testbin.Temporal(t)
-	port := freePort(t)
+	port := freePortTB(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	dev := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--http-port", fmt.Sprint(freePort(t)), "--metrics-port", fmt.Sprint(freePort(t)), "--db-filename", filepath.Join(t.TempDir(), "dev.db"))
+		"--http-port", fmt.Sprint(freePortTB(t)), "--metrics-port", fmt.Sprint(freePortTB(t)), "--db-filename", filepath.Join(t.TempDir(), "dev.db"))
 	var devOut bytes.Buffer
 	dev.Stdout, dev.Stderr = &devOut, &devOut
 	require.NoError(t, dev.Start())
@@ -72,7 +80,15 @@ func TestRunJSONOnTemporalDevServer(t *testing.T) {
 		return err == nil
 	}, time.Minute, 200*time.Millisecond, "the dev server never answered: %s", &devOut)
 	t.Cleanup(c.Close)
-	runJSONAcross(t, addr, nil, c)
+	return addr, c
+}
+
+// freePortTB is a free loopback port, for tests and benchmarks.
+func freePortTB(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // jsonLine is one line of stdout and when it was read.
