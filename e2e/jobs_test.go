@@ -163,12 +163,18 @@ func BenchmarkJobsList(b *testing.B) {
 	testenv.StartWorkers(b, c, base, app.Options{})
 	ws := b.TempDir()
 	ctx := context.Background()
-	parallel(n, 32, func(i int) {
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("listed-%04d", i), TaskQueue: api.TaskQueue}, workflows.WorkflowName,
-			workflows.JobInput{Task: fmt.Sprintf("job %d", i), Workspace: ws})
-		if err != nil {
-			b.Error(err)
+	parallel(n, 8, func(i int) {
+		// A start the loaded server timed out is tried again (the same ID
+		// starts the job once).
+		var err error
+		for range 5 {
+			_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("listed-%04d", i), TaskQueue: api.TaskQueue}, workflows.WorkflowName,
+				workflows.JobInput{Task: fmt.Sprintf("job %d", i), Workspace: ws})
+			if err == nil {
+				return
+			}
 		}
+		b.Error(err)
 	})
 	waitAllListed(b, c, n)
 	es := embedded(srv)
@@ -197,15 +203,17 @@ func BenchmarkJobsList(b *testing.B) {
 // waitAllListed waits until every one of the n jobs is listed waiting for
 // a message (each answered once).
 func waitAllListed(b *testing.B, c client.Client, n int) {
-	deadline := time.Now().Add(20 * time.Minute)
+	deadline := time.Now().Add(30 * time.Minute)
+	got := 0
 	for time.Now().Before(deadline) {
 		rows, err := cli.ListJobs(context.Background(), c, workflows.ListWaitingMessage)
 		if err == nil && len(rows) == n {
 			return
 		}
+		got = len(rows)
 		time.Sleep(time.Second)
 	}
-	b.Fatalf("the %d jobs did not all answer", n)
+	b.Fatalf("%d of the %d jobs answered", got, n)
 }
 
 func median(ds []time.Duration) time.Duration {
