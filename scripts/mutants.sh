@@ -609,6 +609,19 @@ mutant "a link in a server's home kept where its npm cache goes" \
 	"./mcpservers" "TestServerWritesOnlyItsHome" \
 	sandbox/provision/server.go '		if err == nil && fi.IsDir() {' '		if err == nil || fi != nil {'
 
+# A revoked (or changed) .mcp.json approval would then go on starting and
+# calling its server while the other files stay as they were: the
+# approvals left out of the key of the cached entries.
+mutant "an MCP approval's change unseen by the cache" \
+	"./mcpservers" "TestLoadCacheSeesEveryChange" \
+	mcpservers/loadcache.go 'files := append(settingsfile.Files(user, ws), filepath.Join(state, approvalsFile))' 'files := settingsfile.Files(user, ws)'
+
+# A stopped MCP call (interrupted, ended, timed out) would then leave its
+# server running whatever it was doing, and the next call on it.
+mutant "a stopped MCP call's server kept" \
+	"./mcpservers" "TestCallStoppedWhileTheServerAnswersNothing|TestCallTimeoutStopsACallThatNeverAnswers" \
+	mcpservers/pool.go $'		// The server may still be at it, or may never answer: it goes.\n\t\tp.drop(ws, server, s)' $'		// The server may still be at it, or may never answer: it goes.\n\t\t_ = s'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {
