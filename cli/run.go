@@ -69,6 +69,9 @@ func (a *App) run(ctx context.Context, args []string) error {
 	if err := a.offerTrust(ws); err != nil {
 		return err
 	}
+	if err := bypassAllowed("run", ws, approval.Mode(*mode)); err != nil {
+		return err
+	}
 	s, err := a.connectOrEmbed(ctx, app.Options{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model})
 	if err != nil {
 		return err
@@ -199,8 +202,7 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 	if err := a.jobEvent(ctx, c, id); err != nil {
 		return err
 	}
-	done := jobevents.Await(ctx, c, id)
-	finished := make(chan struct{})
+	done, finished := awaitJob(ctx, c, id)
 	prompted := map[string]bool{}
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
@@ -217,7 +219,6 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 			a.steer(ctx, c, id, line)
 			continue
 		case r := <-done:
-			close(finished)
 			return a.jobDone(ctx, c, id, r)
 		case <-ctx.Done():
 			a.stopped(id)
@@ -250,8 +251,25 @@ func (a *App) follow(ctx context.Context, c client.Client, id string, since int)
 	}
 }
 
+// awaitJob delivers the job's outcome on done and closes finished when it
+// completes, so a prompt waiting for a line gives up then.
+func awaitJob(ctx context.Context, c client.Client, id string) (<-chan jobevents.Outcome, <-chan struct{}) {
+	done := make(chan jobevents.Outcome, 1)
+	finished := make(chan struct{})
+	awaited := jobevents.Await(ctx, c, id)
+	go func() {
+		select {
+		case r := <-awaited:
+			done <- r
+			close(finished)
+		case <-ctx.Done():
+		}
+	}()
+	return done, finished
+}
+
 // promptPending prompts, on a terminal, for each call of st not prompted
-// for yet, and returns the last event printed.
+// for yet.
 func (a *App) promptPending(ctx context.Context, c client.Client, id string, st workflows.Status, prompted map[string]bool, lines <-chan string, finished <-chan struct{}) error {
 	for _, p := range st.Pending {
 		if prompted[p.CallID] {
@@ -542,6 +560,27 @@ func (a *App) offerTrust(ws string) error {
 		return err
 	}
 	fmt.Fprintf(a.Stdout, "    trusted %s\n", ws)
+	return nil
+}
+
+// bypassAllowed refuses bypass (asked for, or the settings' defaultMode)
+// before any job starts when the settings disable it; the job's own start
+// refuses it too, on whatever host it runs.
+func bypassAllowed(cmd, ws string, m approval.Mode) error {
+	cfg, err := os.UserConfigDir()
+	if err != nil {
+		return nil
+	}
+	loaded, err := settingsfile.Load(cfg, ws)
+	if err != nil {
+		return err
+	}
+	if m, err = approval.ResolveMode(m, loaded.Settings.Permissions.DefaultMode); err != nil {
+		return err
+	}
+	if err := approval.CheckMode(loaded.Settings, m); err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
 	return nil
 }
 
