@@ -142,13 +142,13 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	if err := a.editorServers(p.McpServers); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	mode := a.defaultMode(ws)
+	mode, noBypass := a.defaultMode(ws)
 	s := newSession(a, NewJobID(), ws)
-	s.mode = mode
+	s.mode, s.noBypass = mode, noBypass
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modeState(mode)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.id), Modes: modeState(mode, noBypass)}, nil
 }
 
 // workspace is cwd as custos names workspaces; ACP wants it absolute.
@@ -188,17 +188,23 @@ func (a *agent) editorServers(servers []acp.McpServer) error {
 }
 
 // defaultMode is the mode a new job of ws gets: the settings' defaultMode
-// (an untrusted workspace's narrowed), else default.
-func (a *agent) defaultMode(ws string) approval.Mode {
+// (an untrusted workspace's narrowed), else default; and whether the
+// settings disable bypass (disableBypassPermissionsMode: the editor is
+// not offered it). Settings that cannot be read offer no bypass either.
+func (a *agent) defaultMode(ws string) (approval.Mode, bool) {
 	loaded, err := settingsfile.Load(a.o.UserConfigDir, ws)
 	if err != nil {
-		return approval.ModeDefault
+		return approval.ModeDefault, true
 	}
+	noBypass := loaded.Settings.Permissions.DisableBypass
 	m, err := approval.ResolveMode("", loaded.Settings.Permissions.DefaultMode)
-	if err != nil || m == "" {
-		return approval.ModeDefault
+	if err == nil {
+		err = approval.CheckMode(loaded.Settings, m)
 	}
-	return m
+	if err != nil || m == "" {
+		return approval.ModeDefault, noBypass
+	}
+	return m, noBypass
 }
 
 // session is the session id's state in this process.
@@ -221,8 +227,15 @@ var modes = []acp.SessionMode{
 	{Id: "bypass", Name: "Bypass", Description: acp.Ptr("allow everything the system deny rules and the sandbox allow")},
 }
 
-func modeState(m approval.Mode) *acp.SessionModeState {
-	return &acp.SessionModeState{AvailableModes: modes, CurrentModeId: acp.SessionModeId(m)}
+// modeState offers the modes, bypass only when the settings allow it.
+func modeState(m approval.Mode, noBypass bool) *acp.SessionModeState {
+	var available []acp.SessionMode
+	for _, m := range modes {
+		if !noBypass || m.Id != acp.SessionModeId(approval.ModeBypass) {
+			available = append(available, m)
+		}
+	}
+	return &acp.SessionModeState{AvailableModes: available, CurrentModeId: acp.SessionModeId(m)}
 }
 
 // SetSessionMode changes the job's mode through the mode Update, as
@@ -234,6 +247,9 @@ func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest)
 		return acp.SetSessionModeResponse{}, err
 	}
 	m, err := approval.ParseMode(string(p.ModeId))
+	if err == nil && m == approval.ModeBypass && s.bypassDisabled() {
+		err = approval.ErrBypassDisabled
+	}
 	if err != nil {
 		return acp.SetSessionModeResponse{}, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 	}

@@ -38,6 +38,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	}
 	s := newSession(a, id, ws)
 	s.started = true
+	_, s.noBypass = a.defaultMode(ws)
 	a.mu.Lock()
 	if old := a.sessions[id]; old != nil && old.running() {
 		a.mu.Unlock()
@@ -52,7 +53,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	if running, err := a.running(ctx, id); err == nil && running && !jobevents.WaitsForMessage(st) {
 		s.followLive()
 	}
-	return acp.LoadSessionResponse{Modes: modeState(modeOr(st.Mode))}, nil
+	return acp.LoadSessionResponse{Modes: modeState(modeOr(st.Mode), s.noBypass)}, nil
 }
 
 func modeOr(m approval.Mode) approval.Mode {

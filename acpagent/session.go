@@ -27,6 +27,9 @@ type session struct {
 	mu      sync.Mutex
 	started bool          // the job exists on the server
 	mode    approval.Mode // before the start: the mode it starts in
+	// noBypass: the settings disable bypass (disableBypassPermissionsMode),
+	// so the editor is neither offered it nor may set it.
+	noBypass bool
 	// since is the journal sequence rendered to the editor.
 	since int
 	// turn is the running prompt's, nil between prompts.
@@ -53,6 +56,12 @@ func (s *session) isStarted() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.started
+}
+
+func (s *session) bypassDisabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noBypass
 }
 
 func (s *session) setPendingMode(m approval.Mode) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/approval"
 )
 
 // Subagents defined as files, in Claude Code's format: a markdown file
@@ -25,8 +26,8 @@ const maxSubagentFile = 64 << 10
 var subagentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // loadSubagents reads the definitions; notes say which files were skipped
-// and why.
-func loadSubagents(userConfig, ws string, trusted bool) ([]api.Subagent, []string) {
+// and why (a mode s refuses: bypass under disableBypassPermissionsMode).
+func loadSubagents(userConfig, ws string, trusted bool, s approval.Settings) ([]api.Subagent, []string) {
 	byName := map[string]api.Subagent{}
 	var notes []string
 	dirs := []string{}
@@ -43,6 +44,9 @@ func loadSubagents(userConfig, ws string, trusted bool) ([]api.Subagent, []strin
 		slices.Sort(files)
 		for _, f := range files {
 			a, err := readSubagent(f)
+			if m, _ := approval.ParseMode(a.Mode); err == nil {
+				err = approval.CheckMode(s, m)
+			}
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("%s: skipped: %v", f, err))
 				continue
@@ -72,11 +76,8 @@ func readSubagent(path string) (api.Subagent, error) {
 		return api.Subagent{}, err
 	}
 	a, err := ParseSubagent(string(b))
-	if err != nil {
-		return a, err
-	}
 	a.Source = path
-	return a, nil
+	return a, err
 }
 
 // ParseSubagent reads a definition: front matter between "---" lines,
@@ -124,6 +125,11 @@ func frontMatter(front string, a *api.Subagent) error {
 		case "description":
 			a.Description = value
 		case "mode", "permissionMode":
+			// Unreadable is refused, not the parent's mode: a typo of plan
+			// must not give the child more.
+			if _, err := approval.ParseMode(value); err != nil {
+				return fmt.Errorf("mode: %w", err)
+			}
 			a.Mode = value
 		case "tools":
 			for value == "" && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "- ") {

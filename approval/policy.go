@@ -127,7 +127,11 @@ func Compile(s Settings, env Env) (*Policy, error) {
 // compile is Compile without the tables' check, for the check itself.
 func compile(s Settings, env Env) (*Policy, error) {
 	if s.Permissions.DefaultMode != "" {
-		if _, err := ParseMode(string(s.Permissions.DefaultMode)); err != nil {
+		m, err := ParseMode(string(s.Permissions.DefaultMode))
+		if err != nil {
+			return nil, fmt.Errorf("approval: permissions.defaultMode: %w", err)
+		}
+		if err := CheckMode(s, m); err != nil {
 			return nil, fmt.Errorf("approval: permissions.defaultMode: %w", err)
 		}
 	}

@@ -140,6 +140,9 @@ func parsePermissions(raw json.RawMessage, workspace string) (Permissions, map[s
 		}
 	}
 	out.Allow, out.Ask, out.Deny = p.Allow, ask, p.Deny
+	if out.DisableBypass, err = parseDisableBypass(p.DisableBypassPermissionsMode); err != nil {
+		return Permissions{}, nil, err
+	}
 	return out, timeouts, nil
 }
 
@@ -171,6 +174,8 @@ func MergeSettings(base, over Settings) Settings {
 			Ask:         mergeLists(base.Permissions.Ask, over.Permissions.Ask),
 			Deny:        mergeLists(base.Permissions.Deny, over.Permissions.Deny),
 			DefaultMode: base.Permissions.DefaultMode,
+			// Disabled anywhere is disabled: a file only narrows.
+			DisableBypass: base.Permissions.DisableBypass || over.Permissions.DisableBypass,
 		},
 		Sandbox: SandboxSettings{
 			FailIfUnavailable: base.Sandbox.FailIfUnavailable || over.Sandbox.FailIfUnavailable,

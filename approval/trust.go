@@ -16,7 +16,9 @@ import "fmt"
 // Restrict keeps only what narrows custos' rights and names what it dropped.
 func Restrict(s Settings) (Settings, []string) {
 	var ignored []string
-	out := Settings{Permissions: Permissions{Ask: s.Permissions.Ask, Deny: s.Permissions.Deny},
+	out := Settings{Permissions: Permissions{Ask: s.Permissions.Ask, Deny: s.Permissions.Deny,
+		// Refusing bypass only narrows.
+		DisableBypass: s.Permissions.DisableBypass},
 		// Approvals only make calls wait for more people, and identities
 		// only take people out of the count: both narrow.
 		Approvals: s.Approvals, Identities: s.Identities}

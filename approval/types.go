@@ -105,6 +105,10 @@ type Permissions struct {
 	Ask         []string `json:"ask,omitempty"`
 	Deny        []string `json:"deny,omitempty"`
 	DefaultMode Mode     `json:"defaultMode,omitempty"`
+	// DisableBypass is Claude Code's "disableBypassPermissionsMode":
+	// "disable": no job may be in bypass mode (CheckMode). Any settings file
+	// may set it; it only narrows.
+	DisableBypass bool `json:"disableBypassPermissionsMode,omitempty"`
 }
 
 // SandboxSettings configure the OS sandbox Bash runs in.

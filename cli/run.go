@@ -69,6 +69,9 @@ func (a *App) run(ctx context.Context, args []string) error {
 	if err := a.offerTrust(ws); err != nil {
 		return err
 	}
+	if err := bypassAllowed("run", ws, approval.Mode(*mode)); err != nil {
+		return err
+	}
 	s, err := a.connectOrEmbed(ctx, app.Options{BaseURL: *baseURL, APIKey: os.Getenv("OPENAI_API_KEY"), Model: *model})
 	if err != nil {
 		return err
@@ -557,6 +560,24 @@ func (a *App) offerTrust(ws string) error {
 		return err
 	}
 	fmt.Fprintf(a.Stdout, "    trusted %s\n", ws)
+	return nil
+}
+
+// bypassAllowed refuses bypass (asked for, or the settings' defaultMode)
+// before any job starts when the settings disable it; the job's own start
+// refuses it too, on whatever host it runs.
+func bypassAllowed(cmd, ws string, m approval.Mode) error {
+	cfg, err := os.UserConfigDir()
+	if err != nil {
+		return nil
+	}
+	loaded, err := settingsfile.Load(cfg, ws)
+	if err != nil {
+		return err
+	}
+	if _, err := approval.ResolveModeIn(m, loaded.Settings); err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
 	return nil
 }
 

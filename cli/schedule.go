@@ -224,6 +224,9 @@ func scheduledInput(task, workspace, mode string) (workflows.JobInput, error) {
 		if _, err := settingsfile.Load(cfg, ws); err != nil {
 			return workflows.JobInput{}, fmt.Errorf("schedule create: the workspace's settings: %w", err)
 		}
+		if err := bypassAllowed("schedule create", ws, approval.Mode(mode)); err != nil {
+			return workflows.JobInput{}, err
+		}
 	}
 	in := jobstart.Input(task, ws)
 	if mode != "" {

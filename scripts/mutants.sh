@@ -622,6 +622,18 @@ mutant "a stopped MCP call's server kept" \
 	"./mcpservers" "TestCallStoppedWhileTheServerAnswersNothing|TestCallTimeoutStopsACallThatNeverAnswers" \
 	mcpservers/pool.go $'		// The server may still be at it, or may never answer: it goes.\n\t\tp.drop(ws, server, s)' $'		// The server may still be at it, or may never answer: it goes.\n\t\t_ = s'
 
+# permissions.disableBypassPermissionsMode would then be read and not
+# enforced: bypass from run, mode, a signal or defaultMode.
+mutant "bypass allowed under disableBypassPermissionsMode" \
+	"./approval ./workflows ./acpagent" "TestDisableBypass" \
+	approval/bypass.go 'if m == ModeBypass && s.Permissions.DisableBypass {' 'if m == ModeBypass && s.Permissions.DisableBypass && false {'
+
+# An untrusted workspace's disableBypassPermissionsMode would be dropped
+# with its other settings, though it only narrows.
+mutant "an untrusted workspace's disableBypassPermissionsMode dropped" \
+	"./approval ./workflows" "TestDisableBypass" \
+	approval/trust.go $'\t\tDisableBypass: s.Permissions.DisableBypass},' $'\t\t},'
+
 # copy_tree puts the working tree's tracked files (with uncommitted edits)
 # at $tree.
 copy_tree() {

@@ -243,7 +243,7 @@ func (j *job) start(ctx workflow.Context) error {
 		if loaded.Env.Workspace != "" {
 			j.in.Workspace = loaded.Env.Workspace
 		}
-		mode, err := approval.ResolveMode(j.in.Mode, loaded.Settings.Permissions.DefaultMode)
+		mode, err := approval.ResolveModeIn(j.in.Mode, loaded.Settings)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), "SettingsError", err)
 		}

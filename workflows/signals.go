@@ -113,10 +113,7 @@ func (j *job) registerUpdates(ctx workflow.Context) error {
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, ModeUpdate,
 		func(ctx workflow.Context, m ModeChange) (ModeResult, error) {
-			if j.st == nil {
-				return ModeResult{}, notApplied("the job is still starting; try again in a moment")
-			}
-			mode, err := parseModeChange(m)
+			mode, err := j.parseModeChange(m)
 			if err != nil {
 				return ModeResult{}, err
 			}
@@ -130,10 +127,7 @@ func (j *job) registerUpdates(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{
 			Validator: func(m ModeChange) error {
-				if j.st == nil {
-					return notApplied("the job is still starting; try again in a moment")
-				}
-				_, err := parseModeChange(m)
+				_, err := j.parseModeChange(m)
 				return err
 			},
 			Description: `Change the job's permission mode: {"mode": "default|acceptEdits|dontAsk|plan|bypass", "by": "you"}.`,
@@ -270,8 +264,16 @@ func (j *job) refuseAnswer(ctx workflow.Context, d ApprovalDecision) {
 	j.emit(ctx, Event{Kind: "signal", CallID: d.CallID, Text: fmt.Sprintf("%s answer by %s refused: %s", d.Decision, who(d.By, d.Channel), d.Refused)})
 }
 
-func parseModeChange(m ModeChange) (approval.Mode, error) {
+// parseModeChange reads the mode asked for; one the job's settings rule
+// out (bypass under disableBypassPermissionsMode) is not applied.
+func (j *job) parseModeChange(m ModeChange) (approval.Mode, error) {
+	if j.st == nil {
+		return "", notApplied("the job is still starting; try again in a moment")
+	}
 	mode, err := approval.ParseMode(strings.TrimSpace(m.Mode))
+	if err == nil {
+		err = approval.CheckMode(j.st.Settings, mode)
+	}
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError("not applied: "+err.Error(), "NotApplied", nil)
 	}
@@ -288,7 +290,7 @@ func (j *job) routeMode(ctx workflow.Context, raw json.RawMessage) {
 			return
 		}
 	}
-	mode, err := parseModeChange(m)
+	mode, err := j.parseModeChange(m)
 	if err != nil {
 		j.emit(ctx, Event{Kind: "signal", Text: "mode signal ignored: " + strings.TrimPrefix(applicationMessage(err), "not applied: ")})
 		return

@@ -95,6 +95,9 @@ func (a *Env) Policy(ctx context.Context, args []string) error {
 		return err
 	}
 	m, err := approval.ResolveMode(approval.Mode(*mode), settings.Permissions.DefaultMode)
+	if err == nil {
+		err = approval.CheckMode(settings, m)
+	}
 	if err != nil {
 		return cmdline.Usagef("policy check: %v", err)
 	}
