@@ -18,6 +18,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/worktree"
 	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
@@ -58,6 +59,7 @@ func hostWorkers(c client.Client, base worker.Options, identity, host string, se
 	ho.Identity = identity
 	hw := worker.New(c, api.HostQueue(host), ho)
 	set.Register(hw)
+	worktree.Register(hw, set.Settings)
 	do := ho
 	do.MaxConcurrentActivityExecutionSize = 1
 	do.MaxConcurrentActivityTaskPollers = 1

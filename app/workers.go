@@ -17,6 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/worktree"
 	"github.com/custos-dev/custos/checkpoint"
 	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/mcpservers"
@@ -146,6 +147,7 @@ func Start(c client.Client, o Options) (*Workers, error) {
 	w.main = worker.New(c, api.TaskQueue, wopts)
 	(&workflows.Agent{}).Register(w.main)
 	set.Register(w.main)
+	worktree.Register(w.main, set.Settings)
 	notifiers.Register(w.main)
 
 	// Each lane runs one command at a time: a workspace's commands always

@@ -10,6 +10,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/subagent"
 )
 
 // ParentLink is what a child job gets from its parent (JobInput.Parent):
@@ -33,6 +34,10 @@ type ParentLink struct {
 	Tools    []string `json:"tools,omitempty"`
 	// Agents are the subagents its own Task calls may name.
 	Agents []api.Subagent `json:"agents,omitempty"`
+	// Worktree and Branch are the git worktree and branch it works in
+	// (isolation "worktree"; its workspace is in the worktree).
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
 }
 
 // depth is how deep the job nests (0: no parent).
@@ -50,16 +55,7 @@ func (j *job) toolOffered(tool string) bool {
 	if p == nil || !p.Restrict {
 		return true
 	}
-	return toolIn(p.Tools, tool)
-}
-
-func toolIn(tools []string, tool string) bool {
-	for _, t := range tools {
-		if t == tool || (strings.HasPrefix(t, approval.MCPPrefix) && strings.HasPrefix(tool, t+"__")) {
-			return true
-		}
-	}
-	return false
+	return subagent.ToolIn(p.Tools, tool)
 }
 
 // offersTask says whether the job may start subagents: a job may; a child
@@ -69,7 +65,7 @@ func (j *job) offersTask() bool {
 	if p == nil {
 		return true
 	}
-	return p.Depth < api.MaxTaskDepth && p.Restrict && toolIn(p.Tools, api.TaskTool)
+	return p.Depth < api.MaxTaskDepth && p.Restrict && subagent.ToolIn(p.Tools, api.TaskTool)
 }
 
 // agents are the subagents the job's Task calls may name.
@@ -105,13 +101,13 @@ func (j *job) offerTools(req *api.ModelRequest) {
 	}
 	req.Restrict = true
 	for _, t := range api.ToolNames() {
-		if toolIn(p.Tools, t) {
+		if subagent.ToolIn(p.Tools, t) {
 			req.Only = append(req.Only, t)
 		}
 	}
 	var mcp []openai.Tool
 	for _, t := range req.Tools {
-		if t.Function != nil && toolIn(p.Tools, t.Function.Name) {
+		if t.Function != nil && subagent.ToolIn(p.Tools, t.Function.Name) {
 			mcp = append(mcp, t)
 		}
 	}
@@ -154,30 +150,19 @@ func (j *job) childInput(in api.TaskInput, def *api.Subagent, callID string) Job
 	if def != nil {
 		mode = def.Mode
 		if def.Tools != nil {
-			link.Restrict, link.Tools = true, narrowTools(link.Restrict, link.Tools, def.Tools)
+			link.Restrict, link.Tools = true, subagent.NarrowTools(link.Restrict, link.Tools, def.Tools)
 		}
 	}
-	if link.Depth >= api.MaxTaskDepth || !toolIn(link.Tools, api.TaskTool) {
+	if link.Depth >= api.MaxTaskDepth || !subagent.ToolIn(link.Tools, api.TaskTool) {
 		link.Agents = nil
 	}
 	return JobInput{
 		Task: in.Prompt, Workspace: j.in.Workspace, WorkDir: j.in.WorkDir, Host: j.in.Host,
-		Mode: childMode(j.st.Mode, mode), ApprovalTimeout: j.in.ApprovalTimeout, MaxTurns: j.in.MaxTurns,
+		Mode: subagent.ChildMode(j.st.Mode, mode), ApprovalTimeout: j.in.ApprovalTimeout, MaxTurns: j.in.MaxTurns,
 		Model: j.in.Model, MaxOutput: j.in.MaxOutput, ContinueAsNewEvery: j.in.ContinueAsNewEvery,
 		ContextWindow: j.in.ContextWindow, CompactAt: j.in.CompactAt, LaneWait: j.in.LaneWait,
 		Owner: j.in.Owner, Once: true, MaxTokens: j.budgetShare(), Parent: link,
 	}
-}
-
-// narrowTools is want, less what the parent lacks.
-func narrowTools(restricted bool, parent, want []string) []string {
-	out := []string{}
-	for _, t := range want {
-		if !restricted || toolIn(parent, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // budgetShare is a child's token cap: the job's remaining budget (of the
@@ -220,6 +205,9 @@ func (j *job) adoptParent(ctx workflow.Context) {
 	}
 	if p.Restrict {
 		text += ", offered only: " + strings.Join(p.Tools, ", ")
+	}
+	if p.Worktree != "" {
+		text += fmt.Sprintf(", in the git worktree %s on the branch %s", p.Worktree, p.Branch)
 	}
 	j.audit(ctx, approval.AuditRecord{Event: "subagent-of", Reason: text})
 	j.emit(ctx, Event{Kind: "subagent", Text: text})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/custos-dev/custos/activities"
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/worktree"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
@@ -126,6 +127,7 @@ func newHarness(t *testing.T, handler demomodel.Handler, opts ...harnessOpt) *ha
 		set.Settings.Notifiers = acts.Names()
 	}
 	set.Register(h.env)
+	worktree.Register(h.env, set.Settings)
 	set.RegisterBash(h.env)
 	h.input = JobInput{Task: "test task", Workspace: h.ws, Once: true}
 	return h

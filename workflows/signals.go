@@ -366,7 +366,7 @@ func (j *job) status() Status {
 	s.Grants = j.statusGrants()
 	s.Queued, s.Messages = len(j.st.Queue), max(j.st.MessageSeq, 1)
 	s.Budget = j.budgetStatus()
-	s.Parent, s.Children = j.in.Parent.ref(), j.tasks.list()
+	s.Parent, s.Children = j.in.Parent.ref(), j.tasks.List()
 	if j.st.Waiting && j.phase == PhaseWaitingMessage {
 		s.WaitingSince, s.IdleUntil = j.st.WaitSince, j.st.WaitSince.Add(j.idleLimit())
 	}

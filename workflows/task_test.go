@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/statedir"
+	"github.com/custos-dev/custos/workflows/subagent"
 )
 
 // byTask answers each job of a test by its task (the first user message):
@@ -227,7 +228,7 @@ func TestChildMode(t *testing.T) {
 		{approval.ModeDontAsk, "default", approval.ModeDontAsk},
 		{approval.ModeDefault, "nonsense", approval.ModeDefault},
 	} {
-		assert.Equal(t, c.got, childMode(c.parent, c.want), "%s narrowed by %q", c.parent, c.want)
+		assert.Equal(t, c.got, subagent.ChildMode(c.parent, c.want), "%s narrowed by %q", c.parent, c.want)
 	}
 }
 

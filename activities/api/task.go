@@ -90,3 +90,36 @@ func taskSummary(description, agent, isolation string) string {
 	}
 	return "Task (" + strings.Join(tags, ", ") + "): " + description
 }
+
+// WorktreeActivity makes a Task call's git worktree (isolation
+// "worktree"), on the workspace's host.
+const WorktreeActivity = "TaskWorktree"
+
+// WorktreeRequest asks for a child's worktree of the repository holding
+// Workspace, at its HEAD.
+type WorktreeRequest struct {
+	Workspace string `json:"workspace"`
+	// Child is the child's job ID: the worktree's directory and branch
+	// are named after it.
+	Child string `json:"child"`
+	// Avoid are workspaces whose Bash lanes the worktree should not share
+	// (the parent's, its running worktree siblings'), while the host's
+	// lane count allows.
+	Avoid []string `json:"avoid,omitempty"`
+}
+
+// WorktreeResult is the worktree made, or why there is none.
+type WorktreeResult struct {
+	// Refused says why no worktree was made (the workspace is not in a
+	// git repository, it has no commit): the Task call's result.
+	Refused string `json:"refused,omitempty"`
+	// Path is the worktree's top; Workspace the child's workspace in it
+	// (the parent's workspace's place in the repository).
+	Path      string `json:"path,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	// Branch is the branch made for it (custos/CHILD), at Commit.
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Lane is the Bash lane its workspace is on.
+	Lane string `json:"lane,omitempty"`
+}
