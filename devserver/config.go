@@ -238,6 +238,12 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// Mutable-state cache: enough for every open job on one machine.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+		// The transfer queue hands every new workflow and activity task to
+		// matching; at the default 20 reads a second a job's every step
+		// waited on a 50 ms grid (an activity's round trip about 41 ms, a
+		// turn 155). On one machine the reads are cheap and happen only
+		// when there is work.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
 		// Workflow updates are on by default in v1.32; pinned so a default
 		// change cannot silently break the approval flow if it uses them.
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
