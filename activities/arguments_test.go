@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
-// requiredOf is what each tool passes decodeInput as required.
+// requiredOf is what each tool passes toolkit.DecodeInput as required.
 var requiredOf = map[string][]string{
 	api.ReadActivity: {"file_path"}, api.GlobActivity: {"pattern"}, api.GrepActivity: {"pattern"},
 	api.WriteActivity: {"file_path", "content"}, api.EditActivity: {"file_path", "old_string", "new_string"},
@@ -51,7 +52,7 @@ func TestCheckArgumentsAgreesWithTheTools(t *testing.T) {
 			fmt.Sprintf(`{"%s":"x","%s":"y"}`, first, upper(first)))
 		for _, in := range inputs {
 			checkErr := api.CheckArguments(tool, json.RawMessage(in))
-			decodeErr := decodeInput(json.RawMessage(in), newInputFor(tool), requiredOf[tool]...)
+			decodeErr := toolkit.DecodeInput(json.RawMessage(in), newInputFor(tool), requiredOf[tool]...)
 			if checkErr == nil {
 				require.NoError(t, decodeErr, "%s %s: the workflow would ask a person about arguments the tool refuses", tool, in)
 			}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/sandbox"
 )
 
@@ -19,10 +20,10 @@ var bashDescription string
 
 // bashTool is Bash as the model sees it: bash.md describes it, and the
 // schema names exactly the fields of bashInput.
-var bashTool = toolDef{
-	name:        api.BashActivity,
-	description: describe(bashDescription),
-	schema:      api.BashSchema,
+var bashTool = toolkit.ToolDef{
+	Name:        api.BashActivity,
+	Description: toolkit.Describe(bashDescription),
+	Schema:      api.BashSchema,
 }
 
 type bashInput struct {
@@ -48,18 +49,18 @@ type bashProgress struct {
 // activity failure.
 func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in bashInput
-	if err := decodeInput(req.Input, &in, "command"); err != nil {
-		return errorResult("Bash: %v", err), nil
+	if err := toolkit.DecodeInput(req.Input, &in, "command"); err != nil {
+		return toolkit.ErrorResult("Bash: %v", err), nil
 	}
 	cmd, err := in.command()
 	if err != nil {
-		return errorResult("Bash: %v", err), nil
+		return toolkit.ErrorResult("Bash: %v", err), nil
 	}
 	if cmd.unconfined, err = t.mayRun(ctx, req); err != nil {
-		return errorResult("Bash: %v", err), nil
+		return toolkit.ErrorResult("Bash: %v", err), nil
 	}
 
-	max := maxOutput(req)
+	max := toolkit.MaxOutput(req)
 	// The sandbox keeps the head of each stream; the live copy kept here
 	// also keeps the tail, where test failures and error summaries are, and
 	// interleaves stdout and stderr in the order they came, as a terminal
@@ -83,9 +84,9 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 			// Temporal rather than dressing it up as a result.
 			return api.ToolResult{}, fmt.Errorf("bash: %w", ctx.Err())
 		}
-		out := errorResult("Bash: the sandbox could not run the command: %v", err)
-		if isDiskFull(err) {
-			out = errorResult("Bash: the disk is full (%s): the sandbox could not run the command: %v", diskFullName(err), err)
+		out := toolkit.ErrorResult("Bash: the sandbox could not run the command: %v", err)
+		if toolkit.IsDiskFull(err) {
+			out = toolkit.ErrorResult("Bash: the disk is full (%s): the sandbox could not run the command: %v", toolkit.DiskFullName(err), err)
 		}
 		if n := res.HostConfigNote(); n != "" {
 			out.Output += "\n[host config: " + n + "]"
@@ -99,7 +100,7 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	unapplied := false
 	if (res.ExitCode != 0 || res.Unmerged != "") && res.Note == "" {
 		text, _ := combined.Text(max)
-		res.Note = diskFullNote(req.Workspace, text+res.Stdout+res.Stderr+res.Unmerged)
+		res.Note = toolkit.DiskFullNote(req.Workspace, text+res.Stdout+res.Stderr+res.Unmerged)
 		// The command may have exited 0, but the workspace does not hold
 		// what it wrote: that is a failure for the model.
 		unapplied = res.Note != "" && res.Unmerged != ""
@@ -140,7 +141,7 @@ func (t *Tools) mayRun(ctx context.Context, req api.ToolRequest) (unconfined boo
 		// person approved this one knowing it.
 		return false, errors.New(sandbox.UnavailableHelp(why))
 	}
-	if a := attempt(ctx); a > 1 {
+	if a := toolkit.Attempt(ctx); a > 1 {
 		return false, errors.New("the command was interrupted (the worker running it stopped) and may have partially run; it was not run again. Check its effects before retrying it.")
 	}
 	return unconfined, nil
@@ -187,7 +188,7 @@ func (t *Tools) runHeartbeating(ctx context.Context, sreq sandbox.Request, comma
 		every = time.Second
 	}
 	begin := time.Now()
-	stop := heartbeatEvery(ctx, every, func() any {
+	stop := toolkit.HeartbeatEvery(ctx, every, func() any {
 		return bashProgress{Command: command, OutputBytes: out.Total(), ElapsedMS: time.Since(begin).Milliseconds()}
 	})
 	res, err := t.Sandbox.Run(ctx, sreq)
@@ -281,7 +282,7 @@ func formatBashResult(res sandbox.Result, live *combinedOutput, limit int) api.T
 			}
 			body += res.Stderr
 		}
-		body, truncated = capHeadTail(body, room)
+		body, truncated = toolkit.CapHeadTail(body, room)
 		truncated = truncated || res.Truncated
 	}
 	if body == "" && footer == "" {
@@ -338,11 +339,11 @@ func (c *combinedOutput) Text(limit int) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.total == int64(len(c.head)+len(c.tail)) {
-		return capHeadTail(string(c.head)+string(c.tail), limit)
+		return toolkit.CapHeadTail(string(c.head)+string(c.tail), limit)
 	}
-	marker := truncMarker(limit, int(c.total))
+	marker := toolkit.TruncMarker(limit, int(c.total))
 	n := max(limit-len(marker)-2, 0)
-	head := cutUTF8(string(c.head), n/2)
+	head := toolkit.CutUTF8(string(c.head), n/2)
 	tail := string(c.tail)
 	if want := n - len(head); want < len(tail) {
 		i := len(tail) - want
@@ -351,7 +352,7 @@ func (c *combinedOutput) Text(limit int) (string, bool) {
 		}
 		tail = tail[i:]
 	}
-	return head + truncMarker(len(head)+len(tail), int(c.total)) + "\n\n" + tail, true
+	return head + toolkit.TruncMarker(len(head)+len(tail), int(c.total)) + "\n\n" + tail, true
 }
 
 // timeout is the command's timeout, by the rule the workflow sizes the

@@ -8,32 +8,16 @@ import (
 	"sync"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/checkpoint"
-	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/sandbox/hostguard"
 )
-
-// startCheckpoint begins the checkpoint of req's call in the canonical
-// workspace ws; nil when the job records none (api.ToolRequest.Checkpoints
-// unset: a job whose files are in its workspace, or a test's call).
-func startCheckpoint(req api.ToolRequest, tool, what, ws string) (*checkpoint.Recording, error) {
-	if req.Checkpoints == "" {
-		return nil, nil
-	}
-	s := checkpoint.Store{Dir: req.Checkpoints}
-	r, err := s.Start(checkpoint.Call{Job: req.JobID, Turn: req.Turn, Call: req.CallID, Tool: tool,
-		What: display.Line(what, 200)}, ws)
-	if err != nil {
-		return nil, fmt.Errorf("record a checkpoint: %w", err)
-	}
-	return r, nil
-}
 
 // recordFileWrite records, before a Write or Edit replaces rel in tgt's
 // workspace with data, what is there now (and each parent directory the
 // write will create) and what will be. Its Done is for after the write.
-func recordFileWrite(req api.ToolRequest, tool string, tgt *fileTarget, data []byte) (*checkpoint.Recording, error) {
-	r, err := startCheckpoint(req, tool, tgt.show, tgt.ws)
+func recordFileWrite(req api.ToolRequest, tool string, tgt *toolkit.Target, data []byte) (*checkpoint.Recording, error) {
+	r, err := toolkit.StartCheckpoint(req, tool, tgt.Show, tgt.WS)
 	if r == nil || err != nil {
 		return nil, err
 	}
@@ -41,10 +25,10 @@ func recordFileWrite(req api.ToolRequest, tool string, tgt *fileTarget, data []b
 		r.Close()
 		return nil, fmt.Errorf("record a checkpoint: %w", err)
 	}
-	// The parents writeAtomic's MkdirAll will make, outermost first.
+	// The parents toolkit.WriteAtomic's MkdirAll will make, outermost first.
 	var parents []string
-	for d := filepath.Dir(tgt.rel); d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
-		if _, err := tgt.root.Lstat(d); err == nil {
+	for d := filepath.Dir(tgt.Rel); d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
+		if _, err := tgt.Root.Lstat(d); err == nil {
 			break
 		}
 		parents = append([]string{d}, parents...)
@@ -55,14 +39,14 @@ func recordFileWrite(req api.ToolRequest, tool string, tgt *fileTarget, data []b
 		}
 		r.After(d, checkpoint.Entry{Kind: checkpoint.Dir, Mode: 0o755})
 	}
-	if err := r.Before(tgt.rel); err != nil {
+	if err := r.Before(tgt.Rel); err != nil {
 		return fail(err)
 	}
 	mode := fs.FileMode(0o644)
-	if fi, err := tgt.root.Lstat(tgt.rel); err == nil && fi.Mode().IsRegular() {
+	if fi, err := tgt.Root.Lstat(tgt.Rel); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 	}
-	if err := r.AfterData(tgt.rel, data, mode); err != nil {
+	if err := r.AfterData(tgt.Rel, data, mode); err != nil {
 		return fail(err)
 	}
 	if err := r.Commit(); err != nil {
@@ -114,7 +98,7 @@ func (b *bashCheckpoint) hook() hostguard.MergeHook {
 		if err != nil {
 			return nil, err
 		}
-		r, err := startCheckpoint(b.req, api.BashActivity, b.what, ws)
+		r, err := toolkit.StartCheckpoint(b.req, api.BashActivity, b.what, ws)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +130,7 @@ func (b *bashCheckpoint) unrecorded(why string) {
 	if b.req.Checkpoints == "" || merged {
 		return
 	}
-	r, err := startCheckpoint(b.req, api.BashActivity, b.what, b.req.Workspace)
+	r, err := toolkit.StartCheckpoint(b.req, api.BashActivity, b.what, b.req.Workspace)
 	if err != nil {
 		b.t.log().Warn("checkpoint: note an unrecorded command", "err", err)
 		return

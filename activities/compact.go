@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 const compactionHeader = "[custos compaction: messages %d-%d summarised; the conversation goes on from message %d]\n"
@@ -148,7 +149,7 @@ func (m *Model) summaryCall(ctx context.Context, req api.CompactRequest, task, p
 		{Role: openai.ChatMessageRoleSystem, Content: fmt.Sprintf(`You compact the conversation of a coding agent so it can go on within its context window. Write one summary, at most %d words, of everything that matters to finish the task: what was asked, what was done and decided (including calls that were denied and why), which files were changed and how, what was learned about the code, and the open problems and next steps. Keep exact file paths, names, commands and error messages. Do not invent anything.`, words)},
 		{Role: openai.ChatMessageRoleUser, Content: user.String()},
 	}}
-	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return "summarising" })
+	stop := toolkit.HeartbeatEvery(ctx, 5*time.Second, func() any { return "summarising" })
 	resp, err := m.Client.CreateChatCompletion(ctx, creq)
 	stop()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/internal/atomicfile"
 )
 
@@ -147,7 +148,7 @@ func cutInto(msgs []openai.ChatCompletionMessage, after int, path string) (api.C
 		buf.WriteByte('\n')
 	}
 	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
-		return api.CutResult{}, classifyDiskFull(fmt.Errorf("cut the transcript: %w", err))
+		return api.CutResult{}, toolkit.ClassifyDiskFull(fmt.Errorf("cut the transcript: %w", err))
 	}
 	return api.CutResult{Total: n, Last: msgs[n-1]}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 //go:embed edit.md
@@ -16,10 +17,10 @@ var editDescription string
 
 // editTool is Edit as the model sees it: edit.md describes it, and the
 // schema names exactly the fields of editInput.
-var editTool = toolDef{
-	name:        api.EditActivity,
-	description: describe(editDescription),
-	schema:      api.EditSchema,
+var editTool = toolkit.ToolDef{
+	Name:        api.EditActivity,
+	Description: toolkit.Describe(editDescription),
+	Schema:      api.EditSchema,
 }
 
 type editInput struct {
@@ -62,24 +63,24 @@ func (t *Tools) Edit(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	}
 	ckpt, err := recordFileWrite(req, "Edit", tgt, []byte(plan.updated))
 	if err != nil {
-		return recordFailure("Edit", err)
+		return toolkit.RecordFailure("Edit", err)
 	}
-	if _, err := writeAtomic(tgt.root, tgt.rel, []byte(plan.updated)); err != nil {
+	if _, err := toolkit.WriteAtomic(tgt.Root, tgt.Rel, []byte(plan.updated)); err != nil {
 		closeCheckpoint(ckpt)
-		return writeFailure("Edit", plan.path, err), nil
+		return toolkit.WriteFailure("Edit", plan.path, err), nil
 	}
 	t.doneCheckpoint(ckpt)
-	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.show, "replacements", plan.n)
+	t.log().Info("tool Edit", "job", req.JobID, "path", tgt.Show, "replacements", plan.n)
 
 	noun := "occurrence"
 	if plan.n != 1 {
 		noun = "occurrences"
 	}
-	msg := fmt.Sprintf("Edited %s: replaced %d %s", tgt.show, plan.n, noun)
+	msg := fmt.Sprintf("Edited %s: replaced %d %s", tgt.Show, plan.n, noun)
 	if plan.n == 1 {
 		msg += "\n" + editSnippet(plan.updated, plan.at, plan.newLen)
 	}
-	text, truncated := capHead(msg, maxOutput(req))
+	text, truncated := toolkit.CapHead(msg, toolkit.MaxOutput(req))
 	return api.ToolResult{Output: text, Truncated: truncated}, nil
 }
 
@@ -97,62 +98,62 @@ type editPlan struct {
 
 // planEdit parses and validates an Edit and matches it against the file. It
 // returns the open target, or nil and the error result for the model.
-func (t *Tools) planEdit(ctx context.Context, req api.ToolRequest) (editPlan, *fileTarget, api.ToolResult) {
-	req, failed := withBlobs("Edit", req)
+func (t *Tools) planEdit(ctx context.Context, req api.ToolRequest) (editPlan, *toolkit.Target, api.ToolResult) {
+	req, failed := toolkit.WithBlobs("Edit", req)
 	if failed != nil {
 		return editPlan{}, nil, *failed
 	}
 	var in editInput
-	if err := decodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
-		return editPlan{}, nil, errorResult("Edit: %v", err)
+	if err := toolkit.DecodeInput(req.Input, &in, "file_path", "old_string", "new_string"); err != nil {
+		return editPlan{}, nil, toolkit.ErrorResult("Edit: %v", err)
 	}
 	oldS, newS := *in.OldString, *in.NewString
 	if oldS == "" {
-		return editPlan{}, nil, errorResult("Edit: old_string must not be empty; to create a file or replace all of it, use Write")
+		return editPlan{}, nil, toolkit.ErrorResult("Edit: old_string must not be empty; to create a file or replace all of it, use Write")
 	}
 	if oldS == newS {
-		return editPlan{}, nil, errorResult("Edit: old_string and new_string are identical; nothing to change")
+		return editPlan{}, nil, toolkit.ErrorResult("Edit: old_string and new_string are identical; nothing to change")
 	}
-	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
+	tgt, err := toolkit.ResolveTarget(req.Workspace, in.FilePath, true)
 	if err != nil {
-		return editPlan{}, nil, errorResult("Edit: %v", err)
+		return editPlan{}, nil, toolkit.ErrorResult("Edit: %v", err)
 	}
-	fail := func(r api.ToolResult) (editPlan, *fileTarget, api.ToolResult) {
+	fail := func(r api.ToolResult) (editPlan, *toolkit.Target, api.ToolResult) {
 		tgt.Close()
 		return editPlan{}, nil, r
 	}
-	if msg := deniedTarget("Edit", tgt, req.EditDeny, false); msg != "" {
-		return fail(errorResult("%s", msg))
+	if msg := toolkit.DeniedTarget("Edit", tgt, req.EditDeny, false); msg != "" {
+		return fail(toolkit.ErrorResult("%s", msg))
 	}
-	data, _, err := readRegular(tgt.root, tgt.rel, maxEditFileSize)
+	data, _, err := toolkit.ReadRegular(tgt.Root, tgt.Rel, maxEditFileSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fail(errorResult("Edit: %s does not exist; use Write to create it", in.FilePath))
+		return fail(toolkit.ErrorResult("Edit: %s does not exist; use Write to create it", in.FilePath))
 	case err != nil:
-		return fail(errorResult("Edit: %v", err))
+		return fail(toolkit.ErrorResult("Edit: %v", err))
 	}
 	content := string(data)
-	retry := attempt(ctx) > 1
+	retry := toolkit.Attempt(ctx) > 1
 	plan := editPlan{path: in.FilePath, original: content, updated: content}
 
 	count := strings.Count(content, oldS)
 	if count == 0 {
 		switch {
 		case newS != "" && strings.Contains(content, newS):
-			plan.done = fmt.Sprintf("%s: old_string not found, but new_string is already present: edit already applied, file unchanged", tgt.show)
+			plan.done = fmt.Sprintf("%s: old_string not found, but new_string is already present: edit already applied, file unchanged", tgt.Show)
 			return plan, tgt, api.ToolResult{}
 		case newS == "" && retry:
-			plan.done = fmt.Sprintf("%s: old_string not found on retry; the deletion was already applied, file unchanged", tgt.show)
+			plan.done = fmt.Sprintf("%s: old_string not found on retry; the deletion was already applied, file unchanged", tgt.Show)
 			return plan, tgt, api.ToolResult{}
 		}
-		return fail(errorResult("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation; Read the file to copy the exact text", in.FilePath))
+		return fail(toolkit.ErrorResult("Edit: old_string not found in %s. It must match the file exactly, including whitespace and indentation; Read the file to copy the exact text", in.FilePath))
 	}
 	if retry && strings.Contains(newS, oldS) && allCovered(content, oldS, newS) {
-		plan.done = fmt.Sprintf("%s: every occurrence of old_string is already part of new_string on retry: edit already applied, file unchanged", tgt.show)
+		plan.done = fmt.Sprintf("%s: every occurrence of old_string is already part of new_string on retry: edit already applied, file unchanged", tgt.Show)
 		return plan, tgt, api.ToolResult{}
 	}
 	if count > 1 && !in.ReplaceAll {
-		return fail(errorResult("Edit: old_string occurs %d times in %s; it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to replace every occurrence", count, in.FilePath))
+		return fail(toolkit.ErrorResult("Edit: old_string occurs %d times in %s; it must occur exactly once. Include more surrounding lines to make it unique, or set replace_all to replace every occurrence", count, in.FilePath))
 	}
 	plan.n, plan.at, plan.newLen = 1, strings.Index(content, oldS), len(newS)
 	if in.ReplaceAll {
@@ -209,7 +210,7 @@ func editSnippet(content string, at, length int) string {
 	}
 	var b strings.Builder
 	for i := from; i <= to; i++ {
-		fmt.Fprintf(&b, "%6d\t%s\n", i+1, truncateLine(lines[i]))
+		fmt.Fprintf(&b, "%6d\t%s\n", i+1, toolkit.TruncateLine(lines[i]))
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/pathglob"
 )
 
@@ -24,10 +25,10 @@ var globDescription string
 
 // globTool is Glob as the model sees it: glob.md describes it, and the
 // schema names exactly the fields of globInput.
-var globTool = toolDef{
-	name:        api.GlobActivity,
-	description: describe(globDescription),
-	schema:      api.GlobSchema,
+var globTool = toolkit.ToolDef{
+	Name:        api.GlobActivity,
+	Description: toolkit.Describe(globDescription),
+	Schema:      api.GlobSchema,
 }
 
 type globInput struct {
@@ -55,7 +56,7 @@ func newGlobFilter(pattern string, byBase bool) (*globFilter, error) {
 
 // matches reports whether the filter selects the file rel (slash-separated,
 // relative to the workspace) found in the search directory dir (as
-// fileTarget.show).
+// toolkit.Target.show).
 func (f *globFilter) matches(dir, rel string) bool {
 	if f == nil {
 		return true
@@ -72,8 +73,8 @@ func (f *globFilter) matches(dir, rel string) bool {
 // searchScope is what a search (Glob, Grep) looks through: the files under
 // its directory that the Read deny rules do not hide and the filter selects.
 type searchScope struct {
-	tgt    *fileTarget
-	hidden *hider
+	tgt    *toolkit.Target
+	hidden *toolkit.Hider
 	filter *globFilter
 }
 
@@ -81,33 +82,33 @@ type searchScope struct {
 // another name of a denied file) and selected by the filter. The error says
 // the deny rules cannot be enforced.
 func (s searchScope) shows(rel string) (bool, error) {
-	if hide, err := s.hidden.hidesFile(s.tgt.root, rel); err != nil || hide {
+	if hide, err := s.hidden.HidesFile(s.tgt.Root, rel); err != nil || hide {
 		return false, err
 	}
-	return s.filter.matches(s.tgt.show, rel), nil
+	return s.filter.matches(s.tgt.Show, rel), nil
 }
 
 // Glob lists files matching a pattern, newest first.
 func (t *Tools) Glob(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in globInput
-	if err := decodeInput(req.Input, &in, "pattern"); err != nil {
-		return errorResult("Glob: %v", err), nil
+	if err := toolkit.DecodeInput(req.Input, &in, "pattern"); err != nil {
+		return toolkit.ErrorResult("Glob: %v", err), nil
 	}
 	filter, err := in.filter()
 	if err != nil {
-		return errorResult("Glob: %v", err), nil
+		return toolkit.ErrorResult("Glob: %v", err), nil
 	}
-	tgt, err := searchRoot(req.Workspace, in.Path)
+	tgt, err := toolkit.SearchRoot(req.Workspace, in.Path)
 	if err != nil {
-		return errorResult("Glob: %v", err), nil
+		return toolkit.ErrorResult("Glob: %v", err), nil
 	}
 	defer tgt.Close()
-	if fi, err := tgt.root.Stat(tgt.rel); err == nil && !fi.IsDir() {
-		return errorResult("Glob: path %s is not a directory", in.Path), nil
+	if fi, err := tgt.Root.Stat(tgt.Rel); err == nil && !fi.IsDir() {
+		return toolkit.ErrorResult("Glob: path %s is not a directory", in.Path), nil
 	}
-	hidden, err := newHider(tgt.ws, req.ReadDeny)
+	hidden, err := toolkit.NewHider(tgt.WS, req.ReadDeny)
 	if err != nil {
-		return errorResult("Glob: %v", err), nil
+		return toolkit.ErrorResult("Glob: %v", err), nil
 	}
 	matches, err := globMatches(ctx, searchScope{tgt: tgt, hidden: hidden, filter: filter})
 	if err != nil {
@@ -115,14 +116,14 @@ func (t *Tools) Glob(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 			return api.ToolResult{}, ctx.Err()
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return errorResult("Glob: directory %s does not exist", tgt.show), nil
+			return toolkit.ErrorResult("Glob: directory %s does not exist", tgt.Show), nil
 		}
-		return errorResult("Glob: %v", err), nil
+		return toolkit.ErrorResult("Glob: %v", err), nil
 	}
 	if len(matches) == 0 {
 		return api.ToolResult{Output: "No files found"}, nil
 	}
-	return globListing(matches, maxOutput(req)), nil
+	return globListing(matches, toolkit.MaxOutput(req)), nil
 }
 
 // filter checks the pattern, which is relative to the search directory and
@@ -147,7 +148,7 @@ func (in globInput) filter() (*globFilter, error) {
 // Edit take).
 func globMatches(ctx context.Context, scope searchScope) ([]walkEntry, error) {
 	var matches []walkEntry
-	err := walkFiles(ctx, scope.tgt.ws, scope.tgt.rel, func(e walkEntry) error {
+	err := walkFiles(ctx, scope.tgt.WS, scope.tgt.Rel, func(e walkEntry) error {
 		ok, err := scope.shows(e.rel)
 		if ok {
 			matches = append(matches, e)
@@ -178,6 +179,6 @@ func globListing(matches []walkEntry, max int) api.ToolResult {
 	if n > maxGlobResults {
 		fmt.Fprintf(&b, "[%d of %d matches shown, newest first; use a more specific pattern or path]\n", maxGlobResults, n)
 	}
-	text, truncated := capHead(b.String(), max)
+	text, truncated := toolkit.CapHead(b.String(), max)
 	return api.ToolResult{Output: text, Truncated: truncated || n > maxGlobResults}
 }

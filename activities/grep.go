@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 // maxGrepFileSize skips files larger than this: generated blobs and data
@@ -26,10 +27,10 @@ var grepDescription string
 
 // grepTool is Grep as the model sees it: grep.md describes it, and the
 // schema names exactly the fields of grepInput.
-var grepTool = toolDef{
-	name:        api.GrepActivity,
-	description: describe(grepDescription),
-	schema:      api.GrepSchema,
+var grepTool = toolkit.ToolDef{
+	Name:        api.GrepActivity,
+	Description: toolkit.Describe(grepDescription),
+	Schema:      api.GrepSchema,
 }
 
 type grepInput struct {
@@ -46,38 +47,38 @@ type grepInput struct {
 // visited in lexical path order, so the same tree gives the same answer.
 func (t *Tools) Grep(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in grepInput
-	if err := decodeInput(req.Input, &in, "pattern"); err != nil {
-		return errorResult("Grep: %v", err), nil
+	if err := toolkit.DecodeInput(req.Input, &in, "pattern"); err != nil {
+		return toolkit.ErrorResult("Grep: %v", err), nil
 	}
 	q, err := in.query()
 	if err != nil {
-		return errorResult("Grep: %v", err), nil
+		return toolkit.ErrorResult("Grep: %v", err), nil
 	}
-	tgt, err := searchRoot(req.Workspace, in.Path)
+	tgt, err := toolkit.SearchRoot(req.Workspace, in.Path)
 	if err != nil {
-		return errorResult("Grep: %v", err), nil
+		return toolkit.ErrorResult("Grep: %v", err), nil
 	}
 	defer tgt.Close()
-	hidden, err := newHider(tgt.ws, req.ReadDeny)
+	hidden, err := toolkit.NewHider(tgt.WS, req.ReadDeny)
 	if err != nil {
-		return errorResult("Grep: %v", err), nil
+		return toolkit.ErrorResult("Grep: %v", err), nil
 	}
-	start, err := tgt.root.Stat(tgt.rel)
+	start, err := tgt.Root.Stat(tgt.Rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return errorResult("Grep: %s does not exist", tgt.show), nil
+		return toolkit.ErrorResult("Grep: %s does not exist", tgt.Show), nil
 	} else if err != nil {
-		return errorResult("Grep: %v", err), nil
+		return toolkit.ErrorResult("Grep: %v", err), nil
 	}
 	s := &grepSearch{
 		grepQuery: q,
 		scope:     searchScope{tgt: tgt, hidden: hidden, filter: q.filter},
-		out:       boundedOutput{max: maxOutput(req)},
+		out:       boundedOutput{max: toolkit.MaxOutput(req)},
 	}
 	if err := s.run(ctx, start); err != nil {
 		if ctx.Err() != nil {
 			return api.ToolResult{}, ctx.Err()
 		}
-		return errorResult("Grep: %v", err), nil
+		return toolkit.ErrorResult("Grep: %v", err), nil
 	}
 	return s.result(), nil
 }
@@ -145,9 +146,9 @@ func (s *grepSearch) run(ctx context.Context, start fs.FileInfo) error {
 		// A single file is searched even if it does not match glob: the
 		// model named it explicitly.
 		s.scope.filter = nil
-		return s.searchFile(ctx, walkEntry{rel: s.scope.tgt.show, size: start.Size()})
+		return s.searchFile(ctx, walkEntry{rel: s.scope.tgt.Show, size: start.Size()})
 	}
-	return walkFiles(ctx, s.scope.tgt.ws, s.scope.tgt.rel, func(e walkEntry) error {
+	return walkFiles(ctx, s.scope.tgt.WS, s.scope.tgt.Rel, func(e walkEntry) error {
 		return s.searchFile(ctx, e)
 	})
 }
@@ -160,8 +161,8 @@ func (s *grepSearch) searchFile(ctx context.Context, e walkEntry) error {
 	if ok, err := s.scope.shows(e.rel); err != nil || !ok {
 		return err // Read-denied (a hard link of a denied file too) or not selected; or the rules cannot be enforced
 	}
-	data, _, err := readRegular(s.scope.tgt.root, filepath.FromSlash(e.rel), maxGrepFileSize)
-	if err != nil || looksBinary(data) {
+	data, _, err := toolkit.ReadRegular(s.scope.tgt.Root, filepath.FromSlash(e.rel), maxGrepFileSize)
+	if err != nil || toolkit.LooksBinary(data) {
 		return nil // unreadable, special or binary: not searchable text
 	}
 	if n := s.grepFile(e.rel, data, s.out.emit); n > 0 {
@@ -207,14 +208,14 @@ func (o *boundedOutput) text() (string, bool) {
 	if o.total <= o.max {
 		return text, false
 	}
-	marker := truncMarker(o.max, o.total)
-	text = cutUTF8(text, max(o.max-len(marker), 0)) // a budget smaller than the marker keeps no line
+	marker := toolkit.TruncMarker(o.max, o.total)
+	text = toolkit.CutUTF8(text, max(o.max-len(marker), 0)) // a budget smaller than the marker keeps no line
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[:i+1]
 	} else {
 		text = ""
 	}
-	return text + strings.TrimPrefix(truncMarker(len(text), o.total), "\n"), true
+	return text + strings.TrimPrefix(toolkit.TruncMarker(len(text), o.total), "\n"), true
 }
 
 // grepFile searches one file and emits its part of the answer; it returns
@@ -274,7 +275,7 @@ func (q grepQuery) emitContent(rel string, lines [][]byte, hits []int, emit func
 			if isHit[i] {
 				sep = ":"
 			}
-			line := truncateLine(strings.TrimSuffix(string(lines[i]), "\r"))
+			line := toolkit.TruncateLine(strings.TrimSuffix(string(lines[i]), "\r"))
 			if q.lineNums {
 				emit(fmt.Sprintf("%s%s%d%s%s\n", rel, sep, i+1, sep, line))
 			} else {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
 )
@@ -42,8 +43,8 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 	}
 	// Hooks judge the whole call: contents the model activity kept out of
 	// history are read back for them.
-	bs := jobBlobs(req.Blobs, req.Payload.Workspace, req.Payload.JobID)
-	if in, err := expandInput(bs, req.Payload.Input); err == nil {
+	bs := toolkit.JobBlobs(req.Blobs, req.Payload.Workspace, req.Payload.JobID)
+	if in, err := toolkit.ExpandInput(bs, req.Payload.Input); err == nil {
 		req.Payload.Input = in
 	}
 	if len(req.Hooks) == 0 {
@@ -54,7 +55,7 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 	if every <= 0 {
 		every = DefaultHookHeartbeat
 	}
-	stop := heartbeatEvery(ctx, every, func() any { return "running hooks" })
+	stop := toolkit.HeartbeatEvery(ctx, every, func() any { return "running hooks" })
 	res, outs := command.RunAll(ctx, req.Hooks, req.Payload, req.Dir)
 	stop()
 
@@ -72,7 +73,7 @@ func (h *Hooks) RunHooks(ctx context.Context, req api.HookRequest) (api.HookResp
 
 // reduceHookInputs keeps an input a hook rewrote as small in history as the
 // model's own (see api.BlobDir): its large contents become blobs again.
-func reduceHookInputs(bs blobStore, p hooks.Payload, resp *api.HookResponse) error {
+func reduceHookInputs(bs toolkit.Blobs, p hooks.Payload, resp *api.HookResponse) error {
 	if p.JobID == "" {
 		return nil
 	}

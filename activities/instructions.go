@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/sandbox/gitdir"
 )
 
@@ -116,15 +117,15 @@ func readWorkspaceInstructions(ws, rel string, readDeny []string) ([]byte, error
 	if _, err := os.Lstat(filepath.Join(ws, filepath.FromSlash(rel))); err != nil {
 		return nil, err
 	}
-	tgt, err := resolveTarget(ws, rel, false)
+	tgt, err := toolkit.ResolveTarget(ws, rel, false)
 	if err != nil {
 		return nil, err
 	}
 	defer tgt.Close()
-	if msg := deniedTarget("Read", tgt, readDeny, true); msg != "" {
+	if msg := toolkit.DeniedTarget("Read", tgt, readDeny, true); msg != "" {
 		return nil, errors.New(msg)
 	}
-	data, _, err := readRegular(tgt.root, tgt.rel, maxInstructionFile)
+	data, _, err := toolkit.ReadRegular(tgt.Root, tgt.Rel, maxInstructionFile)
 	return data, err
 }
 
@@ -136,7 +137,7 @@ func capInstructions(out api.Instructions, found []instructionSource) api.Instru
 	for _, f := range found {
 		given := f.data
 		if len(given) > budget {
-			given = []byte(cutUTF8(string(given), max(budget, 0)))
+			given = []byte(toolkit.CutUTF8(string(given), max(budget, 0)))
 		}
 		out.Files = append(out.Files, api.InstructionFile{Path: f.show, Bytes: len(f.data), Given: len(given)})
 		fmt.Fprintf(&b, "\n## %s\n\n", f.show)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/lsp"
 )
 
@@ -20,10 +21,10 @@ var lspDescription string
 
 // lspTool is LSP as the model sees it: lsp.md describes it, and the schema
 // names exactly the fields of lspInput.
-var lspTool = toolDef{
-	name:        api.LSPActivity,
-	description: describe(lspDescription),
-	schema:      api.LSPSchema,
+var lspTool = toolkit.ToolDef{
+	Name:        api.LSPActivity,
+	Description: toolkit.Describe(lspDescription),
+	Schema:      api.LSPSchema,
 }
 
 type lspInput struct {
@@ -71,23 +72,23 @@ func (in lspInput) check() error {
 // could show it (view), the rest counted as withheld.
 func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in lspInput
-	if err := decodeInput(req.Input, &in, "operation", "file_path"); err != nil {
-		return errorResult("LSP: %v", err), nil
+	if err := toolkit.DecodeInput(req.Input, &in, "operation", "file_path"); err != nil {
+		return toolkit.ErrorResult("LSP: %v", err), nil
 	}
 	if err := in.check(); err != nil {
-		return errorResult("LSP: %v", err), nil
+		return toolkit.ErrorResult("LSP: %v", err), nil
 	}
-	tgt, err := resolveTarget(req.Workspace, in.FilePath, false)
+	tgt, err := toolkit.ResolveTarget(req.Workspace, in.FilePath, false)
 	if err != nil {
-		return errorResult("LSP: %v", err), nil
+		return toolkit.ErrorResult("LSP: %v", err), nil
 	}
 	defer tgt.Close()
-	if msg := deniedTarget("LSP", tgt, req.ReadDeny, true); msg != "" {
-		return errorResult("%s", msg), nil
+	if msg := toolkit.DeniedTarget("LSP", tgt, req.ReadDeny, true); msg != "" {
+		return toolkit.ErrorResult("%s", msg), nil
 	}
 	text, err := readSource(tgt, in.FilePath)
 	if err != nil {
-		return errorResult("LSP: %v", err), nil
+		return toolkit.ErrorResult("LSP: %v", err), nil
 	}
 	c, msg, err := t.ready(ctx, req, tgt, text)
 	if err != nil {
@@ -97,36 +98,36 @@ func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, e
 		if ctx.Err() != nil {
 			return api.ToolResult{}, ctx.Err()
 		}
-		return errorResult("LSP: %s", msg), nil
+		return toolkit.ErrorResult("LSP: %s", msg), nil
 	}
 	v, err := newView(tgt, text, req.ReadDeny)
 	if err != nil {
-		return errorResult("LSP: %v", err), nil
+		return toolkit.ErrorResult("LSP: %v", err), nil
 	}
 	out, err := in.run(ctx, c, tgt, text, v)
 	if err != nil {
 		return lspFailure(ctx, err)
 	}
 	out += v.note()
-	shown, cut := capHead(out, maxOutput(req))
+	shown, cut := toolkit.CapHead(out, toolkit.MaxOutput(req))
 	return api.ToolResult{Output: shown, Truncated: cut}, nil
 }
 
 // lspClient is the warm server for the file's language, or why there is
 // none.
-func (t *Tools) lspClient(ctx context.Context, req api.ToolRequest, tgt *fileTarget) (*lsp.Client, string) {
+func (t *Tools) lspClient(ctx context.Context, req api.ToolRequest, tgt *toolkit.Target) (*lsp.Client, string) {
 	if t.LSPServers == nil {
 		return nil, "this worker runs no language servers"
 	}
-	lang := lsp.Language(tgt.abs)
+	lang := lsp.Language(tgt.Abs)
 	if lang == "" {
-		return nil, fmt.Sprintf("no language server knows %s files (Go, TypeScript/JavaScript and Python have one)", filepath.Ext(tgt.abs))
+		return nil, fmt.Sprintf("no language server knows %s files (Go, TypeScript/JavaScript and Python have one)", filepath.Ext(tgt.Abs))
 	}
 	argv, ok := lsp.Command(req.LSP, lang)
 	if !ok {
 		return nil, fmt.Sprintf("no %s language server is installed on this worker, and the settings' \"lsp\" names none", lang)
 	}
-	c, err := t.LSPServers.Client(ctx, lsp.Spec{Argv: argv, Workspace: tgt.ws, ReadDeny: req.ReadDeny})
+	c, err := t.LSPServers.Client(ctx, lsp.Spec{Argv: argv, Workspace: tgt.WS, ReadDeny: req.ReadDeny})
 	if err != nil {
 		return nil, fmt.Sprintf("starting the %s language server (%s): %v", lang, argv[0], err)
 	}
@@ -137,13 +138,13 @@ func (t *Tools) lspClient(ctx context.Context, req api.ToolRequest, tgt *fileTar
 // workspace since its last answer; or why there is none. A server found
 // dead here (it died since, or was stopped because it could not be told
 // what changed) is started again, once: the call has not been asked yet.
-func (t *Tools) ready(ctx context.Context, req api.ToolRequest, tgt *fileTarget, text string) (*lsp.Client, string, error) {
+func (t *Tools) ready(ctx context.Context, req api.ToolRequest, tgt *toolkit.Target, text string) (*lsp.Client, string, error) {
 	for attempt := 0; ; attempt++ {
 		c, msg := t.lspClient(ctx, req, tgt)
 		if c == nil {
 			return nil, msg, nil
 		}
-		err := c.Sync(tgt.abs, text)
+		err := c.Sync(tgt.Abs, text)
 		if err == nil {
 			return c, "", nil
 		}
@@ -160,16 +161,16 @@ func lspFailure(ctx context.Context, err error) (api.ToolResult, error) {
 		return api.ToolResult{}, ctx.Err()
 	}
 	if errors.Is(err, lsp.ErrServerExited) {
-		return errorResult("LSP: the language server stopped while answering (%v); ask again: a new one is started", err), nil
+		return toolkit.ErrorResult("LSP: the language server stopped while answering (%v); ask again: a new one is started", err), nil
 	}
-	return errorResult("LSP: %v", err), nil
+	return toolkit.ErrorResult("LSP: %v", err), nil
 }
 
 // readSource is the file's text, refused as Read refuses it (not a regular
 // text file) or when too large to send. Read whole at its size, or kept
 // from an earlier call while the file is unchanged (lspTexts).
-func readSource(tgt *fileTarget, name string) (string, error) {
-	fi, err := regularFile(tgt, name)
+func readSource(tgt *toolkit.Target, name string) (string, error) {
+	fi, err := toolkit.RegularFile(tgt, name)
 	if err != nil {
 		return "", err
 	}
@@ -177,11 +178,11 @@ func readSource(tgt *fileTarget, name string) (string, error) {
 	if fi.Size() > maxLSPFile {
 		return "", tooLarge
 	}
-	text, err := lspTexts.read(tgt.root, tgt.rel, fi, func(b []byte) error {
+	text, err := lspTexts.read(tgt.Root, tgt.Rel, fi, func(b []byte) error {
 		if len(b) > maxLSPFile {
 			return tooLarge
 		}
-		if looksBinary(b[:min(len(b), binarySniffLen)]) {
+		if toolkit.LooksBinary(b[:min(len(b), toolkit.BinarySniffLen)]) {
 			return fmt.Errorf("%s looks like a binary file (%d bytes); LSP answers about source files", name, len(b))
 		}
 		return nil
@@ -193,7 +194,7 @@ func readSource(tgt *fileTarget, name string) (string, error) {
 }
 
 // run asks the server and renders its answer.
-func (in lspInput) run(ctx context.Context, c *lsp.Client, tgt *fileTarget, text string, v *view) (string, error) {
+func (in lspInput) run(ctx context.Context, c *lsp.Client, tgt *toolkit.Target, text string, v *view) (string, error) {
 	var pos lsp.Position
 	if in.Line != nil {
 		col := 1
@@ -208,19 +209,19 @@ func (in lspInput) run(ctx context.Context, c *lsp.Client, tgt *fileTarget, text
 	}
 	switch in.Operation {
 	case "definition":
-		locs, err := c.Definition(ctx, tgt.abs, pos)
+		locs, err := c.Definition(ctx, tgt.Abs, pos)
 		return v.locations(locs, "no definition found at "+in.where()), err
 	case "references":
-		locs, err := c.References(ctx, tgt.abs, pos)
+		locs, err := c.References(ctx, tgt.Abs, pos)
 		return v.locations(locs, "no references found at "+in.where()), err
 	case "hover":
-		return v.hover(ctx, c, tgt.abs, pos, in.where())
+		return v.hover(ctx, c, tgt.Abs, pos, in.where())
 	case "symbols":
-		syms, err := c.Symbols(ctx, tgt.abs)
+		syms, err := c.Symbols(ctx, tgt.Abs)
 		return v.symbols(syms, in.Line), err
 	}
-	diags, complete, err := c.Diagnostics(ctx, tgt.abs, lspDiagnosticsWait)
-	return v.diagnostics(tgt.show, diags, complete), err
+	diags, complete, err := c.Diagnostics(ctx, tgt.Abs, lspDiagnosticsWait)
+	return v.diagnostics(tgt.Show, diags, complete), err
 }
 
 // where is the position asked about, as the model wrote it.

@@ -25,7 +25,7 @@ import (
 // tool's path is the activity (argument check, path guard, deny rules,
 // server in the sandbox, filtered and rendered answer); "direct" is the
 // same gopls over the same client code on the host, with no pool,
-// sandbox or filter. Both ask about resolveTarget where read.go calls it,
+// sandbox or filter. Both ask about toolkit.ResolveTarget where read.go calls it
 // once both servers have loaded and diagnosed the whole workspace.
 //
 //	go test -run '^$' -bench 'BenchmarkLSP$' -benchtime 100x -count 6 ./activities
@@ -50,7 +50,7 @@ func repoRoot(b *testing.B) string {
 	return root
 }
 
-// benchTarget is the position asked about: the call of resolveTarget in
+// benchTarget is the position asked about: the call of toolkit.ResolveTarget in
 // activities/read.go, 1-based as the model gives it.
 func benchTarget(b *testing.B, root string) (path, text string, line, col int) {
 	path = filepath.Join(root, "activities", "read.go")
@@ -60,11 +60,11 @@ func benchTarget(b *testing.B, root string) (path, text string, line, col int) {
 	}
 	text = string(raw)
 	for i, l := range strings.Split(text, "\n") {
-		if j := strings.Index(l, "resolveTarget("); j >= 0 {
+		if j := strings.Index(l, "ResolveTarget("); j >= 0 {
 			return path, text, i + 1, len([]rune(l[:j])) + 1
 		}
 	}
-	b.Fatal("resolveTarget not found in read.go")
+	b.Fatal("ResolveTarget not found in read.go")
 	return
 }
 

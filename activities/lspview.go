@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 )
@@ -20,7 +21,7 @@ import (
 type view struct {
 	ws       string
 	root     *os.Root
-	hide     *hider
+	hide     *toolkit.Hider
 	files    map[string]*shownFile // by absolute path
 	withheld int
 }
@@ -35,13 +36,13 @@ type shownFile struct {
 
 // newView is the view of an answer about tgt, whose text the call read
 // (and checked) already.
-func newView(tgt *fileTarget, text string, readDeny []string) (*view, error) {
-	h, err := newHider(tgt.ws, readDeny)
+func newView(tgt *toolkit.Target, text string, readDeny []string) (*view, error) {
+	h, err := toolkit.NewHider(tgt.WS, readDeny)
 	if err != nil {
 		return nil, err
 	}
-	v := &view{ws: tgt.ws, root: tgt.root, hide: h, files: map[string]*shownFile{}}
-	v.files[tgt.abs] = &shownFile{ok: true, show: tgt.show, text: text}
+	v := &view{ws: tgt.WS, root: tgt.Root, hide: h, files: map[string]*shownFile{}}
+	v.files[tgt.Abs] = &shownFile{ok: true, show: tgt.Show, text: text}
 	return v, nil
 }
 
@@ -68,7 +69,7 @@ func (v *view) file(abs string) *shownFile {
 		return f
 	}
 	for _, name := range []string{filepath.ToSlash(rel), filepath.ToSlash(realRel)} {
-		if hidden, err := v.hide.hidesFile(v.root, name); err != nil || hidden {
+		if hidden, err := v.hide.HidesFile(v.root, name); err != nil || hidden {
 			return f
 		}
 	}
@@ -82,7 +83,7 @@ func (f *shownFile) at(p lsp.Position, withLine bool) string {
 	line := nthLine(f.text, p.Line)
 	s := fmt.Sprintf("%s:%d:%d", f.show, p.Line+1, lsp.FromUTF16(line, p.Character))
 	if withLine {
-		s += ": " + truncateLine(strings.TrimSpace(line))
+		s += ": " + toolkit.TruncateLine(strings.TrimSpace(line))
 	}
 	return s
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/checkpoint"
 	"github.com/custos-dev/custos/mcpservers"
@@ -58,9 +59,9 @@ func (m *MCP) Tools(ctx context.Context, req api.MCPToolsRequest) (api.MCPToolsR
 func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult, error) {
 	server, tool, ok := approval.MCPTool(req.Tool)
 	if !ok {
-		return errorResult("%q is not an MCP tool's name", req.Tool), nil
+		return toolkit.ErrorResult("%q is not an MCP tool's name", req.Tool), nil
 	}
-	tr, failed := withBlobs(req.Tool, req.ToolRequest)
+	tr, failed := toolkit.WithBlobs(req.Tool, req.ToolRequest)
 	if failed != nil {
 		return *failed, nil
 	}
@@ -69,7 +70,7 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 		every = time.Second
 	}
 	ckpt := m.noteCheckpoint(tr, server, tool)
-	stop := heartbeatAfter(ctx, every, func() any { return req.Tool })
+	stop := toolkit.HeartbeatAfter(ctx, every, func() any { return req.Tool })
 	res, err := m.Pool.Call(ctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
 	stop()
 	if ckpt != nil {
@@ -86,15 +87,15 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 		// the workflow tells the model who stopped the call.
 		return api.ToolResult{}, ctx.Err()
 	case errors.As(err, &timedOut):
-		return errorResult("%v: the call was stopped; it may or may not have taken effect. The server was stopped and starts afresh for the next call.", err), nil
+		return toolkit.ErrorResult("%v: the call was stopped; it may or may not have taken effect. The server was stopped and starts afresh for the next call.", err), nil
 	case errors.Is(err, mcpservers.ErrServerDied) && req.ReadOnly:
 		return api.ToolResult{}, temporal.NewApplicationError(err.Error(), "MCPServerDied")
 	case errors.Is(err, mcpservers.ErrServerDied):
 		return api.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), api.MCPInterruptedErrorType, err)
 	default:
-		return errorResult("%v", err), nil
+		return toolkit.ErrorResult("%v", err), nil
 	}
-	out, truncated := capHead(renderResult(res), maxOutput(req.ToolRequest))
+	out, truncated := toolkit.CapHead(renderResult(res), toolkit.MaxOutput(req.ToolRequest))
 	return api.ToolResult{Output: out, IsError: res.IsError, Truncated: truncated}, nil
 }
 
@@ -141,7 +142,7 @@ func (m *MCP) noteCheckpoint(req api.ToolRequest, server, tool string) *checkpoi
 	if err != nil {
 		return nil
 	}
-	r, err := startCheckpoint(req, approval.MCPPrefix+server+"__"+tool, "MCP server "+server+", tool "+tool, ws)
+	r, err := toolkit.StartCheckpoint(req, approval.MCPPrefix+server+"__"+tool, "MCP server "+server+", tool "+tool, ws)
 	if r == nil || err != nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/stream"
 )
 
@@ -66,7 +67,7 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 	if err != nil {
 		// A full state directory parks the job (DiskFull) rather than
 		// spending the activity's retries.
-		return api.ModelResponse{}, classifyDiskFull(err)
+		return api.ModelResponse{}, toolkit.ClassifyDiskFull(err)
 	}
 	tools := append(offeredTools(req), req.Tools...)
 	creq := openai.ChatCompletionRequest{Model: name, Messages: msgs, Tools: tools}
@@ -85,8 +86,8 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 	c := resp.Choices[0]
 	out := api.ModelResponse{Message: c.Message, Usage: resp.Usage, FinishReason: string(c.FinishReason)}
 	if req.Conversation != nil {
-		if err := reduceAnswer(conversationBlobs(*req.Conversation), &out); err != nil {
-			return api.ModelResponse{}, classifyDiskFull(err)
+		if err := reduceAnswer(toolkit.ConversationBlobs(*req.Conversation), &out); err != nil {
+			return api.ModelResponse{}, toolkit.ClassifyDiskFull(err)
 		}
 	}
 	return out, nil
@@ -95,7 +96,7 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 // complete asks the endpoint, streaming when a hub watches the job.
 func (m *Model) complete(ctx context.Context, creq openai.ChatCompletionRequest, req api.ModelRequest) (openai.ChatCompletionResponse, error) {
 	if m.Stream != nil && req.Conversation != nil && req.Conversation.JobID != "" {
-		w := m.Stream.Begin(req.Conversation.JobID, req.Conversation.Total, int(attempt(ctx)))
+		w := m.Stream.Begin(req.Conversation.JobID, req.Conversation.Total, int(toolkit.Attempt(ctx)))
 		sctx, revoke := m.advertise(ctx, req.Conversation.JobID)
 		resp, err := m.completeStream(sctx, creq, w)
 		w.End(err != nil)
@@ -105,7 +106,7 @@ func (m *Model) complete(ctx context.Context, creq openai.ChatCompletionRequest,
 	// Heartbeat while the model thinks: a worker killed mid-call is then
 	// noticed within the heartbeat timeout, and the call is retried on
 	// another worker instead of waiting out the start-to-close timeout.
-	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return "waiting for the model" })
+	stop := toolkit.HeartbeatEvery(ctx, 5*time.Second, func() any { return "waiting for the model" })
 	defer stop()
 	return m.Client.CreateChatCompletion(ctx, creq)
 }
@@ -121,7 +122,7 @@ func (m *Model) messages(req api.ModelRequest) ([]openai.ChatCompletionMessage, 
 		return nil, err
 	}
 	msgs := req.Conversation.View.Visible(all)
-	return expandMessages(conversationBlobs(*req.Conversation), msgs)
+	return expandMessages(toolkit.ConversationBlobs(*req.Conversation), msgs)
 }
 
 // checkAnswer refuses a 200 that is not an answer: no choices, or a

@@ -16,6 +16,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/stream"
 )
 
@@ -32,7 +33,7 @@ func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRe
 	// Heartbeat as the plain call does; the progress says how far the
 	// answer got, which a person reading the pending activity can use, and
 	// where a follower on another host reads the text (modelProgress).
-	stop := heartbeatEvery(ctx, 5*time.Second, func() any {
+	stop := toolkit.HeartbeatEvery(ctx, 5*time.Second, func() any {
 		if n := got.Load(); n > 0 {
 			return modelProgress(ctx, fmt.Sprintf("the model is answering (%d bytes)", n))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 // Limits of a preview: a person reads it in a prompt or a chat message.
@@ -42,32 +43,32 @@ func (t *Tools) previewEdit(ctx context.Context, req api.ToolRequest) api.Previe
 	if plan.done != "" {
 		return api.PreviewResult{Note: plan.done}
 	}
-	return unifiedDiff(tgt.show, plan.original, plan.updated, true)
+	return unifiedDiff(tgt.Show, plan.original, plan.updated, true)
 }
 
 func (t *Tools) previewWrite(req api.ToolRequest) api.PreviewResult {
-	req, failed := withBlobs("Write", req)
+	req, failed := toolkit.WithBlobs("Write", req)
 	if failed != nil {
 		return api.PreviewResult{Failed: failed.Output}
 	}
 	var in writeInput
-	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
+	if err := toolkit.DecodeInput(req.Input, &in, "file_path", "content"); err != nil {
 		return api.PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}
 	}
-	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
+	tgt, err := toolkit.ResolveTarget(req.Workspace, in.FilePath, true)
 	if err != nil {
 		return api.PreviewResult{Failed: fmt.Sprintf("Write: %v", err)}
 	}
 	defer tgt.Close()
-	old, _, err := readRegular(tgt.root, tgt.rel, previewMaxInput)
+	old, _, err := toolkit.ReadRegular(tgt.Root, tgt.Rel, previewMaxInput)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return api.PreviewResult{Note: fmt.Sprintf("Write would replace %s (%d bytes); no diff: %v", tgt.show, len(*in.Content), err)}
+		return api.PreviewResult{Note: fmt.Sprintf("Write would replace %s (%d bytes); no diff: %v", tgt.Show, len(*in.Content), err)}
 	}
 	if exists && string(old) == *in.Content {
-		return api.PreviewResult{Note: fmt.Sprintf("%s already has this content; nothing would change", tgt.show)}
+		return api.PreviewResult{Note: fmt.Sprintf("%s already has this content; nothing would change", tgt.Show)}
 	}
-	return unifiedDiff(tgt.show, string(old), *in.Content, exists)
+	return unifiedDiff(tgt.Show, string(old), *in.Content, exists)
 }
 
 // unifiedDiff is the git-style diff of one file, capped for people.

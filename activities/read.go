@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 // defaultReadLimit is how many lines Read returns when the model gives no limit.
@@ -22,10 +22,10 @@ var readDescription string
 
 // readTool is Read as the model sees it: read.md describes it, and the
 // schema names exactly the fields of readInput.
-var readTool = toolDef{
-	name:        api.ReadActivity,
-	description: describe(readDescription),
-	schema:      api.ReadSchema,
+var readTool = toolkit.ToolDef{
+	Name:        api.ReadActivity,
+	Description: toolkit.Describe(readDescription),
+	Schema:      api.ReadSchema,
 }
 
 type readInput struct {
@@ -38,33 +38,33 @@ type readInput struct {
 // (1-based) for limit lines.
 func (t *Tools) Read(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
 	var in readInput
-	if err := decodeInput(req.Input, &in, "file_path"); err != nil {
-		return errorResult("Read: %v", err), nil
+	if err := toolkit.DecodeInput(req.Input, &in, "file_path"); err != nil {
+		return toolkit.ErrorResult("Read: %v", err), nil
 	}
 	w, err := in.window()
 	if err != nil {
-		return errorResult("Read: %v", err), nil
+		return toolkit.ErrorResult("Read: %v", err), nil
 	}
-	tgt, err := resolveTarget(req.Workspace, in.FilePath, false)
+	tgt, err := toolkit.ResolveTarget(req.Workspace, in.FilePath, false)
 	if err != nil {
-		return errorResult("Read: %v", err), nil
+		return toolkit.ErrorResult("Read: %v", err), nil
 	}
 	defer tgt.Close()
-	if msg := deniedTarget("Read", tgt, req.ReadDeny, true); msg != "" {
-		return errorResult("%s", msg), nil
+	if msg := toolkit.DeniedTarget("Read", tgt, req.ReadDeny, true); msg != "" {
+		return toolkit.ErrorResult("%s", msg), nil
 	}
 	f, br, err := openText(tgt, in.FilePath)
 	if err != nil {
-		return errorResult("Read: %v", err), nil
+		return toolkit.ErrorResult("Read: %v", err), nil
 	}
 	defer f.Close()
 	// The budget keeps room for the footer.
-	page, err := readPage(ctx, br, w, max(maxOutput(req)-200, 0))
+	page, err := readPage(ctx, br, w, max(toolkit.MaxOutput(req)-200, 0))
 	if err != nil {
 		if errors.Is(err, ctx.Err()) {
 			return api.ToolResult{}, err // cancelled: the activity's failure, not the model's
 		}
-		return errorResult("Read: %s: %v", in.FilePath, err), nil
+		return toolkit.ErrorResult("Read: %s: %v", in.FilePath, err), nil
 	}
 	return page.result(in.FilePath), nil
 }
@@ -95,37 +95,20 @@ func (in readInput) window() (readWindow, error) {
 	return w, nil
 }
 
-// regularFile is the file a tool reads, refused when it is not a regular
-// file; name is the path the model gave.
-func regularFile(tgt *fileTarget, name string) (fs.FileInfo, error) {
-	fi, err := tgt.root.Stat(tgt.rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s does not exist", name)
-	case err != nil:
-		return nil, err
-	case fi.IsDir():
-		return nil, fmt.Errorf("%s is a directory, not a file; use Glob to list its files", name)
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
-	}
-	return fi, nil
-}
-
 // openText opens the file Read shows, refusing what is not a regular text
 // file; name is the path the model gave.
-func openText(tgt *fileTarget, name string) (*os.File, *bufio.Reader, error) {
-	fi, err := regularFile(tgt, name)
+func openText(tgt *toolkit.Target, name string) (*os.File, *bufio.Reader, error) {
+	fi, err := toolkit.RegularFile(tgt, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := tgt.root.Open(tgt.rel)
+	f, err := tgt.Root.Open(tgt.Rel)
 	if err != nil {
 		return nil, nil, err
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
-	head, _ := br.Peek(binarySniffLen)
-	if looksBinary(head) {
+	head, _ := br.Peek(toolkit.BinarySniffLen)
+	if toolkit.LooksBinary(head) {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("%s looks like a binary file (%d bytes); Read shows text files only", name, fi.Size())
 	}
@@ -156,7 +139,7 @@ func readPage(ctx context.Context, br *bufio.Reader, w readWindow, budget int) (
 				return nil, err
 			}
 		}
-		line, dropped, err := readLine(br, maxLineRunes*4)
+		line, dropped, err := readLine(br, toolkit.MaxLineRunes*4)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
@@ -179,7 +162,7 @@ func (p *filePage) add(line string, dropped int) {
 	if dropped > 0 {
 		line += fmt.Sprintf("… [line truncated, %d more bytes]", dropped)
 	}
-	formatted := fmt.Sprintf("%6d\t%s\n", p.lines, truncateLine(line))
+	formatted := fmt.Sprintf("%6d\t%s\n", p.lines, toolkit.TruncateLine(line))
 	p.wanted += len(formatted)
 	if !p.cut && p.out.Len()+len(formatted) <= p.budget {
 		p.out.WriteString(formatted)
@@ -201,7 +184,7 @@ func (p *filePage) result(name string) api.ToolResult {
 	}
 	text := p.out.String()
 	if p.cut {
-		text += strings.TrimPrefix(truncMarker(p.out.Len(), p.wanted), "\n") + "\n"
+		text += strings.TrimPrefix(toolkit.TruncMarker(p.out.Len(), p.wanted), "\n") + "\n"
 	}
 	if p.cut || p.offset > 1 || p.lastShown < p.lines {
 		if p.lastShown < p.offset {
@@ -235,7 +218,7 @@ func readLine(br *bufio.Reader, keep int) (line string, dropped int, err error) 
 			// so the kept part is a true prefix; cut it on a rune boundary.
 			take := 0
 			if dropped == 0 {
-				take = len(cutUTF8(string(chunk), keep-len(b)))
+				take = len(toolkit.CutUTF8(string(chunk), keep-len(b)))
 				b = append(b, chunk[:take]...)
 			}
 			dropped += len(chunk) - take

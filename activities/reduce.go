@@ -8,6 +8,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 // Limits of a reduced answer, as it travels through history.
@@ -24,14 +25,14 @@ const (
 // reduceAnswer keeps a model answer small enough for history (see
 // api.BlobDir): large texts and file contents go to blobs, calls that cannot
 // travel or that the length limit cut are refused with the reason.
-func reduceAnswer(bs blobStore, out *api.ModelResponse) error {
+func reduceAnswer(bs toolkit.Blobs, out *api.ModelResponse) error {
 	msg := &out.Message
 	if len(msg.Content) > textInlineMax {
-		sum, err := bs.put(msg.Content)
+		sum, err := bs.Put(msg.Content)
 		if err != nil {
 			return err
 		}
-		msg.Content = cutUTF8(msg.Content, api.TextHeadInline) + api.TextMarkerSuffix(sum, len(msg.Content))
+		msg.Content = toolkit.CutUTF8(msg.Content, api.TextHeadInline) + api.TextMarkerSuffix(sum, len(msg.Content))
 	}
 	if out.FinishReason == string(openai.FinishReasonLength) {
 		refuseCutCalls(msg.ToolCalls)
@@ -81,7 +82,7 @@ func cutRefused(args string) string {
 // reduceCall stores the large contents of a Write or Edit as blobs, and
 // refuses a call whose content is over api.MaxBlobField or whose other
 // arguments are too large to travel.
-func reduceCall(bs blobStore, tc *openai.ToolCall) error {
+func reduceCall(bs toolkit.Blobs, tc *openai.ToolCall) error {
 	args := tc.Function.Arguments
 	if len(args) <= api.BlobFieldMin {
 		return nil
@@ -102,7 +103,7 @@ func reduceCall(bs blobStore, tc *openai.ToolCall) error {
 					f, tc.Function.Name, len(s), api.MaxBlobField, api.MaxBlobField>>20), len(args))
 				return nil
 			}
-			sum, err := bs.put(s)
+			sum, err := bs.Put(s)
 			if err != nil {
 				return err
 			}
@@ -153,7 +154,7 @@ func isObject(s string) bool {
 // expandMessages gives the model its own earlier answers whole: the blobs
 // of assistant messages are read back. A refused call stays as it was
 // stored (the tool result says why it was refused).
-func expandMessages(bs blobStore, msgs []openai.ChatCompletionMessage) ([]openai.ChatCompletionMessage, error) {
+func expandMessages(bs toolkit.Blobs, msgs []openai.ChatCompletionMessage) ([]openai.ChatCompletionMessage, error) {
 	var out []openai.ChatCompletionMessage
 	for i, m := range msgs {
 		if m.Role != openai.ChatMessageRoleAssistant {
@@ -174,8 +175,8 @@ func expandMessages(bs blobStore, msgs []openai.ChatCompletionMessage) ([]openai
 	return out, nil
 }
 
-func expandMessage(bs blobStore, m openai.ChatCompletionMessage) (openai.ChatCompletionMessage, error) {
-	text, err := bs.expandText(m.Content)
+func expandMessage(bs toolkit.Blobs, m openai.ChatCompletionMessage) (openai.ChatCompletionMessage, error) {
+	text, err := bs.ExpandText(m.Content)
 	if err != nil {
 		return m, err
 	}
@@ -184,7 +185,7 @@ func expandMessage(bs blobStore, m openai.ChatCompletionMessage) (openai.ChatCom
 		m.ToolCalls = append([]openai.ToolCall(nil), m.ToolCalls...)
 	}
 	for i := range m.ToolCalls {
-		args, err := bs.expandArguments(m.ToolCalls[i].Function.Arguments)
+		args, err := bs.ExpandArguments(m.ToolCalls[i].Function.Arguments)
 		if err != nil {
 			return m, err
 		}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/hooks"
 )
 
@@ -103,7 +104,7 @@ func TestModelTextAnswerRoundTrip(t *testing.T) {
 	text := strings.Repeat("word ", 20000)
 	resp := chatOnce(t, ws, completion(t, "stop", openai.ChatCompletionMessage{Role: "assistant", Content: text}))
 	assert.Less(t, len(resp.Message.Content), api.TextHeadInline+300)
-	bs := blobStore{dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
+	bs := toolkit.Blobs{Dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
 	msgs, err := expandMessages(bs, []openai.ChatCompletionMessage{resp.Message})
 	require.NoError(t, err)
 	assert.Equal(t, text, msgs[0].Content)
@@ -114,7 +115,7 @@ func TestModelTextAnswerRoundTrip(t *testing.T) {
 func TestHooksGetTheWholeContent(t *testing.T) {
 	ws := t.TempDir()
 	content := strings.Repeat("secret-free text\n", 4000)
-	sum, err := blobStore{dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}.put(content)
+	sum, err := toolkit.Blobs{Dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}.Put(content)
 	require.NoError(t, err)
 	in, _ := json.Marshal(map[string]string{"file_path": "a.txt", "content": api.BlobMarker(sum, len(content))})
 	seen := filepath.Join(t.TempDir(), "stdin.json")
@@ -153,7 +154,7 @@ func TestHookRewrittenInputIsReduced(t *testing.T) {
 	var resp api.HookResponse
 	require.NoError(t, val.Get(&resp))
 	require.Less(t, len(resp.Result.ModifiedInput), 300)
-	full, err := expandInput(jobBlobs("", ws, "job1"), resp.Result.ModifiedInput)
+	full, err := toolkit.ExpandInput(toolkit.JobBlobs("", ws, "job1"), resp.Result.ModifiedInput)
 	require.NoError(t, err)
 	var args map[string]string
 	require.NoError(t, json.Unmarshal(full, &args))
@@ -166,10 +167,10 @@ func TestEditAndPreviewReadBlobs(t *testing.T) {
 	ws := t.TempDir()
 	oldS, newS := strings.Repeat("old line\n", 2000), strings.Repeat("new line\n", 2000)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "f.txt"), []byte("head\n"+oldS+"tail\n"), 0o644))
-	bs := blobStore{dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
-	so, err := bs.put(oldS)
+	bs := toolkit.Blobs{Dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
+	so, err := bs.Put(oldS)
 	require.NoError(t, err)
-	sn, err := bs.put(newS)
+	sn, err := bs.Put(newS)
 	require.NoError(t, err)
 	in, _ := json.Marshal(map[string]string{"file_path": "f.txt", "old_string": api.BlobMarker(so, len(oldS)), "new_string": api.BlobMarker(sn, len(newS))})
 	req := api.ToolRequest{JobID: "job1", Workspace: ws, Input: in}
@@ -188,18 +189,18 @@ func TestEditAndPreviewReadBlobs(t *testing.T) {
 // A blob stored again (another job's answer of the same content) is
 // marked fresh, so the state directory's collection keeps it.
 func TestReusedBlobIsFresh(t *testing.T) {
-	b := blobStore{dir: t.TempDir()}
+	b := toolkit.Blobs{Dir: t.TempDir()}
 	s := strings.Repeat("x", 10000)
-	name, err := b.put(s)
+	name, err := b.Put(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-90 * 24 * time.Hour)
-	path := filepath.Join(b.dir, name)
+	path := filepath.Join(b.Dir, name)
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.put(s); err != nil {
+	if _, err := b.Put(s); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || time.Since(fi.ModTime()) > time.Hour {

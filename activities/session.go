@@ -12,6 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -55,14 +56,14 @@ func SaveSession(ctx context.Context, req api.SaveSessionRequest) error {
 		lines = append(lines, seqLine{seq: req.FirstMessage + i + 1, v: transcriptLine{Seq: req.FirstMessage + i + 1, Msg: m}})
 	}
 	if err := appendSeq(files.Transcript, lines); err != nil {
-		return classifyDiskFull(fmt.Errorf("save transcript: %w", err))
+		return toolkit.ClassifyDiskFull(fmt.Errorf("save transcript: %w", err))
 	}
 	lines = lines[:0]
 	for _, r := range req.Audit {
 		lines = append(lines, seqLine{seq: r.Seq, v: r})
 	}
 	if err := appendSeq(files.Audit, lines); err != nil {
-		return classifyDiskFull(fmt.Errorf("save audit: %w", err))
+		return toolkit.ClassifyDiskFull(fmt.Errorf("save audit: %w", err))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 //go:embed task.md
@@ -18,7 +19,7 @@ var taskDescription string
 // subagents it may name, each by name and description, in the order the
 // workflow gives them (so the request's bytes are the same on every call).
 func taskDefinition(offer api.TaskOffer) openai.Tool {
-	desc := describe(taskDescription)
+	desc := toolkit.Describe(taskDescription)
 	if len(offer.Agents) > 0 {
 		var b strings.Builder
 		b.WriteString(desc)

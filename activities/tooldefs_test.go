@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/protected"
 )
 
@@ -58,7 +59,7 @@ func TestToolDefinitions(t *testing.T) {
 			// A one-field object with that property decodes without an
 			// unknown-field error.
 			probe := `{"` + p + `":null}`
-			err := decodeInput(json.RawMessage(probe), newInputFor(name))
+			err := toolkit.DecodeInput(json.RawMessage(probe), newInputFor(name))
 			require.NoError(t, err, "%s: schema property %q is not accepted by the tool", name, p)
 		}
 		for _, r := range schema.Required {
@@ -76,7 +77,7 @@ func TestToolDefinitions(t *testing.T) {
 	require.Equal(t, []string{"Read", "Glob", "Grep", "LSP", "Write", "Edit", "Bash"}, names)
 	require.Equal(t, api.ToolNames(), names, "the contract's list of tools, in the same order")
 
-	// Write, Edit and Bash describe the one protected list.
+	// Write, Edit and Bash toolkit.Describe the one protected list.
 	for _, d := range defs {
 		switch d.Function.Name {
 		case api.WriteActivity, api.EditActivity, api.BashActivity:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 // toolFunc is the signature every tool activity has.
@@ -109,10 +110,10 @@ func TestCapHelpers(t *testing.T) {
 		max   int
 		trunc bool
 	}{
-		{"head short", capHead, "abc", 100, false},
-		{"head long", capHead, long, 1000, true},
-		{"headtail short", capHeadTail, "abc", 100, false},
-		{"headtail long", capHeadTail, long, 1000, true},
+		{"head short", toolkit.CapHead, "abc", 100, false},
+		{"head long", toolkit.CapHead, long, 1000, true},
+		{"headtail short", toolkit.CapHeadTail, "abc", 100, false},
+		{"headtail long", toolkit.CapHeadTail, long, 1000, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,9 +129,9 @@ func TestCapHelpers(t *testing.T) {
 			}
 		})
 	}
-	// capHeadTail keeps both ends.
+	// toolkit.CapHeadTail keeps both ends.
 	s := "BEGIN" + strings.Repeat("x", 10000) + "END"
-	out, _ := capHeadTail(s, 500)
+	out, _ := toolkit.CapHeadTail(s, 500)
 	require.True(t, strings.HasPrefix(out, "BEGIN"))
 	require.True(t, strings.HasSuffix(out, "END"))
 }

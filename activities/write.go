@@ -9,6 +9,7 @@ import (
 	"io/fs"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/toolkit"
 )
 
 //go:embed write.md
@@ -16,10 +17,10 @@ var writeDescription string
 
 // writeTool is Write as the model sees it: write.md describes it, and the
 // schema names exactly the fields of writeInput.
-var writeTool = toolDef{
-	name:        api.WriteActivity,
-	description: describe(writeDescription),
-	schema:      api.WriteSchema,
+var writeTool = toolkit.ToolDef{
+	Name:        api.WriteActivity,
+	Description: toolkit.Describe(writeDescription),
+	Schema:      api.WriteSchema,
 }
 
 type writeInput struct {
@@ -31,21 +32,21 @@ type writeInput struct {
 // Retrying it is harmless: the same content lands again (and an unchanged
 // file is not even rewritten).
 func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult, error) {
-	req, failed := withBlobs("Write", req)
+	req, failed := toolkit.WithBlobs("Write", req)
 	if failed != nil {
 		return *failed, nil
 	}
 	var in writeInput
-	if err := decodeInput(req.Input, &in, "file_path", "content"); err != nil {
-		return errorResult("Write: %v", err), nil
+	if err := toolkit.DecodeInput(req.Input, &in, "file_path", "content"); err != nil {
+		return toolkit.ErrorResult("Write: %v", err), nil
 	}
-	tgt, err := resolveTarget(req.Workspace, in.FilePath, true)
+	tgt, err := toolkit.ResolveTarget(req.Workspace, in.FilePath, true)
 	if err != nil {
-		return errorResult("Write: %v", err), nil
+		return toolkit.ErrorResult("Write: %v", err), nil
 	}
 	defer tgt.Close()
-	if msg := deniedTarget("Write", tgt, req.EditDeny, false); msg != "" {
-		return errorResult("%s", msg), nil
+	if msg := toolkit.DeniedTarget("Write", tgt, req.EditDeny, false); msg != "" {
+		return toolkit.ErrorResult("%s", msg), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return api.ToolResult{}, err
@@ -56,28 +57,28 @@ func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult,
 	// leaves mtime alone, and watchers see no spurious change.
 	// Limiting the read to the new length keeps this cheap: a file of
 	// another size is "too large" or differs anyway.
-	old, _, err := readRegular(tgt.root, tgt.rel, int64(len(data)))
+	old, _, err := toolkit.ReadRegular(tgt.Root, tgt.Rel, int64(len(data)))
 	if err == nil && bytes.Equal(old, data) {
-		return api.ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.show, len(data))}, nil
+		return api.ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.Show, len(data))}, nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.log().Debug("Write: existing file not comparable", "path", tgt.show, "err", err)
+		t.log().Debug("Write: existing file not comparable", "path", tgt.Show, "err", err)
 	}
 
 	ckpt, err := recordFileWrite(req, "Write", tgt, data)
 	if err != nil {
-		return recordFailure("Write", err)
+		return toolkit.RecordFailure("Write", err)
 	}
-	created, err := writeAtomic(tgt.root, tgt.rel, data)
+	created, err := toolkit.WriteAtomic(tgt.Root, tgt.Rel, data)
 	if err != nil {
 		closeCheckpoint(ckpt)
-		return writeFailure("Write", in.FilePath, err), nil
+		return toolkit.WriteFailure("Write", in.FilePath, err), nil
 	}
 	t.doneCheckpoint(ckpt)
 	verb := "Updated"
 	if created {
 		verb = "Created"
 	}
-	t.log().Info("tool Write", "job", req.JobID, "path", tgt.show, "bytes", len(data), "created", created)
-	return api.ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.show, len(data))}, nil
+	t.log().Info("tool Write", "job", req.JobID, "path", tgt.Show, "bytes", len(data), "created", created)
+	return api.ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.Show, len(data))}, nil
 }
