@@ -193,7 +193,7 @@ func (a *App) end(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	res, err := update[workflows.EndResult](ctx, s.client, id, workflows.EndUpdate, workflows.End{By: *by, Channel: "cli", Reason: *reason})
+	res, err := sendEnd(ctx, s.client, id, workflows.End{By: *by, Channel: "cli", Reason: *reason})
 	if err != nil {
 		if !errors.Is(err, errNotApplied) {
 			err = fmt.Errorf("end %s: %w", id, err)
@@ -265,7 +265,7 @@ func (a *App) converse(ctx context.Context, c client.Client, id string, st workf
 			return false, nil
 		}
 		if text == "/end" {
-			_, err := update[workflows.EndResult](ctx, c, id, workflows.EndUpdate, workflows.End{By: app.OSUser(), Channel: "terminal"})
+			_, err := sendEnd(ctx, c, id, workflows.End{By: app.OSUser(), Channel: "terminal"})
 			return err == nil, err
 		}
 		_, err := sendMessage(ctx, c, id, workflows.Message{Text: line, By: app.OSUser(), Channel: "terminal"})

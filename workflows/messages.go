@@ -445,7 +445,28 @@ func (j *job) ended(ctx workflow.Context, why string) (JobResult, error) {
 		j.logger.Warn("saving session failed", "error", err)
 	}
 	j.updateDetails(ctx)
+	j.answerBeforeCompleting(ctx)
 	return JobResult{Answer: j.st.LastAnswer, Turns: j.st.Turn, Usage: j.st.Usage, Reason: reason}, nil
+}
+
+// endAnswerChange puts the answers to the job's last Updates (the end
+// Update itself) in a workflow task before the one that completes it.
+const endAnswerChange = "end-answer-task"
+
+// answerBeforeCompleting ends the workflow task that answered the end
+// Update (and any Update handled with it) before the job completes. The
+// server refuses a completion that events raced (an activity finishing, a
+// signal: UnhandledCommand), and with it every Update answered in that
+// task ("unexpected workflow task failure"): the end's sender got an error
+// and the job, the end forgotten, worked on. A short timer makes the
+// boundary; a refused completion then costs only a retried task.
+func (j *job) answerBeforeCompleting(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, endAnswerChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	_ = workflow.NewTimerWithOptions(ctx, time.Millisecond,
+		workflow.TimerOptions{Summary: "the end is answered before the job completes"}).Get(ctx, nil)
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }
 
 // notifyConversation tells the worker's channels of the conversation: an
