@@ -2,7 +2,7 @@ package inbox
 
 import (
 	"bufio"
-	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -13,11 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/stream"
 )
 
-// The job's stream serves what the model activity publishes, as it is
-// published, over a real HTTP connection, and only to a signed-in person.
+// The job's stream serves the job's events (package jobevents, as the
+// terminal and --json get them): the text the model activity publishes,
+// as it is published, over a real HTTP connection, and only to a
+// signed-in person.
 func TestJobStream(t *testing.T) {
 	const tok = "tok-0123456789abcdef0123456789abcdef"
 	hub := stream.NewHub(stream.Limits{})
@@ -48,41 +51,59 @@ func TestJobStream(t *testing.T) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	events := make(chan stream.Chunk, 10)
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var ch stream.Chunk
-				if json.Unmarshal([]byte(d), &ch) == nil {
-					events <- ch
-				}
-			}
-		}
-		close(events)
-	}()
-	next := func() stream.Chunk {
+	events := readJobEvents(t, resp.Body)
+	next := func() jobevents.Text {
 		select {
-		case ch := <-events:
-			return ch
+		case e := <-events:
+			text, ok := e.(jobevents.Text)
+			require.True(t, ok, "a %s event, want text", e.Type())
+			return text
 		case <-time.After(5 * time.Second):
-			t.Fatal("no chunk within 5 s")
+			t.Fatal("no event within 5 s")
 		}
-		return stream.Chunk{}
+		return jobevents.Text{}
 	}
 	first := next()
-	assert.True(t, first.Snapshot, "a late page gets the text so far")
+	assert.True(t, first.Begin, "a late page gets the text so far, as the answer's beginning")
 	assert.Equal(t, "Hello ", first.Text)
+	assert.Equal(t, 4, first.Turn)
 	w.Write("<b>world</b>")
 	assert.Equal(t, "<b>world</b>", next().Text, "sent as data; the page sets it as text")
 	w.End(false)
-	assert.True(t, next().Done)
+	assert.True(t, next().End)
 
 	page, err := c.Get(srv.URL + "/custos/jobs/job1")
 	require.NoError(t, err)
 	defer page.Body.Close()
 	require.Equal(t, http.StatusOK, page.StatusCode)
 	assert.Contains(t, page.Header.Get("Content-Security-Policy"), "script-src 'self'")
+}
+
+// readJobEvents reads the stream's "job-event" events, each checked
+// against the events' schema.
+func readJobEvents(t *testing.T, body io.Reader) <-chan jobevents.Event {
+	events := make(chan jobevents.Event, 10)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(body)
+		name := ""
+		for sc.Scan() {
+			if n, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				name = n
+			}
+			d, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			assert.Equal(t, "job-event", name)
+			assert.NoError(t, jobevents.Validate([]byte(d)), d)
+			e, err := jobevents.Unmarshal([]byte(d))
+			if assert.NoError(t, err, d) {
+				events <- e
+			}
+		}
+	}()
+	return events
 }
 
 // Without a hub (streaming off) the stream says so instead of hanging.

@@ -1,25 +1,34 @@
-// custos job page: the model's answer as it arrives, from the job's
-// stream of chunks. Text is only ever set as textContent, never as markup.
+// custos job page: what the job does, rendered from its one stream of
+// events (package jobevents, as the terminal and starter run --json get
+// them): the model's text as it is written, tool calls, decisions, waits,
+// results, answers, the end. Text is only ever set as textContent, never
+// as markup.
 (function () {
   "use strict";
   var meta = function (n) { var m = document.querySelector('meta[name="' + n + '"]'); return m ? m.content : ""; };
   var prefix = meta("custos-prefix"), job = meta("custos-job");
   var answers = document.getElementById("answers"), live = document.getElementById("live");
-  var current = null, key = "";
+  var current = null;
   if (!window.EventSource) { live.textContent = "this browser cannot follow a stream"; return; }
 
-  function answer(c, label) {
-    var box = document.createElement("section");
-    box.className = "answer";
+  function box(cls, label, text) {
+    var s = document.createElement("section");
+    s.className = cls;
     var h = document.createElement("h2");
     h.textContent = label;
     var pre = document.createElement("pre");
-    box.appendChild(h);
-    box.appendChild(pre);
-    answers.appendChild(box);
-    current = pre;
-    key = c.turn + "/" + c.attempt;
+    if (text) pre.textContent = text;
+    s.appendChild(h);
+    s.appendChild(pre);
+    answers.appendChild(s);
     return pre;
+  }
+
+  function step(text) {
+    var p = document.createElement("p");
+    p.className = "step";
+    p.textContent = text;
+    answers.appendChild(p);
   }
 
   function note(pre, text) {
@@ -28,19 +37,41 @@
     pre.appendChild(s);
   }
 
-  var es = new EventSource(prefix + "jobs/" + encodeURIComponent(job) + "/stream");
-  es.onopen = function () { live.textContent = "live"; };
-  es.onerror = function () { live.textContent = "reconnecting…"; };
-  es.addEventListener("chunk", function (ev) {
-    var c = JSON.parse(ev.data);
+  function text(e) {
     var pre = current;
-    if (c.restart) {
-      pre = answer(c, "the answer restarted (attempt " + c.attempt + ")");
-    } else if (!pre || key !== c.turn + "/" + c.attempt || c.snapshot) {
-      pre = answer(c, "answer (message " + c.turn + (c.attempt > 1 ? ", attempt " + c.attempt : "") + ")");
+    if (e.restart) {
+      pre = current = box("answer", "the answer restarted (attempt " + e.attempt + ")");
+    } else if (!pre || e.begin) {
+      pre = current = box("answer", "answer (message " + e.turn + (e.attempt > 1 ? ", attempt " + e.attempt : "") + ")");
     }
-    if (c.text) pre.appendChild(document.createTextNode(c.text));
-    if (c.dropped) note(pre, " [… " + c.dropped + " bytes not shown: this page fell behind]");
-    if (c.done) { if (c.failed) note(pre, " [the attempt failed]"); current = null; }
+    if (e.text) pre.appendChild(document.createTextNode(e.text));
+    if (e.dropped) note(pre, " [… " + e.dropped + " bytes not shown: this page fell behind]");
+    if (e.end) { if (e.failed) note(pre, " [the attempt failed]"); current = null; }
+  }
+
+  // Each type of event, as the page shows it; a type it does not know
+  // (the vocabulary grows) is left out.
+  var render = {
+    text: text,
+    model: function (e) { if (!e.streamed && e.text) box("answer", "answer (message " + e.turn + ")", e.text); },
+    answer: function (e) { if (!e.streamed && e.text) box("answer", "answer", e.text); },
+    tool_call: function (e) { step("call " + e.call + ": " + e.tool + " " + e.summary); },
+    decision: function (e) { step(e.call + ": " + e.decision + " (" + e.layer + (e.by ? ", by " + e.by : "") + ")" + (e.text ? ": " + e.text : "")); },
+    waiting: function (e) { step(e.call + " waits for a person: " + e.tool + " " + e.summary); },
+    tool_result: function (e) { step(e.call + (e.ok ? " done: " : " failed: ") + e.summary); },
+    park: function (e) { step("waiting (" + e.reason + "): " + e.text); },
+    error: function (e) { step("error: " + e.text); },
+    note: function (e) { step(e.kind + ": " + e.text); },
+    result: function (e) { step("the job " + e.status + (e.error ? ": " + e.error : "")); live.textContent = "the job " + e.status; }
+  };
+
+  var es = new EventSource(prefix + "jobs/" + encodeURIComponent(job) + "/stream");
+  es.onopen = function () { live.textContent = "live"; answers.textContent = ""; current = null; };
+  es.onerror = function () { if (es.readyState !== EventSource.CLOSED) live.textContent = "reconnecting…"; };
+  es.addEventListener("job-event", function (ev) {
+    var e = JSON.parse(ev.data);
+    var f = render[e.type];
+    if (f) f(e);
+    if (e.type === "result") es.close();
   });
 })();
