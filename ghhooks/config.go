@@ -22,7 +22,21 @@ import (
 const (
 	DefaultMention = "@custos"
 	DefaultAPIURL  = "https://api.github.com"
+	// DefaultMaxRunning is how many GitHub-started jobs may be open at
+	// once before a comment that would start another is refused.
+	DefaultMaxRunning = 8
+	// MaxMaxRunning bounds maxRunning: the open jobs are counted from one
+	// visibility page of this size.
+	MaxMaxRunning = 1000
 )
+
+// DefaultAssociations are the comment authors' associations with the
+// repository whose comments start or continue a job.
+var DefaultAssociations = []string{"OWNER", "MEMBER", "COLLABORATOR"}
+
+// associations are GitHub's values of author_association.
+var associations = []string{"COLLABORATOR", "CONTRIBUTOR", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR",
+	"MANNEQUIN", "MEMBER", "NONE", "OWNER"}
 
 // Config is triggers.github of the user's settings, its ${VAR}s expanded.
 type Config struct {
@@ -37,17 +51,53 @@ type Config struct {
 	Token string
 	// APIURL is GitHub's REST API (DefaultAPIURL).
 	APIURL string
+	// Allowed are the author_associations whose comments are read
+	// (DefaultAssociations), by repository (lower case owner/name); a
+	// repository without an entry takes AllowedAssociations.
+	AllowedAssociations []string
+	Allowed             map[string][]string
+	// MaxRunning is how many GitHub-started jobs may be open at once
+	// (DefaultMaxRunning; 0 is the default too).
+	MaxRunning int
 	// File is the settings file it was read from.
 	File string
 }
 
 // githubJSON is the strict shape of triggers.github.
 type githubJSON struct {
-	Secret       string            `json:"secret"`
-	Mention      string            `json:"mention"`
-	Repositories map[string]string `json:"repositories"`
-	Token        string            `json:"token"`
-	APIURL       string            `json:"apiURL"`
+	Secret              string                     `json:"secret"`
+	Mention             string                     `json:"mention"`
+	Repositories        map[string]json.RawMessage `json:"repositories"`
+	Token               string                     `json:"token"`
+	APIURL              string                     `json:"apiURL"`
+	AllowedAssociations *[]string                  `json:"allowedAssociations"`
+	MaxRunning          *int                       `json:"maxRunning"`
+}
+
+// repoJSON is a repository's richer entry: its workspace and, optionally,
+// its own allowedAssociations.
+type repoJSON struct {
+	Workspace           string    `json:"workspace"`
+	AllowedAssociations *[]string `json:"allowedAssociations"`
+}
+
+// AllowedFor is the author_associations read on repo (any case).
+func (c Config) AllowedFor(repo string) []string {
+	if a, ok := c.Allowed[strings.ToLower(repo)]; ok {
+		return a
+	}
+	if c.AllowedAssociations != nil {
+		return c.AllowedAssociations
+	}
+	return DefaultAssociations
+}
+
+// Max is MaxRunning or its default.
+func (c Config) Max() int {
+	if c.MaxRunning <= 0 {
+		return DefaultMaxRunning
+	}
+	return c.MaxRunning
 }
 
 // ErrBadTriggers is wrapped by every error about triggers' content.
@@ -146,42 +196,103 @@ func (g githubJSON) config() (Config, error) {
 		}
 		cfg.APIURL = strings.TrimRight(g.APIURL, "/")
 	}
-	if cfg.Repositories, err = repositories(g.Repositories); err != nil {
+	cfg.MaxRunning = DefaultMaxRunning
+	if g.MaxRunning != nil {
+		if *g.MaxRunning < 1 || *g.MaxRunning > MaxMaxRunning {
+			return cfg, fmt.Errorf("maxRunning: %d is not between 1 and %d", *g.MaxRunning, MaxMaxRunning)
+		}
+		cfg.MaxRunning = *g.MaxRunning
+	}
+	cfg.AllowedAssociations = DefaultAssociations
+	if g.AllowedAssociations != nil {
+		if cfg.AllowedAssociations, err = allowedAssociations(*g.AllowedAssociations); err != nil {
+			return cfg, fmt.Errorf("allowedAssociations: %w", err)
+		}
+	}
+	if cfg.Repositories, cfg.Allowed, err = repositories(g.Repositories); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
 }
 
+// allowedAssociations checks a list of GitHub's author_association values
+// (upper case, as GitHub sends them): an unknown one, or none, is an error.
+func allowedAssociations(in []string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, fmt.Errorf("empty: no comment would be read (leave it out for %s)", strings.Join(DefaultAssociations, ", "))
+	}
+	out := []string{}
+	for _, a := range in {
+		if !slices.Contains(associations, a) {
+			return nil, fmt.Errorf("%q is not one of GitHub's author_association values (%s)", a, strings.Join(associations, ", "))
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// repoEntry reads a repository's entry: a workspace ("/abs") or
+// {"workspace": "/abs", "allowedAssociations": [...]} (allowed nil when it
+// has none of its own).
+func repoEntry(raw json.RawMessage) (ws string, allowed []string, err error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil, nil
+	}
+	var r repoJSON
+	if err := strictDecode(raw, &r); err != nil {
+		return "", nil, fmt.Errorf("not a workspace path nor {\"workspace\", \"allowedAssociations\"}: %w", err)
+	}
+	if r.Workspace == "" {
+		return "", nil, fmt.Errorf("no workspace")
+	}
+	if r.AllowedAssociations != nil {
+		if allowed, err = allowedAssociations(*r.AllowedAssociations); err != nil {
+			return "", nil, fmt.Errorf("allowedAssociations: %w", err)
+		}
+	}
+	return r.Workspace, allowed, nil
+}
+
 // repositories checks each owner/name and its workspace, and that no two
 // repositories' jobs would share names.
-func repositories(in map[string]string) (map[string]string, error) {
-	out := map[string]string{}
+func repositories(in map[string]json.RawMessage) (map[string]string, map[string][]string, error) {
+	out, allowed := map[string]string{}, map[string][]string{}
 	prefixes := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(in)) {
 		entry := fmt.Sprintf("repositories[%q]", name)
 		if !repoName.MatchString(name) {
-			return nil, fmt.Errorf("%s: not a repository's owner/name", entry)
+			return nil, nil, fmt.Errorf("%s: not a repository's owner/name", entry)
 		}
 		key := strings.ToLower(name)
 		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("%s: named twice (GitHub's names ignore case)", entry)
+			return nil, nil, fmt.Errorf("%s: named twice (GitHub's names ignore case)", entry)
 		}
-		ws, err := mcpservers.Expand(in[name])
+		raw, own, err := repoEntry(in[name])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", entry, err)
+			return nil, nil, fmt.Errorf("%s: %w", entry, err)
+		}
+		ws, err := mcpservers.Expand(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", entry, err)
 		}
 		if !strings.HasPrefix(ws, "/") {
-			return nil, fmt.Errorf("%s: the workspace %q is not an absolute path", entry, ws)
+			return nil, nil, fmt.Errorf("%s: the workspace %q is not an absolute path", entry, ws)
 		}
 		if ws, err = pathguard.CanonicalWorkspace(ws); err != nil {
-			return nil, fmt.Errorf("%s: %w", entry, err)
+			return nil, nil, fmt.Errorf("%s: %w", entry, err)
 		}
 		p := jobPrefix(key)
 		if other, ok := prefixes[p]; ok {
-			return nil, fmt.Errorf("%s: its jobs would be named as %s's (%s…); rename one", entry, other, p)
+			return nil, nil, fmt.Errorf("%s: its jobs would be named as %s's (%s…); rename one", entry, other, p)
 		}
 		prefixes[p] = name
 		out[key] = ws
+		if own != nil {
+			allowed[key] = own
+		}
 	}
-	return out, nil
+	return out, allowed, nil
 }

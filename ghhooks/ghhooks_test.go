@@ -63,17 +63,59 @@ type examplesFile struct {
 	data []byte
 }
 
-// recorder is a Dispatcher that records what reaches it.
+// recorder is a Dispatcher that records what reaches it: a comment on an
+// issue whose job it started is a message, any other starts a job once
+// admit lets it. hidden jobs are left out of Running (visibility behind).
 type recorder struct {
-	mu  sync.Mutex
-	got []Comment
+	mu       sync.Mutex
+	got      []Comment
+	open     map[string]bool
+	hidden   map[string]bool
+	listErr  error
+	messages int
 }
 
-func (r *recorder) Dispatch(_ context.Context, c Comment) (Outcome, error) {
+func (r *recorder) Dispatch(ctx context.Context, c Comment, admit Admit) (Outcome, error) {
+	id := JobID(c.Repo, c.Issue)
+	r.mu.Lock()
+	running := r.open[id]
+	if running {
+		r.got = append(r.got, c)
+		r.messages++
+	}
+	r.mu.Unlock()
+	if running {
+		return Outcome{Job: id, Action: Messaged}, nil
+	}
+	if err := admit(ctx, id); err != nil {
+		return Outcome{}, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, c)
-	return Outcome{Job: JobID(c.Repo, c.Issue), Action: Started}, nil
+	if r.open == nil {
+		r.open = map[string]bool{}
+	}
+	r.open[id] = true
+	return Outcome{Job: id, Action: Started}, nil
+}
+
+func (r *recorder) Running(context.Context) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id := range r.open {
+		if !r.hidden[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids, r.listErr
+}
+
+func (r *recorder) starts() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got) - r.messages
 }
 
 const secret = "It's a Secret to Everybody"
@@ -198,7 +240,7 @@ func TestHandlerTakesAMentionOnceAndFormPayloads(t *testing.T) {
 	c := rec.got[0]
 	assert.Equal(t, Comment{Delivery: "d1", Repo: "Codertocat/Hello-World", Workspace: cfg.Repositories["codertocat/hello-world"],
 		Issue: 1, Title: c.Title, Body: c.Body, IssueAuthor: "Codertocat", IssueURL: "https://github.com/Codertocat/Hello-World/issues/1",
-		Author: "Codertocat", Text: "Could you look, @Custos?"}, c)
+		Author: "Codertocat", Association: "OWNER", Text: "Could you look, @Custos?"}, c)
 	assert.NotEmpty(t, c.Title)
 
 	form := []byte("payload=" + url.QueryEscape(string(body)))
@@ -268,7 +310,19 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, on)
 	real, _ := filepath.EvalSymlinks(ws)
-	assert.Equal(t, Config{Secret: "s3cret", Mention: DefaultMention, APIURL: "http://127.0.0.1:9", Repositories: map[string]string{"octo/repo": real}}, cfg)
+	assert.Equal(t, Config{Secret: "s3cret", Mention: DefaultMention, APIURL: "http://127.0.0.1:9", Repositories: map[string]string{"octo/repo": real},
+		AllowedAssociations: DefaultAssociations, Allowed: map[string][]string{}, MaxRunning: DefaultMaxRunning}, cfg)
+
+	// The richer entry of a repository, beside the plain form.
+	rich := fmt.Sprintf(`{"triggers":{"github":{"allowedAssociations":["OWNER"],"maxRunning":3,`+
+		`"repositories":{"Octo/Repo":%q,"octo/open":{"workspace":%q,"allowedAssociations":["OWNER","CONTRIBUTOR","CONTRIBUTOR"]},"octo/plain":{"workspace":%q}}}}}`, ws, ws, ws)
+	cfg, _, err = Parse([]byte(rich))
+	require.NoError(t, err)
+	assert.Equal(t, 3, cfg.MaxRunning)
+	assert.Equal(t, map[string]string{"octo/repo": real, "octo/open": real, "octo/plain": real}, cfg.Repositories)
+	assert.Equal(t, []string{"OWNER"}, cfg.AllowedFor("Octo/Repo"))
+	assert.Equal(t, []string{"OWNER", "CONTRIBUTOR"}, cfg.AllowedFor("Octo/Open"))
+	assert.Equal(t, []string{"OWNER"}, cfg.AllowedFor("octo/plain"), "an entry without its own list takes the global one")
 
 	_, on, err = Parse([]byte(`{"permissions":{}}`))
 	assert.NoError(t, err)
@@ -285,6 +339,17 @@ func TestParse(t *testing.T) {
 		"bad mention":       {`{"triggers":{"github":{"mention":"custos"}}}`, "triggers.github.mention"},
 		"bad api":           {`{"triggers":{"github":{"apiURL":"ftp://x"}}}`, "triggers.github.apiURL"},
 		"not an object":     {`{"triggers":{"github":[]}}`, "triggers.github: json"},
+		"bad association":   {`{"triggers":{"github":{"allowedAssociations":["OWNER","owner"]}}}`, `triggers.github.allowedAssociations: "owner" is not one of GitHub's author_association values`},
+		"no associations":   {`{"triggers":{"github":{"allowedAssociations":[]}}}`, "triggers.github.allowedAssociations: empty"},
+		"associations null": {`{"triggers":{"github":{"allowedAssociations":"OWNER"}}}`, "triggers.github: json"},
+		"maxRunning 0":      {`{"triggers":{"github":{"maxRunning":0}}}`, "triggers.github.maxRunning: 0 is not between 1 and 1000"},
+		"maxRunning big":    {`{"triggers":{"github":{"maxRunning":1001}}}`, "triggers.github.maxRunning: 1001"},
+		"maxRunning text":   {`{"triggers":{"github":{"maxRunning":"8"}}}`, "triggers.github: json"},
+		"entry unknown key": {fmt.Sprintf(`{"triggers":{"github":{"repositories":{"o/r":{"workspace":%q,"allow":["OWNER"]}}}}}`, ws), `repositories["o/r"]: not a workspace path nor`},
+		"entry no ws":       {`{"triggers":{"github":{"repositories":{"o/r":{"allowedAssociations":["OWNER"]}}}}}`, `repositories["o/r"]: no workspace`},
+		"entry bad list":    {fmt.Sprintf(`{"triggers":{"github":{"repositories":{"o/r":{"workspace":%q,"allowedAssociations":["ANYONE"]}}}}}`, ws), `repositories["o/r"]: allowedAssociations: "ANYONE"`},
+		"entry a number":    {`{"triggers":{"github":{"repositories":{"o/r":7}}}}`, `repositories["o/r"]: not a workspace path nor`},
+		"entry relative":    {`{"triggers":{"github":{"repositories":{"o/r":{"workspace":"w"}}}}}`, `the workspace "w" is not an absolute path`},
 	} {
 		_, _, err := Parse([]byte(tc.json))
 		require.Error(t, err, name)

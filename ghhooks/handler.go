@@ -13,12 +13,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -38,7 +40,10 @@ const (
 
 // Dispatcher starts or continues an issue's job (Jobs on Temporal).
 type Dispatcher interface {
-	Dispatch(ctx context.Context, c Comment) (Outcome, error)
+	// Dispatch asks admit before it starts a run, and returns its error.
+	Dispatch(ctx context.Context, c Comment, admit Admit) (Outcome, error)
+	// Running lists the GitHub-started jobs open now.
+	Running(ctx context.Context) ([]string, error)
 }
 
 // Handler serves Path.
@@ -47,6 +52,11 @@ type Handler struct {
 	jobs   Dispatcher
 	logger *slog.Logger
 	seen   *recent
+	lim    limiter
+	// busy posts "custos is busy" on an issue (nil without a token).
+	busy     *Notifier
+	busySent *recent
+	bg       sync.WaitGroup
 }
 
 // NewHandler serves cfg's repositories through jobs. A cfg without a
@@ -58,7 +68,12 @@ func NewHandler(cfg Config, jobs Dispatcher, logger *slog.Logger) *Handler {
 	if cfg.Secret == "" {
 		logger.Error("github hooks: triggers.github.secret is not set in the user's settings: every delivery is refused")
 	}
-	return &Handler{cfg: cfg, jobs: jobs, logger: logger, seen: newRecent(1024)}
+	h := &Handler{cfg: cfg, jobs: jobs, logger: logger, seen: newRecent(1024), busySent: newRecent(1024),
+		lim: limiter{pending: map[string]time.Time{}, told: map[string]time.Time{}}}
+	if cfg.Token != "" {
+		h.busy = NewNotifier(cfg, nil)
+	}
+	return h
 }
 
 // Sign is X-Hub-Signature-256 of body under secret, as GitHub computes it.
@@ -157,7 +172,19 @@ func (h *Handler) dispatch(w http.ResponseWriter, ctx context.Context, log *slog
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
-	out, err := h.jobs.Dispatch(ctx, c)
+	job := JobID(c.Repo, c.Issue)
+	out, err := h.jobs.Dispatch(ctx, c, h.admit)
+	if err != nil || (out.Action != Started && out.Action != Resumed) {
+		h.lim.forget(job)
+	}
+	var busy *BusyError
+	if errors.As(err, &busy) {
+		// Not a delivery taken: a redelivery once a job ended may start.
+		log.Warn("github hooks: refused: custos is busy", "repo", c.Repo, "issue", c.Issue, "by", c.Author, "job", job, "open", busy.Open, "max", busy.Max)
+		h.tellBusy(c, busy)
+		reply(w, http.StatusOK, Outcome{Job: job, Action: Busy, Detail: busy.Error()})
+		return
+	}
 	if err != nil {
 		log.Error("github hooks: cannot start or continue the job", "repo", c.Repo, "issue", c.Issue, "err", err)
 		http.Error(w, "custos could not start or continue the job; redeliver later", http.StatusBadGateway)
@@ -166,6 +193,85 @@ func (h *Handler) dispatch(w http.ResponseWriter, ctx context.Context, log *slog
 	h.seen.add(c.Delivery)
 	log.Info("github hooks: comment taken", "repo", c.Repo, "issue", c.Issue, "by", c.Author, "job", out.Job, "action", out.Action, "detail", out.Detail)
 	reply(w, http.StatusAccepted, out)
+}
+
+// limiter bounds the GitHub-started jobs open at once: starts are
+// decided one at a time, on what visibility lists and the starts this
+// endpoint made that visibility may not show yet.
+type limiter struct {
+	mu      sync.Mutex
+	pending map[string]time.Time // job → when this endpoint admitted its start
+	told    map[string]time.Time // job → when its issue was told custos is busy
+}
+
+// pendingFor is how long an admitted start counts without visibility's
+// word (visibility shows a start within seconds).
+const pendingFor = time.Minute
+
+// busyQuiet is how long an issue told custos is busy is not told again.
+const busyQuiet = time.Hour
+
+// admit lets job start a run while fewer than the configured maximum of
+// GitHub-started jobs are open; it fails closed when they cannot be
+// counted.
+func (h *Handler) admit(ctx context.Context, job string) error {
+	h.lim.mu.Lock()
+	defer h.lim.mu.Unlock()
+	ids, err := h.jobs.Running(ctx)
+	if err != nil {
+		return fmt.Errorf("count the open GitHub jobs: %w", err)
+	}
+	open := map[string]bool{}
+	for _, id := range ids {
+		open[id] = true
+		delete(h.lim.pending, id) // visibility has it: its word counts now
+	}
+	now := time.Now()
+	for id, at := range h.lim.pending {
+		if now.Sub(at) > pendingFor {
+			delete(h.lim.pending, id)
+			continue
+		}
+		open[id] = true
+	}
+	delete(open, job)
+	if len(open) >= h.cfg.Max() {
+		return &BusyError{Open: len(open), Max: h.cfg.Max()}
+	}
+	h.lim.pending[job] = now
+	return nil
+}
+
+func (l *limiter) forget(job string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.pending, job)
+}
+
+// tellBusy posts on c's issue that custos is busy, once per delivery and
+// at most once an hour per issue, in the background (GitHub wants its
+// answer within 10 s); without a token it posts nothing.
+func (h *Handler) tellBusy(c Comment, busy *BusyError) {
+	job := JobID(c.Repo, c.Issue)
+	h.lim.mu.Lock()
+	quiet := h.busy == nil || h.busySent.has(c.Delivery) || time.Since(h.lim.told[job]) < busyQuiet
+	if !quiet {
+		h.busySent.add(c.Delivery)
+		h.lim.told[job] = time.Now()
+	}
+	h.lim.mu.Unlock()
+	if quiet {
+		return
+	}
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := h.busy.Busy(ctx, c.Repo, c.Issue, c.Delivery, busy); err != nil {
+			h.logger.Error("github hooks: cannot say on the issue that custos is busy", "repo", c.Repo, "issue", c.Issue, "err", err)
+		}
+	}()
 }
 
 func (h *Handler) ignore(w http.ResponseWriter, log *slog.Logger, why string) {

@@ -75,6 +75,21 @@ func (n *Notifier) Notice(ctx context.Context, nt notify.Notice) error {
 	return nil
 }
 
+// Busy posts on the issue that its comment (delivery) started nothing:
+// maxRunning GitHub-started jobs are open. The answer's mark keeps the
+// post from being read as a call.
+func (n *Notifier) Busy(ctx context.Context, repo string, issue int, delivery string, e *BusyError) error {
+	body := fmt.Sprintf("custos is busy: %d jobs started from GitHub are open (at most %d at once), so this comment started nothing. "+
+		"Mention %s again once one of them has ended.\n%s busy delivery=%s -->", e.Open, e.Max, n.cfg.Mention, answerMark, delivery)
+	payload, _ := json.Marshal(map[string]string{"body": body})
+	resp, err := n.do(ctx, http.MethodPost, n.commentsURL(repo, issue, nil), bytes.NewReader(payload))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
 // posted says whether the issue has a comment with mark since at.
 func (n *Notifier) posted(ctx context.Context, repo string, issue int, mark string, at time.Time) (bool, error) {
 	q := url.Values{"since": {at.Add(-time.Minute).UTC().Format(time.RFC3339)}, "per_page": {"100"}}

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -26,8 +27,9 @@ type issueCommentEvent struct {
 		PullRequest json.RawMessage `json:"pull_request"`
 	} `json:"issue"`
 	Comment struct {
-		Body string  `json:"body"`
-		User account `json:"user"`
+		Body              string  `json:"body"`
+		User              account `json:"user"`
+		AuthorAssociation string  `json:"author_association"`
 	} `json:"comment"`
 	Repository struct {
 		FullName string `json:"full_name"`
@@ -62,10 +64,14 @@ func (h *Handler) comment(payload []byte) (Comment, string, error) {
 		return Comment{}, fmt.Sprintf("repository %s is not in triggers.github.repositories", e.Repository.FullName), nil
 	case !Mentions(e.Comment.Body, h.cfg.Mention):
 		return Comment{}, "the comment does not mention " + h.cfg.Mention, nil
+	case !slices.Contains(h.cfg.AllowedFor(e.Repository.FullName), e.Comment.AuthorAssociation):
+		// Deny by default: a missing or unknown association is no one's.
+		return Comment{}, fmt.Sprintf("the comment's author @%s is %q to the repository, not one of triggers.github's allowedAssociations (%s)",
+			e.Comment.User.Login, e.Comment.AuthorAssociation, strings.Join(h.cfg.AllowedFor(e.Repository.FullName), ", ")), nil
 	}
 	c := Comment{Repo: e.Repository.FullName, Workspace: ws, Issue: e.Issue.Number, Title: e.Issue.Title,
 		IssueAuthor: e.Issue.User.Login, IssueURL: e.Issue.HTMLURL, PullRequest: len(e.Issue.PullRequest) > 0 && string(e.Issue.PullRequest) != "null",
-		Author: e.Comment.User.Login, Text: e.Comment.Body}
+		Author: e.Comment.User.Login, Association: e.Comment.AuthorAssociation, Text: e.Comment.Body}
 	if e.Issue.Body != nil {
 		c.Body = *e.Issue.Body
 	}
