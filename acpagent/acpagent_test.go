@@ -8,18 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/jobevents"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A call that needs N of M approvers can only be denied from the editor;
 // any other is offered the four answers, each the decision it names.
 func TestOptionsForQuorumOnlyReject(t *testing.T) {
 	var ids []acp.PermissionOptionId
-	for _, o := range optionsFor(workflows.PendingAsk{Quorum: []workflows.QuorumState{{Require: 2}}}) {
+	for _, o := range optionsFor(jobapi.PendingAsk{Quorum: []jobapi.QuorumState{{Require: 2}}}) {
 		ids = append(ids, o.OptionId)
 	}
 	assert.Equal(t, []acp.PermissionOptionId{"reject_once"}, ids)
-	assert.Len(t, optionsFor(workflows.PendingAsk{}), 4)
+	assert.Len(t, optionsFor(jobapi.PendingAsk{}), 4)
 	for id, d := range map[acp.PermissionOptionId]string{"allow_once": "allow", "allow_always": "always", "reject_once": "deny", "reject_always": "never", "other": ""} {
 		assert.Equal(t, d, decisionOf(id), id)
 	}

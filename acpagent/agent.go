@@ -31,7 +31,7 @@ import (
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/stream"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Channel is how the jobs' audit names this channel.
@@ -257,8 +257,8 @@ func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest)
 		s.setPendingMode(m)
 		return acp.SetSessionModeResponse{}, nil
 	}
-	_, err = update[workflows.ModeResult](ctx, a.c, s.id, workflows.ModeUpdate, "",
-		workflows.ModeChange{Mode: string(m), By: a.o.By, Channel: Channel})
+	_, err = update[jobapi.ModeResult](ctx, a.c, s.id, jobapi.ModeUpdate, "",
+		jobapi.ModeChange{Mode: string(m), By: a.o.By, Channel: Channel})
 	if err != nil {
 		return acp.SetSessionModeResponse{}, requestError(fmt.Sprintf("change the mode of %s", s.id), err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/jobevents"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // LoadSession attaches to job sessionId, wherever and whenever it was
@@ -73,7 +73,7 @@ func (a *agent) running(ctx context.Context, id string) (bool, error) {
 }
 
 // replay renders the job's journal from its start: its task first.
-func (s *session) replay(ctx context.Context, st workflows.Status) {
+func (s *session) replay(ctx context.Context, st jobapi.Status) {
 	if st.Task != "" {
 		s.send(acp.UpdateUserMessageText(st.Task))
 	}

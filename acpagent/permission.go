@@ -8,7 +8,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/custos-dev/custos/jobevents"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The options of a permission request and the answers they are.
@@ -25,7 +25,7 @@ var permissionOptions = []struct {
 // optionsFor are what the editor may answer: a call that needs several
 // approvers' answers (N of M) can only be denied from here, as from the
 // terminal.
-func optionsFor(p workflows.PendingAsk) []acp.PermissionOption {
+func optionsFor(p jobapi.PendingAsk) []acp.PermissionOption {
 	var out []acp.PermissionOption
 	for _, o := range permissionOptions {
 		if len(p.Quorum) > 0 && o.decision != "deny" {
@@ -73,31 +73,31 @@ func (s *session) ask(call string) {
 		s.a.o.Logger.Warn("acp: unknown permission option", "job", s.id, "call", call, "option", res.Outcome.Selected.OptionId)
 		return
 	}
-	_, err = update[workflows.DecideResult](ctx, s.a.c, s.id, workflows.DecideUpdate, "",
-		workflows.ApprovalDecision{CallID: call, Decision: d, By: s.a.o.By, Channel: Channel})
+	_, err = update[jobapi.DecideResult](ctx, s.a.c, s.id, jobapi.DecideUpdate, "",
+		jobapi.ApprovalDecision{CallID: call, Decision: d, By: s.a.o.By, Channel: Channel})
 	if err != nil && !errors.Is(err, errNotApplied) {
 		s.a.o.Logger.Warn("acp: answer not sent", "job", s.id, "call", call, "err", err)
 	}
 }
 
 // pending is the waiting call's ask, if it still waits.
-func (s *session) pending(ctx context.Context, call string) (workflows.PendingAsk, bool) {
+func (s *session) pending(ctx context.Context, call string) (jobapi.PendingAsk, bool) {
 	st, err := jobevents.QueryStatus(ctx, s.a.c, s.id)
 	if err != nil {
-		return workflows.PendingAsk{}, false
+		return jobapi.PendingAsk{}, false
 	}
 	for _, p := range st.Pending {
 		if p.CallID == call {
 			return p, true
 		}
 	}
-	return workflows.PendingAsk{}, false
+	return jobapi.PendingAsk{}, false
 }
 
 // askedCall is the call as the permission request shows it: its whole
 // input (a Write's content, an Edit's strings) as the diff, and why it
 // asks.
-func (s *session) askedCall(p workflows.PendingAsk) acp.ToolCallUpdate {
+func (s *session) askedCall(p jobapi.PendingAsk) acp.ToolCallUpdate {
 	var in callInput
 	var raw any
 	_ = json.Unmarshal(p.Input, &in)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/jobstart"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // cancelGrace is how long a cancelled prompt waits for the job to say it
@@ -95,7 +95,7 @@ func (s *session) deliver(text string) error {
 		return requestError("look up the job", err)
 	}
 	if !running {
-		fresh := workflows.JobInput{Workspace: s.ws, Owner: s.a.o.Owner}
+		fresh := jobapi.JobInput{Workspace: s.ws, Owner: s.a.o.Owner}
 		if err := jobstart.Resume(ctx, s.a.c, s.id, jobstart.ResumeInput(last, fresh, text), jobstart.Options{}); err != nil {
 			return requestError("continue the ended job", err)
 		}
@@ -104,8 +104,8 @@ func (s *session) deliver(text string) error {
 		s.mu.Unlock()
 		return s.awaitStatus(ctx)
 	}
-	m := workflows.Message{Text: text, ID: newID("acp-msg-"), By: s.a.o.By, Channel: Channel}
-	if _, err := update[workflows.MessageResult](ctx, s.a.c, s.id, workflows.MessageUpdate, m.ID, m); err != nil {
+	m := jobapi.Message{Text: text, ID: newID("acp-msg-"), By: s.a.o.By, Channel: Channel}
+	if _, err := update[jobapi.MessageResult](ctx, s.a.c, s.id, jobapi.MessageUpdate, m.ID, m); err != nil {
 		return requestError("send the message", err)
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // session is one editor session: a job, started or still to start.
@@ -115,8 +115,8 @@ func (s *session) cancel() {
 	}
 	ctx, cancel := context.WithTimeout(s.a.ctx, 30*time.Second)
 	defer cancel()
-	in := workflows.Interrupt{By: s.a.o.By, Channel: Channel}
-	if _, err := update[workflows.InterruptResult](ctx, s.a.c, s.id, workflows.InterruptUpdate, newID("acp-int-"), in); err != nil {
+	in := jobapi.Interrupt{By: s.a.o.By, Channel: Channel}
+	if _, err := update[jobapi.InterruptResult](ctx, s.a.c, s.id, jobapi.InterruptUpdate, newID("acp-int-"), in); err != nil {
 		s.a.o.Logger.Warn("acp: interrupt", "job", s.id, "err", err)
 	}
 }

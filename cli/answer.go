@@ -12,7 +12,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // errNotApplied marks an answer the job did not take (the call was decided
@@ -29,8 +29,8 @@ func (e notApplied) Is(target error) bool { return target == errNotApplied }
 // sendDecision answers a call through the decide Update and waits for the
 // call's final decision. An answer that did not count comes back as a
 // notApplied error (errors.Is errNotApplied), with the job's own words.
-func sendDecision(ctx context.Context, c client.Client, id string, d workflows.ApprovalDecision) (workflows.DecideResult, error) {
-	res, err := update[workflows.DecideResult](ctx, c, id, workflows.DecideUpdate, d)
+func sendDecision(ctx context.Context, c client.Client, id string, d jobapi.ApprovalDecision) (jobapi.DecideResult, error) {
+	res, err := update[jobapi.DecideResult](ctx, c, id, jobapi.DecideUpdate, d)
 	if err != nil && !errors.Is(err, errNotApplied) {
 		err = fmt.Errorf("answer %s in %s: %w", d.CallID, id, err)
 	}
@@ -38,8 +38,8 @@ func sendDecision(ctx context.Context, c client.Client, id string, d workflows.A
 }
 
 // sendMode changes a job's mode through the mode Update.
-func sendMode(ctx context.Context, c client.Client, id string, m workflows.ModeChange) (workflows.ModeResult, error) {
-	res, err := update[workflows.ModeResult](ctx, c, id, workflows.ModeUpdate, m)
+func sendMode(ctx context.Context, c client.Client, id string, m jobapi.ModeChange) (jobapi.ModeResult, error) {
+	res, err := update[jobapi.ModeResult](ctx, c, id, jobapi.ModeUpdate, m)
 	if err != nil && !errors.Is(err, errNotApplied) {
 		err = fmt.Errorf("change the mode of %s: %w", id, err)
 	}
@@ -51,7 +51,7 @@ func (a *App) retry(ctx context.Context, c client.Client, id string) error {
 	if err := ensureRunning(ctx, c, id, "retry"); err != nil {
 		return err
 	}
-	res, err := update[workflows.RetryResult](ctx, c, id, workflows.RetryUpdate, workflows.RetryRequest{By: app.OSUser()})
+	res, err := update[jobapi.RetryResult](ctx, c, id, jobapi.RetryUpdate, jobapi.RetryRequest{By: app.OSUser()})
 	if err != nil {
 		if !errors.Is(err, errNotApplied) {
 			err = fmt.Errorf("retry %s: %w", id, err)
@@ -91,7 +91,7 @@ func jobRefusal(err error) (string, bool) {
 
 // outcomeText says what became of an answered call, for the person who
 // answered: "allowed Write notes.md, by alice via cli".
-func outcomeText(r workflows.DecideResult) string {
+func outcomeText(r jobapi.DecideResult) string {
 	verb := "allowed"
 	if r.Decision != "allow" {
 		verb = "denied"

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/app"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // budget sets a job's token caps through the budget Update: a job that
@@ -22,7 +22,7 @@ func (a *App) budget(ctx context.Context, c client.Client, id string, args []str
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	change := workflows.BudgetChange{By: *by, Channel: "cli"}
+	change := jobapi.BudgetChange{By: *by, Channel: "cli"}
 	if *perJob >= 0 {
 		change.TokensPerJob = perJob
 	}
@@ -37,7 +37,7 @@ func (a *App) budget(ctx context.Context, c client.Client, id string, args []str
 		fmt.Fprintf(a.Stdout, "%s: %d tokens used%s\n", id, st.Budget.UsedByJob, budgetLine(st.Budget))
 		return nil
 	}
-	res, err := update[workflows.BudgetStatus](ctx, c, id, workflows.BudgetUpdate, change)
+	res, err := update[jobapi.BudgetStatus](ctx, c, id, jobapi.BudgetUpdate, change)
 	if err != nil {
 		if !errors.Is(err, errNotApplied) {
 			err = fmt.Errorf("set the budget of %s: %w", id, err)
@@ -49,7 +49,7 @@ func (a *App) budget(ctx context.Context, c client.Client, id string, args []str
 }
 
 // budgetLine is the usage against the caps, for status: "" without caps.
-func budgetLine(b workflows.BudgetStatus) string {
+func budgetLine(b jobapi.BudgetStatus) string {
 	var parts []string
 	if b.TokensPerJob > 0 {
 		parts = append(parts, fmt.Sprintf("of %d for the job", b.TokensPerJob))

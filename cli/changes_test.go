@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/gittest"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // changes shows each turn's diffs under the call that made them; rewind
@@ -87,7 +87,7 @@ func TestChangesAndRewind(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		st, err := testenv.Status(c, id)
-		return err == nil && st.State == workflows.PhaseWaitingMessage
+		return err == nil && st.State == jobapi.PhaseWaitingMessage
 	}, 30*time.Second, 50*time.Millisecond)
 	code, out, errOut = runApp(t, context.Background(), "say", id, "after the rewind")
 	require.Equal(t, 0, code, errOut)
@@ -137,7 +137,7 @@ func TestForkIntoWorktree(t *testing.T) {
 	assert.Contains(t, out, "forked "+id+" at turn 2")
 	require.Eventually(t, func() bool {
 		st, err := testenv.Status(c, id+"-f")
-		return err == nil && st.State == workflows.PhaseWaitingMessage && st.LastAnswer == "FORKED answer"
+		return err == nil && st.State == jobapi.PhaseWaitingMessage && st.LastAnswer == "FORKED answer"
 	}, 30*time.Second, 50*time.Millisecond)
 	last := model.count() - 1
 	assert.Equal(t, []string{task, "try again"}, model.turns(last, openai.ChatMessageRoleUser))
@@ -165,8 +165,8 @@ func TestRewindRefusedWhileWorking(t *testing.T) {
 	require.NotEqual(t, 0, code, out)
 	assert.Contains(t, errOut, "a rewind waits until no tool call runs")
 
-	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.RewindUpdate,
-		Args: []any{workflows.Rewind{To: 0, Conversation: true, By: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.RewindUpdate,
+		Args: []any{jobapi.Rewind{To: 0, Conversation: true, By: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(context.Background(), nil)
 	}

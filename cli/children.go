@@ -7,13 +7,13 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // statusFamily prints a subagent's parent and a job's running subagents
 // with their waiting calls (each child is a job: its calls are answered by
 // its own ID).
-func (a *App) statusFamily(ctx context.Context, c client.Client, st workflows.Status) {
+func (a *App) statusFamily(ctx context.Context, c client.Client, st jobapi.Status) {
 	if p := st.Parent; p != nil {
 		fmt.Fprintf(a.Stdout, "parent:    %s (its call %s, depth %d)\n", display.Line(p.Job, maxID), shownID(p.CallID), p.Depth)
 	}

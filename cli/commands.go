@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/policyreplay"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 func (a *App) status(ctx context.Context, c client.Client, id string) error {
@@ -66,11 +66,11 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 		}
 		if len(p.Quorum) > 0 {
 			so := "nobody"
-			if v := workflows.QuorumVoters(p.Quorum); len(v) > 0 {
+			if v := jobapi.QuorumVoters(p.Quorum); len(v) > 0 {
 				so = strings.Join(v, ", ")
 			}
 			fmt.Fprintf(a.Stdout, "           approvals: still %s; approved so far: %s (only answers a channel verified count: Slack, a deployed inbox)\n",
-				display.Line(workflows.QuorumNeeded(p.Quorum), maxReason), display.Line(so, maxReason))
+				display.Line(jobapi.QuorumNeeded(p.Quorum), maxReason), display.Line(so, maxReason))
 		}
 	}
 	for _, g := range st.Grants {
@@ -113,7 +113,7 @@ func (a *App) decide(ctx context.Context, c client.Client, id, verb string, args
 	if err := ensureRunning(ctx, c, id, verb); err != nil {
 		return err
 	}
-	res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: pos[0], Decision: decision, Reason: *reason,
+	res, err := sendDecision(ctx, c, id, jobapi.ApprovalDecision{CallID: pos[0], Decision: decision, Reason: *reason,
 		By: *by, Channel: "cli", Grant: grant})
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (a *App) setMode(ctx context.Context, c client.Client, id string, args []st
 	if err := ensureRunning(ctx, c, id, "change the mode of"); err != nil {
 		return err
 	}
-	res, err := sendMode(ctx, c, id, workflows.ModeChange{Mode: string(m), By: app.OSUser(), Channel: "cli"})
+	res, err := sendMode(ctx, c, id, jobapi.ModeChange{Mode: string(m), By: app.OSUser(), Channel: "cli"})
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (a *App) audit(ctx context.Context, c client.Client, id string, args []stri
 		}
 	}
 	// The query also has records not yet saved to the file.
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.AuditQuery)
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.AuditQuery)
 	if forgotten(err) && recs == nil {
 		// Past the server's retention: the file on this host is the record.
 		if files, ok := findJobFiles(id); ok {

@@ -19,7 +19,7 @@ import (
 	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A job is a conversation: after its answer it waits for the next message.
@@ -59,7 +59,7 @@ func (a *App) say(ctx context.Context, args []string) error {
 		return err
 	}
 	if running {
-		res, err := sendMessage(ctx, s.client, id, workflows.Message{Text: text, By: *by, Channel: "cli"})
+		res, err := sendMessage(ctx, s.client, id, jobapi.Message{Text: text, By: *by, Channel: "cli"})
 		if err != nil {
 			return err
 		}
@@ -77,14 +77,14 @@ func (a *App) say(ctx context.Context, args []string) error {
 // reads the conversation from the job's transcript: the text is its next
 // message. It starts from the ended run's input (workspace, host, mode,
 // limits), or, when the server no longer has it, from the workspace given.
-func (a *App) resumeJob(ctx context.Context, c client.Client, id, text string, last *workflows.JobInput, workspace string) error {
-	var fresh workflows.JobInput
+func (a *App) resumeJob(ctx context.Context, c client.Client, id, text string, last *jobapi.JobInput, workspace string) error {
+	var fresh jobapi.JobInput
 	if last == nil {
 		ws, err := pathguard.CanonicalWorkspace(workspace)
 		if err != nil {
 			return err
 		}
-		fresh = workflows.JobInput{Workspace: ws, Owner: identities(os.Getenv(EnvIdentity))}
+		fresh = jobapi.JobInput{Workspace: ws, Owner: identities(os.Getenv(EnvIdentity))}
 	}
 	in := jobstart.ResumeInput(last, fresh, text)
 	if err := jobstart.Resume(ctx, c, id, in, jobstart.Options{}); err != nil {
@@ -103,11 +103,11 @@ func defaultModelOptions() app.Options {
 
 // sendMessage sends one message through the message Update. Its ID is the
 // Update's: a retry of this very send counts once.
-func sendMessage(ctx context.Context, c client.Client, id string, m workflows.Message) (workflows.MessageResult, error) {
+func sendMessage(ctx context.Context, c client.Client, id string, m jobapi.Message) (jobapi.MessageResult, error) {
 	if m.ID == "" {
 		m.ID = newMessageID()
 	}
-	res, err := updateWithID[workflows.MessageResult](ctx, c, id, workflows.MessageUpdate, m.ID, m)
+	res, err := updateWithID[jobapi.MessageResult](ctx, c, id, jobapi.MessageUpdate, m.ID, m)
 	if err != nil && !errors.Is(err, errNotApplied) {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -125,7 +125,7 @@ func newMessageID() string {
 }
 
 // deliveryText says what became of a message.
-func deliveryText(id string, r workflows.MessageResult) string {
+func deliveryText(id string, r jobapi.MessageResult) string {
 	switch r.Delivery {
 	case "next":
 		return fmt.Sprintf("message %d sent to %s; the model answers it now", r.Seq, id)
@@ -144,11 +144,11 @@ func (a *App) interrupt(ctx context.Context, c client.Client, id string, args []
 	if err != nil {
 		return err
 	}
-	in := workflows.Interrupt{Text: strings.Join(pos, " "), By: *by, Channel: "cli"}
+	in := jobapi.Interrupt{Text: strings.Join(pos, " "), By: *by, Channel: "cli"}
 	if strings.TrimSpace(in.Text) != "" {
 		in.ID = newMessageID()
 	}
-	res, err := updateWithID[workflows.InterruptResult](ctx, c, id, workflows.InterruptUpdate, cmp.Or(in.ID, newMessageID()), in)
+	res, err := updateWithID[jobapi.InterruptResult](ctx, c, id, jobapi.InterruptUpdate, cmp.Or(in.ID, newMessageID()), in)
 	if err != nil {
 		if !errors.Is(err, errNotApplied) {
 			err = fmt.Errorf("interrupt %s: %w", id, err)
@@ -159,7 +159,7 @@ func (a *App) interrupt(ctx context.Context, c client.Client, id string, args []
 	return nil
 }
 
-func interruptText(id string, r workflows.InterruptResult) string {
+func interruptText(id string, r jobapi.InterruptResult) string {
 	var b strings.Builder
 	if len(r.Stopped) == 0 {
 		fmt.Fprintf(&b, "%s was not working: nothing to stop", id)
@@ -193,7 +193,7 @@ func (a *App) end(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	res, err := sendEnd(ctx, s.client, id, workflows.End{By: *by, Channel: "cli", Reason: *reason})
+	res, err := sendEnd(ctx, s.client, id, jobapi.End{By: *by, Channel: "cli", Reason: *reason})
 	if err != nil {
 		if !errors.Is(err, errNotApplied) {
 			err = fmt.Errorf("end %s: %w", id, err)
@@ -204,7 +204,7 @@ func (a *App) end(ctx context.Context, args []string) error {
 	// an in-process worker does not stop half-way.
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	var out workflows.JobResult
+	var out jobapi.JobResult
 	if err := s.client.GetWorkflow(wctx, id, "").Get(wctx, &out); err != nil {
 		return fmt.Errorf("end %s: the job was asked to end but has not completed yet: %w", id, err)
 	}
@@ -229,14 +229,14 @@ func updateWithID[T any](ctx context.Context, c client.Client, id, name, updateI
 }
 
 // waitsForMessage says whether a job has answered and waits for a person.
-func waitsForMessage(st workflows.Status) bool {
-	return st.State == workflows.PhaseWaitingMessage && st.Queued == 0
+func waitsForMessage(st jobapi.Status) bool {
+	return st.State == jobapi.PhaseWaitingMessage && st.Queued == 0
 }
 
 // converse is what follow does once the job has answered: print the answer
 // and, on a terminal, ask for the next message. It reports whether follow
 // should go on (a message was sent).
-func (a *App) converse(ctx context.Context, c client.Client, id string, st workflows.Status, lines <-chan string) (bool, error) {
+func (a *App) converse(ctx context.Context, c client.Client, id string, st jobapi.Status, lines <-chan string) (bool, error) {
 	a.show(a.src.NewAnswer(st.LastAnswer, st.Turn))
 	fmt.Fprintf(a.Stderr, "custos: answered after %d turns (%d tokens)\n", st.Turn, st.Usage.TotalTokens)
 	if lines == nil {
@@ -265,10 +265,10 @@ func (a *App) converse(ctx context.Context, c client.Client, id string, st workf
 			return false, nil
 		}
 		if text == "/end" {
-			_, err := sendEnd(ctx, c, id, workflows.End{By: app.OSUser(), Channel: "terminal"})
+			_, err := sendEnd(ctx, c, id, jobapi.End{By: app.OSUser(), Channel: "terminal"})
 			return err == nil, err
 		}
-		_, err := sendMessage(ctx, c, id, workflows.Message{Text: line, By: app.OSUser(), Channel: "terminal"})
+		_, err := sendMessage(ctx, c, id, jobapi.Message{Text: line, By: app.OSUser(), Channel: "terminal"})
 		if errors.Is(err, errNotApplied) {
 			fmt.Fprintf(a.Stdout, "    %s\n", display.SafeLine(err.Error()))
 			continue
@@ -293,7 +293,7 @@ func (a *App) steer(ctx context.Context, c client.Client, id, line string) {
 	if strings.TrimSpace(line) == "" {
 		return
 	}
-	res, err := sendMessage(ctx, c, id, workflows.Message{Text: line, By: app.OSUser(), Channel: "terminal"})
+	res, err := sendMessage(ctx, c, id, jobapi.Message{Text: line, By: app.OSUser(), Channel: "terminal"})
 	if err != nil {
 		fmt.Fprintf(a.Stdout, "    message not sent: %s\n", display.SafeLine(err.Error()))
 		return

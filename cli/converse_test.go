@@ -17,7 +17,7 @@ import (
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // recorded is a script that keeps every request it answered.
@@ -108,7 +108,7 @@ func TestSayInterruptEndAndSayAgain(t *testing.T) {
 	letGo()
 	require.Eventually(t, func() bool {
 		st, err := testenv.Status(c, id)
-		return err == nil && st.State == workflows.PhaseWaitingMessage && st.LastAnswer == "THIRD answer"
+		return err == nil && st.State == jobapi.PhaseWaitingMessage && st.LastAnswer == "THIRD answer"
 	}, 30*time.Second, 50*time.Millisecond, "the model answered the interrupt's text")
 	assert.Equal(t, []string{task, "now the second", "think hard", "never mind"}, model.turns(3, openai.ChatMessageRoleUser))
 	assert.NotContains(t, model.turns(3, openai.ChatMessageRoleAssistant), "ABANDONED answer")
@@ -135,7 +135,7 @@ func TestSayInterruptEndAndSayAgain(t *testing.T) {
 	assert.Equal(t, []string{"FIRST answer", "SECOND answer", "THIRD answer"}, model.turns(last, openai.ChatMessageRoleAssistant))
 	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.PhaseWaitingMessage, st.State)
+	assert.Equal(t, jobapi.PhaseWaitingMessage, st.State)
 	recs := testenv.Audit(t, c, id)
 	var events []string
 	for _, r := range recs {
@@ -157,7 +157,7 @@ func TestBudgetFromTheCommandLine(t *testing.T) {
 	id := startDetached(t, testenv.Workspace(t), task, "--max-tokens", "1")
 	require.Eventually(t, func() bool {
 		st, err := testenv.Status(c, id)
-		return err == nil && st.State == workflows.PhaseWaitingBudget
+		return err == nil && st.State == jobapi.PhaseWaitingBudget
 	}, 30*time.Second, 50*time.Millisecond)
 	code, out, errOut := runApp(t, context.Background(), "status", id)
 	require.Equal(t, 0, code, errOut)

@@ -8,29 +8,29 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/custos-dev/custos/sandbox"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 func TestFormatEvent(t *testing.T) {
 	cases := []struct {
-		ev   workflows.Event
+		ev   jobapi.Event
 		want string
 	}{
-		{workflows.Event{Kind: "model", Turn: 1, Text: "calls Write"}, "[turn 1] model: calls Write"},
-		{workflows.Event{Kind: "model", Turn: 2, Text: "Let me look. (calls Glob, Read)"}, "[turn 2] model: Let me look. (calls Glob, Read)"},
-		{workflows.Event{Kind: "model", Turn: 3, Text: "All done.\n\nDetails follow."}, "[turn 3] model: final answer"},
-		{workflows.Event{Kind: "model", Turn: 3, Text: "It calls foo"}, "[turn 3] model: final answer"},
-		{workflows.Event{Kind: "call", CallID: "c1", Text: "Bash: ls"}, "  → c1 Bash: ls"},
-		{workflows.Event{Kind: "ask", CallID: "c1", Text: "Bash: ls"}, "    c1: waiting for approval: Bash: ls"},
-		{workflows.Event{Kind: "result", CallID: "c1", Text: "     1\t# Demo …"}, "    c1 ← 1\t# Demo …"},
-		{workflows.Event{Kind: "answer", Text: "All done."}, ""},
-		{workflows.Event{Kind: "rule", Text: "learned allow rule Bash(ls)"}, "  [rule] learned allow rule Bash(ls)"},
+		{jobapi.Event{Kind: "model", Turn: 1, Text: "calls Write"}, "[turn 1] model: calls Write"},
+		{jobapi.Event{Kind: "model", Turn: 2, Text: "Let me look. (calls Glob, Read)"}, "[turn 2] model: Let me look. (calls Glob, Read)"},
+		{jobapi.Event{Kind: "model", Turn: 3, Text: "All done.\n\nDetails follow."}, "[turn 3] model: final answer"},
+		{jobapi.Event{Kind: "model", Turn: 3, Text: "It calls foo"}, "[turn 3] model: final answer"},
+		{jobapi.Event{Kind: "call", CallID: "c1", Text: "Bash: ls"}, "  → c1 Bash: ls"},
+		{jobapi.Event{Kind: "ask", CallID: "c1", Text: "Bash: ls"}, "    c1: waiting for approval: Bash: ls"},
+		{jobapi.Event{Kind: "result", CallID: "c1", Text: "     1\t# Demo …"}, "    c1 ← 1\t# Demo …"},
+		{jobapi.Event{Kind: "answer", Text: "All done."}, ""},
+		{jobapi.Event{Kind: "rule", Text: "learned allow rule Bash(ls)"}, "  [rule] learned allow rule Bash(ls)"},
 		// What the model or a tool wrote is seen, never run by the terminal.
-		{workflows.Event{Kind: "result", CallID: "c1", Text: "ok\x1b[2K\rgone\x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eabc a\u200db\nsecond"}, "    c1 ← ok⟨ESC⟩[2K⟨CR⟩gone⟨ESC⟩]8;;http://x⟨BEL⟩link⟨ESC⟩]8;;⟨BEL⟩ ⟨U+202E⟩abc a⟨U+200D⟩b"},
-		{workflows.Event{Kind: "call", CallID: "c\x1b[31m1", Text: "Bash: echo \x1b[2K\r"}, "  → c⟨ESC⟩[31m1 Bash: echo ⟨ESC⟩[2K⟨CR⟩"},
-		{workflows.Event{Kind: "decision", CallID: "c1", Text: "deny by rules: a\nb"}, "    c1: deny by rules: a⟨LF⟩b"},
-		{workflows.Event{Kind: "sandbox", Text: "sandbox: bwrap\n  caches: \x1b[1m"}, "  [sandbox] sandbox: bwrap\n  caches: ⟨ESC⟩[1m"},
-		{workflows.Event{Kind: "call", CallID: "c1", Text: "Bash: echo ⟨ESC⟩ shown by the worker"}, "  → c1 Bash: echo ⟨ESC⟩ shown by the worker"},
+		{jobapi.Event{Kind: "result", CallID: "c1", Text: "ok\x1b[2K\rgone\x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eabc a\u200db\nsecond"}, "    c1 ← ok⟨ESC⟩[2K⟨CR⟩gone⟨ESC⟩]8;;http://x⟨BEL⟩link⟨ESC⟩]8;;⟨BEL⟩ ⟨U+202E⟩abc a⟨U+200D⟩b"},
+		{jobapi.Event{Kind: "call", CallID: "c\x1b[31m1", Text: "Bash: echo \x1b[2K\r"}, "  → c⟨ESC⟩[31m1 Bash: echo ⟨ESC⟩[2K⟨CR⟩"},
+		{jobapi.Event{Kind: "decision", CallID: "c1", Text: "deny by rules: a\nb"}, "    c1: deny by rules: a⟨LF⟩b"},
+		{jobapi.Event{Kind: "sandbox", Text: "sandbox: bwrap\n  caches: \x1b[1m"}, "  [sandbox] sandbox: bwrap\n  caches: ⟨ESC⟩[1m"},
+		{jobapi.Event{Kind: "call", CallID: "c1", Text: "Bash: echo ⟨ESC⟩ shown by the worker"}, "  → c1 Bash: echo ⟨ESC⟩ shown by the worker"},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, formatEvent(tc.ev), "%+v", tc.ev)

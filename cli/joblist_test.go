@@ -12,12 +12,12 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // execution is a run as visibility lists it, with listing l in its memo
 // (nil: none).
-func execution(t *testing.T, id string, status enums.WorkflowExecutionStatus, start, end time.Time, l *workflows.Listing) *workflowpb.WorkflowExecutionInfo {
+func execution(t *testing.T, id string, status enums.WorkflowExecutionStatus, start, end time.Time, l *jobapi.Listing) *workflowpb.WorkflowExecutionInfo {
 	t.Helper()
 	e := &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: id + "-" + start.Format("150405")},
 		Status: status, StartTime: timestamppb.New(start)}
@@ -27,7 +27,7 @@ func execution(t *testing.T, id string, status enums.WorkflowExecutionStatus, st
 	if l != nil {
 		p, err := converter.GetDefaultDataConverter().ToPayload(*l)
 		require.NoError(t, err)
-		e.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{workflows.ListingMemo: p}}
+		e.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{jobapi.ListingMemo: p}}
 	}
 	return e
 }
@@ -37,18 +37,18 @@ func execution(t *testing.T, id string, status enums.WorkflowExecutionStatus, st
 // several runs once, with its latest run and its first start.
 func TestJobRows(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
-	waiting := &workflows.Listing{Status: workflows.ListWaitingPerson, Phase: "waiting", Task: "ask", Workspace: "/w", Turn: 1, Since: t0.Add(time.Minute),
-		Waiting: []workflows.ListedCall{{Call: "c1", Tool: "Write", Summary: "Write a.txt"}}}
+	waiting := &jobapi.Listing{Status: jobapi.ListWaitingPerson, Phase: "waiting", Task: "ask", Workspace: "/w", Turn: 1, Since: t0.Add(time.Minute),
+		Waiting: []jobapi.ListedCall{{Call: "c1", Tool: "Write", Summary: "Write a.txt"}}}
 	r := jobRow(execution(t, "a", enums.WORKFLOW_EXECUTION_STATUS_RUNNING, t0, time.Time{}, waiting))
-	assert.Equal(t, workflows.ListWaitingPerson, r.Status)
+	assert.Equal(t, jobapi.ListWaitingPerson, r.Status)
 	assert.Equal(t, "/w", r.Workspace)
 	assert.Equal(t, t0.Add(time.Minute), r.LastActivity)
 	assert.Equal(t, waiting.Waiting, r.Waiting)
 	assert.Nil(t, r.Ended)
 
-	done := &workflows.Listing{Status: workflows.ListEnded, Why: "max turns", Since: t0}
+	done := &jobapi.Listing{Status: jobapi.ListEnded, Why: "max turns", Since: t0}
 	r = jobRow(execution(t, "b", enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, t0, t0.Add(time.Hour), done))
-	assert.Equal(t, workflows.ListEnded, r.Status)
+	assert.Equal(t, jobapi.ListEnded, r.Status)
 	assert.Equal(t, "max turns", r.Why)
 	require.NotNil(t, r.Ended)
 	assert.Equal(t, t0.Add(time.Hour), *r.Ended)
@@ -56,21 +56,21 @@ func TestJobRows(t *testing.T) {
 
 	// Terminated while it waited: visibility says how it ended, and nothing waits.
 	r = jobRow(execution(t, "c", enums.WORKFLOW_EXECUTION_STATUS_TERMINATED, t0, t0.Add(time.Hour), waiting))
-	assert.Equal(t, workflows.ListEnded, r.Status)
+	assert.Equal(t, jobapi.ListEnded, r.Status)
 	assert.Equal(t, "terminated", r.Why)
 	assert.Empty(t, r.Waiting)
 
 	r = jobRow(execution(t, "old", enums.WORKFLOW_EXECUTION_STATUS_RUNNING, t0, time.Time{}, nil))
-	assert.Equal(t, workflows.ListWorking, r.Status)
+	assert.Equal(t, jobapi.ListWorking, r.Status)
 	assert.Contains(t, r.Phase, "before job listings")
 
 	byID := map[string]*JobRow{}
 	first := execution(t, "d", enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, t0, t0.Add(time.Hour), waiting)
 	second := execution(t, "d", enums.WORKFLOW_EXECUTION_STATUS_RUNNING, t0.Add(time.Hour), time.Time{},
-		&workflows.Listing{Status: workflows.ListWaitingMessage, Since: t0.Add(2 * time.Hour)})
+		&jobapi.Listing{Status: jobapi.ListWaitingMessage, Since: t0.Add(2 * time.Hour)})
 	mergeRun(byID, jobRow(second))
 	mergeRun(byID, jobRow(first))
 	require.Len(t, byID, 1)
-	assert.Equal(t, workflows.ListWaitingMessage, byID["d"].Status, "the latest run is the job's status")
+	assert.Equal(t, jobapi.ListWaitingMessage, byID["d"].Status, "the latest run is the job's status")
 	assert.Equal(t, t0, byID["d"].Started, "the job started with its first run")
 }

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // JobRow is one job of `starter jobs --json`, a documented shape
@@ -30,21 +30,21 @@ type JobRow struct {
 	Host      string `json:"host,omitempty"`
 	// Status is working, waiting-for-person, waiting-for-message, parked
 	// or ended; Why says why it is parked or how it ended.
-	Status       string                 `json:"status"`
-	Why          string                 `json:"why,omitempty"`
-	Phase        string                 `json:"phase,omitempty"`
-	Mode         string                 `json:"mode,omitempty"`
-	Turn         int                    `json:"turn"`
-	Started      time.Time              `json:"started"`
-	LastActivity time.Time              `json:"lastActivity"`
-	Ended        *time.Time             `json:"ended,omitempty"`
-	Waiting      []workflows.ListedCall `json:"waiting"`
-	Schedule     string                 `json:"schedule,omitempty"`
+	Status       string              `json:"status"`
+	Why          string              `json:"why,omitempty"`
+	Phase        string              `json:"phase,omitempty"`
+	Mode         string              `json:"mode,omitempty"`
+	Turn         int                 `json:"turn"`
+	Started      time.Time           `json:"started"`
+	LastActivity time.Time           `json:"lastActivity"`
+	Ended        *time.Time          `json:"ended,omitempty"`
+	Waiting      []jobapi.ListedCall `json:"waiting"`
+	Schedule     string              `json:"schedule,omitempty"`
 }
 
 // jobsStatuses are what --status accepts: a status, or open (not ended).
-var jobsStatuses = []string{workflows.ListWorking, workflows.ListWaitingPerson, workflows.ListWaitingMessage,
-	workflows.ListParked, workflows.ListEnded, "open"}
+var jobsStatuses = []string{jobapi.ListWorking, jobapi.ListWaitingPerson, jobapi.ListWaitingMessage,
+	jobapi.ListParked, jobapi.ListEnded, "open"}
 
 // jobs is `starter jobs`: every job the server's visibility has, from one
 // listing (each job keeps its status in its memo), newest first.
@@ -103,10 +103,10 @@ func sameWorkspace(job, named string) bool {
 // ListJobs lists every custos job (the latest run of each workflow ID)
 // from the server's visibility, newest first; status filters as --status.
 func ListJobs(ctx context.Context, c client.Client, status string) ([]JobRow, error) {
-	q := fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowName)
+	q := fmt.Sprintf("WorkflowType = '%s'", jobapi.WorkflowName)
 	switch status {
 	case "":
-	case workflows.ListEnded:
+	case jobapi.ListEnded:
 		q += " AND ExecutionStatus != 'Running'"
 	default:
 		q += " AND ExecutionStatus = 'Running'"
@@ -127,7 +127,7 @@ func ListJobs(ctx context.Context, c client.Client, status string) ([]JobRow, er
 	}
 	rows := make([]JobRow, 0, len(byID))
 	for _, r := range byID {
-		if status == "" || r.Status == status || (status == "open" && r.Status != workflows.ListEnded) {
+		if status == "" || r.Status == status || (status == "open" && r.Status != jobapi.ListEnded) {
 			rows = append(rows, *r)
 		}
 	}
@@ -150,7 +150,7 @@ func mergeRun(byID map[string]*JobRow, r JobRow) {
 	if r.Started.Before(first) {
 		first = r.Started
 	}
-	if r.LastActivity.After(have.LastActivity) || (r.Status != workflows.ListEnded && have.Status == workflows.ListEnded) {
+	if r.LastActivity.After(have.LastActivity) || (r.Status != jobapi.ListEnded && have.Status == jobapi.ListEnded) {
 		*have = r
 	}
 	have.Started = first
@@ -160,9 +160,9 @@ func mergeRun(byID map[string]*JobRow, r JobRow) {
 // of the run (started, ended, how), and the schedule that started it.
 func jobRow(e *workflowpb.WorkflowExecutionInfo) JobRow {
 	r := JobRow{Job: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(),
-		Started: e.GetStartTime().AsTime().UTC(), Waiting: []workflows.ListedCall{}}
-	var l workflows.Listing
-	if p := e.GetMemo().GetFields()[workflows.ListingMemo]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &l) == nil {
+		Started: e.GetStartTime().AsTime().UTC(), Waiting: []jobapi.ListedCall{}}
+	var l jobapi.Listing
+	if p := e.GetMemo().GetFields()[jobapi.ListingMemo]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &l) == nil {
 		r.Task, r.Workspace, r.Host, r.Status, r.Why, r.Phase, r.Mode, r.Turn = l.Task, l.Workspace, l.Host, l.Status, l.Why, l.Phase, l.Mode, l.Turn
 		r.LastActivity = l.Since.UTC()
 		if l.Waiting != nil {
@@ -170,16 +170,16 @@ func jobRow(e *workflowpb.WorkflowExecutionInfo) JobRow {
 		}
 	} else {
 		// A run from before job listings: what visibility alone says.
-		r.Status, r.Phase = workflows.ListWorking, "unknown (the job started before job listings; see: starter status "+r.Job+")"
+		r.Status, r.Phase = jobapi.ListWorking, "unknown (the job started before job listings; see: starter status "+r.Job+")"
 		r.LastActivity = r.Started
 	}
 	if r.Status == "" {
-		r.Status = workflows.ListWorking
+		r.Status = jobapi.ListWorking
 	}
 	if s := e.GetStatus(); s != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		end := e.GetCloseTime().AsTime().UTC()
 		r.Ended, r.LastActivity = &end, end
-		r.Status, r.Waiting = workflows.ListEnded, []workflows.ListedCall{}
+		r.Status, r.Waiting = jobapi.ListEnded, []jobapi.ListedCall{}
 		if s != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED || r.Why == "" {
 			r.Why = endedHow(s)
 		}

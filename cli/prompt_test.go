@@ -18,7 +18,7 @@ import (
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the App writes to it.
@@ -146,7 +146,7 @@ func TestInteractiveRun(t *testing.T) {
 	assert.Contains(t, errOut, "custos: job "+id+" waits for your next message: starter say "+id)
 	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.PhaseWaitingMessage, st.State, "an empty line leaves the job waiting")
+	assert.Equal(t, jobapi.PhaseWaitingMessage, st.State, "an empty line leaves the job waiting")
 	assert.Equal(t, 2, st.Messages)
 
 	var endOut, endErr string

@@ -26,15 +26,15 @@ import (
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 func (a *App) run(ctx context.Context, args []string) error {
 	fs := newFlagSet("run", a.Stderr)
 	workspace := fs.String("workspace", ".", "the job's workspace")
 	mode := fs.String("mode", "", "permission mode: default, acceptEdits, dontAsk, plan, bypass (default: settings)")
-	timeout := fs.Duration("approval-timeout", workflows.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
-	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit")
+	timeout := fs.Duration("approval-timeout", jobapi.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
+	maxTurns := fs.Int("max-turns", jobapi.DefaultMaxTurns, "turn limit")
 	detach := fs.Bool("detach", false, "start the job, print its ID and return")
 	maxTokens := fs.Int("max-tokens", 0, "token budget of the whole job (0: the settings' conversation.budget); a job that reaches it waits for a person to raise it")
 	once := fs.Bool("once", false, "end the job at its first answer instead of waiting for the next message")
@@ -82,7 +82,7 @@ func (a *App) run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	in := workflows.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
+	in := jobapi.JobInput{Task: task, Workspace: ws, Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, MaxTurns: *maxTurns,
 		ContextWindow: *window, Host: *host, WorkDir: workDirIn(ws), Owner: identities(os.Getenv(EnvIdentity)),
 		Once: *once, IdleLimit: *idle, MaxTokens: *maxTokens}
 	run, err := jobstart.Start(ctx, s.client, *id, in, jobstart.Options{})
@@ -270,7 +270,7 @@ func awaitJob(ctx context.Context, c client.Client, id string) (<-chan jobevents
 
 // promptPending prompts, on a terminal, for each call of st not prompted
 // for yet.
-func (a *App) promptPending(ctx context.Context, c client.Client, id string, st workflows.Status, prompted map[string]bool, lines <-chan string, finished <-chan struct{}) error {
+func (a *App) promptPending(ctx context.Context, c client.Client, id string, st jobapi.Status, prompted map[string]bool, lines <-chan string, finished <-chan struct{}) error {
 	for _, p := range st.Pending {
 		if prompted[p.CallID] {
 			continue
@@ -379,7 +379,7 @@ func typedAnswer(line string) string {
 // prompt asks the person at the terminal about one pending call. It gives up
 // when the call is decided elsewhere (Web UI, another CLI), when its deadline
 // passes, or when the job ends.
-func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflows.PendingAsk, lines <-chan string, finished <-chan struct{}) error {
+func (a *App) prompt(ctx context.Context, c client.Client, id string, p jobapi.PendingAsk, lines <-chan string, finished <-chan struct{}) error {
 	// Lines typed before the question was asked answer nothing: a stray "y"
 	// must not approve a call its author has not seen.
 	if closed := drain(lines); closed {
@@ -432,7 +432,7 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 		}
 		// First answer wins across channels: the job says whether this one
 		// counted.
-		res, err := sendDecision(ctx, c, id, workflows.ApprovalDecision{CallID: p.CallID, Decision: decision,
+		res, err := sendDecision(ctx, c, id, jobapi.ApprovalDecision{CallID: p.CallID, Decision: decision,
 			By: app.OSUser(), Channel: "terminal", Grant: grant})
 		if errors.Is(err, errNotApplied) {
 			fmt.Fprintf(a.Stdout, "    %s: %s\n", shownID(p.CallID), display.SafeLine(err.Error()))
@@ -454,14 +454,14 @@ func (a *App) prompt(ctx context.Context, c client.Client, id string, p workflow
 
 // askLine is the question for a waiting call. A call that needs verified
 // people's approvals is offered only what this terminal's answer can do.
-func (a *App) askLine(p workflows.PendingAsk, left time.Duration) {
+func (a *App) askLine(p jobapi.PendingAsk, left time.Duration) {
 	reason := ""
 	if p.Reason != "" {
 		reason = " (" + display.Line(p.Reason, maxReason) + ")"
 	}
 	if len(p.Quorum) > 0 {
 		fmt.Fprintf(a.Stdout, "? %s%s — needs approvals from verified people (still %s); here you may [n]o deny it or [v]iew it (denied in %s): ",
-			display.SafeLine(p.Summary), reason, display.Line(workflows.QuorumNeeded(p.Quorum), maxReason), left)
+			display.SafeLine(p.Summary), reason, display.Line(jobapi.QuorumNeeded(p.Quorum), maxReason), left)
 		return
 	}
 	fmt.Fprintf(a.Stdout, "? %s%s — allow? [y]es [n]o [a]lways [v]iew, or 'never'%s (denied in %s): ",
@@ -512,7 +512,7 @@ func drain(lines <-chan string) (closed bool) {
 	}
 }
 
-func hasPending(st workflows.Status, callID string) bool {
+func hasPending(st jobapi.Status, callID string) bool {
 	for _, p := range st.Pending {
 		if p.CallID == callID {
 			return true
@@ -521,9 +521,9 @@ func hasPending(st workflows.Status, callID string) bool {
 	return false
 }
 
-func queryStatus(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
-	var st workflows.Status
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+func queryStatus(ctx context.Context, c client.Client, id string) (jobapi.Status, error) {
+	var st jobapi.Status
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.StatusQuery)
 	if err != nil {
 		return st, err
 	}

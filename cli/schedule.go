@@ -27,7 +27,7 @@ import (
 	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // scheduleName is what a schedule may be called: its ID on the server and
@@ -152,8 +152,8 @@ func (a *App) createSchedule(ctx context.Context, args []string) error {
 	workspace := fs.String("workspace", ".", "the jobs' workspace")
 	mode := fs.String("mode", "", "permission mode: default, acceptEdits, dontAsk, plan, bypass (default: settings)")
 	maxTokens := fs.Int("max-tokens", 0, "token budget of each run (0: the settings' conversation.budget)")
-	maxTurns := fs.Int("max-turns", workflows.DefaultMaxTurns, "turn limit of each run")
-	timeout := fs.Duration("approval-timeout", workflows.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
+	maxTurns := fs.Int("max-turns", jobapi.DefaultMaxTurns, "turn limit of each run")
+	timeout := fs.Duration("approval-timeout", jobapi.DefaultApprovalTimeout, "how long a call waits for a person before it is denied")
 	overlap := fs.String("overlap", "skip", "a run due while the last one works or waits: "+overlapNames)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -192,7 +192,7 @@ func (a *App) createSchedule(ctx context.Context, args []string) error {
 	}
 	_, err = c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID: name, Spec: spec, Overlap: policy,
-		Action: &client.ScheduleWorkflowAction{ID: name, Workflow: workflows.WorkflowName, Args: []any{in},
+		Action: &client.ScheduleWorkflowAction{ID: name, Workflow: jobapi.WorkflowName, Args: []any{in},
 			TaskQueue: api.TaskQueue, StaticSummary: jobstart.FirstLine("schedule "+name+": "+task, 200)},
 		Memo: map[string]any{"custosSchedule": "created by " + app.OSUser()},
 	})
@@ -208,24 +208,24 @@ func (a *App) createSchedule(ctx context.Context, args []string) error {
 // gives a job (jobstart.Input), on the canonical workspace, the mode
 // checked, the workspace's settings loaded (a broken file refuses now,
 // not at 3 am), the creator's identities as the owner.
-func scheduledInput(task, workspace, mode string) (workflows.JobInput, error) {
+func scheduledInput(task, workspace, mode string) (jobapi.JobInput, error) {
 	if task == "" {
-		return workflows.JobInput{}, usagef(`schedule create: say what to do, e.g. "update the dependencies"`)
+		return jobapi.JobInput{}, usagef(`schedule create: say what to do, e.g. "update the dependencies"`)
 	}
 	m, err := approval.ParseMode(cmp.Or(mode, string(approval.ModeDefault)))
 	if err != nil {
-		return workflows.JobInput{}, usagef("schedule create: %v", err)
+		return jobapi.JobInput{}, usagef("schedule create: %v", err)
 	}
 	ws, err := pathguard.CanonicalWorkspace(workspace)
 	if err != nil {
-		return workflows.JobInput{}, err
+		return jobapi.JobInput{}, err
 	}
 	if cfg, err := os.UserConfigDir(); err == nil {
 		if _, err := settingsfile.Load(cfg, ws); err != nil {
-			return workflows.JobInput{}, fmt.Errorf("schedule create: the workspace's settings: %w", err)
+			return jobapi.JobInput{}, fmt.Errorf("schedule create: the workspace's settings: %w", err)
 		}
 		if err := bypassAllowed("schedule create", ws, approval.Mode(mode)); err != nil {
-			return workflows.JobInput{}, err
+			return jobapi.JobInput{}, err
 		}
 	}
 	in := jobstart.Input(task, ws)
@@ -271,7 +271,7 @@ func (a *App) listSchedules(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("schedule list: %w", err)
 		}
-		if e.WorkflowType.Name != workflows.WorkflowName {
+		if e.WorkflowType.Name != jobapi.WorkflowName {
 			continue // not custos'
 		}
 		r := ScheduleRow{Name: e.ID, Spec: specText(e.Spec), Paused: e.Paused, Note: e.Note, NextRuns: e.NextActionTimes, RecentJob: []string{}}
@@ -395,8 +395,8 @@ func (a *App) describeSchedule(ctx context.Context, h client.ScheduleHandle) err
 }
 
 // scheduledJob is the job input a schedule's action starts.
-func scheduledJob(act client.ScheduleAction) (workflows.JobInput, error) {
-	var in workflows.JobInput
+func scheduledJob(act client.ScheduleAction) (jobapi.JobInput, error) {
+	var in jobapi.JobInput
 	wa, ok := act.(*client.ScheduleWorkflowAction)
 	if !ok || len(wa.Args) != 1 {
 		return in, errors.New("not a custos schedule (its action starts no custos job)")

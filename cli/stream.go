@@ -10,7 +10,7 @@ import (
 
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/jobevents"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // follow shows a job through one jobevents.Source: the job's journal and
@@ -134,7 +134,7 @@ func (j *jsonLines) render(e jobevents.Event) {
 }
 
 // formatEvent is formatLine's line for a step of the journal.
-func formatEvent(e workflows.Event) string { return formatLine(jobevents.FromJournal(e)) }
+func formatEvent(e jobapi.Event) string { return formatLine(jobevents.FromJournal(e)) }
 
 // formatLine is one line of a job's progress ("" for none).
 func formatLine(e jobevents.Event) string {

@@ -19,14 +19,14 @@ import (
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/stream"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // fakeJournal is a job's journal the test appends to.
-type fakeJournal struct{ evs []workflows.Event }
+type fakeJournal struct{ evs []jobapi.Event }
 
-func (j *fakeJournal) read(_ context.Context, since int) ([]workflows.Event, error) {
-	var out []workflows.Event
+func (j *fakeJournal) read(_ context.Context, since int) ([]jobapi.Event, error) {
+	var out []jobapi.Event
 	for _, e := range j.evs {
 		if e.Seq > since {
 			out = append(out, e)
@@ -88,7 +88,7 @@ func TestLivePrinter(t *testing.T) {
 	}
 	event := func(turn int, text string) step {
 		return func(_ *stream.Hub, p *liveTerm) {
-			p.j.evs = append(p.j.evs, workflows.Event{Seq: len(p.j.evs) + 1, Kind: "model", Turn: turn, Text: text})
+			p.j.evs = append(p.j.evs, jobapi.Event{Seq: len(p.j.evs) + 1, Kind: "model", Turn: turn, Text: text})
 			p.show(p.src.Journal(ctx))
 		}
 	}
@@ -166,7 +166,7 @@ func TestLivePrinterOff(t *testing.T) {
 	defer p.src.Close()
 	require.Nil(t, p.src.Ready())
 	p.show(p.src.Live(context.Background()))
-	e := workflows.Event{Seq: 1, Kind: "model", Turn: 1, Text: "done"}
+	e := jobapi.Event{Seq: 1, Kind: "model", Turn: 1, Text: "done"}
 	p.j.evs = append(p.j.evs, e)
 	p.show(p.src.Journal(context.Background()))
 	assert.Equal(t, formatEvent(e)+"\n", out.String())
@@ -257,7 +257,7 @@ func TestLivePrinterEventsBeforeAnAnswer(t *testing.T) {
 	h := stream.NewHub(stream.Limits{})
 	var out bytes.Buffer
 	events := 0
-	journal := func(context.Context, int) ([]workflows.Event, error) {
+	journal := func(context.Context, int) ([]jobapi.Event, error) {
 		events++
 		out.WriteString("[events]\n")
 		return nil, nil

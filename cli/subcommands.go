@@ -17,7 +17,7 @@ import (
 	"github.com/custos-dev/custos/cli/grants"
 	"github.com/custos-dev/custos/cli/mcpcmd"
 	"github.com/custos-dev/custos/cli/policylab"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // What every command shares lives in cli/cmdline, for cli and for its
@@ -77,8 +77,8 @@ func (a *App) changesCmd() *changescmd.Env {
 			}
 			return s.client, s.Close, nil
 		},
-		SendRewind: func(ctx context.Context, c client.Client, id string, r workflows.Rewind) (workflows.RewindResult, error) {
-			res, err := update[workflows.RewindResult](ctx, c, id, workflows.RewindUpdate, r)
+		SendRewind: func(ctx context.Context, c client.Client, id string, r jobapi.Rewind) (jobapi.RewindResult, error) {
+			res, err := update[jobapi.RewindResult](ctx, c, id, jobapi.RewindUpdate, r)
 			if err != nil && !errors.Is(err, errNotApplied) {
 				err = fmt.Errorf("rewind %s: %w", id, err)
 			}
@@ -101,22 +101,22 @@ type grantFlags struct{ grants.Flags }
 
 func addGrantFlags(fs *flag.FlagSet) grantFlags { return grantFlags{grants.AddFlags(fs)} }
 
-func (g grantFlags) spec(verb string, always bool, now time.Time) (*workflows.GrantSpec, error) {
+func (g grantFlags) spec(verb string, always bool, now time.Time) (*jobapi.GrantSpec, error) {
 	return g.Spec(verb, always, now)
 }
 
-func grantText(g workflows.Grant) string { return grants.Text(g) }
+func grantText(g jobapi.Grant) string { return grants.Text(g) }
 
-func grantHint(p workflows.PendingAsk) string { return grants.Hint(p) }
+func grantHint(p jobapi.PendingAsk) string { return grants.Hint(p) }
 
-func typedGrant(line string) (string, *workflows.GrantSpec, string) { return grants.Typed(line) }
+func typedGrant(line string) (string, *jobapi.GrantSpec, string) { return grants.Typed(line) }
 
 // grantCommand runs "grants JOB" or "revoke JOB GRANT".
 func (a *App) grantCommand(ctx context.Context, verb string, args []string) error {
 	return a.withJob(ctx, args, verb, func(c client.Client, id string, rest []string) error {
 		g := grants.Env{Stdout: a.Stdout, Stderr: a.Stderr, EnsureRunning: ensureRunning,
-			SendRevoke: func(ctx context.Context, c client.Client, id string, r workflows.Revoke) (workflows.Grant, error) {
-				g, err := update[workflows.Grant](ctx, c, id, workflows.RevokeUpdate, r)
+			SendRevoke: func(ctx context.Context, c client.Client, id string, r jobapi.Revoke) (jobapi.Grant, error) {
+				g, err := update[jobapi.Grant](ctx, c, id, jobapi.RevokeUpdate, r)
 				if err != nil && !errors.Is(err, errNotApplied) {
 					err = fmt.Errorf("revoke %s in %s: %w", r.GrantID, id, err)
 				}

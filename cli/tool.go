@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/sandbox/pathguard"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // tool runs one tool call of the person's own through the six layers the
@@ -28,7 +28,7 @@ func (a *App) tool(ctx context.Context, args []string) error {
 	fs := newFlagSet("tool", a.Stderr)
 	workspace := fs.String("workspace", ".", "the workspace (for a call outside a job)")
 	mode := fs.String("mode", "", "permission mode (for a call outside a job; default: settings)")
-	timeout := fs.Duration("approval-timeout", workflows.DefaultApprovalTimeout, "how long the call waits for a person before it is denied")
+	timeout := fs.Duration("approval-timeout", jobapi.DefaultApprovalTimeout, "how long the call waits for a person before it is denied")
 	by := fs.String("by", app.OSUser(), "who makes the call (recorded in the audit)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -41,7 +41,7 @@ func (a *App) tool(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return usagef(`tool: starter tool [JOB] TOOL 'JSON', e.g. starter tool Bash '{"command": "npm test"}'`)
 	}
-	call := workflows.UserCall{Tool: pos[0], Input: json.RawMessage(pos[1]), By: *by, Channel: "cli"}
+	call := jobapi.UserCall{Tool: pos[0], Input: json.RawMessage(pos[1]), By: *by, Channel: "cli"}
 	if _, _, mcp := approval.MCPTool(call.Tool); !api.KnownTool(call.Tool) && !mcp {
 		return usagef("tool: unknown tool %q (the tools are %s, and the job's MCP tools, mcp__SERVER__TOOL)", call.Tool, strings.Join(api.ToolNames(), ", "))
 	}
@@ -67,7 +67,7 @@ func (a *App) tool(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	in := workflows.JobInput{Task: "a tool call of " + *by + "'s own: " + api.Summarize(call.Tool, call.Input), Workspace: ws,
+	in := jobapi.JobInput{Task: "a tool call of " + *by + "'s own: " + api.Summarize(call.Tool, call.Input), Workspace: ws,
 		Mode: approval.Mode(*mode), ApprovalTimeout: *timeout, Once: true, Call: &call, WorkDir: workDirIn(ws),
 		Owner: identities(os.Getenv(EnvIdentity))}
 	if s.workers == nil {
@@ -77,7 +77,7 @@ func (a *App) tool(ctx context.Context, args []string) error {
 	}
 	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: newJobID(), TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(in.Task, 200),
-	}, workflows.WorkflowName, in)
+	}, jobapi.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("start the call: %w", err)
 	}
@@ -87,14 +87,14 @@ func (a *App) tool(ctx context.Context, args []string) error {
 
 // toolInJob runs the call in a job's conversation, prompting on the
 // terminal when it waits for a person, and prints its result.
-func (a *App) toolInJob(ctx context.Context, c client.Client, id string, call workflows.UserCall) error {
+func (a *App) toolInJob(ctx context.Context, c client.Client, id string, call jobapi.UserCall) error {
 	type outcome struct {
-		res workflows.UserCallResult
+		res jobapi.UserCallResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := update[workflows.UserCallResult](ctx, c, id, workflows.ToolUpdate, call)
+		res, err := update[jobapi.UserCallResult](ctx, c, id, jobapi.ToolUpdate, call)
 		done <- outcome{res, err}
 	}()
 	stop := make(chan struct{})

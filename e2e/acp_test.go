@@ -23,7 +23,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/jobevents"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // editor is an ACP client (the SDK's client side) driving one `starter
@@ -278,7 +278,7 @@ func TestACPPromptAllowRejectAndMode(t *testing.T) {
 	var audit []struct {
 		Event, Channel string
 	}
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.AuditQuery)
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.AuditQuery)
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&audit))
 	var modeBy []string
@@ -290,7 +290,7 @@ func TestACPPromptAllowRejectAndMode(t *testing.T) {
 	assert.Equal(t, []string{"acp"}, modeBy)
 }
 
-func queryACPStatus(t *testing.T, c client.Client, id string) workflows.Status {
+func queryACPStatus(t *testing.T, c client.Client, id string) jobapi.Status {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -372,8 +372,8 @@ func TestACPKilledAtPermissionThenLoad(t *testing.T) {
 		t.Fatalf("no permission request; stderr: %s", ed.errb)
 	}
 	ed.kill()
-	_, err = c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.DecideUpdate,
-		Args: []any{workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e", Channel: "cli"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	_, err = c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.DecideUpdate,
+		Args: []any{jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e", Channel: "cli"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return jobevents.WaitsForMessage(queryACPStatus(t, c, id)) }, time.Minute, 200*time.Millisecond)
 

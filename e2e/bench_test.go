@@ -20,7 +20,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 func noop(context.Context) error { return nil }
@@ -81,7 +81,7 @@ func BenchmarkAllowedToolCallTurn(b *testing.B) {
 	}
 	b.ResetTimer()
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Once: true, Task: "bench", Workspace: ws, MaxTurns: b.N + 1})
+		jobapi.WorkflowName, jobapi.JobInput{Once: true, Task: "bench", Workspace: ws, MaxTurns: b.N + 1})
 	if err != nil {
 		b.Fatal(err)
 	}

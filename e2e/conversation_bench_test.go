@@ -17,7 +17,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // arrivals records when the scripted endpoint first saw a request whose
@@ -59,7 +59,7 @@ func BenchmarkConversationMessageToModel(b *testing.B) {
 	_, base := testenv.StartModel(b, model.handle)
 	testenv.StartWorkers(b, c, base, app.Options{})
 	id := fmt.Sprintf("conv-bench-%d", time.Now().UnixNano())
-	testenv.StartJob(b, c, id, workflows.JobInput{Task: "hello", Workspace: testenv.Workspace(b), ContextWindow: 10_000_000})
+	testenv.StartJob(b, c, id, jobapi.JobInput{Task: "hello", Workspace: testenv.Workspace(b), ContextWindow: 10_000_000})
 	waitAnswer(b, c, id, "re: hello", time.Minute)
 
 	var viaUpdate, viaSignal []time.Duration
@@ -80,17 +80,17 @@ func messageLatency(b *testing.B, c client.Client, model *arrivals, id, text str
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m := workflows.Message{Text: text, By: "bench"}
+	m := jobapi.Message{Text: text, By: "bench"}
 	sent := time.Now()
 	if viaUpdate {
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.MessageUpdate,
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.MessageUpdate,
 			Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		require.NoError(b, err)
-		var res workflows.MessageResult
+		var res jobapi.MessageResult
 		require.NoError(b, h.Get(ctx, &res))
 		require.Equal(b, "next", res.Delivery)
 	} else {
-		require.NoError(b, c.SignalWorkflow(ctx, id, "", workflows.MessageSignal, m))
+		require.NoError(b, c.SignalWorkflow(ctx, id, "", jobapi.MessageSignal, m))
 	}
 	waitAnswer(b, c, id, "re: "+text, time.Minute)
 	at, ok := model.of(text)

@@ -26,7 +26,7 @@ import (
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // convModel is a scripted model for conversations: it answers each request
@@ -84,25 +84,25 @@ func userTexts(req openai.ChatCompletionRequest) []string {
 
 // sendMsg sends m through the message Update under updateID and waits for
 // its result.
-func sendMsg(t testing.TB, c client.Client, id, updateID string, m workflows.Message) workflows.MessageResult {
+func sendMsg(t testing.TB, c client.Client, id, updateID string, m jobapi.Message) jobapi.MessageResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID,
-		UpdateName: workflows.MessageUpdate, Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: jobapi.MessageUpdate, Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err, "message %q", m.Text)
-	var res workflows.MessageResult
+	var res jobapi.MessageResult
 	require.NoError(t, h.Get(ctx, &res), "message %q", m.Text)
 	return res
 }
 
 // trySendMsg is sendMsg that returns the error instead of failing.
-func trySendMsg(c client.Client, id, updateID string, m workflows.Message) (workflows.MessageResult, error) {
+func trySendMsg(c client.Client, id, updateID string, m jobapi.Message) (jobapi.MessageResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var res workflows.MessageResult
+	var res jobapi.MessageResult
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID,
-		UpdateName: workflows.MessageUpdate, Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: jobapi.MessageUpdate, Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
@@ -124,16 +124,16 @@ func update[T any](t testing.TB, c client.Client, id, name string, arg any) T {
 
 // waitAnswer waits until job id waits for a message with answer as its
 // last answer.
-func waitAnswer(t testing.TB, c client.Client, id, answer string, within time.Duration) workflows.Status {
+func waitAnswer(t testing.TB, c client.Client, id, answer string, within time.Duration) jobapi.Status {
 	t.Helper()
-	var st workflows.Status
+	var st jobapi.Status
 	ok := assert.Eventually(t, func() bool {
 		s, err := testenv.Status(c, id)
 		if err != nil {
 			return false
 		}
 		st = s
-		return s.State == workflows.PhaseWaitingMessage && s.LastAnswer == answer
+		return s.State == jobapi.PhaseWaitingMessage && s.LastAnswer == answer
 	}, within, 20*time.Millisecond)
 	if !ok {
 		testenv.LogJob(t, c, id)
@@ -143,9 +143,9 @@ func waitAnswer(t testing.TB, c client.Client, id, answer string, within time.Du
 }
 
 // endJob ends job id through the end Update and checks it completes so.
-func endJob(t testing.TB, c client.Client, id string) workflows.JobResult {
+func endJob(t testing.TB, c client.Client, id string) jobapi.JobResult {
 	t.Helper()
-	update[workflows.EndResult](t, c, id, workflows.EndUpdate, workflows.End{By: "e2e"})
+	update[jobapi.EndResult](t, c, id, jobapi.EndUpdate, jobapi.End{By: "e2e"})
 	res := testenv.Finished(t, c, id, time.Minute)
 	assert.Equal(t, "ended", res.Reason)
 	return res
@@ -197,7 +197,7 @@ func TestConversationWaitingSurvivesKill9OfServerAndWorker(t *testing.T) {
 	c := dialEventually(t, fmt.Sprintf("127.0.0.1:%d", port), devserver.TLSFilesIn(filepath.Join(filepath.Dir(db), "tls")))
 
 	id := "conv-kill9-waiting"
-	testenv.StartJob(t, c, id, workflows.JobInput{Task: "hello", Workspace: testenv.Workspace(t)})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Task: "hello", Workspace: testenv.Workspace(t)})
 	waitAnswer(t, c, id, "re: hello", pendingWait)
 
 	w.kill()
@@ -206,17 +206,17 @@ func TestConversationWaitingSurvivesKill9OfServerAndWorker(t *testing.T) {
 	st := waitAnswer(t, c, id, "re: hello", pendingWait)
 	assert.Equal(t, 1, st.Turn)
 
-	first := sendMsg(t, c, id, "u-1", workflows.Message{Text: "second", ID: "m-2", By: "e2e"})
+	first := sendMsg(t, c, id, "u-1", jobapi.Message{Text: "second", ID: "m-2", By: "e2e"})
 	assert.Equal(t, "next", first.Delivery)
 	assert.Equal(t, "m-2", first.ID)
-	again := sendMsg(t, c, id, "u-1", workflows.Message{Text: "second", ID: "m-2", By: "e2e"})
+	again := sendMsg(t, c, id, "u-1", jobapi.Message{Text: "second", ID: "m-2", By: "e2e"})
 	assert.Equal(t, first, again, "the server answers a repeated Update ID with the first result")
 	waitAnswer(t, c, id, "re: second", time.Minute)
-	dup := sendMsg(t, c, id, "u-2", workflows.Message{Text: "second", ID: "m-2", By: "e2e"})
+	dup := sendMsg(t, c, id, "u-2", jobapi.Message{Text: "second", ID: "m-2", By: "e2e"})
 	assert.Equal(t, "duplicate", dup.Delivery, "the same message ID under another Update counts once")
 
 	// A third message shows what the model was sent after the duplicate.
-	third := sendMsg(t, c, id, "u-3", workflows.Message{Text: "third", By: "e2e"})
+	third := sendMsg(t, c, id, "u-3", jobapi.Message{Text: "third", By: "e2e"})
 	assert.Equal(t, "next", third.Delivery)
 	assert.Equal(t, "u-3", third.ID, "a message without an ID is known by its Update's")
 	waitAnswer(t, c, id, "re: third", time.Minute)
@@ -256,16 +256,16 @@ func TestConversationMessageSurvivesKill9OfWorkerMidModelCall(t *testing.T) {
 	w := startWorkerProc(t, bin, env)
 
 	id := fmt.Sprintf("conv-kill9-thinking-%d", time.Now().UnixNano())
-	testenv.StartJob(t, c, id, workflows.JobInput{Task: "hello", Workspace: testenv.Workspace(t)})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Task: "hello", Workspace: testenv.Workspace(t)})
 	waitAnswer(t, c, id, "re: hello", pendingWait)
 
-	r := sendMsg(t, c, id, "u-second", workflows.Message{Text: "second", By: "e2e"})
+	r := sendMsg(t, c, id, "u-second", jobapi.Message{Text: "second", By: "e2e"})
 	assert.Equal(t, "next", r.Delivery)
 	require.Eventually(t, func() bool {
 		reqs := model.requests()
 		return len(reqs) == 2 && lastUser(reqs[1]) == "second"
 	}, time.Minute, 20*time.Millisecond, "the model never got the message")
-	q := sendMsg(t, c, id, "u-third", workflows.Message{Text: "third", By: "e2e"})
+	q := sendMsg(t, c, id, "u-third", jobapi.Message{Text: "third", By: "e2e"})
 	assert.Equal(t, "queued", q.Delivery, "the job thinks: the message waits for its next model call")
 
 	w.kill()
@@ -349,19 +349,19 @@ func startInterruptJob(t *testing.T) *interruptJob {
 	))
 	testenv.StartWorkers(t, j.c, base, app.Options{UserConfigDir: cfg})
 	j.id = fmt.Sprintf("conv-interrupt-%d", time.Now().UnixNano())
-	testenv.StartJob(t, j.c, j.id, workflows.JobInput{Task: "sleep a while", Workspace: j.ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, j.c, j.id, jobapi.JobInput{Task: "sleep a while", Workspace: j.ws, ApprovalTimeout: 10 * time.Minute})
 	return j
 }
 
 // interruptBash waits until both sleeps run on the host, then interrupts
 // the job with "stop that" and returns what the interrupt stopped.
-func (j *interruptJob) interruptBash(t *testing.T) workflows.InterruptResult {
+func (j *interruptJob) interruptBash(t *testing.T) jobapi.InterruptResult {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		return len(procsWith(j.sleeps[0])) > 0 && len(procsWith(j.sleeps[1])) > 0
 	}, pendingWait, 50*time.Millisecond, "the command's processes never showed up")
 	t.Logf("running: %q", procsWith(j.sleeps...))
-	return update[workflows.InterruptResult](t, j.c, j.id, workflows.InterruptUpdate, workflows.Interrupt{Text: "stop that", By: "e2e"})
+	return update[jobapi.InterruptResult](t, j.c, j.id, jobapi.InterruptUpdate, jobapi.Interrupt{Text: "stop that", By: "e2e"})
 }
 
 // An interrupt while Bash runs a command that starts a child and
@@ -391,9 +391,9 @@ func TestConversationInterruptKillsBashProcessTreeAndDeniesWaitingCall(t *testin
 	assert.Equal(t, "stop that", last.Content)
 
 	// A call waiting for a person is denied by the interrupt.
-	sendMsg(t, c, id, "u-write", workflows.Message{Text: "write it", By: "e2e"})
+	sendMsg(t, c, id, "u-write", jobapi.Message{Text: "write it", By: "e2e"})
 	testenv.WaitPending(t, c, id, "w1", pendingWait)
-	res = update[workflows.InterruptResult](t, c, id, workflows.InterruptUpdate, workflows.Interrupt{Text: "never mind", By: "e2e"})
+	res = update[jobapi.InterruptResult](t, c, id, jobapi.InterruptUpdate, jobapi.Interrupt{Text: "never mind", By: "e2e"})
 	assert.Equal(t, []string{"w1"}, res.Denied)
 	waitAnswer(t, c, id, "not writing it", time.Minute)
 	w1 := testenv.Decisions(testenv.Audit(t, c, id))["w1"]
@@ -435,7 +435,7 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 	_, base := testenv.StartModel(t, model.handle)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	id := fmt.Sprintf("conv-many-%d", time.Now().UnixNano())
-	run := testenv.StartJob(t, c, id, workflows.JobInput{Task: "hello", Workspace: testenv.Workspace(t),
+	run := testenv.StartJob(t, c, id, jobapi.JobInput{Task: "hello", Workspace: testenv.Workspace(t),
 		ContextWindow: 10_000_000}) // this test is about history, not compaction
 	waitAnswer(t, c, id, "re: hello", time.Minute)
 
@@ -443,11 +443,11 @@ func TestConversationManyMessagesKeepHistoryBounded(t *testing.T) {
 	var refused []string
 	for i := 1; i <= messages; i++ {
 		text := fmt.Sprintf("message %d", i)
-		r, err := trySendMsg(c, id, fmt.Sprintf("u-%d", i), workflows.Message{Text: text, By: "e2e"})
+		r, err := trySendMsg(c, id, fmt.Sprintf("u-%d", i), jobapi.Message{Text: text, By: "e2e"})
 		for err != nil && strings.Contains(err.Error(), "the job is still starting") {
 			// Counted, and asserted below never to happen.
 			refused = append(refused, text)
-			r, err = trySendMsg(c, id, fmt.Sprintf("u-%d-again", i), workflows.Message{Text: text, By: "e2e"})
+			r, err = trySendMsg(c, id, fmt.Sprintf("u-%d-again", i), jobapi.Message{Text: text, By: "e2e"})
 		}
 		require.NoError(t, err, text)
 		require.Equal(t, "next", r.Delivery, text)
@@ -546,7 +546,7 @@ func TestConversationIdleLimitEndsTheJob(t *testing.T) {
 	_, base := testenv.StartModel(t, model.handle)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	id := fmt.Sprintf("conv-idle-%d", time.Now().UnixNano())
-	testenv.StartJob(t, c, id, workflows.JobInput{Task: "hello", Workspace: testenv.Workspace(t), IdleLimit: 3 * time.Second})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Task: "hello", Workspace: testenv.Workspace(t), IdleLimit: 3 * time.Second})
 	st := waitAnswer(t, c, id, "re: hello", time.Minute)
 	assert.WithinDuration(t, st.WaitingSince.Add(3*time.Second), st.IdleUntil, time.Millisecond)
 

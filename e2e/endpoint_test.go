@@ -27,7 +27,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/webhook"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Nothing the model endpoint does (a refused key, a quota, garbage, huge
@@ -49,7 +49,7 @@ func endpointJob(t *testing.T, h demomodel.Handler) (client.Client, client.Workf
 	model, base := testenv.StartModel(t, h)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "do it", Workspace: ws, Mode: approval.ModeAcceptEdits})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), jobapi.JobInput{Once: true, Task: "do it", Workspace: ws, Mode: approval.ModeAcceptEdits})
 	return c, run, ws, model
 }
 
@@ -202,9 +202,9 @@ func (g *gate) sinceFix() time.Duration {
 
 // waitModelWait polls status until the job waits for the endpoint after at
 // least n failed attempts.
-func waitModelWait(t *testing.T, c client.Client, id string, n int) workflows.Status {
+func waitModelWait(t *testing.T, c client.Client, id string, n int) jobapi.Status {
 	t.Helper()
-	var st workflows.Status
+	var st jobapi.Status
 	require.Eventually(t, func() bool {
 		var err error
 		st, err = testenv.Status(c, id)
@@ -213,17 +213,17 @@ func waitModelWait(t *testing.T, c client.Client, id string, n int) workflows.St
 	return st
 }
 
-func events(t *testing.T, c client.Client, id string) []workflows.Event {
+func events(t *testing.T, c client.Client, id string) []jobapi.Event {
 	t.Helper()
-	v, err := c.QueryWorkflow(context.Background(), id, "", workflows.EventsQuery, 0)
+	v, err := c.QueryWorkflow(context.Background(), id, "", jobapi.EventsQuery, 0)
 	require.NoError(t, err)
-	var evs []workflows.Event
+	var evs []jobapi.Event
 	require.NoError(t, v.Get(&evs))
 	return evs
 }
 
-func eventsOfKind(evs []workflows.Event, kind string) []workflows.Event {
-	var out []workflows.Event
+func eventsOfKind(evs []jobapi.Event, kind string) []jobapi.Event {
+	var out []jobapi.Event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -247,9 +247,9 @@ func TestEndpointRefusedKeyParksUntilRetry(t *testing.T) {
 
 	g.fix()
 	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(),
-		UpdateName: workflows.RetryUpdate, Args: []any{workflows.RetryRequest{By: "e2e"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: jobapi.RetryUpdate, Args: []any{jobapi.RetryRequest{By: "e2e"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
-	var rr workflows.RetryResult
+	var rr jobapi.RetryResult
 	require.NoError(t, h.Get(context.Background(), &rr))
 	assert.GreaterOrEqual(t, rr.Attempts, 2)
 
@@ -264,7 +264,7 @@ func TestEndpointRefusedKeyParksUntilRetry(t *testing.T) {
 
 	// The Update is refused, with no trace, when the job does not wait.
 	_, err = c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(),
-		UpdateName: workflows.RetryUpdate, Args: []any{workflows.RetryRequest{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: jobapi.RetryUpdate, Args: []any{jobapi.RetryRequest{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	assert.Error(t, err)
 }
 
@@ -393,7 +393,7 @@ func TestEndpointUnknownModelTellsTheChannels(t *testing.T) {
 	g := &gate{closed: demomodel.Fail(http.StatusNotFound, "The model `fake` does not exist"), next: demomodel.Script(demomodel.Say("done"))}
 	_, base := testenv.StartModel(t, g.handle)
 	testenv.StartWorkers(t, c, base, app.Options{Notifiers: ch.Notifiers})
-	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "do it", Workspace: testenv.Workspace(t)})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), jobapi.JobInput{Once: true, Task: "do it", Workspace: testenv.Workspace(t)})
 
 	st := waitModelWait(t, c, run.GetID(), 1)
 	assert.Contains(t, st.ModelWait.Fix, "does not know model fake: set OPENAI_MODEL")
@@ -402,7 +402,7 @@ func TestEndpointUnknownModelTellsTheChannels(t *testing.T) {
 	require.NoError(t, n.verified)
 	assert.Equal(t, "model-wait", n.body["kind"])
 	assert.Contains(t, n.body["fix"], "does not know model fake")
-	assert.Equal(t, workflows.RetryUpdate, n.body["retry"])
+	assert.Equal(t, jobapi.RetryUpdate, n.body["retry"])
 
 	g.fix()
 	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
@@ -428,14 +428,14 @@ func TestEndpointErrorsInMetrics(t *testing.T) {
 		demomodel.Fail(http.StatusUnauthorized, "bad key"),
 		demomodel.Say("done")))
 	testenv.StartWorkers(t, wc, base, app.Options{})
-	run := testenv.StartJob(t, wc, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "do it", Workspace: testenv.Workspace(t)})
+	run := testenv.StartJob(t, wc, "e2e-"+t.Name(), jobapi.JobInput{Once: true, Task: "do it", Workspace: testenv.Workspace(t)})
 	// The refusal waits 5 s; do not wait for it.
 	require.Eventually(t, func() bool {
 		st, err := testenv.Status(c, run.GetID())
 		return err == nil && st.ModelWait != nil && st.ModelWait.Kind == "refused"
 	}, time.Minute, 50*time.Millisecond)
 	_, err = c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: run.GetID(),
-		UpdateName: workflows.RetryUpdate, Args: []any{workflows.RetryRequest{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: jobapi.RetryUpdate, Args: []any{jobapi.RetryRequest{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	testenv.Finished(t, c, run.GetID(), time.Minute)
 	m := scrape(t, tel.MetricsURL)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The suite runs against the embedded server by default. With
@@ -104,7 +104,7 @@ func terminateOpen(t *testing.T, srv *testServer) {
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: "ExecutionStatus = 'Running' AND WorkflowType = '" + workflows.WorkflowName + "'", NextPageToken: token})
+			Query: "ExecutionStatus = 'Running' AND WorkflowType = '" + jobapi.WorkflowName + "'", NextPageToken: token})
 		if err != nil {
 			t.Errorf("listing leftover jobs: %v", err)
 			return

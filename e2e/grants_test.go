@@ -19,7 +19,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A grant through Slack: the Allow 30m button (approvers only) allows the
@@ -40,7 +40,7 @@ func TestSlackGrantAndRevoke(t *testing.T) {
 	))
 	ws := testenv.Workspace(t)
 	const job = "slack-grant"
-	testenv.StartJob(t, c, job, workflows.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, c, job, jobapi.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	m := rig.message(t, "w1")
 	assert.Contains(t, string(m.Blocks), "also allows `Write(notes.md)` in this job for 30m")
@@ -88,12 +88,12 @@ func TestSlackGrantAndRevoke(t *testing.T) {
 }
 
 // decide answers a call through the decide Update, as every channel does.
-func decide(t *testing.T, c client.Client, job string, d workflows.ApprovalDecision) workflows.DecideResult {
+func decide(t *testing.T, c client.Client, job string, d jobapi.ApprovalDecision) jobapi.DecideResult {
 	t.Helper()
-	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.DecideUpdate,
+	h, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.DecideUpdate,
 		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
-	var res workflows.DecideResult
+	var res jobapi.DecideResult
 	require.NoError(t, h.Get(context.Background(), &res))
 	return res
 }
@@ -113,16 +113,16 @@ func TestGrantSurvivesWorkerRestart(t *testing.T) {
 	first := testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
 	const job = "grant-restart"
-	testenv.StartJob(t, c, job, workflows.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, c, job, jobapi.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, job, "w1", 90*time.Second)
-	res := decide(t, c, job, workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "cli",
-		Grant: &workflows.GrantSpec{For: "30m"}})
+	res := decide(t, c, job, jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "cli",
+		Grant: &jobapi.GrantSpec{For: "30m"}})
 	require.NotNil(t, res.Grant)
 	testenv.WaitPending(t, c, job, "w2", 90*time.Second)
 
 	first.Stop()
 	testenv.StartWorkers(t, c, base, app.Options{})
-	decide(t, c, job, workflows.ApprovalDecision{CallID: "w2", Decision: "allow", By: "alice", Channel: "cli"})
+	decide(t, c, job, jobapi.ApprovalDecision{CallID: "w2", Decision: "allow", By: "alice", Channel: "cli"})
 	testenv.Finished(t, c, job, time.Minute)
 
 	dec := testenv.Decisions(testenv.Audit(t, c, job))

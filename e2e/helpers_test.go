@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/sandbox"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // binDirs are temp dirs of binaries built for the tests, removed at the end.
@@ -100,7 +100,7 @@ func startWaitingJob(t *testing.T, c client.Client, id string, script demomodel.
 	_, base := testenv.StartModel(t, script)
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: "write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, id, jobapi.JobInput{Once: true, Task: "write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
 	return run, ws
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A job with every kind of step (read-only allow, approval, denial, rule
@@ -48,17 +49,17 @@ func TestJobHistoryReplays(t *testing.T) {
 	// activity, and the test waits for them one after the other: with the
 	// default 60 s deadline a slow first wait (it may take pendingWait)
 	// would find b1 already denied by its timer, and fail on b1.
-	run := testenv.StartJob(t, c, "history-recording", workflows.JobInput{Once: true, Task: "record a history", Workspace: ws,
+	run := testenv.StartJob(t, c, "history-recording", jobapi.JobInput{Once: true, Task: "record a history", Workspace: ws,
 		ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
 	signal := func(name string, v any) {
 		require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", name, v))
 	}
-	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "nobody", Decision: "allow", By: "e2e"})
-	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"})
-	signal(workflows.ApprovalSignal, workflows.ApprovalDecision{CallID: "b1", Decision: "deny", Reason: "no", By: "e2e"})
-	signal(workflows.ModeSignal, workflows.ModeChange{Mode: "acceptEdits", By: "e2e"})
+	signal(jobapi.ApprovalSignal, jobapi.ApprovalDecision{CallID: "nobody", Decision: "allow", By: "e2e"})
+	signal(jobapi.ApprovalSignal, jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"})
+	signal(jobapi.ApprovalSignal, jobapi.ApprovalDecision{CallID: "b1", Decision: "deny", Reason: "no", By: "e2e"})
+	signal(jobapi.ModeSignal, jobapi.ModeChange{Mode: "acceptEdits", By: "e2e"})
 	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	require.Equal(t, "recorded", res.Answer)
 

@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A PreToolUse hook that does not decide hands the call to a person: an
@@ -58,7 +58,7 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 
 			testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: userDir})
 			ctx := context.Background()
-			run := testenv.StartJob(t, c, fmt.Sprintf("hook-ask-%d", i), workflows.JobInput{Once: true, Task: "run it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+			run := testenv.StartJob(t, c, fmt.Sprintf("hook-ask-%d", i), jobapi.JobInput{Once: true, Task: "run it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 			// The call reaches a person, showing what the hook said or made.
 			testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
@@ -69,8 +69,8 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 			}
 			assert.NoFileExists(t, filepath.Join(ws, "out.txt"), "nothing runs before the person answers")
 
-			require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
-				workflows.ApprovalDecision{CallID: "b1", Decision: "allow", By: "e2e"}))
+			require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", jobapi.ApprovalSignal,
+				jobapi.ApprovalDecision{CallID: "b1", Decision: "allow", By: "e2e"}))
 			res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 			assert.Equal(t, "done", res.Answer)
 			assert.Equal(t, tc.wantFile, readFile(t, ws, "out.txt"), "the tool ran, with the input the person approved")
@@ -80,7 +80,7 @@ func TestHookAskAndRewriteReachAPerson(t *testing.T) {
 }
 
 // pendingAsk is callID's entry in the status query's pending list.
-func pendingAsk(t *testing.T, c client.Client, id, callID string) workflows.PendingAsk {
+func pendingAsk(t *testing.T, c client.Client, id, callID string) jobapi.PendingAsk {
 	t.Helper()
 	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
@@ -90,5 +90,5 @@ func pendingAsk(t *testing.T, c client.Client, id, callID string) workflows.Pend
 		}
 	}
 	t.Fatalf("call %s is not pending: %+v", callID, st.Pending)
-	return workflows.PendingAsk{}
+	return jobapi.PendingAsk{}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/cli"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Two worker processes stand in for two hosts, each holding its own
@@ -79,7 +79,7 @@ func TestJobsRunOnTheHostThatHoldsTheWorkspace(t *testing.T) {
 	}
 
 	start := func(id, task, ws, host string, mode approval.Mode) client.WorkflowRun {
-		run := testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: task, Workspace: ws, Host: host, Mode: mode, ApprovalTimeout: 10 * time.Minute})
+		run := testenv.StartJob(t, c, id, jobapi.JobInput{Once: true, Task: task, Workspace: ws, Host: host, Mode: mode, ApprovalTimeout: 10 * time.Minute})
 		return run
 	}
 	runB := start("host-beta-job", "on beta", wsB, "beta", approval.ModeDefault)

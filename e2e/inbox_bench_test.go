@@ -19,7 +19,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // inboxClient is a browser session of the inbox without the browser: the
@@ -103,7 +103,7 @@ func BenchmarkInboxClickToToolStart(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		id := fmt.Sprintf("bench-inbox-%d", time.Now().UnixNano())
-		run := testenv.StartJob(b, rig.c, id, workflows.JobInput{Once: true, Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
+		run := testenv.StartJob(b, rig.c, id, jobapi.JobInput{Once: true, Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
 		firstRun := run.GetRunID()
 		sent := map[string]time.Time{}
 		path := map[string]string{}

@@ -20,7 +20,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/inbox"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // inboxToken is alice's inbox token: the page names her by it.
@@ -98,8 +98,8 @@ func TestInboxMessages(t *testing.T) {
 	c := testenv.Dial(t, srv)
 	model, page := startMessageInbox(t, c)
 	const job = "inbox-talk"
-	testenv.StartJob(t, c, job, workflows.JobInput{Task: "fix it", Workspace: testenv.Workspace(t), ApprovalTimeout: 10 * time.Minute})
-	waitState(t, c, job, workflows.PhaseWaitingMessage)
+	testenv.StartJob(t, c, job, jobapi.JobInput{Task: "fix it", Workspace: testenv.Workspace(t), ApprovalTimeout: 10 * time.Minute})
+	waitState(t, c, job, jobapi.PhaseWaitingMessage)
 
 	var list string
 	require.Eventually(t, func() bool {
@@ -138,11 +138,11 @@ func TestInboxMessages(t *testing.T) {
 	assert.Equal(t, want, auditedMessages(t, c, job), "one message, alice's, counted once; the refused requests never reached the job")
 	require.Eventually(t, func() bool { return modelSaw(model, "approve everything, then push") }, pendingWait, 20*time.Millisecond)
 	assert.Empty(t, modelSawAny(model, "from a forged form", "  \n"))
-	st := waitState(t, c, job, workflows.PhaseWaitingMessage)
+	st := waitState(t, c, job, jobapi.PhaseWaitingMessage)
 	assert.Equal(t, 2, st.Messages)
 
-	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.EndUpdate,
-		Args: []any{workflows.End{By: "test", Channel: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.EndUpdate,
+		Args: []any{jobapi.End{By: "test", Channel: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	testenv.Finished(t, c, job, time.Minute)
 	status, o := page.message(t, `{"job":"inbox-talk","text":"one more thing"}`, true)

@@ -27,7 +27,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/temporalclient"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // inboxScript is the model of the inbox tests: what a job asks for depends
@@ -113,7 +113,7 @@ func (r *inboxRig) job(t testing.TB, tag string, timeout time.Duration) string {
 	if task == "" {
 		task = "write the notes for " + tag
 	}
-	testenv.StartJob(t, r.c, id, workflows.JobInput{Once: true, Task: "[" + tag + "] " + task, Workspace: ws, ApprovalTimeout: timeout})
+	testenv.StartJob(t, r.c, id, jobapi.JobInput{Once: true, Task: "[" + tag + "] " + task, Workspace: ws, ApprovalTimeout: timeout})
 	return id
 }
 
@@ -233,8 +233,8 @@ func TestInboxInABrowser(t *testing.T) {
 		// the calls are answered elsewhere.
 		require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.custosInbox.stop()`)))
 		elsewhere := func(call string) {
-			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: stale, UpdateName: workflows.DecideUpdate,
-				Args:         []any{workflows.ApprovalDecision{CallID: call, Decision: "deny", By: "bob", Channel: "slack"}},
+			_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: stale, UpdateName: jobapi.DecideUpdate,
+				Args:         []any{jobapi.ApprovalDecision{CallID: call, Decision: "deny", By: "bob", Channel: "slack"}},
 				WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 		}
@@ -307,9 +307,9 @@ func screenshots(t *testing.T, ctx context.Context, rig *inboxRig, dir string) {
 	// A job with a live grant (given in Slack) and a call it does not cover.
 	gs := rig.job(t, "grantshot", 10*time.Minute)
 	testenv.WaitPending(t, rig.c, gs, "g1", pendingWait)
-	_, err := rig.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: gs, UpdateName: workflows.DecideUpdate,
-		Args: []any{workflows.ApprovalDecision{CallID: "g1", Decision: "allow", By: "alice", Channel: "slack",
-			Grant: &workflows.GrantSpec{Scope: "job", For: "1h"}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	_, err := rig.c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: gs, UpdateName: jobapi.DecideUpdate,
+		Args: []any{jobapi.ApprovalDecision{CallID: "g1", Decision: "allow", By: "alice", Channel: "slack",
+			Grant: &jobapi.GrantSpec{Scope: "job", For: "1h"}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(strings.Split(rig.login, "?")[0]),
 		chromedp.WaitVisible(chromedp.CSS(callSel(s, "x1"))), chromedp.WaitVisible(chromedp.CSS(callSel(m, "m2"))),
@@ -431,7 +431,7 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		// An answer from the page goes in the token's name.
 		c := testenv.Dial(t, srv)
 		ws := testenv.Workspace(t)
-		testenv.StartJob(t, c, "inbox-deployed", workflows.JobInput{Once: true, Task: "[dep] write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.StartJob(t, c, "inbox-deployed", jobapi.JobInput{Once: true, Task: "[dep] write it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 		testenv.WaitPending(t, c, "inbox-deployed", "dep-w", pendingWait)
 		answer := loginInbox(t, "http://"+addr+"/custos/?token="+token).allow(t, "inbox-deployed", "dep-w")
 		assert.Contains(t, answer, "by alice via web")
@@ -439,7 +439,7 @@ func TestWorkerServesTheInbox(t *testing.T) {
 		assert.Equal(t, "alice", testenv.Decisions(testenv.Audit(t, c, "inbox-deployed"))["dep-w"].Approver)
 
 		// A call that needs alice's verified approval: the page's answer counts.
-		testenv.StartJob(t, c, "inbox-quorum", workflows.JobInput{Once: true, Task: "[quorum] deploy", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.StartJob(t, c, "inbox-quorum", jobapi.JobInput{Once: true, Task: "[quorum] deploy", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 		testenv.WaitPending(t, c, "inbox-quorum", "q-w", pendingWait)
 		answer = loginInbox(t, "http://"+addr+"/custos/?token="+token).allow(t, "inbox-quorum", "q-w")
 		assert.Contains(t, answer, "allowed Write deploy/q.txt, by alice via web")

@@ -15,7 +15,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The attack the owner check stops, replayed: a job of the owner waits for
@@ -56,10 +56,10 @@ func TestAnotherUserCannotDecideTheOwnersJob(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	bypass := []string{"workflow", "signal", "--workflow-id", run.GetID(), "--name", workflows.ModeSignal,
+	bypass := []string{"workflow", "signal", "--workflow-id", run.GetID(), "--name", jobapi.ModeSignal,
 		"--input", `{"mode":"bypassPermissions"}`, "--command-timeout", "10s"}
 	approve := func(by string) []string {
-		return []string{"workflow", "signal", "--workflow-id", run.GetID(), "--name", workflows.ApprovalSignal,
+		return []string{"workflow", "signal", "--workflow-id", run.GetID(), "--name", jobapi.ApprovalSignal,
 			"--input", `{"callId":"w1","decision":"allow","by":"` + by + `"}`, "--command-timeout", "10s"}
 	}
 	for _, flags := range [][]string{

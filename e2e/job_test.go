@@ -20,7 +20,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A job that reads, edits after an approval signal sent through the Temporal
@@ -46,12 +46,12 @@ func TestJobReadEditBash(t *testing.T) {
 		[]byte(`{"permissions":{"allow":["Bash(cat *)"]}}`), 0o644))
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "e2e-"+t.Name(), workflows.JobInput{Once: true, Task: "say goodbye", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "e2e-"+t.Name(), jobapi.JobInput{Once: true, Task: "say goodbye", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	testenv.WaitPending(t, c, run.GetID(), "e1", pendingWait)
 	assert.Equal(t, "hello world\n", readFile(t, ws, "greet.txt"), "nothing changes before approval")
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
-		workflows.ApprovalDecision{CallID: "e1", Decision: "allow", By: "e2e"}))
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", jobapi.ApprovalSignal,
+		jobapi.ApprovalDecision{CallID: "e1", Decision: "allow", By: "e2e"}))
 
 	res := testenv.Finished(t, c, run.GetID(), 2*time.Minute)
 	assert.Equal(t, "changed hello to goodbye", res.Answer)

@@ -24,7 +24,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // jobsModel answers each job by its task: a Write that asks, an answer
@@ -77,7 +77,7 @@ func TestJobsListsEveryJobWithItsStatus(t *testing.T) {
 	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	id := func(s string) string { return "jobs-" + s + "-" + suffix }
 	start := func(name, task, workspace string, once bool) {
-		testenv.StartJob(t, c, id(name), workflows.JobInput{Task: task, Workspace: workspace, Once: once, ApprovalTimeout: 10 * time.Minute})
+		testenv.StartJob(t, c, id(name), jobapi.JobInput{Task: task, Workspace: workspace, Once: once, ApprovalTimeout: 10 * time.Minute})
 	}
 	start("ask", "ask for a write", wsAsk, true)
 	start("talk", "talk to me", ws, false)
@@ -86,15 +86,15 @@ func TestJobsListsEveryJobWithItsStatus(t *testing.T) {
 	start("cancel", "talk then cancel", ws, false)
 	testenv.WaitPending(t, c, id("ask"), "w1", pendingWait)
 	testenv.Finished(t, c, id("done"), time.Minute)
-	waitListed(t, srv, id("cancel"), workflows.ListWaitingMessage)
+	waitListed(t, srv, id("cancel"), jobapi.ListWaitingMessage)
 	require.NoError(t, c.CancelWorkflow(context.Background(), id("cancel"), ""))
-	waitListed(t, srv, id("talk"), workflows.ListWaitingMessage)
-	waitListed(t, srv, id("refused"), workflows.ListParked)
-	waitListed(t, srv, id("cancel"), workflows.ListEnded)
+	waitListed(t, srv, id("talk"), jobapi.ListWaitingMessage)
+	waitListed(t, srv, id("refused"), jobapi.ListParked)
+	waitListed(t, srv, id("cancel"), jobapi.ListEnded)
 
 	jobs := listJobs(t, srv)
 	ask := jobs[id("ask")]
-	assert.Equal(t, workflows.ListWaitingPerson, ask.Status)
+	assert.Equal(t, jobapi.ListWaitingPerson, ask.Status)
 	assert.Equal(t, wsAsk, ask.Workspace)
 	assert.Equal(t, "ask for a write", ask.Task)
 	require.Len(t, ask.Waiting, 1)
@@ -104,16 +104,16 @@ func TestJobsListsEveryJobWithItsStatus(t *testing.T) {
 	assert.False(t, ask.Started.IsZero())
 	assert.False(t, ask.LastActivity.Before(ask.Started), "last activity %s, started %s", ask.LastActivity, ask.Started)
 	assert.Nil(t, ask.Ended)
-	assert.Equal(t, workflows.ListParked, jobs[id("refused")].Status)
+	assert.Equal(t, jobapi.ListParked, jobs[id("refused")].Status)
 	assert.Equal(t, "model endpoint", jobs[id("refused")].Why)
-	assert.Equal(t, workflows.ListEnded, jobs[id("done")].Status)
+	assert.Equal(t, jobapi.ListEnded, jobs[id("done")].Status)
 	assert.Equal(t, "done", jobs[id("done")].Why)
 	require.NotNil(t, jobs[id("done")].Ended)
-	assert.Equal(t, workflows.ListEnded, jobs[id("cancel")].Status)
+	assert.Equal(t, jobapi.ListEnded, jobs[id("cancel")].Status)
 	assert.Equal(t, "canceled", jobs[id("cancel")].Why)
 	assert.Empty(t, jobs[id("talk")].Waiting)
 
-	only := listJobs(t, srv, "--status", workflows.ListWaitingPerson)
+	only := listJobs(t, srv, "--status", jobapi.ListWaitingPerson)
 	assert.Contains(t, only, id("ask"))
 	assert.NotContains(t, only, id("talk"))
 	ended := listJobs(t, srv, "--status", "ended")
@@ -168,8 +168,8 @@ func BenchmarkJobsList(b *testing.B) {
 		// starts the job once).
 		var err error
 		for range 5 {
-			_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("listed-%04d", i), TaskQueue: api.TaskQueue}, workflows.WorkflowName,
-				workflows.JobInput{Task: fmt.Sprintf("job %d", i), Workspace: ws})
+			_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("listed-%04d", i), TaskQueue: api.TaskQueue}, jobapi.WorkflowName,
+				jobapi.JobInput{Task: fmt.Sprintf("job %d", i), Workspace: ws})
 			if err == nil {
 				return
 			}
@@ -206,7 +206,7 @@ func waitAllListed(b *testing.B, c client.Client, n int) {
 	deadline := time.Now().Add(30 * time.Minute)
 	got := 0
 	for time.Now().Before(deadline) {
-		rows, err := cli.ListJobs(context.Background(), c, workflows.ListWaitingMessage)
+		rows, err := cli.ListJobs(context.Background(), c, jobapi.ListWaitingMessage)
 		if err == nil && len(rows) == n {
 			return
 		}

@@ -24,7 +24,7 @@ import (
 	"github.com/custos-dev/custos/internal/testbin"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/jobevents"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The answer of the JSON runs: 12 chunks of 8 bytes, 400 ms apart, so the
@@ -151,8 +151,8 @@ func runJSONAcross(t *testing.T, addr string, tlsVars []string, c client.Client)
 			if e, err := jobevents.Unmarshal(l.line); err == nil && !approved {
 				if w, ok := e.(jobevents.Waiting); ok && w.Call == "w1" {
 					approved = true
-					require.NoError(t, c.SignalWorkflow(context.Background(), id, "", workflows.ApprovalSignal,
-						workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e-approver", Channel: "test"}))
+					require.NoError(t, c.SignalWorkflow(context.Background(), id, "", jobapi.ApprovalSignal,
+						jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e-approver", Channel: "test"}))
 				}
 			}
 		case <-deadline:

@@ -20,7 +20,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // oneCall answers each job by its task: the tool call call(task) makes,
@@ -92,7 +92,7 @@ func bashInterval(t *testing.T, c client.Client, id string) interval {
 
 func overlap(a, b interval) bool { return a.start.Before(b.end) && b.start.Before(a.end) }
 
-func runJobs(t *testing.T, c client.Client, jobs map[string]workflows.JobInput) {
+func runJobs(t *testing.T, c client.Client, jobs map[string]jobapi.JobInput) {
 	t.Helper()
 	var runs []client.WorkflowRun
 	for id, in := range jobs {
@@ -117,10 +117,10 @@ func TestBashLanes(t *testing.T) {
 	// sharing the third.
 	wss := laneWorkspaces(t, 3, 3)
 	two, same := wss[:2], wss[2]
-	job := func(task, ws string) workflows.JobInput {
-		return workflows.JobInput{Once: true, Task: task, Workspace: ws, Mode: approval.ModeBypass}
+	job := func(task, ws string) jobapi.JobInput {
+		return jobapi.JobInput{Once: true, Task: task, Workspace: ws, Mode: approval.ModeBypass}
 	}
-	runJobs(t, c, map[string]workflows.JobInput{
+	runJobs(t, c, map[string]jobapi.JobInput{
 		"lanes-a": job("a", two[0]), "lanes-b": job("b", two[1]),
 		"lanes-c": job("c", same), "lanes-d": job("d", same),
 	})
@@ -143,7 +143,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	}
 	w4 := testenv.StartWorkers(t, c, base, app.Options{BashLanes: 4})
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "lane-restart", workflows.JobInput{Once: true, Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
+	run := testenv.StartJob(t, c, "lane-restart", jobapi.JobInput{Once: true, Task: "restart", Workspace: ws, ApprovalTimeout: 5 * time.Minute, LaneWait: 3 * time.Second})
 	testenv.WaitPending(t, c, run.GetID(), "b1", pendingWait)
 	w4.Stop()
 
@@ -157,9 +157,9 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 	require.NoError(t, err, "b1's result, as the model was sent it: %s", testenv.ToolResult(model, "b1"))
 	assert.Equal(t, "ran\n", string(b))
 
-	v, err := c.QueryWorkflow(ctx, run.GetID(), "", workflows.EventsQuery, 0)
+	v, err := c.QueryWorkflow(ctx, run.GetID(), "", jobapi.EventsQuery, 0)
 	require.NoError(t, err)
-	var evs []workflows.Event
+	var evs []jobapi.Event
 	require.NoError(t, v.Get(&evs))
 	var lane []string
 	for _, e := range evs {
@@ -174,7 +174,7 @@ func TestBashLaneSurvivesWorkerRestartWithOtherLaneCount(t *testing.T) {
 // answer allows a pending call through the decide Update.
 func answer(t *testing.T, c client.Client, id, callID string) {
 	t.Helper()
-	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.DecideUpdate,
-		Args: []any{workflows.ApprovalDecision{CallID: callID, Decision: "allow", By: "test"}}, WaitForStage: client.WorkflowUpdateStageAccepted})
+	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.DecideUpdate,
+		Args: []any{jobapi.ApprovalDecision{CallID: callID, Decision: "allow", By: "test"}}, WaitForStage: client.WorkflowUpdateStageAccepted})
 	require.NoError(t, err)
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A job of 300 turns whose conversation grows past 2 MB: no history event
@@ -51,7 +51,7 @@ func TestLongJobHistoryDoesNotGrowWithTheConversation(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "page.txt"), []byte(strings.Repeat("0123456789abcdef\n", 480)), 0o644)) // 8 KB
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "long-job", workflows.JobInput{Once: true, Task: "read the page many times", Workspace: ws, MaxTurns: turns + 10,
+	run := testenv.StartJob(t, c, "long-job", jobapi.JobInput{Once: true, Task: "read the page many times", Workspace: ws, MaxTurns: turns + 10,
 		ContextWindow: 10_000_000}) // this test is about history, not compaction
 	res := testenv.Finished(t, c, run.GetID(), 15*time.Minute)
 	assert.Equal(t, fmt.Sprintf("read it %d times; the conversation has %d messages", turns, 2+2*turns), res.Answer,

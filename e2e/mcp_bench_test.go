@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/mcptest"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // BenchmarkMCPCall compares one call of an MCP server's tool made three
@@ -95,18 +95,18 @@ func benchMCPThroughCustos(b *testing.B) {
 // from its decision to its result as the workflow recorded them.
 func runMCPJob(b *testing.B, c client.Client, ws string, n int) []time.Duration {
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Once: true, Task: "bench", Workspace: ws, MaxTurns: n + 1})
+		jobapi.WorkflowName, jobapi.JobInput{Once: true, Task: "bench", Workspace: ws, MaxTurns: n + 1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := run.Get(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	q, err := c.QueryWorkflow(context.Background(), run.GetID(), "", workflows.EventsQuery, 0)
+	q, err := c.QueryWorkflow(context.Background(), run.GetID(), "", jobapi.EventsQuery, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var events []workflows.Event
+	var events []jobapi.Event
 	if err := q.Get(&events); err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/mcptest"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // hungMCP is a worker whose user settings name the test MCP server "t"
@@ -72,7 +72,7 @@ func (h *hungMCP) start(t testing.TB) string {
 	h.reqs, h.at = nil, nil
 	h.mu.Unlock()
 	id := fmt.Sprintf("mcp-stop-%d", time.Now().UnixNano())
-	testenv.StartJob(t, h.c, id, workflows.JobInput{Task: "use the server", Workspace: h.ws})
+	testenv.StartJob(t, h.c, id, jobapi.JobInput{Task: "use the server", Workspace: h.ws})
 	if h.tool != "freeze" {
 		waitRunning(t, h.c, id, "f")
 		time.Sleep(300 * time.Millisecond) // the call is in the server now
@@ -126,10 +126,10 @@ func (h *hungMCP) requests() ([]openai.ChatCompletionRequest, []time.Time) {
 }
 
 // interrupt interrupts job id with text and returns when it was sent.
-func (h *hungMCP) interrupt(t testing.TB, id string) (workflows.InterruptResult, time.Time) {
+func (h *hungMCP) interrupt(t testing.TB, id string) (jobapi.InterruptResult, time.Time) {
 	t.Helper()
 	sent := time.Now()
-	res := update[workflows.InterruptResult](t, h.c, id, workflows.InterruptUpdate, workflows.Interrupt{Text: "stop that", By: "e2e"})
+	res := update[jobapi.InterruptResult](t, h.c, id, jobapi.InterruptUpdate, jobapi.Interrupt{Text: "stop that", By: "e2e"})
 	return res, sent
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/mcptest"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // toolMessages are the tool results the model was last sent, by call ID.
@@ -40,15 +40,15 @@ func toolMessages(reqs []openai.ChatCompletionRequest) map[string]string {
 func waitRunning(t testing.TB, c client.Client, id, callID string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		q, err := c.QueryWorkflow(context.Background(), id, "", workflows.EventsQuery, 0)
+		q, err := c.QueryWorkflow(context.Background(), id, "", jobapi.EventsQuery, 0)
 		if err != nil {
 			return false
 		}
-		var events []workflows.Event
+		var events []jobapi.Event
 		if q.Get(&events) != nil {
 			return false
 		}
-		return slices.ContainsFunc(events, func(e workflows.Event) bool { return e.Kind == "decision" && e.CallID == callID })
+		return slices.ContainsFunc(events, func(e jobapi.Event) bool { return e.Kind == "decision" && e.CallID == callID })
 	}, pendingWait, 50*time.Millisecond)
 }
 
@@ -83,7 +83,7 @@ func TestMCPCallSurvivesKill9OfWorker(t *testing.T) {
 	mcptest.Place(t, ws, "mcp-server")
 
 	id := fmt.Sprintf("mcp-kill9-%d", time.Now().UnixNano())
-	testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: "use the server", Workspace: ws})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Once: true, Task: "use the server", Workspace: ws})
 	waitRunning(t, c, id, "s")
 	time.Sleep(time.Second) // the call is in the server now
 	w.kill()

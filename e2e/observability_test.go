@@ -28,7 +28,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // One job (an allowed Read, a Write approved through the decide Update, an
@@ -68,10 +68,10 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	ws := testenv.Workspace(t)
 	require.NoError(t, writeFile(ws, "a.txt", "alpha\n"))
 
-	run := testenv.StartJob(t, wc, "observed-"+time.Now().Format("150405.000000"), workflows.JobInput{Once: true, Task: "observe me", Workspace: ws})
+	run := testenv.StartJob(t, wc, "observed-"+time.Now().Format("150405.000000"), jobapi.JobInput{Once: true, Task: "observe me", Workspace: ws})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
-		Args:         []any{workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "slack"}},
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: jobapi.DecideUpdate,
+		Args:         []any{jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "alice", Channel: "slack"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, h.Get(ctx, nil))
@@ -90,7 +90,7 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	assert.Equal(t, 1.0, m.value("custos_tool_duration_seconds_count", "tool", "Read", "outcome", "ok"))
 	assert.Equal(t, 1.0, m.value("custos_tool_duration_seconds_count", "tool", "Write", "outcome", "ok"))
 	// The SDK's own metrics come through the same handler.
-	assert.GreaterOrEqual(t, m.value("temporal_workflow_completed_total", "workflow_type", workflows.WorkflowName), 1.0)
+	assert.GreaterOrEqual(t, m.value("temporal_workflow_completed_total", "workflow_type", jobapi.WorkflowName), 1.0)
 	assert.Positive(t, m.value("temporal_activity_execution_latency_seconds_count", "activity_type", api.ModelActivity))
 
 	// Traces: flushed on Close, one trace for the job.
@@ -100,12 +100,12 @@ func TestJobMetricsAndTrace(t *testing.T) {
 	for _, s := range spans {
 		byName[s.Name] = s
 	}
-	for _, name := range []string{"StartWorkflow:" + workflows.WorkflowName, "RunWorkflow:" + workflows.WorkflowName,
+	for _, name := range []string{"StartWorkflow:" + jobapi.WorkflowName, "RunWorkflow:" + jobapi.WorkflowName,
 		"RunActivity:" + api.ModelActivity, "RunActivity:" + api.ReadActivity, "RunActivity:" + api.WriteActivity,
 		"Decision:Read", "Decision:Write"} {
 		require.Contains(t, byName, name, "spans: %v", spanNames(spans))
 	}
-	trace := byName["StartWorkflow:"+workflows.WorkflowName].TraceId
+	trace := byName["StartWorkflow:"+jobapi.WorkflowName].TraceId
 	for _, s := range spans {
 		if strings.HasPrefix(s.Name, "RunActivity:") || strings.HasPrefix(s.Name, "Decision:") || strings.HasPrefix(s.Name, "RunWorkflow:") {
 			assert.Equal(t, trace, s.TraceId, "span %s is in the job's trace", s.Name)

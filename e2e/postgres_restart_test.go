@@ -13,7 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The PostgreSQL run (.ci/postgres-e2e) also sets CUSTOS_E2E_POSTGRES_ADDR,
@@ -54,7 +54,7 @@ func TestPostgresServerKilledAndRestarted(t *testing.T) {
 
 	ws := testenv.Workspace(t)
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, fmt.Sprintf("pg-restart-%d", time.Now().UnixNano()), workflows.JobInput{Once: true, Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, fmt.Sprintf("pg-restart-%d", time.Now().UnixNano()), jobapi.JobInput{Once: true, Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	server.kill()

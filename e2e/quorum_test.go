@@ -15,7 +15,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 var bob = slacktest.User{ID: "U0BOB", Name: "bob"}
@@ -40,7 +40,7 @@ func TestSlackQuorum(t *testing.T) {
 	), userDir)
 	rig.slack.SetGroup("S0LEADS", lead.ID, bob.ID)
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-quorum", workflows.JobInput{Once: true, Task: "deploy", Workspace: ws,
+	run := testenv.StartJob(t, c, "slack-quorum", jobapi.JobInput{Once: true, Task: "deploy", Workspace: ws,
 		ApprovalTimeout: 10 * time.Minute, Owner: []string{alice.ID}})
 
 	m := rig.message(t, "d1")

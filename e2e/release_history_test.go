@@ -15,6 +15,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A job of this release with the steps a job waiting across an upgrade goes
@@ -44,11 +45,11 @@ func TestReleaseHistoryReplays(t *testing.T) {
 	testenv.StartWorkers(t, c, base, app.Options{UserConfigDir: cfg})
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "release-"+time.Now().Format("150405.000000"), workflows.JobInput{Once: true, Task: "record this release", Workspace: ws})
+	run := testenv.StartJob(t, c, "release-"+time.Now().Format("150405.000000"), jobapi.JobInput{Once: true, Task: "record this release", Workspace: ws})
 	decide := func(callID, decision string) {
 		testenv.WaitPending(t, c, run.GetID(), callID, pendingWait)
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
-			Args:         []any{workflows.ApprovalDecision{CallID: callID, Decision: decision, By: "e2e", Channel: "cli"}},
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: jobapi.DecideUpdate,
+			Args:         []any{jobapi.ApprovalDecision{CallID: callID, Decision: decision, By: "e2e", Channel: "cli"}},
 			WaitForStage: client.WorkflowUpdateStageCompleted})
 		require.NoError(t, err)
 		require.NoError(t, h.Get(ctx, nil))

@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // buildWorker compiles ./worker once per test binary run.
@@ -102,7 +102,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	w := startWorkerProc(t, bin, env)
 
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "restart-"+fmt.Sprint(time.Now().UnixNano()), workflows.JobInput{Once: true, Task: "restart me", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "restart-"+fmt.Sprint(time.Now().UnixNano()), jobapi.JobInput{Once: true, Task: "restart me", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	// 1. mid-model-call
 	require.Eventually(t, func() bool { return requests.Load() >= 1 }, 90*time.Second, 100*time.Millisecond)
@@ -114,8 +114,8 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	w.kill()
 	w = startWorkerProc(t, bin, env)
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", workflows.ApprovalSignal,
-		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), "", jobapi.ApprovalSignal,
+		jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
 
 	// 3. mid-Bash: the command has written, into its overlay's upper layer
 	// (the workspace gets it only once the command is over, here from the

@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // BenchmarkParkedJobs parks 1,000 jobs (CUSTOS_PARKED overrides) waiting for
@@ -53,8 +53,8 @@ func BenchmarkParkedJobs(b *testing.B) {
 	ids := make([]string, n)
 	parallel(n, 32, func(i int) {
 		ids[i] = fmt.Sprintf("parked-%d", i)
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ids[i], TaskQueue: api.TaskQueue}, workflows.WorkflowName,
-			workflows.JobInput{Once: true, Task: fmt.Sprintf("job %d", i), Workspace: ws[i], ApprovalTimeout: time.Hour})
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ids[i], TaskQueue: api.TaskQueue}, jobapi.WorkflowName,
+			jobapi.JobInput{Once: true, Task: fmt.Sprintf("job %d", i), Workspace: ws[i], ApprovalTimeout: time.Hour})
 		if err != nil {
 			b.Error(err)
 		}
@@ -66,8 +66,8 @@ func BenchmarkParkedJobs(b *testing.B) {
 	sent := make([]time.Time, n)
 	parallel(n, n, func(i int) {
 		sent[i] = time.Now()
-		_, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: ids[i], UpdateName: workflows.DecideUpdate,
-			Args: []any{workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "bench"}}, WaitForStage: client.WorkflowUpdateStageAccepted})
+		_, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: ids[i], UpdateName: jobapi.DecideUpdate,
+			Args: []any{jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "bench"}}, WaitForStage: client.WorkflowUpdateStageAccepted})
 		if err != nil {
 			b.Error(err)
 		}
@@ -118,8 +118,8 @@ func BenchmarkEightWorkspaces(b *testing.B) {
 	runJobsB := func(k int, round int) time.Duration {
 		start := time.Now()
 		parallel(k, k, func(i int) {
-			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue}, workflows.WorkflowName,
-				workflows.JobInput{Once: true, Task: fmt.Sprintf("r%d-%d", round, i), Workspace: ws[i], Mode: approval.ModeBypass})
+			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: api.TaskQueue}, jobapi.WorkflowName,
+				jobapi.JobInput{Once: true, Task: fmt.Sprintf("r%d-%d", round, i), Workspace: ws[i], Mode: approval.ModeBypass})
 			if err == nil {
 				err = run.Get(context.Background(), nil)
 			}

@@ -17,7 +17,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 func freePort(t *testing.T) int {
@@ -53,7 +53,7 @@ func TestEmbeddedServerKilledAndRestarted(t *testing.T) {
 	// The worker's server makes its certificates beside its DB file.
 	c := dialEventually(t, addr, devserver.TLSFilesIn(filepath.Join(filepath.Dir(db), "tls")))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "server-restart", workflows.JobInput{Once: true, Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "server-restart", jobapi.JobInput{Once: true, Task: "survive", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	w.kill()
@@ -77,8 +77,8 @@ func restartScript() demomodel.Handler {
 func finishAfterRestart(t *testing.T, c client.Client, id, ws string) {
 	t.Helper()
 	testenv.WaitPending(t, c, id, "w1", pendingWait)
-	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", workflows.ApprovalSignal,
-		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
+	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", jobapi.ApprovalSignal,
+		jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
 	res := testenv.Finished(t, c, id, 2*time.Minute)
 	assert.Equal(t, "done after a server restart", res.Answer)
 	assert.Equal(t, "survived", readFile(t, ws, "out.txt"))

@@ -20,7 +20,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // BenchmarkSlackClickToToolStart measures, in one job on the embedded
@@ -46,7 +46,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		id := fmt.Sprintf("bench-slack-%d", time.Now().UnixNano())
-		run := testenv.StartJob(b, c, id, workflows.JobInput{Once: true, Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
+		run := testenv.StartJob(b, c, id, jobapi.JobInput{Once: true, Task: "bench", Workspace: ws, ApprovalTimeout: 10 * time.Minute, MaxTurns: n + 5})
 		firstRun := run.GetRunID() // Get follows continue-as-new and moves on
 		sent := map[string]time.Time{}
 		viaSlack := map[string]bool{}
@@ -64,7 +64,7 @@ func BenchmarkSlackClickToToolStart(b *testing.B) {
 				require.Equal(b, http.StatusOK, res.StatusCode)
 			} else {
 				sent[call] = time.Now()
-				args := append([]string{"workflow", "signal", "--workflow-id", id, "--name", workflows.ApprovalSignal,
+				args := append([]string{"workflow", "signal", "--workflow-id", id, "--name", jobapi.ApprovalSignal,
 					"--input", fmt.Sprintf(`{"callId":%q,"decision":"allow","by":"bench"}`, call), "--namespace", "default"},
 					srv.TLSFiles().TemporalCLIFlags(srv.FrontendAddr())...)
 				out, err := exec.Command(cli, args...).CombinedOutput()

@@ -18,7 +18,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // talkScript is the model of the conversation tests: its first turn asks
@@ -72,9 +72,9 @@ func auditedMessages(t testing.TB, c client.Client, job string) []string {
 }
 
 // waitState waits for the job's status to be in state.
-func waitState(t testing.TB, c client.Client, job, state string) workflows.Status {
+func waitState(t testing.TB, c client.Client, job, state string) jobapi.Status {
 	t.Helper()
-	var st workflows.Status
+	var st jobapi.Status
 	require.Eventually(t, func() bool {
 		var err error
 		st, err = testenv.Status(c, job)
@@ -147,7 +147,7 @@ func TestSlackMessages(t *testing.T) {
 	rig := startSlackRig(t, srv, c, talkScript)
 	const job = "slack-talk"
 	ws := testenv.Workspace(t)
-	testenv.StartJob(t, c, job, workflows.JobInput{Task: "write w1", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, c, job, jobapi.JobInput{Task: "write w1", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	root := rig.message(t, "w1") // the job's first post starts its thread
 	before, err := testenv.Status(c, job)
 	require.NoError(t, err)
@@ -199,7 +199,7 @@ func TestSlackMessages(t *testing.T) {
 	code, respURL := rig.click(t, root, slack.ActionAllow, alice, slackSecret, time.Now())
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "allowed Write w1.txt", rig.reply(t, respURL).Text)
-	st = waitState(t, c, job, workflows.PhaseWaitingMessage)
+	st = waitState(t, c, job, jobapi.PhaseWaitingMessage)
 	assert.True(t, modelSaw(rig.model, "approve everything & switch to bypass"), "alice's message reached the model")
 	notSeen := []string{"allow w1 <now>", "allow w1 &lt;now&gt;"}
 	for _, ev := range ignored {
@@ -252,7 +252,7 @@ func slackConversation(t *testing.T, rig *slackRig, job, root string) {
 	assert.Equal(t, "<@U0LEAD> delivered to job slack-talk: it works on it now (message 3)", rig.replyInThread(t, root, ev),
 		"lea is an approver through her group")
 	require.Eventually(t, func() bool { return modelSaw(rig.model, "now the docs") }, pendingWait, 20*time.Millisecond)
-	waitState(t, c, job, workflows.PhaseWaitingMessage)
+	waitState(t, c, job, jobapi.PhaseWaitingMessage)
 
 	assert.Contains(t, rig.say(t, mallory, "say slack-talk mode bypass"), "refused: you are not in SLACK_APPROVERS")
 	assert.Equal(t, "delivered to job slack-talk: it works on it now (message 4)", rig.say(t, alice, "say slack-talk keep the  spaces\nand lines"))
@@ -267,12 +267,12 @@ func slackConversation(t *testing.T, rig *slackRig, job, root string) {
 	assert.Equal(t, []string{":bust_in_silhouette: <@U0ALICE> via `/custos say`:\nkeep the  spaces\nand lines"}, posted,
 		"what was taken is posted in the thread; the refused one is not")
 	assert.Empty(t, modelSawAny(rig.model, "mode bypass"))
-	st := waitState(t, c, job, workflows.PhaseWaitingMessage)
+	st := waitState(t, c, job, jobapi.PhaseWaitingMessage)
 	assert.Equal(t, "default", string(st.Mode), "mallory's \"mode bypass\" was a refused message, not a mode change")
 	assert.Equal(t, 4, st.Messages)
 
-	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.EndUpdate,
-		Args: []any{workflows.End{By: "test", Channel: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	_, err := c.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.EndUpdate,
+		Args: []any{jobapi.End{By: "test", Channel: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	testenv.Finished(t, c, job, time.Minute)
 	assert.Equal(t, "not delivered: job slack-talk has ended (or never existed)", rig.say(t, alice, "say slack-talk anyone there?"))

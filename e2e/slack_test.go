@@ -22,7 +22,7 @@ import (
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 const (
@@ -158,7 +158,7 @@ func TestSlackApproval(t *testing.T) {
 		demomodel.Say("done"),
 	))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-approval", workflows.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-approval", jobapi.JobInput{Once: true, Task: "write notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	m := rig.message(t, "w1")
 	assert.Equal(t, slackChannel, m.Channel)
@@ -287,7 +287,7 @@ func TestSlackRetryDiffAndTimer(t *testing.T) {
 	// Slack stores the message, then the connection drops before the answer.
 	rig.slack.FailNext("chat.postMessage", slacktest.FailDropResponse)
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "slack-timer", workflows.JobInput{Once: true, Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
+	run := testenv.StartJob(t, c, "slack-timer", jobapi.JobInput{Once: true, Task: "edit", Workspace: ws, ApprovalTimeout: 4 * time.Second})
 
 	m := rig.message(t, "e1")
 	var blocks []struct {
@@ -360,7 +360,7 @@ func TestSlackSocketMode(t *testing.T) {
 	rig := &slackRig{slack: fake}
 
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-socket", workflows.JobInput{Once: true, Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-socket", jobapi.JobInput{Once: true, Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	m := rig.message(t, "s1")
 
 	// A non-approver first: refused over the socket too.
@@ -407,7 +407,7 @@ func TestSlackReusedCallID(t *testing.T) {
 		demomodel.Say("done"),
 	))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-reused-id", workflows.JobInput{Once: true, Task: "write twice", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-reused-id", jobapi.JobInput{Once: true, Task: "write twice", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	first := rig.message(t, "r1")
 	code, respURL := rig.click(t, first, slack.ActionAllow, alice, slackSecret, time.Now())
@@ -446,7 +446,7 @@ func TestSlackShowsEscapesAsText(t *testing.T) {
 		demomodel.Say("done"),
 	))
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "slack-escapes", workflows.JobInput{Once: true, Task: "show it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "slack-escapes", jobapi.JobInput{Once: true, Task: "show it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	msg := rig.message(t, "h1")
 	blocks := string(msg.Blocks)

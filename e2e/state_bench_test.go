@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/retention"
 	"github.com/custos-dev/custos/sandbox/provision"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // stateJobs is how many short jobs BenchmarkStateAfterShortJobs runs, and
@@ -130,11 +130,11 @@ func runShortJobs(b *testing.B, c client.Client, ws, prefix string) {
 
 func runShortJob(ctx context.Context, c client.Client, id, ws, n string) error {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue},
-		workflows.WorkflowName, workflows.JobInput{Once: true, Task: "read a.txt, job #" + n, Workspace: ws})
+		jobapi.WorkflowName, jobapi.JobInput{Once: true, Task: "read a.txt, job #" + n, Workspace: ws})
 	if err != nil {
 		return fmt.Errorf("starting job %s: %w", id, err)
 	}
-	var res workflows.JobResult
+	var res jobapi.JobResult
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("job %s: %w", id, err)
 	}

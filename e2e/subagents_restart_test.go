@@ -13,7 +13,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A worker process killed -9 while three children wait on the model (their
@@ -55,7 +55,7 @@ func TestSubagentsSurviveWorkerKilled(t *testing.T) {
 	w := startWorkerProc(t, bin, env)
 	ws := testenv.Workspace(t)
 	id := fmt.Sprintf("subkill-%d", time.Now().UnixNano())
-	testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: "split it", Workspace: ws, Mode: approval.ModeBypass})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Once: true, Task: "split it", Workspace: ws, Mode: approval.ModeBypass})
 	require.Eventually(t, func() bool { return held.Load() == 3 }, 90*time.Second, 50*time.Millisecond,
 		"the three children never all waited on the model")
 	w.kill()

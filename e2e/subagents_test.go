@@ -17,7 +17,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // subModel answers each job by its task (its first user message): the
@@ -111,7 +111,7 @@ func TestSubagentsThreeChildrenOneApprovedThroughStarter(t *testing.T) {
 	ws := testenv.Workspace(t)
 	id := fmt.Sprintf("subagents-%d", time.Now().UnixNano())
 	child := id + "-task-c"
-	testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: "split it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Once: true, Task: "split it", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, child, "w", pendingWait)
 	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
@@ -178,11 +178,11 @@ func TestSubagentInterruptKillsTheChildsCommand(t *testing.T) {
 	ws := testenv.Workspace(t)
 	id := fmt.Sprintf("subint-%d", time.Now().UnixNano())
 	child := id + "-task-t"
-	testenv.StartJob(t, c, id, workflows.JobInput{Task: "run long", Workspace: ws, Mode: approval.ModeBypass})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Task: "run long", Workspace: ws, Mode: approval.ModeBypass})
 	require.Eventually(t, func() bool { return len(procsWith(marker)) > 0 }, pendingWait, 50*time.Millisecond,
 		"the child's command never started")
 	sent := time.Now()
-	res := update[workflows.InterruptResult](t, c, id, workflows.InterruptUpdate, workflows.Interrupt{Text: "stop now", By: "e2e"})
+	res := update[jobapi.InterruptResult](t, c, id, jobapi.InterruptUpdate, jobapi.Interrupt{Text: "stop now", By: "e2e"})
 	assert.Equal(t, []string{"Task t"}, res.Stopped)
 	require.Eventually(t, func() bool { return len(m.requests("run long")) >= 2 }, time.Minute, 20*time.Millisecond)
 	took := time.Since(sent)
@@ -198,5 +198,5 @@ func TestSubagentInterruptKillsTheChildsCommand(t *testing.T) {
 	_, err = os.Stat(filepath.Join(ws, "late.txt"))
 	assert.True(t, os.IsNotExist(err))
 	t.Logf("interrupt to the parent's next model request: %s", took)
-	_ = update[workflows.EndResult](t, c, id, workflows.EndUpdate, workflows.End{By: "e2e"})
+	_ = update[jobapi.EndResult](t, c, id, jobapi.EndUpdate, jobapi.End{By: "e2e"})
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // gitWorkspace is a workspace that is a git repository with one commit.
@@ -62,9 +62,9 @@ func (m *subModel) ranFrom(t testing.TB, task string) (start, end int64) {
 	return start, end
 }
 
-func runSleepers(t testing.TB, c client.Client, m *subModel, ws string) workflows.JobResult {
+func runSleepers(t testing.TB, c client.Client, m *subModel, ws string) jobapi.JobResult {
 	id := fmt.Sprintf("subwt-%d", time.Now().UnixNano())
-	testenv.StartJob(t, c, id, workflows.JobInput{Once: true, Task: "split it", Workspace: ws, Mode: approval.ModeBypass})
+	testenv.StartJob(t, c, id, jobapi.JobInput{Once: true, Task: "split it", Workspace: ws, Mode: approval.ModeBypass})
 	return testenv.Finished(t, c, id, 2*time.Minute)
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // starter run in a real terminal (tmux) is a conversation: after the answer
@@ -81,7 +81,7 @@ func TestTerminalConversation(t *testing.T) {
 		"the line typed while the job worked reached the model after the work in hand")
 	st, err := testenv.Status(c, id)
 	require.NoError(t, err)
-	assert.Equal(t, workflows.PhaseWaitingMessage, st.State)
+	assert.Equal(t, jobapi.PhaseWaitingMessage, st.State)
 
 	// From another shell: say, then end.
 	say := exec.Command(starter, "say", id, "one more")

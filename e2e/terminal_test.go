@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // buildStarter compiles ./starter once per test binary run.
@@ -98,7 +98,7 @@ func TestTerminalShowsWhatRunsAndBindsAnswers(t *testing.T) {
 	))
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "terminal-"+fmt.Sprint(time.Now().UnixNano()), workflows.JobInput{
+	run := testenv.StartJob(t, c, "terminal-"+fmt.Sprint(time.Now().UnixNano()), jobapi.JobInput{
 		Once: true, Task: "run them", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm-256color",

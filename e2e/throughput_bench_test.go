@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // BenchmarkShortJobs is the throughput of short jobs (one Read, allowed by
@@ -71,11 +71,11 @@ func benchShortJobs(b *testing.B, srv testenv.Server, procs int) {
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
 	runJob := func(id string) error {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: prefix + id, TaskQueue: api.TaskQueue},
-			workflows.WorkflowName, workflows.JobInput{Once: true, Task: "read a.txt", Workspace: ws})
+			jobapi.WorkflowName, jobapi.JobInput{Once: true, Task: "read a.txt", Workspace: ws})
 		if err != nil {
 			return err
 		}
-		var res workflows.JobResult
+		var res jobapi.JobResult
 		if err := run.Get(ctx, &res); err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Worker Deployment Versioning as docs/upgrades.md tells operators to use
@@ -57,8 +57,8 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 			return err == nil
 		}, time.Minute, 200*time.Millisecond, "setting %s current", build)
 	}
-	jobIn := func(task string) workflows.JobInput {
-		return workflows.JobInput{Once: true, Task: task, Workspace: testenv.Workspace(t)}
+	jobIn := func(task string) jobapi.JobInput {
+		return jobapi.JobInput{Once: true, Task: task, Workspace: testenv.Workspace(t)}
 	}
 	// The task queues now belong to this deployment; on a server the tests
 	// share (CUSTOS_E2E_TEMPORAL_ADDRESS), hand them back to unversioned
@@ -85,8 +85,8 @@ func TestPinnedJobFinishesOnItsRelease(t *testing.T) {
 	// v1 is retired: the waiting job is approved, and nobody runs it.
 	v1.Stop()
 	v2Before := len(modelV2.Requests())
-	require.NoError(t, c.SignalWorkflow(ctx, pinned.GetID(), "", workflows.ApprovalSignal,
-		workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
+	require.NoError(t, c.SignalWorkflow(ctx, pinned.GetID(), "", jobapi.ApprovalSignal,
+		jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e"}))
 	require.Never(t, func() bool { return len(modelV2.Requests()) > v2Before }, 3*time.Second, 100*time.Millisecond,
 		"a v2 worker ran the job pinned to v1")
 

@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/notify/webhook"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 const hookSecret = "e2e-webhook-secret-0123456789"
@@ -107,13 +107,13 @@ func TestWebhooks(t *testing.T) {
 
 	ws := testenv.Workspace(t)
 	ctx := context.Background()
-	run := testenv.StartJob(t, c, "webhooks", workflows.JobInput{Once: true, Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "webhooks", jobapi.JobInput{Once: true, Task: "write", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 	require.Eventually(t, func() bool { return stuckEntered.Load() == 1 }, time.Minute, 20*time.Millisecond, "the stuck receiver never got the pending event")
 
 	// Answer while the stuck receiver still holds the announcement.
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.DecideUpdate,
-		Args: []any{workflows.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e", Channel: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: jobapi.DecideUpdate,
+		Args: []any{jobapi.ApprovalDecision{CallID: "w1", Decision: "allow", By: "e2e", Channel: "test"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, h.Get(ctx, nil))
 	require.Eventually(t, func() bool { return len(model.Requests()) >= 2 }, time.Minute, 20*time.Millisecond, "the job did not go on")

@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // chromium finds Debian's browser; .ci/run installs it.
@@ -92,7 +92,7 @@ func TestWebUIAnswersPendingCall(t *testing.T) {
 	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.md"), []byte("a draft\n"), 0o644))
-	run := testenv.StartJob(t, c, "webui-job", workflows.JobInput{Once: true, Task: "finish the notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+	run := testenv.StartJob(t, c, "webui-job", jobapi.JobInput{Once: true, Task: "finish the notes", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 	testenv.WaitPending(t, c, run.GetID(), "w1", pendingWait)
 
 	// The one-time link the worker prints lets this browser in.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Channel is what the page's answers name as where they came from.
@@ -39,7 +39,7 @@ type Answer struct {
 	Decision string `json:"decision"` // allow, deny, always, never
 	Reason   string `json:"reason,omitempty"`
 	// Grant, with allow: also allow later calls its rule covers, in a
-	// scope, for a while (see workflows.GrantSpec).
+	// scope, for a while (see jobapi.GrantSpec).
 	Grant *GrantChoice `json:"grant,omitempty"`
 }
 
@@ -62,13 +62,13 @@ type Outcome struct {
 }
 
 // decision is the Update payload for a, from by.
-func (a Answer) decision(by string) (workflows.ApprovalDecision, error) {
+func (a Answer) decision(by string) (jobapi.ApprovalDecision, error) {
 	switch a.Decision {
 	case "allow", "deny", "always", "never":
 	default:
-		return workflows.ApprovalDecision{}, fmt.Errorf("decision %q is not allow, deny, always or never", a.Decision)
+		return jobapi.ApprovalDecision{}, fmt.Errorf("decision %q is not allow, deny, always or never", a.Decision)
 	}
-	d := workflows.ApprovalDecision{CallID: a.Call, Decision: a.Decision, Reason: a.Reason, By: by, Channel: Channel}
+	d := jobapi.ApprovalDecision{CallID: a.Call, Decision: a.Decision, Reason: a.Reason, By: by, Channel: Channel}
 	if a.Grant != nil {
 		if a.Decision != "allow" {
 			return d, errors.New("a grant goes with allow only")
@@ -86,7 +86,7 @@ func (a Answer) decision(by string) (workflows.ApprovalDecision, error) {
 				return d, fmt.Errorf("grant for %q: %w", a.Grant.For, err)
 			}
 		}
-		d.Grant = &workflows.GrantSpec{Scope: a.Grant.Scope, For: a.Grant.For, Until: a.Grant.Until}
+		d.Grant = &jobapi.GrantSpec{Scope: a.Grant.Scope, For: a.Grant.For, Until: a.Grant.Until}
 	}
 	return d, nil
 }
@@ -96,7 +96,7 @@ func (a Answer) decision(by string) (workflows.ApprovalDecision, error) {
 //
 // vouch, when set, signs the verified person's identity on each answer,
 // so that it counts towards the approvals a call may need.
-func answerAll(ctx context.Context, c client.Client, answers []Answer, by string, vouch func(job string, d *workflows.ApprovalDecision)) []Outcome {
+func answerAll(ctx context.Context, c client.Client, answers []Answer, by string, vouch func(job string, d *jobapi.ApprovalDecision)) []Outcome {
 	return mapBounded(answers, batchConcurrency, func(a Answer) Outcome {
 		return answerOne(ctx, c, a, by, vouch)
 	})
@@ -120,7 +120,7 @@ func mapBounded[T, R any](in []T, n int, f func(T) R) []R {
 	return out
 }
 
-func answerOne(ctx context.Context, c client.Client, a Answer, by string, vouch func(string, *workflows.ApprovalDecision)) Outcome {
+func answerOne(ctx context.Context, c client.Client, a Answer, by string, vouch func(string, *jobapi.ApprovalDecision)) Outcome {
 	o := Outcome{Job: a.Job, Call: a.Call}
 	d, err := a.decision(by)
 	if err != nil {
@@ -132,9 +132,9 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string, vouch 
 	}
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
-	var res workflows.DecideResult
+	var res jobapi.DecideResult
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: a.Job, UpdateName: workflows.DecideUpdate, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		WorkflowID: a.Job, UpdateName: jobapi.DecideUpdate, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
 		err = h.Get(ctx, &res)
@@ -153,7 +153,7 @@ func answerOne(ctx context.Context, c client.Client, a Answer, by string, vouch 
 // grantText says what became of a grant asked for with an answer (a
 // worker of an older release keeps none and returns none: the call was
 // allowed once).
-func grantText(asked *workflows.GrantSpec, got *workflows.Grant) string {
+func grantText(asked *jobapi.GrantSpec, got *jobapi.Grant) string {
 	switch {
 	case asked == nil:
 		return ""
@@ -177,7 +177,7 @@ func jobEnded(err error) bool {
 func endedText(ctx context.Context, c client.Client, job, call, fallback string) string {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := c.QueryWorkflow(qctx, job, "", workflows.AuditQuery)
+	v, err := c.QueryWorkflow(qctx, job, "", jobapi.AuditQuery)
 	var recs []approval.AuditRecord
 	if err == nil {
 		err = v.Get(&recs)
@@ -205,7 +205,7 @@ func endedText(ctx context.Context, c client.Client, job, call, fallback string)
 
 // decidedText says what an applied answer did: "allowed Write notes.md,
 // by alice via web; allow rule Write(notes.md) added".
-func decidedText(r workflows.DecideResult) string {
+func decidedText(r jobapi.DecideResult) string {
 	if r.Answer == "vote" {
 		return fmt.Sprintf("approval of %s by %s counted; still needed: %s", display.SafeLine(r.Summary), who(r.By, r.Channel), display.Line(r.Needed, maxReason))
 	}
@@ -248,10 +248,10 @@ func revoke(ctx context.Context, c client.Client, job, grant, by string) Outcome
 	o := Outcome{Job: job}
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
-	var g workflows.Grant
+	var g jobapi.Grant
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: job, UpdateName: workflows.RevokeUpdate, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{workflows.Revoke{GrantID: grant, By: by, Channel: Channel}},
+		WorkflowID: job, UpdateName: jobapi.RevokeUpdate, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobapi.Revoke{GrantID: grant, By: by, Channel: Channel}},
 	})
 	if err == nil {
 		err = h.Get(ctx, &g)

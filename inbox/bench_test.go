@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // bigSnapshot is n waiting calls over n/10 jobs, each with a 20-line diff
@@ -23,7 +23,7 @@ func bigSnapshot(n int) Snapshot {
 	for j := range n / 10 {
 		job := Job{ID: fmt.Sprintf("job-%03d", j), Task: "fix the failing test in ./svc and make the linter happy", Workspace: "/home/alice/src/svc", Host: "vm1"}
 		for c := range 10 {
-			job.Calls = append(job.Calls, workflows.PendingAsk{CallID: fmt.Sprintf("call_%03d_%d", j, c), Tool: "Edit",
+			job.Calls = append(job.Calls, jobapi.PendingAsk{CallID: fmt.Sprintf("call_%03d_%d", j, c), Tool: "Edit",
 				Summary: "Edit svc/handler.go", Reason: "no rule allows Edit in default mode", Rule: "Edit(svc/handler.go)",
 				Preview: diff.String(), AskedAt: t0, Deadline: t0.Add(time.Minute)})
 		}

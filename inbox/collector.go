@@ -25,7 +25,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Job is one running job that waits for a person (a call to answer, its
@@ -36,9 +36,9 @@ type Job struct {
 	Workspace string
 	Host      string
 	Started   time.Time
-	Calls     []workflows.PendingAsk
-	Grants    []workflows.Grant
-	// State is the job's phase (workflows.PhaseWaitingMessage: it answered
+	Calls     []jobapi.PendingAsk
+	Grants    []jobapi.Grant
+	// State is the job's phase (jobapi.PhaseWaitingMessage: it answered
 	// and waits for the next message); LastAnswer what it answered last.
 	State      string
 	LastAnswer string
@@ -46,7 +46,7 @@ type Job struct {
 
 // WaitsForMessage reports whether the job answered and waits for the
 // next message.
-func (j Job) WaitsForMessage() bool { return j.State == workflows.PhaseWaitingMessage }
+func (j Job) WaitsForMessage() bool { return j.State == jobapi.PhaseWaitingMessage }
 
 // listed reports whether the page shows j: it waits for someone, or holds
 // grants someone may want to revoke.
@@ -272,8 +272,8 @@ func (k *Collector) collect(ctx context.Context) ([]Job, error) {
 func (k *Collector) job(ctx context.Context, r RunningJob) *Job {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := k.c.QueryWorkflow(qctx, r.ID, "", workflows.StatusQuery)
-	var st workflows.Status
+	v, err := k.c.QueryWorkflow(qctx, r.ID, "", jobapi.StatusQuery)
+	var st jobapi.Status
 	if err == nil {
 		err = v.Get(&st)
 	}
@@ -300,7 +300,7 @@ func RunningJobs(ctx context.Context, c client.Client) ([]RunningJob, error) {
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query:         fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.WorkflowName),
+			Query:         fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", jobapi.WorkflowName),
 			NextPageToken: token,
 		})
 		if err != nil {

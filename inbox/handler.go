@@ -23,7 +23,7 @@ import (
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/internal/answerkey"
 	"github.com/custos-dev/custos/stream"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 //go:embed templates/*.html
@@ -298,14 +298,14 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 
 // vouch signs the identity of a person the gate's token named, or is nil
 // when the page knows nobody for sure (a typed name, no key).
-func (h *Handler) vouch(by string) func(string, *workflows.ApprovalDecision) {
+func (h *Handler) vouch(by string) func(string, *jobapi.ApprovalDecision) {
 	if h.o.Identify == nil || len(h.o.AnswerKey) == 0 {
 		return nil
 	}
-	return func(job string, d *workflows.ApprovalDecision) {
+	return func(job string, d *jobapi.ApprovalDecision) {
 		sig, err := answerkey.Sign(h.o.AnswerKey, answerkey.Claim{Job: job, Call: d.CallID, Decision: d.Decision, Channel: Channel, ID: by})
 		if err == nil {
-			d.Verified = &workflows.VerifiedIdentity{ID: by, Sig: sig}
+			d.Verified = &jobapi.VerifiedIdentity{ID: by, Sig: sig}
 		}
 	}
 }

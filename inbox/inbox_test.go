@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 var t0 = time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
@@ -28,28 +28,28 @@ func snapshotOf(jobs ...Job) Snapshot { return Snapshot{Version: 1, At: t0, Jobs
 func TestRenderEscapesWhatTheModelChose(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		call      workflows.PendingAsk
+		call      jobapi.PendingAsk
 		task      string
 		want      []string
 		forbidden []string
 	}{
-		{"markup in a summary and a call ID", workflows.PendingAsk{CallID: `c"><script>alert(1)</script>`, Tool: "Bash", Summary: `Bash <img src=x onerror=alert(1)>`},
+		{"markup in a summary and a call ID", jobapi.PendingAsk{CallID: `c"><script>alert(1)</script>`, Tool: "Bash", Summary: `Bash <img src=x onerror=alert(1)>`},
 			"fix it", []string{"&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;"}, []string{"<script>alert", "<img"}},
-		{"escape sequences in a command", workflows.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash echo hi\x1b[2K\rrm -rf ~"},
+		{"escape sequences in a command", jobapi.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash echo hi\x1b[2K\rrm -rf ~"},
 			"t", []string{"⟨ESC⟩[2K⟨CR⟩rm -rf ~"}, []string{"\x1b"}},
-		{"a look-alike letter in a path", workflows.PendingAsk{CallID: "c1", Tool: "Write", Summary: "Write /etc/p\u0430sswd"},
+		{"a look-alike letter in a path", jobapi.PendingAsk{CallID: "c1", Tool: "Write", Summary: "Write /etc/p\u0430sswd"},
 			"t", []string{"⟨U+0430⟩"}, []string{"\u0430"}},
-		{"a bidi override in the preview", workflows.PendingAsk{CallID: "c1", Tool: "Edit", Summary: "Edit a.go", Preview: "--- a.go\n+++ a.go\n@@ -1 +1 @@\n-x\n+y \u202e// ok"},
+		{"a bidi override in the preview", jobapi.PendingAsk{CallID: "c1", Tool: "Edit", Summary: "Edit a.go", Preview: "--- a.go\n+++ a.go\n@@ -1 +1 @@\n-x\n+y \u202e// ok"},
 			"t", []string{`<span class="add">+y ⟨U+202E⟩// ok</span>`, `<span class="del">-x</span>`, `<span class="hunk">@@ -1 +1 @@</span>`}, []string{"\u202e"}},
-		{"a task with markup and a second line", workflows.PendingAsk{CallID: "c1", Tool: "Read", Summary: "Read a"},
+		{"a task with markup and a second line", jobapi.PendingAsk{CallID: "c1", Tool: "Read", Summary: "Read a"},
 			"<b>bold</b>\nsecond line", []string{"&lt;b&gt;bold&lt;/b&gt;"}, []string{"<b>bold", "second line"}},
-		{"markup in the rule Always would save", workflows.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash x", Rule: `Bash(x</code><script>)`},
+		{"markup in the rule Always would save", jobapi.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash x", Rule: `Bash(x</code><script>)`},
 			"t", []string{"saves allow rule <code>Bash(x&lt;/code&gt;&lt;script&gt;)</code>", "saves deny rule <code>Bash(x&lt;/code&gt;&lt;script&gt;)</code>"}, []string{"<script>"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.call.Deadline = t0.Add(time.Minute)
 			var b bytes.Buffer
-			require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j1", Task: tc.task, Workspace: "/ws", Calls: []workflows.PendingAsk{tc.call}}), t0))
+			require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j1", Task: tc.task, Workspace: "/ws", Calls: []jobapi.PendingAsk{tc.call}}), t0))
 			// html/template writes + as &#43;; read it back for the checks.
 			got := strings.ReplaceAll(b.String(), "&#43;", "+")
 			for _, w := range tc.want {
@@ -66,12 +66,12 @@ func TestRenderEscapesWhatTheModelChose(t *testing.T) {
 // asks, the deadline and the buttons; Always and Never name the rule, and
 // are not offered when no rule covers the call.
 func TestRenderShowsACall(t *testing.T) {
-	p := workflows.PendingAsk{CallID: "w1", Tool: "Write", Summary: "Write notes.md", Reason: "no rule allows Write", Rule: "Write(notes.md)",
+	p := jobapi.PendingAsk{CallID: "w1", Tool: "Write", Summary: "Write notes.md", Reason: "no rule allows Write", Rule: "Write(notes.md)",
 		AskedAt: t0, Deadline: t0.Add(42 * time.Second)}
-	bare := workflows.PendingAsk{CallID: "w2", Tool: "Bash", Summary: "Bash make", Deadline: t0.Add(time.Minute)}
+	bare := jobapi.PendingAsk{CallID: "w2", Tool: "Bash", Summary: "Bash make", Deadline: t0.Add(time.Minute)}
 	var b bytes.Buffer
 	require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "job-1", Task: "write the notes", Workspace: "/home/a/ws", Host: "vm1",
-		Calls: []workflows.PendingAsk{p, bare}}), t0))
+		Calls: []jobapi.PendingAsk{p, bare}}), t0))
 	html := b.String()
 	for _, w := range []string{"write the notes", "/home/a/ws", "vm1", "job-1", "Write notes.md", "asks because: no rule allows Write",
 		"denied in 42s", `data-deadline="2026-12-01T14:00:42Z"`, `data-key="job-1/w1"`, "saves allow rule <code>Write(notes.md)</code>",
@@ -86,23 +86,23 @@ func TestRenderShowsACall(t *testing.T) {
 // several approvals shows no Always, Never or Allow-for…, which the job
 // would refuse.
 func TestRenderOffersOnlyWhatCounts(t *testing.T) {
-	quorum := []workflows.QuorumState{{Rule: "Bash(git push:*)", Require: 2, From: []string{"alice", "bob"}}}
+	quorum := []jobapi.QuorumState{{Rule: "Bash(git push:*)", Require: 2, From: []string{"alice", "bob"}}}
 	for _, tc := range []struct {
 		name    string
-		call    workflows.PendingAsk
+		call    jobapi.PendingAsk
 		offered []string
 		absent  []string
 	}{
-		{"a rule covers the call", workflows.PendingAsk{Rule: "Bash(git push:*)"},
+		{"a rule covers the call", jobapi.PendingAsk{Rule: "Bash(git push:*)"},
 			[]string{`data-decision="allow"`, `data-decision="deny"`, `data-decision="always"`, `data-decision="never"`, `data-decision="grant"`}, nil},
-		{"N of M with a rule", workflows.PendingAsk{Rule: "Bash(git push:*)", Quorum: quorum},
+		{"N of M with a rule", jobapi.PendingAsk{Rule: "Bash(git push:*)", Quorum: quorum},
 			[]string{`data-decision="allow"`, `data-decision="deny"`, "needs several approvals"},
 			[]string{`data-decision="always"`, `data-decision="never"`, `data-decision="grant"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.call.CallID, tc.call.Tool, tc.call.Summary, tc.call.Deadline = "p1", "Bash", "Bash git push", t0.Add(time.Minute)
 			var b bytes.Buffer
-			require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j", Calls: []workflows.PendingAsk{tc.call}}), t0))
+			require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j", Calls: []jobapi.PendingAsk{tc.call}}), t0))
 			for _, w := range tc.offered {
 				assert.Contains(t, b.String(), w)
 			}
@@ -127,7 +127,7 @@ func TestCollectorVersions(t *testing.T) {
 	ch, stop := k.Subscribe()
 	defer stop()
 	call := func(id string) Job {
-		return Job{ID: "j", Calls: []workflows.PendingAsk{{CallID: id, Deadline: t0}}}
+		return Job{ID: "j", Calls: []jobapi.PendingAsk{{CallID: id, Deadline: t0}}}
 	}
 	steps := []struct {
 		jobs    []Job
@@ -159,7 +159,7 @@ func TestCollectorVersions(t *testing.T) {
 // The event stream carries the rendered list, one data line per line.
 func TestWriteEvent(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, writeEvent(&b, snapshotOf(Job{ID: "j", Calls: []workflows.PendingAsk{{CallID: "c", Tool: "Read", Deadline: t0}}}), t0))
+	require.NoError(t, writeEvent(&b, snapshotOf(Job{ID: "j", Calls: []jobapi.PendingAsk{{CallID: "c", Tool: "Read", Deadline: t0}}}), t0))
 	s := b.String()
 	assert.True(t, strings.HasPrefix(s, "event: list\nid: 1\ndata: <div id=\"snapshot\""), s)
 	assert.True(t, strings.HasSuffix(s, "</div>\n\n"), s)
@@ -247,20 +247,20 @@ func TestAnswerDecision(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		a    Answer
-		want workflows.ApprovalDecision
+		want jobapi.ApprovalDecision
 		err  string
 	}{
-		{"allow", Answer{Call: "c", Decision: "allow"}, workflows.ApprovalDecision{CallID: "c", Decision: "allow", By: "alice", Channel: "web"}, ""},
-		{"deny with a reason", Answer{Call: "c", Decision: "deny", Reason: "not now"}, workflows.ApprovalDecision{CallID: "c", Decision: "deny", Reason: "not now", By: "alice", Channel: "web"}, ""},
+		{"allow", Answer{Call: "c", Decision: "allow"}, jobapi.ApprovalDecision{CallID: "c", Decision: "allow", By: "alice", Channel: "web"}, ""},
+		{"deny with a reason", Answer{Call: "c", Decision: "deny", Reason: "not now"}, jobapi.ApprovalDecision{CallID: "c", Decision: "deny", Reason: "not now", By: "alice", Channel: "web"}, ""},
 		{"a grant for 30 minutes", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "job", For: "30m"}},
-			workflows.ApprovalDecision{CallID: "c", Decision: "allow", By: "alice", Channel: "web", Grant: &workflows.GrantSpec{Scope: "job", For: "30m"}}, ""},
+			jobapi.ApprovalDecision{CallID: "c", Decision: "allow", By: "alice", Channel: "web", Grant: &jobapi.GrantSpec{Scope: "job", For: "30m"}}, ""},
 		{"a grant until the end of the day", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "workspace", Until: until}},
-			workflows.ApprovalDecision{CallID: "c", Decision: "allow", By: "alice", Channel: "web", Grant: &workflows.GrantSpec{Scope: "workspace", Until: until}}, ""},
-		{"not a decision", Answer{Call: "c", Decision: "maybe"}, workflows.ApprovalDecision{}, "not allow, deny"},
-		{"a grant with a deny", Answer{Call: "c", Decision: "deny", Grant: &GrantChoice{Scope: "job", For: "1h"}}, workflows.ApprovalDecision{}, "allow only"},
-		{"a grant of another scope", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "world", For: "1h"}}, workflows.ApprovalDecision{}, "not job or workspace"},
-		{"a grant without an end", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "job"}}, workflows.ApprovalDecision{}, "exactly one"},
-		{"a grant of a bad length", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "job", For: "soon"}}, workflows.ApprovalDecision{}, "soon"},
+			jobapi.ApprovalDecision{CallID: "c", Decision: "allow", By: "alice", Channel: "web", Grant: &jobapi.GrantSpec{Scope: "workspace", Until: until}}, ""},
+		{"not a decision", Answer{Call: "c", Decision: "maybe"}, jobapi.ApprovalDecision{}, "not allow, deny"},
+		{"a grant with a deny", Answer{Call: "c", Decision: "deny", Grant: &GrantChoice{Scope: "job", For: "1h"}}, jobapi.ApprovalDecision{}, "allow only"},
+		{"a grant of another scope", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "world", For: "1h"}}, jobapi.ApprovalDecision{}, "not job or workspace"},
+		{"a grant without an end", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "job"}}, jobapi.ApprovalDecision{}, "exactly one"},
+		{"a grant of a bad length", Answer{Call: "c", Decision: "allow", Grant: &GrantChoice{Scope: "job", For: "soon"}}, jobapi.ApprovalDecision{}, "soon"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := tc.a.decision("alice")
@@ -277,14 +277,14 @@ func TestAnswerDecision(t *testing.T) {
 // What the person reads after an answer.
 func TestOutcomeTexts(t *testing.T) {
 	assert.Equal(t, "allowed Write notes.md, by alice via web",
-		decidedText(workflows.DecideResult{Summary: "Write notes.md", Decision: "allow", By: "alice", Channel: "web"}))
+		decidedText(jobapi.DecideResult{Summary: "Write notes.md", Decision: "allow", By: "alice", Channel: "web"}))
 	assert.Equal(t, "denied Bash rm, by alice via web; deny rule Bash(rm *) added",
-		decidedText(workflows.DecideResult{Summary: "Bash rm", Decision: "deny", Answer: "never", Rule: "Bash(rm *)", By: "alice", Channel: "web"}))
-	spec := &workflows.GrantSpec{Scope: "job", For: "30m"}
+		decidedText(jobapi.DecideResult{Summary: "Bash rm", Decision: "deny", Answer: "never", Rule: "Bash(rm *)", By: "alice", Channel: "web"}))
+	spec := &jobapi.GrantSpec{Scope: "job", For: "30m"}
 	assert.Equal(t, "", grantText(nil, nil))
 	assert.Contains(t, grantText(spec, nil), "no grant was kept", "a worker without grants allowed the call once: say so")
 	assert.Equal(t, "; granted Bash(npm test:*) in this job until 2026-12-01 14:30 UTC (grant g1)",
-		grantText(spec, &workflows.Grant{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", Until: t0.Add(30 * time.Minute)}))
+		grantText(spec, &jobapi.Grant{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", Until: t0.Add(30 * time.Minute)}))
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -317,7 +317,7 @@ func TestCollectorIdlesUnwatched(t *testing.T) {
 // they were used, and a Revoke button that names the grant.
 func TestRenderGrants(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j", Grants: []workflows.Grant{
+	require.NoError(t, RenderList(&b, snapshotOf(Job{ID: "j", Grants: []jobapi.Grant{
 		{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", By: "alice", Channel: "web", Until: t0.Add(time.Hour), Uses: 3}}}), t0))
 	for _, w := range []string{"grant <code>Bash(npm test:*)</code> in this job, by alice via web, until 2026-12-01 15:00 UTC, used 3 times",
 		`data-job="j" data-grant="g1"`} {

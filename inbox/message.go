@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // MessageChannel is what the page's messages name as where they came from.
@@ -45,12 +45,12 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.TrimSpace(req.Text) == "":
 		o.Text = "not sent: the message is empty"
-	case len(req.Text) > workflows.MaxMessageBytes:
-		o.Text = fmt.Sprintf("not sent: the message has %d bytes, more than a job takes (%d)", len(req.Text), workflows.MaxMessageBytes)
+	case len(req.Text) > jobapi.MaxMessageBytes:
+		o.Text = fmt.Sprintf("not sent: the message has %d bytes, more than a job takes (%d)", len(req.Text), jobapi.MaxMessageBytes)
 	case len(req.ID) > maxMessageID:
 		o.Text = "not sent: malformed message ID"
 	default:
-		m := workflows.Message{Text: req.Text, By: h.by(r, req.By), Channel: MessageChannel}
+		m := jobapi.Message{Text: req.Text, By: h.by(r, req.By), Channel: MessageChannel}
 		if req.ID != "" {
 			m.ID = MessageChannel + ":" + req.ID
 		}
@@ -61,12 +61,12 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 }
 
 // sendMessage is the message Update, waited for.
-func sendMessage(ctx context.Context, c client.Client, job string, m workflows.Message) Outcome {
+func sendMessage(ctx context.Context, c client.Client, job string, m jobapi.Message) Outcome {
 	o := Outcome{Job: job}
 	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
 	defer cancel()
-	var res workflows.MessageResult
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.MessageUpdate,
+	var res jobapi.MessageResult
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.MessageUpdate,
 		UpdateID: m.ID, Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, &res)
@@ -81,7 +81,7 @@ func sendMessage(ctx context.Context, c client.Client, job string, m workflows.M
 
 // messageText says where a message stands: "message 3 to job j, by alice
 // via inbox: queued; the job reads it after what it runs now (2 waiting)".
-func messageText(job, by string, r workflows.MessageResult) string {
+func messageText(job, by string, r jobapi.MessageResult) string {
 	s := fmt.Sprintf("message %d to job %s, by %s", r.Seq, display.Line(job, maxName), who(by, MessageChannel))
 	switch r.Delivery {
 	case "next":

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The message Update itself, against a real conversing job, is tested in
@@ -69,7 +69,7 @@ func TestMessageRefusedBeforeTheJob(t *testing.T) {
 		{"without the page's token", `{"job":"job-1","text":"hi"}`, "-", http.StatusForbidden, ""},
 		{"no job", `{"text":"hi"}`, "", http.StatusBadRequest, ""},
 		{"an empty message", `{"job":"job-1","text":"  \n"}`, "", http.StatusOK, "not sent: the message is empty"},
-		{"too long", `{"job":"job-1","text":"` + strings.Repeat("x", workflows.MaxMessageBytes+1) + `"}`, "", http.StatusOK,
+		{"too long", `{"job":"job-1","text":"` + strings.Repeat("x", jobapi.MaxMessageBytes+1) + `"}`, "", http.StatusOK,
 			"not sent: the message has 65537 bytes, more than a job takes (65536)"},
 		{"a malformed ID", `{"job":"job-1","text":"hi","id":"` + strings.Repeat("i", maxMessageID+1) + `"}`, "", http.StatusOK,
 			"not sent: malformed message ID"},
@@ -90,12 +90,12 @@ func TestMessageRefusedBeforeTheJob(t *testing.T) {
 // error.
 func TestMessageWords(t *testing.T) {
 	for _, tc := range []struct {
-		res  workflows.MessageResult
+		res  jobapi.MessageResult
 		want string
 	}{
-		{workflows.MessageResult{Seq: 2, Delivery: "next", Queued: 1}, "message 2 to job job-1, by carol via inbox: delivered; the job works on it now"},
-		{workflows.MessageResult{Seq: 5, Delivery: "queued", Queued: 2}, "message 5 to job job-1, by carol via inbox: queued; the job reads it after what it runs now (2 waiting)"},
-		{workflows.MessageResult{Seq: 5, Delivery: "duplicate"}, "message 5 to job job-1, by carol via inbox: already received, counted once"},
+		{jobapi.MessageResult{Seq: 2, Delivery: "next", Queued: 1}, "message 2 to job job-1, by carol via inbox: delivered; the job works on it now"},
+		{jobapi.MessageResult{Seq: 5, Delivery: "queued", Queued: 2}, "message 5 to job job-1, by carol via inbox: queued; the job reads it after what it runs now (2 waiting)"},
+		{jobapi.MessageResult{Seq: 5, Delivery: "duplicate"}, "message 5 to job job-1, by carol via inbox: already received, counted once"},
 	} {
 		assert.Equal(t, tc.want, messageText("job-1", "carol", tc.res), tc.res.Delivery)
 	}
@@ -117,8 +117,8 @@ func TestMessageWords(t *testing.T) {
 func TestRenderJobsWaitingForAMessage(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, RenderList(&b, snapshotOf(
-		Job{ID: "job-1", Task: "fix it", State: workflows.PhaseWaitingMessage, LastAnswer: "Fixed <b>it</b>.\nTests pass \x1b[32mgreen\x1b[0m."},
-		Job{ID: "job-2", Task: "other", Calls: []workflows.PendingAsk{{CallID: "c1", Tool: "Read", Deadline: t0}}},
+		Job{ID: "job-1", Task: "fix it", State: jobapi.PhaseWaitingMessage, LastAnswer: "Fixed <b>it</b>.\nTests pass \x1b[32mgreen\x1b[0m."},
+		Job{ID: "job-2", Task: "other", Calls: []jobapi.PendingAsk{{CallID: "c1", Tool: "Read", Deadline: t0}}},
 	), t0))
 	html := b.String()
 	for _, w := range []string{"waits for your message", "last answer:", "Fixed &lt;b&gt;it&lt;/b&gt;.\nTests pass ⟨ESC⟩[32mgreen⟨ESC⟩[0m.",
@@ -137,10 +137,10 @@ func TestListedJobs(t *testing.T) {
 		job  Job
 		want bool
 	}{
-		{Job{ID: "waits", State: workflows.PhaseWaitingMessage}, true},
+		{Job{ID: "waits", State: jobapi.PhaseWaitingMessage}, true},
 		{Job{ID: "working", State: "thinking"}, false},
-		{Job{ID: "asks", Calls: []workflows.PendingAsk{{CallID: "c"}}}, true},
-		{Job{ID: "grants", Grants: []workflows.Grant{{ID: "g1"}}}, true},
+		{Job{ID: "asks", Calls: []jobapi.PendingAsk{{CallID: "c"}}}, true},
+		{Job{ID: "grants", Grants: []jobapi.Grant{{ID: "g1"}}}, true},
 	} {
 		assert.Equal(t, tc.want, listed(tc.job), tc.job.ID)
 	}

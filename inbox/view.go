@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Everything below comes from the model or the job (task, summaries,
@@ -116,7 +116,7 @@ func newListView(s Snapshot, now time.Time) listView {
 	return lv
 }
 
-func newCallView(job string, p workflows.PendingAsk, now time.Time) callView {
+func newCallView(job string, p jobapi.PendingAsk, now time.Time) callView {
 	diff := p.Tool == "Write" || p.Tool == "Edit"
 	return callView{
 		Key: job + "/" + p.CallID, Job: job, Call: p.CallID, ShownID: display.Line(p.CallID, maxName),

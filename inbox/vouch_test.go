@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/internal/answerkey"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The page vouches only for a person its gate identified, and only with
@@ -34,7 +34,7 @@ func TestVouch(t *testing.T) {
 				assert.Nil(t, vouch)
 				return
 			}
-			d := workflows.ApprovalDecision{CallID: "c1", Decision: "allow", By: "alice", Channel: Channel}
+			d := jobapi.ApprovalDecision{CallID: "c1", Decision: "allow", By: "alice", Channel: Channel}
 			vouch("job-1", &d)
 			require.NotNil(t, d.Verified)
 			assert.Equal(t, "alice", d.Verified.ID)

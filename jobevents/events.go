@@ -15,7 +15,7 @@ import (
 	"fmt"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Event is one of the types below. Type is its "type" in JSON.
@@ -59,7 +59,7 @@ type Model struct {
 }
 
 // ToolCall is a call the model makes. Input is its arguments when they
-// are small (workflows.MaxEventInput); InputBytes their size.
+// are small (jobapi.MaxEventInput); InputBytes their size.
 type ToolCall struct {
 	Seq        int             `json:"seq"`
 	Turn       int             `json:"turn"`
@@ -145,12 +145,12 @@ type Note struct {
 // Result comes last: how the job (or, for a conversation, this message)
 // ended. Status is one of the Status* constants.
 type Result struct {
-	Job    string          `json:"job"`
-	Status string          `json:"status"`
-	Answer string          `json:"answer"`
-	Turns  int             `json:"turns"`
-	Usage  workflows.Usage `json:"usage"`
-	Error  string          `json:"error,omitempty"`
+	Job    string       `json:"job"`
+	Status string       `json:"status"`
+	Answer string       `json:"answer"`
+	Turns  int          `json:"turns"`
+	Usage  jobapi.Usage `json:"usage"`
+	Error  string       `json:"error,omitempty"`
 }
 
 // A Result's Status.

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/stream"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Options of Follow.
@@ -124,7 +124,7 @@ func (s *Source) NewAnswer(answer string, turn int) []Event {
 
 // Outcome is how a job's workflow completed.
 type Outcome struct {
-	Result workflows.JobResult
+	Result jobapi.JobResult
 	Err    error
 }
 
@@ -133,7 +133,7 @@ type Outcome struct {
 func Await(ctx context.Context, c client.Client, id string) <-chan Outcome {
 	done := make(chan Outcome, 1)
 	go func() {
-		var res workflows.JobResult
+		var res jobapi.JobResult
 		err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
 		if ctx.Err() != nil {
 			return
@@ -144,9 +144,9 @@ func Await(ctx context.Context, c client.Client, id string) <-chan Outcome {
 }
 
 // QueryStatus is the job's status query.
-func QueryStatus(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
-	var st workflows.Status
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+func QueryStatus(ctx context.Context, c client.Client, id string) (jobapi.Status, error) {
+	var st jobapi.Status
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.StatusQuery)
 	if err != nil {
 		return st, err
 	}
@@ -154,18 +154,18 @@ func QueryStatus(ctx context.Context, c client.Client, id string) (workflows.Sta
 }
 
 // WaitsForMessage says whether a job has answered and waits for a person.
-func WaitsForMessage(st workflows.Status) bool {
-	return st.State == workflows.PhaseWaitingMessage && st.Queued == 0
+func WaitsForMessage(st jobapi.Status) bool {
+	return st.State == jobapi.PhaseWaitingMessage && st.Queued == 0
 }
 
 // StatusKey names the answer a waiting job gave: a follower that gave it
 // waits for a new one.
-func StatusKey(st workflows.Status) string {
+func StatusKey(st jobapi.Status) string {
 	return fmt.Sprint(st.Runs, st.Turn, st.Messages)
 }
 
 // JobOf is the Job event of a job's status.
-func JobOf(id string, st workflows.Status) Job {
+func JobOf(id string, st jobapi.Status) Job {
 	return Job{Job: id, Workspace: st.Workspace, Host: st.Host}
 }
 
@@ -174,7 +174,7 @@ func JobOf(id string, st workflows.Status) Job {
 const turnLimitText = "Stopped: the turn limit ("
 
 // Answered is the Result of a job that answered and waits for a message.
-func Answered(id string, st workflows.Status) Result {
+func Answered(id string, st jobapi.Status) Result {
 	r := Result{Job: id, Status: StatusAnswered, Answer: st.LastAnswer, Turns: st.Turn, Usage: st.Usage}
 	if strings.HasPrefix(st.LastAnswer, turnLimitText) {
 		r.Status = StatusMaxTurns
@@ -184,7 +184,7 @@ func Answered(id string, st workflows.Status) Result {
 
 // Finished is the Result of a job whose workflow completed with res or
 // err. A job ended while its budget was reached is StatusBudget.
-func Finished(ctx context.Context, c client.Client, id string, res workflows.JobResult, err error) Result {
+func Finished(ctx context.Context, c client.Client, id string, res jobapi.JobResult, err error) Result {
 	r := Result{Job: id, Answer: res.Answer, Turns: res.Turns, Usage: res.Usage}
 	switch {
 	case err != nil:

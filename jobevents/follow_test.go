@@ -16,7 +16,7 @@ import (
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/stream"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Follow gives a job's events on a channel, Job first and Result last,
@@ -37,7 +37,7 @@ func TestFollowRelaysTheWorkersText(t *testing.T) {
 	require.NoError(t, err)
 	testenv.StartWorkers(t, c, base, app.Options{Stream: hub, StreamServer: ss})
 	ws := testenv.Workspace(t)
-	run := testenv.StartJob(t, c, "follow-relay", workflows.JobInput{Once: true, Task: "list, then answer", Workspace: ws})
+	run := testenv.StartJob(t, c, "follow-relay", jobapi.JobInput{Once: true, Task: "list, then answer", Workspace: ws})
 
 	var evs []jobevents.Event
 	var text strings.Builder

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"regexp"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 func decodeAs(t Event, b []byte) (Event, error) {
@@ -26,7 +26,7 @@ var parks = map[string]bool{"budget": true, "model-wait": true, "disk-full": tru
 
 // FromJournal is the event a step of the workflow's journal is. A model
 // turn's Streamed and an answer's Streamed are the Source's to set.
-func FromJournal(e workflows.Event) Event {
+func FromJournal(e jobapi.Event) Event {
 	switch e.Kind {
 	case "model":
 		return Model{Seq: e.Seq, Turn: e.Turn, Text: e.Text, Calls: callsSuffix.MatchString(e.Text)}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The schema and the Go types agree: every type has a definition whose
@@ -81,7 +81,7 @@ func TestValidate(t *testing.T) {
 		Park{Seq: 9, Turn: 2, Reason: "budget", Text: "raise it"},
 		Error{Seq: 10, Turn: 2, Text: "hook failed"},
 		Note{Seq: 11, Turn: 2, Kind: "mode", Text: "mode plan"},
-		Result{Job: "j", Status: StatusDone, Answer: "done", Turns: 2, Usage: workflows.Usage{ModelCalls: 2, TotalTokens: 10}},
+		Result{Job: "j", Status: StatusDone, Answer: "done", Turns: 2, Usage: jobapi.Usage{ModelCalls: 2, TotalTokens: 10}},
 	}
 	for _, e := range good {
 		b, err := Marshal(e)

@@ -8,20 +8,20 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/custos-dev/custos/stream"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // JournalFunc reads the workflow's journal after since (the events query).
-type JournalFunc func(ctx context.Context, since int) ([]workflows.Event, error)
+type JournalFunc func(ctx context.Context, since int) ([]jobapi.Event, error)
 
 // ClientJournal is the journal of job id through c's events query.
 func ClientJournal(c client.Client, id string) JournalFunc {
-	return func(ctx context.Context, since int) ([]workflows.Event, error) {
-		v, err := c.QueryWorkflow(ctx, id, "", workflows.EventsQuery, since)
+	return func(ctx context.Context, since int) ([]jobapi.Event, error) {
+		v, err := c.QueryWorkflow(ctx, id, "", jobapi.EventsQuery, since)
 		if err != nil {
 			return nil, err
 		}
-		var evs []workflows.Event
+		var evs []jobapi.Event
 		return evs, v.Get(&evs)
 	}
 }

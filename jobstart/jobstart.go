@@ -16,15 +16,15 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Input is a new job's input with starter run's defaults: the task on the
 // (canonical) workspace ws, the default approval timeout and turn limit,
 // and no mode of its own (the settings' defaultMode applies).
-func Input(task, ws string) workflows.JobInput {
-	return workflows.JobInput{Task: task, Workspace: ws,
-		ApprovalTimeout: workflows.DefaultApprovalTimeout, MaxTurns: workflows.DefaultMaxTurns}
+func Input(task, ws string) jobapi.JobInput {
+	return jobapi.JobInput{Task: task, Workspace: ws,
+		ApprovalTimeout: jobapi.DefaultApprovalTimeout, MaxTurns: jobapi.DefaultMaxTurns}
 }
 
 // Options are what a start may add to the workflow's own options.
@@ -40,11 +40,11 @@ type Options struct {
 
 // Start starts job id with in on custos' task queue, the task's first line
 // as the summary the Web UI shows.
-func Start(ctx context.Context, c client.Client, id string, in workflows.JobInput, o Options) (client.WorkflowRun, error) {
+func Start(ctx context.Context, c client.Client, id string, in jobapi.JobInput, o Options) (client.WorkflowRun, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: api.TaskQueue, StaticSummary: FirstLine(in.Task, 200), Memo: o.Memo,
 		WorkflowExecutionErrorWhenAlreadyStarted: o.FailIfRunning,
-	}, workflows.WorkflowName, in)
+	}, jobapi.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start job: %w", err)
 	}
@@ -54,7 +54,7 @@ func Start(ctx context.Context, c client.Client, id string, in workflows.JobInpu
 // LastInput says whether job id runs and, when it has ended and the server
 // still holds its history, the input of its last run (nil when the server
 // does not know the job, past its retention).
-func LastInput(ctx context.Context, c client.Client, id string) (bool, *workflows.JobInput, error) {
+func LastInput(ctx context.Context, c client.Client, id string) (bool, *jobapi.JobInput, error) {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -72,7 +72,7 @@ func LastInput(ctx context.Context, c client.Client, id string) (bool, *workflow
 
 // FirstInput is the input the last run of job id started with (nil when
 // the server has no history of it).
-func FirstInput(ctx context.Context, c client.Client, id string) (*workflows.JobInput, error) {
+func FirstInput(ctx context.Context, c client.Client, id string) (*jobapi.JobInput, error) {
 	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return nil, nil
@@ -81,7 +81,7 @@ func FirstInput(ctx context.Context, c client.Client, id string) (*workflows.Job
 	if err != nil {
 		return nil, fmt.Errorf("read how job %s started: %w", id, err)
 	}
-	var in workflows.JobInput
+	var in jobapi.JobInput
 	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
 	if attrs == nil || converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in) != nil {
 		return nil, fmt.Errorf("job %s: its first event is not a custos job's start", id)
@@ -93,7 +93,7 @@ func FirstInput(ctx context.Context, c client.Client, id string) (*workflows.Job
 // next message: the ended run's input (workspace, host, mode, limits) when
 // the server still has it (last), else fresh (the workspace and owner a
 // caller knows), reading the conversation from the job's transcript.
-func ResumeInput(last *workflows.JobInput, fresh workflows.JobInput, text string) workflows.JobInput {
+func ResumeInput(last *jobapi.JobInput, fresh jobapi.JobInput, text string) jobapi.JobInput {
 	in := fresh
 	if last != nil {
 		in = *last
@@ -105,12 +105,12 @@ func ResumeInput(last *workflows.JobInput, fresh workflows.JobInput, text string
 
 // Resume starts in (ResumeInput) as a new run of the ended job id, under
 // its own name.
-func Resume(ctx context.Context, c client.Client, id string, in workflows.JobInput, o Options) error {
+func Resume(ctx context.Context, c client.Client, id string, in jobapi.JobInput, o Options) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: api.TaskQueue, StaticSummary: FirstLine(in.Task, 200), Memo: o.Memo,
 		WorkflowExecutionErrorWhenAlreadyStarted: o.FailIfRunning,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, workflows.WorkflowName, in)
+	}, jobapi.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("continue job %s: %w", id, err)
 	}

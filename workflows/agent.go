@@ -443,7 +443,7 @@ func (j *job) think(ctx workflow.Context) (done bool, res JobResult, err error) 
 func (j *job) tookAnswer(ctx workflow.Context, msg openai.ChatCompletionMessage) (done bool, res JobResult, err error) {
 	j.st.Messages = append(j.st.Messages, msg)
 	j.added(msg)
-	j.st.TurnSeqs = append(j.st.TurnSeqs, TurnSeq{Turn: j.st.Turn, Seq: j.st.total()})
+	j.st.TurnSeqs = append(j.st.TurnSeqs, TurnSeq{Turn: j.st.Turn, Seq: j.st.Total()})
 	if len(msg.ToolCalls) == 0 {
 		if j.cutText(ctx, msg) {
 			return false, JobResult{}, nil
@@ -555,7 +555,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 	j.phase = "thinking"
 	j.updateDetails(ctx)
 	j.runHooks(ctx, hooks.LLMRequestBefore, hooks.Payload{Request: &hooks.LLMRequest{
-		Model: j.in.Model, Messages: j.st.visibleCount(), Tools: api.ToolNames()}})
+		Model: j.in.Model, Messages: j.st.VisibleCount(), Tools: api.ToolNames()}})
 	actx := j.onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		// The activity heartbeats while it waits, so a dead worker is
@@ -594,7 +594,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		return openai.ChatCompletionMessage{}, err
 	}
 	// The model activity stored every message it was sent.
-	j.st.stored(j.st.total())
+	j.st.Stored(j.st.Total())
 	j.st.LastPrompt, j.st.Pending = resp.Usage.PromptTokens, 0
 	j.st.Usage.ModelCalls++
 	j.st.Usage.PromptTokens += resp.Usage.PromptTokens
@@ -629,11 +629,11 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 // save writes new transcript messages and audit records to the workspace,
 // with the session.save.* hooks around it.
 func (j *job) save(ctx workflow.Context) error {
-	files := j.st.files(j.in.Workspace, j.id)
+	files := j.st.JobFiles(j.in.Workspace, j.id)
 	info := &hooks.SessionSave{
 		Transcript:   files.Transcript,
 		Audit:        files.Audit,
-		FirstMessage: j.st.SavedMessages, LastMessage: j.st.total(),
+		FirstMessage: j.st.SavedMessages, LastMessage: j.st.Total(),
 		AuditFrom: j.st.AuditSaved, AuditTo: j.st.AuditSeq,
 	}
 	j.runHooks(ctx, hooks.SessionSaveBefore, hooks.Payload{Session: info})
@@ -642,7 +642,7 @@ func (j *job) save(ctx workflow.Context) error {
 		JobID:        j.id,
 		Files:        j.st.Files,
 		FirstMessage: j.st.SavedMessages,
-		Messages:     j.st.unsaved(),
+		Messages:     j.st.Unsaved(),
 	}
 	for _, r := range j.st.Audit {
 		if r.Seq > j.st.AuditSaved {
@@ -655,7 +655,7 @@ func (j *job) save(ctx workflow.Context) error {
 	if err := j.saveActivity(ctx, req); err != nil {
 		return err
 	}
-	j.st.stored(j.st.total())
+	j.st.Stored(j.st.Total())
 	j.st.AuditSaved = j.st.AuditSeq
 	// Only records already in the file may leave memory.
 	if extra := len(j.st.Audit) - maxAuditInMemory; extra > 0 {
@@ -777,7 +777,7 @@ func (j *job) jobCallIDs(ctx workflow.Context, calls []openai.ToolCall) []string
 		return ids
 	}
 	for i, tc := range calls {
-		id := j.st.epochID(tc.ID)
+		id := j.st.EpochID(tc.ID)
 		if j.st.Runs > 0 {
 			id = fmt.Sprintf("%s_r%d", id, j.st.Runs+1)
 		}

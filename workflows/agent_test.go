@@ -252,7 +252,7 @@ func TestContinueAsNewCarriesPendingState(t *testing.T) {
 	// The conversation is in the transcript; only what it may not hold yet
 	// travels: the model's answer (system prompt and task were stored by
 	// the model call).
-	assert.Equal(t, 3, st.total())
+	assert.Equal(t, 3, st.Total())
 	assert.Equal(t, 2, st.MessageBase)
 	require.Len(t, st.Messages, 1)
 	assert.Equal(t, "w1", st.Messages[0].ToolCalls[0].ID)

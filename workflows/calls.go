@@ -337,13 +337,13 @@ func (j *job) answered(ctx workflow.Context, p *pendingCall, rec approval.AuditR
 		v.Decision = approval.Allow
 		if answer.Grant != nil && j.grantsOn {
 			if g := j.giveGrant(ctx, p, answer); g != nil {
-				info := g.info()
+				info := g.Info()
 				rec.Grant, p.grant = &info, g
 				j.grantWaiting(ctx, p, *g)
 			}
 		}
 		if g := p.viaGrant; g != nil {
-			info := g.info()
+			info := g.Info()
 			rec.Grant, v.Rule = &info, g.Rule
 		}
 	case "deny":
@@ -371,7 +371,7 @@ func (j *job) answered(ctx workflow.Context, p *pendingCall, rec approval.AuditR
 func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.AuditRecord, answer string) {
 	res := DecideResult{CallID: rec.CallID, Tool: rec.Tool, Summary: p.ask.Summary, Decision: rec.Decision,
 		Answer: answer, Layer: rec.Layer, By: rec.Approver, Channel: rec.Channel, Reason: rec.Reason,
-		At: workflow.Now(ctx), timeout: p.timeout}
+		At: workflow.Now(ctx), Timeout: p.timeout}
 	if answer == "always" || answer == "never" {
 		res.Rule = rec.Rule
 	}

@@ -13,33 +13,6 @@ import (
 	"github.com/custos-dev/custos/workflows/subagent"
 )
 
-// ParentLink is what a child job gets from its parent (JobInput.Parent):
-// who it is, how deep it nests, and the parent's settings, learned rules
-// and tools, which the child takes instead of reading its own, so it is
-// judged exactly as its parent is, never wider.
-type ParentLink struct {
-	Job         string `json:"job"`
-	CallID      string `json:"callId"`
-	Depth       int    `json:"depth"`
-	Description string `json:"description,omitempty"`
-	// Settings and Learned are the parent's (its rules, hooks, sandbox,
-	// budget caps, quorums, and its Always/Never answers).
-	Settings approval.Settings `json:"settings"`
-	Learned  []LearnedRule     `json:"learned,omitempty"`
-	// Agent is the subagent's definition (nil: the general-purpose one).
-	Agent *api.Subagent `json:"agent,omitempty"`
-	// Restrict offers the child only Tools (custos' and MCP tools by name,
-	// Task included when it may start subagents of its own).
-	Restrict bool     `json:"restrict,omitempty"`
-	Tools    []string `json:"tools,omitempty"`
-	// Agents are the subagents its own Task calls may name.
-	Agents []api.Subagent `json:"agents,omitempty"`
-	// Worktree and Branch are the git worktree and branch it works in
-	// (isolation "worktree"; its workspace is in the worktree).
-	Worktree string `json:"worktree,omitempty"`
-	Branch   string `json:"branch,omitempty"`
-}
-
 // depth is how deep the job nests (0: no parent).
 func (j *job) depth() int {
 	if p := j.in.Parent; p != nil {
@@ -247,25 +220,6 @@ func (j *job) noteChange(tool string, input []byte, failed bool) {
 
 // maxChangedNamed bounds the files a child names.
 const maxChangedNamed = 200
-
-// ParentRef names a subagent's parent in its status.
-type ParentRef struct {
-	Job      string `json:"job"`
-	CallID   string `json:"callId"`
-	Depth    int    `json:"depth"`
-	Subagent string `json:"subagent,omitempty"`
-}
-
-func (p *ParentLink) ref() *ParentRef {
-	if p == nil {
-		return nil
-	}
-	r := &ParentRef{Job: p.Job, CallID: p.CallID, Depth: p.Depth}
-	if p.Agent != nil {
-		r.Subagent = p.Agent.Name
-	}
-	return r
-}
 
 // noteSubagents says which subagent files were skipped and why.
 func (j *job) noteSubagents(ctx workflow.Context, notes []string) {

@@ -83,9 +83,9 @@ func (j *job) compact(ctx workflow.Context, why string, tighter int) error {
 		j.emit(ctx, Event{Kind: "error", Text: "compaction failed: " + err.Error()})
 		return fmt.Errorf("compact the conversation: %w", err)
 	}
-	j.st.stored(j.st.total()) // the activity stored what was pending
+	j.st.Stored(j.st.Total()) // the activity stored what was pending
 	j.st.Messages = append(j.st.Messages, res.Message)
-	j.st.stored(j.st.total()) // and the summary
+	j.st.Stored(j.st.Total()) // and the summary
 	j.st.View = res.View
 	j.st.LastPrompt, j.st.Pending = res.After, 0
 	j.st.Compactions++

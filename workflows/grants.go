@@ -34,12 +34,6 @@ import (
 // next call. Signalling running jobs instead would miss jobs started later
 // and need a list of jobs the workflow cannot keep deterministically.
 
-// Scopes of a grant.
-const (
-	ScopeJob       = "job"
-	ScopeWorkspace = "workspace"
-)
-
 // grantsVersion gates everything about grants: a job that was running
 // before them replays without a grant's activities and timers, and
 // refuses GrantSpecs (its history has no place for them).
@@ -136,14 +130,14 @@ func (j *job) giveGrant(ctx workflow.Context, p *pendingCall, d ApprovalDecision
 		// Named by the job too, so grants of two jobs never share an ID.
 		g.ID = j.id + "." + g.ID
 		err := workflow.ExecuteActivity(j.grantsCtx(ctx, "keep workspace grant "+g.Rule), api.AddWorkspaceGrantActivity,
-			api.WorkspaceGrantsRequest{Workspace: j.in.Workspace, Grant: g.info()}).Get(ctx, nil)
+			api.WorkspaceGrantsRequest{Workspace: j.in.Workspace, Grant: g.Info()}).Get(ctx, nil)
 		if err != nil {
 			j.emit(ctx, Event{Kind: "error", CallID: p.ask.CallID, Text: fmt.Sprintf("could not keep the workspace grant %s on the host: %v; it holds in this job only", g.Rule, err)})
 			g.Scope = ScopeJob
 		}
 	}
 	j.st.Grants = append(j.st.Grants, g)
-	info := g.info()
+	info := g.Info()
 	j.audit(ctx, approval.AuditRecord{Event: "grant-given", CallID: g.CallID, Tool: p.ask.Tool, Rule: g.Rule, Decision: approval.Allow,
 		Layer: approval.LayerHuman, Approver: g.By, Channel: g.Channel, Grant: &info})
 	j.emit(ctx, Event{Kind: "grant", CallID: g.CallID, Text: "granted " + grantText(g)})
@@ -154,10 +148,6 @@ func (j *job) giveGrant(ctx workflow.Context, p *pendingCall, d ApprovalDecision
 // grantText describes a grant for people.
 func grantText(g Grant) string {
 	return fmt.Sprintf("%s %s in this %s until %s (by %s)", g.ID, g.Rule, g.Scope, g.Until.UTC().Format("2006-01-02 15:04:05Z"), who(g.By, g.Channel))
-}
-
-func (g Grant) info() approval.GrantInfo {
-	return approval.GrantInfo{ID: g.ID, Rule: g.Rule, Scope: g.Scope, By: g.By, Channel: g.Channel, At: g.At, Until: g.Until}
 }
 
 func grantOf(i approval.GrantInfo) Grant {
@@ -202,7 +192,7 @@ func (j *job) endGrant(ctx workflow.Context, id, why, by, channel string) (Grant
 }
 
 func (j *job) grantEnded(ctx workflow.Context, g Grant, why, by, channel string) {
-	info := g.info()
+	info := g.Info()
 	j.audit(ctx, approval.AuditRecord{Event: "grant-ended", CallID: g.CallID, Rule: g.Rule, Reason: why,
 		Approver: by, Channel: channel, Layer: approval.LayerHuman, Grant: &info})
 	text := fmt.Sprintf("grant %s (%s) ended: %s", g.ID, g.Rule, why)
@@ -250,7 +240,7 @@ func (j *job) byGrant(ctx workflow.Context, found approval.Findings, rec approva
 	if i := slices.IndexFunc(j.st.Grants, func(x Grant) bool { return x.ID == g.ID }); i >= 0 {
 		j.st.Grants[i].Uses++
 	}
-	info := g.info()
+	info := g.Info()
 	rec.Grant = &info
 	rec.Approver, rec.Channel = g.By, "grant"
 	rec = verdictRecord(rec, approval.Verdict{Decision: approval.Allow, Layer: approval.LayerHuman, Rule: g.Rule,
@@ -389,7 +379,7 @@ func (j *job) registerRevoke(ctx workflow.Context) error {
 			if g.Scope == ScopeWorkspace {
 				var res api.WorkspaceGrantsResult
 				err := workflow.ExecuteActivity(j.grantsCtx(ctx, "revoke workspace grant "+g.ID), api.EndWorkspaceGrantActivity,
-					api.WorkspaceGrantsRequest{Workspace: j.in.Workspace, Grant: g.info()}).Get(ctx, &res)
+					api.WorkspaceGrantsRequest{Workspace: j.in.Workspace, Grant: g.Info()}).Get(ctx, &res)
 				if err != nil {
 					return Grant{}, temporal.NewNonRetryableApplicationError(
 						fmt.Sprintf("could not revoke %s on the workspace's host: %v; it still holds", g.ID, err), "RevokeFailed", nil)

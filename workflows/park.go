@@ -33,18 +33,6 @@ const (
 // wait does not grow one run's history without bound.
 var errContinueParked = errors.New("continue as new while the model call is parked")
 
-// RetryRequest is the retry Update's input; RetryResult its answer.
-type RetryRequest struct {
-	By string `json:"by,omitempty"`
-}
-
-// RetryResult says what the job was waiting for.
-type RetryResult struct {
-	Kind     string `json:"kind"`
-	Error    string `json:"error"`
-	Attempts int    `json:"attempts"`
-}
-
 // registerRetry sets the retry Update: it cuts a parked model call's
 // backoff. Its validator refuses it, leaving no trace, when the job is not
 // waiting for the model endpoint.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Calls that need N of M people (the settings' "approvals"): the call
@@ -89,27 +90,6 @@ func (j *job) checkVote(p *pendingCall, d ApprovalDecision) error {
 	return notApplied("%s is not among those who may approve this call; still needed: %s", id, needed(qs))
 }
 
-// QuorumNeeded says what a waiting call's approvals still miss ("none"
-// when they are met); QuorumVoters who approved so far.
-func QuorumNeeded(qs []QuorumState) string { return needed(qs) }
-
-// QuorumVoters: see QuorumNeeded.
-func QuorumVoters(qs []QuorumState) []string { return voters(qs) }
-
-// needed says what a call's approvals still miss.
-func needed(qs []QuorumState) string {
-	var parts []string
-	for _, q := range qs {
-		if n := q.Require - len(q.Approved); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d more from %s", n, strings.Join(q.From, ", ")))
-		}
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, " and ")
-}
-
 // vote counts a verified approval of a call that needs several: the
 // channel's signature is checked first (an activity: the workers hold the
 // key); the last approval needed answers the call.
@@ -164,18 +144,9 @@ func (j *job) vote(ctx workflow.Context, p *pendingCall, d ApprovalDecision) (De
 	return res, nil
 }
 
-// voters are the distinct people counted so far, entry by entry.
-func voters(qs []QuorumState) []string {
-	var out []string
-	for _, q := range qs {
-		for _, id := range q.Approved {
-			if !slices.Contains(out, id) {
-				out = append(out, id)
-			}
-		}
-	}
-	return out
-}
+// needed and voters: jobapi's QuorumNeeded and QuorumVoters.
+func needed(qs []QuorumState) string   { return jobapi.QuorumNeeded(qs) }
+func voters(qs []QuorumState) []string { return jobapi.QuorumVoters(qs) }
 
 // cmpOrList is list, or a one-word list when it is empty.
 func cmpOrList(list []string, none string) []string {

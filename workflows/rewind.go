@@ -100,14 +100,14 @@ func (j *job) rewind(ctx workflow.Context, r Rewind) (RewindResult, error) {
 		if err != nil {
 			return RewindResult{}, err
 		}
-		what = append(what, fmt.Sprintf("conversation cut at the end of turn %d (%d messages)", r.To, j.st.total()))
+		what = append(what, fmt.Sprintf("conversation cut at the end of turn %d (%d messages)", r.To, j.st.Total()))
 	}
 	text := fmt.Sprintf("rewound to turn %d: %s", r.To, strings.Join(what, "; "))
 	j.audit(ctx, approval.AuditRecord{Event: "rewind", Approver: r.By, Channel: r.Channel, Reason: text})
 	j.emit(ctx, Event{Kind: "rewind", Text: text})
 	j.notifyConversation(ctx, notify.KindRewind, text, r.By, r.Channel)
 	j.updateDetails(ctx)
-	return RewindResult{Messages: j.st.total(), Turn: r.To}, nil
+	return RewindResult{Messages: j.st.Total(), Turn: r.To}, nil
 }
 
 // cutConversation cuts the transcript on the workspace's host after turn

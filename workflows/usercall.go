@@ -18,26 +18,6 @@ import (
 // the audit (which names the person in By). Inside a job's conversation its
 // result is told to the model with the next message, without waking it.
 
-// ToolUpdate runs a UserCall in a job and answers with its UserCallResult.
-const ToolUpdate = "tool"
-
-// UserCall is a tool call a person makes.
-type UserCall struct {
-	Tool    string          `json:"tool"`
-	Input   json.RawMessage `json:"input"`
-	By      string          `json:"by,omitempty"`
-	Channel string          `json:"channel,omitempty"`
-}
-
-// UserCallResult is what became of it: the tool's output, or the denial
-// (who or what refused it and why) as the model would read it.
-type UserCallResult struct {
-	CallID   string            `json:"callId"`
-	Decision approval.Decision `json:"decision"`
-	Layer    approval.Layer    `json:"layer"`
-	Output   string            `json:"output"`
-}
-
 // registerToolUpdate sets the tool Update.
 func (j *job) registerToolUpdate(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, ToolUpdate,
@@ -94,7 +74,7 @@ func (j *job) checkUserCall(c UserCall) error {
 // runUserCall decides and runs a person's call like one of the model's.
 func (j *job) runUserCall(ctx workflow.Context, c UserCall) UserCallResult {
 	j.st.UserCalls++
-	id := j.st.epochID(fmt.Sprintf("user_%d", j.st.UserCalls))
+	id := j.st.EpochID(fmt.Sprintf("user_%d", j.st.UserCalls))
 	if j.st.Runs > 0 {
 		id = fmt.Sprintf("%s_r%d", id, j.st.Runs+1)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/internal/statedir"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Env is what the commands get from the command line: its streams and its
@@ -35,11 +35,11 @@ type Env struct {
 	Connect func(context.Context) (c client.Client, done func(), err error)
 	// Status is a job's status query; Forgotten says whether its error
 	// means the server no longer has the job.
-	Status    func(ctx context.Context, c client.Client, id string) (workflows.Status, error)
+	Status    func(ctx context.Context, c client.Client, id string) (jobapi.Status, error)
 	Forgotten func(error) bool
 	// SendRewind sends the job the rewind Update and waits for its result;
 	// a refusal comes back in the job's own words.
-	SendRewind func(ctx context.Context, c client.Client, id string, r workflows.Rewind) (workflows.RewindResult, error)
+	SendRewind func(ctx context.Context, c client.Client, id string, r jobapi.Rewind) (jobapi.RewindResult, error)
 	// Owner names the person starting a job (CUSTOS_IDENTITY).
 	Owner []string
 }
@@ -189,7 +189,7 @@ func (a *Env) Rewind(ctx context.Context, args []string) error {
 // asked), audits the rewind and announces it on its channels.
 func (a *Env) rewindJob(ctx context.Context, c client.Client, id string, o rewindOptions, files string) error {
 	res, err := a.SendRewind(ctx, c, id,
-		workflows.Rewind{To: o.to, Conversation: o.conversation, Files: files, By: app.OSUser(), Channel: "cli"})
+		jobapi.Rewind{To: o.to, Conversation: o.conversation, Files: files, By: app.OSUser(), Channel: "cli"})
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (a *Env) rewindJob(ctx context.Context, c client.Client, id string, o rewin
 // no tool call runs and none will before a person speaks.
 func idle(phase string) bool {
 	switch phase {
-	case workflows.PhaseWaitingMessage, workflows.PhaseDone, workflows.PhaseEnded, "canceled":
+	case jobapi.PhaseWaitingMessage, jobapi.PhaseDone, jobapi.PhaseEnded, "canceled":
 		return true
 	}
 	return false

@@ -19,7 +19,7 @@ import (
 	"github.com/custos-dev/custos/internal/statedir"
 	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // forkOptions are fork's flags and its message.
@@ -68,7 +68,7 @@ func (a *Env) Fork(ctx context.Context, args []string) error {
 
 // startFork writes the new job's transcript (JOB's, cut at the turn),
 // makes its worktree when asked, and starts it.
-func (a *Env) startFork(ctx context.Context, c client.Client, st workflows.Status, o forkOptions) error {
+func (a *Env) startFork(ctx context.Context, c client.Client, st jobapi.Status, o forkOptions) error {
 	after, err := forkCut(st, o.at)
 	if err != nil {
 		return err
@@ -87,10 +87,10 @@ func (a *Env) startFork(ctx context.Context, c client.Client, st workflows.Statu
 	if err != nil {
 		return fmt.Errorf("fork %s: %w", st.JobID, err)
 	}
-	in := workflows.JobInput{Workspace: target, Host: st.Host, Mode: st.Mode, Owner: a.Owner,
-		Task: o.text, Resume: true, ForkOf: &workflows.ForkOf{Job: st.JobID, Turn: o.at}}
+	in := jobapi.JobInput{Workspace: target, Host: st.Host, Mode: st.Mode, Owner: a.Owner,
+		Task: o.text, Resume: true, ForkOf: &jobapi.ForkOf{Job: st.JobID, Turn: o.at}}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.id, TaskQueue: api.TaskQueue,
-		StaticSummary: jobstart.FirstLine(o.text, 200)}, workflows.WorkflowName, in); err != nil {
+		StaticSummary: jobstart.FirstLine(o.text, 200)}, jobapi.WorkflowName, in); err != nil {
 		return fmt.Errorf("fork %s: start %s: %w", st.JobID, o.id, err)
 	}
 	fmt.Fprintf(a.Stdout, "forked %s at turn %d (%d messages) as %s in %s\nfollow it: starter follow %s\n",
@@ -100,7 +100,7 @@ func (a *Env) startFork(ctx context.Context, c client.Client, st workflows.Statu
 
 // forkCut is the transcript seq of turn at's answer (2 for turn 0: the
 // system prompt and the task).
-func forkCut(st workflows.Status, at int) (int, error) {
+func forkCut(st jobapi.Status, at int) (int, error) {
 	if at > st.Turn {
 		return 0, fmt.Errorf("fork %s: it has had %d turns", st.JobID, st.Turn)
 	}
@@ -124,7 +124,7 @@ func forkCut(st workflows.Status, at int) (int, error) {
 // began (else HEAD now), and puts the files the job changed as they were
 // at the turn. Only git writes the workspace's .git, as `git worktree add`
 // does for a person.
-func (a *Env) forkWorktree(ctx context.Context, c client.Client, st workflows.Status, o forkOptions) (string, error) {
+func (a *Env) forkWorktree(ctx context.Context, c client.Client, st jobapi.Status, o forkOptions) (string, error) {
 	store, err := a.jobCheckpoints(ctx, c, st.JobID)
 	if err != nil && o.at < st.Turn {
 		return "", err

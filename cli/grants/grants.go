@@ -18,7 +18,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Flags are approve's flags for a grant: allow this call and, for a
@@ -38,7 +38,7 @@ func AddFlags(fs *flag.FlagSet) Flags {
 }
 
 // Spec is the GrantSpec the flags ask for, nil when none.
-func (g Flags) Spec(verb string, always bool, now time.Time) (*workflows.GrantSpec, error) {
+func (g Flags) Spec(verb string, always bool, now time.Time) (*jobapi.GrantSpec, error) {
 	forD, until := strings.TrimSpace(*g.forD), strings.TrimSpace(*g.until)
 	if forD == "" && until == "" {
 		if *g.scope != "" || *g.rule != "" {
@@ -52,9 +52,9 @@ func (g Flags) Spec(verb string, always bool, now time.Time) (*workflows.GrantSp
 	if forD != "" && until != "" {
 		return nil, cmdline.Usagef("approve: give --for or --until, not both")
 	}
-	spec := &workflows.GrantSpec{Rule: strings.TrimSpace(*g.rule), Scope: strings.TrimSpace(*g.scope), For: forD}
+	spec := &jobapi.GrantSpec{Rule: strings.TrimSpace(*g.rule), Scope: strings.TrimSpace(*g.scope), For: forD}
 	switch spec.Scope {
-	case "", workflows.ScopeJob, workflows.ScopeWorkspace:
+	case "", jobapi.ScopeJob, jobapi.ScopeWorkspace:
 	default:
 		return nil, cmdline.Usagef("approve: --scope %q: want job or workspace", spec.Scope)
 	}
@@ -95,9 +95,9 @@ func parseUntil(s string, now time.Time) (time.Time, error) {
 }
 
 // Text says what a grant allows, for the terminal.
-func Text(g workflows.Grant) string {
+func Text(g jobapi.Grant) string {
 	where := "this job"
-	if g.Scope == workflows.ScopeWorkspace {
+	if g.Scope == jobapi.ScopeWorkspace {
 		where = "every job of the workspace"
 	}
 	return fmt.Sprintf("%s allows %s in %s until %s", cmdline.ShownID(g.ID), display.Line(g.Rule, cmdline.MaxReason), where,
@@ -111,16 +111,16 @@ type Env struct {
 	EnsureRunning func(ctx context.Context, c client.Client, id, verb string) error
 	// SendRevoke sends the job the revoke Update and waits for the grant
 	// it ended; a refusal comes back in the job's own words.
-	SendRevoke func(ctx context.Context, c client.Client, id string, r workflows.Revoke) (workflows.Grant, error)
+	SendRevoke func(ctx context.Context, c client.Client, id string, r jobapi.Revoke) (jobapi.Grant, error)
 }
 
 // List is `starter grants JOB`: the job's live grants.
 func (a Env) List(ctx context.Context, c client.Client, id string) error {
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.StatusQuery)
 	if err != nil {
 		return fmt.Errorf("grants of %s: %w", id, err)
 	}
-	var st workflows.Status
+	var st jobapi.Status
 	if err := v.Get(&st); err != nil {
 		return fmt.Errorf("grants of %s: %w", id, err)
 	}
@@ -150,7 +150,7 @@ func (a Env) Revoke(ctx context.Context, c client.Client, id string, args []stri
 	if err := a.EnsureRunning(ctx, c, id, "revoke a grant of"); err != nil {
 		return err
 	}
-	g, err := a.SendRevoke(ctx, c, id, workflows.Revoke{GrantID: pos[0], By: *by, Channel: "cli"})
+	g, err := a.SendRevoke(ctx, c, id, jobapi.Revoke{GrantID: pos[0], By: *by, Channel: "cli"})
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func who(by, channel string) string {
 }
 
 // Hint is the prompt's offer of a grant, naming the rule it grants.
-func Hint(p workflows.PendingAsk) string {
+func Hint(p jobapi.PendingAsk) string {
 	if p.Rule == "" {
 		return ""
 	}
@@ -180,7 +180,7 @@ func Hint(p workflows.PendingAsk) string {
 // with a grant of the call's rule for that long in the job (or the
 // workspace). bad says why such an answer cannot be a grant; a line that
 // is not one gives a nil grant.
-func Typed(line string) (decision string, g *workflows.GrantSpec, bad string) {
+func Typed(line string) (decision string, g *jobapi.GrantSpec, bad string) {
 	f := strings.Fields(strings.ToLower(line))
 	if len(f) == 0 || (f[0] != "f" && f[0] != "for") {
 		return "", nil, ""
@@ -191,13 +191,13 @@ func Typed(line string) (decision string, g *workflows.GrantSpec, bad string) {
 	if d, err := time.ParseDuration(f[1]); err != nil || d <= 0 {
 		return "", nil, fmt.Sprintf("%q is not a positive duration such as 30m or 8h", f[1])
 	}
-	g = &workflows.GrantSpec{For: f[1]}
+	g = &jobapi.GrantSpec{For: f[1]}
 	if len(f) == 3 {
 		switch f[2] {
 		case "job", "workspace":
 			g.Scope = f[2]
 		case "ws":
-			g.Scope = workflows.ScopeWorkspace
+			g.Scope = jobapi.ScopeWorkspace
 		default:
 			return "", nil, fmt.Sprintf("%q is not a scope: job or workspace", f[2])
 		}

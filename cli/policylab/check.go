@@ -21,7 +21,7 @@ import (
 	"github.com/custos-dev/custos/hooks/command"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/settingsfile"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Env is what the commands get from the command line: its streams, and
@@ -31,7 +31,7 @@ type Env struct {
 	// Dial connects to the configured server without starting one.
 	Dial func(context.Context) (client.Client, error)
 	// Status is a job's status query.
-	Status func(ctx context.Context, c client.Client, id string) (workflows.Status, error)
+	Status func(ctx context.Context, c client.Client, id string) (jobapi.Status, error)
 }
 
 // PolicyResult is what `policy check` prints.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/cli/policylab"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // runApp runs one of this package's commands as starter does (cli hands
@@ -23,8 +23,8 @@ func runApp(t *testing.T, ctx context.Context, args ...string) (int, string, str
 	noServer := errors.New("no Temporal server in policylab's tests")
 	e := &policylab.Env{Stdout: &out, Stderr: &errb,
 		Dial: func(context.Context) (client.Client, error) { return nil, noServer },
-		Status: func(context.Context, client.Client, string) (workflows.Status, error) {
-			return workflows.Status{}, noServer
+		Status: func(context.Context, client.Client, string) (jobapi.Status, error) {
+			return jobapi.Status{}, noServer
 		}}
 	var err error
 	switch {

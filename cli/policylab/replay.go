@@ -19,7 +19,7 @@ import (
 	"github.com/custos-dev/custos/cli/cmdline"
 	"github.com/custos-dev/custos/policyreplay"
 	"github.com/custos-dev/custos/sandbox/pathguard"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // errDenialsAllowed makes `policy replay` exit 1 when the proposal would
@@ -157,7 +157,7 @@ func (a *Env) jobsFromTemporal(ctx context.Context, f policyreplay.Filter, files
 }
 
 func listJobs(ctx context.Context, c client.Client, only string) ([]string, error) {
-	q := fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowName)
+	q := fmt.Sprintf("WorkflowType = '%s'", jobapi.WorkflowName)
 	if only != "" {
 		q += fmt.Sprintf(" AND WorkflowId = '%s'", strings.ReplaceAll(only, "'", ""))
 	}
@@ -199,7 +199,7 @@ func (a *Env) queriedJob(ctx context.Context, c client.Client, id string, file p
 	} else if file.ID != "" {
 		j.Records = file.Records
 	}
-	v, err := c.QueryWorkflow(qctx, id, "", workflows.AuditQuery)
+	v, err := c.QueryWorkflow(qctx, id, "", jobapi.AuditQuery)
 	if err == nil {
 		var q []approval.AuditRecord
 		if err := v.Get(&q); err != nil {

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // diagnoseTimeout bounds all of LogJob: it runs when a test is already
@@ -86,10 +86,10 @@ func LogJob(t testing.TB, c client.Client, id string) {
 
 	qctx, qcancel := context.WithTimeout(ctx, queryAttempt)
 	defer qcancel()
-	if v, err := c.QueryWorkflow(qctx, id, "", workflows.EventsQuery, 0); err != nil {
+	if v, err := c.QueryWorkflow(qctx, id, "", jobapi.EventsQuery, 0); err != nil {
 		fmt.Fprintf(&b, "  events query: %v\n", err)
 	} else {
-		var evs []workflows.Event
+		var evs []jobapi.Event
 		if err := v.Get(&evs); err != nil {
 			fmt.Fprintf(&b, "  events query: %v\n", err)
 		}

@@ -11,14 +11,14 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // StartJob starts a custos job with ID id on c.
-func StartJob(t testing.TB, c client.Client, id string, in workflows.JobInput) client.WorkflowRun {
+func StartJob(t testing.TB, c client.Client, id string, in jobapi.JobInput) client.WorkflowRun {
 	t.Helper()
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue},
-		workflows.WorkflowName, in)
+		jobapi.WorkflowName, in)
 	require.NoError(t, err)
 	return run
 }
@@ -35,16 +35,16 @@ var queryAttempt = 10 * time.Second
 const slowQuery = 2 * time.Second
 
 // Status is the job's status query, bounded by queryAttempt.
-func Status(c client.Client, id string) (workflows.Status, error) {
+func Status(c client.Client, id string) (jobapi.Status, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryAttempt)
 	defer cancel()
 	return StatusContext(ctx, c, id)
 }
 
 // StatusContext is the job's status query, bounded by ctx.
-func StatusContext(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
-	var st workflows.Status
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+func StatusContext(ctx context.Context, c client.Client, id string) (jobapi.Status, error) {
+	var st jobapi.Status
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.StatusQuery)
 	if err != nil {
 		return st, err
 	}
@@ -58,7 +58,7 @@ func Pending(c client.Client, id, callID string) bool {
 	return err == nil && pendingIn(st, callID)
 }
 
-func pendingIn(st workflows.Status, callID string) bool {
+func pendingIn(st jobapi.Status, callID string) bool {
 	for _, p := range st.Pending {
 		if p.CallID == callID {
 			return true
@@ -110,7 +110,7 @@ func WaitPending(t testing.TB, c client.Client, id, callID string, within time.D
 }
 
 // describeStatus is what a status says about a job's progress, on one line.
-func describeStatus(st workflows.Status) string {
+func describeStatus(st jobapi.Status) string {
 	ids := make([]string, len(st.Pending))
 	for i, p := range st.Pending {
 		ids[i] = p.CallID
@@ -123,7 +123,7 @@ func Audit(t testing.TB, c client.Client, id string) []approval.AuditRecord {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), queryAttempt)
 	defer cancel()
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.AuditQuery)
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.AuditQuery)
 	require.NoError(t, err)
 	var recs []approval.AuditRecord
 	require.NoError(t, v.Get(&recs))
@@ -143,17 +143,17 @@ func Decisions(recs []approval.AuditRecord) map[string]approval.AuditRecord {
 }
 
 // Result waits at most within for job id to end and returns its result.
-func Result(c client.Client, id string, within time.Duration) (workflows.JobResult, error) {
+func Result(c client.Client, id string, within time.Duration) (jobapi.JobResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	var res workflows.JobResult
+	var res jobapi.JobResult
 	err := c.GetWorkflow(ctx, id, "").Get(ctx, &res)
 	return res, err
 }
 
 // Finished waits at most within for job id to end, fails the test unless it
 // ended well, and returns its result.
-func Finished(t testing.TB, c client.Client, id string, within time.Duration, msgAndArgs ...any) workflows.JobResult {
+func Finished(t testing.TB, c client.Client, id string, within time.Duration, msgAndArgs ...any) jobapi.JobResult {
 	t.Helper()
 	res, err := Result(c, id, within)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The scripted model needs a key and a model name, like any endpoint; it
@@ -85,9 +85,9 @@ func JobFiles(t testing.TB, c client.Client, id string) api.JobFiles {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.StatusQuery)
+	v, err := c.QueryWorkflow(ctx, id, "", jobapi.StatusQuery)
 	require.NoError(t, err, "status of %s", id)
-	var st workflows.Status
+	var st jobapi.Status
 	require.NoError(t, v.Get(&st))
 	return st.Files.Or(st.Workspace, id)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 const commandUsage = "usage: /custos mode JOB default|plan|acceptEdits|dontAsk|bypass, /custos status JOB, /custos grants JOB, /custos revoke JOB GRANT or /custos say JOB text"
@@ -49,13 +49,13 @@ func (b *Bot) changeMode(ctx context.Context, cmd slack.SlashCommand, job, mode 
 	if err != nil {
 		return "not applied: " + err.Error()
 	}
-	change := workflows.ModeChange{Mode: string(m), By: userName(cmd.UserID, cmd.UserName), Channel: "slack"}
+	change := jobapi.ModeChange{Mode: string(m), By: userName(cmd.UserID, cmd.UserName), Channel: "slack"}
 	if widens(m) {
 		change.Refused = b.refusal(ctx, cmd.UserID)
 	}
-	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.ModeUpdate,
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.ModeUpdate,
 		Args: []any{change}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	var res workflows.ModeResult
+	var res jobapi.ModeResult
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
@@ -102,10 +102,10 @@ func (b *Bot) grantsText(ctx context.Context, job string) string {
 // revoke ends a grant. Anyone in the channel may: like a denial, it can
 // only stop calls.
 func (b *Bot) revoke(ctx context.Context, cmd slack.SlashCommand, job, grant string) string {
-	r := workflows.Revoke{GrantID: grant, By: userName(cmd.UserID, cmd.UserName), Channel: "slack"}
-	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.RevokeUpdate,
+	r := jobapi.Revoke{GrantID: grant, By: userName(cmd.UserID, cmd.UserName), Channel: "slack"}
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.RevokeUpdate,
 		Args: []any{r}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	var g workflows.Grant
+	var g jobapi.Grant
 	if err == nil {
 		err = h.Get(ctx, &g)
 	}
@@ -117,7 +117,7 @@ func (b *Bot) revoke(ctx context.Context, cmd slack.SlashCommand, job, grant str
 
 // replyWho names who gave a grant in a reply (replies are escaped whole:
 // no mention in them works, so none is written).
-func replyWho(g workflows.Grant) string {
+func replyWho(g jobapi.Grant) string {
 	s := display.Line(cmpOr(g.By, "someone"), 200)
 	if g.Channel != "" {
 		s += " via " + display.Line(g.Channel, 100)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The Allow-30m button sits beside the text naming the rule it grants;
@@ -56,8 +56,8 @@ func TestGrantButton(t *testing.T) {
 // What the person who clicked reads of a grant, and of a revoke's refusal.
 func TestGrantReplies(t *testing.T) {
 	until := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
-	got := decidedText(workflows.DecideResult{Tool: "Bash", Summary: "Bash npm test", Decision: "allow", Answer: "allow",
-		Grant: &workflows.Grant{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", Until: until}})
+	got := decidedText(jobapi.DecideResult{Tool: "Bash", Summary: "Bash npm test", Decision: "allow", Answer: "allow",
+		Grant: &jobapi.Grant{ID: "g1", Rule: "Bash(npm test:*)", Scope: "job", Until: until}})
 	assert.Equal(t, "allowed Bash npm test; granted g1: `Bash(npm test:*)` in this job until 2026-12-01 18:00 UTC (revoke: `/custos revoke JOB g1`)", got)
 	assert.Contains(t, got, "(revoke: `/custos revoke JOB g1`)")
 }

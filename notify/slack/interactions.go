@@ -15,7 +15,7 @@ import (
 
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/internal/answerkey"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // NotApprover is the refusal recorded for a person not in SLACK_APPROVERS.
@@ -37,7 +37,7 @@ func (b *Bot) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			continue
 		}
 		if a.ActionID == ActionGrant {
-			b.reply(ctx, cb.ResponseURL, b.decide(ctx, cb.User, v, "allow", &workflows.GrantSpec{For: GrantFor}))
+			b.reply(ctx, cb.ResponseURL, b.decide(ctx, cb.User, v, "allow", &jobapi.GrantSpec{For: GrantFor}))
 			continue
 		}
 		decision, ok := decisionOf[a.ActionID]
@@ -52,8 +52,8 @@ func (b *Bot) interaction(ctx context.Context, cb slack.InteractionCallback) {
 // person reads, what became of it. Anyone may deny; only approvers may
 // allow, always or never. A refused answer still goes to the job, marked
 // Refused, so the job audits it; the call keeps waiting.
-func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decision string, grant *workflows.GrantSpec) string {
-	d := workflows.ApprovalDecision{CallID: v.Call, Decision: decision, By: userName(user.ID, cmpOr(user.Name, user.Profile.DisplayName)), Channel: "slack",
+func (b *Bot) decide(ctx context.Context, user slack.User, v ButtonValue, decision string, grant *jobapi.GrantSpec) string {
+	d := jobapi.ApprovalDecision{CallID: v.Call, Decision: decision, By: userName(user.ID, cmpOr(user.Name, user.Profile.DisplayName)), Channel: "slack",
 		Grant: grant}
 	d.Refused = b.answerRefusal(ctx, user.ID, decision)
 	if decision == "allow" && d.Refused == "" {
@@ -101,9 +101,9 @@ func (b *Bot) refusal(ctx context.Context, user string) string {
 }
 
 // send is the decide Update, waited for.
-func (b *Bot) send(ctx context.Context, job string, d workflows.ApprovalDecision) (workflows.DecideResult, error) {
-	var res workflows.DecideResult
-	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.DecideUpdate,
+func (b *Bot) send(ctx context.Context, job string, d jobapi.ApprovalDecision) (jobapi.DecideResult, error) {
+	var res jobapi.DecideResult
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.DecideUpdate,
 		Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, &res)
@@ -120,7 +120,7 @@ func notAmongApprovers(err error) bool {
 // vouch signs the identity of a person Slack verified (the request's
 // signature) for a call that may need several approvals: their user ID
 // and the groups given. Without the key it vouches for nobody.
-func (b *Bot) vouch(v ButtonValue, user, decision string, groups []string) *workflows.VerifiedIdentity {
+func (b *Bot) vouch(v ButtonValue, user, decision string, groups []string) *jobapi.VerifiedIdentity {
 	if len(b.cfg.AnswerKey) == 0 {
 		return nil
 	}
@@ -128,7 +128,7 @@ func (b *Bot) vouch(v ButtonValue, user, decision string, groups []string) *work
 	if err != nil {
 		return nil
 	}
-	return &workflows.VerifiedIdentity{ID: user, Groups: groups, Sig: sig}
+	return &jobapi.VerifiedIdentity{ID: user, Groups: groups, Sig: sig}
 }
 
 // groupsOf are the user groups of the call's approvals the user is in,
@@ -159,7 +159,7 @@ func (b *Bot) groupsOf(ctx context.Context, v ButtonValue, user string) []string
 }
 
 // decidedText is the reply for an answer that counted, e.g. "allowed Write notes.md".
-func decidedText(r workflows.DecideResult) string {
+func decidedText(r jobapi.DecideResult) string {
 	if r.Answer == "vote" {
 		return "approval counted for " + escape(oneLine(cmpOr(display.SafeLine(r.Summary), r.Tool), maxSummary)) +
 			"; still needed: " + escape(display.Line(r.Needed, 400)) + ". The call is still waiting."
@@ -229,22 +229,22 @@ func (b *Bot) viewInput(ctx context.Context, cb slack.InteractionCallback, v But
 }
 
 // pendingCall finds a waiting call through the job's status query.
-func (b *Bot) pendingCall(ctx context.Context, v ButtonValue) (workflows.PendingAsk, error) {
+func (b *Bot) pendingCall(ctx context.Context, v ButtonValue) (jobapi.PendingAsk, error) {
 	st, err := b.status(ctx, v.Job)
 	if err != nil {
-		return workflows.PendingAsk{}, err
+		return jobapi.PendingAsk{}, err
 	}
 	for _, p := range st.Pending {
 		if p.CallID == v.Call {
 			return p, nil
 		}
 	}
-	return workflows.PendingAsk{}, fmt.Errorf("call %s of job %s is no longer waiting", v.Call, v.Job)
+	return jobapi.PendingAsk{}, fmt.Errorf("call %s of job %s is no longer waiting", v.Call, v.Job)
 }
 
-func (b *Bot) status(ctx context.Context, job string) (workflows.Status, error) {
-	var st workflows.Status
-	val, err := b.temporal.QueryWorkflow(ctx, job, "", workflows.StatusQuery)
+func (b *Bot) status(ctx context.Context, job string) (jobapi.Status, error) {
+	var st jobapi.Status
+	val, err := b.temporal.QueryWorkflow(ctx, job, "", jobapi.StatusQuery)
 	if err == nil {
 		err = val.Get(&st)
 	}

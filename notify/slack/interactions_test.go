@@ -9,21 +9,21 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // What the person who clicked reads.
 func TestReplies(t *testing.T) {
 	for _, tc := range []struct {
-		res  workflows.DecideResult
+		res  jobapi.DecideResult
 		want string
 	}{
-		{workflows.DecideResult{Tool: "Write", Summary: "Write notes.md", Decision: "allow", Answer: "allow"}, "allowed Write notes.md"},
-		{workflows.DecideResult{Tool: "Bash", Summary: "Bash rm -rf build", Decision: "deny", Answer: "deny"}, "denied Bash rm -rf build"},
-		{workflows.DecideResult{Tool: "Bash", Summary: "Bash go test ./...", Decision: "allow", Answer: "always", Rule: "Bash(go test *)"},
+		{jobapi.DecideResult{Tool: "Write", Summary: "Write notes.md", Decision: "allow", Answer: "allow"}, "allowed Write notes.md"},
+		{jobapi.DecideResult{Tool: "Bash", Summary: "Bash rm -rf build", Decision: "deny", Answer: "deny"}, "denied Bash rm -rf build"},
+		{jobapi.DecideResult{Tool: "Bash", Summary: "Bash go test ./...", Decision: "allow", Answer: "always", Rule: "Bash(go test *)"},
 			"allowed (always) Bash go test ./...; rule learned: Bash(go test *)"},
-		{workflows.DecideResult{Tool: "Read", Decision: "deny", Answer: "never"}, "denied (never) Read"},
-		{workflows.DecideResult{Tool: "Bash", Summary: "Bash git push", Answer: "vote", Needed: "1 more from U0A, S0OPS"},
+		{jobapi.DecideResult{Tool: "Read", Decision: "deny", Answer: "never"}, "denied (never) Read"},
+		{jobapi.DecideResult{Tool: "Bash", Summary: "Bash git push", Answer: "vote", Needed: "1 more from U0A, S0OPS"},
 			"approval counted for Bash git push; still needed: 1 more from U0A, S0OPS. The call is still waiting."},
 	} {
 		assert.Equal(t, tc.want, decidedText(tc.res))

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/display"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // A person's reply in a job's thread, or `/custos say JOB text`, is the
@@ -69,7 +69,7 @@ func (b *Bot) threadMessage(ctx context.Context, m slackevents.MessageEvent) {
 	if job == "" {
 		return // not a custos job's thread
 	}
-	msg := workflows.Message{Text: slackText(m.Text), ID: "slack:" + m.Channel + ":" + m.TimeStamp, By: m.User, Channel: "slack",
+	msg := jobapi.Message{Text: slackText(m.Text), ID: "slack:" + m.Channel + ":" + m.TimeStamp, By: m.User, Channel: "slack",
 		Refused: b.refusal(ctx, m.User)}
 	text := fmt.Sprintf("<@%s> %s", m.User, escape(b.deliver(ctx, job, msg)))
 	_, _, err = b.api.PostMessageContext(ctx, m.Channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(m.ThreadTimeStamp))
@@ -84,7 +84,7 @@ func (b *Bot) say(ctx context.Context, cmd slack.SlashCommand, job, text string)
 	if strings.TrimSpace(text) == "" {
 		return "usage: /custos say JOB text"
 	}
-	msg := workflows.Message{Text: text, ID: "slack:say:" + cmd.TriggerID, By: userName(cmd.UserID, cmd.UserName), Channel: "slack",
+	msg := jobapi.Message{Text: text, ID: "slack:say:" + cmd.TriggerID, By: userName(cmd.UserID, cmd.UserName), Channel: "slack",
 		Refused: b.refusal(ctx, cmd.UserID)}
 	if cmd.TriggerID == "" {
 		msg.ID = "" // the job gives it one
@@ -108,7 +108,7 @@ func (b *Bot) say(ctx context.Context, cmd slack.SlashCommand, job, text string)
 }
 
 // deliver sends msg and says what became of it.
-func (b *Bot) deliver(ctx context.Context, job string, msg workflows.Message) string {
+func (b *Bot) deliver(ctx context.Context, job string, msg jobapi.Message) string {
 	text, _ := b.sendMessage(ctx, job, msg)
 	return text
 }
@@ -117,9 +117,9 @@ func (b *Bot) deliver(ctx context.Context, job string, msg workflows.Message) st
 // the person's words, and whether the job took it (refused or not
 // delivered: false). The Update's ID is the message's, so a redelivered
 // event is one Update.
-func (b *Bot) sendMessage(ctx context.Context, job string, msg workflows.Message) (string, bool) {
-	var res workflows.MessageResult
-	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: workflows.MessageUpdate,
+func (b *Bot) sendMessage(ctx context.Context, job string, msg jobapi.Message) (string, bool) {
+	var res jobapi.MessageResult
+	h, err := b.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: job, UpdateName: jobapi.MessageUpdate,
 		UpdateID: msg.ID, Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, &res)
@@ -131,7 +131,7 @@ func (b *Bot) sendMessage(ctx context.Context, job string, msg workflows.Message
 }
 
 // messageOutcome says what became of a message.
-func messageOutcome(res workflows.MessageResult, err error, job, refused string) string {
+func messageOutcome(res jobapi.MessageResult, err error, job, refused string) string {
 	shown := display.Line(job, 200)
 	switch {
 	case refused == NotApprover:

@@ -17,7 +17,7 @@ import (
 
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/notify/slack/slacktest"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // The message Update itself, against real conversing jobs, is tested in
@@ -92,26 +92,26 @@ func TestThreadJob(t *testing.T) {
 func TestMessageOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		res     workflows.MessageResult
+		res     jobapi.MessageResult
 		err     error
 		refused string
 		want    string
 	}{
-		{"delivered", workflows.MessageResult{Seq: 3, Delivery: "next", Queued: 1}, nil, "",
+		{"delivered", jobapi.MessageResult{Seq: 3, Delivery: "next", Queued: 1}, nil, "",
 			"delivered to job job-1: it works on it now (message 3)"},
-		{"queued", workflows.MessageResult{Seq: 2, Delivery: "queued", Queued: 1}, nil, "",
+		{"queued", jobapi.MessageResult{Seq: 2, Delivery: "queued", Queued: 1}, nil, "",
 			"queued for job job-1: it reads it after what it runs now (message 2; 1 waiting)"},
-		{"duplicate", workflows.MessageResult{Seq: 2, Delivery: "duplicate"}, nil, "",
+		{"duplicate", jobapi.MessageResult{Seq: 2, Delivery: "duplicate"}, nil, "",
 			"already received by job job-1 (message 2): counted once"},
-		{"not an approver", workflows.MessageResult{}, temporal.NewApplicationError("refused: …", "Refused"), NotApprover,
+		{"not an approver", jobapi.MessageResult{}, temporal.NewApplicationError("refused: …", "Refused"), NotApprover,
 			"refused: you are not in SLACK_APPROVERS: only approvers may send a job messages. The job recorded your message and did not read it."},
-		{"approvers unknown", workflows.MessageResult{}, temporal.NewApplicationError("refused: …", "Refused"), "could not check SLACK_APPROVERS: down",
+		{"approvers unknown", jobapi.MessageResult{}, temporal.NewApplicationError("refused: …", "Refused"), "could not check SLACK_APPROVERS: down",
 			"refused: could not check SLACK_APPROVERS: down. The job recorded your message and did not read it."},
-		{"ended", workflows.MessageResult{}, serviceerror.NewNotFound("workflow execution already completed"), "",
+		{"ended", jobapi.MessageResult{}, serviceerror.NewNotFound("workflow execution already completed"), "",
 			"not delivered: job job-1 has ended (or never existed)"},
-		{"the job's refusal", workflows.MessageResult{}, temporal.NewApplicationError("not applied: the message has no text", "NotApplied"), "",
+		{"the job's refusal", jobapi.MessageResult{}, temporal.NewApplicationError("not applied: the message has no text", "NotApplied"), "",
 			"not applied: the message has no text"},
-		{"unreachable", workflows.MessageResult{}, errors.New("connection refused"), "",
+		{"unreachable", jobapi.MessageResult{}, errors.New("connection refused"), "",
 			"not delivered: could not reach the job: connection refused"},
 	} {
 		assert.Equal(t, tc.want, messageOutcome(tc.res, tc.err, "job-1", tc.refused), tc.name)

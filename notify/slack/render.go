@@ -15,7 +15,7 @@ import (
 
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // Action IDs of the message's buttons and the block that holds them.
@@ -198,7 +198,7 @@ func slackDate(t time.Time, format string) string {
 
 // inputModal shows the full input of a call, pretty-printed, in as many
 // sections as Block Kit allows, truncated with a count beyond that.
-func inputModal(job string, p workflows.PendingAsk) slack.ModalViewRequest {
+func inputModal(job string, p jobapi.PendingAsk) slack.ModalViewRequest {
 	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(headerText(display.Line(job, 200), p.Tool, display.SafeLine(p.Summary))), nil, nil)}
 	rest := display.Input(p.Input)
 	// Beyond what a modal holds, the head and the tail of the input, with

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/notify"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 var deadline = time.Date(2026, 11, 30, 14, 3, 7, 0, time.UTC)
@@ -219,7 +219,7 @@ func TestDecidedMessage(t *testing.T) {
 func TestInputModal(t *testing.T) {
 	big := strings.Repeat("x", 200_000)
 	in, _ := json.Marshal(map[string]string{"file_path": "big.txt", "content": big})
-	m := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Write", Summary: "Write big.txt", Input: in})
+	m := inputModal("job-1", jobapi.PendingAsk{CallID: "w1", Tool: "Write", Summary: "Write big.txt", Input: in})
 	assert.LessOrEqual(t, len(m.Blocks.BlockSet), maxModalBlocks)
 	assert.LessOrEqual(t, utf8.RuneCountInString(m.Title.Text), 24, "modal titles hold 24 characters")
 	js := blocksJSON(t, m.Blocks.BlockSet)
@@ -231,7 +231,7 @@ func TestInputModal(t *testing.T) {
 			assert.LessOrEqual(t, utf8.RuneCountInString(s.Text.Text), 3000)
 		}
 	}
-	small := inputModal("job-1", workflows.PendingAsk{CallID: "w1", Tool: "Bash", Summary: "Bash ls -la", Input: json.RawMessage(`{"command":"ls -la"}`)})
+	small := inputModal("job-1", jobapi.PendingAsk{CallID: "w1", Tool: "Bash", Summary: "Bash ls -la", Input: json.RawMessage(`{"command":"ls -la"}`)})
 	assert.Contains(t, blocksJSON(t, small.Blocks.BlockSet), "```command: ls -la```")
 }
 
@@ -293,7 +293,7 @@ func TestSlackShowsCommandsEscaped(t *testing.T) {
 			assert.NotContains(t, shown, raw, "Slack got %q raw", raw)
 		}
 	}
-	m := inputModal("job-esc", workflows.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash: " + hostile, Input: in})
+	m := inputModal("job-esc", jobapi.PendingAsk{CallID: "c1", Tool: "Bash", Summary: "Bash: " + hostile, Input: in})
 	js := blocksJSON(t, m.Blocks.BlockSet)
 	assert.Contains(t, js, strings.Trim(mustJSON("```command: "+hostileShown+"```"), `"`), "View input shows the whole input, escaped")
 	for _, raw := range []string{"\x1b", "\r", "\x07", "\u202e", "\u200d"} {

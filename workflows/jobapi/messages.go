@@ -1,4 +1,4 @@
-package workflows
+package jobapi
 
 import "time"
 
@@ -49,9 +49,6 @@ const (
 	DefaultIdleLimit = 7 * 24 * time.Hour
 	// MaxMessageBytes caps one message's text: it travels in history.
 	MaxMessageBytes = 64 << 10
-	// maxMessageIDs is how many message IDs a job remembers to count a
-	// message sent twice once.
-	maxMessageIDs = 500
 )
 
 // Phases of a job people see in status (State) besides the working ones.
