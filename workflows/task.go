@@ -66,6 +66,7 @@ func (j *job) runTask(ctx workflow.Context, callID string, input json.RawMessage
 		return api.ToolResult{}, err
 	}
 	defer func() { j.tasks.Running-- }()
+	cin.Mode = subagent.Narrower(cin.Mode, j.st.Mode) // narrowed while it waited its turn
 	var wt *api.WorktreeResult
 	if in.Isolation != "" {
 		if wt, err = j.makeWorktree(ctx, childID); err != nil || wt.Refused != "" {
@@ -88,7 +89,9 @@ func (j *job) runTask(ctx workflow.Context, callID string, input json.RawMessage
 		StaticSummary:       "subagent of " + j.id + ": " + in.Description,
 	})
 	var res JobResult
-	err = workflow.ExecuteChildWorkflow(cctx, WorkflowName, cin).Get(ctx, &res)
+	f := workflow.ExecuteChildWorkflow(cctx, WorkflowName, cin)
+	j.tasks.Started(callID, f)
+	err = f.Get(ctx, &res)
 	j.addChildUsage(ctx, res.Usage)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -144,4 +147,12 @@ func (j *job) taskResult(childID string, in api.TaskInput, res JobResult, wt *ap
 	fmt.Fprintf(&b, " Tokens: %d.", res.Usage.TotalTokens)
 	b.WriteString(subagent.WorktreeResult(wt))
 	return b.String()
+}
+
+// narrowByParent takes the mode a parent switched to where it is narrower
+// than this child's own (subagent.ParentModeSignal).
+func (j *job) narrowByParent(ctx workflow.Context, p subagent.ParentMode) {
+	if mode, ok := subagent.NarrowedBy(j.st.Mode, p.Mode); ok {
+		j.setMode(ctx, mode, ModeChange{By: p.By, Channel: "its parent " + p.Parent})
+	}
 }

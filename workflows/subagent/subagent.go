@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 )
@@ -109,6 +111,8 @@ type Tasks struct {
 	// started.
 	children map[string]*ChildInfo
 	order    []string
+	// futures are the started children's (mode.go).
+	futures map[string]workflow.ChildWorkflowFuture
 }
 
 // ChildInfo is a running child, as the parent's status lists it.
@@ -137,6 +141,7 @@ func (t *Tasks) Add(c *ChildInfo) {
 // Remove takes a child off the list.
 func (t *Tasks) Remove(callID string) {
 	delete(t.children, callID)
+	delete(t.futures, callID)
 	t.order = slices.DeleteFunc(t.order, func(s string) bool { return s == callID })
 }
 
