@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/model"
 	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/hooks/command"
@@ -82,7 +83,7 @@ func reduceHookInputs(bs toolkit.Blobs, p hooks.Payload, resp *api.HookResponse)
 			return in, nil
 		}
 		tc := openai.ToolCall{Function: openai.FunctionCall{Name: p.Tool, Arguments: string(in)}}
-		err := reduceCall(bs, &tc)
+		err := model.ReduceCall(bs, &tc)
 		return json.RawMessage(tc.Function.Arguments), err
 	}
 	var err error

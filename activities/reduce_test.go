@@ -2,6 +2,8 @@ package activities
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -24,8 +26,10 @@ import (
 // a real HTTP server, and returns the reduced response.
 func chatOnce(t *testing.T, ws, body string) api.ModelResponse {
 	t.Helper()
-	fake := &fakeOpenAI{status: 200, body: body}
-	srv := httptest.NewServer(fake)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	}))
 	defer srv.Close()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -105,9 +109,9 @@ func TestModelTextAnswerRoundTrip(t *testing.T) {
 	resp := chatOnce(t, ws, completion(t, "stop", openai.ChatCompletionMessage{Role: "assistant", Content: text}))
 	assert.Less(t, len(resp.Message.Content), api.TextHeadInline+300)
 	bs := toolkit.Blobs{Dir: api.BlobDirOf(api.JobFiles{}, ws, "job1")}
-	msgs, err := expandMessages(bs, []openai.ChatCompletionMessage{resp.Message})
+	whole, err := bs.ExpandText(resp.Message.Content)
 	require.NoError(t, err)
-	assert.Equal(t, text, msgs[0].Content)
+	assert.Equal(t, text, whole)
 }
 
 // A hook judges the whole call: the content kept out of history as a blob

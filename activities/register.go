@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/model"
 )
 
 // Registrar is what both a worker and the test environment offer.
@@ -13,7 +14,7 @@ type Registrar interface {
 
 // Set is every activity a worker serves, built once from its dependencies.
 type Set struct {
-	Model    *Model
+	Model    *model.Model
 	Tools    *Tools
 	Settings *Settings
 	Hooks    *Hooks

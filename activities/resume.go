@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/transcript"
 )
 
 // resumed reads what an ended job left in its files, for the run that
@@ -19,14 +20,14 @@ func resumed(files api.JobFiles) (*api.Resumed, error) {
 	if _, err := os.Stat(files.Transcript); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	msgs, err := loadUpTo(api.Conversation{Files: files}, int(^uint(0)>>1))
+	msgs, err := transcript.LoadUpTo(api.Conversation{Files: files}, int(^uint(0)>>1))
 	if err != nil {
 		return nil, err
 	}
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	auditSeq, err := lastSeq(files.Audit)
+	auditSeq, err := transcript.LastSeq(files.Audit)
 	if err != nil {
 		return nil, fmt.Errorf("read the audit of the ended job: %w", err)
 	}

@@ -1,4 +1,4 @@
-package activities
+package model
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func benchTurn(b *testing.B, paced, streamed bool) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	m := NewModel(base, "k", "m", nil)
+	m := New(base, "k", "m", nil)
 	if streamed {
 		m.Stream = stream.NewHub(stream.Limits{})
 		sub := m.Stream.Subscribe("job1")

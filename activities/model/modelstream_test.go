@@ -1,4 +1,4 @@
-package activities
+package model
 
 import (
 	"encoding/json"
@@ -68,14 +68,14 @@ func TestChatStreamMatchesPlain(t *testing.T) {
 			require.NoError(t, err)
 			defer srv.Close()
 
-			plain := NewModel(base, "k", "m", nil)
+			plain := New(base, "k", "m", nil)
 			want, err := runChat(t, plain, jobRequest(t.TempDir()))
 			require.NoError(t, err)
 
 			hub := stream.NewHub(stream.Limits{})
 			sub := hub.Subscribe("job1")
 			defer sub.Close()
-			streamed := NewModel(base, "k", "m", nil)
+			streamed := New(base, "k", "m", nil)
 			streamed.Stream = hub
 			got, err := runChat(t, streamed, jobRequest(t.TempDir()))
 			require.NoError(t, err)
@@ -140,9 +140,9 @@ func TestChatStreamErrorsAsPlain(t *testing.T) {
 			fake := &fakeOpenAI{status: tc.status, body: tc.body}
 			srv := httptest.NewServer(fake)
 			defer srv.Close()
-			plain := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			plain := New(srv.URL+"/v1", "k", "m", srv.Client())
 			_, plainErr := runChat(t, plain, jobRequest(t.TempDir()))
-			streamed := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			streamed := New(srv.URL+"/v1", "k", "m", srv.Client())
 			streamed.Stream = stream.NewHub(stream.Limits{})
 			_, streamErr := runChat(t, streamed, jobRequest(t.TempDir()))
 			require.Equal(t, tc.want, errorClass(plainErr), "plain: %v", plainErr)
@@ -170,7 +170,7 @@ func TestChatStreamGarbage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(&fakeOpenAI{status: 200, body: tc.body})
 			defer srv.Close()
-			m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			m := New(srv.URL+"/v1", "k", "m", srv.Client())
 			m.Stream = stream.NewHub(stream.Limits{})
 			_, err := runChat(t, m, jobRequest(t.TempDir()))
 			require.Equal(t, tc.want, errorClass(err), "%v", err)
@@ -195,7 +195,7 @@ func TestChatStreamRestart(t *testing.T) {
 	hub := stream.NewHub(stream.Limits{})
 	sub := hub.Subscribe("job1")
 	defer sub.Close()
-	m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+	m := New(srv.URL+"/v1", "k", "m", srv.Client())
 	m.Stream = hub
 	ws := t.TempDir()
 	_, err := runChat(t, m, jobRequest(ws))
@@ -259,13 +259,13 @@ func TestChatStreamTakesALargePlainCompletion(t *testing.T) {
 			}))
 			defer srv.Close()
 			ws := t.TempDir()
-			want, err := runChat(t, NewModel(srv.URL+"/v1", "k", "m", srv.Client()), jobRequest(ws))
+			want, err := runChat(t, New(srv.URL+"/v1", "k", "m", srv.Client()), jobRequest(ws))
 			require.NoError(t, err)
 			require.Zero(t, streamed.Load())
 			hub := stream.NewHub(stream.Limits{MaxText: 8 << 20, MaxPending: 8 << 20})
 			sub := hub.Subscribe("job1")
 			defer sub.Close()
-			m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+			m := New(srv.URL+"/v1", "k", "m", srv.Client())
 			m.Stream = hub
 			got, err := runChat(t, m, jobRequest(ws))
 			require.NoError(t, err, "the streamed request")
@@ -293,7 +293,7 @@ func TestChatStreamEventStreamIsAStream(t *testing.T) {
 		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]}`)
 	}))
 	defer srv.Close()
-	m := NewModel(srv.URL+"/v1", "k", "m", srv.Client())
+	m := New(srv.URL+"/v1", "k", "m", srv.Client())
 	m.Stream = stream.NewHub(stream.Limits{})
 	_, err := runChat(t, m, jobRequest(t.TempDir()))
 	require.Equal(t, api.ModelGarbageErrorType, errorClass(err), "%v", err)

@@ -1,4 +1,4 @@
-package activities
+package model
 
 import (
 	"encoding/json"
@@ -88,12 +88,12 @@ func TestModelChat(t *testing.T) {
 
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestActivityEnvironment()
-			m := NewModel(srv.URL+"/v1", "test-key", "test-model", srv.Client())
+			m := New(srv.URL+"/v1", "test-key", "test-model", srv.Client())
 			env.RegisterActivity(m.Chat)
 
 			req := api.ModelRequest{
 				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "fix the test"}},
-				Tools:    ToolDefinitions(),
+				Tools:    toolsNamed(api.ToolNames()),
 			}
 			val, err := env.ExecuteActivity(m.Chat, req)
 			// Exactly one HTTP call: no retry loop below Temporal.
@@ -162,7 +162,7 @@ func TestModelChatOverridesModelAndOmitsParallelWithoutTools(t *testing.T) {
 	defer srv.Close()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	m := NewModel(srv.URL+"/v1", "k", "default-model", nil)
+	m := New(srv.URL+"/v1", "k", "default-model", nil)
 	env.RegisterActivity(m.Chat)
 	val, err := env.ExecuteActivity(m.Chat, api.ModelRequest{
 		Model:    "other-model",
@@ -187,7 +187,7 @@ func TestModelChatNetworkErrorIsRetryable(t *testing.T) {
 	srv.Close()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	m := NewModel(url+"/v1", "k", "m", nil)
+	m := New(url+"/v1", "k", "m", nil)
 	env.RegisterActivity(m.Chat)
 	_, err := env.ExecuteActivity(m.Chat, api.ModelRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}})
 	require.Error(t, err)
@@ -195,4 +195,14 @@ func TestModelChatNetworkErrorIsRetryable(t *testing.T) {
 	require.True(t, errors.As(err, &appErr), "got %T: %v", err, err)
 	require.False(t, appErr.NonRetryable(), "network errors must be retryable: %v", err)
 	require.Contains(t, err.Error(), "connection refused")
+}
+
+// toolsNamed are function tools of those names, as a request offers them.
+func toolsNamed(names []string) []openai.Tool {
+	var out []openai.Tool
+	for _, n := range names {
+		out = append(out, openai.Tool{Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{Name: n, Parameters: json.RawMessage(`{"type":"object"}`)}})
+	}
+	return out
 }

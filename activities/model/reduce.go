@@ -1,4 +1,4 @@
-package activities
+package model
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/activities/toolkit"
+	"github.com/custos-dev/custos/activities/transcript"
 )
 
 // Limits of a reduced answer, as it travels through history.
@@ -38,7 +39,7 @@ func reduceAnswer(bs toolkit.Blobs, out *api.ModelResponse) error {
 		refuseCutCalls(msg.ToolCalls)
 	}
 	for i := range msg.ToolCalls {
-		if err := reduceCall(bs, &msg.ToolCalls[i]); err != nil {
+		if err := ReduceCall(bs, &msg.ToolCalls[i]); err != nil {
 			return err
 		}
 	}
@@ -79,10 +80,10 @@ func cutRefused(args string) string {
 	return string(b)
 }
 
-// reduceCall stores the large contents of a Write or Edit as blobs, and
+// ReduceCall stores the large contents of a Write or Edit as blobs, and
 // refuses a call whose content is over api.MaxBlobField or whose other
 // arguments are too large to travel.
-func reduceCall(bs toolkit.Blobs, tc *openai.ToolCall) error {
+func ReduceCall(bs toolkit.Blobs, tc *openai.ToolCall) error {
 	args := tc.Function.Arguments
 	if len(args) <= api.BlobFieldMin {
 		return nil
@@ -162,7 +163,7 @@ func expandMessages(bs toolkit.Blobs, msgs []openai.ChatCompletionMessage) ([]op
 		}
 		e, err := expandMessage(bs, m)
 		if err != nil {
-			return nil, transcriptError("message %d of the conversation: %v", i+1, err)
+			return nil, transcript.Errorf("message %d of the conversation: %v", i+1, err)
 		}
 		if out == nil {
 			out = append([]openai.ChatCompletionMessage(nil), msgs...)

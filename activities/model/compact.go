@@ -1,4 +1,4 @@
-package activities
+package model
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/activities/toolkit"
+	"github.com/custos-dev/custos/activities/transcript"
 )
 
 const compactionHeader = "[custos compaction: messages %d-%d summarised; the conversation goes on from message %d]\n"
@@ -26,7 +27,7 @@ func (m *Model) Compact(ctx context.Context, req api.CompactRequest) (api.Compac
 	c := req.Conversation
 	// One read: the conversation, and the summary a previous attempt may
 	// have stored after it.
-	all, err := loadUpTo(c, c.Total+1)
+	all, err := transcript.LoadUpTo(c, c.Total+1)
 	if err != nil {
 		return api.CompactResult{}, err
 	}
@@ -65,7 +66,7 @@ func (m *Model) Compact(ctx context.Context, req api.CompactRequest) (api.Compac
 	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Name: api.CompactionName,
 		Content: fmt.Sprintf(compactionHeader, 3, cut, cut+1) + summary}
 	store := api.Conversation{Workspace: c.Workspace, JobID: c.JobID, Files: c.Files, FirstSeq: summarySeq, Append: []openai.ChatCompletionMessage{msg}}
-	if err := appendMessages(store); err != nil {
+	if err := transcript.Append(store); err != nil {
 		return api.CompactResult{}, err
 	}
 	res := compaction{seq: summarySeq, from: cut + 1, summary: summary, msg: msg}

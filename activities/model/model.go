@@ -1,4 +1,7 @@
-package activities
+// Package model is the model call: the chat completion activity (streamed
+// or not, its errors classified for Temporal's retries), the compaction
+// of a conversation, and the reduction of large answers to blobs.
+package model
 
 import (
 	"cmp"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/activities/toolkit"
+	"github.com/custos-dev/custos/activities/transcript"
 	"github.com/custos-dev/custos/stream"
 )
 
@@ -34,14 +38,17 @@ type Model struct {
 	// Serve, when set, serves Stream's text to followers on other hosts:
 	// the heartbeat says where (api.ModelProgress).
 	Serve *stream.Server
+	// Offer is the tools a request offers besides its own (custos' tools
+	// and Task, as activities.NewModel sets it); nil: only the request's.
+	Offer func(api.ModelRequest) []openai.Tool
 }
 
-// NewModel builds the activity. baseURL "" means OpenAI's; httpClient nil
+// New builds the activity. baseURL "" means OpenAI's; httpClient nil
 // means http.DefaultClient's behaviour. go-openai v1.43 has no retry loop of
 // its own (its Client.sendRequest does one HTTP round trip), so every retry
 // is Temporal's, visible in history and governed by the activity's retry
 // policy. Do not pass an httpClient whose transport retries.
-func NewModel(baseURL, apiKey, model string, httpClient *http.Client) *Model {
+func New(baseURL, apiKey, model string, httpClient *http.Client) *Model {
 	cfg := openai.DefaultConfig(apiKey)
 	if baseURL != "" {
 		cfg.BaseURL = baseURL
@@ -69,7 +76,11 @@ func (m *Model) Chat(ctx context.Context, req api.ModelRequest) (api.ModelRespon
 		// spending the activity's retries.
 		return api.ModelResponse{}, toolkit.ClassifyDiskFull(err)
 	}
-	tools := append(offeredTools(req), req.Tools...)
+	var tools []openai.Tool
+	if m.Offer != nil {
+		tools = m.Offer(req)
+	}
+	tools = append(tools, req.Tools...)
 	creq := openai.ChatCompletionRequest{Model: name, Messages: msgs, Tools: tools}
 	if len(tools) > 0 {
 		// The workflow runs independent calls in parallel; let the model
@@ -117,7 +128,7 @@ func (m *Model) messages(req api.ModelRequest) ([]openai.ChatCompletionMessage, 
 	if req.Conversation == nil {
 		return req.Messages, nil
 	}
-	all, err := loadConversation(*req.Conversation)
+	all, err := transcript.Load(*req.Conversation)
 	if err != nil {
 		return nil, err
 	}

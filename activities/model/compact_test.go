@@ -1,4 +1,4 @@
-package activities
+package model
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/activities/transcript"
 )
 
 // A retried compaction finds the summary its first attempt stored after the
@@ -25,9 +26,9 @@ func TestCompactRetryReusesStoredSummary(t *testing.T) {
 	summary := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Name: api.CompactionName,
 		Content: fmt.Sprintf(compactionHeader, 3, 3, 4) + "the summary"}
 	stored := api.Conversation{Workspace: ws, JobID: "j", FirstSeq: 1, Append: append(append([]openai.ChatCompletionMessage(nil), msgs...), summary)}
-	require.NoError(t, appendMessages(stored))
+	require.NoError(t, transcript.Append(stored))
 
-	m := NewModel("http://127.0.0.1:1/v1", "k", "m", nil)
+	m := New("http://127.0.0.1:1/v1", "k", "m", nil)
 	res, err := m.Compact(context.Background(), api.CompactRequest{
 		Conversation: api.Conversation{Workspace: ws, JobID: "j", Total: len(msgs)}, Window: 100000, KeepTokens: 10,
 	})
