@@ -188,7 +188,7 @@ func closedText(r DecideResult, timeout time.Duration) string {
 	at := r.At.UTC().Format("15:04:05 UTC")
 	switch r.Answer {
 	case answerTimeout:
-		return fmt.Sprintf("denied by the %s timer at %s (nobody answered in time)", cmp.Or(r.timeout, timeout), at)
+		return fmt.Sprintf("denied by the %s timer at %s (nobody answered in time)", cmp.Or(r.Timeout, timeout), at)
 	case answerCanceled:
 		return fmt.Sprintf("denied at %s: the job was canceled", at)
 	case answerInterrupted:
@@ -365,11 +365,11 @@ func (j *job) status() Status {
 	}
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
 	s.Runs, s.Turns = j.st.Runs, j.st.TurnSeqs
-	s.Files, s.Instructions = j.st.files(j.in.Workspace, j.id), j.st.Instructions
+	s.Files, s.Instructions = j.st.JobFiles(j.in.Workspace, j.id), j.st.Instructions
 	s.Grants = j.statusGrants()
 	s.Queued, s.Messages = len(j.st.Queue), max(j.st.MessageSeq, 1)
 	s.Budget = j.budgetStatus()
-	s.Parent, s.Children = j.in.Parent.ref(), j.tasks.List()
+	s.Parent, s.Children = j.in.Parent.Ref(), j.tasks.List()
 	if j.st.Waiting && j.phase == PhaseWaitingMessage {
 		s.WaitingSince, s.IdleUntil = j.st.WaitSince, j.st.WaitSince.Add(j.idleLimit())
 	}
