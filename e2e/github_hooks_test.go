@@ -142,7 +142,8 @@ type ghSetup struct {
 	answered atomic.Int32
 }
 
-func startGitHubHooks(t testing.TB, model demomodel.Handler) *ghSetup {
+// extra is more of triggers.github ("\"maxRunning\":1,"), or "".
+func startGitHubHooks(t testing.TB, model demomodel.Handler, extra string) *ghSetup {
 	t.Helper()
 	srv := embedded(testenv.StartServer(t, devserver.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db"), UIPort: -1}))
 	s := &ghSetup{c: testenv.Dial(t, srv), cfgDir: t.TempDir(), ws: testenv.Workspace(t)}
@@ -150,8 +151,8 @@ func startGitHubHooks(t testing.TB, model demomodel.Handler) *ghSetup {
 	s.github, apiURL = startFakeGitHub(t)
 	t.Setenv("CUSTOS_E2E_GH_SECRET", ghSecret)
 	t.Setenv("CUSTOS_E2E_GH_TOKEN", "ghp-e2e")
-	settings := fmt.Sprintf(`{"permissions":{"defaultMode":"plan"},"triggers":{"github":{"secret":"${CUSTOS_E2E_GH_SECRET}",`+
-		`"token":"${CUSTOS_E2E_GH_TOKEN}","apiURL":%q,"repositories":{"Codertocat/Hello-World":%q}}}}`, apiURL, s.ws)
+	settings := fmt.Sprintf(`{"permissions":{"defaultMode":"plan"},"triggers":{"github":{"secret":"${CUSTOS_E2E_GH_SECRET}",%s`+
+		`"token":"${CUSTOS_E2E_GH_TOKEN}","apiURL":%q,"repositories":{"Codertocat/Hello-World":%q}}}}`, extra, apiURL, s.ws)
 	require.NoError(t, os.MkdirAll(filepath.Join(s.cfgDir, "custos"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(s.cfgDir, "custos", "settings.json"), []byte(settings), 0o600))
 	gh, err := app.StartGitHubHooks(s.c, "127.0.0.1:0", s.cfgDir, testenv.Logger())
@@ -176,7 +177,7 @@ func numbered() demomodel.Handler {
 const issuePath = "/repos/codertocat/hello-world/issues/1/comments"
 
 func TestGitHubHooks(t *testing.T) {
-	s := startGitHubHooks(t, numbered())
+	s := startGitHubHooks(t, numbered(), `"maxRunning":1,`)
 	id := ghhooks.JobID("Codertocat/Hello-World", 1)
 	ctx := context.Background()
 
@@ -201,6 +202,11 @@ func TestGitHubHooks(t *testing.T) {
 	code, body = deliver(t, s.addr, "ign-3", other, "")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "not in triggers.github.repositories")
+	stranger := ghExample(t, "@custos fix it", 0)
+	stranger["comment"].(map[string]any)["author_association"] = "NONE"
+	code, body = deliver(t, s.addr, "ign-4", stranger, "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "allowedAssociations")
 	_, err := s.c.DescribeWorkflowExecution(ctx, id, "")
 	require.Error(t, err, "none of these started a job")
 	_, err = s.c.DescribeWorkflowExecution(ctx, ghhooks.JobID("Codertocat/Other", 1), "")
@@ -234,6 +240,17 @@ func TestGitHubHooks(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, code)
 	assert.Contains(t, body, `"duplicate"`)
 
+	// maxRunning 1: another issue's mention starts nothing, and the issue
+	// is told custos is busy; a message to the running job still goes.
+	code, body = deliver(t, s.addr, "busy-1", ghExample(t, "@custos look at this too", 2), "")
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"busy"`)
+	_, err = s.c.DescribeWorkflowExecution(ctx, ghhooks.JobID("Codertocat/Hello-World", 2), "")
+	require.Error(t, err, "maxRunning refused the start")
+	busyPath := "/repos/Codertocat/Hello-World/issues/2/comments"
+	require.Eventually(t, func() bool { return len(s.github.on(busyPath)) == 1 }, 10*time.Second, 20*time.Millisecond, "the issue was not told")
+	assert.Contains(t, s.github.on(busyPath)[0], "custos is busy")
+
 	// A later mention is a message to the same job, by the comment's author.
 	code, body = deliver(t, s.addr, "d-2", ghExample(t, "@custos and the typo in the title too", 0), "")
 	require.Equal(t, http.StatusAccepted, code, body)
@@ -251,6 +268,10 @@ func TestGitHubHooks(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"github:Codertocat via github"}, by)
+	// Nor does a stranger's comment reach the running job.
+	code, body = deliver(t, s.addr, "ign-5", stranger, "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `"ignored"`)
 
 	// An ended job goes on with the next mention, as starter say does.
 	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.EndUpdate,
@@ -280,7 +301,7 @@ func BenchmarkGitHubHookToModel(b *testing.B) {
 	s := startGitHubHooks(b, func(openai.ChatCompletionRequest) (demomodel.Reply, error) {
 		asked <- time.Now()
 		return demomodel.Say("ok"), nil
-	})
+	}, fmt.Sprintf(`"maxRunning":%d,`, ghhooks.MaxMaxRunning))
 	payloads := map[int][]byte{}
 	for i := 1; i <= b.N+3; i++ {
 		payloads[i], _ = json.Marshal(ghExample(b, "@custos take a look", 100+i))

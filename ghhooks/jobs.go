@@ -30,6 +30,8 @@ type Comment struct {
 	PullRequest     bool
 	// Author is the comment's author's login, Text its body.
 	Author, Text string
+	// Association is the author's author_association with the repository.
+	Association string
 }
 
 // What Dispatch did.
@@ -39,7 +41,16 @@ const (
 	Resumed   = "resumed"   // the issue's ended job goes on with the comment
 	Duplicate = "duplicate" // this delivery was counted already
 	Refused   = "refused"   // the job refused the message (it says why)
+	Busy      = "busy"      // maxRunning GitHub jobs are open: nothing started
 )
+
+// BusyError is what admit returns when a comment would start a run while
+// Max GitHub-started jobs are open.
+type BusyError struct{ Open, Max int }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%d GitHub-started jobs are open (triggers.github.maxRunning %d): no new one starts until one ends", e.Open, e.Max)
+}
 
 // Outcome is what became of a comment.
 type Outcome struct {
@@ -65,12 +76,17 @@ type Jobs struct {
 
 // Dispatch starts the issue's job, or gives its job the comment: as a
 // message when it runs, as the next message of a new run when it ended.
-func (j *Jobs) Dispatch(ctx context.Context, c Comment) (Outcome, error) {
+// Before it starts a run (a new job, or an ended job's next run) it asks
+// admit, and returns admit's error without starting.
+func (j *Jobs) Dispatch(ctx context.Context, c Comment, admit Admit) (Outcome, error) {
 	id := JobID(c.Repo, c.Issue)
 	d, err := j.Client.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
+		if err := admit(ctx, id); err != nil {
+			return Outcome{}, err
+		}
 		return j.start(ctx, id, c)
 	case err != nil:
 		return Outcome{}, fmt.Errorf("look up job %s: %w", id, err)
@@ -79,7 +95,29 @@ func (j *Jobs) Dispatch(ctx context.Context, c Comment) (Outcome, error) {
 	case d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		return j.message(ctx, id, c)
 	}
+	if err := admit(ctx, id); err != nil {
+		return Outcome{}, err
+	}
 	return j.resume(ctx, id, c)
+}
+
+// Admit lets job start a run, or says why not (a *BusyError).
+type Admit func(ctx context.Context, job string) error
+
+// Running lists the GitHub-started jobs that are open (running) now:
+// custos jobs named github-…, from one visibility listing (the latest page
+// holds MaxMaxRunning; past it the count is at least that).
+func (j *Jobs) Running(ctx context.Context) ([]string, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH '%s'", jobapi.WorkflowName, jobPrefixAll)
+	resp, err := j.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, PageSize: MaxMaxRunning})
+	if err != nil {
+		return nil, fmt.Errorf("list open GitHub jobs: %w", err)
+	}
+	var ids []string
+	for _, e := range resp.GetExecutions() {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
+	}
+	return ids, nil
 }
 
 // startedBy is the delivery that started the described run ("" for none).

@@ -16,11 +16,14 @@ func JobID(repo string, issue int) string {
 	return jobPrefix(strings.ToLower(repo)) + strconv.Itoa(issue)
 }
 
+// jobPrefixAll begins every issue's job ID.
+const jobPrefixAll = "github-"
+
 // jobPrefix is the part of a job ID before the issue's number: "github-",
 // owner, "-", name, "-", lower case, any other character a '-'.
 func jobPrefix(repo string) string {
 	var b strings.Builder
-	b.WriteString("github-")
+	b.WriteString(jobPrefixAll)
 	for _, r := range strings.ToLower(repo) {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
