@@ -21,8 +21,9 @@ const maxPackageLines = 4000
 // pinned, each with its count then as its ceiling: they may shrink, never
 // grow. Each comes off this list once it is split (issue 42, item 7).
 var oversized = map[string]int{
-	// The job's workflow: conversations, MCP and checkpoints grew it.
-	"workflows": 6463,
+	// The job's workflow: conversations, MCP and checkpoints grew it
+	// (6,463 lines; its client-facing API went to workflows/jobapi).
+	"workflows": 5729,
 }
 
 // No package of the module holds more than maxPackageLines product lines,
