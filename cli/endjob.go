@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // endAttempts bounds how often the end Update is sent again after the
@@ -24,12 +24,12 @@ const endAttempts = 5
 // one ID however often it is sent, so it counts once. The server drops an
 // Update's answer when the workflow task that carried it fails ("unexpected
 // workflow task failure", WorkflowNotReady): then it is sent again.
-func sendEnd(ctx context.Context, c client.Client, id string, e workflows.End) (workflows.EndResult, error) {
+func sendEnd(ctx context.Context, c client.Client, id string, e jobapi.End) (jobapi.EndResult, error) {
 	updateID := "end-" + strings.TrimPrefix(newMessageID(), "msg-")
 	for attempt := 1; ; attempt++ {
-		var res workflows.EndResult
+		var res jobapi.EndResult
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID,
-			UpdateName: workflows.EndUpdate, Args: []any{e}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			UpdateName: jobapi.EndUpdate, Args: []any{e}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(ctx, &res)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // busyModel keeps a job busy: every answer asks for a Read after a short,
@@ -46,7 +46,7 @@ func TestEndWhileBusyIsAnsweredAndEndsOnce(t *testing.T) {
 	for i := range jobs {
 		ws := testenv.Workspace(t)
 		id := fmt.Sprintf("end-busy-%d-%d", i, time.Now().UnixNano())
-		testenv.StartJob(t, c, id, workflows.JobInput{Task: "keep reading", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
+		testenv.StartJob(t, c, id, jobapi.JobInput{Task: "keep reading", Workspace: ws, ApprovalTimeout: 10 * time.Minute})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -70,14 +70,14 @@ func endBusy(t *testing.T, c client.Client, id string) {
 				return
 			default:
 			}
-			_ = c.SignalWorkflow(context.Background(), id, "", workflows.MessageSignal, fmt.Sprintf("note %d", n))
+			_ = c.SignalWorkflow(context.Background(), id, "", jobapi.MessageSignal, fmt.Sprintf("note %d", n))
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var res workflows.EndResult
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.EndUpdate,
-		Args: []any{workflows.End{By: "e2e"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	var res jobapi.EndResult
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.EndUpdate,
+		Args: []any{jobapi.End{By: "e2e"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
