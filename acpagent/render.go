@@ -150,9 +150,10 @@ func (s *session) locations(in callInput) []acp.ToolCallLocation {
 	return []acp.ToolCallLocation{{Path: filepath.Clean(p)}}
 }
 
-// diffOf is ACP's diff block of a Write (the whole new content; the old
-// one is not in the event) or an Edit (the replaced text and its
-// replacement).
+// diffOf is ACP's diff block of a call before it runs: a Write's whole
+// new content (its old one is not known yet: the result's diff brings
+// it, and says when the file was new) or an Edit's replaced text and its
+// replacement.
 func diffOf(tool string, in callInput, loc []acp.ToolCallLocation) []acp.ToolCallContent {
 	if len(loc) == 0 {
 		return nil
@@ -219,11 +220,38 @@ func (s *session) toolResult(e jobevents.ToolResult) {
 	if !e.OK {
 		st = acp.ToolCallStatusFailed
 	}
-	var out []acp.ToolCallContent
-	if e.Summary != "" {
-		out = []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(e.Summary))}
+	s.mu.Lock()
+	if c := s.calls[e.Call]; c != nil && e.Diff != nil {
+		c.diff = s.resultDiff(*e.Diff) // the change made, with its old text
 	}
-	s.setStatus(e.Call, st, out)
+	s.mu.Unlock()
+	s.setStatus(e.Call, st, resultContent(e))
+}
+
+// resultContent is what the editor is shown of a result: the output's
+// excerpt (it says what it cut) or, when the journal kept none, its first
+// line; a Write's or Edit's one-line confirmation when its diff shows it.
+func resultContent(e jobevents.ToolResult) []acp.ToolCallContent {
+	text := e.Output
+	if text == "" || (e.Diff != nil && e.OK) {
+		text = e.Summary
+	}
+	if text == "" {
+		return nil
+	}
+	return []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))}
+}
+
+// resultDiff is ACP's diff block of a change made: the file absolute in
+// the workspace, oldText absent for a new file.
+func (s *session) resultDiff(d jobevents.Diff) []acp.ToolCallContent {
+	loc := s.locations(callInput{FilePath: d.Path})
+	if len(loc) == 0 {
+		return nil
+	}
+	c := acp.ToolDiffContent(loc[0].Path, d.NewText)
+	c.Diff.OldText = d.OldText
+	return []acp.ToolCallContent{c}
 }
 
 // setStatus updates a call shown; content, when given, follows its diff.

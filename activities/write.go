@@ -56,10 +56,17 @@ func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult,
 	// Skip the rewrite when nothing would change: a retried Write then
 	// leaves mtime alone, and watchers see no spurious change.
 	// Limiting the read to the new length keeps this cheap: a file of
-	// another size is "too large" or differs anyway.
-	old, _, err := toolkit.ReadRegular(tgt.Root, tgt.Rel, int64(len(data)))
+	// another size is "too large" or differs anyway; a small old content
+	// also makes the change's diff.
+	old, _, err := toolkit.ReadRegular(tgt.Root, tgt.Rel, max(int64(len(data)), api.MaxDiffText))
+	oldRead := err == nil
 	if err == nil && bytes.Equal(old, data) {
-		return api.ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.Show, len(data))}, nil
+		res := api.ToolResult{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing to write", tgt.Show, len(data)), Existed: true}
+		if len(old) <= api.MaxDiffText {
+			same := string(old)
+			res.Previous = &same
+		}
+		return res, nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.log().Debug("Write: existing file not comparable", "path", tgt.Show, "err", err)
@@ -80,5 +87,10 @@ func (t *Tools) Write(ctx context.Context, req api.ToolRequest) (api.ToolResult,
 		verb = "Created"
 	}
 	t.log().Info("tool Write", "job", req.JobID, "path", tgt.Show, "bytes", len(data), "created", created)
-	return api.ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.Show, len(data))}, nil
+	res := api.ToolResult{Output: fmt.Sprintf("%s %s (%d bytes)", verb, tgt.Show, len(data)), Existed: !created}
+	if !created && oldRead && len(old) <= api.MaxDiffText {
+		prev := string(old)
+		res.Previous = &prev
+	}
+	return res, nil
 }

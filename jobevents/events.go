@@ -93,14 +93,34 @@ type Waiting struct {
 }
 
 // ToolResult is a call's result: OK false when it ran and failed or could
-// not run; Summary is the first line of its output.
+// not run; Summary is the first line of its output. Output is an excerpt
+// of the output (whole up to 4 KiB, else its first and last 2 KiB with a
+// line saying what was cut), OutputBytes its size; Diff a Write's or
+// Edit's change. The journal keeps those for its last 64 results only.
 type ToolResult struct {
-	Seq     int    `json:"seq"`
-	Turn    int    `json:"turn"`
-	Call    string `json:"call"`
-	Tool    string `json:"tool"`
-	OK      bool   `json:"ok"`
-	Summary string `json:"summary"`
+	Seq         int    `json:"seq"`
+	Turn        int    `json:"turn"`
+	Call        string `json:"call"`
+	Tool        string `json:"tool"`
+	OK          bool   `json:"ok"`
+	Summary     string `json:"summary"`
+	Output      string `json:"output,omitempty"`
+	OutputBytes int    `json:"outputBytes,omitempty"`
+	Diff        *Diff  `json:"diff,omitempty"`
+}
+
+// Diff is a file's change as an editor shows it: its path (as the call
+// named it), the text before and after — for an Edit the replaced region,
+// for a Write the whole file. OldText is absent for a new file, and when
+// the old content is not known (OldKnown false: the file was larger than
+// the journal keeps). Each side is at most 8 KiB; Cut says what was left
+// out.
+type Diff struct {
+	Path     string  `json:"path"`
+	OldText  *string `json:"oldText,omitempty"`
+	NewText  string  `json:"newText"`
+	OldKnown bool    `json:"oldKnown"`
+	Cut      string  `json:"cut,omitempty"`
 }
 
 // Answer is the job's answer to a message (or to its task). Streamed: it

@@ -37,7 +37,12 @@ func FromJournal(e jobapi.Event) Event {
 	case "ask":
 		return Waiting{Seq: e.Seq, Turn: e.Turn, Call: e.CallID, Tool: e.Tool, Summary: e.Text}
 	case "result":
-		return ToolResult{Seq: e.Seq, Turn: e.Turn, Call: e.CallID, Tool: e.Tool, OK: !e.Failed, Summary: e.Text}
+		r := ToolResult{Seq: e.Seq, Turn: e.Turn, Call: e.CallID, Tool: e.Tool, OK: !e.Failed, Summary: e.Text,
+			Output: e.Output, OutputBytes: e.OutputBytes}
+		if d := e.Diff; d != nil {
+			r.Diff = &Diff{Path: d.Path, OldText: d.OldText, NewText: d.NewText, OldKnown: d.OldKnown, Cut: d.Cut}
+		}
+		return r
 	case "answer":
 		if e.CallID == "" {
 			return Answer{Seq: e.Seq, Turn: e.Turn, Text: e.Text}

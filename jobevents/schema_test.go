@@ -2,6 +2,7 @@ package jobevents
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -64,6 +65,27 @@ func TestSchemaMatchesTheTypes(t *testing.T) {
 		refs = append(refs, strings.TrimPrefix(o.Ref, "#/$defs/"))
 	}
 	assert.ElementsMatch(t, names, refs, "oneOf names every type")
+	var diff struct {
+		Defs map[string]struct {
+			Properties map[string]struct {
+				Properties map[string]any `json:"properties"`
+				Required   []string       `json:"required"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(Schema, &diff))
+	d := diff.Defs["tool_result"].Properties["diff"]
+	var props, required []string
+	rt := reflect.TypeOf(Diff{})
+	for i := range rt.NumField() {
+		name, opts, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		props = append(props, name)
+		if opts != "omitempty" {
+			required = append(required, name)
+		}
+	}
+	assert.ElementsMatch(t, props, slices.Collect(maps.Keys(d.Properties)), "diff: properties")
+	assert.ElementsMatch(t, required, d.Required, "diff: required")
 	assert.Len(t, s.Defs, len(Types), "no definition without a Go type")
 }
 
@@ -77,6 +99,8 @@ func TestValidate(t *testing.T) {
 		Decision{Seq: 5, Turn: 1, Call: "c1", Tool: "Read", Decision: approval.Allow, Layer: approval.LayerHuman, By: "ann", Text: "allow by human ann"},
 		Waiting{Seq: 6, Turn: 1, Call: "c1", Tool: "Write", Summary: "Write: a.go"},
 		ToolResult{Seq: 7, Turn: 1, Call: "c1", Tool: "Read", OK: false, Summary: "Error: no such file"},
+		ToolResult{Seq: 7, Turn: 1, Call: "c2", Tool: "Bash", OK: true, Summary: "1 …", Output: "1\n2\n", OutputBytes: 4},
+		ToolResult{Seq: 7, Turn: 1, Call: "c3", Tool: "Write", OK: true, Summary: "Updated a", Diff: &Diff{Path: "a", OldText: new(string), NewText: "x", OldKnown: true}},
 		Answer{Seq: 8, Turn: 2, Text: "done", Streamed: true},
 		Park{Seq: 9, Turn: 2, Reason: "budget", Text: "raise it"},
 		Error{Seq: 10, Turn: 2, Text: "hook failed"},
@@ -97,15 +121,17 @@ func TestValidate(t *testing.T) {
 		assert.True(t, strings.HasPrefix(string(b), `{"type":"`+e.Type()+`"`), "%s: type first", b)
 	}
 	bad := map[string]string{
-		"unknown type":     `{"type":"nope"}`,
-		"missing required": `{"type":"job","job":"j"}`,
-		"extra property":   `{"type":"job","job":"j","workspace":"/w","x":1}`,
-		"wrong type":       `{"type":"text","turn":"2","attempt":1,"text":""}`,
-		"not an integer":   `{"type":"text","turn":1.5,"attempt":1,"text":""}`,
-		"negative":         `{"type":"text","turn":-1,"attempt":1,"text":""}`,
-		"unknown status":   `{"type":"result","job":"j","status":"fine","answer":"","turns":0,"usage":{"modelCalls":0,"promptTokens":0,"completionTokens":0,"totalTokens":0}}`,
-		"unknown decision": `{"type":"decision","seq":1,"turn":1,"call":"c","tool":"t","decision":"maybe","layer":"rules","text":""}`,
-		"not JSON":         `{"type":`,
+		"unknown type":         `{"type":"nope"}`,
+		"missing required":     `{"type":"job","job":"j"}`,
+		"extra property":       `{"type":"job","job":"j","workspace":"/w","x":1}`,
+		"wrong type":           `{"type":"text","turn":"2","attempt":1,"text":""}`,
+		"not an integer":       `{"type":"text","turn":1.5,"attempt":1,"text":""}`,
+		"negative":             `{"type":"text","turn":-1,"attempt":1,"text":""}`,
+		"unknown status":       `{"type":"result","job":"j","status":"fine","answer":"","turns":0,"usage":{"modelCalls":0,"promptTokens":0,"completionTokens":0,"totalTokens":0}}`,
+		"unknown decision":     `{"type":"decision","seq":1,"turn":1,"call":"c","tool":"t","decision":"maybe","layer":"rules","text":""}`,
+		"not JSON":             `{"type":`,
+		"diff without newText": `{"type":"tool_result","seq":1,"turn":1,"call":"c","tool":"Write","ok":true,"summary":"","diff":{"path":"a","oldKnown":true}}`,
+		"diff extra":           `{"type":"tool_result","seq":1,"turn":1,"call":"c","tool":"Write","ok":true,"summary":"","diff":{"path":"a","newText":"","oldKnown":true,"x":1}}`,
 	}
 	for name, line := range bad {
 		assert.Error(t, Validate([]byte(line)), name)

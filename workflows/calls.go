@@ -120,7 +120,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	if r, ok := j.runHooks(ctx, hooks.ToolApprovalPost, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out}); ok && r.ModifiedOutput != nil {
 		out = *r.ModifiedOutput
 	}
-	j.emit(ctx, Event{Kind: "result", CallID: id, Tool: tool, Text: firstLine(out, 160), Failed: res.IsError})
+	j.emitResult(ctx, resultEvent(id, tool, rec.Input, out, res))
 	return out
 }
 

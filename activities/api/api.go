@@ -145,6 +145,12 @@ type ToolResult struct {
 	// host to run (git hooks, config naming programs, repository pointers)
 	// and what custos did with it, one line each, for the job's record.
 	HostConfig []string `json:"hostConfig,omitempty"`
+	// Previous is set by Write: the file's content before it, when the
+	// file existed and held at most MaxDiffText bytes (for the change's
+	// diff in the job's events; nothing decides on it).
+	Previous *string `json:"previous,omitempty"`
+	// Existed is set by Write: the file was there before.
+	Existed bool `json:"existed,omitempty"`
 }
 
 // ModelRequest is one chat completion call. The conversation is read from

@@ -509,6 +509,12 @@ type Event struct {
 	InputBytes int             `json:"inputBytes,omitempty"`
 	// Failed marks a result of a call that ran and failed (or could not run).
 	Failed bool `json:"failed,omitempty"`
+	// Output is an excerpt of a result's output (api.Excerpt: its first and
+	// last api.ExcerptKeep bytes); OutputBytes its size. Diff is a Write's
+	// or Edit's change. Only the journal's last 64 results keep them.
+	Output      string        `json:"output,omitempty"`
+	OutputBytes int           `json:"outputBytes,omitempty"`
+	Diff        *api.FileDiff `json:"diff,omitempty"`
 }
 
 // MaxEventInput bounds the call arguments an event keeps: the journal
