@@ -9,6 +9,7 @@ import (
 
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/inbox"
+	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // watch attaches to a running job, whichever host started it: its events as
@@ -61,7 +62,7 @@ func (a *App) watchAll(ctx context.Context, c client.Client) error {
 					continue
 				}
 				seen[key] = true
-				fmt.Fprintf(a.Stdout, "\n[%s] %s\n    %s: waiting for approval: %s\n", display.Line(id, maxID), taskLine(st.Task, 80), shownID(p.CallID), display.SafeLine(p.Summary))
+				fmt.Fprintf(a.Stdout, "\n[%s]%s %s\n    %s: waiting for approval: %s\n", display.Line(id, maxID), subagentOf(st), taskLine(st.Task, 80), shownID(p.CallID), display.SafeLine(p.Summary))
 				if !a.Interactive {
 					if p.Preview != "" {
 						fmt.Fprintln(a.Stdout, indent(display.Safe(p.Preview), "    │ "))
@@ -80,6 +81,15 @@ func (a *App) watchAll(ctx context.Context, c client.Client) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// subagentOf names a subagent's parent (" subagent of job P (call C):"),
+// "" for a job of its own.
+func subagentOf(st jobapi.Status) string {
+	if st.Parent == nil {
+		return ""
+	}
+	return fmt.Sprintf(" subagent of job %s (its call %s):", display.Line(st.Parent.Job, maxID), shownID(st.Parent.CallID))
 }
 
 // runningJobs lists the running custos jobs' IDs, oldest first.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/workflows/jobapi"
+	"github.com/custos-dev/custos/workflows/subagent"
 )
 
 // subModel answers each job by its task (its first user message): the
@@ -129,9 +131,24 @@ func TestSubagentsThreeChildrenOneApprovedThroughStarter(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "subagent:  "+child+" (write c)")
 	assert.Contains(t, out, "starter approve "+child+" w", "the parent's status shows how to answer the child's call")
+	followed := make(chan string, 1)
+	go func() { _, out, errOut := starterAt(t, srv, "follow", id); followed <- out + errOut }()
+	require.Eventually(t, func() bool {
+		st, err := testenv.Status(c, id)
+		return err == nil && slices.ContainsFunc(st.Children, func(ch subagent.ChildInfo) bool { return len(ch.Asks) == 1 })
+	}, time.Minute, 50*time.Millisecond, "the parent's status lists the child's waiting call")
 	code, out, errOut = starterAt(t, srv, "approve", child, "w", "--by", "carol@test")
 	require.Equal(t, 0, code, "%s%s", out, errOut)
 	res := testenv.Finished(t, c, id, 2*time.Minute)
+	select {
+	case out := <-followed:
+		// The parent's terminal says which child waits, for what, and how
+		// to answer it; then how it was answered.
+		assert.Contains(t, out, "[subagent] subagent "+child+" (write c) waits for a person: call w Write c.txt — answer: starter approve "+child+" w (or deny)")
+		assert.Contains(t, out, "[subagent] subagent "+child+" (write c): its call w Write c.txt allowed by carol@test")
+	case <-time.After(time.Minute):
+		t.Fatal("starter follow did not end with the job")
+	}
 	assert.Equal(t, "all done", res.Answer)
 	got := m.toolResults("split it")
 	assert.Contains(t, got["a"], "answer of A")

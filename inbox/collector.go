@@ -42,6 +42,12 @@ type Job struct {
 	// and waits for the next message); LastAnswer what it answered last.
 	State      string
 	LastAnswer string
+	// Parent is the job that started this one as a subagent ("" for a
+	// job of its own); the page shows it under its parent.
+	Parent string
+	// ChildAsks counts its children's waiting calls: it is listed, with
+	// them under it, even when nothing of its own waits.
+	ChildAsks int
 }
 
 // WaitsForMessage reports whether the job answered and waits for the
@@ -50,7 +56,9 @@ func (j Job) WaitsForMessage() bool { return j.State == jobapi.PhaseWaitingMessa
 
 // listed reports whether the page shows j: it waits for someone, or holds
 // grants someone may want to revoke.
-func listed(j Job) bool { return len(j.Calls) > 0 || len(j.Grants) > 0 || j.WaitsForMessage() }
+func listed(j Job) bool {
+	return len(j.Calls) > 0 || len(j.Grants) > 0 || j.WaitsForMessage() || j.ChildAsks > 0
+}
 
 // Snapshot is what the page shows: the jobs with waiting calls, waiting
 // for their next message, or with live grants, oldest job first. Version changes whenever what it shows does.
@@ -265,7 +273,37 @@ func (k *Collector) collect(ctx context.Context) ([]Job, error) {
 			jobs = append(jobs, *j)
 		}
 	}
-	return jobs, nil
+	return underParents(jobs), nil
+}
+
+// underParents puts each subagent right after its parent (and its older
+// siblings), when its parent is listed; the others keep their order.
+func underParents(jobs []Job) []Job {
+	listed := map[string]bool{}
+	for _, j := range jobs {
+		listed[j.ID] = true
+	}
+	out := make([]Job, 0, len(jobs))
+	added := map[string]bool{}
+	var add func(j Job)
+	add = func(j Job) {
+		if added[j.ID] {
+			return
+		}
+		added[j.ID] = true
+		out = append(out, j)
+		for _, c := range jobs {
+			if c.Parent == j.ID && c.ID != j.ID {
+				add(c)
+			}
+		}
+	}
+	for _, j := range jobs {
+		if j.Parent == "" || !listed[j.Parent] {
+			add(j)
+		}
+	}
+	return out
 }
 
 // job asks one job its status; nil when it does not answer.
@@ -283,8 +321,15 @@ func (k *Collector) job(ctx context.Context, r RunningJob) *Job {
 	calls := slices.Clone(st.Pending)
 	// Soonest deadline first: the call about to be denied is on top.
 	sort.SliceStable(calls, func(a, b int) bool { return calls[a].Deadline.Before(calls[b].Deadline) })
-	return &Job{ID: r.ID, Task: st.Task, Workspace: st.Workspace, Host: st.Host, Started: r.Start, Calls: calls, Grants: st.Grants,
+	j := &Job{ID: r.ID, Task: st.Task, Workspace: st.Workspace, Host: st.Host, Started: r.Start, Calls: calls, Grants: st.Grants,
 		State: st.State, LastAnswer: st.LastAnswer}
+	if st.Parent != nil {
+		j.Parent = st.Parent.Job
+	}
+	for _, c := range st.Children {
+		j.ChildAsks += len(c.Asks)
+	}
+	return j
 }
 
 // RunningJob is a running custos job and when it started.

@@ -326,3 +326,31 @@ func TestRenderGrants(t *testing.T) {
 	assert.Equal(t, "used once", used(1))
 	assert.Equal(t, "not used yet", used(0))
 }
+
+// A subagent is shown right under its parent, naming it; a parent with no
+// call of its own is listed when a child's call waits; a child whose
+// parent is not listed keeps its place.
+func TestSubagentsUnderTheirParent(t *testing.T) {
+	p := jobapi.PendingAsk{CallID: "w", Tool: "Write", Summary: "Write x.txt", Deadline: t0.Add(time.Minute)}
+	parent := Job{ID: "job-1", Task: "split it", ChildAsks: 1}
+	assert.True(t, listed(parent), "a parent whose child waits is listed")
+	assert.False(t, listed(Job{ID: "idle"}))
+	jobs := underParents([]Job{
+		{ID: "job-1-task-a", Parent: "job-1", Calls: []jobapi.PendingAsk{p}},
+		{ID: "other", Calls: []jobapi.PendingAsk{p}},
+		parent,
+		{ID: "job-1-task-a-task-b", Parent: "job-1-task-a", Calls: []jobapi.PendingAsk{p}},
+		{ID: "orphan-task-c", Parent: "orphan", Calls: []jobapi.PendingAsk{p}},
+	})
+	var ids []string
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	assert.Equal(t, []string{"other", "job-1", "job-1-task-a", "job-1-task-a-task-b", "orphan-task-c"}, ids)
+	var b bytes.Buffer
+	require.NoError(t, RenderList(&b, snapshotOf(jobs...), t0))
+	html := b.String()
+	assert.Contains(t, html, `<section class="job subagent" data-job="job-1-task-a">`)
+	assert.Contains(t, html, "job <code>job-1-task-a</code> · a subagent of job <code>job-1</code>")
+	assert.Contains(t, html, `<section class="job" data-job="job-1">`)
+}

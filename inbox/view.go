@@ -52,6 +52,7 @@ type listView struct {
 type jobView struct {
 	ID        string // raw, for the answer's address (sent back as data)
 	Shown     string // rendered for reading
+	Parent    string // a subagent's parent job, rendered ("" for none)
 	Task      string
 	Workspace string
 	Host      string
@@ -101,7 +102,7 @@ type grantView struct {
 func newListView(s Snapshot, now time.Time) listView {
 	lv := listView{Version: s.Version, Calls: s.Calls(), Err: display.Line(s.Err, maxReason), At: s.At.UTC().Format("15:04:05 UTC")}
 	for _, j := range s.Jobs {
-		jv := jobView{ID: j.ID, Shown: display.Line(j.ID, maxName), Task: taskLine(j.Task),
+		jv := jobView{ID: j.ID, Shown: display.Line(j.ID, maxName), Parent: display.Line(j.Parent, maxName), Task: taskLine(j.Task),
 			Workspace: display.Line(j.Workspace, maxWorkPath), Host: display.Line(j.Host, maxName),
 			Waiting: j.WaitsForMessage(), Answer: display.Block(j.LastAnswer, maxAnswerLines, maxAnswerLineChars)}
 		for _, p := range j.Calls {

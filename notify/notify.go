@@ -64,6 +64,17 @@ type Pending struct {
 	AskedAt  time.Time `json:"askedAt"`
 	Deadline time.Time `json:"deadline"`
 	Answer   HowTo     `json:"answer"`
+	// Parent is set when the job is a subagent: the call waits in the
+	// child (JobID) and is answered there.
+	Parent *Parent `json:"parent,omitempty"`
+}
+
+// Parent names the job that started a subagent, and its Task call.
+type Parent struct {
+	Job         string `json:"job"`
+	CallID      string `json:"callId"`
+	Description string `json:"description,omitempty"`
+	Subagent    string `json:"subagent,omitempty"`
 }
 
 // HowTo tells a receiver how to answer the call through Temporal.
@@ -95,6 +106,8 @@ type Decided struct {
 	// Refs are the references the notifiers returned for the Pending
 	// message of this call (for example a Slack message), by notifier name.
 	Refs map[string]string `json:"refs,omitempty"`
+	// Parent: as in Pending.
+	Parent *Parent `json:"parent,omitempty"`
 }
 
 // Kinds of Notice.

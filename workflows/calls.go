@@ -291,6 +291,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
 	j.updateDetails(ctx)
 	j.notifyPending(ctx, p)
+	j.tellParent(ctx, p.ask, "")
 	stopEscalation := j.escalate(ctx, p, timeout)
 
 	tctx, cancelTimer := workflow.WithCancel(ctx)
@@ -383,6 +384,7 @@ func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.Audit
 	}
 	j.updateDetails(ctx)
 	j.notifyDecided(ctx, p, res)
+	j.tellParent(ctx, p.ask, closedText(res, j.in.ApprovalTimeout))
 }
 
 // learn adds an Always/Never rule to the job at once and persists it to

@@ -228,3 +228,15 @@ func (j *job) noteSubagents(ctx workflow.Context, notes []string) {
 		j.emit(ctx, Event{Kind: "subagents", Text: n})
 	}
 }
+
+// tellParent tells a child's parent that its call a waits for a person
+// (outcome "") or how it was decided, in the background (a cancelled
+// child still tells it its calls were denied).
+func (j *job) tellParent(ctx workflow.Context, a PendingAsk, outcome string) {
+	p := j.in.Parent
+	if p == nil || workflow.GetVersion(ctx, subagent.AskVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	msg := subagent.ChildAsk{Child: j.id, CallID: a.CallID, Tool: a.Tool, Summary: a.Summary, Deadline: a.Deadline, Outcome: outcome}
+	j.background(ctx, func(ctx workflow.Context) { subagent.TellParent(ctx, p.Job, msg) })
+}

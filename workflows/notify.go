@@ -55,7 +55,17 @@ func (j *job) pendingMessage(p *pendingCall) notify.Pending {
 		Workspace: j.in.Workspace, Mode: string(j.st.Mode), Reason: p.ask.Reason, Preview: p.ask.Preview,
 		AskedAt: p.ask.AskedAt, Deadline: p.ask.Deadline, Rule: p.ask.Rule, Quorum: len(p.ask.Quorum) > 0,
 		Answer: notify.HowTo{WorkflowID: j.id, Update: DecideUpdate, Signal: ApprovalSignal, Payload: payload},
+		Parent: j.notifyParent(),
 	}
+}
+
+// notifyParent names a subagent's parent to the channels (nil for a job of
+// its own).
+func (j *job) notifyParent() *notify.Parent {
+	if p := j.in.Parent; p != nil {
+		return &notify.Parent{Job: p.Job, CallID: p.CallID, Description: p.Description, Subagent: p.Ref().Subagent}
+	}
+	return nil
 }
 
 // notifyDecided tells the channels the outcome, once the announcement has
@@ -69,7 +79,7 @@ func (j *job) notifyDecided(ctx workflow.Context, p *pendingCall, res DecideResu
 		_ = p.refs.Get(ctx, &refs)
 		msg := notify.Decided{JobID: j.id, CallID: res.CallID, Tool: res.Tool, Summary: res.Summary,
 			Decision: string(res.Decision), Answer: res.Answer, By: res.By, Channel: res.Channel, Rule: res.Rule,
-			Reason: res.Reason, At: res.At, Refs: refs}
+			Reason: res.Reason, At: res.At, Refs: refs, Parent: j.notifyParent()}
 		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, fmt.Sprintf("report %s: %s", res.Answer, uiSummary(res.Tool, p.ask.Input))))
 		if err := workflow.ExecuteActivity(actx, notify.NotifyDecidedActivity, msg).Get(ctx, nil); err != nil {
 			j.notifyFailed(ctx, res.CallID, "could not report the outcome", err)

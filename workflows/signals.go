@@ -49,6 +49,7 @@ func (j *job) startSignalRouter(ctx workflow.Context) {
 		}
 	})
 	subagent.OnParentMode(ctx, j.narrowByParent)
+	subagent.OnChildAsk(ctx, j.childAsked)
 }
 
 // drainSignals handles every signal already delivered, before the run ends.
@@ -412,6 +413,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	j.diskWaitDetails(&b)
 	j.conversationDetails(&b)
 	j.budgetDetails(&b)
+	b.WriteString(j.tasks.Details(DecideUpdate))
 	if len(j.order) == 0 {
 		b.WriteString("No approval pending.\n")
 	} else {

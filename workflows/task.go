@@ -156,3 +156,14 @@ func (j *job) narrowByParent(ctx workflow.Context, p subagent.ParentMode) {
 		j.setMode(ctx, mode, ModeChange{By: p.By, Channel: "its parent " + p.Parent})
 	}
 }
+
+// childAsked shows, in the journal and the Web UI, a running child's call
+// that waits for a person, or no longer does (subagent.ChildAskSignal).
+func (j *job) childAsked(ctx workflow.Context, a subagent.ChildAsk) {
+	c := j.tasks.Asked(a)
+	if c == nil {
+		return
+	}
+	j.emit(ctx, Event{Kind: "subagent", CallID: c.CallID, Tool: api.TaskTool, Text: subagent.AskText(c, a)})
+	j.updateDetails(ctx)
+}

@@ -69,7 +69,7 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 	// The buttons carry the call as it is: the job answers to it.
 	value, _ := json.Marshal(ButtonValue{Job: p.JobID, Call: p.CallID})
 	p = shownPending(p)
-	head := headerText(p.JobID, p.Tool, p.Summary)
+	head := headerText(p.JobID, p.Tool, p.Summary) + parentText(p.Parent)
 	fields := []*slack.TextBlockObject{
 		mrkdwn("*Why it asks*\n" + truncate(cmpOr(display.Line(p.Reason, maxFieldText/2), "no rule decided it"), maxFieldText)),
 		mrkdwn("*Denied unless answered by*\n" + slackDate(p.Deadline, "{date_short_pretty} at {time}")),
@@ -109,8 +109,8 @@ func pendingMessage(p notify.Pending) (string, []slack.Block) {
 		buttons = append(buttons, button(ActionAlways, "Always", ""), button(ActionNever, "Never", ""))
 	}
 	blocks = append(blocks, slack.NewActionBlock(actionsBlock, append(buttons, button(ActionView, "View input", ""))...))
-	text := fmt.Sprintf("custos: job %s asks to run %s, denied unless answered by %s",
-		escape(p.JobID), escape(oneLine(cmpOr(p.Summary, p.Tool), maxSummary)), slackDate(p.Deadline, "{date_short_pretty} at {time}"))
+	text := fmt.Sprintf("custos: job %s%s asks to run %s, denied unless answered by %s",
+		escape(p.JobID), parentShort(p.Parent), escape(oneLine(cmpOr(p.Summary, p.Tool), maxSummary)), slackDate(p.Deadline, "{date_short_pretty} at {time}"))
 	return text, blocks
 }
 
@@ -121,10 +121,10 @@ func decidedMessage(d notify.Decided) (string, []slack.Block) {
 	d.Reason = display.Line(d.Reason, 900)
 	outcome := outcomeText(d)
 	blocks := []slack.Block{
-		slack.NewSectionBlock(mrkdwn(headerText(d.JobID, d.Tool, d.Summary)), nil, nil),
+		slack.NewSectionBlock(mrkdwn(headerText(d.JobID, d.Tool, d.Summary)+parentText(d.Parent)), nil, nil),
 		slack.NewSectionBlock(mrkdwn(outcome), nil, nil),
 	}
-	text := fmt.Sprintf("custos: %s in job %s: %s", escape(oneLine(cmpOr(d.Summary, d.Tool), maxSummary)), escape(d.JobID), outcome)
+	text := fmt.Sprintf("custos: %s in job %s%s: %s", escape(oneLine(cmpOr(d.Summary, d.Tool), maxSummary)), escape(d.JobID), parentShort(d.Parent), outcome)
 	return text, blocks
 }
 
@@ -185,6 +185,28 @@ func byText(by, channel string) string {
 // the tool's name ("Write notes.md", "Bash go test ./...").
 func headerText(job, tool, summary string) string {
 	return fmt.Sprintf(":lock: *custos* job `%s` asks to run `%s`", code(job, 200), code(oneLine(cmpOr(summary, tool), maxSummary), maxSummary+100))
+}
+
+// parentText is the header's line naming a subagent's parent ("" for a
+// job of its own): the call waits in the child, and is answered there.
+func parentText(p *notify.Parent) string {
+	if p == nil {
+		return ""
+	}
+	what := escape(display.Line(p.Description, 200))
+	if p.Subagent != "" {
+		what = fmt.Sprintf("as `%s`: %s", code(display.Line(p.Subagent, 100), 100), what)
+	}
+	return fmt.Sprintf("\n:arrow_up: a subagent of job `%s` (its Task call `%s`, %s)",
+		code(display.Line(p.Job, 200), 200), code(display.Line(p.CallID, 200), 200), what)
+}
+
+// parentShort names a subagent's parent in a fallback text.
+func parentShort(p *notify.Parent) string {
+	if p == nil {
+		return ""
+	}
+	return " (a subagent of job " + escape(display.Line(p.Job, 200)) + ")"
 }
 
 // slackDate renders t with Slack's date formatting, so each reader sees it

@@ -310,3 +310,23 @@ func TestNoticeText(t *testing.T) {
 	assert.Equal(t, ":warning: *custos* job `job-1`: the endpoint refuses the key: set OPENAI_API_KEY on host vm's worker\n"+
 		"last error: `401 &lt;@channel&gt; `\u200bbad`\u200b key`\nto try now: `starter retry job-1`", got)
 }
+
+// A subagent's waiting call names its parent and the parent's Task call,
+// in the message and its fallback text, before and after it is decided.
+func TestPendingMessageNamesTheParent(t *testing.T) {
+	p := pending()
+	p.JobID = "job-1-task-t0"
+	p.Parent = &notify.Parent{Job: "job-1", CallID: "t0", Description: "review <api>", Subagent: "reviewer"}
+	text, blocks := pendingMessage(p)
+	js := blocksJSON(t, blocks)
+	assert.Contains(t, text, "job job-1-task-t0 (a subagent of job job-1) asks to run")
+	for _, want := range []string{"`job-1-task-t0`", "a subagent of job `job-1` (its Task call `t0`, as `reviewer`: review &lt;api&gt;)"} {
+		assert.Contains(t, js, strings.Trim(mustJSON(want), `"`))
+	}
+	text, blocks = decidedMessage(notify.Decided{JobID: p.JobID, CallID: p.CallID, Tool: "Write", Summary: "Write notes.md",
+		Decision: "allow", Answer: "allow", By: "alice", At: deadline, Parent: p.Parent})
+	assert.Contains(t, text, "in job job-1-task-t0 (a subagent of job job-1)")
+	assert.Contains(t, blocksJSON(t, blocks), "a subagent of job `job-1`")
+	_, blocks = pendingMessage(pending())
+	assert.NotContains(t, blocksJSON(t, blocks), "subagent", "a job of its own names no parent")
+}

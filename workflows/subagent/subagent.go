@@ -124,6 +124,8 @@ type ChildInfo struct {
 	Worktree    string `json:"worktree,omitempty"`
 	// Waiting is set while it waits for its turn (subagents.maxParallel).
 	Waiting bool `json:"waiting,omitempty"`
+	// Asks are its calls that wait for a person, as it told its parent.
+	Asks []ChildCall `json:"asks,omitempty"`
 	// Workspace is its worktree's workspace, whose Bash lane a sibling's
 	// worktree avoids.
 	Workspace string `json:"-"`
