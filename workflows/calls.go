@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // runCalls decides and runs the tool calls of one model answer. Each call is
@@ -73,7 +73,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	rec := j.decide(ctx, id, tool, input)
 	j.audit(ctx, rec)
 	j.emit(ctx, Event{Kind: "decision", CallID: id, Tool: tool, Decision: rec.Decision, Layer: rec.Layer,
-		By: rec.Approver, Text: decisionText(rec)})
+		By: rec.Approver, Text: calltext.Decision(rec)})
 	if rec.Decision != approval.Allow {
 		j.runHooks(ctx, hooks.ToolExecuteDenied, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input,
 			Decision: string(rec.Decision), Reason: rec.Reason})
@@ -113,7 +113,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 			out = "Error: " + out
 		}
 		// The tool ran and failed on its input (missing file, non-zero exit…).
-		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out, Error: firstLine(out, 500)})
+		j.runHooks(ctx, hooks.ToolExecuteError, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out, Error: calltext.FirstLine(out, 500)})
 	} else {
 		j.runHooks(ctx, hooks.ToolExecuteAfter, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input, Output: out})
 	}
@@ -286,7 +286,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	timeout := j.askTimeout(found)
 	p.ask.AskedAt, p.ask.Deadline = now, now.Add(timeout)
 	j.pending[rec.CallID] = p
-	j.order = inCallOrder(append(j.order, rec.CallID), j.st.PendingIDs)
+	j.order = calltext.InCallOrder(append(j.order, rec.CallID), j.st.PendingIDs)
 	j.phase = "waiting"
 	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
 	j.updateDetails(ctx)
@@ -307,7 +307,7 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	stopEscalation()
 
 	delete(j.pending, rec.CallID)
-	j.order = removeString(j.order, rec.CallID)
+	j.order = calltext.Remove(j.order, rec.CallID)
 	rec.WaitMillis = workflow.Now(ctx).Sub(now).Milliseconds()
 	if len(j.pending) == 0 {
 		j.phase = "deciding"
@@ -422,7 +422,7 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
-		Summary:             uiSummary(tool, input),
+		Summary:             calltext.UISummary(tool, input),
 	}
 	var res api.ToolResult
 	var err error
@@ -521,67 +521,4 @@ func (j *job) required(rec approval.AuditRecord) string {
 		return fmt.Sprintf("a person's approval (decide Update allow), or an allow rule such as %s", approval.SuggestRule(call, j.st.Env))
 	}
 	return "a person's approval"
-}
-
-func decisionText(rec approval.AuditRecord) string {
-	s := fmt.Sprintf("%s by %s", rec.Decision, rec.Layer)
-	if rec.Approver != "" {
-		s += " " + rec.Approver
-	}
-	if rec.Rule != "" {
-		s += " (" + rec.Rule + ")"
-	}
-	if rec.Reason != "" {
-		s += ": " + rec.Reason
-	}
-	if rec.Modified {
-		s += " [input rewritten by hook]"
-	}
-	return s
-}
-
-func removeString(list []string, s string) []string {
-	out := list[:0]
-	for _, x := range list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// inCallOrder orders pending call IDs as the model gave the calls: the
-// calls of one answer may reach a person in another order (they waited
-// together for the workspace's grants), and people see them in the
-// model's.
-func inCallOrder(order, calls []string) []string {
-	pos := func(id string) int {
-		if i := slices.Index(calls, id); i >= 0 {
-			return i
-		}
-		return len(calls) // not of this answer: last, in the order asked
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return pos(a) - pos(b) })
-	return order
-}
-
-func firstLine(s string, max int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
-}
-
-// uiSummary is a call's one-line summary for the Web UI, which renders
-// summaries as markdown: the argument goes in a code span so globs and shell
-// commands (`**/*`, `a_b`) are shown as written.
-func uiSummary(tool string, input json.RawMessage) string {
-	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(api.Summarize(tool, input), tool), ":"))
-	if rest == "" {
-		return tool
-	}
-	return fmt.Sprintf("%s `%s`", tool, strings.ReplaceAll(rest, "`", "'"))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // modelFailed ends the job on a model call the endpoint can never accept
@@ -62,7 +63,7 @@ func (j *job) refusedCall(ctx workflow.Context, id, tool string, input json.RawM
 	rec := verdictRecord(approval.AuditRecord{JobID: j.id, CallID: id, Tool: tool, Input: input},
 		approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules, Reason: why})
 	j.audit(ctx, rec)
-	j.emit(ctx, Event{Kind: "decision", CallID: id, Tool: tool, Decision: rec.Decision, Layer: rec.Layer, By: rec.Approver, Text: decisionText(rec)})
+	j.emit(ctx, Event{Kind: "decision", CallID: id, Tool: tool, Decision: rec.Decision, Layer: rec.Layer, By: rec.Approver, Text: calltext.Decision(rec)})
 	out, _ := json.Marshal(struct {
 		Approved bool   `json:"approved"`
 		Ran      bool   `json:"ran"`

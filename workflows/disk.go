@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // A job writes its transcript and audit after every batch of tool calls.
@@ -208,5 +209,5 @@ func (j *job) diskWaitDetails(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "### Waiting for disk space\n\n%s.\n\n", display.SafeLine(diskFix))
 	fmt.Fprintf(b, "Last error (attempt %d, failing since %s): %s\n\nNext save at %s.\n\n", w.attempts,
-		w.since.UTC().Format("2006-01-02 15:04:05Z"), codeSpan(display.Line(w.err, 500)), w.nextAt.UTC().Format("2006-01-02 15:04:05Z"))
+		w.since.UTC().Format("2006-01-02 15:04:05Z"), calltext.CodeSpan(display.Line(w.err, 500)), w.nextAt.UTC().Format("2006-01-02 15:04:05Z"))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // askTimeout is how long a call waits for a person: the deadline of the
@@ -65,7 +66,7 @@ func (j *job) escalateStep(ctx workflow.Context, p *pendingCall, i int, s approv
 	}
 	msg := notify.Escalation{Pending: j.pendingMessage(p), Step: i + 1, After: time.Duration(s.After), Notify: s.Notify, To: s.To}
 	j.background(ctx, func(ctx workflow.Context) {
-		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, fmt.Sprintf("escalate %s to %s", uiSummary(p.ask.Tool, p.ask.Input), s.Notify)))
+		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, fmt.Sprintf("escalate %s to %s", calltext.UISummary(p.ask.Tool, p.ask.Input), s.Notify)))
 		if err := workflow.ExecuteActivity(actx, notify.NotifyEscalateActivity, msg).Get(ctx, nil); err != nil {
 			j.notifyFailed(ctx, p.ask.CallID, fmt.Sprintf("could not escalate (step %d)", i+1), err)
 		}

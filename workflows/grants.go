@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,8 +12,8 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/grants"
 )
 
 // Grants: an allow answer may carry a GrantSpec, a rule that also allows
@@ -39,40 +38,13 @@ import (
 // refuses GrantSpecs (its history has no place for them).
 const grantsChange = "grants"
 
-// grantEnd says when a GrantSpec given at now ends, or why it cannot be
-// given: one of For and Until, a positive duration within
-// approval.MaxGrant, an end not in the past.
+// grantEnd is grants.End, refused as not applied.
 func grantEnd(g GrantSpec, now time.Time) (time.Time, error) {
-	switch strings.TrimSpace(g.Scope) {
-	case "", ScopeJob, ScopeWorkspace:
-	default:
-		return time.Time{}, notApplied("grant scope %q is not job or workspace", g.Scope)
+	t, err := grants.End(g, now)
+	if err != nil {
+		return time.Time{}, notApplied("%v", err)
 	}
-	forSet, untilSet := strings.TrimSpace(g.For) != "", !g.Until.IsZero()
-	if forSet == untilSet {
-		return time.Time{}, notApplied(`a grant needs exactly one of "for" (a duration such as 30m) and "until" (a time)`)
-	}
-	if forSet {
-		d, err := time.ParseDuration(strings.TrimSpace(g.For))
-		if err != nil {
-			return time.Time{}, notApplied("grant for %q: not a duration such as 30m or 8h: %v", g.For, err)
-		}
-		if d <= 0 {
-			return time.Time{}, notApplied("grant for %s: a grant lasts a positive time", g.For)
-		}
-		if d > approval.MaxGrant {
-			return time.Time{}, notApplied("grant for %s: longer than %s; save a rule (always) instead", g.For, approval.MaxGrant)
-		}
-		return now.Add(d).UTC(), nil
-	}
-	if !g.Until.After(now) {
-		return time.Time{}, notApplied("grant until %s: that is not in the future (now %s)",
-			g.Until.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	}
-	if g.Until.Sub(now) > approval.MaxGrant {
-		return time.Time{}, notApplied("grant until %s: more than %s from now; save a rule (always) instead", g.Until.UTC().Format(time.RFC3339), approval.MaxGrant)
-	}
-	return g.Until.UTC(), nil
+	return t, nil
 }
 
 // checkGrant says why d's GrantSpec would not count for call p, or nil.
@@ -96,19 +68,11 @@ func (j *job) checkGrant(p *pendingCall, d ApprovalDecision, now time.Time) erro
 	if err := approval.Grantable(p.rules, p.hookAsked); err != nil {
 		return notApplied("%v", err)
 	}
-	rule := grantRule(*d.Grant, p)
+	rule := grants.Rule(*d.Grant, p.ask.Rule)
 	if err := j.policy.GrantCovers(rule, p.call(), j.st.Mode); err != nil {
 		return notApplied("%v", err)
 	}
 	return nil
-}
-
-func grantRule(g GrantSpec, p *pendingCall) string {
-	return cmp.Or(strings.TrimSpace(g.Rule), p.ask.Rule)
-}
-
-func grantScope(g GrantSpec) string {
-	return cmp.Or(strings.TrimSpace(g.Scope), ScopeJob)
 }
 
 // giveGrant keeps the grant an accepted allow answer carries: in the job's
@@ -124,7 +88,7 @@ func (j *job) giveGrant(ctx workflow.Context, p *pendingCall, d ApprovalDecision
 		return nil
 	}
 	j.st.GrantSeq++
-	g := Grant{ID: fmt.Sprintf("g%d", j.st.GrantSeq), Rule: grantRule(*d.Grant, p), Scope: grantScope(*d.Grant),
+	g := Grant{ID: fmt.Sprintf("g%d", j.st.GrantSeq), Rule: grants.Rule(*d.Grant, p.ask.Rule), Scope: grants.Scope(*d.Grant),
 		By: d.By, Channel: d.Channel, CallID: p.ask.CallID, At: now.UTC(), Until: until}
 	if g.Scope == ScopeWorkspace {
 		// Named by the job too, so grants of two jobs never share an ID.
@@ -140,18 +104,9 @@ func (j *job) giveGrant(ctx workflow.Context, p *pendingCall, d ApprovalDecision
 	info := g.Info()
 	j.audit(ctx, approval.AuditRecord{Event: "grant-given", CallID: g.CallID, Tool: p.ask.Tool, Rule: g.Rule, Decision: approval.Allow,
 		Layer: approval.LayerHuman, Approver: g.By, Channel: g.Channel, Grant: &info})
-	j.emit(ctx, Event{Kind: "grant", CallID: g.CallID, Text: "granted " + grantText(g)})
+	j.emit(ctx, Event{Kind: "grant", CallID: g.CallID, Text: "granted " + grants.Text(g)})
 	j.watchGrant(ctx, g)
 	return &g
-}
-
-// grantText describes a grant for people.
-func grantText(g Grant) string {
-	return fmt.Sprintf("%s %s in this %s until %s (by %s)", g.ID, g.Rule, g.Scope, g.Until.UTC().Format("2006-01-02 15:04:05Z"), who(g.By, g.Channel))
-}
-
-func grantOf(i approval.GrantInfo) Grant {
-	return Grant{ID: i.ID, Rule: i.Rule, Scope: i.Scope, By: i.By, Channel: i.Channel, At: i.At, Until: i.Until}
 }
 
 // watchGrant ends g when its time comes: a durable timer, restarted from
@@ -244,7 +199,7 @@ func (j *job) byGrant(ctx workflow.Context, found approval.Findings, rec approva
 	rec.Grant = &info
 	rec.Approver, rec.Channel = g.By, "grant"
 	rec = verdictRecord(rec, approval.Verdict{Decision: approval.Allow, Layer: approval.LayerHuman, Rule: g.Rule,
-		Reason: fmt.Sprintf("allowed by grant %s", grantText(g))})
+		Reason: fmt.Sprintf("allowed by grant %s", grants.Text(g))})
 	return rec, true
 }
 
@@ -293,7 +248,7 @@ func (j *job) grantWaiting(ctx workflow.Context, given *pendingCall, g Grant) {
 		gc := g
 		q.viaGrant = &gc
 		j.answer(ctx, q, ApprovalDecision{CallID: id, Decision: "allow", By: g.By, Channel: "grant",
-			Reason: "allowed by grant " + grantText(g)})
+			Reason: "allowed by grant " + grants.Text(g)})
 	}
 }
 
@@ -327,7 +282,7 @@ func (j *job) liveGrants(ctx workflow.Context) []Grant {
 	j.wsGrants = j.wsGrants[:0]
 	for _, i := range res.Grants {
 		if now.Before(i.Until) {
-			j.wsGrants = append(j.wsGrants, grantOf(i))
+			j.wsGrants = append(j.wsGrants, grants.Of(i))
 		}
 	}
 	out = append(out, j.wsGrants...)
@@ -400,22 +355,9 @@ func (j *job) registerRevoke(ctx workflow.Context) error {
 		})
 }
 
-// grantDetails lists the live grants in the Web UI's details, each with
-// the revoke Update that ends it.
+// grantDetails lists the live grants in the Web UI's details.
 func (j *job) grantDetails(b *strings.Builder) {
-	if j.st == nil {
-		return
+	if j.st != nil {
+		grants.Details(b, j.statusGrants())
 	}
-	gs := j.statusGrants()
-	if len(gs) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "### Grants (%d)\n\n", len(gs))
-	for _, g := range gs {
-		payload, _ := json.Marshal(Revoke{GrantID: g.ID, By: "web-ui", Channel: "web-ui"})
-		fmt.Fprintf(b, "- %s allows %s in this %s until %s, given by %s — revoke with Update `%s`, input `%s`\n",
-			codeSpan(display.Line(g.ID, 200)), codeSpan(display.Line(g.Rule, 500)), g.Scope, g.Until.UTC().Format("2006-01-02 15:04:05Z"),
-			codeSpan(display.Line(who(g.By, g.Channel), 200)), RevokeUpdate, payload)
-	}
-	b.WriteString("\n")
 }

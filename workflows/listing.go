@@ -4,6 +4,8 @@ import (
 	"reflect"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // listingVersion gates the memo upserts: runs that began before them
@@ -16,7 +18,7 @@ const maxListedCalls = 20
 
 // listing is the job's Listing now (Since unset).
 func (j *job) listing() Listing {
-	l := Listing{Phase: j.phase, Task: cutRunes(firstLine(j.in.Task, 1<<20), 120), Workspace: j.in.Workspace, Host: j.in.Host}
+	l := Listing{Phase: j.phase, Task: calltext.CutRunes(calltext.FirstLine(j.in.Task, 1<<20), 120), Workspace: j.in.Workspace, Host: j.in.Host}
 	if j.st != nil {
 		l.Turn, l.Mode = j.st.Turn, string(j.st.Mode)
 	}
@@ -25,7 +27,7 @@ func (j *job) listing() Listing {
 			break
 		}
 		a := j.pending[id].ask
-		l.Waiting = append(l.Waiting, ListedCall{Call: id, Tool: a.Tool, Summary: cutRunes(a.Summary, 200)})
+		l.Waiting = append(l.Waiting, ListedCall{Call: id, Tool: a.Tool, Summary: calltext.CutRunes(a.Summary, 200)})
 	}
 	l.Status, l.Why = ListingStatus(j.phase, len(j.order), j.st != nil && j.st.ModelWait != nil)
 	if l.Status == ListEnded {
@@ -71,13 +73,4 @@ func (j *job) upsertListing(ctx workflow.Context) {
 	if err := workflow.UpsertMemo(ctx, map[string]any{ListingMemo: l}); err != nil {
 		j.logger.Warn("listing memo not updated", "error", err)
 	}
-}
-
-// cutRunes is s cut to at most n characters (an ellipsis marks a cut).
-func cutRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -1,10 +1,7 @@
 package workflows
 
 import (
-	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/mcpargs"
 )
 
 // mcpVersion gates MCP: runs recorded before it list no MCP tools.
@@ -81,7 +79,7 @@ func (j *job) takeMCP(ctx workflow.Context, res api.MCPToolsResult) {
 	for _, t := range res.Tools {
 		j.mcp.order = append(j.mcp.order, t.Name)
 		j.mcp.tools[t.Name] = t
-		fp := mcpFingerprint(t)
+		fp := mcpargs.Fingerprint(t)
 		seen, ok := j.st.MCPSeen[t.Name]
 		switch {
 		case !ok:
@@ -115,14 +113,6 @@ func (j *job) noteMCP(ctx workflow.Context, note string) {
 	j.emit(ctx, Event{Kind: "mcp", Text: note})
 }
 
-// mcpFingerprint identifies what a person approving a tool relies on: its
-// description, schema and annotations.
-func mcpFingerprint(t api.MCPTool) string {
-	b, _ := json.Marshal([]any{t.Description, t.InputSchema, t.ReadOnly, t.Destructive})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
 // mcpCall is the call's tool when it is one of the job's MCP tools.
 func (j *job) mcpCall(tool string) (api.MCPTool, bool) {
 	t, ok := j.mcp.tools[tool]
@@ -151,37 +141,6 @@ func refuseInvalidMCPArguments(ctx workflow.Context, t api.MCPTool, input json.R
 		return approval.Verdict{}, false
 	}
 	return argumentsRefusal(layer, t.Name+" (its input schema)", why), true
-}
-
-// describeMCPInput is a call's input as its schema describes it, for the
-// person asked: each argument with its title or description.
-func describeMCPInput(t api.MCPTool, input json.RawMessage) string {
-	var schema struct {
-		Properties map[string]struct {
-			Title       string `json:"title"`
-			Description string `json:"description"`
-		} `json:"properties"`
-	}
-	_ = json.Unmarshal(t.InputSchema, &schema)
-	var args map[string]json.RawMessage
-	if json.Unmarshal(input, &args) != nil {
-		return ""
-	}
-	keys := sortedArgKeys(input)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (MCP server %q)", t.Tool, t.Server)
-	if t.Description != "" {
-		fmt.Fprintf(&b, ": %s", firstLine(t.Description, 200))
-	}
-	for _, k := range keys {
-		p := schema.Properties[k]
-		label := k
-		if d := cmp.Or(p.Title, p.Description); d != "" {
-			label += " (" + firstLine(d, 120) + ")"
-		}
-		fmt.Fprintf(&b, "\n  %s: %s", label, firstLine(string(args[k]), 400))
-	}
-	return b.String()
 }
 
 // mcpStopVersion marks runs whose MCP calls an interrupt (or the job's
@@ -247,7 +206,7 @@ func (j *job) mcpAsk(pre *approval.Prelim, t api.MCPTool, input json.RawMessage)
 		pre.AskReason = strings.TrimSpace(why + "\n" + pre.AskReason)
 	}
 	if pre.NeedsHuman {
-		pre.AskReason = strings.TrimSpace(pre.AskReason + "\n" + describeMCPInput(t, input))
+		pre.AskReason = strings.TrimSpace(pre.AskReason + "\n" + mcpargs.Describe(t, input))
 	}
 }
 
@@ -258,7 +217,7 @@ func (j *job) acceptMCPChange(t api.MCPTool) {
 		return
 	}
 	delete(j.mcp.changed, t.Name)
-	j.st.MCPSeen[t.Name] = mcpFingerprint(t)
+	j.st.MCPSeen[t.Name] = mcpargs.Fingerprint(t)
 }
 
 // mcpToolsNamed names the job's MCP tools for an unknown tool's refusal.
@@ -267,31 +226,6 @@ func (j *job) mcpToolsNamed() string {
 		return ""
 	}
 	return ", and the MCP tools " + strings.Join(j.mcp.order, ", ")
-}
-
-// sortedArgKeys are the top-level keys of a JSON object, sorted: read
-// from its tokens, so that no map is ranged over (the workflow check
-// flags any map iteration).
-func sortedArgKeys(input json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(input))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		k, _ := tok.(string)
-		keys = append(keys, k)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			break
-		}
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
 }
 
 // mayBeMCP: tool is one of the job's MCP tools, or names one of its

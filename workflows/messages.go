@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // A job is a conversation. After its answer it waits for the next message
@@ -204,7 +205,7 @@ func (j *job) enqueue(ctx workflow.Context, m Message, interrupt bool) MessageRe
 	if j.st.Waiting {
 		delivery = "next"
 	}
-	j.audit(ctx, approval.AuditRecord{Event: "message", Approver: m.By, Channel: m.Channel, Reason: firstLine(m.Text, 200)})
+	j.audit(ctx, approval.AuditRecord{Event: "message", Approver: m.By, Channel: m.Channel, Reason: calltext.FirstLine(m.Text, 200)})
 	j.emit(ctx, Event{Kind: "message", Text: fmt.Sprintf("%s: %s", who(m.By, m.Channel), m.Text)})
 	j.notifyConversation(ctx, "message", m.Text, m.By, m.Channel)
 	j.updateDetails(ctx)
@@ -417,7 +418,7 @@ func (j *job) markRunning(id, tool string) {
 
 func (j *job) markDone(id string) {
 	delete(j.running, id)
-	j.runningOrder = removeString(j.runningOrder, id)
+	j.runningOrder = calltext.Remove(j.runningOrder, id)
 }
 
 // ended ends the job on the end Update or its idle limit.
@@ -497,18 +498,9 @@ func (j *job) conversationDetails(b *strings.Builder) {
 			j.st.WaitSince.UTC().Format("2006-01-02 15:04:05Z"), j.st.WaitSince.Add(j.idleLimit()).UTC().Format("2006-01-02 15:04:05Z"),
 			MessageUpdate, MessageSignal, payload, EndUpdate)
 		if j.st.LastAnswer != "" {
-			fmt.Fprintf(b, "Last answer:\n\n~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(display.Safe(firstLines(j.st.LastAnswer, 40)), "~~~~~~", "~ ~ ~"))
+			fmt.Fprintf(b, "Last answer:\n\n~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(display.Safe(calltext.FirstLines(j.st.LastAnswer, 40)), "~~~~~~", "~ ~ ~"))
 		}
 	} else if n := len(j.st.Queue); n > 0 {
 		fmt.Fprintf(b, "%d message(s) wait for the model's next call.\n\n", n)
 	}
-}
-
-// firstLines is at most n lines of s.
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		return strings.Join(lines[:n], "\n") + "\n…"
-	}
-	return s
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/approval/shell"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // notifyOptions: channels are best effort. A slow or dead channel retries in
@@ -37,7 +38,7 @@ func (j *job) notifyPending(ctx workflow.Context, p *pendingCall) {
 	refs, settle := workflow.NewFuture(ctx)
 	p.refs = refs
 	j.background(ctx, func(ctx workflow.Context) {
-		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, "announce "+uiSummary(p.ask.Tool, p.ask.Input)))
+		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, "announce "+calltext.UISummary(p.ask.Tool, p.ask.Input)))
 		var res notify.PendingResult
 		err := workflow.ExecuteActivity(actx, notify.NotifyPendingActivity, msg).Get(ctx, &res)
 		settle.Set(res.Refs, nil) // nil refs on failure: Decided still tries
@@ -80,7 +81,7 @@ func (j *job) notifyDecided(ctx workflow.Context, p *pendingCall, res DecideResu
 		msg := notify.Decided{JobID: j.id, CallID: res.CallID, Tool: res.Tool, Summary: res.Summary,
 			Decision: string(res.Decision), Answer: res.Answer, By: res.By, Channel: res.Channel, Rule: res.Rule,
 			Reason: res.Reason, At: res.At, Refs: refs, Parent: j.notifyParent()}
-		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, fmt.Sprintf("report %s: %s", res.Answer, uiSummary(res.Tool, p.ask.Input))))
+		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, fmt.Sprintf("report %s: %s", res.Answer, calltext.UISummary(res.Tool, p.ask.Input))))
 		if err := workflow.ExecuteActivity(actx, notify.NotifyDecidedActivity, msg).Get(ctx, nil); err != nil {
 			j.notifyFailed(ctx, res.CallID, "could not report the outcome", err)
 		}
@@ -143,7 +144,7 @@ func (j *job) preview(ctx workflow.Context, rec approval.AuditRecord, reason str
 		actx := j.onHost(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-			Summary:             "preview " + uiSummary(rec.Tool, rec.Input),
+			Summary:             "preview " + calltext.UISummary(rec.Tool, rec.Input),
 		})
 		var res api.PreviewResult
 		err := workflow.ExecuteActivity(actx, api.PreviewActivity, api.PreviewRequest{Tool: rec.Tool,

@@ -13,6 +13,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // A model call the endpoint refuses for a reason the operator can fix (a
@@ -254,7 +255,7 @@ func (j *job) modelWaitDetails(b *strings.Builder) {
 	w := j.st.ModelWait
 	fmt.Fprintf(b, "### Waiting for the model endpoint\n\n%s.\n\n", display.SafeLine(w.Fix))
 	fmt.Fprintf(b, "Last error (attempt %d, failing since %s): %s\n\n", w.Attempts, w.Since.UTC().Format("2006-01-02 15:04:05Z"),
-		codeSpan(display.Line(w.Error, 500)))
+		calltext.CodeSpan(display.Line(w.Error, 500)))
 	fmt.Fprintf(b, "Next attempt at %s. To try now: %s, or Update `%s` with input `{}`.\n\n",
-		w.NextAt.UTC().Format("2006-01-02 15:04:05Z"), codeSpan("starter retry "+display.Line(j.id, 200)), RetryUpdate)
+		w.NextAt.UTC().Format("2006-01-02 15:04:05Z"), calltext.CodeSpan("starter retry "+display.Line(j.id, 200)), RetryUpdate)
 }

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/workflows/calltext"
 )
 
 // maxEventOutputs bounds the results in the journal that keep an excerpt
@@ -15,7 +16,7 @@ const maxEventOutputs = 64
 // resultEvent is a ran call's journal event: its first line, an excerpt of
 // its output, a Write's or Edit's change (nothing the workflow decides).
 func resultEvent(id, tool string, input json.RawMessage, out string, res api.ToolResult) Event {
-	e := Event{Kind: "result", CallID: id, Tool: tool, Text: firstLine(out, 160), Failed: res.IsError,
+	e := Event{Kind: "result", CallID: id, Tool: tool, Text: calltext.FirstLine(out, 160), Failed: res.IsError,
 		Output: api.Excerpt(out, api.ExcerptKeep), OutputBytes: len(out)}
 	if !res.IsError {
 		e.Diff = api.ChangeOf(tool, input, res)

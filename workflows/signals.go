@@ -13,6 +13,7 @@ import (
 
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/workflows/calltext"
 	"github.com/custos-dev/custos/workflows/subagent"
 )
 
@@ -210,13 +211,7 @@ func notApplied(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError("not applied: "+fmt.Sprintf(format, args...), "NotApplied", nil)
 }
 
-func who(by, channel string) string {
-	by = cmp.Or(by, "someone")
-	if channel == "" {
-		return by
-	}
-	return by + " via " + channel
-}
+func who(by, channel string) string { return calltext.Who(by, channel) }
 
 // routeApproval is the signal's way in: decode strictly, then the same
 // checks and the same answer as the Update.
@@ -397,7 +392,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	}
 	fmt.Fprintf(&b, "**custos** — turn %d, mode `%s`, %s\n\n", turn, mode, j.phase)
 	if j.in.Host != "" {
-		fmt.Fprintf(&b, "Workspace %s on host %s: its tools run only there, and wait while that host's worker is away.\n\n", codeSpan(display.Line(j.in.Workspace, 0)), codeSpan(display.Line(j.in.Host, 0)))
+		fmt.Fprintf(&b, "Workspace %s on host %s: its tools run only there, and wait while that host's worker is away.\n\n", calltext.CodeSpan(display.Line(j.in.Workspace, 0)), calltext.CodeSpan(display.Line(j.in.Host, 0)))
 	}
 	if j.st != nil && len(j.st.Instructions) > 0 {
 		b.WriteString("Project instructions given to the model: ")
@@ -405,7 +400,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s (%s)", codeSpan(display.Line(f.Path, 200)), f.Size())
+			fmt.Fprintf(&b, "%s (%s)", calltext.CodeSpan(display.Line(f.Path, 200)), f.Size())
 		}
 		b.WriteString(".\n\n")
 	}
@@ -422,14 +417,14 @@ func (j *job) updateDetails(ctx workflow.Context) {
 	for _, id := range j.order {
 		a := j.pending[id].ask
 		payload, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "allow", By: "web-ui", Channel: "web-ui"})
-		fmt.Fprintf(&b, "**%s** — call %s, denied at %s unless answered.\n\n", uiSummary(a.Tool, a.Input), codeSpan(display.Line(id, 200)),
+		fmt.Fprintf(&b, "**%s** — call %s, denied at %s unless answered.\n\n", calltext.UISummary(a.Tool, a.Input), calltext.CodeSpan(display.Line(id, 200)),
 			a.Deadline.UTC().Format("2006-01-02 15:04:05Z"))
 		if a.Reason != "" {
-			fmt.Fprintf(&b, "Why it asks: %s\n\n", codeSpan(display.Line(a.Reason, 500)))
+			fmt.Fprintf(&b, "Why it asks: %s\n\n", calltext.CodeSpan(display.Line(a.Reason, 500)))
 		}
 		if len(a.Quorum) > 0 {
 			fmt.Fprintf(&b, "Needs approvals from verified people (Slack): still %s; approved so far: %s.\n\n",
-				codeSpan(display.Line(needed(a.Quorum), 500)), codeSpan(display.Line(strings.Join(cmpOrList(voters(a.Quorum), "nobody"), ", "), 500)))
+				calltext.CodeSpan(display.Line(needed(a.Quorum), 500)), calltext.CodeSpan(display.Line(strings.Join(cmpOrList(voters(a.Quorum), "nobody"), ", "), 500)))
 		}
 		if a.Preview != "" {
 			// A fence the preview cannot close early.
@@ -446,7 +441,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 			DecideUpdate, ApprovalSignal, payload)
 		if a.Rule != "" && j.grantsOn {
 			fmt.Fprintf(&b, "To also allow %s for a while, add `\"grant\": {\"for\": \"30m\"}` to an allow (`\"scope\": \"workspace\"` for every job of the workspace).\n\n",
-				codeSpan(display.Line(a.Rule, 500)))
+				calltext.CodeSpan(display.Line(a.Rule, 500)))
 		}
 	}
 	j.grantDetails(&b)
@@ -454,15 +449,9 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		b.WriteString("### Recently decided\n\n")
 		for i := n - 1; i >= 0; i-- {
 			r := j.recent[i]
-			fmt.Fprintf(&b, "- %s %s — %s\n", codeSpan(display.Line(r.CallID, 200)), codeSpan(display.SafeLine(r.Summary)), display.SafeLine(closedText(r, j.in.ApprovalTimeout)))
+			fmt.Fprintf(&b, "- %s %s — %s\n", calltext.CodeSpan(display.Line(r.CallID, 200)), calltext.CodeSpan(display.SafeLine(r.Summary)), display.SafeLine(closedText(r, j.in.ApprovalTimeout)))
 		}
 	}
 	workflow.SetCurrentDetails(ctx, b.String())
 	j.upsertListing(ctx)
-}
-
-// codeSpan puts one line of display text in a markdown code span it cannot
-// close early.
-func codeSpan(s string) string {
-	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
 }

@@ -22,8 +22,9 @@ const maxPackageLines = 4000
 // grow. Each comes off this list once it is split (issue 42, item 7).
 var oversized = map[string]int{
 	// The job's workflow: conversations, MCP and checkpoints grew it
-	// (6,463 lines; its client-facing API went to workflows/jobapi).
-	"workflows": 5729,
+	// (6,463 lines; its client-facing API went to workflows/jobapi, its
+	// pure parts to workflows/calltext, mcpargs, grants …).
+	"workflows": 5600,
 }
 
 // No package of the module holds more than maxPackageLines product lines,
