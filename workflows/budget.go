@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/tokens"
 )
 
 // A job's token budget: --max-tokens (JobInput.MaxTokens) and the settings'
@@ -26,16 +27,6 @@ func (j *job) caps() (perJob, perMessage int) {
 	return tighterCap(j.in.MaxTokens, b.TokensPerJob), b.TokensPerMessage
 }
 
-func tighterCap(a, b int) int {
-	switch {
-	case a <= 0:
-		return max(b, 0)
-	case b <= 0:
-		return a
-	}
-	return min(a, b)
-}
-
 // budgetStatus is the usage against the caps.
 func (j *job) budgetStatus() BudgetStatus {
 	perJob, perMessage := j.caps()
@@ -44,16 +35,9 @@ func (j *job) budgetStatus() BudgetStatus {
 }
 
 // overBudget names the cap the job's usage has reached, or "".
-func (j *job) overBudget() string {
-	s := j.budgetStatus()
-	switch {
-	case s.TokensPerJob > 0 && s.UsedByJob >= s.TokensPerJob:
-		return "job"
-	case s.TokensPerMessage > 0 && s.UsedByMessage >= s.TokensPerMessage:
-		return "message"
-	}
-	return ""
-}
+func (j *job) overBudget() string { return tokens.Over(j.budgetStatus()) }
+
+func tighterCap(a, b int) int { return tokens.Tighter(a, b) }
 
 // awaitBudget parks the job while a cap is reached, until a person raises
 // it or ends the job; a new message lifts a per-message cap's wait (its
@@ -70,7 +54,7 @@ func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
 		j.st.Budget.Reached = reached
 		s := j.budgetStatus()
 		text := fmt.Sprintf("the token budget of the %s is reached (%s): raise it with: starter budget %s --tokens N (or --per-message N), or end the job: starter end %s",
-			reached, budgetText(s, reached), j.id, j.id)
+			reached, tokens.Text(s, reached), j.id, j.id)
 		j.audit(ctx, approval.AuditRecord{Event: "budget-reached", Reason: text})
 		j.emit(ctx, Event{Kind: "budget", Text: text})
 		j.notifyConversation(ctx, "budget", text, "", "")
@@ -91,13 +75,6 @@ func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
 	return j.endReq == nil && !lifted() && ctx.Err() == nil
 }
 
-func budgetText(s BudgetStatus, which string) string {
-	if which == "job" {
-		return fmt.Sprintf("%d of %d tokens", s.UsedByJob, s.TokensPerJob)
-	}
-	return fmt.Sprintf("%d of %d tokens since the last message", s.UsedByMessage, s.TokensPerMessage)
-}
-
 // registerBudget sets the budget Update.
 func (j *job) registerBudget(ctx workflow.Context) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, BudgetUpdate,
@@ -114,7 +91,7 @@ func (j *job) registerBudget(ctx workflow.Context) error {
 			}
 			j.st.Budget = Budget{TokensPerJob: perJob, TokensPerMessage: perMessage, Set: true, Reached: j.st.Budget.Reached}
 			s := j.budgetStatus()
-			text := fmt.Sprintf("budget set by %s: %s per job, %s per message", who(b.By, cmp.Or(b.Channel, "temporal")), capText(perJob), capText(perMessage))
+			text := fmt.Sprintf("budget set by %s: %s per job, %s per message", who(b.By, cmp.Or(b.Channel, "temporal")), tokens.CapText(perJob), tokens.CapText(perMessage))
 			j.audit(ctx, approval.AuditRecord{Event: "budget-changed", Approver: b.By, Channel: cmp.Or(b.Channel, "temporal"), Reason: text})
 			j.emit(ctx, Event{Kind: "budget", Text: text})
 			j.updateDetails(ctx)
@@ -143,13 +120,6 @@ func (j *job) registerBudget(ctx workflow.Context) error {
 	return nil
 }
 
-func capText(n int) string {
-	if n <= 0 {
-		return "no cap"
-	}
-	return fmt.Sprintf("%d tokens", n)
-}
-
 // budgetDetails shows in the Web UI that the job waits for its budget.
 func (j *job) budgetDetails(b *strings.Builder) {
 	if j.st == nil || j.st.Budget.Reached == "" {
@@ -157,5 +127,5 @@ func (j *job) budgetDetails(b *strings.Builder) {
 	}
 	s := j.budgetStatus()
 	fmt.Fprintf(b, "### Waiting for a budget\n\nThe token budget of the %s is reached (%s). Raise it with Update `%s`, input `{\"tokensPerJob\": N}` or `{\"tokensPerMessage\": N}`, or end the job with Update `%s`.\n\n",
-		j.st.Budget.Reached, budgetText(s, j.st.Budget.Reached), BudgetUpdate, EndUpdate)
+		j.st.Budget.Reached, tokens.Text(s, j.st.Budget.Reached), BudgetUpdate, EndUpdate)
 }

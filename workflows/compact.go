@@ -3,8 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -14,11 +12,8 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/tokens"
 )
-
-// defaultCompactAt is the share of the context window a prompt may reach
-// before the job compacts its conversation.
-const defaultCompactAt = 0.8
 
 // maxCompactionsPerCall bounds compactions for one model call that the
 // endpoint keeps refusing as too long.
@@ -39,12 +34,7 @@ func (j *job) window() int {
 // endpoint reported for the last one plus the messages added since, would
 // pass the compaction threshold.
 func (j *job) overThreshold() (bool, int) {
-	at := j.in.CompactAt
-	if at <= 0 || at >= 1 {
-		at = defaultCompactAt
-	}
-	est := j.st.LastPrompt + j.st.Pending
-	return float64(est) > at*float64(j.window()), est
+	return tokens.OverThreshold(j.in.CompactAt, j.st.LastPrompt, j.st.Pending, j.window())
 }
 
 // compact summarises the older part of the conversation with a model call
@@ -116,7 +106,7 @@ func (j *job) chat(ctx workflow.Context, call func() (api.ModelResponse, error))
 			return resp, err
 		}
 		j.emit(ctx, Event{Kind: "compact", Text: "the endpoint refused the prompt as too long; compacting and calling again"})
-		if n := windowInError(ae.Message()); n > 0 && n < j.window() {
+		if n := tokens.WindowInError(ae.Message()); n > 0 && n < j.window() {
 			// The endpoint knows its window better than our table.
 			j.st.ContextWindow = n
 			j.emit(ctx, Event{Kind: "compact", Text: fmt.Sprintf("the endpoint's context window is %d tokens", n)})
@@ -127,29 +117,4 @@ func (j *job) chat(ctx workflow.Context, call func() (api.ModelResponse, error))
 	}
 }
 
-// contextWindowOf is a new job's window: its own setting, else the table's
-// for the model it names, else what the worker says for its model.
-func contextWindowOf(in JobInput, worker int) int {
-	switch {
-	case in.ContextWindow > 0:
-		return in.ContextWindow
-	case in.Model != "":
-		return api.ContextWindowFor(in.Model)
-	case worker > 0:
-		return worker
-	}
-	return api.DefaultContextWindow
-}
-
-var windowRe = regexp.MustCompile(`maximum context length is (\d+) tokens`)
-
-// windowInError reads the window from OpenAI's context_length_exceeded
-// message, or 0.
-func windowInError(msg string) int {
-	m := windowRe.FindStringSubmatch(msg)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
+func contextWindowOf(in JobInput, worker int) int { return tokens.WindowOf(in, worker) }
