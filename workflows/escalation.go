@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -59,7 +60,7 @@ func (j *job) escalateStep(ctx workflow.Context, p *pendingCall, i int, s approv
 	text := fmt.Sprintf("escalated after %s to %s: nobody has answered; denied in %s unless someone does", time.Duration(s.After), to, left)
 	j.audit(ctx, approval.AuditRecord{Event: "escalated", CallID: p.ask.CallID, Tool: p.ask.Tool, Layer: approval.LayerHuman, Reason: text})
 	j.emit(ctx, Event{Kind: "escalated", CallID: p.ask.CallID, Tool: p.ask.Tool, Text: text})
-	if !contains(j.st.Notifiers, s.Notify) {
+	if !slices.Contains(j.st.Notifiers, s.Notify) {
 		j.notifyFailed(ctx, p.ask.CallID, fmt.Sprintf("could not escalate (step %d)", i+1),
 			fmt.Errorf("this worker has no %s channel configured", s.Notify))
 		return
@@ -71,13 +72,4 @@ func (j *job) escalateStep(ctx workflow.Context, p *pendingCall, i int, s approv
 			j.notifyFailed(ctx, p.ask.CallID, fmt.Sprintf("could not escalate (step %d)", i+1), err)
 		}
 	})
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/workflows/jobapi"
+	"github.com/custos-dev/custos/workflows/quorum"
 )
 
 // Calls that need N of M people (the settings' "approvals"): the call
@@ -43,20 +44,6 @@ func (j *job) quorumFor(ctx workflow.Context, rec approval.AuditRecord) []Quorum
 	return out
 }
 
-// quorumReason says why a call covered by approvals waits, after what the
-// layers before had said.
-func quorumReason(qs []QuorumState, before string) string {
-	var parts []string
-	for _, q := range qs {
-		parts = append(parts, fmt.Sprintf("%d of %s (approvals rule %s)", q.Require, strings.Join(q.From, ", "), q.Rule))
-	}
-	why := "needs approval by " + strings.Join(parts, " and ") + "; any one deny denies"
-	if before != "" {
-		why += "; " + before
-	}
-	return why
-}
-
 // owners are the identities whose answers never count towards a quorum.
 func (j *job) owners() []string {
 	return append(slices.Clone(j.in.Owner), j.st.Settings.Identities...)
@@ -65,29 +52,10 @@ func (j *job) owners() []string {
 // checkVote says why an answer to a call that needs approvals would not
 // count, or nil. Like checkAnswer it only reads state.
 func (j *job) checkVote(p *pendingCall, d ApprovalDecision) error {
-	qs := p.ask.Quorum
-	switch {
-	case d.Decision == "deny":
-		return nil // anyone may stop it
-	case d.Decision != "allow" || d.Grant != nil:
-		return notApplied("this call needs %s: answer allow or deny (no Always, Never or grant stands in for them)", needed(qs))
-	case d.Verified == nil || d.Verified.ID == "":
-		return notApplied("this call needs %s, each verified by a channel (Slack); a %s answer does not say who verified gave it", needed(qs), d.Channel)
-	case slices.Contains(j.owners(), d.Verified.ID):
-		return notApplied("%s is whom this job is for: their own answer does not count towards its approvals; still needed: %s", d.Verified.ID, needed(qs))
+	if err := quorum.CheckVote(p.ask.Quorum, d, j.owners()); err != nil {
+		return notApplied("%v", err)
 	}
-	id := d.Verified.ID
-	for _, q := range qs {
-		if slices.Contains(q.Approved, id) {
-			return notApplied("%s already approved this call; still needed: %s", id, needed(qs))
-		}
-	}
-	for _, q := range qs {
-		if len(q.Approved) < q.Require && (approval.QuorumRule{From: q.From}).Qualifies(id, d.Verified.Groups) {
-			return nil
-		}
-	}
-	return notApplied("%s is not among those who may approve this call; still needed: %s", id, needed(qs))
+	return nil
 }
 
 // vote counts a verified approval of a call that needs several: the
@@ -119,12 +87,7 @@ func (j *job) vote(ctx workflow.Context, p *pendingCall, d ApprovalDecision) (De
 	if err := j.checkAnswer(d); err != nil {
 		return DecideResult{}, err
 	}
-	for i := range p.ask.Quorum {
-		q := &p.ask.Quorum[i]
-		if len(q.Approved) < q.Require && (approval.QuorumRule{From: q.From}).Qualifies(v.ID, v.Groups) {
-			q.Approved = append(q.Approved, v.ID)
-		}
-	}
+	quorum.Count(p.ask.Quorum, v.ID, v.Groups)
 	votes, missing := voters(p.ask.Quorum), needed(p.ask.Quorum)
 	j.audit(ctx, approval.AuditRecord{JobID: j.id, Event: "approval-vote", CallID: d.CallID, Tool: p.ask.Tool, Decision: approval.Allow,
 		Approver: v.ID, Channel: d.Channel, Layer: approval.LayerHuman, Reason: "approved; still needed: " + missing})
@@ -148,10 +111,4 @@ func (j *job) vote(ctx workflow.Context, p *pendingCall, d ApprovalDecision) (De
 func needed(qs []QuorumState) string   { return jobapi.QuorumNeeded(qs) }
 func voters(qs []QuorumState) []string { return jobapi.QuorumVoters(qs) }
 
-// cmpOrList is list, or a one-word list when it is empty.
-func cmpOrList(list []string, none string) []string {
-	if len(list) == 0 {
-		return []string{none}
-	}
-	return list
-}
+func quorumReason(qs []QuorumState, before string) string { return quorum.Reason(qs, before) }

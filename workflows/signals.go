@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/quorum"
 	"github.com/custos-dev/custos/workflows/subagent"
 )
 
@@ -424,7 +425,7 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		}
 		if len(a.Quorum) > 0 {
 			fmt.Fprintf(&b, "Needs approvals from verified people (Slack): still %s; approved so far: %s.\n\n",
-				calltext.CodeSpan(display.Line(needed(a.Quorum), 500)), calltext.CodeSpan(display.Line(strings.Join(cmpOrList(voters(a.Quorum), "nobody"), ", "), 500)))
+				calltext.CodeSpan(display.Line(needed(a.Quorum), 500)), calltext.CodeSpan(display.Line(strings.Join(quorum.OrList(voters(a.Quorum), "nobody"), ", "), 500)))
 		}
 		if a.Preview != "" {
 			// A fence the preview cannot close early.

@@ -23,8 +23,8 @@ const maxPackageLines = 4000
 var oversized = map[string]int{
 	// The job's workflow: conversations, MCP and checkpoints grew it
 	// (6,463 lines; its client-facing API went to workflows/jobapi, its
-	// pure parts to workflows/calltext, mcpargs, grants, tokens …).
-	"workflows": 5535,
+	// pure parts to workflows/calltext, mcpargs, grants, tokens, quorum).
+	"workflows": 5485,
 }
 
 // No package of the module holds more than maxPackageLines product lines,
