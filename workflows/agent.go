@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/parking"
 )
 
 // Agent is the workflow's host: it carries what the worker provides in Go
@@ -102,7 +103,7 @@ type job struct {
 	// call ID, with who made them.
 	userCalls map[string]string
 	// disk is set while the job waits for disk space to save (disk.go).
-	disk *diskWait
+	disk *parking.DiskWait
 	// mcp are the job's MCP tools as last listed (mcp.go).
 	mcp mcpTools
 	// listed is the listing last put in the memo, endHow how the job
@@ -339,7 +340,7 @@ func (j *job) loop(ctx workflow.Context) (JobResult, error) {
 		}
 		// The calls just run must be on disk before the next ones run:
 		// on a full disk the job parks here until they are.
-		if j.saveOrPark(ctx) && ctx.Err() != nil {
+		if parking.SaveOrPark(ctx, j.waitHost()) && ctx.Err() != nil {
 			return JobResult{}, j.canceled(ctx)
 		}
 	}
@@ -427,7 +428,7 @@ func (j *job) think(ctx workflow.Context) (done bool, res JobResult, err error) 
 		return false, JobResult{}, nil
 	}
 	j.doneWork()
-	if errors.Is(err, errContinueParked) {
+	if errors.Is(err, parking.ErrContinueParked) {
 		j.st.Turn--
 		return true, JobResult{}, j.continueAsNew(ctx)
 	}
@@ -586,7 +587,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 			return resp, err
 		})
 	})
-	if errors.Is(err, errContinueParked) {
+	if errors.Is(err, parking.ErrContinueParked) {
 		return openai.ChatCompletionMessage{}, err
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/parking"
 	"github.com/custos-dev/custos/workflows/tokens"
 )
 
@@ -59,14 +60,14 @@ func (j *job) compact(ctx workflow.Context, why string, tighter int) error {
 		Summary: fmt.Sprintf("turn %d: compact the conversation", j.st.Turn),
 	})
 	// The summary is a model call too: a refused key parks it.
-	res, err := parked(ctx, j, func() (api.CompactResult, error) {
+	res, err := parking.Model(ctx, j.waitHost(), func() (api.CompactResult, error) {
 		var res api.CompactResult
 		err := workflow.ExecuteActivity(actx, api.CompactActivity, api.CompactRequest{
 			Conversation: *j.conversation(), Window: j.window(), KeepTokens: keep, Model: j.in.Model,
 		}).Get(ctx, &res)
 		return res, err
 	})
-	if errors.Is(err, errContinueParked) {
+	if errors.Is(err, parking.ErrContinueParked) {
 		return err
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/internal/tmpfstest"
+	"github.com/custos-dev/custos/workflows/parking"
 )
 
 // The state directory fills once the first tool call has run (its
@@ -86,7 +87,7 @@ func TestFullStateDirParksUntilSpaceIsBack(t *testing.T) {
 func TestDiskBackoff(t *testing.T) {
 	want := []time.Duration{5, 10, 20, 40, 60, 60}
 	for i, w := range want {
-		assert.Equal(t, w*time.Second, diskBackoff(i+1))
+		assert.Equal(t, w*time.Second, parking.DiskBackoff(i+1))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/parking"
 )
 
 // listingVersion gates the memo upserts: runs that began before them
@@ -47,7 +48,7 @@ func ListingStatus(phase string, waiting int, modelWait bool) (status, why strin
 		return ListWaitingMessage, ""
 	case phase == PhaseWaitingBudget:
 		return ListParked, "budget"
-	case phase == phaseDiskFull:
+	case phase == parking.PhaseDiskFull:
 		return ListParked, "disk space"
 	case modelWait:
 		return ListParked, "model endpoint"

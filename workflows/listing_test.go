@@ -3,6 +3,7 @@ package workflows
 import (
 	"testing"
 
+	"github.com/custos-dev/custos/workflows/parking"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -20,7 +21,7 @@ func TestListingStatus(t *testing.T) {
 		{"waiting", 2, false, ListWaitingPerson, ""},
 		{PhaseWaitingMessage, 0, false, ListWaitingMessage, ""},
 		{PhaseWaitingBudget, 0, false, ListParked, "budget"},
-		{phaseDiskFull, 0, false, ListParked, "disk space"},
+		{parking.PhaseDiskFull, 0, false, ListParked, "disk space"},
 		{"waiting for the model endpoint", 0, true, ListParked, "model endpoint"},
 		{PhaseDone, 0, false, ListEnded, ""},
 		{PhaseEnded, 0, false, ListEnded, ""},

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/workflows/parking"
 )
 
 // refusing answers the first n requests with r, then follows next.
@@ -97,10 +98,10 @@ func TestParkedModelCallContinuesAsNew(t *testing.T) {
 func TestParkWait(t *testing.T) {
 	want := []time.Duration{5, 10, 20, 40, 60, 60}
 	for i, w := range want {
-		assert.Equal(t, w*time.Second, parkWait("refused", i+1))
+		assert.Equal(t, w*time.Second, parking.ParkWait("refused", i+1))
 	}
-	assert.Equal(t, time.Second, parkWait("garbage", 1))
-	assert.Equal(t, time.Minute, parkWait("garbage", 30))
+	assert.Equal(t, time.Second, parking.ParkWait("garbage", 1))
+	assert.Equal(t, time.Minute, parking.ParkWait("garbage", 30))
 }
 
 // While the job waits for the endpoint, the Web UI's details say why, what

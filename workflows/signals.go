@@ -3,7 +3,6 @@ package workflows
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/parking"
 	"github.com/custos-dev/custos/workflows/quorum"
 	"github.com/custos-dev/custos/workflows/subagent"
 )
@@ -319,13 +319,7 @@ func (j *job) refuseMode(ctx workflow.Context, m ModeChange, mode approval.Mode)
 }
 
 // applicationMessage is an error's message without the SDK's decorations.
-func applicationMessage(err error) string {
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) {
-		return ae.Message()
-	}
-	return err.Error()
-}
+func applicationMessage(err error) string { return parking.Message(err) }
 
 func (j *job) registerQueries(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) {
@@ -405,8 +399,8 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		}
 		b.WriteString(".\n\n")
 	}
-	j.modelWaitDetails(&b)
-	j.diskWaitDetails(&b)
+	parking.ModelWaitDetails(&b, j.st, j.id)
+	parking.DiskWaitDetails(&b, j.disk)
 	j.conversationDetails(&b)
 	j.budgetDetails(&b)
 	b.WriteString(j.tasks.Details(DecideUpdate))
