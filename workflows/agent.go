@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/mcpcalls"
 	"github.com/custos-dev/custos/workflows/parking"
 )
 
@@ -105,7 +106,7 @@ type job struct {
 	// disk is set while the job waits for disk space to save (disk.go).
 	disk *parking.DiskWait
 	// mcp are the job's MCP tools as last listed (mcp.go).
-	mcp mcpTools
+	mcp mcpcalls.Tools
 	// listed is the listing last put in the memo, endHow how the job
 	// ended (listing.go).
 	listed *Listing
@@ -274,9 +275,9 @@ func (j *job) start(ctx workflow.Context) error {
 		}
 		j.announceSandbox(ctx)
 		j.announceInstructions(ctx, loaded.Instructions)
-		if len(loaded.MCPNotes) > 0 && workflow.GetVersion(ctx, mcpVersion, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		if len(loaded.MCPNotes) > 0 && workflow.GetVersion(ctx, mcpcalls.Version, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 			for _, n := range loaded.MCPNotes {
-				j.noteMCP(ctx, n)
+				j.mcp.Note(ctx, j.mcpHost(), n)
 			}
 		}
 		for _, what := range loaded.Ignored {
@@ -572,7 +573,7 @@ func (j *job) callModel(ctx workflow.Context) (openai.ChatCompletionMessage, err
 		},
 		Summary: fmt.Sprintf("turn %d: ask the model", j.st.Turn),
 	})
-	mcpTools := j.listMCP(ctx)
+	mcpTools := j.mcp.List(ctx, j.mcpHost())
 	resp, err := j.chat(ctx, func() (api.ModelResponse, error) {
 		return j.askModel(ctx, func() (api.ModelResponse, error) {
 			var resp api.ModelResponse

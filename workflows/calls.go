@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/mcpcalls"
 )
 
 // runCalls decides and runs the tool calls of one model answer. Each call is
@@ -131,10 +132,10 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 // was answered all the same keeps its answer.
 func (j *job) stoppedWhileRunning(tool string, res api.ToolResult, err error) (api.ToolResult, error) {
 	_, why := j.stopWords()
-	mt, isMCP := j.mcpCall(tool)
+	mt, isMCP := j.mcp.Get(tool)
 	switch {
 	case isMCP && err != nil:
-		err = j.mcpStopped(mt, why)
+		err = mcpcalls.Stopped(mt, why)
 	case isMCP:
 	case err != nil:
 		err = fmt.Errorf("%s while it ran: the call was stopped before it finished (a command is killed with its process tree); its output is lost", why)
@@ -151,18 +152,18 @@ func (j *job) stoppedWhileRunning(tool string, res api.ToolResult, err error) (a
 // input the tool must run with.
 func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMessage) approval.AuditRecord {
 	rec := approval.AuditRecord{JobID: j.id, CallID: callID, Tool: tool, Input: input, Mode: j.st.Mode, By: j.userCalls[callID]}
-	if _, _, looks := approval.MCPTool(tool); looks && j.mcp.hash == "" && len(j.st.MCPServers) > 0 {
+	if _, _, looks := approval.MCPTool(tool); looks && !j.mcp.Listed() && len(j.st.MCPServers) > 0 {
 		// A call carried into this run (or a person's) before its first
 		// model call: the tools are listed first.
-		j.listMCP(ctx)
+		j.mcp.List(ctx, j.mcpHost())
 	}
-	mt, isMCP := j.mcpCall(tool)
+	mt, isMCP := j.mcp.Get(tool)
 	if v, refused := j.notOffered(tool); refused {
 		return verdictRecord(rec, v)
 	}
 	if (!api.KnownTool(tool) || !j.lspKnown(ctx, tool)) && !isMCP && !j.isTask(ctx, tool) {
 		return verdictRecord(rec, approval.Verdict{Decision: approval.Deny, Layer: approval.LayerRules,
-			Reason: fmt.Sprintf("unknown tool %q; the tools are %s%s", tool, toolList(), j.mcpToolsNamed())})
+			Reason: fmt.Sprintf("unknown tool %q; the tools are %s%s", tool, toolList(), j.mcp.Named())})
 	}
 	check := func(in json.RawMessage, layer approval.Layer) (approval.Verdict, bool) {
 		if isMCP {
@@ -174,7 +175,7 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		return verdictRecord(rec, v)
 	}
 	// Layers 1-3; layer 4's hooks only if the rules left the call open.
-	call, eval := approval.Call{Tool: tool, Input: input, MCPReadOnly: isMCP && j.mcpReadOnly(mt)}, j.recordedEvaluate(ctx)
+	call, eval := approval.Call{Tool: tool, Input: input, MCPReadOnly: isMCP && j.mcp.ReadOnly(mt)}, j.recordedEvaluate(ctx)
 	found := approval.Findings{Rules: eval(call, j.st.Mode)}
 	if found.Rules.Open() {
 		if r, ok := j.runHooks(ctx, hooks.ToolApprovalPre, hooks.Payload{CallID: callID, Tool: tool, Input: input}); ok {
@@ -192,7 +193,7 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 		}
 	}
 	if isMCP {
-		j.mcpAsk(&pre, mt, rec.Input)
+		j.mcp.Ask(&pre, mt, rec.Input)
 	}
 	// A call the settings' approvals cover goes to people whatever the
 	// layers before allowed; only a deny stops it sooner.
@@ -215,14 +216,14 @@ func (j *job) decide(ctx workflow.Context, callID, tool string, input json.RawMe
 	// several (approvals' quorum).
 	// Nor for an MCP tool that changed since the job first saw it: a
 	// person looks at what it says now.
-	if len(quorum) == 0 && (!isMCP || j.mcp.changed[tool] == "") {
+	if len(quorum) == 0 && (!isMCP || j.mcp.Changed(tool) == "") {
 		if r, ok := j.byGrant(ctx, found, rec); ok {
 			return r
 		}
 	}
 	r := j.ask(ctx, rec, pre.AskReason, found, quorum)
 	if isMCP && r.Decision == approval.Allow {
-		j.acceptMCPChange(mt)
+		j.mcp.AcceptChange(mt, j.st.MCPSeen)
 	}
 	return r
 }
@@ -437,8 +438,8 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		// killed), not while it still runs.
 		opts.WaitForCancellation = true
 		res, err = j.runBash(ctx, opts, req)
-	} else if mt, ok := j.mcpCall(tool); ok {
-		return j.runMCP(ctx, opts, req, mt)
+	} else if mt, ok := j.mcp.Get(tool); ok {
+		return j.mcp.Run(ctx, j.mcpHost(), opts, req, mt)
 	} else {
 		err = workflow.ExecuteActivity(j.onHost(ctx, opts), tool, req).Get(ctx, &res)
 	}

@@ -61,8 +61,8 @@ func clip(s string, n int) string {
 
 // checkUserCall refuses, before anything is recorded, what is no call.
 func (j *job) checkUserCall(c UserCall) error {
-	if !api.KnownTool(c.Tool) && !j.mayBeMCP(c.Tool) {
-		return notApplied("unknown tool %q; the tools are %s%s", c.Tool, strings.Join(api.ToolNames(), ", "), j.mcpToolsNamed())
+	if !api.KnownTool(c.Tool) && !j.mcp.MayBe(c.Tool, j.st.MCPServers) {
+		return notApplied("unknown tool %q; the tools are %s%s", c.Tool, strings.Join(api.ToolNames(), ", "), j.mcp.Named())
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(c.Input, &obj); err != nil || obj == nil {
