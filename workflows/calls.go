@@ -17,6 +17,7 @@ import (
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/calltext"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
+	"github.com/custos-dev/custos/workflows/preview"
 )
 
 // runCalls decides and runs the tool calls of one model answer. Each call is
@@ -281,7 +282,8 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	}
 	p.ask.Quorum = quorum
 	if workflow.GetVersion(ctx, "approval-preview", workflow.DefaultVersion, 1) >= 1 {
-		p.ask.Preview = j.preview(ctx, rec, reason)
+		p.ask.Preview = preview.Of(ctx, j.onHost, api.ToolRequest{JobID: j.id, Workspace: j.in.Workspace, Blobs: j.blobs()},
+			rec, reason, j.st.Env, j.st.Settings.Sandbox)
 	}
 	now := workflow.Now(ctx)
 	timeout := j.askTimeout(found)
