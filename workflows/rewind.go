@@ -4,15 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
-	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/notify"
+	"github.com/custos-dev/custos/workflows/rewinding"
 )
 
 // A rewind takes a job back to the end of an earlier turn. Its files are
@@ -68,21 +65,10 @@ func (j *job) checkRewind(r Rewind) error {
 		return nil
 	case !j.st.Waiting || j.phase != PhaseWaitingMessage || len(j.st.Queue) > 0 || j.rewinding:
 		return notApplied("the job is %s: a rewind waits until it waits for a message (starter interrupt first)", j.phase)
-	case r.To > 0 && j.turnSeq(r.To) == 0:
+	case r.To > 0 && rewinding.TurnSeq(j.st, r.To) == 0:
 		return notApplied("turn %d is older than what this job knows of its turns; the conversation can be cut only at a later one", r.To)
 	}
 	return nil
-}
-
-// turnSeq is the seq of the last answer at or before turn (0: none known).
-func (j *job) turnSeq(turn int) int {
-	seq := 0
-	for _, t := range j.st.TurnSeqs {
-		if t.Turn <= turn {
-			seq = t.Seq
-		}
-	}
-	return seq
 }
 
 // rewind cuts the conversation (when asked), audits the rewind and tells
@@ -110,49 +96,10 @@ func (j *job) rewind(ctx workflow.Context, r Rewind) (RewindResult, error) {
 	return RewindResult{Messages: j.st.Total(), Turn: r.To}, nil
 }
 
-// cutConversation cuts the transcript on the workspace's host after turn
-// to's answer and its results, and takes the job's state there.
+// cutConversation cuts the transcript after turn to (rewinding.Cut).
 func (j *job) cutConversation(ctx workflow.Context, to int) error {
 	if workflow.GetVersion(ctx, rewindChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return notApplied("this job's code predates rewinds")
 	}
-	after := 2 // turn 0: the system prompt and the task
-	if to > 0 {
-		after = j.turnSeq(to)
-	}
-	actx := j.onHost(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-		Summary:             fmt.Sprintf("rewind: cut the conversation at turn %d", to),
-	})
-	var res api.CutResult
-	if err := workflow.ExecuteActivity(actx, api.CutTranscriptActivity,
-		api.CutRequest{Conversation: *j.conversation(), After: after}).Get(ctx, &res); err != nil {
-		return fmt.Errorf("rewind: %w", err)
-	}
-	j.cutState(to, res)
-	return nil
-}
-
-// cutState takes the state to the cut conversation.
-func (j *job) cutState(to int, res api.CutResult) {
-	s := j.st
-	s.Messages = []openai.ChatCompletionMessage{res.Last}
-	s.MessageBase, s.SavedMessages = res.Total-1, res.Total
-	if s.View.SummarySeq > res.Total || s.View.From > res.Total {
-		s.View = api.View{} // the compaction is gone with what it summarised
-	}
-	s.LastPrompt, s.Pending = 0, api.EstimateTokens(res.Last)
-	kept := s.TurnSeqs[:0]
-	for _, t := range s.TurnSeqs {
-		if t.Turn <= to {
-			kept = append(kept, t)
-		}
-	}
-	s.TurnSeqs = kept
-	s.PendingCalls, s.PendingIDs = nil, nil
-	s.LastAnswer = ""
-	if res.Last.Role == openai.ChatMessageRoleAssistant {
-		s.LastAnswer = res.Last.Content
-	}
+	return rewinding.Cut(ctx, j.onHost, j.conversation(), j.st, to)
 }
