@@ -17,6 +17,7 @@ import (
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/calltext"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
+	"github.com/custos-dev/custos/workflows/observe"
 	"github.com/custos-dev/custos/workflows/preview"
 )
 
@@ -464,7 +465,7 @@ func (j *job) audit(ctx workflow.Context, r approval.AuditRecord) {
 	r.Time = workflow.Now(ctx)
 	r.JobID = j.id
 	j.st.Audit = append(j.st.Audit, r)
-	observe(ctx, r)
+	observe.Record(ctx, r)
 }
 
 func verdictRecord(rec approval.AuditRecord, v approval.Verdict) approval.AuditRecord {

@@ -27,8 +27,9 @@ var oversized = map[string]int{
 	// its waits for the model endpoint and disk space to workflows/parking,
 	// its MCP tools to workflows/mcpcalls, a call's preview to
 	// workflows/preview, its compaction to workflows/compaction, a
-	// rewind's cut to workflows/rewinding).
-	"workflows": 4661,
+	// rewind's cut to workflows/rewinding, metrics and spans to
+	// workflows/observe).
+	"workflows": 4587,
 }
 
 // No package of the module holds more than maxPackageLines product lines,

@@ -1,4 +1,7 @@
-package workflows
+// Package observe reports the job's audit records as metrics and its
+// decisions as spans, from workflow code, once however often a history is
+// replayed. It never imports workflows.
+package observe
 
 import (
 	"context"
@@ -14,7 +17,7 @@ import (
 )
 
 // Metric names custos emits from workflow code. Every audit record passes
-// through observe, so decisions are counted in this one place.
+// through Record, so decisions are counted in this one place.
 const (
 	MetricDecisions        = "custos_decisions"         // counter: tool, layer, decision
 	MetricApprovals        = "custos_approvals"         // counter: channel, decision (human answers)
@@ -23,12 +26,12 @@ const (
 	MetricAuditEvents      = "custos_audit_events"      // counter: event
 )
 
-// observe reports an audit record as metrics and, for decisions, as a span
+// Record reports an audit record as metrics and, for decisions, as a span
 // under the job's trace. Metrics go through the workflow's metrics handler,
 // which drops them during replay, so a decision is counted once however
 // often its history is replayed; the span is skipped during replay for the
 // same reason.
-func observe(ctx workflow.Context, r approval.AuditRecord) {
+func Record(ctx workflow.Context, r approval.AuditRecord) {
 	h := workflow.GetMetricsHandler(ctx)
 	if r.Event != "" {
 		h.WithTags(map[string]string{"event": r.Event}).Counter(MetricAuditEvents).Inc(1)
