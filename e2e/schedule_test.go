@@ -69,8 +69,12 @@ func TestScheduleRunsJobsAskedLikeAnyOther(t *testing.T) {
 		demomodel.Calls(demomodel.ToolCall("w1", "Write", map[string]any{"file_path": "report.txt", "content": "nightly\n"})),
 		demomodel.Say("report written"),
 	))
-	testenv.StartWorkers(t, c, base, app.Options{})
 	ws := testenv.Workspace(t)
+	// A host of its own holding just this workspace: on a server the suite
+	// shares (PostgreSQL), a worker of an earlier test may still count as a
+	// live host holding "/" for 90 s, and starter routes a job to the host
+	// whose root is the longest.
+	testenv.StartWorkers(t, c, base, app.Options{Host: "schedule-test", Workspaces: []string{ws}})
 	name := "nightly-report"
 	code, out, errOut := starterAt(t, srv, "schedule", "create", name, "--every", "24h", "--workspace", ws,
 		"--approval-timeout", "10m", "write the nightly report")
