@@ -11,6 +11,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/workflows/subagent"
+	"github.com/custos-dev/custos/workflows/worktrees"
 )
 
 // The Task tool: a subagent is a child workflow, an AgentWorkflow of its
@@ -51,7 +52,7 @@ func (j *job) runTask(ctx workflow.Context, callID string, input json.RawMessage
 	if why != "" {
 		return api.ToolResult{IsError: true, Output: why}, nil
 	}
-	if why := j.isolationRefused(ctx, in.Isolation); why != "" {
+	if why := worktrees.IsolationRefused(ctx, in.Isolation); why != "" {
 		return api.ToolResult{IsError: true, Output: why}, nil
 	}
 	childID := fmt.Sprintf("%s-task-%s", j.id, callID)
@@ -69,8 +70,8 @@ func (j *job) runTask(ctx workflow.Context, callID string, input json.RawMessage
 	cin.Mode = subagent.Narrower(cin.Mode, j.st.Mode) // narrowed while it waited its turn
 	var wt *api.WorktreeResult
 	if in.Isolation != "" {
-		if wt, err = j.makeWorktree(ctx, childID); err != nil || wt.Refused != "" {
-			return worktreeFailed(ctx, wt, err)
+		if wt, err = worktrees.Make(ctx, j.onHost, &j.tasks, j.in.Workspace, childID); err != nil || wt.Refused != "" {
+			return worktrees.Failed(ctx, wt, err)
 		}
 		cin.Workspace, cin.Parent.Worktree, cin.Parent.Branch = wt.Workspace, wt.Path, wt.Branch
 		info.Worktree, info.Workspace = wt.Path, wt.Workspace

@@ -26,7 +26,7 @@ func TestWorkflowsSubpackagesDoNotImportWorkflows(t *testing.T) {
 		}
 	}
 	slices.Sort(subs)
-	for _, want := range []string{"/jobapi", "/subagent", "/parking", "/mcpcalls", "/preview", "/compaction", "/rewinding", "/observe"} {
+	for _, want := range []string{"/jobapi", "/subagent", "/parking", "/mcpcalls", "/preview", "/compaction", "/rewinding", "/observe", "/worktrees"} {
 		if !slices.Contains(subs, workflowsRoot+want) {
 			t.Fatalf("go list named no %s among workflows' sub-packages %v", workflowsRoot+want, subs)
 		}

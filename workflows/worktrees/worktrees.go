@@ -1,4 +1,7 @@
-package workflows
+// Package worktrees gives a Task call's child (isolation "worktree") a git
+// worktree of its own, made on the workspace's host. It never imports
+// workflows.
+package worktrees
 
 import (
 	"fmt"
@@ -8,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities/api"
+	"github.com/custos-dev/custos/workflows/subagent"
 )
 
 // taskWorktreeVersion marks histories recorded since isolation "worktree"
@@ -15,9 +19,9 @@ import (
 // refused as not available.
 const taskWorktreeVersion = "task-worktree"
 
-// isolationRefused says why a Task call's isolation cannot be had ("" for
+// IsolationRefused says why a Task call's isolation cannot be had ("" for
 // none asked, or "worktree" in a history that has it).
-func (j *job) isolationRefused(ctx workflow.Context, isolation string) string {
+func IsolationRefused(ctx workflow.Context, isolation string) string {
 	if isolation == "" {
 		return ""
 	}
@@ -30,23 +34,25 @@ func (j *job) isolationRefused(ctx workflow.Context, isolation string) string {
 	return ""
 }
 
-// makeWorktree has the workspace's host make the child's git worktree. One
+// Make has the workspace's host (onHost) make the child's git worktree.
+// tasks are the job's children, workspace its workspace. One
 // is made at a time, each avoiding the Bash lanes of the job's workspace
 // and of its running children's worktrees, so the child's commands run
 // beside theirs (as far as the host's lane count goes).
-func (j *job) makeWorktree(ctx workflow.Context, childID string) (*api.WorktreeResult, error) {
-	if err := workflow.Await(ctx, func() bool { return !j.tasks.Worktree }); err != nil {
+func Make(ctx workflow.Context, onHost func(workflow.Context, workflow.ActivityOptions) workflow.Context,
+	tasks *subagent.Tasks, workspace, childID string) (*api.WorktreeResult, error) {
+	if err := workflow.Await(ctx, func() bool { return !tasks.Worktree }); err != nil {
 		return nil, err
 	}
-	j.tasks.Worktree = true
-	defer func() { j.tasks.Worktree = false }()
-	req := api.WorktreeRequest{Workspace: j.in.Workspace, Child: childID, Avoid: []string{j.in.Workspace}}
-	for _, c := range j.tasks.List() {
+	tasks.Worktree = true
+	defer func() { tasks.Worktree = false }()
+	req := api.WorktreeRequest{Workspace: workspace, Child: childID, Avoid: []string{workspace}}
+	for _, c := range tasks.List() {
 		if c.Workspace != "" {
 			req.Avoid = append(req.Avoid, c.Workspace)
 		}
 	}
-	actx := j.onHost(ctx, workflow.ActivityOptions{
+	actx := onHost(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:             "git worktree for " + childID,
@@ -58,9 +64,9 @@ func (j *job) makeWorktree(ctx workflow.Context, childID string) (*api.WorktreeR
 	return &res, nil
 }
 
-// worktreeFailed is the Task call's result when its worktree was refused
+// Failed is the Task call's result when its worktree was refused
 // or could not be made; the parent's interrupt or end stays an error.
-func worktreeFailed(ctx workflow.Context, wt *api.WorktreeResult, err error) (api.ToolResult, error) {
+func Failed(ctx workflow.Context, wt *api.WorktreeResult, err error) (api.ToolResult, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.ToolResult{}, err
