@@ -36,6 +36,7 @@ GOPLS_VERSION := v0.23.0
 WEBHOOKS_EXAMPLES_VERSION := 7.6.1
 # ACPX_VERSION is the headless ACP client e2e/acp_test.go drives starter acp with.
 ACPX_VERSION := 0.19.1
+MCP_MEMORY_VERSION := 2026.8.31
 
 ## deps: what the tests need besides Go: bubblewrap, a C compiler (cgo builds
 ## the sandbox's mount step, mountinit_cgo.go), chromium (the Web UI
@@ -66,8 +67,8 @@ deps:
 	  echo "installing GitHub's example webhook payloads (npm @octokit/webhooks-examples@$(WEBHOOKS_EXAMPLES_VERSION)) for the GitHub trigger's tests"; \
 	  npm install -g --no-fund --no-audit @octokit/webhooks-examples@$(WEBHOOKS_EXAMPLES_VERSION); }
 	@command -v mcp-server-memory >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
-	  echo "installing @modelcontextprotocol/server-memory (npm install -g): the MCP servers' homes are tested with it"; \
-	  npm install -g --no-audit --no-fund @modelcontextprotocol/server-memory; }
+	  echo "installing @modelcontextprotocol/server-memory $(MCP_MEMORY_VERSION) (npm install -g): the MCP servers' homes are tested with it"; \
+	  npm install -g --no-audit --no-fund @modelcontextprotocol/server-memory@$(MCP_MEMORY_VERSION); }
 	@command -v acpx >/dev/null 2>&1 || { \
 	  echo "installing acpx $(ACPX_VERSION) (npm install -g): starter acp is tested with it, a headless ACP client"; \
 	  npm install -g --no-audit --no-fund acpx@$(ACPX_VERSION); }
