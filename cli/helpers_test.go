@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 func TestMain(m *testing.M) {
@@ -36,13 +36,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.env.Stop()
 	// go leaves module directories read-only.
-	_ = filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(state)
+	_ = hostfs.RemoveAllWritable(state)
 	os.Exit(code)
 }
 

@@ -1,12 +1,11 @@
 package sandboxcmd
 
 import (
-	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/custos-dev/custos/sandbox"
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // TestMain lets this test binary serve as the sandbox's helpers (the
@@ -22,12 +21,6 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
 	// go leaves module directories read-only.
-	_ = filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(state)
+	_ = hostfs.RemoveAllWritable(state)
 	os.Exit(code)
 }
