@@ -6,6 +6,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/hostfs"
 )
 
 // lspTexts keeps the texts of the files LSP calls read (the file asked
@@ -19,14 +21,10 @@ var lspTexts = &textCache{texts: map[fileID]string{}}
 // maxCachedText bounds the texts kept, all files together.
 const maxCachedText = 32 << 20
 
-// fileID is what changes when a file's content may have: a write moves
-// its change time (ctime), which nothing but the clock sets, even when
-// the size and the modification time are put back.
-type fileID struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime syscall.Timespec
-}
+// fileID is what changes when a file's content may have (hostfs.FileSig):
+// a write moves its change time (ctime), which nothing but the clock sets,
+// even when the size and the modification time are put back.
+type fileID = hostfs.FileSig
 
 // textCache is a set of texts by fileID, dropped all at once when full
 // (a job's calls come back to the same few files).
@@ -48,11 +46,14 @@ var textClock = time.Now
 // idOf is fi's identity; false when the system does not give one or the
 // file changed too recently for it to be trusted.
 func idOf(fi fs.FileInfo) (fileID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || textClock().Sub(time.Unix(st.Ctim.Unix())) < settled {
+	if _, ok := fi.Sys().(*syscall.Stat_t); !ok {
 		return fileID{}, false
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}, true
+	id := hostfs.SigOf(fi)
+	if textClock().Sub(time.Unix(0, id.Ctim)) < settled {
+		return fileID{}, false
+	}
+	return id, true
 }
 
 // read is the text of the file rel of root, whose Stat was fi: the kept
