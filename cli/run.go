@@ -530,8 +530,6 @@ func queryStatus(ctx context.Context, c client.Client, id string) (jobapi.Status
 	return st, v.Get(&st)
 }
 
-func firstLineOf(s string, n int) string { return jobstart.FirstLine(s, n) }
-
 // offerTrust tells what an untrusted workspace's settings would widen and, on
 // a terminal, asks whether to trust the workspace before the job starts.
 func (a *App) offerTrust(ws string) error {

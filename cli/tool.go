@@ -15,6 +15,7 @@ import (
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
+	"github.com/custos-dev/custos/jobstart"
 	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/custos-dev/custos/workflows/jobapi"
 )
@@ -75,9 +76,7 @@ func (a *App) tool(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	run, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: newJobID(), TaskQueue: api.TaskQueue, StaticSummary: firstLineOf(in.Task, 200),
-	}, jobapi.WorkflowName, in)
+	run, err := jobstart.Start(ctx, s.client, newJobID(), in, jobstart.Options{})
 	if err != nil {
 		return fmt.Errorf("start the call: %w", err)
 	}
