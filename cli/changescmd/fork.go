@@ -89,8 +89,7 @@ func (a *Env) startFork(ctx context.Context, c client.Client, st jobapi.Status, 
 	}
 	in := jobapi.JobInput{Workspace: target, Host: st.Host, Mode: st.Mode, Owner: a.Owner,
 		Task: o.text, Resume: true, ForkOf: &jobapi.ForkOf{Job: st.JobID, Turn: o.at}}
-	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.id, TaskQueue: api.TaskQueue,
-		StaticSummary: jobstart.FirstLine(o.text, 200)}, jobapi.WorkflowName, in); err != nil {
+	if _, err := jobstart.Start(ctx, c, o.id, in, jobstart.Options{}); err != nil {
 		return fmt.Errorf("fork %s: start %s: %w", st.JobID, o.id, err)
 	}
 	fmt.Fprintf(a.Stdout, "forked %s at turn %d (%d messages) as %s in %s\nfollow it: starter follow %s\n",
