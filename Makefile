@@ -37,6 +37,7 @@ WEBHOOKS_EXAMPLES_VERSION := 7.6.1
 # ACPX_VERSION is the headless ACP client e2e/acp_test.go drives starter acp with.
 ACPX_VERSION := 0.19.1
 MCP_MEMORY_VERSION := 2026.8.31
+MCP_FILESYSTEM_VERSION := 2026.8.31
 
 ## deps: what the tests need besides Go: bubblewrap, a C compiler (cgo builds
 ## the sandbox's mount step, mountinit_cgo.go), chromium (the Web UI
@@ -69,6 +70,9 @@ deps:
 	@command -v mcp-server-memory >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
 	  echo "installing @modelcontextprotocol/server-memory $(MCP_MEMORY_VERSION) (npm install -g): the MCP servers' homes are tested with it"; \
 	  npm install -g --no-audit --no-fund @modelcontextprotocol/server-memory@$(MCP_MEMORY_VERSION); }
+	@command -v mcp-server-filesystem >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
+	  echo "installing @modelcontextprotocol/server-filesystem $(MCP_FILESYSTEM_VERSION) (npm install -g): a server writing the workspace (writeWorkspace) is tested with it"; \
+	  npm install -g --no-audit --no-fund @modelcontextprotocol/server-filesystem@$(MCP_FILESYSTEM_VERSION); }
 	@command -v acpx >/dev/null 2>&1 || { \
 	  echo "installing acpx $(ACPX_VERSION) (npm install -g): starter acp is tested with it, a headless ACP client"; \
 	  npm install -g --no-audit --no-fund acpx@$(ACPX_VERSION); }
