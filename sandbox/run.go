@@ -127,6 +127,15 @@ func (c Config) timeout(req Request) time.Duration {
 	return t
 }
 
+// killGrace is the time between SIGTERM and SIGKILL for req: its own
+// KillGrace when shorter than the sandbox's.
+func (c Config) killGrace(req Request) time.Duration {
+	if req.KillGrace > 0 && req.KillGrace < c.KillGrace {
+		return req.KillGrace
+	}
+	return c.KillGrace
+}
+
 // runSpec is what a backend hands to runProcess.
 type runSpec struct {
 	cmd *exec.Cmd
@@ -300,9 +309,14 @@ func supervise(ctx context.Context, cfg Config, spec runSpec, flood <-chan struc
 	kill := func(reason string) {
 		res.Killed, res.KillReason = true, reason
 		signal(syscall.SIGTERM)
+		// A stopped process (SIGSTOP, a debugger, job control) keeps its
+		// SIGTERM pending and would sleep through the grace to the
+		// SIGKILL: SIGCONT lets it handle the SIGTERM now, as systemd and
+		// a shell's kill do. A running process ignores SIGCONT.
+		signal(syscall.SIGCONT)
 		select {
 		case werr = <-waitErr:
-		case <-time.After(cfg.KillGrace):
+		case <-time.After(cfg.killGrace(spec.req)):
 			signal(syscall.SIGKILL)
 			werr = <-waitErr
 		}

@@ -69,6 +69,10 @@ type Request struct {
 	// context's. The fallback backend never runs one, whatever
 	// AllowUnconfined says.
 	Service bool
+	// KillGrace, when set and shorter than the sandbox's (Config's), is
+	// this run's time between SIGTERM and SIGKILL: an MCP server's, whose
+	// stop a person may be waiting on.
+	KillGrace time.Duration
 	// Stdin, when set, is the command's standard input (a pipe's read end;
 	// an *os.File, so that no goroutine stands between it and the
 	// command). Unset, the command reads /dev/null.
@@ -87,6 +91,13 @@ type Request struct {
 	// home, with HOME, the XDG directories, TMPDIR and every tool's cache
 	// in it, in place of the workspace's caches (provision.PlanServer).
 	Home string
+	// ServiceOverlay, for a service, is its own overlay directory
+	// (NewServiceOverlay): the workspace is shown through an overlay whose
+	// upper layer is there, with the protected paths and the deny rules'
+	// masks over it as for a Bash command (no placeholders), so that what
+	// the server writes reaches the workspace only once WatchServiceOverlay's
+	// Finish has judged and applied it, the server gone.
+	ServiceOverlay string
 
 	// bare runs without toolchain provisioning (the start-up probe).
 	bare bool
