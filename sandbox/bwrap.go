@@ -90,7 +90,9 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace // read-only: nothing to check
+	// Read-only: nothing to check; a service on an overlay of its own:
+	// checked call by call (WatchServiceOverlay), not when it ends.
+	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace && req.ServiceOverlay == ""
 	var guard *hostguard.Guard                                       // the host-config check, once its snapshot is taken
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
@@ -111,7 +113,9 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	overlay = p.Overlay
+	if req.ServiceOverlay == "" { // the service's own is its caller's
+		overlay = p.Overlay
+	}
 	files, err := openRunFiles(p, b.step)
 	if err != nil {
 		return Result{}, err
@@ -179,6 +183,11 @@ func finishGuard(g *hostguard.Guard, req Request, rep *hostguard.Report) {
 // for the rest, which run does once bubblewrap has started. Without it,
 // it is all of it, the host-config snapshot (guard) first.
 func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cleanups) (p bwrapProfile, pool *protect.DirPool, dirs *hostfs.DirListings, guard *hostguard.Guard, err error) {
+	if req.ServiceOverlay != "" {
+		if err := b.serviceOverlays(); err != nil {
+			return p, nil, nil, nil, err
+		}
+	}
 	if b.step == nil {
 		if guarded {
 			guard = b.cfg.guard().Guard(ws, b.listings)
@@ -192,6 +201,10 @@ func (b *bwrapSandbox) planBefore(ws string, req Request, guarded bool, undo *cl
 		}
 	}
 	p, pool, err = b.planStart(ws, req, undo, dirs, nil)
+	if err == nil && req.ServiceOverlay != "" {
+		p.Overlay, p.ServiceOverlay = req.ServiceOverlay, true
+		return p, pool, dirs, nil, nil
+	}
 	if err == nil && b.overlay && !req.Service && (guarded || req.probeOverlay) {
 		// Not for a service: its writes would reach the workspace only when
 		// it exits. It writes directly, behind the protected paths, and the

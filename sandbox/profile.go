@@ -79,6 +79,9 @@ type bwrapProfile struct {
 	// step mounts the workspace as an overlay's lower layer, so that what
 	// the command writes reaches the host only once custos has checked it.
 	Overlay string
+	// ServiceOverlay: Overlay is a long-lived server's (Request's
+	// ServiceOverlay): no placeholders in the workspace for its life.
+	ServiceOverlay bool
 	// ReadOnlyWorkspace: the workspace, and all mounted below it, is
 	// read-only (a language server's view).
 	ReadOnlyWorkspace bool
@@ -351,6 +354,16 @@ func planInside(p *bwrapProfile, own workspacePlan, pool *protect.DirPool, undo 
 	if p.ReadOnlyWorkspace {
 		// All of it is read-only: no protected path needs a mount, and none
 		// a placeholder in the workspace for as long as a server runs.
+		return nil
+	}
+	if p.ServiceOverlay {
+		// A server runs for hours: no placeholder stays in the workspace
+		// that long. What it makes at a missing protected name stays in
+		// its upper layer, which the host guard withholds or checks.
+		if own.prot.Err != nil {
+			return own.prot.Err
+		}
+		p.Protected = own.prot.MountsWithoutPlaceholders()
 		return nil
 	}
 	undo.add(func() { own.prot.RemovePlaceholders(pool) })

@@ -36,6 +36,9 @@ func checkRequest(req Request) (string, error) {
 	if req.Home != "" && !req.Service {
 		return "", errors.New("sandbox: a home of its own is for a service only")
 	}
+	if req.ServiceOverlay != "" && (!req.Service || req.ReadOnlyWorkspace) {
+		return "", errors.New("sandbox: an overlay of its own is for a service that writes the workspace only")
+	}
 	real, err := filepath.EvalSymlinks(req.Workspace)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: workspace: %w", err)

@@ -282,3 +282,25 @@ func (p *Plan) RemovePlaceholders(pool *DirPool) {
 }
 
 var ErrUnprotectable = errors.New("a symbolic link stands where a protected path must be; custos cannot keep it read-only, so commands are refused until it is replaced by the real file or directory")
+
+// MountsWithoutPlaceholders are the plan's mounts of what exists (the
+// protected paths bound read-only, their parents pinned), without the
+// placeholders of what is missing: for a long-lived server on an overlay
+// of the workspace, which must not leave placeholders in the workspace
+// for as long as it runs. What it creates at a missing protected name
+// lands in its overlay's upper layer, which the host guard judges before
+// anything of it is applied (hostguard: withheld, or checked).
+func (p *Plan) MountsWithoutPlaceholders() []mount.Mount {
+	holders := map[string]bool{}
+	for _, h := range p.files {
+		holders[h.path] = true
+	}
+	out := make([]mount.Mount, 0, len(p.Mounts))
+	for _, m := range p.Mounts {
+		if m.Kind == mount.Empty || m.Kind == mount.ROBind && holders[m.Dst] {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
