@@ -93,7 +93,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	// Read-only: nothing to check; a service on an overlay of its own:
 	// checked call by call (WatchServiceOverlay), not when it ends.
 	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace && req.ServiceOverlay == ""
-	var guard *hostguard.Guard                                       // the host-config check, once its snapshot is taken
+	var guard *hostguard.Guard // the host-config check, once its snapshot is taken
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
 	// once the command may have run.
