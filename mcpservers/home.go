@@ -168,6 +168,14 @@ func (p *Pool) stateDir() (string, error) {
 	return statedir.Dir()
 }
 
+// serverKillGrace is a stdio server's time between SIGTERM and SIGKILL,
+// shorter than a command's: a server is killed when a call on it was
+// stopped (a person waits for the model to get the interrupt's text, goal
+// 2 s), and the next turn's listing waits for the death (drop). A server
+// that handles SIGTERM is gone within milliseconds; one that ignores it
+// loses no more than a SIGKILL, which a worker's crash can give it anyway.
+const serverKillGrace = 500 * time.Millisecond
+
 // startStdio starts a stdio server in the sandbox: the workspace
 // read-only, its own home read-write (held until it exits), the network
 // its entry and the job allow.
@@ -183,7 +191,7 @@ func (p *Pool) startStdio(ws string, srv Server, lim Limits) (*sandbox.Process, 
 	net := lim.Network.Join(netpolicy.Policy{AllowedDomains: srv.Domains})
 	proc, err := sandbox.Start(context.Background(), p.Sandbox, sandbox.Request{Workspace: ws,
 		Argv: append([]string{srv.Command}, srv.Args...), Network: net, Vars: srv.Env,
-		ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true, Home: home.dir})
+		ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true, Home: home.dir, KillGrace: serverKillGrace})
 	if err != nil {
 		home.release()
 		return nil, err

@@ -312,9 +312,15 @@ func (s *session) callTool(ctx context.Context, tool string, args json.RawMessag
 }
 
 // drop takes s out of the pool, if it is still the server's session, and
-// kills it in the background: the caller returns at once (a stopped
-// process may take the sandbox's kill grace to die), and the server's
+// kills it in the background: the caller returns at once, and the server's
 // next session starts once this one is dead (awaitDying).
+//
+// Waiting for the death is what keeps a server's home to one writer: the
+// old copy may still be writing it (a server ignoring SIGTERM runs on
+// until its SIGKILL; a stopped one is continued to handle its SIGTERM),
+// and the new one's start empties its TMPDIR. So the death is made quick
+// instead: the kill continues a stopped server at once (SIGCONT after the
+// SIGTERM) and a server's grace is serverKillGrace, not a command's.
 func (p *Pool) drop(ws, server string, s *session) {
 	id := ws + "\x00" + server
 	gone := make(chan struct{})
@@ -349,7 +355,8 @@ func (p *Pool) drop(ws, server string, s *session) {
 }
 
 // awaitDying waits until the server's session that drop is killing, if
-// any, is dead: two copies of a server never run at once.
+// any, is dead: two copies of a server (and writers of its home) never
+// run at once.
 func (p *Pool) awaitDying(ctx context.Context, id string) error {
 	p.mu.Lock()
 	gone := p.dying[id]

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox"
 )
 
 // callWithin calls tool with ctx and fails the test if the call has not
@@ -32,10 +37,10 @@ func (r *rig) callWithin(t *testing.T, ctx context.Context, limit time.Duration,
 }
 
 // echoAgain checks that the server answers again (a fresh one: the old one
-// never answers anything any more).
+// never answers anything any more), within 15 s (far beyond a start).
 func (r *rig) echoAgain(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	res, err := r.pool.Call(ctx, r.ws, "t", "echo", json.RawMessage(`{"text":"again"}`), Limits{})
 	require.NoError(t, err, "the next call is served by a server started afresh")
@@ -44,11 +49,17 @@ func (r *rig) echoAgain(t *testing.T) {
 
 // A call whose context ends (an interrupt) returns at once although its
 // server answers nothing any more, the server is killed, and the next call
-// gets a fresh one.
+// gets a fresh one: hang ignores the call's cancellation, freeze stops the
+// whole server (SIGSTOP), deaf ignores SIGTERM and keeps writing its home.
+// The sandbox's kill grace is 30 s here: the old server must die by its
+// SIGTERM, continued if stopped, or at a server's own shorter grace, and
+// the next call's server must start only once it is dead (one writer of
+// the home at a time).
 func TestCallStoppedWhileTheServerAnswersNothing(t *testing.T) {
-	for _, tool := range []string{"freeze", "hang"} {
+	for _, tool := range []string{"freeze", "hang", "deaf"} {
 		t.Run(tool, func(t *testing.T) {
 			r := newRig(t, map[string]any{"mcpServers": map[string]any{"t": stdioServer(nil)}})
+			r.pool.Sandbox = realSandboxWith(t, sandbox.Config{KillGrace: 30 * time.Second})
 			r.echoAgain(t) // started
 			old := r.pool.sessions[r.ws+"\x00t"]
 			ctx, cancel := context.WithCancel(context.Background())
@@ -57,12 +68,26 @@ func TestCallStoppedWhileTheServerAnswersNothing(t *testing.T) {
 			err := r.callWithin(t, ctx, 10*time.Second, tool)
 			t.Logf("the call returned after %s", time.Since(begin))
 			require.ErrorIs(t, err, ErrCallStopped)
+			r.echoAgain(t) // as the next turn's listing would, at once
+			t.Logf("the next call was answered %s after the stopped one began", time.Since(begin))
 			select {
 			case <-old.proc.Done():
-			case <-time.After(10 * time.Second):
-				t.Fatal("the stopped call's server still runs")
+			default:
+				t.Fatal("the next call's server started while the stopped one still ran")
 			}
-			r.echoAgain(t)
+			res, _ := old.proc.Wait()
+			t.Logf("the old server: exit %d, %s", res.ExitCode, res.KillReason)
+			if tool == "deaf" {
+				log := filepath.Join(HomeOf(r.state, r.ws, "t"), "deaf.log")
+				before, err := os.Stat(log)
+				require.NoError(t, err, "the deaf server wrote its home")
+				time.Sleep(100 * time.Millisecond)
+				after, err := os.Stat(log)
+				require.NoError(t, err)
+				assert.Equal(t, before.Size(), after.Size(), "nothing writes the home once the new server runs")
+			} else {
+				assert.Equal(t, 128+int(syscall.SIGTERM), res.ExitCode, "the server died of its SIGTERM, not at the SIGKILL")
+			}
 		})
 	}
 }

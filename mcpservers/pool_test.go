@@ -26,6 +26,12 @@ import (
 // realSandbox is bubblewrap, as a worker has it.
 func realSandbox(t testing.TB) sandbox.Sandbox {
 	t.Helper()
+	return realSandboxWith(t, sandbox.Config{})
+}
+
+// realSandboxWith is bubblewrap with cfg's settings.
+func realSandboxWith(t testing.TB, cfg sandbox.Config) sandbox.Sandbox {
+	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bwrap not installed: CI must run the real-sandbox tests")
@@ -34,7 +40,8 @@ func realSandbox(t testing.TB) sandbox.Sandbox {
 	}
 	cache := t.TempDir()
 	t.Cleanup(func() { _ = hostfs.RemoveAllWritable(cache) })
-	sb, err := sandbox.New(sandbox.Config{FailIfUnavailable: true, CacheDir: cache})
+	cfg.FailIfUnavailable, cfg.CacheDir = true, cache
+	sb, err := sandbox.New(cfg)
 	require.NoError(t, err)
 	return sb
 }
