@@ -9,12 +9,13 @@ import (
 // BenchmarkMCPInterruptHungCall is the time from an interrupt (the Update
 // sent) to the model's next request, while an MCP call waits on a server
 // that never answers it (goal: 2 s): hang ignores the call's cancellation
-// and goes on serving; freeze stops the whole server (SIGSTOP), which then
-// dies only at the sandbox's SIGKILL, after its kill grace, and the next
-// turn's listing waits for that (two copies of a server never run at
-// once). Each op is one job; the metrics are over the ops.
+// and goes on serving; freeze stops the whole server (SIGSTOP), which the
+// kill continues to handle its SIGTERM; deaf ignores SIGTERM, and dies at
+// the SIGKILL after a server's kill grace (500 ms). The next turn's
+// listing waits for the death (two copies of a server never run at once).
+// Each op is one job; the metrics are over the ops.
 func BenchmarkMCPInterruptHungCall(b *testing.B) {
-	for _, tool := range []string{"hang", "freeze"} {
+	for _, tool := range []string{"hang", "freeze", "deaf"} {
 		b.Run(tool, func(b *testing.B) {
 			h := startHungMCP(b)
 			h.tool = tool
