@@ -39,6 +39,11 @@ func (s *session) render(e jobevents.Event, replay bool) {
 		if e.Text != "" {
 			s.send(acp.UpdateAgentMessageText(e.Text))
 		}
+	case jobevents.Thought:
+		// The model's reasoning as the endpoint streams it.
+		if e.Text != "" {
+			s.send(acp.UpdateAgentThoughtText(e.Text))
+		}
 	case jobevents.Model:
 		if t := saidBeforeCalls(e); t != "" && !e.Streamed {
 			s.send(acp.UpdateAgentMessageText(t + "\n\n"))

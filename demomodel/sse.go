@@ -51,7 +51,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req openai.
 // defaultChunkSize is 8 bytes, or larger for a long message so that it
 // comes in a few hundred deltas at most (a test's 3 MB answer too).
 func defaultChunkSize(msg openai.ChatCompletionMessage) int {
-	n := len(msg.Content)
+	n := max(len(msg.Content), len(msg.ReasoningContent))
 	for _, tc := range msg.ToolCalls {
 		n = max(n, len(tc.Function.Arguments))
 	}
@@ -74,7 +74,7 @@ func pause(r *http.Request, d time.Duration) bool {
 }
 
 // StreamChunks cuts a completion into the chunks an OpenAI endpoint streams:
-// the role, the content in pieces of at most size bytes, each tool call
+// the role, the reasoning (reasoning_content) and then the content in pieces of at most size bytes, each tool call
 // keyed by its index (its ID and name first, then its arguments in
 // pieces), a chunk with the finish reason and, with includeUsage, one with
 // no choices and the usage.
@@ -88,6 +88,11 @@ func StreamChunks(resp openai.ChatCompletionResponse, size int, includeUsage boo
 	}
 	msg := resp.Choices[0].Message
 	add(openai.ChatCompletionStreamChoiceDelta{Role: msg.Role}, "")
+	for _, p := range pieces(msg.ReasoningContent, size) {
+		// As DeepSeek, vLLM and llama.cpp stream a model's reasoning:
+		// reasoning_content deltas before the content's.
+		add(openai.ChatCompletionStreamChoiceDelta{ReasoningContent: p}, "")
+	}
 	for _, p := range pieces(msg.Content, size) {
 		add(openai.ChatCompletionStreamChoiceDelta{Content: p}, "")
 	}

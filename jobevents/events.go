@@ -46,6 +46,18 @@ type Text struct {
 	Failed  bool   `json:"failed,omitempty"`
 }
 
+// Thought is a piece of the model's reasoning as it is written (an
+// endpoint's streamed reasoning_content: DeepSeek, vLLM, llama.cpp,
+// OpenRouter), before the text of the same Turn and Attempt. It is not
+// the answer: a follower that puts Text events together leaves it out.
+// Dropped counts bytes this follower missed.
+type Thought struct {
+	Turn    int    `json:"turn"`
+	Attempt int    `json:"attempt"`
+	Text    string `json:"text"`
+	Dropped int    `json:"dropped,omitempty"`
+}
+
 // Model is a model turn as the journal records it: its text (with the
 // calls it makes, "… (calls Read, Bash)"). Streamed: the text was already
 // given as Text events; Shown is that streamed part (not in JSON).
@@ -192,6 +204,7 @@ const (
 
 func (Job) Type() string        { return "job" }
 func (Text) Type() string       { return "text" }
+func (Thought) Type() string    { return "thought" }
 func (Model) Type() string      { return "model" }
 func (ToolCall) Type() string   { return "tool_call" }
 func (Decision) Type() string   { return "decision" }
@@ -205,7 +218,7 @@ func (Result) Type() string     { return "result" }
 
 // Types are an example of every event type, in the order they are
 // documented; the schema test checks the schema names each.
-var Types = []Event{Job{}, Text{}, Model{}, ToolCall{}, Decision{}, Waiting{}, ToolResult{}, Answer{}, Park{}, Error{}, Note{}, Result{}}
+var Types = []Event{Job{}, Text{}, Thought{}, Model{}, ToolCall{}, Decision{}, Waiting{}, ToolResult{}, Answer{}, Park{}, Error{}, Note{}, Result{}}
 
 // Marshal is e as one JSON object with its "type" first, no line feed.
 func Marshal(e Event) ([]byte, error) {

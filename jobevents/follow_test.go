@@ -21,16 +21,21 @@ import (
 
 // Follow gives a job's events on a channel, Job first and Result last,
 // with the text relayed from the worker's stream server (found through
-// the model call's heartbeat, not the worker's hub), each answer once.
+// the model call's heartbeat, not the worker's hub), each answer once;
+// the endpoint's reasoning_content comes as Thought events before the
+// text, never in it.
 func TestFollowRelaysTheWorkersText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := testenv.StartServer(t, devserver.Options{UIPort: -1})
 	c := testenv.Dial(t, srv)
 	answer := "Streamed from the worker's own listener, in pieces."
+	reasoning := "The listing is in; say where the text comes from."
+	final := demomodel.Say(answer).Message
+	final.ReasoningContent = reasoning
 	_, base := testenv.StartModel(t, demomodel.Script(
 		demomodel.Calls(demomodel.ToolCall("g1", "Glob", map[string]any{"pattern": "*"})),
-		demomodel.Reply{Message: demomodel.Say(answer).Message, ChunkSize: 6, ChunkDelay: 150 * time.Millisecond},
+		demomodel.Reply{Message: final, ChunkSize: 6, ChunkDelay: 150 * time.Millisecond},
 	))
 	hub := stream.NewHub(stream.Limits{})
 	ss, err := app.StartStreamServer(ctx, hub, func(string) string { return "" }, slog.Default())
@@ -40,11 +45,15 @@ func TestFollowRelaysTheWorkersText(t *testing.T) {
 	run := testenv.StartJob(t, c, "follow-relay", jobapi.JobInput{Once: true, Task: "list, then answer", Workspace: ws})
 
 	var evs []jobevents.Event
-	var text strings.Builder
+	var text, thought strings.Builder
 	for e := range jobevents.Follow(ctx, c, run.GetID(), jobevents.Options{Poll: 50 * time.Millisecond}) {
 		evs = append(evs, e)
-		if tx, ok := e.(jobevents.Text); ok {
-			text.WriteString(tx.Text)
+		switch e := e.(type) {
+		case jobevents.Text:
+			text.WriteString(e.Text)
+		case jobevents.Thought:
+			assert.Empty(t, text.String(), "the reasoning comes before the text")
+			thought.WriteString(e.Text)
 		}
 	}
 	require.NotEmpty(t, evs)
@@ -54,6 +63,7 @@ func TestFollowRelaysTheWorkersText(t *testing.T) {
 	assert.Equal(t, jobevents.StatusDone, res.Status)
 	assert.Equal(t, answer, res.Answer)
 	assert.Equal(t, answer, text.String(), "the answer's text came from the worker's listener")
+	assert.Equal(t, reasoning, thought.String(), "the reasoning came from the worker's listener, apart")
 	var answers, calls, results int
 	for _, e := range evs {
 		switch e := e.(type) {

@@ -94,6 +94,7 @@ func TestValidate(t *testing.T) {
 	good := []Event{
 		Job{Job: "j", Workspace: "/w"},
 		Text{Turn: 2, Attempt: 1, Text: "Hel", Begin: true},
+		Thought{Turn: 2, Attempt: 1, Text: "The user wants"},
 		Model{Seq: 3, Turn: 1, Text: "Let me look. (calls Read)", Calls: true},
 		ToolCall{Seq: 4, Turn: 1, Call: "c1", Tool: "Read", Summary: "Read: a.go", Input: json.RawMessage(`{"file_path":"a.go"}`), InputBytes: 20},
 		Decision{Seq: 5, Turn: 1, Call: "c1", Tool: "Read", Decision: approval.Allow, Layer: approval.LayerHuman, By: "ann", Text: "allow by human ann"},

@@ -37,10 +37,12 @@ type Source struct {
 	since   int
 	sub     *stream.Subscription // nil: no live text
 	queue   []stream.Chunk       // taken from sub, not turned into events yet
-	// open is the answer being given (turn/attempt), "" between answers.
-	open    string
-	text    strings.Builder // the open answer's text
-	partial bool            // some of it was dropped
+	// open is the answer being given (turn/attempt), "" between answers;
+	// thinking the one whose reasoning was given last.
+	open     string
+	thinking string
+	text     strings.Builder // the open answer's text
+	partial  bool            // some of it was dropped
 	// shown are answers given in full as Text, until the journal event of
 	// their turn (or the job's answer) claims them.
 	shown []string
@@ -88,7 +90,7 @@ func (s *Source) Live(ctx context.Context) []Event {
 	var out []Event
 	if len(s.queue) > 0 {
 		c := s.queue[0]
-		if c.Restart || s.open != key(c) {
+		if k := key(c); c.Restart || (s.open != k && s.thinking != k) {
 			out = s.Journal(ctx) // may give some of the queue itself
 		}
 	}
@@ -182,6 +184,11 @@ func (s *Source) drain(out []Event, oneAnswer bool) []Event {
 	for len(s.queue) > 0 {
 		c := s.queue[0]
 		s.queue = s.queue[1:]
+		if c.Thought {
+			s.thinking = key(c)
+			out = append(out, Thought{Turn: c.Turn, Attempt: c.Attempt, Text: c.Text, Dropped: c.Dropped})
+			continue
+		}
 		out = append(out, s.chunk(c))
 		if oneAnswer && c.Done && !c.Failed {
 			return out

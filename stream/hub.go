@@ -31,6 +31,10 @@ type Chunk struct {
 	// carries the Seq of the last delta it holds.
 	Seq  int    `json:"seq"`
 	Text string `json:"text,omitempty"`
+	// Thought: Text is the model's reasoning (an endpoint's streamed
+	// reasoning_content), not its answer; it comes before the answer's
+	// text and never enters it.
+	Thought bool `json:"thought,omitempty"`
 	// Snapshot: Text is the answer so far, sent first to a new subscriber.
 	Snapshot bool `json:"snapshot,omitempty"`
 	// Restart: an earlier attempt's text for this Turn was shown; what
@@ -75,6 +79,8 @@ type answer struct {
 	turn, attempt, seq int
 	text               []byte
 	over               int // bytes past MaxText not kept
+	thought            []byte
+	thoughtOver        int // reasoning bytes past MaxText not kept
 	done               bool
 }
 
@@ -135,13 +141,35 @@ func (w *Writer) Write(delta string) {
 	}
 	a := w.a
 	a.seq++
-	if room := h.lim.MaxText - len(a.text); room >= len(delta) {
-		a.text = append(a.text, delta...)
-	} else {
-		a.text = append(a.text, delta[:max(room, 0)]...)
-		a.over += len(delta) - max(room, 0)
-	}
+	a.text, a.over = keep(a.text, a.over, delta, h.lim.MaxText)
 	h.deliver(w.job, Chunk{Job: w.job, Turn: w.turn, Attempt: w.attempt, Seq: a.seq, Text: delta})
+}
+
+// Think publishes a delta of the model's reasoning, which subscribers get
+// as Thought chunks, apart from the answer's text.
+func (w *Writer) Think(delta string) {
+	if delta == "" {
+		return
+	}
+	h := w.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w.finished || h.jobs[w.job] != w.a {
+		return
+	}
+	a := w.a
+	a.seq++
+	a.thought, a.thoughtOver = keep(a.thought, a.thoughtOver, delta, h.lim.MaxText)
+	h.deliver(w.job, Chunk{Job: w.job, Turn: w.turn, Attempt: w.attempt, Seq: a.seq, Text: delta, Thought: true})
+}
+
+// keep appends delta to b up to limit bytes, counting what is left out.
+func keep(b []byte, over int, delta string, limit int) ([]byte, int) {
+	room := max(limit-len(b), 0)
+	if room >= len(delta) {
+		return append(b, delta...), over
+	}
+	return append(b, delta[:room]...), over + len(delta) - room
 }
 
 // End closes the answer: failed when the attempt ended with an error. The
@@ -156,7 +184,7 @@ func (w *Writer) End(failed bool) {
 	}
 	w.finished = true
 	a := w.a
-	a.done, a.text = true, nil
+	a.done, a.text, a.thought = true, nil, nil
 	h.idle++
 	h.deliver(w.job, Chunk{Job: w.job, Turn: w.turn, Attempt: w.attempt, Seq: a.seq, Done: true, Failed: failed})
 	h.evictIdle()
@@ -195,7 +223,14 @@ func (h *Hub) Subscribe(job string) *Subscription {
 	}
 	h.subs[job][s] = struct{}{}
 	if a := h.jobs[job]; a != nil && !a.done && a.seq > 0 {
-		s.push(Chunk{Job: job, Turn: a.turn, Attempt: a.attempt, Seq: a.seq, Text: string(a.text), Snapshot: true, Dropped: a.over}, h.lim.MaxPending+len(a.text))
+		// The reasoning so far, then the text so far (none yet while the
+		// model still reasons).
+		if len(a.thought) > 0 || a.thoughtOver > 0 {
+			s.push(Chunk{Job: job, Turn: a.turn, Attempt: a.attempt, Seq: a.seq, Text: string(a.thought), Thought: true, Snapshot: true, Dropped: a.thoughtOver}, h.lim.MaxPending+len(a.thought))
+		}
+		if len(a.text) > 0 || a.over > 0 || len(a.thought) == 0 {
+			s.push(Chunk{Job: job, Turn: a.turn, Attempt: a.attempt, Seq: a.seq, Text: string(a.text), Snapshot: true, Dropped: a.over}, h.lim.MaxPending+len(a.text)+len(a.thought))
+		}
 	}
 	return s
 }
@@ -211,7 +246,7 @@ func (h *Hub) Stats() Stats {
 	defer h.mu.Unlock()
 	st := Stats{Jobs: len(h.jobs)}
 	for _, a := range h.jobs {
-		st.TextBytes += len(a.text)
+		st.TextBytes += len(a.text) + len(a.thought)
 	}
 	for _, ss := range h.subs {
 		st.Subscribers += len(ss)
@@ -254,7 +289,7 @@ func (s *Subscription) push(c Chunk, maxBytes int) {
 		last := &s.pending[n-1]
 		// Dropped counts bytes missed after Text: text may follow text,
 		// a drop may follow anything, text may not follow a drop.
-		if !last.Restart && !last.Done && last.Turn == c.Turn && last.Attempt == c.Attempt && (last.Dropped == 0 || c.Text == "") {
+		if !last.Restart && !last.Done && last.Turn == c.Turn && last.Attempt == c.Attempt && last.Thought == c.Thought && (last.Dropped == 0 || c.Text == "") {
 			last.Text += c.Text
 			last.Dropped += c.Dropped
 			last.Seq = c.Seq

@@ -9,14 +9,18 @@ import (
 )
 
 // text is what a printer would show from chunks: the text, with restarts
-// and drops as markers.
+// and drops as markers, each chunk of reasoning in braces.
 func text(cs []Chunk) string {
 	var b strings.Builder
 	for _, c := range cs {
 		if c.Restart {
 			b.WriteString("<restart>")
 		}
-		b.WriteString(c.Text)
+		if c.Thought {
+			b.WriteString("{" + c.Text + "}")
+		} else {
+			b.WriteString(c.Text)
+		}
 		if c.Dropped > 0 {
 			b.WriteString("<dropped>")
 		}
@@ -119,6 +123,45 @@ func TestHub(t *testing.T) {
 				return s
 			},
 			want: "",
+		},
+		{
+			name: "reasoning comes as chunks of its own, never merged into the text",
+			run: func(h *Hub) *Subscription {
+				s := h.Subscribe("j")
+				w := h.Begin("j", 3, 1)
+				w.Think("Let me ")
+				w.Think("see.")
+				w.Write("Hel")
+				w.Write("lo")
+				w.End(false)
+				return s
+			},
+			want: "{Let me see.}Hello<done>",
+		},
+		{
+			name: "a late subscriber gets the reasoning so far, then the text so far",
+			run: func(h *Hub) *Subscription {
+				w := h.Begin("j", 3, 1)
+				w.Think("Hmm.")
+				w.Write("Hel")
+				s := h.Subscribe("j")
+				w.Write("lo")
+				w.End(false)
+				return s
+			},
+			want: "{Hmm.}Hello<done>",
+		},
+		{
+			name: "a subscriber that comes while the model reasons gets no empty text",
+			run: func(h *Hub) *Subscription {
+				w := h.Begin("j", 3, 1)
+				w.Think("a")
+				s := h.Subscribe("j")
+				w.Think("b")
+				w.Write("c")
+				return s
+			},
+			want: "{ab}c",
 		},
 		{
 			name: "a finished answer is not replayed to a late subscriber",

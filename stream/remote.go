@@ -194,7 +194,11 @@ func (r *Relayer) Put(c Chunk) {
 		}
 		r.w, r.open = r.h.Begin(r.job, c.Turn, c.Attempt), key
 	}
-	r.w.Write(c.Text)
+	if c.Thought {
+		r.w.Think(c.Text)
+	} else {
+		r.w.Write(c.Text)
+	}
 	if c.Done {
 		r.w.End(c.Failed)
 		r.w = nil

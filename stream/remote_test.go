@@ -22,6 +22,7 @@ func TestServerStreamsToTheGrantHolder(t *testing.T) {
 	srv.URL = ts.URL
 	token, revoke := srv.Grant("j")
 	w := hub.Begin("j", 2, 1)
+	w.Think("The user greets. ")
 	w.Write("Hello ")
 
 	local := NewHub(Limits{})
@@ -31,7 +32,7 @@ func TestServerStreamsToTheGrantHolder(t *testing.T) {
 	fetched := make(chan error, 1)
 	go func() { fetched <- Fetch(context.Background(), http.DefaultClient, ts.URL, "j", token, r.Put) }()
 
-	var got strings.Builder
+	var got, thought strings.Builder
 	read := func(want string) {
 		t.Helper()
 		deadline := time.After(10 * time.Second)
@@ -39,6 +40,11 @@ func TestServerStreamsToTheGrantHolder(t *testing.T) {
 			select {
 			case <-sub.Ready():
 				for _, c := range sub.Take() {
+					if c.Thought {
+						require.Empty(t, got.String(), "the reasoning comes before the text")
+						thought.WriteString(c.Text)
+						continue
+					}
 					got.WriteString(c.Text)
 				}
 			case <-deadline:
@@ -47,6 +53,7 @@ func TestServerStreamsToTheGrantHolder(t *testing.T) {
 		}
 	}
 	read("Hello ")
+	assert.Equal(t, "The user greets. ", thought.String(), "the reasoning is relayed as reasoning")
 	w.Write("world")
 	read("Hello world")
 	w.End(false)

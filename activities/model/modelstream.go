@@ -60,7 +60,12 @@ func (m *Model) completeStream(ctx context.Context, creq openai.ChatCompletionRe
 			return openai.ChatCompletionResponse{}, err
 		}
 		head.stop() // an event came: this is a stream
-		if text := acc.add(r); text != "" {
+		text, thought := acc.add(r)
+		if thought != "" {
+			got.Add(int64(len(thought)))
+			w.Think(thought)
+		}
+		if text != "" {
 			got.Add(int64(len(text)))
 			w.Write(text)
 		}
@@ -96,6 +101,7 @@ func plainAnswer(head *bodyHead, w *stream.Writer) (openai.ChatCompletionRespons
 		}
 	}
 	if len(resp.Choices) > 0 {
+		w.Think(resp.Choices[0].Message.ReasoningContent)
 		w.Write(resp.Choices[0].Message.Content)
 	}
 	return resp, nil
@@ -110,8 +116,9 @@ type accumulator struct {
 	choices int // chunks that carried a choice
 }
 
-// add takes one chunk and returns its new content text.
-func (a *accumulator) add(r openai.ChatCompletionStreamResponse) string {
+// add takes one chunk and returns its new content text and reasoning
+// (reasoning_content, which the answer keeps as a plain answer keeps it).
+func (a *accumulator) add(r openai.ChatCompletionStreamResponse) (text, thought string) {
 	if a.resp.ID == "" {
 		a.resp.ID, a.resp.Object, a.resp.Created, a.resp.Model = r.ID, "chat.completion", r.Created, r.Model
 		a.resp.SystemFingerprint = r.SystemFingerprint
@@ -119,7 +126,6 @@ func (a *accumulator) add(r openai.ChatCompletionStreamResponse) string {
 	if r.Usage != nil {
 		a.resp.Usage = *r.Usage
 	}
-	text := ""
 	for _, ch := range r.Choices {
 		if ch.Index != 0 {
 			continue // custos asks for one choice
@@ -133,6 +139,7 @@ func (a *accumulator) add(r openai.ChatCompletionStreamResponse) string {
 		a.msg.Refusal += d.Refusal
 		a.msg.ReasoningContent += d.ReasoningContent
 		text += d.Content
+		thought += d.ReasoningContent
 		for i, tc := range d.ToolCalls {
 			a.addCall(i, tc)
 		}
@@ -140,7 +147,7 @@ func (a *accumulator) add(r openai.ChatCompletionStreamResponse) string {
 			a.finish = ch.FinishReason
 		}
 	}
-	return text
+	return text, thought
 }
 
 // addCall merges a tool call delta. The index says which call; a server

@@ -58,6 +58,8 @@ func TestChatStreamMatchesPlain(t *testing.T) {
 		)},
 		{name: "text and calls", reply: demomodel.Reply{Message: openai.ChatCompletionMessage{Content: "Let me look first.",
 			ToolCalls: []openai.ToolCall{demomodel.ToolCall("c1", "Read", `{"file_path":"README.md"}`)}}}},
+		{name: "reasoning, then text", reply: demomodel.Reply{Message: openai.ChatCompletionMessage{
+			ReasoningContent: "The user wants the tests. Check go.mod first, then run them.", Content: "All tests pass."}}},
 		{name: "usage and finish reason as sent", reply: demomodel.Reply{Message: openai.ChatCompletionMessage{Content: long},
 			Usage: openai.Usage{PromptTokens: 1000, CompletionTokens: 200, TotalTokens: 1200}, FinishReason: "length"}},
 	}
@@ -86,13 +88,21 @@ func TestChatStreamMatchesPlain(t *testing.T) {
 			require.True(t, reqs[1].Stream)
 			require.True(t, reqs[1].StreamOptions.IncludeUsage)
 
-			// The watcher saw the content, in pieces, then the end.
-			var text strings.Builder
+			// The watcher saw the reasoning, then the content, in pieces,
+			// then the end.
+			var text, thought strings.Builder
 			cs := sub.Take()
 			for _, c := range cs {
+				if c.Thought {
+					require.Empty(t, text.String(), "reasoning after text")
+					thought.WriteString(c.Text)
+					continue
+				}
 				text.WriteString(c.Text)
 			}
 			require.Equal(t, want.Message.Content, text.String())
+			require.Equal(t, tc.reply.Message.ReasoningContent, thought.String())
+			require.Equal(t, tc.reply.Message.ReasoningContent, got.Message.ReasoningContent, "the answer keeps its reasoning as a plain answer does")
 			require.True(t, cs[len(cs)-1].Done)
 			require.False(t, cs[len(cs)-1].Failed)
 		})
