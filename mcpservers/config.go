@@ -56,6 +56,10 @@ type Server struct {
 	// 0: DefaultCallTimeout). Not in the fingerprint: it changes nothing
 	// a person approved.
 	CallTimeout time.Duration `json:"callTimeout,omitempty"`
+	// WriteWorkspace: a stdio server that writes the workspace, through
+	// an overlay of its own whose writes each call's end judges, records
+	// and applies as a Bash command's (pool.go's writes).
+	WriteWorkspace bool `json:"writeWorkspace,omitempty"`
 }
 
 // entryJSON is the strict shape of one entry, as .mcp.json writes it.
@@ -68,8 +72,8 @@ type entryJSON struct {
 	Headers map[string]string `json:"headers"`
 	Domains []string          `json:"domains"`
 	Trusted bool              `json:"trusted"`
-	// WriteWorkspace asks for the workspace writable; refused (see
-	// parseEntry): a server writes only its own home.
+	// WriteWorkspace asks for the workspace writable, through the
+	// overlay, the host-config check and the checkpoints (true or false).
 	WriteWorkspace json.RawMessage `json:"writeWorkspace"`
 	// CallTimeout: custos' own bound on one call, "90s", "5m".
 	CallTimeout json.RawMessage `json:"callTimeout"`
@@ -90,6 +94,10 @@ func (s Server) Fingerprint() string {
 		Args, Domains      []string
 		Env, Headers       map[string]string
 	}{s.Type, s.Command, s.URL, s.Args, s.Domains, s.Env, s.Headers})
+	if s.WriteWorkspace {
+		// Only then: an approval of an entry that does not ask holds.
+		b = append(b, " writeWorkspace"...)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
 }
@@ -233,12 +241,8 @@ func parseEntry(name string, raw json.RawMessage, source, file string) (Server, 
 	default:
 		return Server{}, fmt.Errorf("type %q is not served (stdio or http)", s.Type)
 	}
-	if len(e.WriteWorkspace) > 0 && string(e.WriteWorkspace) != "false" {
-		// Its writes would have to pass the overlay, the host-config check
-		// and the checkpoints as a Bash command's do, which a server that
-		// runs for hours does not yet (docs/limits.md): refused, not run
-		// with a read-only workspace it did not expect.
-		return Server{}, errors.New(`"writeWorkspace" is not served yet: a server writes only its own home (docs/mcp.md); remove the field to run it with the workspace read-only`)
+	if s.WriteWorkspace, err = parseWriteWorkspace(e.WriteWorkspace, s.Type); err != nil {
+		return Server{}, err
 	}
 	if e.Trusted {
 		if source != SourceUser {
@@ -247,6 +251,23 @@ func parseEntry(name string, raw json.RawMessage, source, file string) (Server, 
 		s.Trusted = true
 	}
 	return s, nil
+}
+
+// parseWriteWorkspace reads an entry's "writeWorkspace": true or false,
+// and true only for a stdio server (an HTTP server's writes are its own
+// host's, which no overlay sees).
+func parseWriteWorkspace(raw json.RawMessage, typ string) (bool, error) {
+	if len(raw) == 0 {
+		return false, nil
+	}
+	var on bool
+	if err := json.Unmarshal(raw, &on); err != nil {
+		return false, errors.New(`"writeWorkspace" is true or false`)
+	}
+	if on && typ != "stdio" {
+		return false, errors.New(`"writeWorkspace" is for a stdio server: an HTTP server writes on its own host, not in the workspace`)
+	}
+	return on, nil
 }
 
 // Expand replaces ${VAR} and ${VAR:-default} in s from the worker's

@@ -177,8 +177,9 @@ func (p *Pool) stateDir() (string, error) {
 const serverKillGrace = 500 * time.Millisecond
 
 // startStdio starts a stdio server in the sandbox: the workspace
-// read-only, its own home read-write (held until it exits), the network
-// its entry and the job allow.
+// read-only (or through an overlay of its own: writes.go), its own home
+// read-write (held until it exits), the network its entry and the job
+// allow.
 func (p *Pool) startStdio(ws string, srv Server, lim Limits) (*sandbox.Process, error) {
 	state, err := p.stateDir()
 	if err != nil {
@@ -189,9 +190,15 @@ func (p *Pool) startStdio(ws string, srv Server, lim Limits) (*sandbox.Process, 
 		return nil, err
 	}
 	net := lim.Network.Join(netpolicy.Policy{AllowedDomains: srv.Domains})
-	proc, err := sandbox.Start(context.Background(), p.Sandbox, sandbox.Request{Workspace: ws,
+	req, err := p.startRequest(sandbox.Request{Workspace: ws,
 		Argv: append([]string{srv.Command}, srv.Args...), Network: net, Vars: srv.Env,
-		ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true, Home: home.dir, KillGrace: serverKillGrace})
+		ReadDeny: lim.ReadDeny, Home: home.dir, KillGrace: serverKillGrace}, srv, lim)
+	if err != nil {
+		home.release()
+		return nil, err
+	}
+	proc, err := sandbox.Start(context.Background(), p.Sandbox, req)
+	started(proc, req, err)
 	if err != nil {
 		home.release()
 		return nil, err

@@ -197,13 +197,29 @@ func TestServerWritesOnlyItsHome(t *testing.T) {
 	assert.Equal(t, "keep", ents[0].Name())
 }
 
-// An entry that asks to write the workspace is refused, by name, not run
-// with a workspace it did not expect.
-func TestWriteWorkspaceIsRefused(t *testing.T) {
-	r := newRig(t, map[string]any{"mcpServers": map[string]any{"t": stdioServer(map[string]any{"writeWorkspace": true})}})
+// writeWorkspace is true or false, for a stdio server only; an entry
+// that asks for it needs another approval than one that does not; its
+// tools are never read-only to layer 2, whatever their hints.
+func TestWriteWorkspaceEntries(t *testing.T) {
+	r := newRig(t, map[string]any{"mcpServers": map[string]any{
+		"w":    stdioServer(map[string]any{"writeWorkspace": true, "trusted": true}),
+		"web":  map[string]any{"url": "https://x.example/mcp", "writeWorkspace": true},
+		"half": stdioServer(map[string]any{"writeWorkspace": "yes"}),
+	}})
 	tools, notes, err := r.pool.Tools(context.Background(), r.ws, Limits{})
 	require.NoError(t, err)
-	assert.Empty(t, tools)
-	require.Len(t, notes, 1)
-	assert.Contains(t, notes[0], `"writeWorkspace" is not served yet`)
+	require.Len(t, notes, 2, "%q", notes)
+	joined := strings.Join(notes, "\n")
+	assert.Contains(t, joined, `"writeWorkspace" is for a stdio server`)
+	assert.Contains(t, joined, `"writeWorkspace" is true or false`)
+	require.NotEmpty(t, tools)
+	for _, tool := range tools {
+		assert.Equal(t, "w", tool.Server)
+		assert.False(t, tool.ReadOnly, tool.Name)
+		assert.True(t, tool.Destructive, tool.Name)
+	}
+	plain := Server{Type: "stdio", Command: "x"}
+	writing := plain
+	writing.WriteWorkspace = true
+	assert.NotEqual(t, plain.Fingerprint(), writing.Fingerprint())
 }

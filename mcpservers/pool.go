@@ -74,6 +74,9 @@ type Limits struct {
 	// what changes the workspace is the model's Write, Edit and Bash, under
 	// the six layers and the checkpoints.
 	ReadDeny []string
+	// EditDeny makes what the job's Edit deny rules cover read-only for a
+	// server that writes the workspace (writes.go), as for a Bash command.
+	EditDeny []string
 }
 
 // Pool holds the servers' sessions of one worker process: started on first
@@ -239,6 +242,12 @@ func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
 		// The spec's default for a tool that is not read-only is destructive.
 		out.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
 	}
+	if srv.WriteWorkspace {
+		// Its calls may write the workspace whatever its hints say: never
+		// read-only to layer 2, so plan mode refuses them and no call is
+		// run twice.
+		out.ReadOnly, out.Destructive = false, true
+	}
 	return out, nil
 }
 
@@ -257,10 +266,19 @@ func (p *Pool) Call(ctx context.Context, ws, server, tool string, args json.RawM
 		return nil, fmt.Errorf("MCP server %q is not configured for this workspace (any more)", server)
 	}
 	srv := cfg.Servers[i]
+	if srv.WriteWorkspace {
+		return p.callWriting(ctx, ws, srv, lim, tool, args)
+	}
 	s, err := p.session(ctx, ws, srv, lim)
 	if err != nil {
 		return nil, err
 	}
+	return p.callOn(ctx, ws, srv, s, tool, args)
+}
+
+// callOn is a call on the server's session s.
+func (p *Pool) callOn(ctx context.Context, ws string, srv Server, s *session, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	server := srv.Name
 	cctx, cancel := context.WithTimeout(ctx, srv.callTimeout())
 	defer cancel()
 	res, err := s.callTool(cctx, tool, args)
