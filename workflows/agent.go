@@ -15,6 +15,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
+	"github.com/custos-dev/custos/workflows/notices"
 	"github.com/custos-dev/custos/workflows/parking"
 )
 
@@ -65,10 +66,9 @@ type job struct {
 	recent   []DecideResult
 	events   []Event
 	runTurns int
-	// notifying counts notification activities still running; a run waits
-	// (briefly) for them before it ends, so a decided call's message is
-	// updated.
-	notifying int
+	// bg counts notices still running; a run waits (briefly) for them
+	// before it ends, so a decided call's message is updated.
+	bg notices.Background
 	// retryNow carries the retry Update to a parked model call.
 	retryNow workflow.Channel
 	// lastFinish is the finish_reason of the last model answer.
@@ -485,7 +485,7 @@ func (j *job) turnLimitReached() bool {
 func (j *job) finish(ctx workflow.Context, reason string) (JobResult, error) {
 	j.phase, j.endHow = PhaseDone, reason
 	j.emit(ctx, Event{Kind: "answer", Text: j.st.LastAnswer})
-	j.awaitNotifications(ctx)
+	j.bg.Await(ctx)
 	if err := j.save(ctx); err != nil {
 		j.logger.Warn("saving session failed", "error", err)
 	}
@@ -501,7 +501,7 @@ func (j *job) canceled(ctx workflow.Context) error {
 	j.phase = "canceled"
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	j.emit(dctx, Event{Kind: "error", Text: "job canceled"})
-	j.awaitNotifications(dctx)
+	j.bg.Await(dctx)
 	if err := j.save(dctx); err != nil {
 		j.logger.Warn("saving session of a canceled job failed", "error", err)
 	}
@@ -523,7 +523,7 @@ func (j *job) shouldContinueAsNew(ctx workflow.Context) bool {
 // continueAsNew drains signals (so none is lost with this run), saves the
 // session and hands conversation, pending calls and learned rules to a new run.
 func (j *job) continueAsNew(ctx workflow.Context) error {
-	j.awaitNotifications(ctx)
+	j.bg.Await(ctx)
 	j.drainSignals(ctx)
 	// An Update being handled (a message, an end) is answered by this run.
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })

@@ -57,7 +57,7 @@ func (j *job) awaitBudget(ctx workflow.Context) (continueAsNew bool) {
 			reached, tokens.Text(s, reached), j.id, j.id)
 		j.audit(ctx, approval.AuditRecord{Event: "budget-reached", Reason: text})
 		j.emit(ctx, Event{Kind: "budget", Text: text})
-		j.notifyConversation(ctx, "budget", text, "", "")
+		j.notices().Conversation(ctx, "budget", text, "", "")
 	}
 	j.phase = PhaseWaitingBudget
 	j.updateDetails(ctx)

@@ -294,9 +294,9 @@ func (j *job) ask(ctx workflow.Context, rec approval.AuditRecord, reason string,
 	j.phase = "waiting"
 	j.emit(ctx, Event{Kind: "ask", CallID: rec.CallID, Tool: rec.Tool, Text: p.ask.Summary})
 	j.updateDetails(ctx)
-	j.notifyPending(ctx, p)
+	p.refs = j.notices().Pending(ctx, p.ask)
 	j.tellParent(ctx, p.ask, "")
-	stopEscalation := j.escalate(ctx, p, timeout)
+	stopEscalation := j.notices().Escalate(ctx, p.ask, timeout, func() bool { return p.result != nil || p.answer != nil })
 
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	timer := workflow.NewTimerWithOptions(tctx, timeout,
@@ -387,7 +387,7 @@ func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.Audit
 		j.recent = j.recent[1:]
 	}
 	j.updateDetails(ctx)
-	j.notifyDecided(ctx, p, res)
+	j.notices().Decided(ctx, p.refs, p.ask.Input, res)
 	j.tellParent(ctx, p.ask, closedText(res, j.in.ApprovalTimeout))
 }
 

@@ -238,5 +238,5 @@ func (j *job) tellParent(ctx workflow.Context, a PendingAsk, outcome string) {
 		return
 	}
 	msg := subagent.ChildAsk{Child: j.id, CallID: a.CallID, Tool: a.Tool, Summary: a.Summary, Deadline: a.Deadline, Outcome: outcome}
-	j.background(ctx, func(ctx workflow.Context) { subagent.TellParent(ctx, p.Job, msg) })
+	j.bg.Go(ctx, func(ctx workflow.Context) { subagent.TellParent(ctx, p.Job, msg) })
 }

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities/api"
-	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/workflows/parking"
 )
 
@@ -17,7 +16,7 @@ func (j *job) waitHost() parking.Host {
 		State: func() *State { return j.st }, Phase: &j.phase, Disk: &j.disk, RetryNow: j.retryNow,
 		Save: j.save, Audit: j.audit, UpdateDetails: j.updateDetails, ContinueAsNew: j.shouldContinueAsNew, Logger: j.logger,
 		Say:      func(ctx workflow.Context, kind, text string) { j.emit(ctx, Event{Kind: kind, Text: text}) },
-		Announce: j.announce, ID: j.id, WorkerHost: j.in.Host, Workspace: j.in.Workspace,
+		Announce: j.notices().Announce, ID: j.id, WorkerHost: j.in.Host, Workspace: j.in.Workspace,
 	}
 }
 
@@ -33,18 +32,4 @@ func (j *job) runTool(ctx workflow.Context, callID, tool string, input json.RawM
 // answers garbage (parking.Model).
 func (j *job) askModel(ctx workflow.Context, call func() (api.ModelResponse, error)) (api.ModelResponse, error) {
 	return parking.Model(ctx, j.waitHost(), call)
-}
-
-// announce tells the worker's channels n, in a coroutine; what names it
-// in the journal when it fails.
-func (j *job) announce(ctx workflow.Context, n notify.Notice, what string) {
-	if len(j.st.Notifiers) == 0 {
-		return
-	}
-	j.background(ctx, func(ctx workflow.Context) {
-		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, "announce: "+n.Kind))
-		if err := workflow.ExecuteActivity(actx, notify.NotifyNoticeActivity, n).Get(ctx, nil); err != nil {
-			j.notifyFailed(ctx, "", what, err)
-		}
-	})
 }

@@ -207,7 +207,7 @@ func (j *job) enqueue(ctx workflow.Context, m Message, interrupt bool) MessageRe
 	}
 	j.audit(ctx, approval.AuditRecord{Event: "message", Approver: m.By, Channel: m.Channel, Reason: calltext.FirstLine(m.Text, 200)})
 	j.emit(ctx, Event{Kind: "message", Text: fmt.Sprintf("%s: %s", who(m.By, m.Channel), m.Text)})
-	j.notifyConversation(ctx, "message", m.Text, m.By, m.Channel)
+	j.notices().Conversation(ctx, "message", m.Text, m.By, m.Channel)
 	j.updateDetails(ctx)
 	return MessageResult{ID: q.ID, Seq: q.Seq, Delivery: delivery, Queued: len(j.st.Queue)}
 }
@@ -286,7 +286,7 @@ func (j *job) resume(ctx workflow.Context, r *api.Resumed) {
 	event := "job-resumed"
 	if f := j.in.ForkOf; f != nil {
 		event, text = "fork", fmt.Sprintf("forked from job %s at turn %d (%d messages)", f.Job, f.Turn, r.Messages)
-		j.notifyConversation(ctx, notify.KindFork, text, "", "")
+		j.notices().Conversation(ctx, notify.KindFork, text, "", "")
 	}
 	j.audit(ctx, approval.AuditRecord{Event: event, Reason: text})
 	j.emit(ctx, Event{Kind: "message", Text: text})
@@ -296,7 +296,7 @@ func (j *job) resume(ctx workflow.Context, r *api.Resumed) {
 // saved, and the job waits for the next message.
 func (j *job) answerTurn(ctx workflow.Context) {
 	j.emit(ctx, Event{Kind: "answer", Text: j.st.LastAnswer})
-	j.notifyConversation(ctx, "answer", j.st.LastAnswer, "", "")
+	j.notices().Conversation(ctx, "answer", j.st.LastAnswer, "", "")
 	if err := j.save(ctx); err != nil {
 		j.logger.Warn("saving session failed", "error", err)
 	}
@@ -437,8 +437,8 @@ func (j *job) ended(ctx workflow.Context, why string) (JobResult, error) {
 	j.phase, j.endHow = PhaseEnded, reason
 	j.audit(ctx, approval.AuditRecord{Event: "job-ended", Reason: text})
 	j.emit(ctx, Event{Kind: "ended", Text: text})
-	j.notifyConversation(ctx, "ended", text, "", "")
-	j.awaitNotifications(ctx)
+	j.notices().Conversation(ctx, "ended", text, "", "")
+	j.bg.Await(ctx)
 	// An Update still being handled (an end, a message just queued) gets
 	// its answer before the job completes.
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
@@ -468,21 +468,6 @@ func (j *job) answerBeforeCompleting(ctx workflow.Context) {
 	_ = workflow.NewTimerWithOptions(ctx, time.Millisecond,
 		workflow.TimerOptions{Summary: "the end is answered before the job completes"}).Get(ctx, nil)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-}
-
-// notifyConversation tells the worker's channels of the conversation: an
-// answer, a person's message, the job's end.
-func (j *job) notifyConversation(ctx workflow.Context, kind, text, by, channel string) {
-	if len(j.st.Notifiers) == 0 {
-		return
-	}
-	n := notify.Notice{JobID: j.id, Workspace: j.in.Workspace, Kind: kind, Text: text, By: by, Channel: channel, At: workflow.Now(ctx)}
-	j.background(ctx, func(ctx workflow.Context) {
-		actx := workflow.WithActivityOptions(ctx, withSummary(notifyOptions, "announce: "+kind))
-		if err := workflow.ExecuteActivity(actx, notify.NotifyNoticeActivity, n).Get(ctx, nil); err != nil {
-			j.notifyFailed(ctx, "", "could not announce the "+kind, err)
-		}
-	})
 }
 
 // conversationDetails shows in the Web UI that the job waits for a

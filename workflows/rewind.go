@@ -91,7 +91,7 @@ func (j *job) rewind(ctx workflow.Context, r Rewind) (RewindResult, error) {
 	text := fmt.Sprintf("rewound to turn %d: %s", r.To, strings.Join(what, "; "))
 	j.audit(ctx, approval.AuditRecord{Event: "rewind", Approver: r.By, Channel: r.Channel, Reason: text})
 	j.emit(ctx, Event{Kind: "rewind", Text: text})
-	j.notifyConversation(ctx, notify.KindRewind, text, r.By, r.Channel)
+	j.notices().Conversation(ctx, notify.KindRewind, text, r.By, r.Channel)
 	j.updateDetails(ctx)
 	return RewindResult{Messages: j.st.Total(), Turn: r.To}, nil
 }
