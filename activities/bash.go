@@ -69,7 +69,12 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	ckpt := &bashCheckpoint{t: t, req: req, what: cmd.command}
 	sreq := cmd.sandboxRequest(req, combined, max)
 	sreq.BeforeMerge = ckpt.hook()
+	release, err := workspaceLanes.acquire(ctx, req.Workspace) // a writing MCP server's call (mcpwrites.go)
+	if err != nil {
+		return api.ToolResult{}, fmt.Errorf("bash: %w", err)
+	}
 	res, err := t.runHeartbeating(ctx, sreq, cmd.command, combined)
+	release()
 	if res.Backend != "" {
 		ckpt.unrecorded("the command ran without the overlay (it wrote to the workspace directly): what it changed is not recorded and cannot be taken back")
 	}

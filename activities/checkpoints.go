@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -78,9 +79,12 @@ func (t *Tools) doneCheckpoint(r *checkpoint.Recording) {
 // bashCheckpoint is a Bash call's checkpoint: the sandbox tells it of the
 // command's overlay before applying it (hook); the record is made there.
 type bashCheckpoint struct {
-	t      *Tools
-	req    api.ToolRequest
-	what   string
+	t    *Tools
+	req  api.ToolRequest
+	what string
+	// tool is the call's tool ("": Bash); an MCP server's that writes the
+	// workspace has its writes recorded the same way (mcpwrites.go).
+	tool   string
 	mu     sync.Mutex
 	merged bool // the hook ran: the command wrote through an overlay
 }
@@ -98,7 +102,7 @@ func (b *bashCheckpoint) hook() hostguard.MergeHook {
 		if err != nil {
 			return nil, err
 		}
-		r, err := toolkit.StartCheckpoint(b.req, api.BashActivity, b.what, ws)
+		r, err := toolkit.StartCheckpoint(b.req, cmp.Or(b.tool, api.BashActivity), b.what, ws)
 		if err != nil {
 			return nil, err
 		}

@@ -69,10 +69,15 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 	if every <= 0 {
 		every = time.Second
 	}
+	wctx, writes, release, err := m.writingCall(ctx, tr, server, tool)
+	if err != nil {
+		return api.ToolResult{}, err
+	}
 	ckpt := m.noteCheckpoint(tr, server, tool)
 	stop := toolkit.HeartbeatAfter(ctx, every, func() any { return req.Tool })
-	res, err := m.Pool.Call(ctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
+	res, err := m.Pool.Call(wctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny, EditDeny: req.EditDeny})
 	stop()
+	release()
 	if ckpt != nil {
 		// Done whatever the call did: the server may have acted before it
 		// failed, and the note holds either way.
@@ -96,7 +101,7 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 		return toolkit.ErrorResult("%v", err), nil
 	}
 	out, truncated := toolkit.CapHead(renderResult(res), toolkit.MaxOutput(req.ToolRequest))
-	return api.ToolResult{Output: out, IsError: res.IsError, Truncated: truncated}, nil
+	return withWrites(api.ToolResult{Output: out, IsError: res.IsError, Truncated: truncated}, writes), nil
 }
 
 // renderResult is a call's result as text for the model: text as it is,
