@@ -30,7 +30,7 @@ type MCP struct {
 
 // Tools lists the tools of the workspace's servers, starting them as needed.
 func (m *MCP) Tools(ctx context.Context, req api.MCPToolsRequest) (api.MCPToolsResult, error) {
-	tools, notes, err := m.Pool.Tools(ctx, req.Workspace, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny})
+	tools, notes, err := m.Pool.Tools(ctx, req.Workspace, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny, EditDeny: req.EditDeny})
 	if err != nil {
 		return api.MCPToolsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "MCPSettingsError", err)
 	}

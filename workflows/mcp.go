@@ -16,6 +16,7 @@ func (j *job) mcpHost() mcpcalls.Host {
 	return mcpcalls.Host{
 		State:    func() *State { return j.st },
 		ReadDeny: func() []string { d, _ := j.policy.SandboxDenies(); return d },
+		EditDeny: func() []string { _, d := j.policy.SandboxDenies(); return d },
 		OnHost:   j.onHost, Workspace: j.in.Workspace, Audit: j.audit,
 		Say: func(ctx workflow.Context, tool, text string) { j.emit(ctx, Event{Kind: "mcp", Tool: tool, Text: text}) },
 	}

@@ -24,6 +24,7 @@ type MCPToolsRequest struct {
 	Workspace string           `json:"workspace"`
 	Network   netpolicy.Policy `json:"network,omitzero"`
 	ReadDeny  []string         `json:"readDeny,omitempty"`
+	EditDeny  []string         `json:"editDeny,omitempty"` // for a server that writes the workspace
 	Have      string           `json:"have,omitempty"`
 }
 

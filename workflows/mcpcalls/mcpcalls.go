@@ -46,6 +46,7 @@ type Tools struct {
 type Host struct {
 	State     func() *jobapi.State
 	ReadDeny  func() []string
+	EditDeny  func() []string
 	OnHost    func(ctx workflow.Context, opts workflow.ActivityOptions) workflow.Context
 	Workspace string
 	Audit     func(ctx workflow.Context, r approval.AuditRecord)
@@ -60,7 +61,7 @@ func (m *Tools) List(ctx workflow.Context, h Host) []openai.Tool {
 	if len(st.MCPServers) == 0 || workflow.GetVersion(ctx, Version, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
-	readDeny := h.ReadDeny()
+	readDeny, editDeny := h.ReadDeny(), h.editDeny()
 	actx := h.OnHost(ctx, workflow.ActivityOptions{
 		// Servers start on first use (an npx download is not among them:
 		// there is no network unless the entry names domains).
@@ -70,7 +71,7 @@ func (m *Tools) List(ctx workflow.Context, h Host) []openai.Tool {
 	})
 	var res api.MCPToolsResult
 	err := workflow.ExecuteActivity(actx, api.MCPToolsActivity, api.MCPToolsRequest{Workspace: h.Workspace,
-		Network: st.Settings.Sandbox.Network, ReadDeny: readDeny, Have: m.hash}).Get(ctx, &res)
+		Network: st.Settings.Sandbox.Network, ReadDeny: readDeny, EditDeny: editDeny, Have: m.hash}).Get(ctx, &res)
 	if err != nil {
 		m.Note(ctx, h, "MCP tools could not be listed (the last list stands): "+err.Error())
 	} else if !res.Same {
@@ -169,7 +170,7 @@ func (m *Tools) Run(ctx workflow.Context, h Host, opts workflow.ActivityOptions,
 	if workflow.GetVersion(ctx, mcpStopVersion, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
 		opts.WaitForCancellation = true
 	}
-	req.ReadDeny = h.ReadDeny()
+	req.ReadDeny, req.EditDeny = h.ReadDeny(), h.editDeny()
 	var res api.ToolResult
 	err := workflow.ExecuteActivity(h.OnHost(ctx, opts), api.MCPCallActivity, api.MCPCallRequest{ToolRequest: req,
 		Tool: t.Name, ReadOnly: retry, Network: h.State().Settings.Sandbox.Network}).Get(ctx, &res)
@@ -247,3 +248,12 @@ func (m *Tools) Listed() bool { return m.hash != "" }
 
 // Changed says how tool changed since the job first saw it, "" if not.
 func (m *Tools) Changed(tool string) string { return m.changed[tool] }
+
+// editDeny are the job's Edit deny patterns, which a server that writes
+// the workspace is held to as a Bash command is (nil EditDeny: none).
+func (h Host) editDeny() []string {
+	if h.EditDeny == nil {
+		return nil
+	}
+	return h.EditDeny()
+}
