@@ -30,7 +30,7 @@ type MCP struct {
 
 // Tools lists the tools of the workspace's servers, starting them as needed.
 func (m *MCP) Tools(ctx context.Context, req api.MCPToolsRequest) (api.MCPToolsResult, error) {
-	tools, notes, err := m.Pool.Tools(ctx, req.Workspace, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny, EditDeny: req.EditDeny})
+	tools, notes, err := m.Pool.ToolsFor(ctx, req.Workspace, req.Job, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny, EditDeny: req.EditDeny})
 	if err != nil {
 		return api.MCPToolsResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "MCPSettingsError", err)
 	}
@@ -75,7 +75,7 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 	}
 	ckpt := m.noteCheckpoint(tr, server, tool)
 	stop := toolkit.HeartbeatAfter(ctx, every, func() any { return req.Tool })
-	res, err := m.Pool.Call(wctx, tr.Workspace, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny, EditDeny: req.EditDeny})
+	res, err := m.Pool.CallFor(wctx, tr.Workspace, tr.JobID, server, tool, tr.Input, mcpservers.Limits{Network: req.Network, ReadDeny: req.ReadDeny, EditDeny: req.EditDeny})
 	stop()
 	release()
 	if ckpt != nil {

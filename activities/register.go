@@ -48,6 +48,7 @@ func (s Set) Register(r Registrar) {
 	if s.MCP != nil {
 		reg(s.MCP.Tools, api.MCPToolsActivity)
 		reg(s.MCP.Call, api.MCPCallActivity)
+		reg(s.MCP.ForgetJob, api.MCPForgetJobActivity)
 	}
 }
 

@@ -84,6 +84,7 @@ func (s *Settings) LoadSettings(ctx context.Context, req api.LoadSettingsRequest
 		ContextWindow: s.ContextWindow, Files: files,
 		Instructions: loadInstructions(dir, ws, req.WorkDir, readDeny), Host: hostFacts(ws)}
 	res.MCPServers, res.MCPNotes = s.mcpServers(dir, ws)
+	s.editorServers(&res, req)
 	res.Subagents, res.SubagentNotes = loadSubagents(dir, ws, loaded.Trusted, settings)
 	if req.Resume && req.JobID != "" {
 		if res.Resumed, err = resumed(files.Or(ws, req.JobID)); err != nil {

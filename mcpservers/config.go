@@ -52,6 +52,8 @@ type Server struct {
 	Trusted bool   `json:"trusted,omitempty"`
 	Source  string `json:"source"`
 	File    string `json:"file"`
+	// Job is set on an editor's server (editor.go): the job's own.
+	Job string `json:"job,omitempty"`
 	// CallTimeout bounds one call of the server's tools ("callTimeout";
 	// 0: DefaultCallTimeout). Not in the fingerprint: it changes nothing
 	// a person approved.
@@ -296,8 +298,13 @@ func Expand(s string) (string, error) {
 
 var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}`)
 
-// expanded is s with every value expanded (Expand).
+// expanded is s with every value expanded (Expand). An editor's entry
+// is taken as it is: the editor passed values, and ${VAR} in one must not
+// hand its server the worker's environment.
 func (s Server) expanded() (Server, error) {
+	if s.Source == SourceEditor {
+		return s, nil
+	}
 	var err error
 	one := func(v string) string {
 		out, e := Expand(v)

@@ -185,7 +185,7 @@ func (p *Pool) startStdio(ws string, srv Server, lim Limits) (*sandbox.Process, 
 	if err != nil {
 		return nil, err
 	}
-	home, err := openHome(state, ws, srv.Name)
+	home, err := openHome(state, ws, srv.poolName())
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,13 @@ func (p *Pool) load(ws string) (Config, error) {
 // starting servers as needed. A server that fails to start or list is
 // named in the notes; the others still serve.
 func (p *Pool) Tools(ctx context.Context, ws string, lim Limits) ([]Tool, []string, error) {
-	cfg, err := p.load(ws)
+	return p.ToolsFor(ctx, ws, "", lim)
+}
+
+// ToolsFor is Tools with, for job ("" for none), the servers its editor
+// passed (editor.go).
+func (p *Pool) ToolsFor(ctx context.Context, ws, job string, lim Limits) ([]Tool, []string, error) {
+	cfg, err := p.loadFor(ws, job)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +177,7 @@ func (p *Pool) toolsOf(ctx context.Context, ws string, srv Server, lim Limits) (
 			// interrupt or timeout): a fresh server lists.
 			continue
 		case errors.Is(err, context.DeadlineExceeded):
-			p.drop(ws, srv.Name, s)
+			p.drop(ws, srv.poolName(), s)
 			return nil, fmt.Errorf("list tools: no answer within %s (the server was stopped)", listTimeout)
 		}
 		return nil, err
@@ -257,7 +263,13 @@ func toolOf(srv Server, t *mcp.Tool) (Tool, error) {
 // answers: ErrCallStopped or ErrCallTimedOut, the server killed (with any
 // other call it was serving) and started afresh for the next call.
 func (p *Pool) Call(ctx context.Context, ws, server, tool string, args json.RawMessage, lim Limits) (*mcp.CallToolResult, error) {
-	cfg, err := p.load(ws)
+	return p.CallFor(ctx, ws, "", server, tool, args, lim)
+}
+
+// CallFor is Call with, for job ("" for none), the servers its editor
+// passed (editor.go).
+func (p *Pool) CallFor(ctx context.Context, ws, job, server, tool string, args json.RawMessage, lim Limits) (*mcp.CallToolResult, error) {
+	cfg, err := p.loadFor(ws, job)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +296,7 @@ func (p *Pool) callOn(ctx context.Context, ws string, srv Server, s *session, to
 	res, err := s.callTool(cctx, tool, args)
 	if err != nil && cctx.Err() != nil {
 		// The server may still be at it, or may never answer: it goes.
-		p.drop(ws, server, s)
+		p.drop(ws, srv.poolName(), s)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("MCP server %q, tool %q: %w (%v)", server, tool, ErrCallStopped, context.Cause(ctx))
 		}
@@ -403,7 +415,7 @@ func isExited(p *sandbox.Process) bool {
 // if the one there died or was started from another entry or limits.
 func (p *Pool) session(ctx context.Context, ws string, srv Server, lim Limits) (*session, error) {
 	key := sessionKey(ws, srv, lim)
-	if err := p.awaitDying(ctx, ws+"\x00"+srv.Name); err != nil {
+	if err := p.awaitDying(ctx, ws+"\x00"+srv.poolName()); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -411,7 +423,7 @@ func (p *Pool) session(ctx context.Context, ws string, srv Server, lim Limits) (
 	if p.sessions == nil {
 		p.sessions = map[string]*session{}
 	}
-	id := ws + "\x00" + srv.Name
+	id := ws + "\x00" + srv.poolName()
 	if s, ok := p.sessions[id]; ok {
 		select {
 		case <-s.dead:

@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/editorjob"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
 	"github.com/custos-dev/custos/workflows/notices"
 	"github.com/custos-dev/custos/workflows/parking"
@@ -207,7 +208,11 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	}
 	j.startSignalRouter(ctx)
 	j.updateDetails(ctx)
-	return j.loop(ctx)
+	res, err := j.loop(ctx)
+	if !workflow.IsContinueAsNewError(err) {
+		editorjob.Forget(ctx, j.onHost, j.in, j.id)
+	}
+	return res, err
 }
 
 // restore takes the state a previous run carried, if any.
@@ -235,7 +240,8 @@ func (j *job) start(ctx workflow.Context) error {
 			Summary:             "load settings",
 		})
 		err := workflow.ExecuteActivity(actx, api.LoadSettingsActivity,
-			api.LoadSettingsRequest{Workspace: j.in.Workspace, JobID: j.id, WorkDir: j.in.WorkDir, Resume: j.in.Resume}).Get(ctx, &loaded)
+			api.LoadSettingsRequest{Workspace: j.in.Workspace, JobID: j.id, WorkDir: j.in.WorkDir, Resume: j.in.Resume,
+				EditorServers: j.in.EditorServers}).Get(ctx, &loaded)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("settings: %v", err), "SettingsError", err)
@@ -267,9 +273,11 @@ func (j *job) start(ctx workflow.Context) error {
 		if r := loaded.Resumed; j.in.Resume && r != nil {
 			j.resume(ctx, r)
 		} else {
-			j.st.Messages = []openai.ChatCompletionMessage{
-				{Role: openai.ChatMessageRoleSystem, Content: j.systemPrompt(ctx, loaded)},
-				{Role: openai.ChatMessageRoleUser, Content: j.in.Task},
+			j.st.Messages = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: j.systemPrompt(ctx, loaded)}}
+			if editorjob.AwaitsFirst(ctx, j.in) {
+				j.waitForMessage(ctx) // an editor's session/new: no task yet
+			} else {
+				j.st.Messages = append(j.st.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: j.in.Task})
 			}
 			j.added(j.st.Messages...)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/editorjob"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
 )
 
@@ -17,7 +18,7 @@ func (j *job) mcpHost() mcpcalls.Host {
 		State:    func() *State { return j.st },
 		ReadDeny: func() []string { d, _ := j.policy.SandboxDenies(); return d },
 		EditDeny: func() []string { _, d := j.policy.SandboxDenies(); return d },
-		OnHost:   j.onHost, Workspace: j.in.Workspace, Audit: j.audit,
+		OnHost:   j.onHost, Workspace: j.in.Workspace, Job: editorjob.Job(j.in, j.id), Audit: j.audit,
 		Say: func(ctx workflow.Context, tool, text string) { j.emit(ctx, Event{Kind: "mcp", Tool: tool, Text: text}) },
 	}
 }

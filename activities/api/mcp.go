@@ -26,6 +26,19 @@ type MCPToolsRequest struct {
 	ReadDeny  []string         `json:"readDeny,omitempty"`
 	EditDeny  []string         `json:"editDeny,omitempty"` // for a server that writes the workspace
 	Have      string           `json:"have,omitempty"`
+	// Job is set for a job an editor passed MCP servers
+	// (JobInput.EditorServers): its servers join the workspace's.
+	Job string `json:"job,omitempty"`
+}
+
+// MCPForgetJobActivity removes a job's editor servers when it ends: their
+// entry file and their running servers.
+const MCPForgetJobActivity = "MCPForgetJob"
+
+// MCPForgetJobRequest names the ended job.
+type MCPForgetJobRequest struct {
+	Workspace string `json:"workspace"`
+	Job       string `json:"job"`
 }
 
 // MCPToolsResult is a listing. Notes say which servers were left out, and

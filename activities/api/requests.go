@@ -21,6 +21,10 @@ type LoadSettingsRequest struct {
 	// Resume asks what the job's transcript holds, for a job that goes on
 	// from an earlier, ended run of the same name (LoadSettingsResult.Resumed).
 	Resume bool `json:"resume,omitempty"`
+	// EditorServers name the MCP servers an editor passed the job
+	// (JobInput.EditorServers): their entries are read from the job's
+	// file on this host, and named in the notes when it has none.
+	EditorServers []string `json:"editorServers,omitempty"`
 }
 
 // Resumed is what an ended job's transcript and audit hold, for the run

@@ -55,6 +55,8 @@ const (
 
 // JobInput starts (or continues) a job.
 type JobInput struct {
+	// Task is the job's first message; "" starts a conversation that
+	// waits for its first message (an editor's session/new).
 	Task      string `json:"task"`
 	Workspace string `json:"workspace"`
 	// Mode overrides the settings' defaultMode when set.
@@ -119,6 +121,11 @@ type JobInput struct {
 	// Parent is set on a subagent: the job whose Task call started it
 	// (children.go).
 	Parent *ParentLink `json:"parent,omitempty"`
+	// EditorServers name the MCP servers an editor passed in ACP's
+	// session/new: their entries (commands, env, headers: secrets) are in
+	// a file of the job's in the state directory of the host that started
+	// it (mcpservers.WriteEditorServers), never in history.
+	EditorServers []string `json:"editorServers,omitempty"`
 }
 
 // State is everything a job carries into its next run. The conversation

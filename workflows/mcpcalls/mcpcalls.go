@@ -49,8 +49,11 @@ type Host struct {
 	EditDeny  func() []string
 	OnHost    func(ctx workflow.Context, opts workflow.ActivityOptions) workflow.Context
 	Workspace string
-	Audit     func(ctx workflow.Context, r approval.AuditRecord)
-	Say       func(ctx workflow.Context, tool, text string)
+	// Job is the job's ID when an editor passed it MCP servers (they join
+	// the workspace's), else "".
+	Job   string
+	Audit func(ctx workflow.Context, r approval.AuditRecord)
+	Say   func(ctx workflow.Context, tool, text string)
 }
 
 // List lists the workspace's MCP tools before a model call (a server may
@@ -71,7 +74,7 @@ func (m *Tools) List(ctx workflow.Context, h Host) []openai.Tool {
 	})
 	var res api.MCPToolsResult
 	err := workflow.ExecuteActivity(actx, api.MCPToolsActivity, api.MCPToolsRequest{Workspace: h.Workspace,
-		Network: st.Settings.Sandbox.Network, ReadDeny: readDeny, EditDeny: editDeny, Have: m.hash}).Get(ctx, &res)
+		Network: st.Settings.Sandbox.Network, ReadDeny: readDeny, EditDeny: editDeny, Have: m.hash, Job: h.Job}).Get(ctx, &res)
 	if err != nil {
 		m.Note(ctx, h, "MCP tools could not be listed (the last list stands): "+err.Error())
 	} else if !res.Same {
