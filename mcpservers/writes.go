@@ -1,8 +1,10 @@
 package mcpservers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,14 +106,20 @@ func started(proc *sandbox.Process, req sandbox.Request, err error) {
 	}()
 }
 
-// callWriting is a call of a server that writes the workspace: the host
-// guard's snapshot before it, the call, and, when the server wrote or its
-// session ended, the server stopped and its writes judged, recorded and
-// applied (Writes in ctx says what happened).
+// callWriting is a call of a server that writes the workspace. A server
+// that has run since before the call starts afresh first: its overlay's
+// view of the workspace is the one it mounted, and a file replaced since
+// (a Write's rename, a checkout, an editor's save) would still read as it
+// was. Then the host guard's snapshot, the call, and, when the server
+// wrote or its session ended, the server stopped and its writes judged,
+// recorded and applied (Writes in ctx says what happened).
 func (p *Pool) callWriting(ctx context.Context, ws string, srv Server, lim Limits, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	wc, _ := ctx.Value(writesKey{}).(writesCtx)
 	if wc.out == nil {
 		wc.out = &Writes{}
+	}
+	if err := p.retire(ws, srv, wc); err != nil {
+		return nil, err
 	}
 	s, err := p.session(ctx, ws, srv, lim)
 	if err != nil {
@@ -126,19 +134,56 @@ func (p *Pool) callWriting(ctx context.Context, ws string, srv Server, lim Limit
 		return nil, err
 	}
 	res, cerr := p.callOn(ctx, ws, srv, s, tool, args)
-	ended := s.dropped.Load() || isExited(s.proc)
-	if !watch.Wrote() && !ended {
+	if !watch.Wrote() && !s.dropped.Load() && !isExited(s.proc) {
 		watch.Release()
 		return res, cerr
 	}
 	// The upper layer is judged only once nothing has it mounted.
 	p.drop(ws, srv.Name, s)
 	<-s.proc.Done()
-	if wc.out.Wrote = watch.Wrote(); !wc.out.Wrote {
-		watch.Release()
-		sandbox.DropServiceOverlay(dir.(string)) // its server is gone
-		return res, cerr
-	}
-	wc.out.Report = watch.Finish(wc.hook)
+	judge(watch, dir.(string), wc)
 	return res, cerr
+}
+
+// retire stops the server's running session, if any, and judges what it
+// wrote since its last call as this call's writes.
+func (p *Pool) retire(ws string, srv Server, wc writesCtx) error {
+	p.mu.Lock()
+	s := p.sessions[ws+"\x00"+srv.Name]
+	p.mu.Unlock()
+	if s == nil || s.proc == nil {
+		return nil
+	}
+	dir, ok := serverOverlays.Load(s.proc)
+	p.drop(ws, srv.Name, s)
+	<-s.proc.Done()
+	if !ok {
+		return nil
+	}
+	watch, err := sandbox.WatchServiceOverlay(p.Sandbox, ws, dir.(string))
+	if err != nil {
+		return err
+	}
+	judge(watch, dir.(string), wc)
+	return nil
+}
+
+// judge finishes watch once its server is gone: what the overlay holds is
+// judged, recorded and applied, and said in wc; an overlay holding
+// nothing is removed.
+func judge(watch *sandbox.ServiceWrites, dir string, wc writesCtx) {
+	if !watch.Wrote() {
+		watch.Release()
+		sandbox.DropServiceOverlay(dir)
+		return
+	}
+	rep := watch.Finish(wc.hook)
+	w := wc.out
+	w.Wrote = true
+	w.Report.HostConfig = append(w.Report.HostConfig, rep.HostConfig...)
+	w.Report.Withheld = append(w.Report.Withheld, rep.Withheld...)
+	w.Report.HostConfigKept = cmp.Or(rep.HostConfigKept, w.Report.HostConfigKept)
+	w.Report.HostConfigUnchecked = cmp.Or(rep.HostConfigUnchecked, w.Report.HostConfigUnchecked)
+	w.Report.Unmerged = strings.TrimPrefix(w.Report.Unmerged+"; "+rep.Unmerged, "; ")
+	w.Report.Unmerged = strings.TrimSuffix(w.Report.Unmerged, "; ")
 }

@@ -156,3 +156,26 @@ func TestServerWithoutWriteWorkspaceCannotWrite(t *testing.T) {
 }
 
 var _ hostguard.MergeHook = nil
+
+// A writing server reads the workspace as it is at each call, not as its
+// overlay first saw it: a file replaced meanwhile (renamed over, as a
+// Write or an editor's save does) reads new, and a file made meanwhile
+// is listed.
+func TestWritingServerSeesTheWorkspaceAsItIsNow(t *testing.T) {
+	r := fsRig(t, true)
+	p := filepath.Join(r.ws, "a.txt")
+	require.NoError(t, os.WriteFile(p, []byte("one"), 0o644))
+	read := func() string {
+		b, _ := json.Marshal(map[string]any{"path": p})
+		res, err := r.pool.Call(context.Background(), r.ws, "fs", "read_text_file", b, Limits{})
+		require.NoError(t, err)
+		require.False(t, res.IsError)
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	assert.Equal(t, "one", read())
+	require.NoError(t, os.WriteFile(p+".tmp", []byte("two"), 0o644))
+	require.NoError(t, os.Rename(p+".tmp", p))
+	assert.Equal(t, "two", read())
+	require.NoError(t, os.WriteFile(p, []byte("three"), 0o644))
+	assert.Equal(t, "three", read())
+}
