@@ -15,6 +15,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/editorjob"
+	"github.com/custos-dev/custos/workflows/granting"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
 	"github.com/custos-dev/custos/workflows/notices"
 	"github.com/custos-dev/custos/workflows/parking"
@@ -74,15 +75,8 @@ type job struct {
 	retryNow workflow.Channel
 	// lastFinish is the finish_reason of the last model answer.
 	lastFinish string
-	// grantsOn is false in runs that began before grants (GetVersion);
-	// grantStop cancels the timer of each live grant; wsGrants are the
-	// workspace's grants as last read on its host.
-	grantsOn  bool
-	grantStop map[string]workflow.CancelFunc
-	wsGrants  []Grant
-	// wsRead reads the workspace's grants for the calls of one model
-	// answer (nil until one of them needs it).
-	wsRead workflow.Future
+	// granted is what the run knows of the grants (workflows/granting).
+	granted granting.Keeper
 
 	// conv is false in runs that began before conversations (GetVersion):
 	// those end at the first answer.
@@ -164,8 +158,6 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 
 		userCalls: map[string]string{},
 		phase:     "starting",
-
-		grantStop: map[string]workflow.CancelFunc{},
 	}
 	j.root = ctx
 	if in.ApprovalTimeout <= 0 {
@@ -186,7 +178,7 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := j.registerRetry(ctx); err != nil {
 		return JobResult{}, err
 	}
-	if err := j.registerRevoke(ctx); err != nil {
+	if err := j.granted.Register(ctx, j.grantHost()); err != nil {
 		return JobResult{}, fmt.Errorf("register %s update: %w", RevokeUpdate, err)
 	}
 	if err := j.registerConversation(ctx); err != nil {
@@ -201,7 +193,7 @@ func (a *Agent) Run(ctx workflow.Context, in JobInput) (JobResult, error) {
 	if err := j.registerToolUpdate(ctx); err != nil {
 		return JobResult{}, err
 	}
-	j.grantsOn = workflow.GetVersion(ctx, grantsChange, workflow.DefaultVersion, 1) >= 1
+	j.granted.On = workflow.GetVersion(ctx, granting.Version, workflow.DefaultVersion, 1) >= 1
 	j.conv = workflow.GetVersion(ctx, conversationChange, workflow.DefaultVersion, 1) >= 1
 	if err := j.start(ctx); err != nil {
 		return JobResult{}, err
@@ -306,7 +298,7 @@ func (j *job) start(ctx workflow.Context) error {
 	}
 	j.policy = p
 	for _, g := range j.st.Grants {
-		j.watchGrant(ctx, g)
+		j.granted.Watch(ctx, j.grantHost(), g)
 	}
 	return nil
 }

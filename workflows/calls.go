@@ -27,7 +27,7 @@ import (
 // the order the model gave. Results come back in call order.
 func (j *job) runCalls(ctx workflow.Context, calls []openai.ToolCall, ids []string) []string {
 	j.phase = "deciding"
-	j.wsRead = nil
+	j.granted.NewAnswer()
 	results := make([]string, len(calls))
 	wg := workflow.NewWaitGroup(ctx)
 	var prevBash workflow.Future
@@ -340,8 +340,8 @@ func (j *job) answered(ctx workflow.Context, p *pendingCall, rec approval.AuditR
 	switch answer.Decision {
 	case "allow":
 		v.Decision = approval.Allow
-		if answer.Grant != nil && j.grantsOn {
-			if g := j.giveGrant(ctx, p, answer); g != nil {
+		if answer.Grant != nil && j.granted.On {
+			if g := j.granted.Give(ctx, j.grantHost(), p.ask, answer); g != nil {
 				info := g.Info()
 				rec.Grant, p.grant = &info, g
 				j.grantWaiting(ctx, p, *g)

@@ -13,6 +13,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/grants"
 	"github.com/custos-dev/custos/workflows/parking"
 	"github.com/custos-dev/custos/workflows/quorum"
 	"github.com/custos-dev/custos/workflows/subagent"
@@ -357,7 +358,7 @@ func (j *job) status() Status {
 	s.Turn, s.Mode, s.LastAnswer, s.Usage, s.Learned, s.Sources = j.st.Turn, j.st.Mode, j.st.LastAnswer, j.st.Usage, j.st.Learned, j.st.Sources
 	s.Runs, s.Turns = j.st.Runs, j.st.TurnSeqs
 	s.Files, s.Instructions = j.st.JobFiles(j.in.Workspace, j.id), j.st.Instructions
-	s.Grants = j.statusGrants()
+	s.Grants = j.granted.Live(j.st.Grants)
 	s.Queued, s.Messages = len(j.st.Queue), max(j.st.MessageSeq, 1)
 	s.Budget = j.budgetStatus()
 	s.Parent, s.Children = j.in.Parent.Ref(), j.tasks.List()
@@ -434,12 +435,14 @@ func (j *job) updateDetails(ctx workflow.Context) {
 		}
 		fmt.Fprintf(&b, "Answer with Update `%s` (tells you whether it counted) or Signal `%s`, input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n",
 			DecideUpdate, ApprovalSignal, payload)
-		if a.Rule != "" && j.grantsOn {
+		if a.Rule != "" && j.granted.On {
 			fmt.Fprintf(&b, "To also allow %s for a while, add `\"grant\": {\"for\": \"30m\"}` to an allow (`\"scope\": \"workspace\"` for every job of the workspace).\n\n",
 				calltext.CodeSpan(display.Line(a.Rule, 500)))
 		}
 	}
-	j.grantDetails(&b)
+	if j.st != nil {
+		grants.Details(&b, j.granted.Live(j.st.Grants))
+	}
 	if n := len(j.recent); n > 0 {
 		b.WriteString("### Recently decided\n\n")
 		for i := n - 1; i >= 0; i-- {
