@@ -32,7 +32,9 @@ func filesystemServer(t testing.TB) string {
 
 // fsRig is a git workspace served by the filesystem server, writing it or
 // not.
-func fsRig(t *testing.T, write bool) *rig {
+func fsRig(t *testing.T, write bool) *rig { return fsRigB(t, write) }
+
+func fsRigB(t testing.TB, write bool) *rig {
 	t.Helper()
 	bin := filesystemServer(t)
 	r := newRig(t, nil)
