@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
+	"github.com/custos-dev/custos/workflows/details"
 	"github.com/custos-dev/custos/workflows/editorjob"
 	"github.com/custos-dev/custos/workflows/granting"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
@@ -138,10 +139,11 @@ func (p *pendingCall) call() approval.Call {
 	return approval.Call{Tool: p.ask.Tool, Input: p.ask.Input}
 }
 
-// How a call left layer 5 when nobody answered.
+// How a call left layer 5 when nobody answered (workflows/details).
 const (
-	answerTimeout  = "timeout"
-	answerCanceled = "canceled"
+	answerTimeout     = details.AnswerTimeout
+	answerCanceled    = details.AnswerCanceled
+	answerInterrupted = details.AnswerInterrupted
 )
 
 // Run is AgentWorkflow: the ReAct loop.

@@ -3,7 +3,6 @@ package workflows
 import (
 	"cmp"
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -118,14 +117,4 @@ func (j *job) registerBudget(ctx workflow.Context) error {
 		return fmt.Errorf("register %s update: %w", BudgetUpdate, err)
 	}
 	return nil
-}
-
-// budgetDetails shows in the Web UI that the job waits for its budget.
-func (j *job) budgetDetails(b *strings.Builder) {
-	if j.st == nil || j.st.Budget.Reached == "" {
-		return
-	}
-	s := j.budgetStatus()
-	fmt.Fprintf(b, "### Waiting for a budget\n\nThe token budget of the %s is reached (%s). Raise it with Update `%s`, input `{\"tokensPerJob\": N}` or `{\"tokensPerMessage\": N}`, or end the job with Update `%s`.\n\n",
-		j.st.Budget.Reached, tokens.Text(s, j.st.Budget.Reached), BudgetUpdate, EndUpdate)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/details"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
 	"github.com/custos-dev/custos/workflows/observe"
 	"github.com/custos-dev/custos/workflows/preview"
@@ -388,7 +389,7 @@ func (j *job) closeCall(ctx workflow.Context, p *pendingCall, rec approval.Audit
 	}
 	j.updateDetails(ctx)
 	j.notices().Decided(ctx, p.refs, p.ask.Input, res)
-	j.tellParent(ctx, p.ask, closedText(res, j.in.ApprovalTimeout))
+	j.tellParent(ctx, p.ask, details.Closed(res, j.in.ApprovalTimeout))
 }
 
 // learn adds an Always/Never rule to the job at once and persists it to

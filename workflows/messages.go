@@ -14,7 +14,6 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/notify"
 	"github.com/custos-dev/custos/workflows/calltext"
 )
@@ -28,9 +27,6 @@ import (
 // for approval are denied as interrupted, and the model gets the
 // interrupt's text at once. A message is conversation, never authority:
 // nothing in it changes a mode, a rule or a pending call.
-
-// How a call waiting for approval left layer 5 when an interrupt stopped it.
-const answerInterrupted = "interrupted"
 
 // conversationChange gates the conversation in histories recorded before
 // it: those jobs end at their first answer, as they did.
@@ -468,24 +464,4 @@ func (j *job) answerBeforeCompleting(ctx workflow.Context) {
 	_ = workflow.NewTimerWithOptions(ctx, time.Millisecond,
 		workflow.TimerOptions{Summary: "the end is answered before the job completes"}).Get(ctx, nil)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-}
-
-// conversationDetails shows in the Web UI that the job waits for a
-// message, and how to send one.
-func (j *job) conversationDetails(b *strings.Builder) {
-	if j.st == nil || !j.conv {
-		return
-	}
-	if j.st.Waiting && j.phase == PhaseWaitingMessage {
-		payload, _ := json.Marshal(Message{Text: "…", By: "web-ui", Channel: "web-ui"})
-		fmt.Fprintf(b, "### Waiting for a message\n\nSince %s; the job ends by itself at %s unless a message comes. "+
-			"Send one with Update `%s` (or Signal `%s`), input `%s`; end the job with Update `%s`.\n\n",
-			j.st.WaitSince.UTC().Format("2006-01-02 15:04:05Z"), j.st.WaitSince.Add(j.idleLimit()).UTC().Format("2006-01-02 15:04:05Z"),
-			MessageUpdate, MessageSignal, payload, EndUpdate)
-		if j.st.LastAnswer != "" {
-			fmt.Fprintf(b, "Last answer:\n\n~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(display.Safe(calltext.FirstLines(j.st.LastAnswer, 40)), "~~~~~~", "~ ~ ~"))
-		}
-	} else if n := len(j.st.Queue); n > 0 {
-		fmt.Fprintf(b, "%d message(s) wait for the model's next call.\n\n", n)
-	}
 }

@@ -11,11 +11,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/approval"
-	"github.com/custos-dev/custos/display"
 	"github.com/custos-dev/custos/workflows/calltext"
+	"github.com/custos-dev/custos/workflows/details"
 	"github.com/custos-dev/custos/workflows/grants"
 	"github.com/custos-dev/custos/workflows/parking"
-	"github.com/custos-dev/custos/workflows/quorum"
 	"github.com/custos-dev/custos/workflows/subagent"
 )
 
@@ -173,7 +172,7 @@ func (j *job) checkAnswer(d ApprovalDecision) error {
 		return nil
 	}
 	if r, ok := j.closed[d.CallID]; ok {
-		return notApplied("already %s", closedText(r, j.in.ApprovalTimeout))
+		return notApplied("already %s", details.Closed(r, j.in.ApprovalTimeout))
 	}
 	return notApplied("no call %q is waiting for approval in this job", d.CallID)
 }
@@ -185,27 +184,6 @@ func (j *job) checkAnswerAt(d ApprovalDecision, now time.Time) error {
 		return err
 	}
 	return j.checkGrant(j.pending[d.CallID], d, now)
-}
-
-// closedText says how a call that no longer waits was decided.
-func closedText(r DecideResult, timeout time.Duration) string {
-	at := r.At.UTC().Format("15:04:05 UTC")
-	switch r.Answer {
-	case answerTimeout:
-		return fmt.Sprintf("denied by the %s timer at %s (nobody answered in time)", cmp.Or(r.Timeout, timeout), at)
-	case answerCanceled:
-		return fmt.Sprintf("denied at %s: the job was canceled", at)
-	case answerInterrupted:
-		return fmt.Sprintf("denied at %s: %s", at, cmp.Or(r.Reason, "interrupted"))
-	}
-	verb := "allowed"
-	if r.Decision != approval.Allow {
-		verb = "denied"
-	}
-	if r.Answer == "always" || r.Answer == "never" {
-		verb += " (" + r.Answer + ")"
-	}
-	return fmt.Sprintf("%s by %s at %s", verb, who(r.By, r.Channel), at)
 }
 
 // notApplied is the error an answer that did not count gets.
@@ -375,81 +353,30 @@ func (j *job) status() Status {
 	return s
 }
 
-// updateDetails shows the job in the Web UI: what it is doing and, for each
-// pending approval, the exact signal to send. The Web UI renders markdown:
-// what the model chose (summaries, call IDs, reasons that quote commands)
-// is display text (package display) in code spans, the preview in a fence,
-// so neither an escape sequence nor markdown in it is interpreted.
+// updateDetails shows the job in the Web UI (workflows/details): what it
+// is doing and, for each pending approval, the exact signal to send.
 func (j *job) updateDetails(ctx workflow.Context) {
 	var b strings.Builder
-	turn, mode := 0, approval.Mode("")
-	if j.st != nil {
-		turn, mode = j.st.Turn, j.st.Mode
-	}
-	fmt.Fprintf(&b, "**custos** — turn %d, mode `%s`, %s\n\n", turn, mode, j.phase)
-	if j.in.Host != "" {
-		fmt.Fprintf(&b, "Workspace %s on host %s: its tools run only there, and wait while that host's worker is away.\n\n", calltext.CodeSpan(display.Line(j.in.Workspace, 0)), calltext.CodeSpan(display.Line(j.in.Host, 0)))
-	}
-	if j.st != nil && len(j.st.Instructions) > 0 {
-		b.WriteString("Project instructions given to the model: ")
-		for i, f := range j.st.Instructions {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s (%s)", calltext.CodeSpan(display.Line(f.Path, 200)), f.Size())
-		}
-		b.WriteString(".\n\n")
-	}
+	details.Head(&b, j.st, j.phase, j.in.Host, j.in.Workspace)
 	parking.ModelWaitDetails(&b, j.st, j.id)
 	parking.DiskWaitDetails(&b, j.disk)
-	j.conversationDetails(&b)
-	j.budgetDetails(&b)
+	if j.st != nil && j.conv {
+		waiting := j.st.Waiting && j.phase == PhaseWaitingMessage
+		details.Conversation(&b, waiting, j.st.WaitSince, j.st.WaitSince.Add(j.idleLimit()), j.st.LastAnswer, len(j.st.Queue))
+	}
+	if j.st != nil {
+		details.Budget(&b, j.st.Budget.Reached, j.budgetStatus())
+	}
 	b.WriteString(j.tasks.Details(DecideUpdate))
-	if len(j.order) == 0 {
-		b.WriteString("No approval pending.\n")
-	} else {
-		fmt.Fprintf(&b, "### Waiting for approval (%d)\n\n", len(j.order))
-	}
+	asks := make([]PendingAsk, 0, len(j.order))
 	for _, id := range j.order {
-		a := j.pending[id].ask
-		payload, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "allow", By: "web-ui", Channel: "web-ui"})
-		fmt.Fprintf(&b, "**%s** — call %s, denied at %s unless answered.\n\n", calltext.UISummary(a.Tool, a.Input), calltext.CodeSpan(display.Line(id, 200)),
-			a.Deadline.UTC().Format("2006-01-02 15:04:05Z"))
-		if a.Reason != "" {
-			fmt.Fprintf(&b, "Why it asks: %s\n\n", calltext.CodeSpan(display.Line(a.Reason, 500)))
-		}
-		if len(a.Quorum) > 0 {
-			fmt.Fprintf(&b, "Needs approvals from verified people (Slack): still %s; approved so far: %s.\n\n",
-				calltext.CodeSpan(display.Line(needed(a.Quorum), 500)), calltext.CodeSpan(display.Line(strings.Join(quorum.OrList(voters(a.Quorum), "nobody"), ", "), 500)))
-		}
-		if a.Preview != "" {
-			// A fence the preview cannot close early.
-			fmt.Fprintf(&b, "~~~~~~\n%s\n~~~~~~\n\n", strings.ReplaceAll(display.Safe(a.Preview), "~~~~~~", "~ ~ ~"))
-		}
-		if len(a.Quorum) > 0 {
-			// The Web UI verifies nobody: only a denial from here counts.
-			deny, _ := json.Marshal(ApprovalDecision{CallID: id, Decision: "deny", By: "web-ui", Channel: "web-ui"})
-			fmt.Fprintf(&b, "Approvals count only from verified people (Slack, a deployed inbox). From here you may deny it: Update `%s`, input `%s`.\n\n",
-				DecideUpdate, deny)
-			continue
-		}
-		fmt.Fprintf(&b, "Answer with Update `%s` (tells you whether it counted) or Signal `%s`, input `%s` — decision `allow`, `deny`, `always` or `never`.\n\n",
-			DecideUpdate, ApprovalSignal, payload)
-		if a.Rule != "" && j.granted.On {
-			fmt.Fprintf(&b, "To also allow %s for a while, add `\"grant\": {\"for\": \"30m\"}` to an allow (`\"scope\": \"workspace\"` for every job of the workspace).\n\n",
-				calltext.CodeSpan(display.Line(a.Rule, 500)))
-		}
+		asks = append(asks, j.pending[id].ask)
 	}
+	details.Pending(&b, asks, j.granted.On)
 	if j.st != nil {
 		grants.Details(&b, j.granted.Live(j.st.Grants))
 	}
-	if n := len(j.recent); n > 0 {
-		b.WriteString("### Recently decided\n\n")
-		for i := n - 1; i >= 0; i-- {
-			r := j.recent[i]
-			fmt.Fprintf(&b, "- %s %s — %s\n", calltext.CodeSpan(display.Line(r.CallID, 200)), calltext.CodeSpan(display.SafeLine(r.Summary)), display.SafeLine(closedText(r, j.in.ApprovalTimeout)))
-		}
-	}
+	details.Recent(&b, j.recent, j.in.ApprovalTimeout)
 	workflow.SetCurrentDetails(ctx, b.String())
 	j.upsertListing(ctx)
 }
