@@ -14,8 +14,7 @@ import (
 )
 
 // LoadSession attaches to job sessionId, wherever and whenever it was
-// started: the conversation as the job's journal holds it is replayed as
-// session/updates (the task and messages, the answers, every call with
+// started: the whole conversation (replay) is replayed as session/updates (the task and messages, the answers, every call with
 // its final status, what happened while no editor was attached), the
 // calls that wait for a person are asked of the editor, and a job at work
 // is followed live until its answer.
@@ -72,20 +71,44 @@ func (a *agent) running(ctx context.Context, id string) (bool, error) {
 	return d.GetWorkflowExecutionInfo().GetCloseTime() == nil, nil
 }
 
-// replay renders the job's journal from its start: its task first.
+// replay renders the job's conversation from its start (jobevents.History):
+// the transcript for what it holds, every run's turns, then the current
+// run's journal for the rest. Where this process cannot read the
+// transcript (the worker's host is another), the current run's journal
+// is all there is, after the task.
 func (s *session) replay(ctx context.Context, st jobapi.Status) {
-	if st.Task != "" {
-		s.send(acp.UpdateUserMessageText(st.Task))
+	journal, err := jobevents.ClientJournal(s.a.c, s.id)(ctx, 0)
+	if err != nil {
+		s.a.o.Logger.Warn("acp: the job's journal is not readable", "job", s.id, "err", err)
 	}
-	src := jobevents.NewSource(jobevents.ClientJournal(s.a.c, s.id), s.id, 0, nil)
-	defer src.Close()
-	for _, e := range src.Journal(ctx) {
-		s.render(e, true)
-	}
-	if jobevents.WaitsForMessage(st) {
-		for _, e := range src.NewAnswer(st.LastAnswer, st.Turn) {
-			s.render(e, true)
+	var evs []jobevents.Event
+	path := st.Files.Or(st.Workspace, s.id).Transcript
+	msgs, err := jobevents.ReadTranscript(path)
+	if err != nil || len(msgs) < 2 {
+		s.a.o.Logger.Warn("acp: the job's transcript is not readable here: session/load replays the current run's journal only", "job", s.id, "transcript", path, "err", err)
+		if st.Task != "" {
+			s.send(acp.UpdateUserMessageText(st.Task))
 		}
+		for _, e := range journal {
+			evs = append(evs, jobevents.FromJournal(e))
+		}
+	} else {
+		evs = jobevents.History(msgs, st.Turns, journal)
+	}
+	last := ""
+	for _, e := range evs {
+		s.render(e, true)
+		if a, ok := e.(jobevents.Answer); ok {
+			last = a.Text
+		}
+	}
+	if n := len(journal); n > 0 {
+		s.mu.Lock()
+		s.since = max(s.since, journal[n-1].Seq) // followLive goes on from here
+		s.mu.Unlock()
+	}
+	if jobevents.WaitsForMessage(st) && st.LastAnswer != "" && last != st.LastAnswer {
+		s.render(jobevents.Answer{Turn: st.Turn, Text: st.LastAnswer}, true)
 	}
 }
 

@@ -286,8 +286,8 @@ func (s *session) note(e jobevents.Note, replay bool) {
 	switch e.Kind {
 	case "message":
 		who, text, ok := strings.Cut(e.Text, ": ")
-		if !ok || (!replay && strings.HasSuffix(who, " via "+Channel)) {
-			return
+		if !ok || strings.HasSuffix(who, " refused") || (!replay && strings.HasSuffix(who, " via "+Channel)) {
+			return // a refused message never reached the model
 		}
 		if replay {
 			s.send(acp.UpdateUserMessageText(text))

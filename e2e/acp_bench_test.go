@@ -25,7 +25,6 @@ import (
 	"github.com/custos-dev/custos/demomodel"
 	"github.com/custos-dev/custos/devserver"
 	"github.com/custos-dev/custos/internal/testenv"
-	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
 // benchEditor is the e2e editor (acp_test.go) that also notes when each
@@ -238,32 +237,24 @@ func BenchmarkACPPromptVsSay(b *testing.B) {
 }
 
 // BenchmarkACPLoad200Turns measures session/load of a job of 200 turns
-// (200 messages, each answered) in a fresh `starter acp` process: from
-// the request to its response, and to the last turn's answer having
-// arrived as agent_message_chunk. It reports how many turns the load
-// replayed: the current run's journal, which starts again when the job
-// continues as new.
+// (200 messages, each answered with its reasoning, every 25th after a
+// Glob call; longJob) that continued as new every 40 turns, in a fresh
+// `starter acp` process: from the request to its response, and to the
+// last turn's answer having arrived as agent_message_chunk. It reports
+// the job's runs and the user turns the load replayed (all of them: the
+// transcript for the earlier runs, the current run's journal for the
+// rest).
 func BenchmarkACPLoad200Turns(b *testing.B) {
-	const turns = 200
-	model := &streamed{reply: func(text string) demomodel.Reply { return demomodel.Say("re: " + text) }}
-	c, env := acpBenchSetup(b, model.handle, app.Options{})
+	c, env := acpBenchSetup(b, turnsModel, app.Options{})
 	ws := testenv.Workspace(b)
-	id := fmt.Sprintf("acp-load-bench-%d", time.Now().UnixNano())
-	testenv.StartJob(b, c, id, jobapi.JobInput{Task: "turn 0", Workspace: ws, ContextWindow: 100_000_000})
-	waitAnswer(b, c, id, "re: turn 0", time.Minute)
+	id := longJob(b, c, ws)
+	st, err := testenv.Status(c, id)
+	require.NoError(b, err)
+	require.GreaterOrEqual(b, st.Runs, 1, "the job continued as new")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	for i := 1; i < turns; i++ {
-		text := fmt.Sprintf("turn %d", i)
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: jobapi.MessageUpdate,
-			Args: []any{jobapi.Message{Text: text, By: "bench"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
-		require.NoError(b, err)
-		var res jobapi.MessageResult
-		require.NoError(b, h.Get(ctx, &res))
-		waitAnswer(b, c, id, "re: "+text, time.Minute)
-	}
-	last := fmt.Sprintf("re: turn %d", turns-1)
-	replayed := 0 // the turns the last load replayed (the current run's journal)
+	last := fmt.Sprintf("re: turn %d", loadTurns-1)
+	replayed := 0 // the user turns the last load replayed
 	load := func() (time.Duration, time.Duration) {
 		e := startBenchEditor(b, env)
 		defer e.kill()
@@ -273,10 +264,9 @@ func BenchmarkACPLoad200Turns(b *testing.B) {
 		require.NoError(b, err, "stderr: %s", e.errb)
 		for {
 			ups, _ := e.seen()
-			if tr := summarise(ups); strings.Contains(tr.agent, last) {
+			if r := replayOf(ups); slices.Contains(r.agent, last) {
 				d := time.Since(at)
-				replayed = strings.Count(tr.agent, "re: turn ")
-				b.Logf("replayed %d answers, %d user messages (the task included)", replayed, strings.Count(tr.user, "turn "))
+				replayed = len(r.users)
 				return resp, d
 			}
 			require.Less(b, time.Since(at), time.Minute, "the last answer never arrived")
@@ -291,7 +281,9 @@ func BenchmarkACPLoad200Turns(b *testing.B) {
 		toResp, toLast = append(toResp, r), append(toLast, l)
 	}
 	b.StopTimer()
+	require.Equal(b, loadTurns, replayed, "every user turn replayed")
 	reportLatency(b, "response-", toResp)
 	reportLatency(b, "last-answer-", toLast)
 	b.ReportMetric(float64(replayed), "turns-replayed")
+	b.ReportMetric(float64(st.Runs+1), "runs")
 }
