@@ -53,17 +53,55 @@ const maxSymlinkHops = 40
 // by doing the I/O through an os.Root opened on the canonical workspace
 // (openat-based, refuses to traverse out) — see activities' file tools.
 func Resolve(workspace, p string, write bool) (string, error) {
-	if p == "" {
-		return "", errors.New("empty path")
-	}
-	if strings.ContainsRune(p, 0) {
-		return "", fmt.Errorf("path %q contains a NUL byte", p)
+	canon, _, err := ResolveWithWorkspace(workspace, p, write)
+	return canon, err
+}
+
+// ResolveWithWorkspace is Resolve that also returns the canonical
+// workspace it resolved p under (CanonicalWorkspace's answer), so that a
+// caller needing both resolves the workspace once.
+func ResolveWithWorkspace(workspace, p string, write bool) (canon, canonWS string, err error) {
+	if err := checkPath(p); err != nil {
+		return "", "", err
 	}
 	absWS, canonWS, err := canonicalWorkspace(workspace)
 	if err != nil {
+		return "", "", err
+	}
+	canon, err = resolve(absWS, canonWS, p, write)
+	return canon, canonWS, err
+}
+
+// ResolveUnder is Resolve for a workspace the caller resolved itself a
+// moment ago in the same call (CanonicalWorkspace, ResolveWithWorkspace):
+// canonWS is taken as canonical and not resolved again. Every component
+// of p is still resolved, and the result must lie inside canonWS. A tool
+// checking many paths of one answer (the LSP tool's result locations)
+// pays for the workspace once, not once per path.
+func ResolveUnder(canonWS, p string, write bool) (string, error) {
+	if err := checkPath(p); err != nil {
 		return "", err
 	}
+	if !filepath.IsAbs(canonWS) || filepath.Clean(canonWS) != canonWS {
+		return "", fmt.Errorf("workspace %q is not a canonical absolute path", canonWS)
+	}
+	return resolve(canonWS, canonWS, p, write)
+}
 
+// checkPath refuses what is no path at all.
+func checkPath(p string) error {
+	if p == "" {
+		return errors.New("empty path")
+	}
+	if strings.ContainsRune(p, 0) {
+		return fmt.Errorf("path %q contains a NUL byte", p)
+	}
+	return nil
+}
+
+// resolve is Resolve's checks of p under the workspace, named absWS as
+// given and canonWS resolved.
+func resolve(absWS, canonWS, p string, write bool) (string, error) {
 	// Lexical check. An absolute path may name the workspace through either
 	// its given or its canonical spelling (e.g. /tmp vs /private/tmp).
 	var rel string

@@ -60,14 +60,7 @@ func TestResolvePath(t *testing.T) {
 	// gives both the same parent.
 	require.Equal(t, filepath.Dir(ws), filepath.Dir(outside))
 
-	tests := []struct {
-		name    string
-		p       string
-		write   bool
-		want    string // relative to canonWS; "" when an error is expected
-		wantErr error  // sentinel, or nil with wantAnyErr for other failures
-		anyErr  bool
-	}{
+	tests := []guardCase{
 		{name: "plain file", p: "README.md", want: "README.md"},
 		{name: "nested file", p: "sub/f.txt", want: "sub/f.txt"},
 		{name: "workspace itself", p: ".", want: "."},
@@ -109,23 +102,70 @@ func TestResolvePath(t *testing.T) {
 		{name: "gitignore writable", p: ".gitignore", write: true, want: ".gitignore"},
 		{name: "custos-like name writable", p: ".custosrc", write: true, want: ".custosrc"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := Resolve(ws, tc.p, tc.write)
-			switch {
-			case tc.wantErr != nil:
-				require.ErrorIs(t, err, tc.wantErr)
-				require.Empty(t, got)
-			case tc.anyErr:
-				require.Error(t, err)
-				require.NotErrorIs(t, err, ErrOutsideWorkspace)
-				require.Empty(t, got)
-			default:
-				require.NoError(t, err)
-				require.Equal(t, filepath.Join(canonWS, tc.want), got)
+	// Every entry point gives the same answers: Resolve,
+	// ResolveWithWorkspace (which also names the canonical workspace) and
+	// ResolveUnder on that workspace (which does not resolve it again).
+	entries := map[string]func(p string, write bool) (string, error){
+		"Resolve": func(p string, write bool) (string, error) { return Resolve(ws, p, write) },
+		"ResolveWithWorkspace": func(p string, write bool) (string, error) {
+			got, c, err := ResolveWithWorkspace(ws, p, write)
+			if err == nil && c != canonWS {
+				return "", errors.New("canonical workspace " + c + ", want " + canonWS)
 			}
-		})
+			return got, err
+		},
+		"ResolveUnder": func(p string, write bool) (string, error) { return ResolveUnder(canonWS, p, write) },
 	}
+	for _, tc := range tests {
+		for entry, resolve := range entries {
+			if entry == "ResolveUnder" && ws != canonWS && strings.HasPrefix(tc.p, ws+"/") {
+				// Only the canonical spelling names a workspace taken as resolved.
+				tc.want, tc.wantErr = "", ErrOutsideWorkspace
+			}
+			t.Run(entry+"/"+tc.name, func(t *testing.T) {
+				tc.check(t, resolve, canonWS)
+			})
+		}
+	}
+}
+
+// guardCase is one path of TestResolvePath and what the guard answers.
+type guardCase struct {
+	name    string
+	p       string
+	write   bool
+	want    string // relative to canonWS; "" when an error is expected
+	wantErr error  // sentinel, or nil with anyErr for other failures
+	anyErr  bool
+}
+
+func (tc guardCase) check(t *testing.T, resolve func(string, bool) (string, error), canonWS string) {
+	got, err := resolve(tc.p, tc.write)
+	switch {
+	case tc.wantErr != nil:
+		require.ErrorIs(t, err, tc.wantErr)
+		require.Empty(t, got)
+	case tc.anyErr:
+		require.Error(t, err)
+		require.NotErrorIs(t, err, ErrOutsideWorkspace)
+		require.Empty(t, got)
+	default:
+		require.NoError(t, err)
+		require.Equal(t, filepath.Join(canonWS, tc.want), got)
+	}
+}
+
+// ResolveUnder takes its workspace as resolved: one that is not an
+// absolute, clean path is refused rather than resolved.
+func TestResolveUnderRefusesAWorkspaceNotCanonical(t *testing.T) {
+	_, canonWS, _ := guardFixture(t)
+	for _, ws := range []string{"", "relative/ws", canonWS + "/sub/..", canonWS + "/"} {
+		_, err := ResolveUnder(ws, "README.md", false)
+		require.Error(t, err, "workspace %q", ws)
+	}
+	got, err := ResolveUnder(canonWS, "README.md", false)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(canonWS, "README.md"), got)
 }
 
 // The error names the path the model asked for, so the model can correct it.
