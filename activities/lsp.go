@@ -83,7 +83,12 @@ func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, e
 		return toolkit.ErrorResult("LSP: %v", err), nil
 	}
 	defer tgt.Close()
-	if msg := toolkit.DeniedTarget("LSP", tgt, req.ReadDeny, true); msg != "" {
+	// One Hider for the file asked about and every result shown.
+	hide, err := toolkit.NewHider(tgt.WS, req.ReadDeny)
+	if err != nil {
+		return toolkit.ErrorResult("LSP: %v", err), nil
+	}
+	if msg := toolkit.HiddenTarget("LSP", tgt, hide); msg != "" {
 		return toolkit.ErrorResult("%s", msg), nil
 	}
 	text, err := readSource(tgt, in.FilePath)
@@ -100,10 +105,7 @@ func (t *Tools) LSP(ctx context.Context, req api.ToolRequest) (api.ToolResult, e
 		}
 		return toolkit.ErrorResult("LSP: %s", msg), nil
 	}
-	v, err := newView(tgt, text, req.ReadDeny)
-	if err != nil {
-		return toolkit.ErrorResult("LSP: %v", err), nil
-	}
+	v := newView(tgt, text, hide)
 	out, err := in.run(ctx, c, tgt, text, v)
 	if err != nil {
 		return lspFailure(ctx, err)

@@ -372,7 +372,7 @@ func toolCall(b *testing.B, tools *Tools, req api.ToolRequest) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	res, err := tools.LSP(ctx, req)
-	if err != nil || res.IsError || !strings.Contains(res.Output, "activities/tools.go:") {
+	if err != nil || res.IsError || !strings.Contains(res.Output, "activities/toolkit/tools.go:") {
 		b.Fatalf("LSP = %+v, %v", res, err)
 	}
 }

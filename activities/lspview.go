@@ -35,15 +35,11 @@ type shownFile struct {
 }
 
 // newView is the view of an answer about tgt, whose text the call read
-// (and checked) already.
-func newView(tgt *toolkit.Target, text string, readDeny []string) (*view, error) {
-	h, err := toolkit.NewHider(tgt.WS, readDeny)
-	if err != nil {
-		return nil, err
-	}
+// (and checked) already, hiding what h hides (the call's Read deny rules).
+func newView(tgt *toolkit.Target, text string, h *toolkit.Hider) *view {
 	v := &view{ws: tgt.WS, root: tgt.Root, hide: h, files: map[string]*shownFile{}}
 	v.files[tgt.Abs] = &shownFile{ok: true, show: tgt.Show, text: text}
-	return v, nil
+	return v
 }
 
 // file is the file at abs as results may show it.
@@ -60,7 +56,7 @@ func (v *view) file(abs string) *shownFile {
 	// The path guard, as for Read: a symlink inside the workspace that
 	// leads out of it, or to a denied file, shows nothing. The workspace
 	// is the call's, canonical and open already.
-	real, err := pathguard.Resolve(v.ws, rel, false)
+	real, err := pathguard.ResolveUnder(v.ws, rel, false)
 	if err != nil {
 		return f
 	}

@@ -27,14 +27,7 @@ func DeniedTarget(tool string, tgt *Target, patterns []string, read bool) string
 		if err != nil {
 			return fmt.Sprintf("%s: %v", tool, err)
 		}
-		hide, err := h.HidesFile(tgt.Root, tgt.Show)
-		if err != nil {
-			return fmt.Sprintf("%s: %v", tool, err)
-		}
-		if hide {
-			return refuse("(Read)")
-		}
-		return ""
+		return HiddenTarget(tool, tgt, h)
 	}
 	rule, err := masks.DeniedBy(tgt.WS, tgt.Show, false, patterns)
 	if err != nil {
@@ -51,6 +44,20 @@ func DeniedTarget(tool string, tgt *Target, patterns []string, read bool) string
 		if plan.Covers(tgt.Show) {
 			return refuse("(through a symlinked directory)")
 		}
+	}
+	return ""
+}
+
+// HiddenTarget is DeniedTarget for reading, with the Read deny patterns
+// compiled already (NewHider): a tool that also filters what it shows by
+// the same rules (LSP) compiles them once per call.
+func HiddenTarget(tool string, tgt *Target, h *Hider) string {
+	hide, err := h.HidesFile(tgt.Root, tgt.Show)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", tool, err)
+	}
+	if hide {
+		return fmt.Sprintf("%s: %s is denied by a deny rule (Read) under its real name", tool, tgt.Show)
 	}
 	return ""
 }

@@ -218,11 +218,7 @@ func (f *Target) Close() { _ = f.Root.Close() }
 
 // ResolveTarget runs the path guard and opens the workspace root.
 func ResolveTarget(workspace, p string, write bool) (*Target, error) {
-	abs, err := pathguard.Resolve(workspace, p, write)
-	if err != nil {
-		return nil, err
-	}
-	canonWS, err := pathguard.CanonicalWorkspace(workspace)
+	abs, canonWS, err := pathguard.ResolveWithWorkspace(workspace, p, write)
 	if err != nil {
 		return nil, err
 	}
