@@ -1,7 +1,8 @@
 // Package acpagent is custos as an Agent Client Protocol agent (JSON-RPC
 // 2.0 over stdio, protocol version 1): an editor's session is a custos job.
-// session/new names the job (its workflow ID is the sessionId) and the
-// first session/prompt starts it; later prompts are its next messages
+// session/new starts the job (its workflow ID is the sessionId), a
+// conversation waiting for its first message, with the MCP servers the
+// editor passed (editormcp.go); each session/prompt is its next message
 // (the message Update, as `starter say`); session/cancel is the interrupt
 // Update; session/set_mode the mode Update; the editor's answer to
 // session/request_permission is the decide Update, one more channel among
@@ -64,7 +65,10 @@ type Options struct {
 	InProcess bool
 	// UserConfigDir holds the user's custos settings ("": the OS's).
 	UserConfigDir string
-	Logger        *slog.Logger
+	// StateDir is custos' state directory, where a job's editor MCP
+	// entries are kept for its worker ("": statedir.Dir, the worker's).
+	StateDir string
+	Logger   *slog.Logger
 }
 
 // Serve answers one client on in/out until in ends or ctx is done. The
@@ -104,9 +108,8 @@ var _ acp.Agent = (*agent)(nil)
 var _ acp.AgentLoader = (*agent)(nil)
 
 // Initialize says what custos really does: sessions load; prompts take
-// text, embedded resources and resource links (as context); MCP servers
-// run over stdio only (the mcpservers package's HTTP entries come from
-// settings, not from an editor).
+// text, embedded resources and resource links (as context); the editor's
+// MCP servers run over stdio or streamable HTTP (not SSE).
 func (a *agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
@@ -114,6 +117,7 @@ func (a *agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Init
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:    acp.McpCapabilities{Http: true},
 			SessionCapabilities: acp.SessionCapabilities{
 				List: listCapability(a.o.List != nil),
 			},
@@ -133,18 +137,35 @@ func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.Auth
 	return acp.AuthenticateResponse{}, nil
 }
 
-// NewSession names a job on cwd; its first prompt starts it.
+// NewSession starts a job on cwd: a conversation that waits for its
+// first message (the first session/prompt), so every channel knows the
+// sessionId from now on. The editor's MCP servers are checked, kept in
+// the job's file for its worker, and named (only) in its input.
 func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	ws, err := a.workspace(p.Cwd)
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	if err := a.editorServers(p.McpServers); err != nil {
+	id := NewJobID()
+	servers, err := editorServers(id, p.McpServers)
+	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
 	mode, noBypass := a.defaultMode(ws)
-	s := newSession(a, NewJobID(), ws)
+	s := newSession(a, id, ws)
 	s.mode, s.noBypass = mode, noBypass
+	if err := a.keepEditorServers(id, servers); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, time.Minute)
+	defer cancel()
+	s.servers = servers
+	if err := s.start(ctx, names(servers)); err != nil {
+		if !s.isStarted() {
+			a.forgetEditorServers(id)
+		}
+		return acp.NewSessionResponse{}, err
+	}
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -161,30 +182,6 @@ func (a *agent) workspace(cwd string) (string, error) {
 		return "", acp.NewInvalidParams(map[string]any{"error": "cwd: " + err.Error()})
 	}
 	return ws, nil
-}
-
-// editorServers notes what the editor passes in mcpServers: custos runs
-// the MCP servers of the user's and the workspace's settings, on the
-// workspace's host, in the sandbox; an editor's entries are not used yet
-// (logged, and said in docs/limits.md).
-func (a *agent) editorServers(servers []acp.McpServer) error {
-	if len(servers) == 0 {
-		return nil
-	}
-	var names []string
-	for _, s := range servers {
-		switch {
-		case s.Stdio != nil:
-			names = append(names, s.Stdio.Name)
-		case s.Http != nil:
-			names = append(names, s.Http.Name)
-		case s.Sse != nil:
-			names = append(names, s.Sse.Name)
-		}
-	}
-	a.o.Logger.Warn("acp: the editor's MCP servers are not used; add them to mcpServers in ~/.config/custos/settings.json (docs/mcp.md)",
-		"servers", strings.Join(names, ", "))
-	return nil
 }
 
 // defaultMode is the mode a new job of ws gets: the settings' defaultMode
@@ -239,8 +236,7 @@ func modeState(m approval.Mode, noBypass bool) *acp.SessionModeState {
 }
 
 // SetSessionMode changes the job's mode through the mode Update, as
-// `starter mode` does (audited, channel acp); before the first prompt,
-// the mode the job will start in.
+// `starter mode` does (audited, channel acp).
 func (a *agent) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {

@@ -17,8 +17,8 @@ import (
 // stopped (its last updates) before it returns cancelled anyway.
 const cancelGrace = 20 * time.Second
 
-// Prompt is the job's next message: the first starts the job, a later one
-// goes through the message Update (as `starter say`), one to an ended job
+// Prompt is the job's next message: the message Update (as `starter
+// say`; the first is the one the job waits for since session/new), one to an ended job
 // continues it from its transcript (as `starter say` does). It returns
 // when the job has answered and waits for the next message, or ended.
 // The request's own context is not the turn's: the SDK cancels it when a
@@ -82,19 +82,21 @@ func resourceText(r acp.EmbeddedResourceResource) string {
 	return ""
 }
 
-// deliver gives the job text: it starts the job, sends the message, or
-// continues the ended job with it.
+// deliver gives the job text: it sends the message, or continues the
+// ended job with it.
 func (s *session) deliver(text string) error {
 	ctx, cancel := context.WithTimeout(s.a.ctx, time.Minute)
 	defer cancel()
-	if !s.isStarted() {
-		return s.start(ctx, text)
-	}
 	running, last, err := jobstart.LastInput(ctx, s.a.c, s.id)
 	if err != nil {
 		return requestError("look up the job", err)
 	}
 	if !running {
+		// The ended run removed the editor's entries; this process still
+		// has them (a session loaded here has none: the job says so).
+		if err := s.a.keepEditorServers(s.id, s.servers); err != nil {
+			return err
+		}
 		fresh := jobapi.JobInput{Workspace: s.ws, Owner: s.a.o.Owner}
 		if err := jobstart.Resume(ctx, s.a.c, s.id, jobstart.ResumeInput(last, fresh, text), jobstart.Options{}); err != nil {
 			return requestError("continue the ended job", err)
@@ -111,9 +113,11 @@ func (s *session) deliver(text string) error {
 	return nil
 }
 
-// start starts the job with text as its task, in the mode chosen.
-func (s *session) start(ctx context.Context, text string) error {
-	in := jobstart.Input(text, s.ws)
+// start starts the job with no task (it waits for its first message), in
+// the mode chosen, naming the MCP servers its editor passed.
+func (s *session) start(ctx context.Context, editorServers []string) error {
+	in := jobstart.Input("", s.ws)
+	in.EditorServers = editorServers
 	s.mu.Lock()
 	in.Mode = s.mode
 	s.mu.Unlock()
@@ -134,11 +138,12 @@ func (s *session) start(ctx context.Context, text string) error {
 	return s.awaitStatus(ctx)
 }
 
-// awaitStatus waits until the job answers its status query (its first
-// workflow task ran).
+// awaitStatus waits until the job answers its status query past its
+// start (its settings read): a new session's job then waits for its
+// first message, as every channel shows it.
 func (s *session) awaitStatus(ctx context.Context) error {
 	for {
-		if _, err := jobevents.QueryStatus(ctx, s.a.c, s.id); err == nil {
+		if st, err := jobevents.QueryStatus(ctx, s.a.c, s.id); err == nil && st.State != "starting" {
 			return nil
 		}
 		select {

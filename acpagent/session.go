@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/mcpservers"
 	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
@@ -40,6 +41,9 @@ type session struct {
 	calls map[string]*shownCall
 	// asked are the editor's permission requests in flight, by call ID.
 	asked map[string]context.CancelFunc
+	// servers are the MCP servers the editor passed in session/new (their
+	// entries: written again for a run that continues the ended job).
+	servers []mcpservers.Server
 }
 
 // turn is one running prompt.

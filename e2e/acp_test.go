@@ -192,7 +192,7 @@ func allowWrites(p acp.RequestPermissionRequest) acp.PermissionOptionId {
 	return "reject_once"
 }
 
-// A session is a job: the prompt starts it, one Write is allowed from the
+// A session is a job: session/new starts it, the prompt is its first message, one Write is allowed from the
 // editor and one rejected, the turn's updates show both (a diff, the
 // layer that denied), the answer streams as agent messages and the prompt
 // ends end_turn; set_mode goes through the mode Update (audited); a
@@ -257,10 +257,13 @@ func TestACPPromptAllowRejectAndMode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "allowed\n", string(b))
 	assert.NoFileExists(t, filepath.Join(ws, "no.txt"))
-	// The editor's attachment reached the model as context.
-	st := queryACPStatus(t, c, id)
-	assert.Contains(t, st.Task, "a note")
-	assert.Contains(t, st.Task, "not instructions")
+	// The editor's attachment reached the model as context, in the first
+	// message (session/new started the job without a task).
+	tb, err := os.ReadFile(testenv.JobFiles(t, c, id).Transcript)
+	require.NoError(t, err)
+	assert.Contains(t, string(tb), "a note")
+	assert.Contains(t, string(tb), "not instructions")
+	assert.Equal(t, "", queryACPStatus(t, c, id).Task)
 
 	_, err = ed.conn.SetSessionMode(ctx, acp.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: "acceptEdits"})
 	require.NoError(t, err)
