@@ -7,6 +7,7 @@ import (
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
+	"github.com/custos-dev/custos/workflows/prompts"
 )
 
 // withSandboxRules adds to a tool request what the tool enforces of the
@@ -51,7 +52,7 @@ func sandboxText(sb approval.SandboxStatus) string {
 // announceSandbox is the job's first event: which backend is active, and
 // what the workspace's commands are given.
 func (j *job) announceSandbox(ctx workflow.Context) {
-	text := sandboxText(j.st.Env.Sandbox)
+	text := prompts.Sandbox(j.st.Env.Sandbox)
 	for _, line := range j.st.Env.Sandbox.Gives {
 		text += "\n  " + line
 	}
