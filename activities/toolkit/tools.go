@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
@@ -55,11 +56,16 @@ func DecodeInput(raw json.RawMessage, v any, required ...string) error {
 	// missing string from an empty one, and for Write's content or Edit's
 	// new_string "" is valid. Unknown fields are reported first: a
 	// misspelled name ("cmd") is the more useful message.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return fmt.Errorf("arguments are not a JSON object: %w", err)
+	if raw[0] != '{' || !json.Valid(raw) {
+		// The decoder's own words for what is wrong (json.Valid, which
+		// allocates nothing, passes every object a call sends).
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return fmt.Errorf("arguments are not a JSON object: %w", err)
+		}
 	}
-	if err := exactFields(raw, v); err != nil {
+	given, err := exactFields(raw, v)
+	if err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -72,7 +78,7 @@ func DecodeInput(raw json.RawMessage, v any, required ...string) error {
 	}
 	var missing []string
 	for _, name := range required {
-		if v, ok := fields[name]; !ok || string(v) == "null" {
+		if !given[name] {
 			missing = append(missing, name)
 		}
 	}
@@ -88,38 +94,56 @@ func DecodeInput(raw json.RawMessage, v any, required ...string) error {
 // given twice (the decoder keeps the last value; the rule engine and the
 // person may have judged another). The workflow refuses these before
 // anyone is asked (api.CheckArguments); this holds the tools to it too.
-func exactFields(raw json.RawMessage, v any) error {
+// given is the fields present with a value other than null.
+func exactFields(raw json.RawMessage, v any) (given map[string]bool, err error) {
+	names := fieldNames(reflect.TypeOf(v))
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	seen := map[string]bool{}
+	given = map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("invalid arguments: %w", err)
+		}
+		name, _ := t.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, fmt.Errorf("invalid arguments: %w", err)
+		}
+		switch {
+		case seen[name]:
+			return nil, fmt.Errorf("invalid arguments: field %q is given more than once", name)
+		case !names[name]:
+			return nil, fmt.Errorf("invalid arguments: unknown field %q", name)
+		}
+		seen[name] = true
+		given[name] = string(skip) != "null"
+	}
+	return given, nil
+}
+
+// fieldNamesOf keeps the JSON names of the tools' input structs, found
+// once per type (they are fixed at compile time).
+var fieldNamesOf sync.Map // reflect.Type -> map[string]bool
+
+// fieldNames are the JSON names of the fields of the struct t points to
+// (none for any other type); the map is shared: read it, never write.
+func fieldNames(t reflect.Type) map[string]bool {
+	if names, ok := fieldNamesOf.Load(t); ok {
+		return names.(map[string]bool)
+	}
 	names := map[string]bool{}
-	if t := reflect.TypeOf(v); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
 		for f := range t.Elem().Fields() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			names[name] = true
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("arguments are not a JSON object: %w", err)
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("invalid arguments: %w", err)
-		}
-		name, _ := t.(string)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return fmt.Errorf("invalid arguments: %w", err)
-		}
-		switch {
-		case seen[name]:
-			return fmt.Errorf("invalid arguments: field %q is given more than once", name)
-		case !names[name]:
-			return fmt.Errorf("invalid arguments: unknown field %q", name)
-		}
-		seen[name] = true
-	}
-	return nil
+	fieldNamesOf.Store(t, names)
+	return names
 }
 
 func MaxOutput(req api.ToolRequest) int {
