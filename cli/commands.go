@@ -28,7 +28,7 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 		return fmt.Errorf("status of %s: %w", id, err)
 	}
 	fmt.Fprintf(a.Stdout, "job:       %s\ntask:      %s\nworkspace: %s\nstate:     %s\nturn:      %d\nmode:      %s\nusage:     %d model calls, %d tokens%s\n",
-		display.Line(st.JobID, maxID), taskLine(st.Task, 100), display.Line(st.Workspace, 0), st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens,
+		display.Line(st.JobID, maxID), statusTask(st), display.Line(st.Workspace, 0), st.State, st.Turn, st.Mode, st.Usage.ModelCalls, st.Usage.TotalTokens,
 		budgetLine(st.Budget))
 	if b := st.Budget; b.Reached != "" {
 		fmt.Fprintf(a.Stdout, "budget:    reached (the %s's); raise it: starter budget %s --tokens N (or --per-message N), or end it: starter end %s\n", b.Reached, id, id)
@@ -50,8 +50,8 @@ func (a *App) status(ctx context.Context, c client.Client, id string) error {
 			w.Since.Local().Format("15:04:05"), w.Attempts, w.NextAt.Local().Format("15:04:05"), display.Line(w.Fix, 0), display.Line(w.Error, maxReason), id)
 	}
 	if waitsForMessage(st) {
-		fmt.Fprintf(a.Stdout, "waiting:   for your next message since %s (ends by itself at %s): starter say %s \"…\" | starter end %s\n",
-			st.WaitingSince.Local().Format("2006-01-02 15:04"), st.IdleUntil.Local().Format("2006-01-02 15:04"), id, id)
+		fmt.Fprintf(a.Stdout, "waiting:   for %s since %s (ends by itself at %s): starter say %s \"…\" | starter end %s\n",
+			waitingFor(st), st.WaitingSince.Local().Format("2006-01-02 15:04"), st.IdleUntil.Local().Format("2006-01-02 15:04"), id, id)
 	} else if st.Queued > 0 {
 		fmt.Fprintf(a.Stdout, "messages:  %d queued for the model's next call\n", st.Queued)
 	}

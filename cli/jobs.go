@@ -222,7 +222,7 @@ func (a *App) writeJobs(rows []JobRow) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", display.Line(r.Job, maxID), display.Line(st, 60), display.Line(r.Workspace, 60),
 			r.Started.Local().Format("2006-01-02 15:04"), r.LastActivity.Local().Format("2006-01-02 15:04"),
-			cmp.Or(strings.Join(calls, "; "), "-"), taskLine(r.Task, 60))
+			cmp.Or(strings.Join(calls, "; "), "-"), listedTask(r))
 	}
 	_ = tw.Flush()
 }

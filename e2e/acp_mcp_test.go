@@ -129,6 +129,13 @@ func TestACPSessionNewStartsJobWithEditorMCPServers(t *testing.T) {
 	assert.Equal(t, "", st.Task)
 	assert.Equal(t, 0, st.Turn)
 	assert.Empty(t, seen.first(), "the model was not asked")
+	for args, want := range map[string]string{"status " + id: "waiting:   for its first message since", "jobs": "(waiting for its first message)"} {
+		cmd := exec.Command(buildStarter(t), strings.Fields(args)...)
+		cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "starter %s: %s", args, out)
+		assert.Contains(t, string(out), want, "starter %s", args)
+	}
 	fi, err := os.Stat(mcpservers.EditorFile(state, id))
 	require.NoError(t, err, "the entries are kept for the worker")
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
