@@ -69,7 +69,7 @@ func (t *Tools) Bash(ctx context.Context, req api.ToolRequest) (api.ToolResult, 
 	ckpt := &bashCheckpoint{t: t, req: req, what: cmd.command}
 	sreq := cmd.sandboxRequest(req, combined, max)
 	sreq.BeforeMerge = ckpt.hook()
-	release, err := workspaceLanes.acquire(ctx, req.Workspace) // a writing MCP server's call (mcpwrites.go)
+	release, err := toolkit.WorkspaceLanes.Acquire(ctx, req.Workspace) // a writing MCP server's call
 	if err != nil {
 		return api.ToolResult{}, fmt.Errorf("bash: %w", err)
 	}

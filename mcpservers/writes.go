@@ -15,7 +15,7 @@ import (
 
 // A server whose entry says "writeWorkspace": true writes the workspace as
 // a Bash command does, never straight. It sees the workspace through an
-// overlay of its own (sandbox.NewServiceOverlay, in the state directory),
+// overlay of its own (sandbox.ServiceOverlays, in the state directory),
 // with the protected paths and the Edit deny rules read-only over it; each
 // call is watched by the host guard (the snapshot before it), and once the
 // call ended, what the overlay's upper layer holds is judged by the same
@@ -78,7 +78,11 @@ func (p *Pool) startRequest(req sandbox.Request, srv Server, lim Limits) (sandbo
 		req.ReadOnlyWorkspace = true
 		return req, nil
 	}
-	dir, err := sandbox.NewServiceOverlay(p.Sandbox, req.Workspace)
+	svc, real, err := sandbox.ServiceOverlays(p.Sandbox, req.Workspace)
+	if err != nil {
+		return req, err
+	}
+	dir, err := svc.NewOverlay(real)
 	if err != nil {
 		return req, err
 	}
@@ -96,7 +100,7 @@ func started(proc *sandbox.Process, req sandbox.Request, err error) {
 		return
 	}
 	if err != nil {
-		sandbox.DropServiceOverlay(req.ServiceOverlay)
+		hostguard.DropOverlay(req.ServiceOverlay)
 		return
 	}
 	serverOverlays.Store(proc, req.ServiceOverlay)
@@ -129,7 +133,7 @@ func (p *Pool) callWriting(ctx context.Context, ws string, srv Server, lim Limit
 	if !ok {
 		return nil, sandbox.ErrNoServiceOverlay
 	}
-	watch, err := sandbox.WatchServiceOverlay(p.Sandbox, ws, dir.(string))
+	watch, err := watchOverlay(p.Sandbox, ws, dir.(string))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +164,7 @@ func (p *Pool) retire(ws string, srv Server, wc writesCtx) error {
 	if !ok {
 		return nil
 	}
-	watch, err := sandbox.WatchServiceOverlay(p.Sandbox, ws, dir.(string))
+	watch, err := watchOverlay(p.Sandbox, ws, dir.(string))
 	if err != nil {
 		return err
 	}
@@ -168,13 +172,23 @@ func (p *Pool) retire(ws string, srv Server, wc writesCtx) error {
 	return nil
 }
 
+// watchOverlay takes the host guard's snapshot before a call of the server
+// whose overlay is dir.
+func watchOverlay(sb sandbox.Sandbox, ws, dir string) (*hostguard.ServiceWatch, error) {
+	svc, real, err := sandbox.ServiceOverlays(sb, ws)
+	if err != nil {
+		return nil, err
+	}
+	return svc.Watch(real, dir), nil
+}
+
 // judge finishes watch once its server is gone: what the overlay holds is
 // judged, recorded and applied, and said in wc; an overlay holding
 // nothing is removed.
-func judge(watch *sandbox.ServiceWrites, dir string, wc writesCtx) {
+func judge(watch *hostguard.ServiceWatch, dir string, wc writesCtx) {
 	if !watch.Wrote() {
 		watch.Release()
-		sandbox.DropServiceOverlay(dir)
+		hostguard.DropOverlay(dir)
 		return
 	}
 	rep := watch.Finish(wc.hook)

@@ -90,9 +90,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	// Read-only: nothing to check; a service on an overlay of its own:
-	// checked call by call (WatchServiceOverlay), not when it ends.
-	guarded := !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace && req.ServiceOverlay == ""
+	guarded := b.guarded(req)
 	var guard *hostguard.Guard // the host-config check, once its snapshot is taken
 	// Registered before undo, so it runs after it (placeholders gone),
 	// whatever the run returns: also after a kill, a timeout or an error
@@ -102,7 +100,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		switch {
 		case guard != nil:
 			finishGuard(guard, req, &res.Report)
-		case overlay != "":
+		case overlay != "" && req.ServiceOverlay == "": // a service's own is its caller's
 			_ = hostfs.RemoveAllWritable(overlay) // unguarded (the probe's), or the command never ran
 		}
 	}()
@@ -113,9 +111,7 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 	if err != nil {
 		return Result{}, err
 	}
-	if req.ServiceOverlay == "" { // the service's own is its caller's
-		overlay = p.Overlay
-	}
+	overlay = p.Overlay
 	files, err := openRunFiles(p, b.step)
 	if err != nil {
 		return Result{}, err
@@ -168,6 +164,13 @@ func (b *bwrapSandbox) run(ctx context.Context, req Request) (res Result, err er
 		return Result{}, serr
 	}
 	return vres, verr
+}
+
+// guarded says whether req's run is checked by the host guard when it
+// ends: not a read-only one (nothing to check), nor a service on an
+// overlay of its own, checked call by call (WatchServiceOverlay).
+func (b *bwrapSandbox) guarded(req Request) bool {
+	return !req.bare && !b.noHostGuard && !req.ReadOnlyWorkspace && req.ServiceOverlay == ""
 }
 
 // finishGuard is the host guard's check after the command, its overlay

@@ -14,6 +14,7 @@ import (
 	"github.com/custos-dev/custos/sandbox/hostfs"
 	"github.com/custos-dev/custos/sandbox/hostguard"
 	"github.com/custos-dev/custos/sandbox/netproxy"
+	"github.com/custos-dev/custos/sandbox/probecache"
 	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/sandbox/sysview"
 )
@@ -251,12 +252,12 @@ func probeBwrap(cfg Config, prlimit string) (*bwrapSandbox, string) {
 // probe from cfg.ProbeCache, and says which.
 func (b *bwrapSandbox) probeStep(ctx context.Context) (stepProbe, error) {
 	cache := b.cfg.ProbeCache
-	var key probeKey
+	var key probecache.Key
 	keyed := false
 	if cache != "" { // a worker, which keeps no record, reads no key either
-		key, keyed = probeKeyFor(b.bwrap, b.prlimit)
+		key, keyed = probecache.KeyFor(b.bwrap, b.prlimit)
 	}
-	if keyed && cachedProbe(cache, key) {
+	if keyed && probecache.Cached(cache, key) {
 		step, err := openMountStep()
 		return stepProbe{step: step, note: "probe ok (an earlier process's, " + cache + ")"}, err
 	}
@@ -264,7 +265,7 @@ func (b *bwrapSandbox) probeStep(ctx context.Context) (stepProbe, error) {
 	if err == nil && sp.overlayErr == nil && keyed {
 		// Only a probe that passed whole is kept: without the overlay,
 		// each process probes again.
-		recordProbe(cache, key)
+		probecache.Save(cache, key)
 	}
 	sp.note = "probe ok"
 	return sp, err

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/sandbox/probecache"
 )
 
 // A passed probe serves the next process with the same bubblewrap,
@@ -37,15 +39,15 @@ func TestProbeCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, res.Stdout, "s3cret", "the masks hold in a process that did not probe")
 
-	edit := func(f func(*probeRecord)) { editRecord(t, cache, f) }
+	edit := func(f func(*probecache.Record)) { editRecord(t, cache, f) }
 	for _, tc := range []struct {
 		name   string
 		change func()
 	}{
-		{"another boot", func() { edit(func(r *probeRecord) { r.Key.Boot = "another" }) }},
-		{"another bubblewrap", func() { edit(func(r *probeRecord) { r.Key.Bwrap += "0" }) }},
-		{"another executable", func() { edit(func(r *probeRecord) { r.Key.Exe += "0" }) }},
-		{"older than the TTL", func() { edit(func(r *probeRecord) { r.At = time.Now().Add(-probeCacheTTL - time.Minute) }) }},
+		{"another boot", func() { edit(func(r *probecache.Record) { r.Key.Boot = "another" }) }},
+		{"another bubblewrap", func() { edit(func(r *probecache.Record) { r.Key.Bwrap += "0" }) }},
+		{"another executable", func() { edit(func(r *probecache.Record) { r.Key.Exe += "0" }) }},
+		{"older than the TTL", func() { edit(func(r *probecache.Record) { r.At = time.Now().Add(-probecache.TTL - time.Minute) }) }},
 		{"written by others too", func() { require.NoError(t, os.Chmod(cache, 0o622)) }},
 		{"torn", func() { require.NoError(t, os.WriteFile(cache, []byte(`{"key":`), 0o600)) }},
 		{"a failed run since", func() {

@@ -437,8 +437,7 @@ mutant "arguments the tool refuses are asked about (no pre-approval check)" \
 # The tool would then run COMMAND's value after the policy judged command's.
 mutant "tools take a field in another case or twice" \
 	"./activities" "TestToolsRefuseFieldAliases|TestCheckArgumentsAgrees" \
-	activities/toolkit/tools.go '		case seen[name]:' '		case false && seen[name]:' \
-	activities/toolkit/tools.go '		case !names[name]:' '		case false && !names[name]:'
+	activities/tools.go 'if err := exactFields(raw, v); err != nil {' 'if err := error(nil); err != nil {'
 
 # An allow rule for the outer command would then cover code bash runs from
 # arithmetic and array subscripts (echo $[ x='a[$(touch FLAG)]', x ]).
@@ -581,7 +580,7 @@ mutant "grant: an uncovering rule accepted" \
 # boot than the one that passed, or after the sandbox failed a run.
 mutant "probe: an earlier result taken whatever it depended on" \
 	"./sandbox/..." "TestProbeCache" \
-	sandbox/probecache.go '	return hostfs.ReadRecord(path, &r) && r.Key == key && hostfs.Recent(r.At, probeCacheTTL)' '	return hostfs.ReadRecord(path, &r) && hostfs.Recent(r.At, probeCacheTTL)'
+	sandbox/probecache/probecache.go '	return hostfs.ReadRecord(path, &r) && r.Key == key && hostfs.Recent(r.At, TTL)' '	return hostfs.ReadRecord(path, &r) && hostfs.Recent(r.At, TTL)'
 # A record one process leaves the next (a probe, the git identity) would
 # then be taken from a file others may write.
 mutant "a record its group may write trusted" \
@@ -602,7 +601,26 @@ mutant "a call custos cannot record not parked" \
 # may write.
 mutant "an MCP server writes the workspace" \
 	"./mcpservers" "TestServerWritesOnlyItsHome" \
-	mcpservers/home.go 'ReadDeny: lim.ReadDeny, ReadOnlyWorkspace: true, Home: home.dir})' 'ReadDeny: lim.ReadDeny, Home: home.dir})'
+	mcpservers/writes.go '		req.ReadOnlyWorkspace = true' '		req.ReadOnlyWorkspace = false'
+
+# A server whose entry says writeWorkspace would then write the workspace
+# straight, not through its overlay: what the host guard withholds (a
+# protected name the workspace lacks) applied without the check.
+mutant "a writing MCP server's writes applied without the check" \
+	"./mcpservers" "TestWritingServer" \
+	sandbox/bwrap.go '		p.Overlay, p.ServiceOverlay = req.ServiceOverlay, true' '		p.ServiceOverlay = true'
+
+# Its writes would then be applied with no checkpoint of them: a rewind
+# could not take them back, and one that cannot be recorded is applied.
+mutant "a writing MCP server's writes not recorded" \
+	"./mcpservers ./activities" "TestWritingServer" \
+	mcpservers/writes.go '	rep := watch.Finish(wc.hook)' '	rep := watch.Finish(nil)'
+
+# A writing server would then go on reading the workspace as its overlay
+# first saw it: a file replaced since (a Write, an editor's save) read old.
+mutant "a writing MCP server's stale view of the workspace kept" \
+	"./mcpservers" "TestWritingServerSeesTheWorkspaceAsItIsNow" \
+	mcpservers/writes.go '	if err := p.retire(ws, srv, wc); err != nil {' '	if err := error(nil); err != nil {'
 
 # A link a server left in its home would then stand where custos seeds
 # npm's index and mounts the host cache's content.

@@ -21,6 +21,7 @@ import (
 	"github.com/custos-dev/custos/sandbox"
 	"github.com/custos-dev/custos/sandbox/masks"
 	"github.com/custos-dev/custos/sandbox/pathguard"
+	"github.com/custos-dev/custos/sandbox/probecache"
 	"github.com/custos-dev/custos/sandbox/provision"
 	"github.com/custos-dev/custos/settingsfile"
 )
@@ -207,7 +208,7 @@ func sandboxExec(args []string, logger *slog.Logger, stdout, stderr io.Writer) i
 	// One command per process: a passed probe of an earlier one serves, and
 	// so does the git identity it read.
 	sb, err := sandbox.New(sandbox.Config{Logger: logger, FailIfUnavailable: ss.FailIfUnavailable,
-		ProbeCache: sandbox.DefaultProbeCache(), IdentityCache: sandbox.DefaultIdentityCache()})
+		ProbeCache: probecache.Default(), IdentityCache: probecache.DefaultIdentity()})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandbox:", err)
 		return 1

@@ -20,6 +20,7 @@ func init() {
 		"protect":      "the protected-paths plan",
 		"provision":    "the toolchains' provisioning",
 		"hostguard":    "the host guard",
+		"probecache":   "a passed probe kept between processes",
 	}
 	for name, what := range below {
 		boundaries = append(boundaries, boundary{

@@ -187,20 +187,6 @@ func (g *Guard) Finish(res *Report) {
 	}
 }
 
-// Release ends a watch whose run wrote nothing and whose overlay stays
-// mounted (a server on an overlay of its own, between two calls): the
-// snapshot's file is emptied and the listings kept, nothing is checked or
-// applied, and the overlay is not given back.
-func (g *Guard) Release() {
-	if g.pending != nil {
-		g.pending.done()
-	}
-	if g.recoveredFrom != "" {
-		_ = os.Remove(g.recoveredFrom)
-	}
-	g.listings.Put(g.ws, g.before.dirs.Done())
-}
-
 // sameSig reports whether the command left a file as it was. On a merged
 // view a file it did not touch is the lower layer's, shown on the
 // overlay's device (and, with layers on two file systems, under another

@@ -1,4 +1,7 @@
-package sandbox
+// Package probecache keeps a passed probe of the sandbox between
+// processes (sandbox.Config.ProbeCache), with what its result depended
+// on.
+package probecache
 
 import (
 	"fmt"
@@ -14,36 +17,36 @@ import (
 // A process that runs one command (`starter sandbox exec`) would spend a
 // bubblewrap run of its own, and the probe workspace's files, on the
 // probe before the command: as long again as the command's own start.
-// So, when Config.ProbeCache names a file, a probe through the mount step
-// that passed is written there with what it depended on: the bubblewrap
-// and prlimit binaries, this executable (the mount step is its
+// So, when sandbox.Config.ProbeCache names a file, a probe through the
+// mount step that passed is written there with what it depended on: the
+// bubblewrap and prlimit binaries, this executable (the mount step is its
 // constructor), the kernel and its boot, and the user. The next process
-// whose all of these are the same,
-// within probeCacheTTL, uses the result instead of probing. Nothing rests
-// on it for isolation: the mount step checks every mount it makes and
+// whose all of these are the same, within TTL, uses the result instead of
+// probing. Nothing rests on it for isolation: the mount step checks every mount it makes and
 // fails the command closed, and a Run that fails (other than by being
 // cancelled) removes the file, so the next process probes again.
 
-// probeCacheTTL bounds how long a probe's result is taken on trust.
-const probeCacheTTL = time.Hour
+// TTL bounds how long a probe's result is taken on trust.
+const TTL = time.Hour
 
-// probeKey is what a probe's result depends on.
-type probeKey struct {
+// Key is what a probe's result depends on.
+type Key struct {
 	Bwrap, Prlimit, Exe string // path and signature of each
 	Kernel, Boot        string
 	UID                 int
 }
 
-type probeRecord struct {
-	Key probeKey  `json:"key"`
+// Record is a passed probe as the cache file holds it.
+type Record struct {
+	Key Key       `json:"key"`
 	At  time.Time `json:"at"`
 }
 
-// probeKeyFor is the key of a probe with bwrap and prlimit by this
+// KeyFor is the key of a probe with bwrap and prlimit by this
 // executable, now; ok is false when any part cannot be read (then the
 // probe runs and is not recorded).
-func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
-	k := probeKey{UID: os.Getuid()}
+func KeyFor(bwrap, prlimit string) (Key, bool) {
+	k := Key{UID: os.Getuid()}
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
@@ -75,26 +78,27 @@ func probeKeyFor(bwrap, prlimit string) (probeKey, bool) {
 	return k, true
 }
 
-// cachedProbe reports whether path holds a passed probe for key, recent
+// Cached reports whether path holds a passed probe for key, recent
 // enough.
-func cachedProbe(path string, key probeKey) bool {
-	var r probeRecord
-	return hostfs.ReadRecord(path, &r) && r.Key == key && hostfs.Recent(r.At, probeCacheTTL)
+func Cached(path string, key Key) bool {
+	var r Record
+	return hostfs.ReadRecord(path, &r) && r.Key == key && hostfs.Recent(r.At, TTL)
 }
 
-// recordProbe writes a passed probe for key to path (best effort: without
+// Save writes a passed probe for key to path (best effort: without
 // it the next process probes).
-func recordProbe(path string, key probeKey) {
-	hostfs.WriteRecord(path, probeRecord{Key: key, At: time.Now()})
+func Save(path string, key Key) {
+	hostfs.WriteRecord(path, Record{Key: key, At: time.Now()})
 }
 
-// DefaultProbeCache is the state directory's sandbox-probe.json, or ""
-// when there is no state directory (then every process probes).
-func DefaultProbeCache() string { return inStateDir("sandbox-probe.json") }
+// Default is the state directory's sandbox-probe.json, or "" when there
+// is no state directory (then every process probes).
+func Default() string { return inStateDir("sandbox-probe.json") }
 
-// DefaultIdentityCache is the state directory's sandbox-git-identity.json
-// (Config.IdentityCache), or "" when there is no state directory.
-func DefaultIdentityCache() string { return inStateDir("sandbox-git-identity.json") }
+// DefaultIdentity is the state directory's sandbox-git-identity.json
+// (sandbox.Config.IdentityCache, kept beside the probe's), or "" when
+// there is no state directory.
+func DefaultIdentity() string { return inStateDir("sandbox-git-identity.json") }
 
 func inStateDir(name string) string {
 	d, err := statedir.Dir()
