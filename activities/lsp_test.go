@@ -269,3 +269,47 @@ func TestLSPSeesAnEdit(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, res.Output, "shape/shape.go:6:6: type Square struct{ S int }")
 }
+
+// An attack on the compiled deny rules the file tools keep: the job's
+// rules change between two calls (a Read deny rule learned or added),
+// and the second call must hide what the new rule names, the file asked
+// about as well as a result's, as if nothing were kept.
+func TestLSPDenyRuleAddedBetweenCallsHides(t *testing.T) {
+	if _, ok := lsp.Defaults()["go"]; !ok {
+		t.Fatal("gopls is not installed: make deps installs it")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkfiles(t, ws, lspModule)
+	pool := lsp.NewPool(lsp.HostStarter)
+	defer pool.Close()
+	tools := &Tools{LSPServers: pool}
+	call := func(tool func(context.Context, api.ToolRequest) (api.ToolResult, error), input string, deny ...string) api.ToolResult {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := tool(ctx, api.ToolRequest{Workspace: ws, Input: json.RawMessage(input), ReadDeny: deny})
+		require.NoError(t, err)
+		return res
+	}
+	def := `{"operation":"definition","file_path":"main.go","line":11,"column":13}`
+	res := call(tools.LSP, def, "secret/**")
+	require.False(t, res.IsError, res.Output)
+	require.Contains(t, res.Output, "shape/shape.go:4:6: type Square struct{ S int }")
+
+	res = call(tools.LSP, def, "secret/**", "shape/**")
+	require.False(t, res.IsError, res.Output)
+	require.NotContains(t, res.Output, "shape.go")
+	require.Contains(t, res.Output, "[1 result(s) withheld")
+
+	res = call(tools.LSP, def, "secret/**", "main.go")
+	require.True(t, res.IsError, res.Output)
+	require.Contains(t, res.Output, "main.go is denied by a deny rule (Read)")
+
+	// Read keeps the same compiled rules.
+	read := `{"file_path":"shape/shape.go"}`
+	require.False(t, call(tools.Read, read, "secret/**").IsError)
+	res = call(tools.Read, read, "secret/**", "shape/**")
+	require.True(t, res.IsError, res.Output)
+	require.NotContains(t, res.Output, "Square")
+}

@@ -415,6 +415,12 @@ mutant "path guard follows symlinks (lexical paths only)" \
 	sandbox/pathguard/pathguard.go 'func canonicalize(base, rel string) (string, error) {' \
 	$'func canonicalize(base, rel string) (string, error) {\n\tif true {\n\t\treturn filepath.Join(base, rel), nil\n\t}'
 
+# The file tools would then keep hiding by the rules of an earlier call:
+# a Read deny rule added to the job leaves the file it names readable.
+mutant "compiled deny rules kept by workspace alone (a rule added not seen)" \
+	"./activities" "TestLSPDenyRuleAddedBetweenCallsHides" \
+	activities/toolkit/masks.go 'for _, s := range append([]string{ws}, patterns...) {' 'for _, s := range []string{ws} {'
+
 mutant "Write rewrites the file in place (not atomic)" \
 	"./activities" "TestWriteAtomic" \
 	activities/tools.go 'tmp := filepath.Join(dir, "."+filepath.Base(rel)+".custos-tmp-"+hex.EncodeToString(rnd[:]))' \

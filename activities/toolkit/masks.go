@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/custos-dev/custos/sandbox/masks"
@@ -94,7 +96,7 @@ func NewHider(ws string, patterns []string) (*Hider, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	m, err := masks.NewDenyMatcher(ws, patterns)
+	m, err := denyMatcher(ws, patterns)
 	if err != nil {
 		return nil, err
 	}
@@ -135,4 +137,46 @@ func (h *Hider) HidesFile(root *os.Root, rel string) (bool, error) {
 		h.full = &plan
 	}
 	return h.full.Hides(rel), nil
+}
+
+// denyMatchers keeps compiled deny patterns, by workspace and patterns:
+// compiling reads no file (the patterns' text and the workspace's name
+// make the matcher), so the same rules make the same matcher, and other
+// rules (one added, removed or changed) are another key. Every call of a
+// file tool compiles its job's rules; a job's rules rarely change.
+var denyMatchers = struct {
+	sync.Mutex
+	m map[string]*masks.DenyMatcher
+}{m: map[string]*masks.DenyMatcher{}}
+
+// maxDenyMatchers bounds the matchers kept, dropped all at once when full.
+const maxDenyMatchers = 256
+
+// denyMatcher is masks.NewDenyMatcher(ws, patterns), compiled once.
+func denyMatcher(ws string, patterns []string) (*masks.DenyMatcher, error) {
+	// Each string prefixed with its length: no two lists share a key.
+	var b strings.Builder
+	for _, s := range append([]string{ws}, patterns...) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	key := b.String()
+	denyMatchers.Lock()
+	m, ok := denyMatchers.m[key]
+	denyMatchers.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := masks.NewDenyMatcher(ws, patterns)
+	if err != nil {
+		return nil, err
+	}
+	denyMatchers.Lock()
+	if len(denyMatchers.m) >= maxDenyMatchers {
+		denyMatchers.m = map[string]*masks.DenyMatcher{}
+	}
+	denyMatchers.m[key] = m
+	denyMatchers.Unlock()
+	return m, nil
 }
