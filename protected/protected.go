@@ -156,7 +156,8 @@ func Summary() string {
 		return strings.Join(out, ", ")
 	}
 	return "Protected paths are read-only (the host runs what they name): " +
-		"git hooks and config in every repository (.git/hooks, .git/config, the directory core.hooksPath names, a .git pointer file; " +
+		"git hooks and config in every repository (.git/hooks, .git/config, the files that config includes through [include] and [includeIf], " +
+		"the directory core.hooksPath names, a .git pointer file; " +
 		"Write and Edit leave all of .git/ to git commands), " +
 		names(Dirs, "/") + ", " + names(Files, "") + "."
 }

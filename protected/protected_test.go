@@ -128,5 +128,8 @@ func TestSummary(t *testing.T) {
 	for _, n := range []string{".git/", "hooks", "config"} {
 		assert.Contains(t, s, n)
 	}
+	// Write and Edit refuse what a repository's config includes, and
+	// Bash sees it read-only (pathguard, protect): the model is told so.
+	assert.Contains(t, s, "the files that config includes through [include] and [includeIf]")
 	assert.Equal(t, s, Summary(), "fixed bytes")
 }
