@@ -295,7 +295,12 @@ func (p *Pool) callOn(ctx context.Context, ws string, srv Server, s *session, to
 	defer cancel()
 	res, err := s.callTool(cctx, tool, args)
 	if err != nil && cctx.Err() != nil {
-		// The server may still be at it, or may never answer: it goes.
+		// The server may still be at it, or may never answer: it goes,
+		// even while it serves other calls (reported interrupted). Left
+		// running, it could still carry out the stopped call after the
+		// model was told it was stopped, and the next call would find it
+		// as hung; a fresh copy cannot take the next calls while this one
+		// finishes the others, as a server's home has one writer (drop).
 		p.drop(ws, srv.poolName(), s)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("MCP server %q, tool %q: %w (%v)", server, tool, ErrCallStopped, context.Cause(ctx))
