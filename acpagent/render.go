@@ -281,7 +281,8 @@ func (s *session) setStatus(call string, st acp.ToolCallStatus, content []acp.To
 
 // note renders the journal's other steps the editor has a place for: a
 // person's message (another channel's live; every one on replay), a mode
-// changed from anywhere.
+// changed from anywhere, what of the MCP servers is not used and why
+// (the editor's own among them, on a worker that does not have them).
 func (s *session) note(e jobevents.Note, replay bool) {
 	switch e.Kind {
 	case "message":
@@ -294,6 +295,8 @@ func (s *session) note(e jobevents.Note, replay bool) {
 			return
 		}
 		s.send(acp.UpdateUserMessageText(fmt.Sprintf("(%s) %s", who, text)))
+	case "mcp":
+		s.send(acp.UpdateAgentThoughtText("[custos: mcp] " + e.Text + "\n"))
 	case "mode":
 		// "mode default -> plan by alice via cli"
 		f := strings.Fields(e.Text)

@@ -181,3 +181,33 @@ func TestACPSessionNewStartsJobWithEditorMCPServers(t *testing.T) {
 func entity() map[string]any {
 	return map[string]any{"entities": []map[string]any{{"name": "custos", "entityType": "project", "observations": []string{"runs servers in a sandbox"}}}}
 }
+
+// A worker whose state directory is not the one starter acp wrote the
+// editor's entries to (a worker on another machine) does not use them,
+// and the editor is told which and why.
+func TestACPEditorMCPServersOnAnotherHostAreNamed(t *testing.T) {
+	c, env := acpSetup(t, demomodel.Script(demomodel.Say("no memory here")))
+	// starter acp's state directory is its own ($XDG_STATE_HOME of a
+	// machine of its own), not the worker's.
+	env = append(env, "XDG_STATE_HOME="+t.TempDir())
+	ed := startEditor(t, env, func(acp.RequestPermissionRequest) acp.PermissionOptionId { return "allow_once" })
+	ws := testenv.Workspace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sess, err := ed.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{
+		Name: "memory", Command: "mcp-server-memory", Args: []string{}, Env: []acp.EnvVariable{}}}}})
+	require.NoError(t, err, "stderr: %s", ed.errb)
+	r, err := ed.conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hello")}})
+	require.NoError(t, err, "stderr: %s", ed.errb)
+	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
+	ups, _ := ed.seen()
+	var thoughts string
+	for _, n := range ups {
+		if u := n.Update.AgentThoughtChunk; u != nil && u.Content.Text != nil {
+			thoughts += u.Content.Text.Text
+		}
+	}
+	assert.Contains(t, thoughts, "the editor's MCP servers (memory) are not used: their entries are not on this worker's host")
+	assert.Contains(t, summarise(ups).agent, "no memory here")
+	assert.True(t, jobevents.WaitsForMessage(queryACPStatus(t, c, string(sess.SessionId))))
+}
