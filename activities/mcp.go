@@ -92,13 +92,13 @@ func (m *MCP) Call(ctx context.Context, req api.MCPCallRequest) (api.ToolResult,
 		// the workflow tells the model who stopped the call.
 		return api.ToolResult{}, ctx.Err()
 	case errors.As(err, &timedOut):
-		return toolkit.ErrorResult("%v: the call was stopped; it may or may not have taken effect. The server was stopped and starts afresh for the next call.", err), nil
+		return withWrites(toolkit.ErrorResult("%v: the call was stopped; it may or may not have taken effect. The server was stopped and starts afresh for the next call.", err), writes), nil
 	case errors.Is(err, mcpservers.ErrServerDied) && req.ReadOnly:
 		return api.ToolResult{}, temporal.NewApplicationError(err.Error(), "MCPServerDied")
 	case errors.Is(err, mcpservers.ErrServerDied):
 		return api.ToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), api.MCPInterruptedErrorType, err)
 	default:
-		return toolkit.ErrorResult("%v", err), nil
+		return withWrites(toolkit.ErrorResult("%v", err), writes), nil
 	}
 	out, truncated := toolkit.CapHead(renderResult(res), toolkit.MaxOutput(req.ToolRequest))
 	return withWrites(api.ToolResult{Output: out, IsError: res.IsError, Truncated: truncated}, writes), nil
