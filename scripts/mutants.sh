@@ -645,7 +645,14 @@ mutant "an MCP approval's change unseen by the cache" \
 # server running whatever it was doing, and the next call on it.
 mutant "a stopped MCP call's server kept" \
 	"./mcpservers" "TestCallStoppedWhileTheServerAnswersNothing|TestCallTimeoutStopsACallThatNeverAnswers" \
-	mcpservers/pool.go $'		// The server may still be at it, or may never answer: it goes.\n\t\tp.drop(ws, server, s)' $'		// The server may still be at it, or may never answer: it goes.\n\t\t_ = s'
+	mcpservers/pool.go $'		p.drop(ws, srv.poolName(), s)\n\t\tif ctx.Err() != nil {' $'		_ = s\n\t\tif ctx.Err() != nil {'
+
+# A stopped call's server would then be started afresh while the old copy
+# still runs (one ignoring SIGTERM, in its kill grace): two processes
+# writing the server's home at once.
+mutant "a stopped MCP server's next copy started before its death" \
+	"./mcpservers" "TestCallStoppedWhileTheServerAnswersNothing" \
+	mcpservers/pool.go '	gone := p.dying[id]' '	gone := chan struct{}(nil)'
 
 # permissions.disableBypassPermissionsMode would then be read and not
 # enforced: bypass from run, mode, a signal or defaultMode.
