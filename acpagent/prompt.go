@@ -143,8 +143,17 @@ func (s *session) start(ctx context.Context, editorServers []string) error {
 // first message, as every channel shows it.
 func (s *session) awaitStatus(ctx context.Context) error {
 	for {
-		if st, err := jobevents.QueryStatus(ctx, s.a.c, s.id); err == nil && st.State != "starting" {
+		st, err := jobevents.QueryStatus(ctx, s.a.c, s.id)
+		if err == nil && st.State != "starting" {
 			return nil
+		}
+		if err == nil {
+			// Still starting, or failed at its start (its settings):
+			// a job that ended says why rather than time out.
+			if d, derr := s.a.c.DescribeWorkflowExecution(ctx, s.id, ""); derr == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+				ferr := s.a.c.GetWorkflow(ctx, s.id, "").Get(ctx, nil)
+				return acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("job %s ended at its start: %v", s.id, ferr)})
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -211,3 +211,26 @@ func TestACPEditorMCPServersOnAnotherHostAreNamed(t *testing.T) {
 	assert.Contains(t, summarise(ups).agent, "no memory here")
 	assert.True(t, jobevents.WaitsForMessage(queryACPStatus(t, c, string(sess.SessionId))))
 }
+
+// A job that fails at its start (the workspace's settings cannot be
+// read) makes session/new a JSON-RPC error saying why, at once, and the
+// agent goes on.
+func TestACPSessionNewOnBrokenSettingsSaysWhy(t *testing.T) {
+	_, env := acpSetup(t, demomodel.Script(demomodel.Say("fine")))
+	ed := startEditor(t, env, func(acp.RequestPermissionRequest) acp.PermissionOptionId { return "allow_once" })
+	broken := testenv.Workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(broken, ".custos"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(broken, ".custos", "settings.json"), []byte("{not json"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	at := time.Now()
+	_, err := ed.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: broken, McpServers: []acp.McpServer{}})
+	require.ErrorContains(t, err, "ended at its start")
+	assert.Contains(t, err.Error(), "settings")
+	assert.Less(t, time.Since(at), 30*time.Second, "not the start's one-minute timeout")
+	sess, err := ed.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: testenv.Workspace(t), McpServers: []acp.McpServer{}})
+	require.NoError(t, err, "the agent goes on; stderr: %s", ed.errb)
+	r, err := ed.conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+	require.NoError(t, err)
+	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
+}
