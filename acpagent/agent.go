@@ -304,7 +304,10 @@ func (a *agent) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (ac
 		if ws != "" && r.Workspace != ws {
 			continue
 		}
-		info := acp.SessionInfo{SessionId: acp.SessionId(r.Job), Cwd: r.Workspace, Title: acp.Ptr(r.Task)}
+		info := acp.SessionInfo{SessionId: acp.SessionId(r.Job), Cwd: r.Workspace}
+		if r.Task != "" { // a session's job has none: its first message is in the replay
+			info.Title = acp.Ptr(r.Task)
+		}
 		if !r.Updated.IsZero() {
 			info.UpdatedAt = acp.Ptr(r.Updated.UTC().Format(time.RFC3339))
 		}
