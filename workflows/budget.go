@@ -23,7 +23,7 @@ func (j *job) caps() (perJob, perMessage int) {
 		return j.st.Budget.TokensPerJob, j.st.Budget.TokensPerMessage
 	}
 	b := j.st.Settings.Conversation.Budget
-	return tighterCap(j.in.MaxTokens, b.TokensPerJob), b.TokensPerMessage
+	return tokens.Tighter(j.in.MaxTokens, b.TokensPerJob), b.TokensPerMessage
 }
 
 // budgetStatus is the usage against the caps.
@@ -35,8 +35,6 @@ func (j *job) budgetStatus() BudgetStatus {
 
 // overBudget names the cap the job's usage has reached, or "".
 func (j *job) overBudget() string { return tokens.Over(j.budgetStatus()) }
-
-func tighterCap(a, b int) int { return tokens.Tighter(a, b) }
 
 // awaitBudget parks the job while a cap is reached, until a person raises
 // it or ends the job; a new message lifts a per-message cap's wait (its

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/approval"
 	"github.com/custos-dev/custos/workflows/subagent"
+	"github.com/custos-dev/custos/workflows/tokens"
 )
 
 // depth is how deep the job nests (0: no parent).
@@ -68,46 +68,9 @@ func (j *job) offerTools(req *api.ModelRequest) {
 	if j.offersTask() {
 		req.Task = &api.TaskOffer{Agents: j.agents()}
 	}
-	p := j.in.Parent
-	if p == nil || !p.Restrict {
-		return
+	if p := j.in.Parent; p != nil && p.Restrict {
+		subagent.Restrict(req, p.Tools)
 	}
-	req.Restrict = true
-	for _, t := range api.ToolNames() {
-		if subagent.ToolIn(p.Tools, t) {
-			req.Only = append(req.Only, t)
-		}
-	}
-	var mcp []openai.Tool
-	for _, t := range req.Tools {
-		if t.Function != nil && subagent.ToolIn(p.Tools, t.Function.Name) {
-			mcp = append(mcp, t)
-		}
-	}
-	req.Tools = mcp
-}
-
-// subagentFor finds the subagent a Task call names ("" is the general
-// one); why says what is wrong, as the call's result.
-func (j *job) subagentFor(name string) (*api.Subagent, string) {
-	if strings.TrimSpace(name) == "" || name == "general-purpose" {
-		return nil, ""
-	}
-	as := j.agents()
-	for i := range as {
-		if as[i].Name == name {
-			return &as[i], ""
-		}
-	}
-	names := make([]string, 0, len(as))
-	for _, a := range as {
-		names = append(names, a.Name)
-	}
-	known := "none is defined (.custos/agents/NAME.md of a trusted workspace, ~/.config/custos/agents/NAME.md)"
-	if len(names) > 0 {
-		known = "the defined ones are " + strings.Join(names, ", ")
-	}
-	return nil, fmt.Sprintf("Task: unknown subagent_type %q; leave it out for a general-purpose subagent, or name one of the defined ones (%s)", name, known)
 }
 
 // childInput is the job a Task call starts: the prompt as its task, this
@@ -138,28 +101,16 @@ func (j *job) childInput(in api.TaskInput, def *api.Subagent, callID string) Job
 	}
 }
 
-// budgetShare is a child's token cap: the job's remaining budget (of the
-// job and of the message, the smaller), shared among the answer's Task
-// calls; 0 when the job has no cap.
+// budgetShare is a child's token cap: the job's remaining budget shared
+// among the answer's Task calls (tokens.Share).
 func (j *job) budgetShare() int {
-	s := j.budgetStatus()
-	left := 0
-	if s.TokensPerJob > 0 {
-		left = max(s.TokensPerJob-s.UsedByJob, 1)
-	}
-	if s.TokensPerMessage > 0 {
-		left = tighterCap(left, max(s.TokensPerMessage-s.UsedByMessage, 1))
-	}
-	if left == 0 {
-		return 0
-	}
 	n := 0
 	for _, c := range j.st.PendingCalls {
 		if c.Function.Name == api.TaskTool {
 			n++
 		}
 	}
-	return max(left/max(n, 1), 1)
+	return tokens.Share(j.budgetStatus(), n)
 }
 
 // adoptParent makes a child's state its parent's where it matters to the
@@ -184,21 +135,6 @@ func (j *job) adoptParent(ctx workflow.Context) {
 	}
 	j.audit(ctx, approval.AuditRecord{Event: "subagent-of", Reason: text})
 	j.emit(ctx, Event{Kind: "subagent", Text: text})
-}
-
-// subagentPrompt is what a child's system prompt adds: that it is a
-// subagent and whose, and its definition's instructions.
-func (j *job) subagentPrompt() string {
-	p := j.in.Parent
-	if p == nil {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n# Subagent\n\nYou are a subagent of job %s: your task is one part of its work. Nobody reads your intermediate text; your final answer is all your parent gets, so make it complete and say which files you changed.\n", p.Job)
-	if a := p.Agent; a != nil && strings.TrimSpace(a.Instructions) != "" {
-		fmt.Fprintf(&b, "\n## Instructions of the subagent %s\n\n%s\n", a.Name, strings.TrimSpace(a.Instructions))
-	}
-	return b.String()
 }
 
 // noteChange remembers, for the Task result, the files a call changed (a

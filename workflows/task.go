@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
@@ -48,7 +47,7 @@ func (j *job) runTask(ctx workflow.Context, callID string, input json.RawMessage
 	if err != nil {
 		return api.ToolResult{IsError: true, Output: err.Error()}, nil
 	}
-	def, why := j.subagentFor(in.SubagentType)
+	def, why := subagent.Find(j.agents(), in.SubagentType)
 	if why != "" {
 		return api.ToolResult{IsError: true, Output: why}, nil
 	}
@@ -100,7 +99,8 @@ func (j *job) runTask(ctx workflow.Context, callID string, input json.RawMessage
 		}
 		return api.ToolResult{IsError: true, Output: fmt.Sprintf("Error: subagent %s failed: %v", childID, err)}, nil
 	}
-	return api.ToolResult{Output: j.taskResult(childID, in, res, wt)}, nil
+	return api.ToolResult{Output: subagent.Result(childID, in.Description, res.Answer, res.Reason, res.Changed, res.Commands,
+		res.Usage.TotalTokens, cmp.Or(j.in.MaxOutput, api.DefaultMaxOutput), wt)}, nil
 }
 
 // taskSlot waits until fewer than subagents.maxParallel children run.
@@ -124,30 +124,6 @@ func (j *job) addChildUsage(ctx workflow.Context, u Usage) {
 	j.st.Usage.CompletionTokens += u.CompletionTokens
 	j.st.Usage.TotalTokens += u.TotalTokens
 	j.updateDetails(ctx)
-}
-
-// taskResult is what the model is told of a child's answer: who answered,
-// the answer (capped as every tool's output is) and what it changed.
-func (j *job) taskResult(childID string, in api.TaskInput, res JobResult, wt *api.WorktreeResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Subagent %s (%s) answered", childID, in.Description)
-	if res.Reason != "" && res.Reason != "done" {
-		fmt.Fprintf(&b, " (it stopped: %s)", res.Reason)
-	}
-	b.WriteString(":\n\n")
-	b.WriteString(subagent.CapOutput(res.Answer, cmp.Or(j.in.MaxOutput, api.DefaultMaxOutput), childID))
-	b.WriteString("\n\n")
-	if len(res.Changed) == 0 {
-		b.WriteString("Files it changed with Write or Edit: none.")
-	} else {
-		b.WriteString("Files it changed with Write or Edit: " + strings.Join(res.Changed, ", ") + ".")
-	}
-	if res.Commands > 0 {
-		fmt.Fprintf(&b, " Commands it ran: %d (what they changed: starter changes %s).", res.Commands, childID)
-	}
-	fmt.Fprintf(&b, " Tokens: %d.", res.Usage.TotalTokens)
-	b.WriteString(subagent.WorktreeResult(wt))
-	return b.String()
 }
 
 // narrowByParent takes the mode a parent switched to where it is narrower

@@ -29,6 +29,23 @@ func Tighter(a, b int) int {
 	return min(a, b)
 }
 
+// Share is a child's token cap: what is left of s's budget (of the job
+// and of the message, the smaller) shared among tasks Task calls; 0 when
+// the job has no cap.
+func Share(s jobapi.BudgetStatus, tasks int) int {
+	left := 0
+	if s.TokensPerJob > 0 {
+		left = max(s.TokensPerJob-s.UsedByJob, 1)
+	}
+	if s.TokensPerMessage > 0 {
+		left = Tighter(left, max(s.TokensPerMessage-s.UsedByMessage, 1))
+	}
+	if left == 0 {
+		return 0
+	}
+	return max(left/max(tasks, 1), 1)
+}
+
 // Over names the cap s's usage has reached ("job" or "message"), or "".
 func Over(s jobapi.BudgetStatus) string {
 	switch {

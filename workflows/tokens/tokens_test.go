@@ -41,3 +41,24 @@ func TestWindowAndThreshold(t *testing.T) {
 		t.Error("OverThreshold(0.9) compacts at 801 of 1000")
 	}
 }
+
+// A child's share is the smaller of what is left of the job's and the
+// message's budget, split among the answer's Task calls, never below one
+// token; no cap gives no share.
+func TestShareSplitsWhatIsLeft(t *testing.T) {
+	for _, c := range []struct {
+		s     jobapi.BudgetStatus
+		tasks int
+		want  int
+	}{
+		{jobapi.BudgetStatus{}, 3, 0},
+		{jobapi.BudgetStatus{TokensPerJob: 1000, UsedByJob: 400}, 3, 200},
+		{jobapi.BudgetStatus{TokensPerJob: 1000, UsedByJob: 400, TokensPerMessage: 300, UsedByMessage: 100}, 2, 100},
+		{jobapi.BudgetStatus{TokensPerMessage: 300, UsedByMessage: 100}, 0, 200},
+		{jobapi.BudgetStatus{TokensPerJob: 1000, UsedByJob: 5000}, 4, 1},
+	} {
+		if got := Share(c.s, c.tasks); got != c.want {
+			t.Errorf("Share(%+v, %d) = %d, want %d", c.s, c.tasks, got, c.want)
+		}
+	}
+}
