@@ -64,7 +64,7 @@ func ReadTranscript(path string) ([]openai.ChatCompletionMessage, error) {
 
 // FromTranscript is a conversation's messages (msgs[0] is seq 1, the
 // system prompt, which is not shown) as events: a person's message a
-// message Note by TranscriptUser, the model's reasoning a Thought, its text
+// message Note by TranscriptUser (a compaction's summary is left out), the model's reasoning a Thought, its text
 // a Model turn (with calls) or an Answer, each call a ToolCall, each
 // result a ToolResult with an excerpt of its output, or the Decision of
 // a refused call. turns names the model turn of each answer's seq.
@@ -79,7 +79,8 @@ func FromTranscript(msgs []openai.ChatCompletionMessage, turns []jobapi.TurnSeq)
 		m, turn := msgs[i], turnAt[i+1]
 		switch m.Role {
 		case openai.ChatMessageRoleUser:
-			if m.Content != "" {
+			// A compaction's summary is the model's, not a person's.
+			if m.Content != "" && m.Name != api.CompactionName {
 				out = append(out, Note{Kind: "message", Text: TranscriptUser + ": " + m.Content})
 			}
 		case openai.ChatMessageRoleAssistant:

@@ -99,10 +99,12 @@ func TestHistoryMergesTheTranscriptAndTheJournal(t *testing.T) {
 	}, got)
 }
 
-// With no journal (a job whose run just began) the transcript is all;
-// with an empty transcript the journal is.
+// With no journal (a job whose run just began) the transcript is all (a
+// compaction's summary is not a person's message); with an empty
+// transcript the journal is.
 func TestHistoryOfOneSource(t *testing.T) {
-	msgs := []openai.ChatCompletionMessage{{Role: "system"}, {Role: "user", Content: "task"}, {Role: "assistant", Content: "done"}}
+	msgs := []openai.ChatCompletionMessage{{Role: "system"}, {Role: "user", Content: "task"}, {Role: "assistant", Content: "done"},
+		{Role: "user", Name: api.CompactionName, Content: "Summary of the conversation so far"}}
 	var got []string
 	for _, e := range History(msgs, nil, nil) {
 		got = append(got, brief(e))
