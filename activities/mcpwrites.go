@@ -15,7 +15,7 @@ import (
 // writes are recorded in the job's checkpoint as a Bash command's are
 // before they are applied. For any other server it is ctx as it is.
 func (m *MCP) writingCall(ctx context.Context, tr api.ToolRequest, server, tool string) (context.Context, *mcpservers.Writes, func(), error) {
-	if !m.Pool.WritesWorkspace(tr.Workspace, server) {
+	if !m.Pool.WritesWorkspace(tr.Workspace, tr.JobID, server) {
 		return ctx, nil, func() {}, nil
 	}
 	release, err := toolkit.WorkspaceLanes.Acquire(ctx, tr.Workspace)

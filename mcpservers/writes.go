@@ -52,10 +52,10 @@ func WithWrites(ctx context.Context, beforeMerge hostguard.MergeHook) (context.C
 	return context.WithValue(ctx, writesKey{}, writesCtx{hook: beforeMerge, out: w}), w
 }
 
-// WritesWorkspace says whether the workspace's server writes it (false
-// for one that is not configured).
-func (p *Pool) WritesWorkspace(ws, server string) bool {
-	cfg, err := p.load(ws)
+// WritesWorkspace says whether the server of the workspace (or of job's
+// editor: never) writes it; false for one that is not configured.
+func (p *Pool) WritesWorkspace(ws, job, server string) bool {
+	cfg, err := p.loadFor(ws, job)
 	if err != nil {
 		return false
 	}
@@ -143,7 +143,7 @@ func (p *Pool) callWriting(ctx context.Context, ws string, srv Server, lim Limit
 		return res, cerr
 	}
 	// The upper layer is judged only once nothing has it mounted.
-	p.drop(ws, srv.Name, s)
+	p.drop(ws, srv.poolName(), s)
 	<-s.proc.Done()
 	judge(watch, dir.(string), wc)
 	return res, cerr
@@ -153,13 +153,13 @@ func (p *Pool) callWriting(ctx context.Context, ws string, srv Server, lim Limit
 // wrote since its last call as this call's writes.
 func (p *Pool) retire(ws string, srv Server, wc writesCtx) error {
 	p.mu.Lock()
-	s := p.sessions[ws+"\x00"+srv.Name]
+	s := p.sessions[ws+"\x00"+srv.poolName()]
 	p.mu.Unlock()
 	if s == nil || s.proc == nil {
 		return nil
 	}
 	dir, ok := serverOverlays.Load(s.proc)
-	p.drop(ws, srv.Name, s)
+	p.drop(ws, srv.poolName(), s)
 	<-s.proc.Done()
 	if !ok {
 		return nil
