@@ -17,6 +17,7 @@ import (
 	"github.com/custos-dev/custos/hooks"
 	"github.com/custos-dev/custos/workflows/calltext"
 	"github.com/custos-dev/custos/workflows/details"
+	"github.com/custos-dev/custos/workflows/lanes"
 	"github.com/custos-dev/custos/workflows/mcpcalls"
 	"github.com/custos-dev/custos/workflows/observe"
 	"github.com/custos-dev/custos/workflows/preview"
@@ -441,7 +442,8 @@ func (j *job) executeTool(ctx workflow.Context, callID, tool string, input json.
 		// An interrupt returns once the command is dead (its process tree
 		// killed), not while it still runs.
 		opts.WaitForCancellation = true
-		res, err = j.runBash(ctx, opts, req)
+		res, err = lanes.RunBash(ctx, lanes.Host{State: func() *State { return j.st }, Wait: j.in.LaneWait,
+			Workspace: j.in.Workspace, OnHost: j.onHost, Emit: j.emit}, opts, req)
 	} else if mt, ok := j.mcp.Get(tool); ok {
 		return j.mcp.Run(ctx, j.mcpHost(), opts, req, mt)
 	} else {
