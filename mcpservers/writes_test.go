@@ -12,8 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/custos-dev/custos/sandbox/hostguard"
 )
 
 // filesystemServer is the official filesystem server installed globally
@@ -157,8 +155,6 @@ func TestServerWithoutWriteWorkspaceCannotWrite(t *testing.T) {
 	assert.True(t, os.IsNotExist(err))
 }
 
-var _ hostguard.MergeHook = nil
-
 // A writing server reads the workspace as it is at each call, not as its
 // overlay first saw it: a file replaced meanwhile (renamed over, as a
 // Write or an editor's save does) reads new, and a file made meanwhile
@@ -180,4 +176,31 @@ func TestWritingServerSeesTheWorkspaceAsItIsNow(t *testing.T) {
 	assert.Equal(t, "two", read())
 	require.NoError(t, os.WriteFile(p, []byte("three"), 0o644))
 	assert.Equal(t, "three", read())
+}
+
+// A repository the server builds call by call, whose config names a
+// program for git on the host to run, is neutralised by the host guard
+// as a command's would be: the config is applied stripped of it.
+func TestWritingServerPlantedGitConfigIsNeutralised(t *testing.T) {
+	r := fsRig(t, true)
+	call := func(tool, rel string, args map[string]any) *Writes {
+		ctx, w := WithWrites(context.Background(), nil)
+		args["path"] = filepath.Join(r.ws, rel)
+		b, _ := json.Marshal(args)
+		res, err := r.pool.Call(ctx, r.ws, "fs", tool, b, Limits{})
+		require.NoError(t, err)
+		require.False(t, res.IsError, "%s %s", tool, rel)
+		return w
+	}
+	for _, d := range []string{"sub", "sub/.git", "sub/.git/objects", "sub/.git/refs"} {
+		call("create_directory", d, map[string]any{})
+	}
+	call("write_file", "sub/.git/HEAD", map[string]any{"content": "ref: refs/heads/main\n"})
+	w := call("write_file", "sub/.git/config", map[string]any{"content": "[core]\n\tfsmonitor = touch /tmp/pwned\n"})
+	require.NotEmpty(t, w.Report.HostConfig)
+	assert.Equal(t, "sub/.git/config", w.Report.HostConfig[0].Path)
+	assert.Contains(t, w.Report.HostConfig[0].Action, "core.fsmonitor")
+	b, err := os.ReadFile(filepath.Join(r.ws, "sub/.git/config"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "fsmonitor")
 }
