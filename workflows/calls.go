@@ -82,7 +82,7 @@ func (j *job) handleCall(ctx workflow.Context, tc openai.ToolCall, id string, pr
 	if rec.Decision != approval.Allow {
 		j.runHooks(ctx, hooks.ToolExecuteDenied, hooks.Payload{CallID: id, Tool: tool, Input: rec.Input,
 			Decision: string(rec.Decision), Reason: rec.Reason})
-		return j.denialContent(rec)
+		return calltext.Denial(rec, j.st.Mode, j.st.Env, rec.Approver == answerTimeout)
 	}
 	if prevBash != nil {
 		_ = prevBash.Get(ctx, nil)
@@ -480,52 +480,4 @@ func verdictRecord(rec approval.AuditRecord, v approval.Verdict) approval.AuditR
 		rec.Rule = v.Rule
 	}
 	return rec
-}
-
-// denialContent is the tool result the model gets for a refused call: who
-// refused it and why, what would be required to allow it, and its risk
-// class, so the model can adapt or explain instead of retrying.
-func (j *job) denialContent(rec approval.AuditRecord) string {
-	b, _ := json.Marshal(struct {
-		Approved bool              `json:"approved"`
-		Decision approval.Decision `json:"decision"`
-		Layer    approval.Layer    `json:"layer"`
-		Rule     string            `json:"rule,omitempty"`
-		Reason   string            `json:"reason"`
-		Required string            `json:"required"`
-		Risk     approval.Risk     `json:"risk"`
-	}{false, rec.Decision, rec.Layer, rec.Rule, rec.Reason, j.required(rec),
-		approval.ClassifyRisk(approval.Call{Tool: rec.Tool, Input: rec.Input}, j.st.Env)})
-	return string(b)
-}
-
-// required says what would allow a refused call.
-func (j *job) required(rec approval.AuditRecord) string {
-	call := approval.Call{Tool: rec.Tool, Input: rec.Input}
-	switch rec.Layer {
-	case approval.LayerRules:
-		switch {
-		case !api.KnownTool(rec.Tool):
-			return "nothing: there is no such tool"
-		case rec.System:
-			return "nothing: a system rule denies this call and nothing overrides it"
-		case rec.Rule != "":
-			return fmt.Sprintf("the user removing the deny rule %s from their settings", rec.Rule)
-		}
-		return "valid arguments: a JSON object with the tool's parameters"
-	case approval.LayerMode:
-		if j.st.Mode == approval.ModePlan {
-			return "leaving plan mode (a person can switch the job to default or acceptEdits); plan mode only reads"
-		}
-		return fmt.Sprintf("an allow rule such as %s, or a mode that asks a person (the job is in %s mode)",
-			approval.SuggestRule(call, j.st.Env), j.st.Mode)
-	case approval.LayerHook:
-		return fmt.Sprintf("the hook %s allowing it", cmp.Or(rec.Hook, "that refused it"))
-	case approval.LayerHuman:
-		if rec.Approver == answerTimeout {
-			return fmt.Sprintf("a person answering in time (nobody did; you may ask again, or ask the user to answer sooner), or an allow rule such as %s", approval.SuggestRule(call, j.st.Env))
-		}
-		return fmt.Sprintf("a person's approval (decide Update allow), or an allow rule such as %s", approval.SuggestRule(call, j.st.Env))
-	}
-	return "a person's approval"
 }

@@ -112,3 +112,52 @@ func Who(by, channel string) string {
 	}
 	return by + " via " + channel
 }
+
+// Denial is the tool result the model gets for a refused call: who
+// refused it and why, what would be required to allow it, and its risk
+// class, so the model can adapt or explain instead of retrying.
+func Denial(rec approval.AuditRecord, mode approval.Mode, env approval.Env, timedOut bool) string {
+	b, _ := json.Marshal(struct {
+		Approved bool              `json:"approved"`
+		Decision approval.Decision `json:"decision"`
+		Layer    approval.Layer    `json:"layer"`
+		Rule     string            `json:"rule,omitempty"`
+		Reason   string            `json:"reason"`
+		Required string            `json:"required"`
+		Risk     approval.Risk     `json:"risk"`
+	}{false, rec.Decision, rec.Layer, rec.Rule, rec.Reason, required(rec, mode, env, timedOut),
+		approval.ClassifyRisk(approval.Call{Tool: rec.Tool, Input: rec.Input}, env)})
+	return string(b)
+}
+
+// required says what would allow a refused call (timedOut: its deadline
+// denied it).
+func required(rec approval.AuditRecord, mode approval.Mode, env approval.Env, timedOut bool) string {
+	call := approval.Call{Tool: rec.Tool, Input: rec.Input}
+	switch rec.Layer {
+	case approval.LayerRules:
+		switch {
+		case !api.KnownTool(rec.Tool):
+			return "nothing: there is no such tool"
+		case rec.System:
+			return "nothing: a system rule denies this call and nothing overrides it"
+		case rec.Rule != "":
+			return fmt.Sprintf("the user removing the deny rule %s from their settings", rec.Rule)
+		}
+		return "valid arguments: a JSON object with the tool's parameters"
+	case approval.LayerMode:
+		if mode == approval.ModePlan {
+			return "leaving plan mode (a person can switch the job to default or acceptEdits); plan mode only reads"
+		}
+		return fmt.Sprintf("an allow rule such as %s, or a mode that asks a person (the job is in %s mode)",
+			approval.SuggestRule(call, env), mode)
+	case approval.LayerHook:
+		return fmt.Sprintf("the hook %s allowing it", cmp.Or(rec.Hook, "that refused it"))
+	case approval.LayerHuman:
+		if timedOut {
+			return fmt.Sprintf("a person answering in time (nobody did; you may ask again, or ask the user to answer sooner), or an allow rule such as %s", approval.SuggestRule(call, env))
+		}
+		return fmt.Sprintf("a person's approval (decide Update allow), or an allow rule such as %s", approval.SuggestRule(call, env))
+	}
+	return "a person's approval"
+}
