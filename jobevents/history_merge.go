@@ -129,12 +129,22 @@ func (h *history) given(e Event) bool {
 // freshMessages marks the journal's people's messages the transcript
 // does not hold: those past the count of its messages of the same text
 // after the journal's first turn's answer (what was said before that is
-// not in the journal).
+// not in the journal), or after the answer its first message followed
+// when that is earlier (a job started without a task: its first message,
+// turn 0, is in the journal and the transcript alike).
 func (h *history) freshMessages() map[int]bool {
 	first := -1
 	for _, e := range h.journal {
 		if t := turnOf(e); t > 0 {
 			first = t
+			break
+		}
+	}
+	for _, e := range h.journal {
+		if _, ok := messageText(e); ok {
+			if t := turnOf(e); first < 0 || t < first {
+				first = t
+			}
 			break
 		}
 	}
