@@ -7,8 +7,9 @@ import (
 )
 
 // workflowsRoot holds the job's workflow; its sub-packages (jobapi, the
-// job's client-facing API, and subagent, the Task tool's pure parts) hold
-// what it is built of.
+// job's client-facing API, subagent, the Task tool's pure parts, and the
+// rest, each a seam of the workflow on a Host of the job's fields or plain
+// data) hold what it is built of.
 const workflowsRoot = mod + "/workflows"
 
 // No sub-package of workflows reaches workflows back, through any chain of
@@ -26,7 +27,7 @@ func TestWorkflowsSubpackagesDoNotImportWorkflows(t *testing.T) {
 		}
 	}
 	slices.Sort(subs)
-	for _, want := range []string{"/jobapi", "/subagent", "/parking", "/mcpcalls", "/preview", "/compaction", "/rewinding", "/observe", "/worktrees"} {
+	for _, want := range []string{"/jobapi", "/subagent", "/parking", "/mcpcalls", "/preview", "/compaction", "/rewinding", "/observe", "/worktrees", "/notices", "/granting", "/details", "/prompts", "/lanes"} {
 		if !slices.Contains(subs, workflowsRoot+want) {
 			t.Fatalf("go list named no %s among workflows' sub-packages %v", workflowsRoot+want, subs)
 		}
