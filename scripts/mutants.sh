@@ -56,7 +56,7 @@ mutant "no .git/hooks protection in the sandbox" \
 # layer applied as the command left it, without the check.
 mutant "the post-command scan off (host config left as the command made it)" \
 	"./sandbox/..." "HostConfig" \
-	sandbox/hostguard/overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tr, err := viewChecker(g)' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tr, err := viewChecker(g)'
+	sandbox/hostguard/overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tg.seeds = sus' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tg.seeds = sus'
 
 # Git on the host reads the files a repository's config includes as the
 # config itself: a command that writes one (a core.fsmonitor, a hooksPath)
@@ -621,6 +621,12 @@ mutant "a writing MCP server's writes applied without the check" \
 mutant "a writing MCP server's writes not recorded" \
 	"./mcpservers ./activities" "TestWritingServer" \
 	mcpservers/writes.go '	rep := watch.Finish(wc.hook)' '	rep := watch.Finish(nil)'
+
+# A writing server's planted git config would then reach the workspace as
+# it wrote it: its overlay applied without the host-config check.
+mutant "a writing MCP server's git config applied unchecked" \
+	"./mcpservers" "TestWritingServerPlantedGitConfigIsNeutralised" \
+	sandbox/hostguard/overlay.go $'if sus := g.suspects(upper); len(sus) > 0 {\n\t\tg.seeds = sus' $'if sus := g.suspects(upper); false && len(sus) > 0 {\n\t\tg.seeds = sus'
 
 # A writing server would then go on reading the workspace as its overlay
 # first saw it: a file replaced since (a Write, an editor's save) read old.
