@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"fmt"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/custos-dev/custos/activities/api"
@@ -34,19 +32,6 @@ func (j *job) withSandboxRules(req *api.ToolRequest, tool string) {
 	case api.WriteActivity, api.EditActivity:
 		_, req.EditDeny = j.policy.SandboxDenies()
 	}
-}
-
-// sandboxText says which sandbox backend the job's commands get.
-func sandboxText(sb approval.SandboxStatus) string {
-	switch {
-	case sb.Backend == "":
-		return "sandbox: not reported by the worker (Bash checks for itself and refuses to run without isolation)"
-	case !sb.Unconfined:
-		return fmt.Sprintf("sandbox: %s (%s)", sb.Backend, sb.Why)
-	case sb.AllowUnconfined:
-		return fmt.Sprintf("sandbox: NONE, commands run UNCONFINED (sandbox.allowUnsandboxed): every Bash call asks a person. Why: %s", sb.Why)
-	}
-	return fmt.Sprintf("sandbox: NONE, Bash is refused: %s", sb.Help)
 }
 
 // announceSandbox is the job's first event: which backend is active, and
