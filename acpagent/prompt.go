@@ -158,7 +158,7 @@ func (s *session) awaitStatus(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return acp.NewInternalError(map[string]any{"error": fmt.Sprintf("job %s did not start: no worker answered in time", s.id)})
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond): // a new session waits on this
 		}
 	}
 }

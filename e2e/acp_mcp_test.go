@@ -234,3 +234,37 @@ func TestACPSessionNewOnBrokenSettingsSaysWhy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
 }
+
+// BenchmarkACPSessionNew measures session/new, which now starts the job
+// and returns once it waits for its first message (its settings read):
+// without MCP servers, and with one editor stdio server (its entry file
+// written; the server starts with the first listing, not here).
+func BenchmarkACPSessionNew(b *testing.B) {
+	for _, servers := range []int{0, 1} {
+		b.Run(map[int]string{0: "no-servers", 1: "one-editor-server"}[servers], func(b *testing.B) {
+			xdg := b.TempDir()
+			_, env := acpBenchSetup(b, demomodel.Script(), app.Options{StateDir: filepath.Join(xdg, "custos")})
+			e := startBenchEditor(b, append(env, "XDG_STATE_HOME="+xdg))
+			ws := testenv.Workspace(b)
+			mcp := []acp.McpServer{}
+			if servers == 1 {
+				mcp = []acp.McpServer{{Stdio: &acp.McpServerStdio{Name: "memory", Command: "mcp-server-memory", Args: []string{},
+					Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}}}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			for range 3 { // warm up: the starter's connection, the worker's caches
+				_, err := e.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: mcp})
+				require.NoError(b, err, "stderr: %s", e.errb)
+			}
+			var took []time.Duration
+			for b.Loop() {
+				at := time.Now()
+				_, err := e.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: mcp})
+				took = append(took, time.Since(at))
+				require.NoError(b, err, "stderr: %s", e.errb)
+			}
+			reportSigned(b, "session-new-", took)
+		})
+	}
+}
