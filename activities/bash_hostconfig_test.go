@@ -40,7 +40,7 @@ func TestBashHostConfigNote(t *testing.T) {
 func TestFormatBashResultHostConfig(t *testing.T) {
 	res := sandbox.Result{Stdout: "x\n", Report: hostguard.Report{HostConfig: []hostguard.Change{{Path: "a/.git/hooks/pre-commit", What: "git hook", Action: "set aside"}}}}
 	out := commandResult(res, nil, 1000, false)
-	require.Contains(t, out.Output, "\n[host config: custos neutralised what this command left for tools on the host to run")
+	require.Contains(t, out.Output, "\n[host config: custos neutralised what this call left for tools on the host to run")
 	require.Equal(t, []string{"a/.git/hooks/pre-commit (git hook): set aside"}, out.HostConfig)
 	require.Empty(t, commandResult(sandbox.Result{Stdout: "x\n"}, nil, 1000, false).HostConfig)
 }

@@ -231,7 +231,7 @@ func (g *Guard) check(res *Report) *hostSnapshot {
 		q.manifest(res.HostConfig)
 	}
 	if g.before.truncated || after.truncated {
-		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this command may have left for the host to run", after.budget, after.budget)
+		res.HostConfigUnchecked = fmt.Sprintf("the workspace holds more than %d directory entries, so custos checked only its first %d (shallowest first) for git directories, hooks and config this call may have left for the host to run", after.budget, after.budget)
 		if unchecked > 0 {
 			res.HostConfigUnchecked += fmt.Sprintf("; %d such files were left as they are because custos could not tell whether the command made them", unchecked)
 		}
@@ -531,7 +531,7 @@ func (r Report) HostConfigNote() string {
 		for i, c := range r.HostConfig {
 			items[i] = c.String()
 		}
-		s := "custos neutralised what this command left for tools on the host to run " +
+		s := "custos neutralised what this call left for tools on the host to run " +
 			"(git on the host runs hooks and config such as core.fsmonitor in any repository an editor or shell prompt shows): " +
 			strings.Join(items, "; ")
 		if r.HostConfigKept != "" {
@@ -547,7 +547,7 @@ func (r Report) HostConfigNote() string {
 		for i, c := range r.Withheld {
 			items[i] = c.String()
 		}
-		parts = append(parts, "custos did not apply all this command wrote as it left it: "+strings.Join(items, "; "))
+		parts = append(parts, "custos did not apply all this call wrote as it left it: "+strings.Join(items, "; "))
 	}
 	if r.Unmerged != "" {
 		parts = append(parts, r.Unmerged)
