@@ -2,15 +2,19 @@ package e2e
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,9 +24,11 @@ import (
 
 	"github.com/custos-dev/custos/app"
 	"github.com/custos-dev/custos/demomodel"
+	"github.com/custos-dev/custos/internal/mcptest"
 	"github.com/custos-dev/custos/internal/testenv"
 	"github.com/custos-dev/custos/jobevents"
 	"github.com/custos-dev/custos/mcpservers"
+	"github.com/custos-dev/custos/settingsfile"
 	"github.com/custos-dev/custos/workflows/jobapi"
 )
 
@@ -267,4 +273,49 @@ func BenchmarkACPSessionNew(b *testing.B) {
 			reportSigned(b, "session-new-", took)
 		})
 	}
+}
+
+// An editor's HTTP server: reached through the egress proxy (its host
+// among the settings' allowed domains), the editor's headers on every
+// request, none of them in the workflow's history.
+func TestACPEditorHTTPServerWithHeaders(t *testing.T) {
+	const secret = "Bearer tok-7d2e9a41c0"
+	h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return mcptest.NewServer() }, nil)
+	var gotAuth atomic.Value
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		gotAuth.Store(req.Header.Get("Authorization"))
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(web.Close)
+	seen := &toolsSeen{}
+	script := seen.handle(demomodel.Script(
+		demomodel.Calls(demomodel.ToolCall("e1", "mcp__web__echo", map[string]any{"text": "over http"})),
+		demomodel.Say("echoed"),
+	))
+	user := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Dir(settingsfile.UserFile(user)), 0o755))
+	require.NoError(t, os.WriteFile(settingsfile.UserFile(user),
+		[]byte(`{"sandbox": {"network": {"allowedDomains": ["127.0.0.1"], "allowLocalBinding": true}}}`), 0o644))
+	xdg := t.TempDir()
+	srv := startServer(t, "")
+	c := testenv.Dial(t, srv)
+	_, base := testenv.StartModel(t, script)
+	testenv.StartWorkers(t, c, base, app.Options{StateDir: filepath.Join(xdg, "custos"), UserConfigDir: user})
+	env := append([]string{"TEMPORAL_ADDRESS=" + srv.FrontendAddr(), "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + xdg}, testenv.ModelEnv(base)...)
+	ed := startEditor(t, append(env, tlsEnv(srv)...), func(acp.RequestPermissionRequest) acp.PermissionOptionId { return "allow_once" })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sess, err := ed.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: testenv.Workspace(t), McpServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{
+		Name: "web", Type: "http", Url: web.URL, Headers: []acp.HttpHeader{{Name: "Authorization", Value: secret}}}}}})
+	require.NoError(t, err, "stderr: %s", ed.errb)
+	r, err := ed.conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("echo it")}})
+	require.NoError(t, err, "stderr: %s", ed.errb)
+	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
+	assert.Contains(t, seen.first(), "mcp__web__echo")
+	ups, _ := ed.seen()
+	tr := summarise(ups)
+	assert.Equal(t, acp.ToolCallStatusCompleted, tr.status["e1"])
+	assert.Contains(t, tr.text["e1"], "echo: over http")
+	assert.Equal(t, secret, gotAuth.Load(), "the editor's header reaches its server")
+	assert.False(t, historyHolds(t, c, string(sess.SessionId), "tok-7d2e9a41c0"), "the editor's header is in the workflow history")
 }
