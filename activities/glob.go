@@ -148,7 +148,7 @@ func (in globInput) filter() (*globFilter, error) {
 // Edit take).
 func globMatches(ctx context.Context, scope searchScope) ([]walkEntry, error) {
 	var matches []walkEntry
-	err := walkFiles(ctx, scope.tgt.WS, scope.tgt.Rel, func(e walkEntry) error {
+	err := walkFiles(ctx, scope.tgt, func(e walkEntry) error {
 		ok, err := scope.shows(e.rel)
 		if ok {
 			matches = append(matches, e)

@@ -148,7 +148,7 @@ func (s *grepSearch) run(ctx context.Context, start fs.FileInfo) error {
 		s.scope.filter = nil
 		return s.searchFile(ctx, walkEntry{rel: s.scope.tgt.Show, size: start.Size()})
 	}
-	return walkFiles(ctx, s.scope.tgt.WS, s.scope.tgt.Rel, func(e walkEntry) error {
+	return walkFiles(ctx, s.scope.tgt, func(e walkEntry) error {
 		return s.searchFile(ctx, e)
 	})
 }

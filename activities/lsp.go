@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/custos-dev/custos/activities/api"
 	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/lsp"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 //go:embed lsp.md
@@ -233,7 +233,7 @@ func (in lspInput) where() string {
 
 // readText is a file's text for showing results' lines ("" when it cannot
 // be read or is too large: the location is still shown, without its line).
-func readText(root *os.Root, rel string) string {
+func readText(root *pathguard.Root, rel string) string {
 	fi, err := root.Stat(rel)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLSPFile {
 		return ""

@@ -2,12 +2,12 @@ package activities
 
 import (
 	"io/fs"
-	"os"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/custos-dev/custos/sandbox/hostfs"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // lspTexts keeps the texts of the files LSP calls read (the file asked
@@ -59,7 +59,7 @@ func idOf(fi fs.FileInfo) (fileID, bool) {
 // read is the text of the file rel of root, whose Stat was fi: the kept
 // one if the file is as it was then, else read. check refuses a text
 // (too large, binary) before it is kept.
-func (c *textCache) read(root *os.Root, rel string, fi fs.FileInfo, check func([]byte) error) (string, error) {
+func (c *textCache) read(root *pathguard.Root, rel string, fi fs.FileInfo, check func([]byte) error) (string, error) {
 	id, ok := idOf(fi)
 	if ok {
 		c.mu.Lock()

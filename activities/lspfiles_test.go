@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,7 +22,7 @@ func TestLSPTextsFollowTheFile(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 		require.NoError(t, os.Chtimes(p, old, old))
 	}
-	root, err := os.OpenRoot(ws)
+	root, err := pathguard.OpenRoot(ws)
 	require.NoError(t, err)
 	defer root.Close()
 	cache := &textCache{texts: map[fileID]string{}}

@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,7 +19,7 @@ import (
 // workspace, and more, so its answers must pass the same walls as Read.
 type view struct {
 	ws       string
-	root     *os.Root
+	root     *pathguard.Root
 	hide     *toolkit.Hider
 	files    map[string]*shownFile // by absolute path
 	withheld int

@@ -4,9 +4,9 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"time"
 
+	"github.com/custos-dev/custos/activities/toolkit"
 	"github.com/custos-dev/custos/lsp"
 	"github.com/custos-dev/custos/sandbox"
 )
@@ -55,44 +55,13 @@ type walkEntry struct {
 var custosOwn = map[string]bool{".custos/sessions": true, ".custos/audit": true}
 
 // walkFiles lists regular files and symlinks under dirRel (relative to the
-// canonical workspace) without following symlinked directories — a symlink
-// can never lead the walk out of the workspace — skipping .git directories,
-// custos' own directories and unreadable subtrees. The order is lexical,
-// hence deterministic.
-func walkFiles(ctx context.Context, canonWS, dirRel string, visit func(walkEntry) error) error {
-	start := filepath.Join(canonWS, dirRel)
-	return filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == start {
-				return err
-			}
-			// An unreadable subtree is skipped, not fatal: the rest of the
-			// workspace is still worth searching.
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && path != start {
-				return fs.SkipDir
-			}
-			if rel, err := filepath.Rel(canonWS, path); err == nil && custosOwn[filepath.ToSlash(rel)] {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		rel, err := filepath.Rel(canonWS, path)
-		if err != nil {
-			return nil
-		}
-		return visit(walkEntry{rel: filepath.ToSlash(rel), mtime: info.ModTime(), size: info.Size()})
+// canonical workspace) without following symlinks — not even a directory
+// swapped for one during the walk (toolkit.WalkFiles) — skipping .git
+// directories, custos' own directories and unreadable subtrees. The order
+// is lexical, hence deterministic.
+func walkFiles(ctx context.Context, tgt *toolkit.Target, visit func(walkEntry) error) error {
+	skip := func(rel string) bool { return custosOwn[rel] }
+	return toolkit.WalkFiles(ctx, tgt.Root, tgt.Rel, skip, func(rel string, fi fs.FileInfo) error {
+		return visit(walkEntry{rel: rel, mtime: fi.ModTime(), size: fi.Size()})
 	})
 }

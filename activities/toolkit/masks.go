@@ -2,7 +2,6 @@ package toolkit
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/custos-dev/custos/sandbox/masks"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // DeniedTarget checks the real path a file tool is about to touch against the
@@ -114,7 +114,7 @@ func (h *Hider) Hides(rel string) bool {
 
 // hidesFile reports whether the file rel is hidden, under this name or
 // (a hard link) another, as the sandbox hides it from commands.
-func (h *Hider) HidesFile(root *os.Root, rel string) (bool, error) {
+func (h *Hider) HidesFile(root *pathguard.Root, rel string) (bool, error) {
 	if h == nil {
 		return false, nil
 	}

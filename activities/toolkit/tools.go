@@ -227,11 +227,13 @@ func LooksBinary(b []byte) bool {
 }
 
 // Target is a path the guard accepted, with the handles every file tool
-// needs: an os.Root on the canonical workspace, so that the actual I/O goes
-// through openat and cannot be redirected out of the workspace by a symlink
-// swapped in after ResolvePath looked (the TOCTOU window it documents).
+// needs: a pathguard.Root on the canonical workspace, so that the actual
+// I/O opens exactly the symlink-free name the guard checked (openat2 with
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS): a directory swapped for a link
+// after the check, to a denied or protected file, fails the open with
+// pathguard.ErrPathChanged instead of being followed.
 type Target struct {
-	Root *os.Root
+	Root *pathguard.Root
 	WS   string // canonical workspace
 	Abs  string // canonical absolute path
 	Rel  string // relative to the canonical workspace, OS separators
@@ -250,7 +252,7 @@ func ResolveTarget(workspace, p string, write bool) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, pathguard.ErrOutsideWorkspace)
 	}
-	root, err := os.OpenRoot(canonWS)
+	root, err := pathguard.OpenRoot(canonWS)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace: %w", err)
 	}
@@ -271,7 +273,7 @@ func SearchRoot(workspace, path string) (*Target, error) {
 // crash) sees either the old or the new content, never half of it. The
 // target's permission bits are kept when it exists. Rename replaces the
 // final name itself and never follows a symlink there.
-func WriteAtomic(root *os.Root, rel string, data []byte) (created bool, err error) {
+func WriteAtomic(root *pathguard.Root, rel string, data []byte) (created bool, err error) {
 	mode := fs.FileMode(0o644)
 	fi, err := root.Lstat(rel)
 	switch {
@@ -335,7 +337,7 @@ func WriteAtomic(root *os.Root, rel string, data []byte) (created bool, err erro
 // (a FIFO would block the activity forever) and files over limit. The final
 // component is checked with Lstat and the opened descriptor compared with
 // it, the O_NOFOLLOW-style guarantee that what was checked is what is read.
-func ReadRegular(root *os.Root, rel string, limit int64) ([]byte, fs.FileInfo, error) {
+func ReadRegular(root *pathguard.Root, rel string, limit int64) ([]byte, fs.FileInfo, error) {
 	fi, err := root.Lstat(rel)
 	if err != nil {
 		return nil, nil, err

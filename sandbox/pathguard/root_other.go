@@ -1,0 +1,28 @@
+//go:build !linux
+
+package pathguard
+
+import "os"
+
+// Root is the canonical workspace opened for the file tools' I/O. Outside
+// Linux it is an os.Root: the I/O stays inside the workspace, but a link
+// that stays inside it is followed (openat2's RESOLVE_NO_SYMLINKS is
+// Linux's); the agent's sandbox and file tools run on Linux only.
+type Root struct {
+	*os.Root
+	name string
+}
+
+const dirFlag = 0
+
+// OpenRoot opens the canonical workspace canonWS.
+func OpenRoot(canonWS string) (*Root, error) {
+	r, err := os.OpenRoot(canonWS)
+	if err != nil {
+		return nil, err
+	}
+	return &Root{Root: r, name: canonWS}, nil
+}
+
+// Name is the workspace the root was opened on.
+func (r *Root) Name() string { return r.name }
