@@ -39,6 +39,10 @@ const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESO
 
 const dirFlag = unix.O_DIRECTORY
 
+// walkDirFlags open a directory on the walk: a descriptor to look names up
+// in, never through a link.
+const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
 // forceWalk makes every open take the component walk (tests of the
 // fallback on kernels that have openat2).
 var forceWalk = false
@@ -147,7 +151,7 @@ func (r *Root) walk(c string, flag int, mode uint32) (int, error) {
 	}
 	defer func() { release() }()
 	for _, p := range parts[:len(parts)-1] {
-		fd, err := unix.Openat(dir, p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, p, walkDirFlags, 0)
 		if err != nil {
 			return -1, linkErr(dir, p, err)
 		}
@@ -247,10 +251,10 @@ func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
 		}
 	}()
 	for _, p := range strings.Split(c, string(filepath.Separator)) {
-		fd, err := unix.Openat(dir, p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, p, walkDirFlags, 0)
 		if errors.Is(err, unix.ENOENT) {
 			if err = unix.Mkdirat(dir, p, uint32(perm.Perm())); err == nil || errors.Is(err, unix.EEXIST) {
-				fd, err = unix.Openat(dir, p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				fd, err = unix.Openat(dir, p, walkDirFlags, 0)
 			}
 		}
 		if err != nil {
