@@ -415,6 +415,19 @@ mutant "path guard follows symlinks (lexical paths only)" \
 	sandbox/pathguard/pathguard.go 'func canonicalize(base, rel string) (string, error) {' \
 	$'func canonicalize(base, rel string) (string, error) {\n\tif true {\n\t\treturn filepath.Join(base, rel), nil\n\t}'
 
+# A sandboxed command that swaps a checked directory for a link (to a
+# Read-denied directory, to .git/hooks) between the guard's check and the
+# file tool's open would then have the open follow it: the denied file
+# read, the hook written.
+mutant "the file tools' open follows links again (openat2 without RESOLVE_NO_SYMLINKS)" \
+	"./sandbox/pathguard ./activities/toolkit" "TestRoot|SwappedAfterTheCheck|SwappedDuringTheWalk" \
+	sandbox/pathguard/root_linux.go 'const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS' 'const resolveFlags = unix.RESOLVE_BENEATH'
+
+mutant "the file tools' fallback walk follows links (no O_NOFOLLOW)" \
+	"./sandbox/pathguard" "TestRoot" \
+	sandbox/pathguard/root_linux.go 'const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC' \
+	sandbox/pathguard/root_linux.go '	fd, err := unix.Openat(dir, last, flag|unix.O_NOFOLLOW, mode)' '	fd, err := unix.Openat(dir, last, flag, mode)'
+
 # The file tools would then keep hiding by the rules of an earlier call:
 # a Read deny rule added to the job leaves the file it names readable.
 mutant "compiled deny rules kept by workspace alone (a rule added not seen)" \
