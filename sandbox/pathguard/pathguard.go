@@ -46,12 +46,13 @@ const maxSymlinkHops = 40
 //     and so is the hooks directory the workspace repository's
 //     core.hooksPath names.
 //
-// Remaining TOCTOU window: between this call returning and the caller
-// opening the path, another process could replace a directory on the path
-// with a symlink pointing out. Callers narrow that window by opening the
-// final component with O_NOFOLLOW, and close it for intermediate directories
-// by doing the I/O through an os.Root opened on the canonical workspace
-// (openat-based, refuses to traverse out) — see activities' file tools.
+// TOCTOU: between this call returning and the caller opening the path,
+// another process could replace a directory on the path with a symlink
+// (out of the workspace, or to a Read-denied or protected file inside it).
+// Callers close that window by opening the answer through Root, which
+// follows no symlink at all (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS):
+// the name opened is the name checked, or the open fails with
+// ErrPathChanged.
 func Resolve(workspace, p string, write bool) (string, error) {
 	canon, _, err := ResolveWithWorkspace(workspace, p, write)
 	return canon, err
