@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -31,30 +29,6 @@ func (r *Root) ReadFile(rel string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// ReadDir lists the directory rel, sorted by name, as os.ReadDir does.
-// The entries' Info is taken through the root (Lstat), not by path.
-func (r *Root) ReadDir(rel string) ([]os.DirEntry, error) {
-	f, err := r.OpenFile(rel, os.O_RDONLY|dirFlag, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]os.DirEntry, 0, len(names))
-	for _, n := range names {
-		fi, err := r.Lstat(filepath.Join(rel, n))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		out = append(out, dirEntry{fi})
-	}
-	sortEntries(out)
-	return out, nil
-}
-
 // local checks rel the way the guard's answers are: relative, and no ".."
 // component (a canonical name never needs one).
 func local(op, rel string) (string, error) {
@@ -63,16 +37,4 @@ func local(op, rel string) (string, error) {
 		return "", &os.PathError{Op: op, Path: rel, Err: fmt.Errorf("%w", ErrOutsideWorkspace)}
 	}
 	return c, nil
-}
-
-// dirEntry is an entry of ReadDir, its Info taken through the root.
-type dirEntry struct{ fi fs.FileInfo }
-
-func (d dirEntry) Name() string               { return d.fi.Name() }
-func (d dirEntry) IsDir() bool                { return d.fi.IsDir() }
-func (d dirEntry) Type() fs.FileMode          { return d.fi.Mode().Type() }
-func (d dirEntry) Info() (fs.FileInfo, error) { return d.fi, nil }
-
-func sortEntries(es []os.DirEntry) {
-	slices.SortFunc(es, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 }

@@ -186,3 +186,29 @@ func TestRootReadsWritesAndLists(t *testing.T) {
 		require.False(t, strings.Contains(root.Name(), ".."))
 	})
 }
+
+// ReadDir's information (fstatat on the listed directory) is os.Lstat's.
+func TestRootReadDirInfoIsLstats(t *testing.T) {
+	ws := swapWorkspace(t)
+	require.NoError(t, os.Symlink("secret/f.txt", filepath.Join(ws, "link")))
+	require.NoError(t, os.Chmod(filepath.Join(ws, "secret", "g.txt"), 0o4750))
+	root, err := OpenRoot(ws)
+	require.NoError(t, err)
+	defer root.Close()
+	for _, dir := range []string{".", "secret"} {
+		entries, err := root.ReadDir(dir)
+		require.NoError(t, err)
+		require.NotEmpty(t, entries)
+		for _, e := range entries {
+			got, err := e.Info()
+			require.NoError(t, err)
+			want, err := os.Lstat(filepath.Join(ws, dir, e.Name()))
+			require.NoError(t, err)
+			require.Equal(t, want.Mode(), got.Mode(), e.Name())
+			require.Equal(t, want.Size(), got.Size(), e.Name())
+			require.True(t, want.ModTime().Equal(got.ModTime()), e.Name())
+			require.Equal(t, want.IsDir(), e.IsDir(), e.Name())
+			require.Equal(t, want.Mode().Type(), e.Type(), e.Name())
+		}
+	}
+}

@@ -2,7 +2,11 @@
 
 package pathguard
 
-import "os"
+import (
+	"os"
+	"slices"
+	"strings"
+)
 
 // Root is the canonical workspace opened for the file tools' I/O. Outside
 // Linux it is an os.Root: the I/O stays inside the workspace, but a link
@@ -12,8 +16,6 @@ type Root struct {
 	*os.Root
 	name string
 }
-
-const dirFlag = 0
 
 // OpenRoot opens the canonical workspace canonWS.
 func OpenRoot(canonWS string) (*Root, error) {
@@ -26,3 +28,15 @@ func OpenRoot(canonWS string) (*Root, error) {
 
 // Name is the workspace the root was opened on.
 func (r *Root) Name() string { return r.name }
+
+// ReadDir lists the directory rel, sorted by name.
+func (r *Root) ReadDir(rel string) ([]os.DirEntry, error) {
+	f, err := r.Root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	es, err := f.ReadDir(-1)
+	slices.SortFunc(es, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return es, err
+}
