@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -266,4 +267,66 @@ func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
 		dir = fd
 	}
 	return nil
+}
+
+// Mkdir makes the directory rel with perm, in a parent reached without a
+// link.
+func (r *Root) Mkdir(rel string, perm fs.FileMode) error {
+	dir, base, err := r.dirAt("mkdir", rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return pathErr("mkdir", rel, unix.Mkdirat(dir, base, uint32(perm.Perm())))
+}
+
+// Symlink makes rel a symbolic link to target (never followed here), in a
+// parent reached without a link.
+func (r *Root) Symlink(target, rel string) error {
+	dir, base, err := r.dirAt("symlink", rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return pathErr("symlink", rel, unix.Symlinkat(target, dir, base))
+}
+
+// Readlink is the target of the link rel, in a parent reached without a
+// link.
+func (r *Root) Readlink(rel string) (string, error) {
+	dir, base, err := r.dirAt("readlink", rel)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dir)
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dir, base, buf)
+		if err != nil {
+			return "", pathErr("readlink", rel, err)
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+// Chmod sets rel's permission bits (set-id and sticky too): rel is opened
+// as every name is (a link anywhere on it, the last component included,
+// is ErrPathChanged) and the mode set on that very inode, through its
+// descriptor's /proc name (fchmod refuses an O_PATH descriptor, and one
+// opened for reading needs a read permission the owner may have dropped).
+func (r *Root) Chmod(rel string, mode fs.FileMode) error {
+	fd, err := r.open("chmod", rel, unix.O_PATH, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	m := uint32(mode.Perm())
+	for bit, u := range map[fs.FileMode]uint32{fs.ModeSetuid: unix.S_ISUID, fs.ModeSetgid: unix.S_ISGID, fs.ModeSticky: unix.S_ISVTX} {
+		if mode&bit != 0 {
+			m |= u
+		}
+	}
+	return pathErr("chmod", rel, unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), m, 0))
 }
