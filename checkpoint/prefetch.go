@@ -3,11 +3,12 @@
 package checkpoint
 
 import (
-	"os"
 	"path"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // captureWorkers is how many of a directory's files the recording of an
@@ -26,7 +27,7 @@ type captured struct {
 // (names) by their directories' descriptors, several at once when there
 // are many; the walk then takes them from the map, in order, so the
 // record is the same as a walk alone would make.
-func (r *Recording) prefetch(up *os.Root, rel string, names []string, wsDir bool) map[string]captured {
+func (r *Recording) prefetch(up *pathguard.Root, rel string, names []string, wsDir bool) map[string]captured {
 	out := make(map[string]captured, len(names))
 	if len(names) == 0 {
 		return out

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // Call names the tool call a Recording is of.
@@ -26,8 +28,13 @@ type Call struct {
 // holds it, After with what it will hold, then Commit before the change
 // and Done after it.
 type Recording struct {
-	s     Store
-	ws    *os.Root
+	s Store
+	// ws is the workspace, opened as the file tools open it: every name
+	// is read exactly as given, a symbolic link on it (a directory
+	// swapped for one after the guard's check) failing the read with
+	// pathguard.ErrPathChanged rather than followed to a file the check
+	// never saw, whose content would then be the record's.
+	ws    *pathguard.Root
 	rec   Record
 	byRel map[string]int // index in rec.Changes
 	fresh []stored       // objects stored and not synced yet
@@ -39,7 +46,7 @@ type Recording struct {
 
 // Start begins the checkpoint of call in the workspace ws (canonical).
 func (s Store) Start(c Call, ws string) (*Recording, error) {
-	root, err := os.OpenRoot(ws)
+	root, err := pathguard.OpenRoot(ws)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: open the workspace: %w", err)
 	}
@@ -148,7 +155,7 @@ func (r *Recording) AfterData(rel string, data []byte, mode fs.FileMode) error {
 
 // AfterFrom records that rel will hold what src holds at srcRel (an
 // overlay's upper layer, whose entries the merge moves into place).
-func (r *Recording) AfterFrom(src *os.Root, srcRel, rel string) error {
+func (r *Recording) AfterFrom(src *pathguard.Root, srcRel, rel string) error {
 	if InGit(rel) {
 		return nil
 	}
@@ -225,7 +232,7 @@ func (r *Recording) Record() Record { return r.rec }
 
 // capture is the Entry of rel in root, a file's content stored when
 // fresh is not nil (and named in it when new).
-func (s Store) capture(root *os.Root, rel string, fresh *[]stored) (Entry, error) {
+func (s Store) capture(root *pathguard.Root, rel string, fresh *[]stored) (Entry, error) {
 	fi, err := root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || isNotDir(err) {
 		return Entry{Kind: Absent}, nil
@@ -255,7 +262,7 @@ func (s Store) capture(root *os.Root, rel string, fresh *[]stored) (Entry, error
 
 // storeFile hashes the regular file rel (fi, as Lstat saw it) and stores
 // it unless fresh is nil, refusing a file swapped for another after Lstat.
-func (s Store) storeFile(root *os.Root, rel string, fi fs.FileInfo, fresh *[]stored) (string, int64, error) {
+func (s Store) storeFile(root *pathguard.Root, rel string, fi fs.FileInfo, fresh *[]stored) (string, int64, error) {
 	f, err := root.Open(rel)
 	if err != nil {
 		return "", 0, err
@@ -281,7 +288,7 @@ func (s Store) storeFile(root *os.Root, rel string, fi fs.FileInfo, fresh *[]sto
 }
 
 // readDir lists the directory rel of root, names only, not followed.
-func readDir(root *os.Root, rel string) ([]string, error) {
+func readDir(root *pathguard.Root, rel string) ([]string, error) {
 	d, err := root.Open(rel)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // Plan is what putting a job's workspace back as it was at the end of
@@ -80,13 +82,20 @@ func (s Store) PlanRewind(job, ws string, to int) (Plan, error) {
 // conflicts fills p.Conflicts: the paths whose state now is none of
 // accept's.
 func (s Store) conflicts(ws string, p *Plan, accept map[string][]Entry) error {
-	root, err := os.OpenRoot(ws)
+	root, err := pathguard.OpenRoot(ws)
 	if err != nil {
 		return fmt.Errorf("rewind: open the workspace: %w", err)
 	}
 	defer root.Close()
 	for _, c := range p.Restore {
 		now, err := s.capture(root, filepath.FromSlash(c.Path), nil)
+		if errors.Is(err, pathguard.ErrPathChanged) {
+			// A link on the way (a command left one where a directory
+			// was): nothing is at this name unless the link is followed,
+			// which a rewind never does. The link's own path, when the
+			// job changed it, is restored first (stepOrder).
+			now, err = Entry{Kind: Absent}, nil
+		}
 		if err != nil {
 			return fmt.Errorf("rewind: %w", err)
 		}
@@ -124,7 +133,7 @@ func (s Store) ApplyRewind(ws string, p Plan, force bool) (Applied, error) {
 
 // apply puts each change's Before at its path in ws.
 func (s Store) apply(ws string, changes []Change) (Applied, error) {
-	root, err := os.OpenRoot(ws)
+	root, err := pathguard.OpenRoot(ws)
 	if err != nil {
 		return Applied{}, fmt.Errorf("rewind: open the workspace: %w", err)
 	}
@@ -219,8 +228,12 @@ func stepOrder(a, b Change) int {
 
 func depth(p string) int { return strings.Count(p, "/") }
 
-// restore puts e at rel in root.
-func (s Store) restore(root *os.Root, rel string, e Entry) error {
+// restore puts e at rel in root. Every name is opened as the file tools
+// open theirs (pathguard.Root): a link on rel's way, where the records
+// say a directory was (swapped in since the plan, or left by someone
+// else), fails the step, which Failed names, and nothing is read, written
+// or removed through it.
+func (s Store) restore(root *pathguard.Root, rel string, e Entry) error {
 	fi, err := root.Lstat(rel)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -255,7 +268,7 @@ func (s Store) restore(root *os.Root, rel string, e Entry) error {
 }
 
 // place makes a file or link e beside rel and renames it over rel.
-func (s Store) place(root *os.Root, rel string, e Entry) error {
+func (s Store) place(root *pathguard.Root, rel string, e Entry) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(rel), ".custos-rewind-"+hex.EncodeToString(rnd[:]))
@@ -290,7 +303,7 @@ func (s Store) place(root *os.Root, rel string, e Entry) error {
 	return renameOrDrop(root, tmp, rel)
 }
 
-func renameOrDrop(root *os.Root, tmp, rel string) error {
+func renameOrDrop(root *pathguard.Root, tmp, rel string) error {
 	if err := root.Rename(tmp, rel); err != nil {
 		_ = root.Remove(tmp)
 		return err

@@ -5,11 +5,12 @@ package checkpoint
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 // opaqueXattr marks an overlay upper directory that replaces the lower
@@ -24,7 +25,7 @@ const opaqueXattr = "user.overlay.opaque"
 // which the merge does not apply, are left out; set-id bits, which it
 // clears, are recorded cleared.
 func (r *Recording) FromUpper(upper string) error {
-	up, err := os.OpenRoot(upper)
+	up, err := pathguard.OpenRoot(upper)
 	if err != nil {
 		return fmt.Errorf("checkpoint: open the upper layer: %w", err)
 	}
@@ -36,7 +37,7 @@ func (r *Recording) FromUpper(upper string) error {
 // upperDir records the entries of the upper directory rel; wsDir says
 // whether the workspace has a directory there (its entries are the lower
 // side) rather than nothing.
-func (r *Recording) upperDir(up *os.Root, rel string, wsDir bool) error {
+func (r *Recording) upperDir(up *pathguard.Root, rel string, wsDir bool) error {
 	d, err := up.Open(rel)
 	if err != nil {
 		return fmt.Errorf("checkpoint: upper layer %s: %w", rel, err)
@@ -67,7 +68,7 @@ func (r *Recording) upperDir(up *os.Root, rel string, wsDir bool) error {
 
 // upperEntry records the upper entry p, its sides from ahead when read
 // there.
-func (r *Recording) upperEntry(up *os.Root, p string, wsDir bool, ahead map[string]captured) error {
+func (r *Recording) upperEntry(up *pathguard.Root, p string, wsDir bool, ahead map[string]captured) error {
 	if c, ok := ahead[p]; ok && c.err == nil && c.before.Kind != Dir {
 		ch := r.change(p)
 		if ch.Before.Kind == "" {
@@ -110,7 +111,7 @@ func (r *Recording) upperEntry(up *os.Root, p string, wsDir bool, ahead map[stri
 // upperSubdir records the upper directory p: merged into the workspace's
 // directory, or replacing what the workspace has (opaque, or no
 // directory there).
-func (r *Recording) upperSubdir(up *os.Root, p string, fi fs.FileInfo, wsDir bool, before func() error) error {
+func (r *Recording) upperSubdir(up *pathguard.Root, p string, fi fs.FileInfo, wsDir bool, before func() error) error {
 	wsHas := Entry{Kind: Absent}
 	if wsDir {
 		var err error
@@ -132,7 +133,7 @@ func (r *Recording) upperSubdir(up *os.Root, p string, fi fs.FileInfo, wsDir boo
 
 // opaque says whether the upper directory p is marked opaque ("y" only,
 // as overlayfs reads it).
-func opaque(up *os.Root, p string) bool {
+func opaque(up *pathguard.Root, p string) bool {
 	f, err := up.Open(p)
 	if err != nil {
 		return false
