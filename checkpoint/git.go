@@ -10,8 +10,28 @@ import (
 // gitHead is the commit the workspace's git HEAD names, read from its
 // files ("" without a repository or when it cannot be read): no git is
 // run, and nothing of the repository is written, so recording can never
-// touch its index or run its config's programs.
+// touch its index or run its config's programs. Only an object name is
+// ever the answer: the files are read by name, links followed (a
+// worktree's .git names a directory anywhere), so a HEAD or ref a command
+// made a link to a Read-denied file must not put that file's content in
+// the record (and in rewind's output) as the "commit".
 func gitHead(ws string) string {
+	if h := gitHeadFiles(ws); isObjectName(h) {
+		return h
+	}
+	return ""
+}
+
+// isObjectName says whether s is a git object name: 40 (SHA-1) or 64
+// (SHA-256) lower-case hex digits.
+func isObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+func gitHeadFiles(ws string) string {
 	gitDir := filepath.Join(ws, ".git")
 	if data, err := os.ReadFile(gitDir); err == nil {
 		// A worktree or submodule: ".git" is a file naming its directory.
