@@ -428,6 +428,25 @@ mutant "the file tools' fallback walk follows links (no O_NOFOLLOW)" \
 	sandbox/pathguard/root_linux.go 'const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC' \
 	sandbox/pathguard/root_linux.go '	fd, err := unix.Openat(dir, last, flag|unix.O_NOFOLLOW, mode)' '	fd, err := unix.Openat(dir, last, flag, mode)'
 
+# The same race on a job's checkpoint: a Write's, Edit's or command's
+# record would then save the denied file's content as the old version of
+# the checked one (for a rewind to put into an ordinary file), and a
+# rewind would write through a link swapped in since its plan (.git/hooks).
+mutant "the checkpoint reads the workspace by path (a swapped-in link followed)" \
+	"./checkpoint ./activities" "SwappedForALink|SwappedLink" \
+	checkpoint/record.go '	fi, err := root.Lstat(rel)' '	fi, err := os.Lstat(filepath.Join(root.Name(), rel))' \
+	checkpoint/record.go '	f, err := root.Open(rel)' '	f, err := os.Open(filepath.Join(root.Name(), rel))'
+
+mutant "a rewind writes by path (through a swapped-in link)" \
+	"./checkpoint" "SwappedLink|PastALink|TestRewind" \
+	checkpoint/rewind.go '	fi, err := root.Lstat(rel)' '	fi, err := os.Lstat(filepath.Join(root.Name(), rel))' \
+	checkpoint/rewind.go '	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)' '	f, err := os.OpenFile(filepath.Join(root.Name(), tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)' \
+	checkpoint/rewind.go '	if err := root.Rename(tmp, rel); err != nil {' '	if err := os.Rename(filepath.Join(root.Name(), tmp), filepath.Join(root.Name(), rel)); err != nil {'
+
+mutant "a record's git HEAD is whatever .git/HEAD leads to (a denied file's content)" \
+	"./checkpoint" "TestRecordHeadIsOnlyAnObjectName" \
+	checkpoint/git.go '	if h := gitHeadFiles(ws); isObjectName(h) {' '	if h := gitHeadFiles(ws); true || isObjectName(h) {'
+
 # The file tools would then keep hiding by the rules of an earlier call:
 # a Read deny rule added to the job leaves the file it names readable.
 mutant "compiled deny rules kept by workspace alone (a rule added not seen)" \
