@@ -38,11 +38,11 @@ type Options struct {
 	FailIfRunning bool
 }
 
-// Start starts job id with in on custos' task queue, the task's first line
-// as the summary the Web UI shows.
+// Start starts job id with in on custos' task queue, Summary(in) as the
+// summary the Web UI shows.
 func Start(ctx context.Context, c client.Client, id string, in jobapi.JobInput, o Options) (client.WorkflowRun, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: api.TaskQueue, StaticSummary: FirstLine(in.Task, 200), Memo: o.Memo,
+		ID: id, TaskQueue: api.TaskQueue, StaticSummary: Summary(in), Memo: o.Memo,
 		WorkflowExecutionErrorWhenAlreadyStarted: o.FailIfRunning,
 	}, jobapi.WorkflowName, in)
 	if err != nil {
@@ -115,6 +115,17 @@ func Resume(ctx context.Context, c client.Client, id string, in jobapi.JobInput,
 		return fmt.Errorf("continue job %s: %w", id, err)
 	}
 	return nil
+}
+
+// Summary is the summary the Web UI shows for a job started with in: its
+// task's first line, or for a job started without one (an editor's
+// session/new, waiting for its first message) what it is and where, so
+// that the Web UI's list does not show it blank.
+func Summary(in jobapi.JobInput) string {
+	if in.Task == "" {
+		return FirstLine("an editor's session (ACP) in "+in.Workspace, 200)
+	}
+	return FirstLine(in.Task, 200)
 }
 
 // FirstLine is s up to its first newline, at most n bytes.
