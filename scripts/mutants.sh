@@ -475,7 +475,8 @@ mutant "arguments the tool refuses are asked about (no pre-approval check)" \
 # The tool would then run COMMAND's value after the policy judged command's.
 mutant "tools take a field in another case or twice" \
 	"./activities" "TestToolsRefuseFieldAliases|TestCheckArgumentsAgrees" \
-	activities/tools.go 'if err := exactFields(raw, v); err != nil {' 'if err := error(nil); err != nil {'
+	activities/toolkit/tools.go '		case seen[name]:' '		case false && seen[name]:' \
+	activities/toolkit/tools.go '		case !names[name]:' '		case false && !names[name]:'
 
 # An allow rule for the outer command would then cover code bash runs from
 # arithmetic and array subscripts (echo $[ x='a[$(touch FLAG)]', x ]).
