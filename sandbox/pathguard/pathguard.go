@@ -89,6 +89,27 @@ func ResolveUnder(canonWS, p string, write bool) (string, error) {
 	return resolve(canonWS, canonWS, p, write)
 }
 
+// ResolveOpen is ResolveWithWorkspace with the canonical workspace opened
+// as a Root, for a caller that does its I/O through it (the file tools):
+// the same checks, the Root named by the canonical workspace. On Linux the
+// workspace is opened once and named by the kernel (openWorkspace), in
+// place of a system call for each of its components, a stat and an open.
+func ResolveOpen(workspace, p string, write bool) (root *Root, canon string, err error) {
+	if err := checkPath(p); err != nil {
+		return nil, "", err
+	}
+	root, absWS, err := openWorkspace(workspace)
+	if err != nil {
+		return nil, "", err
+	}
+	canon, err = resolve(absWS, root.Name(), p, write)
+	if err != nil {
+		_ = root.Close()
+		return nil, "", err
+	}
+	return root, canon, nil
+}
+
 // checkPath refuses what is no path at all.
 func checkPath(p string) error {
 	if p == "" {
@@ -180,6 +201,20 @@ func canonicalWorkspace(workspace string) (abs, canon string, err error) {
 		return "", "", fmt.Errorf("workspace %s is not a directory", workspace)
 	}
 	return abs, canon, nil
+}
+
+// openWorkspacePortable is openWorkspace by CanonicalWorkspace and
+// OpenRoot.
+func openWorkspacePortable(workspace string) (*Root, string, error) {
+	abs, canon, err := canonicalWorkspace(workspace)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := OpenRoot(canon)
+	if err != nil {
+		return nil, "", fmt.Errorf("open workspace: %w", err)
+	}
+	return root, abs, nil
 }
 
 // canonicalize resolves rel under base (canonical, symlink-free) the way the

@@ -115,6 +115,21 @@ func TestResolvePath(t *testing.T) {
 			return got, err
 		},
 		"ResolveUnder": func(p string, write bool) (string, error) { return ResolveUnder(canonWS, p, write) },
+		// ResolveOpen opens the workspace (by one openat2 when its name
+		// has no link, as the fixture's may or may not) and names the
+		// Root by its canonical path.
+		"ResolveOpen": func(p string, write bool) (string, error) {
+			root, got, err := ResolveOpen(ws, p, write)
+			if err != nil {
+				require.Nil(t, root)
+				return got, err
+			}
+			defer root.Close()
+			if root.Name() != canonWS {
+				return "", errors.New("root named " + root.Name() + ", want " + canonWS)
+			}
+			return got, nil
+		},
 	}
 	for _, tc := range tests {
 		for entry, resolve := range entries {
@@ -193,6 +208,17 @@ func TestResolvePathWorkspaceThroughSymlink(t *testing.T) {
 	c, err := CanonicalWorkspace(alias)
 	require.NoError(t, err)
 	require.Equal(t, canonWS, c)
+
+	// ResolveOpen's one openat2 refuses the alias (a link on the way):
+	// the workspace is resolved, and the Root named, canonically.
+	root, got, err := ResolveOpen(alias, "sub/f.txt", false)
+	require.NoError(t, err)
+	defer root.Close()
+	require.Equal(t, filepath.Join(canonWS, "sub/f.txt"), got)
+	require.Equal(t, canonWS, root.Name())
+	fi, err := root.Stat("sub/f.txt")
+	require.NoError(t, err)
+	require.True(t, fi.Mode().IsRegular())
 }
 
 func TestResolvePathBadWorkspace(t *testing.T) {
@@ -209,6 +235,9 @@ func TestResolvePathBadWorkspace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resolve(tc.ws, "x", false)
 			require.Error(t, err)
+			root, _, err := ResolveOpen(tc.ws, "x", false)
+			require.Error(t, err)
+			require.Nil(t, root)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,13 +48,14 @@ func (d dirEntry) IsDir() bool                { return d.fi.IsDir() }
 func (d dirEntry) Type() fs.FileMode          { return d.fi.Mode().Type() }
 func (d dirEntry) Info() (fs.FileInfo, error) { return d.fi, nil }
 
-// fileInfo is an fs.FileInfo from fstatat; Sys is the *unix.Stat_t.
+// fileInfo is an fs.FileInfo from fstatat (Sys is the *unix.Stat_t) or
+// from Root.Stat's fstat (Sys is the *syscall.Stat_t, as os gives it).
 type fileInfo struct {
 	name  string
 	size  int64
 	mode  fs.FileMode
 	mtime time.Time
-	sys   *unix.Stat_t
+	sys   any
 }
 
 func (fi *fileInfo) Name() string       { return fi.name }
@@ -65,8 +67,18 @@ func (fi *fileInfo) Sys() any           { return fi.sys }
 
 // statInfo is os's reading of a stat (os.fillFileStatFromSys).
 func statInfo(name string, st *unix.Stat_t) *fileInfo {
-	mode := fs.FileMode(st.Mode & 0o777)
-	switch st.Mode & unix.S_IFMT {
+	return &fileInfo{name: name, size: st.Size, mode: statMode(st.Mode), mtime: time.Unix(st.Mtim.Unix()), sys: st}
+}
+
+// sysStatInfo is statInfo of a syscall.Stat_t, Sys the same as os.File.Stat's.
+func sysStatInfo(name string, st *syscall.Stat_t) *fileInfo {
+	return &fileInfo{name: name, size: st.Size, mode: statMode(st.Mode), mtime: time.Unix(st.Mtim.Unix()), sys: st}
+}
+
+// statMode is a stat's mode as an fs.FileMode.
+func statMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
 	case unix.S_IFBLK:
 		mode |= fs.ModeDevice
 	case unix.S_IFCHR:
@@ -80,14 +92,14 @@ func statInfo(name string, st *unix.Stat_t) *fileInfo {
 	case unix.S_IFSOCK:
 		mode |= fs.ModeSocket
 	}
-	if st.Mode&unix.S_ISUID != 0 {
+	if m&unix.S_ISUID != 0 {
 		mode |= fs.ModeSetuid
 	}
-	if st.Mode&unix.S_ISGID != 0 {
+	if m&unix.S_ISGID != 0 {
 		mode |= fs.ModeSetgid
 	}
-	if st.Mode&unix.S_ISVTX != 0 {
+	if m&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return &fileInfo{name: name, size: st.Size, mode: mode, mtime: time.Unix(st.Mtim.Unix()), sys: st}
+	return mode
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,6 +70,25 @@ func OpenRoot(canonWS string) (*Root, error) {
 	return &Root{fd: fd, name: canonWS}, nil
 }
 
+// openWorkspace opens the workspace as a Root named by its canonical path;
+// abs is the workspace as given, made absolute (and so clean). When no
+// component of abs is a link (one openat2 with RESOLVE_NO_SYMLINKS from
+// the file system's root succeeds), abs is its own canonical path, what
+// filepath.EvalSymlinks would answer: one system call in place of one a
+// component, a stat and an open. Otherwise (a link on the way, no openat2)
+// the portable way resolves it.
+func openWorkspace(workspace string) (*Root, string, error) {
+	if workspace != "" && !forceWalk && haveOpenat2() {
+		if abs, err := filepath.Abs(workspace); err == nil {
+			how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+			if fd, err := unix.Openat2(unix.AT_FDCWD, abs, how); err == nil {
+				return &Root{fd: fd, name: abs}, abs, nil
+			}
+		}
+	}
+	return openWorkspacePortable(workspace)
+}
+
 // Name is the workspace the root was opened on.
 func (r *Root) Name() string { return r.name }
 
@@ -92,17 +112,30 @@ func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error
 }
 
 // Stat is rel's information; a link as its last component is
-// ErrPathChanged like any other.
-func (r *Root) Stat(rel string) (fs.FileInfo, error) { return r.stat("stat", rel, unix.O_PATH) }
+// ErrPathChanged like any other. It is the descriptor's own fstat, with no
+// os.File made around it (whose making asks the descriptor's flags, a
+// system call, and sets a finalizer): what os.File.Stat answers, Sys the
+// *syscall.Stat_t, in two system calls after the open; but not os's type,
+// so os.SameFile does not apply to it (Lstat's is os's).
+func (r *Root) Stat(rel string) (fs.FileInfo, error) {
+	fd, err := r.open("stat", rel, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st syscall.Stat_t
+	err = syscall.Fstat(fd, &st)
+	_ = unix.Close(fd)
+	name := filepath.Join(r.name, rel)
+	if err != nil {
+		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return sysStatInfo(filepath.Base(name), &st), nil
+}
 
 // Lstat is rel's information, of the link itself when the last component
 // is one (the directories above it are still never links).
 func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
-	return r.stat("lstat", rel, unix.O_PATH|unix.O_NOFOLLOW)
-}
-
-func (r *Root) stat(op, rel string, flag int) (fs.FileInfo, error) {
-	fd, err := r.open(op, rel, flag, 0)
+	fd, err := r.open("lstat", rel, unix.O_PATH|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}

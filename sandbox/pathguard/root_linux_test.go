@@ -212,3 +212,29 @@ func TestRootReadDirInfoIsLstats(t *testing.T) {
 		}
 	}
 }
+
+// Stat answers what os.Stat does for the same file (its own fstat, no
+// os.File made): name, size, mode, time and the *syscall.Stat_t, for a
+// file, a directory and the workspace itself.
+func TestRootStatIsOsStat(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "d"), 0o750))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "d", "f.txt"), []byte("hello\n"), 0o640))
+	root, err := OpenRoot(ws)
+	require.NoError(t, err)
+	defer root.Close()
+	for _, rel := range []string{"d/f.txt", "d", "."} {
+		got, err := root.Stat(rel)
+		require.NoError(t, err)
+		want, err := os.Stat(filepath.Join(ws, rel))
+		require.NoError(t, err)
+		require.Equal(t, want.Name(), got.Name(), rel)
+		require.Equal(t, want.Size(), got.Size(), rel)
+		require.Equal(t, want.Mode(), got.Mode(), rel)
+		require.True(t, want.ModTime().Equal(got.ModTime()), rel)
+		require.Equal(t, want.Sys(), got.Sys(), rel)
+	}
+	_, err = root.Stat("d/missing")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+}

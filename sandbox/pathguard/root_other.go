@@ -26,6 +26,11 @@ func OpenRoot(canonWS string) (*Root, error) {
 	return &Root{Root: r, name: canonWS}, nil
 }
 
+// openWorkspace opens the canonical workspace (ResolveOpen).
+func openWorkspace(workspace string) (*Root, string, error) {
+	return openWorkspacePortable(workspace)
+}
+
 // Name is the workspace the root was opened on.
 func (r *Root) Name() string { return r.name }
 
