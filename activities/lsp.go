@@ -235,7 +235,15 @@ func (in lspInput) where() string {
 // be read or is too large: the location is still shown, without its line).
 func readText(root *pathguard.Root, rel string) string {
 	fi, err := root.Stat(rel)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLSPFile {
+	if err != nil {
+		return ""
+	}
+	return textOf(root, rel, fi)
+}
+
+// textOf is readText of the file whose Stat was fi.
+func textOf(root *pathguard.Root, rel string, fi fs.FileInfo) string {
+	if !fi.Mode().IsRegular() || fi.Size() > maxLSPFile {
 		return ""
 	}
 	text, err := lspTexts.read(root, rel, fi, func(b []byte) error {

@@ -52,6 +52,20 @@ func (v *view) file(abs string) *shownFile {
 	if abs == "" || err != nil || !filepath.IsLocal(rel) {
 		return f
 	}
+	// The name as the server gave it, checked against the deny rules,
+	// then opened with no link followed on the way (openat2 beneath the
+	// workspace): when that works, the name is its own real name, all
+	// the guard's walk below would find, and the information of the file
+	// opened after the check serves the read. A link on the way (or no
+	// such file) takes the guard's walk.
+	name := filepath.ToSlash(rel)
+	if hidden, err := v.hide.HidesFile(v.root, name); err != nil || hidden {
+		return f
+	}
+	if fi, err := v.root.Stat(rel); err == nil {
+		f.ok, f.show, f.text = true, name, textOf(v.root, rel, fi)
+		return f
+	}
 	// The path guard, as for Read: a symlink inside the workspace that
 	// leads out of it, or to a denied file, shows nothing. The workspace
 	// is the call's, canonical and open already.

@@ -244,17 +244,15 @@ func (f *Target) Close() { _ = f.Root.Close() }
 
 // ResolveTarget runs the path guard and opens the workspace root.
 func ResolveTarget(workspace, p string, write bool) (*Target, error) {
-	abs, canonWS, err := pathguard.ResolveWithWorkspace(workspace, p, write)
+	root, abs, err := pathguard.ResolveOpen(workspace, p, write)
 	if err != nil {
 		return nil, err
 	}
+	canonWS := root.Name()
 	rel, err := filepath.Rel(canonWS, abs)
 	if err != nil {
+		_ = root.Close()
 		return nil, fmt.Errorf("%s: %w", p, pathguard.ErrOutsideWorkspace)
-	}
-	root, err := pathguard.OpenRoot(canonWS)
-	if err != nil {
-		return nil, fmt.Errorf("open workspace: %w", err)
 	}
 	return &Target{Root: root, WS: canonWS, Abs: abs, Rel: rel, Show: filepath.ToSlash(rel)}, nil
 }
