@@ -97,32 +97,109 @@ func DecodeInput(raw json.RawMessage, v any, required ...string) error {
 // given is the fields present with a value other than null.
 func exactFields(raw json.RawMessage, v any) (given map[string]bool, err error) {
 	names := fieldNames(reflect.TypeOf(v))
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("arguments are not a JSON object: %w", err)
-	}
-	seen := map[string]bool{}
 	given = map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("invalid arguments: %w", err)
+	if raw[0] != '{' {
+		return given, nil // null, the one other value DecodeInput lets by
+	}
+	// raw is one valid JSON object (json.Valid): its members are read
+	// by a scan of their bounds, not decoded token by token.
+	bad := errMalformedObject
+	for i := 1; ; {
+		i = skipJSONSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipJSONSpace(raw, i+1)
 		}
-		name, _ := t.(string)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, fmt.Errorf("invalid arguments: %w", err)
+		if i >= len(raw) {
+			return nil, bad
 		}
-		switch {
-		case seen[name]:
+		if raw[i] == '}' {
+			return given, nil
+		}
+		end := jsonStringEnd(raw, i)
+		if raw[i] != '"' || end > len(raw) {
+			return nil, bad
+		}
+		name := string(raw[i+1 : end-1])
+		if bytes.IndexByte(raw[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(raw[i:end], &name); err != nil {
+				return nil, fmt.Errorf("invalid arguments: %w", err)
+			}
+		}
+		i = skipJSONSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, bad
+		}
+		i = skipJSONSpace(raw, i+1)
+		vend := jsonValueEnd(raw, i)
+		null := string(raw[i:vend]) == "null"
+		i = vend
+		if _, dup := given[name]; dup {
 			return nil, fmt.Errorf("invalid arguments: field %q is given more than once", name)
-		case !names[name]:
+		}
+		if !names[name] {
 			return nil, fmt.Errorf("invalid arguments: unknown field %q", name)
 		}
-		seen[name] = true
-		given[name] = string(skip) != "null"
+		given[name] = !null
 	}
-	return given, nil
+}
+
+// errMalformedObject: the scan of an object json.Valid passed ran off it
+// (never expected; refused rather than trusted).
+var errMalformedObject = errors.New("invalid arguments: malformed object")
+
+// skipJSONSpace is the index of the first byte from i that is not JSON
+// white space.
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonStringEnd is the index after the string that starts at b[i] (a
+// quote), past len(b) when it does not end.
+func jsonStringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b) + 1
+}
+
+// jsonValueEnd is the index after the value that starts at b[i] (b is
+// valid JSON): a string, an object or array with all it holds, or a
+// literal up to the comma, brace or space after it.
+func jsonValueEnd(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i = min(jsonStringEnd(b, i), len(b))
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
 }
 
 // fieldNamesOf keeps the JSON names of the tools' input structs, found
