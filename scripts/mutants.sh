@@ -423,6 +423,18 @@ mutant "the file tools' open follows links again (openat2 without RESOLVE_NO_SYM
 	"./sandbox/pathguard ./activities/toolkit" "TestRoot|SwappedAfterTheCheck|SwappedDuringTheWalk" \
 	sandbox/pathguard/root_linux.go 'const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS' 'const resolveFlags = unix.RESOLVE_BENEATH'
 
+# A workspace named through a link would then be taken as canonical: the
+# paths the guard answers and the Root's name would not be the real ones.
+mutant "the workspace's one open follows links (no RESOLVE_NO_SYMLINKS)" \
+	"./sandbox/pathguard" "TestResolvePath" \
+	sandbox/pathguard/root_linux.go 'Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}' 'Resolve: unix.RESOLVE_NO_MAGICLINKS}'
+
+# The LSP tool would then show a result's line from a file a deny rule
+# hides whenever no link is on its way.
+mutant "LSP shows a result's file without the deny check (link-free names)" \
+	"./activities" "TestLSP" \
+	activities/lspview.go $'\tif hidden, err := v.hide.HidesFile(v.root, name); err != nil || hidden {\n\t\treturn f\n\t}\n\tif fi, err := v.root.Stat(rel); err == nil {' $'\tif false {\n\t\treturn f\n\t}\n\tif fi, err := v.root.Stat(rel); err == nil {'
+
 mutant "the file tools' fallback walk follows links (no O_NOFOLLOW)" \
 	"./sandbox/pathguard" "TestRoot" \
 	sandbox/pathguard/root_linux.go 'const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC' 'const walkDirFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC' \
@@ -474,9 +486,9 @@ mutant "arguments the tool refuses are asked about (no pre-approval check)" \
 
 # The tool would then run COMMAND's value after the policy judged command's.
 mutant "tools take a field in another case or twice" \
-	"./activities" "TestToolsRefuseFieldAliases|TestCheckArgumentsAgrees" \
-	activities/toolkit/tools.go '		case seen[name]:' '		case false && seen[name]:' \
-	activities/toolkit/tools.go '		case !names[name]:' '		case false && !names[name]:'
+	"./activities ./activities/toolkit" "TestToolsRefuseFieldAliases|TestCheckArgumentsAgrees|TestDecodeInput" \
+	activities/toolkit/tools.go '		if _, dup := given[name]; dup {' '		if _, dup := given[name]; false && dup {' \
+	activities/toolkit/tools.go '		if !names[name] {' '		if false && !names[name] {'
 
 # An allow rule for the outer command would then cover code bash runs from
 # arithmetic and array subscripts (echo $[ x='a[$(touch FLAG)]', x ]).
