@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,15 +31,27 @@ func (r *Root) ReadDir(rel string) ([]os.DirEntry, error) {
 	dir := int(f.Fd())
 	out := make([]os.DirEntry, 0, len(names))
 	for _, n := range names {
-		var st unix.Stat_t
-		if err := unix.Fstatat(dir, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		// Sys is a *syscall.Stat_t, as os.ReadDir's: callers read Nlink,
+		// the inode and the device from it (hard links to a Read-denied
+		// file, hostfs.SigOf), and a *unix.Stat_t would pass their type
+		// assertions by, failing open. The kernel fills one struct stat;
+		// the two Go types are that struct (sizes checked below).
+		st := new(syscall.Stat_t)
+		if err := unix.Fstatat(dir, n, (*unix.Stat_t)(unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue // gone meanwhile
 		}
-		out = append(out, dirEntry{statInfo(n, &st)})
+		out = append(out, dirEntry{sysStatInfo(n, st)})
 	}
 	slices.SortFunc(out, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
 }
+
+// The two stat types are one kernel struct: a build where their sizes
+// differ fails here rather than reading one as the other.
+var (
+	_ [unsafe.Sizeof(syscall.Stat_t{}) - unsafe.Sizeof(unix.Stat_t{})]byte
+	_ [unsafe.Sizeof(unix.Stat_t{}) - unsafe.Sizeof(syscall.Stat_t{})]byte
+)
 
 // dirEntry is an entry of ReadDir with its information.
 type dirEntry struct{ fi fs.FileInfo }
@@ -48,8 +61,8 @@ func (d dirEntry) IsDir() bool                { return d.fi.IsDir() }
 func (d dirEntry) Type() fs.FileMode          { return d.fi.Mode().Type() }
 func (d dirEntry) Info() (fs.FileInfo, error) { return d.fi, nil }
 
-// fileInfo is an fs.FileInfo from fstatat (Sys is the *unix.Stat_t) or
-// from Root.Stat's fstat (Sys is the *syscall.Stat_t, as os gives it).
+// fileInfo is an fs.FileInfo from ReadDir's fstatat or Root.Stat's fstat;
+// Sys is the *syscall.Stat_t, as os gives it.
 type fileInfo struct {
 	name  string
 	size  int64
@@ -65,12 +78,8 @@ func (fi *fileInfo) ModTime() time.Time { return fi.mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
 func (fi *fileInfo) Sys() any           { return fi.sys }
 
-// statInfo is os's reading of a stat (os.fillFileStatFromSys).
-func statInfo(name string, st *unix.Stat_t) *fileInfo {
-	return &fileInfo{name: name, size: st.Size, mode: statMode(st.Mode), mtime: time.Unix(st.Mtim.Unix()), sys: st}
-}
-
-// sysStatInfo is statInfo of a syscall.Stat_t, Sys the same as os.File.Stat's.
+// sysStatInfo is os's reading of a stat (os.fillFileStatFromSys), Sys the
+// *syscall.Stat_t itself, as os.File.Stat's.
 func sysStatInfo(name string, st *syscall.Stat_t) *fileInfo {
 	return &fileInfo{name: name, size: st.Size, mode: statMode(st.Mode), mtime: time.Unix(st.Mtim.Unix()), sys: st}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -187,10 +188,13 @@ func TestRootReadsWritesAndLists(t *testing.T) {
 	})
 }
 
-// ReadDir's information (fstatat on the listed directory) is os.Lstat's.
+// ReadDir's information (fstatat on the listed directory) is os.Lstat's,
+// Sys included: a *syscall.Stat_t whose Nlink shows a hard link, which the
+// file tools' hard-link check reads (another type would pass it by).
 func TestRootReadDirInfoIsLstats(t *testing.T) {
 	ws := swapWorkspace(t)
 	require.NoError(t, os.Symlink("secret/f.txt", filepath.Join(ws, "link")))
+	require.NoError(t, os.Link(filepath.Join(ws, "secret", "f.txt"), filepath.Join(ws, "hard")))
 	require.NoError(t, os.Chmod(filepath.Join(ws, "secret", "g.txt"), 0o4750))
 	root, err := OpenRoot(ws)
 	require.NoError(t, err)
@@ -209,6 +213,12 @@ func TestRootReadDirInfoIsLstats(t *testing.T) {
 			require.True(t, want.ModTime().Equal(got.ModTime()), e.Name())
 			require.Equal(t, want.IsDir(), e.IsDir(), e.Name())
 			require.Equal(t, want.Mode().Type(), e.Type(), e.Name())
+			st, ok := got.Sys().(*syscall.Stat_t)
+			require.True(t, ok, "%s: Sys is %T, not *syscall.Stat_t", e.Name(), got.Sys())
+			require.Equal(t, want.Sys(), st, e.Name())
+			if e.Name() == "hard" {
+				require.EqualValues(t, 2, st.Nlink)
+			}
 		}
 	}
 }
