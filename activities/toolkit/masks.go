@@ -1,7 +1,9 @@
 package toolkit
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -122,8 +124,14 @@ func (h *Hider) HidesFile(root *pathguard.Root, rel string) (bool, error) {
 		return true, nil
 	}
 	fi, err := root.Lstat(filepath.FromSlash(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // nothing there to read
+	}
 	if err != nil {
-		return false, nil
+		// Fail closed: a name that cannot be looked at (a link swapped
+		// onto its path, no permission) cannot be shown to be no hard
+		// link to a denied file.
+		return false, fmt.Errorf("check %s against the deny rules: %w", rel, err)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok || st.Nlink < 2 {

@@ -161,3 +161,26 @@ func TestWalkFilesEntersNoDirectorySwappedDuringTheWalk(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), secretText, "what WalkDir listed as a/f.txt is the denied file")
 }
+
+// The hard-link half of the deny check with the swap before it: a/f.txt
+// passes by name, then a becomes a link to the denied directory, so the
+// check cannot look at the file it would clear. It refuses (an error,
+// which every caller takes as hidden) rather than clear a name it could
+// not look at; a name that is not there is not hidden.
+func TestHidesFileFailsClosedOnAPathItCannotLookAt(t *testing.T) {
+	ws := swapWorkspace(t)
+	hider, err := NewHider(ws, denySecret)
+	require.NoError(t, err)
+	root, err := pathguard.OpenRoot(ws)
+	require.NoError(t, err)
+	defer root.Close()
+	hidden, err := hider.HidesFile(root, "a/f.txt")
+	require.NoError(t, err)
+	require.False(t, hidden, "before the swap a/f.txt is readable")
+	swapDir(t, ws, "a", "secret")
+	_, err = hider.HidesFile(root, "a/f.txt")
+	require.ErrorIs(t, err, pathguard.ErrPathChanged)
+	hidden, err = hider.HidesFile(root, "missing.txt")
+	require.NoError(t, err)
+	require.False(t, hidden)
+}
