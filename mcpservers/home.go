@@ -28,8 +28,10 @@ const sysviewHome = sysview.Home
 //	            place it can write, bound read-write in its sandbox
 //	    lock    flock, shared while the server runs (gc leaves the home);
 //	            its modification time is the home's last use
+//	    uv-cache/  a uvx server's layer over the host's uv cache (its lock,
+//	            upper/ and work/: provision.UVLayers)
 //
-// The lock lives beside the home, out of the server's reach.
+// The lock and layers live beside the home, out of the server's reach.
 
 // HomesDir is the directory of a workspace's server homes, under its
 // directory in the state (statedir.WorkspaceDirIn).

@@ -32,6 +32,8 @@ const (
 	// sbOverlay holds the run's overlay layers for the mount step, which
 	// covers it before the command runs (mountinit_cgo.go names it too).
 	sbOverlay = "/.custos-overlay"
+	// sbCacheOverlay, likewise, holds a server's cache overlay's layers.
+	sbCacheOverlay = "/.custos-cache-overlay"
 	// sbProxyAddr is the in-sandbox bridge; the sandbox has its own network
 	// namespace, so a fixed port cannot collide with anything.
 	sbProxyAddr = "127.0.0.1:3128"

@@ -61,6 +61,7 @@ type stepProbe struct {
 // Plan records: a letter, a path (or NAME=VALUE), NUL.
 const (
 	stepOverlay  = 'O' // the workspace's overlay at the path (first, when the run has one)
+	stepCache    = 'C' // a cache's overlay at the path, its layers at sbCacheOverlay
 	stepBind     = 'B' // bind onto itself, read-write (pins)
 	stepReadOnly = 'R' // bind onto itself, read-only
 	stepHideFile = 'F' // an empty mode-000 file over it
@@ -94,6 +95,9 @@ func stepMounts(p bwrapProfile) ([]byte, error) {
 	var err error
 	if p.Overlay != "" {
 		err = rec(stepOverlay, p.Workspace)
+	}
+	if p.CacheOverlay != nil {
+		err = errors.Join(err, rec(stepCache, p.CacheOverlay.At))
 	}
 	for _, d := range p.Masks.Pins {
 		err = errors.Join(err, rec(stepBind, d))

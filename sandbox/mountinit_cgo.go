@@ -183,8 +183,9 @@ static int cm_sources(void) {
 // workspace only after its check (sandbox/hostguard): nothing the
 // command makes is visible on the host while it runs. userxattr makes it
 // mountable in a user namespace; the overlay refuses user.overlay.* to the
-// command, so it cannot forge a whiteout or an opaque directory.
-static void cm_overlay(const char *path) {
+// command, so it cannot forge a whiteout or an opaque directory. A cache's
+// overlay ('C') is made alike, its layers at /.custos-cache-overlay.
+static void cm_overlay(const char *path, const char *layers) {
 	int fs = syscall(SYS_fsopen, "overlay", CM_FSOPEN_CLOEXEC);
 	if (fs < 0) cm_fail("create the workspace's overlay over", path);
 	// lowerdir separates layers with ':' and escapes with '\'.
@@ -199,8 +200,11 @@ static void cm_overlay(const char *path) {
 	*o = 0;
 	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "lowerdir", lower, 0) != 0)
 		cm_fail("set the overlay's lower layer to", path);
-	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "upperdir", "/.custos-overlay/upper", 0) != 0 ||
-	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "workdir", "/.custos-overlay/work", 0) != 0)
+	char up[64], work[64];
+	snprintf(up, sizeof up, "%s/upper", layers);
+	snprintf(work, sizeof work, "%s/work", layers);
+	if (syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "upperdir", up, 0) != 0 ||
+	    syscall(SYS_fsconfig, fs, CM_FSCONFIG_SET_STRING, "workdir", work, 0) != 0)
 		cm_fail("set the overlay's upper layer for", path);
 	// volatile: no sync of the upper layer's file system when the overlay
 	// goes (with the sandbox), which is a syncfs of the whole host file
@@ -364,15 +368,19 @@ __attribute__((constructor)) static void custos_sandbox_mounts(int argc, char **
 		}
 		if (rec[0] == 'V') { nenv++; continue; }
 		if (rec[0] == 'L') { cm_limit(path); continue; }
-		if ((rec[0] == 'F' || rec[0] == 'D' || rec[0] == 'E' || rec[0] == 'O') && srcs < 0) srcs = cm_sources();
+		if ((rec[0] == 'F' || rec[0] == 'D' || rec[0] == 'E' || rec[0] == 'O' || rec[0] == 'C') && srcs < 0) srcs = cm_sources();
 		switch (rec[0]) {
 		case 'O':
 			// First, so that every other mount below the workspace is
 			// made on the overlay; then the layers' directories are
 			// covered, out of the command's reach.
 			if (i != 0) cm_failmsg("malformed mount plan: the overlay is not its first record");
-			cm_overlay(path);
+			cm_overlay(path, "/.custos-overlay");
 			cm_over(srcs, "dir", "/.custos-overlay");
+			break;
+		case 'C':
+			cm_overlay(path, "/.custos-cache-overlay");
+			cm_over(srcs, "dir", "/.custos-cache-overlay");
 			break;
 		case 'B': cm_self(path, CM_MOUNT_ATTR_NOSUID | CM_MOUNT_ATTR_NODEV); break;
 		case 'R': cm_self(path, CM_MOUNT_ATTR_RDONLY | CM_MOUNT_ATTR_NOSUID | CM_MOUNT_ATTR_NODEV); break;

@@ -82,6 +82,9 @@ type bwrapProfile struct {
 	// ServiceOverlay: Overlay is a long-lived server's (Request's
 	// ServiceOverlay): no placeholders in the workspace for its life.
 	ServiceOverlay bool
+	// CacheOverlay, with the step, is a host cache under a layer of the
+	// server's own (a uvx server's uv cache), which the step mounts.
+	CacheOverlay *provision.CacheOverlay
 	// ReadOnlyWorkspace: the workspace, and all mounted below it, is
 	// read-only (a language server's view).
 	ReadOnlyWorkspace bool
@@ -132,7 +135,7 @@ func bwrapHead(p bwrapProfile) []string {
 		// is the host's. The capabilities are for the step alone, which
 		// drops them before the command.
 		a = append(a, "--as-pid-1", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
-		if p.Overlay != "" {
+		if p.Overlay != "" || p.CacheOverlay != nil {
 			// overlayfs works in its work directory with its mounter's
 			// credentials, through directories it makes mode 000.
 			a = append(a, "--cap-add", "CAP_DAC_OVERRIDE")
@@ -168,6 +171,9 @@ func bwrapArgs(p bwrapProfile) []string {
 		a = append(a, "--ro-bind", p.Pid1, sbHelper)
 	}
 	a = append(a, mount.Args(p.Toolchain)...)
+	if p.CacheOverlay != nil {
+		a = append(a, "--bind", p.CacheOverlay.Layers, sbCacheOverlay)
+	}
 	if p.Step && p.Overlay != "" {
 		// For the step alone, which covers it once the overlay is mounted.
 		a = append(a, "--bind", p.Overlay, sbOverlay)
@@ -271,7 +277,7 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	switch {
 	case req.Home != "":
 		// A server's own home, its caches in it: none of the workspace's.
-		pr, prErr = b.prov.PlanServer(req.Home, req.Network)
+		pr, prErr = b.prov.PlanServer(req.Home, req.Network, req.Argv)
 	case b.prov != nil && !req.bare:
 		wg.Add(1)
 		go func() {
@@ -299,6 +305,11 @@ func (b *bwrapSandbox) planStart(ws string, req Request, undo *cleanups, dirs *h
 	var extra map[string]string
 	if pr != nil {
 		p.Toolchain, extra, p.CacheDir = pr.Mounts, pr.Env, pr.CacheDir
+		if o := pr.CacheOverlay; o != nil && b.step != nil && b.overlay {
+			p.CacheOverlay, p.Toolchain = o, append(p.Toolchain, mount.Mount{Kind: mount.ROBind, Src: o.Lower, Dst: o.At})
+		} else if o != nil {
+			b.cfg.Logger.Warn("sandbox: the uvx server has its home's own uv cache: this sandbox mounts no overlay over the host's", "cache", o.Lower)
+		}
 		if pr.Cache != nil {
 			// Locked for the run: the placeholders go back into its pool
 			// (undo runs last first) before the lock is released.

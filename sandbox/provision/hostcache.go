@@ -86,6 +86,7 @@ type hostToolchains struct {
 	LocalGo      goVersion
 	LocalGoOK    bool
 	npmCache     string // npm's cache directory (its _cacache is mounted)
+	uvCache      string // uv's cache directory (a uvx server's overlay's lower layer)
 	cargoHome    string // CARGO_HOME, whose registry and git db are mounted
 	// rustup are the rustup toolchains (name → directory), and
 	// rustDefault the default one: cargo and rustc come from there when
@@ -172,6 +173,7 @@ func discoverHost(env HostEnv) *hostToolchains {
 			h.npmCache = filepath.Clean(c)
 		}
 	}
+	h.uvCache = add(toolchains.Python, "uv cache", uvCache(env))
 	cargo := env.getenv("CARGO_HOME")
 	if !filepath.IsAbs(cargo) {
 		cargo = filepath.Join(home, ".cargo")

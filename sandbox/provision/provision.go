@@ -79,7 +79,11 @@ type Provision struct {
 	path               []string // PATH entries in front of the sandbox's
 	base               string   // where the caches are inside the sandbox
 	Cache              *wsCache
-	dry                bool // a description: nothing created, locked or written
+	// CacheOverlay, for a uvx server, is the host's uv cache under a layer
+	// of its own (uvcache.go), held by uvLock until Release.
+	CacheOverlay *CacheOverlay
+	uvLock       *os.File
+	dry          bool // a description: nothing created, locked or written
 }
 
 // Release ends the run's hold on its caches.
@@ -87,6 +91,10 @@ func (p *Provisioner) Release(pr *Provision) {
 	if pr.Cache != nil && p.Caches != nil {
 		p.Caches.release(pr.Cache)
 		pr.Cache = nil
+	}
+	if pr.uvLock != nil {
+		pr.uvLock.Close()
+		pr.uvLock = nil
 	}
 }
 

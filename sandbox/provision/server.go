@@ -46,8 +46,10 @@ const ServerTmp = ".tmp"
 // cache inside it, and, offline, the host's npm cache as npx reads it (see
 // above). n is the network the server may reach: with the npm registry
 // (or PyPI) among its domains, npm (or uv) downloads into the home's own
-// cache through the egress proxy. p may be nil (no host caches then).
-func (p *Provisioner) PlanServer(home string, n netpolicy.Policy) (*Provision, error) {
+// cache through the egress proxy. A server whose argv runs uvx reads the
+// host's uv cache through an overlay (uvcache.go). p may be nil (no host
+// caches then).
+func (p *Provisioner) PlanServer(home string, n netpolicy.Policy, argv []string) (*Provision, error) {
 	if !filepath.IsAbs(home) {
 		return nil, fmt.Errorf("sandbox: a server's home %q is not an absolute path", home)
 	}
@@ -78,6 +80,11 @@ func (p *Provisioner) PlanServer(home string, n netpolicy.Policy) (*Provision, e
 	}
 	if !n.Allows(pypiIndex) || !n.Allows(pypiFiles) {
 		pr.Env["UV_OFFLINE"] = "1"
+	}
+	if RunsUV(argv) {
+		if err := p.serverUVCache(pr, home); err != nil {
+			return nil, err
+		}
 	}
 	if p != nil {
 		p.finish(pr)
