@@ -173,7 +173,8 @@ func discoverHost(env HostEnv) *hostToolchains {
 			h.npmCache = filepath.Clean(c)
 		}
 	}
-	h.uvCache = add(toolchains.Python, "uv cache", uvCache(env))
+	// Vetted as the others, but no workspace run's (only a uvx server's).
+	h.uvCache, _ = vetHostPath(uvCache(env), home, creds)
 	cargo := env.getenv("CARGO_HOME")
 	if !filepath.IsAbs(cargo) {
 		cargo = filepath.Join(home, ".cargo")

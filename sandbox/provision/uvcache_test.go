@@ -1,10 +1,15 @@
 package provision
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/netpolicy"
 )
 
 // uvx and uv tool run are uv's tool runner; uv run and others are not.
@@ -30,4 +35,43 @@ func TestUVCacheDir(t *testing.T) {
 	assert.Equal(t, "/xdg/uv", uvCache(env))
 	vars["UV_CACHE_DIR"] = "/uv-cache"
 	assert.Equal(t, "/uv-cache", uvCache(env))
+}
+
+// Only one run of a server at a time has its overlay: another at once has
+// its home's own cache, and the next, once the first is released, has it
+// again; a server that does not run uv has none.
+func TestServerUVCacheOneRunAtATime(t *testing.T) {
+	host := t.TempDir()
+	p := NewProvisioner(HostEnv{Home: t.TempDir(), Getenv: func(k string) string {
+		if k == "UV_CACHE_DIR" {
+			return host
+		}
+		return ""
+	}}, "", Caches{})
+	home := filepath.Join(t.TempDir(), "home")
+	require.NoError(t, os.Mkdir(home, 0o700))
+	uvx := []string{"uvx", "pkg"}
+	first, err := p.PlanServer(home, netpolicy.Policy{}, uvx)
+	require.NoError(t, err)
+	require.NotNil(t, first.CacheOverlay)
+	assert.Equal(t, host, first.CacheOverlay.Lower)
+	assert.Equal(t, filepath.Join(filepath.Dir(home), UVLayers), first.CacheOverlay.Layers)
+	assert.DirExists(t, filepath.Join(home, ".cache", "uv"), "the overlay's mount point")
+	assert.Equal(t, "1", first.Env["UV_OFFLINE"])
+
+	second, err := p.PlanServer(home, netpolicy.Policy{}, uvx)
+	require.NoError(t, err)
+	assert.Nil(t, second.CacheOverlay, "the layer is the first run's")
+	require.Len(t, second.Skipped, 1)
+	p.Release(second)
+
+	p.Release(first)
+	third, err := p.PlanServer(home, netpolicy.Policy{}, uvx)
+	require.NoError(t, err)
+	assert.NotNil(t, third.CacheOverlay)
+	p.Release(third)
+
+	other, err := p.PlanServer(home, netpolicy.Policy{}, []string{"node", "server.js"})
+	require.NoError(t, err)
+	assert.Nil(t, other.CacheOverlay)
 }
