@@ -11,8 +11,10 @@ import (
 )
 
 // An MCP server's home (mcpservers.HomeOf) is per workspace and server:
-// workspaces/<ws>/mcp-homes/<server>/, its home/ and the lock the
-// running server holds, whose modification time is the home's last use.
+// workspaces/<ws>/mcp-homes/<server>/, its home/, the lock the running
+// server holds, whose modification time is the home's last use, and a uvx
+// server's uv-cache/ (its layer over the host's uv cache): all removed
+// together.
 // A home goes once unused for Policy.JobFiles (what a memory server was
 // told lives as long as an ended job's transcript), never while its server
 // runs, whether or not the open jobs are known: a home is no job's file.
