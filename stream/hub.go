@@ -129,25 +129,15 @@ func (h *Hub) Begin(job string, turn, attempt int) *Writer {
 }
 
 // Write publishes a delta of the answer's text.
-func (w *Writer) Write(delta string) {
-	if delta == "" {
-		return
-	}
-	h := w.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if w.finished || h.jobs[w.job] != w.a {
-		return
-	}
-	a := w.a
-	a.seq++
-	a.text, a.over = keep(a.text, a.over, delta, h.lim.MaxText)
-	h.deliver(w.job, Chunk{Job: w.job, Turn: w.turn, Attempt: w.attempt, Seq: a.seq, Text: delta})
-}
+func (w *Writer) Write(delta string) { w.publish(delta, false) }
 
 // Think publishes a delta of the model's reasoning, which subscribers get
 // as Thought chunks, apart from the answer's text.
-func (w *Writer) Think(delta string) {
+func (w *Writer) Think(delta string) { w.publish(delta, true) }
+
+// publish keeps delta with the answer's text or its reasoning (thought)
+// and delivers it, numbered in the one sequence both share.
+func (w *Writer) publish(delta string, thought bool) {
 	if delta == "" {
 		return
 	}
@@ -159,8 +149,12 @@ func (w *Writer) Think(delta string) {
 	}
 	a := w.a
 	a.seq++
-	a.thought, a.thoughtOver = keep(a.thought, a.thoughtOver, delta, h.lim.MaxText)
-	h.deliver(w.job, Chunk{Job: w.job, Turn: w.turn, Attempt: w.attempt, Seq: a.seq, Text: delta, Thought: true})
+	if thought {
+		a.thought, a.thoughtOver = keep(a.thought, a.thoughtOver, delta, h.lim.MaxText)
+	} else {
+		a.text, a.over = keep(a.text, a.over, delta, h.lim.MaxText)
+	}
+	h.deliver(w.job, Chunk{Job: w.job, Turn: w.turn, Attempt: w.attempt, Seq: a.seq, Text: delta, Thought: thought})
 }
 
 // keep appends delta to b up to limit bytes, counting what is left out.
