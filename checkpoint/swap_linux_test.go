@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/custos-dev/custos/internal/swaptest"
+
 	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
@@ -32,14 +34,6 @@ func mkfile(t *testing.T, ws, rel, data string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, rel), []byte(data), 0o644))
-}
-
-// swapDir replaces the directory ws/dir with a link to target (relative:
-// it stays inside the workspace, which os.Root would follow).
-func swapDir(t *testing.T, ws, dir, target string) {
-	t.Helper()
-	require.NoError(t, os.Rename(filepath.Join(ws, dir), filepath.Join(ws, dir+".was")))
-	require.NoError(t, os.Symlink(target, filepath.Join(ws, dir)))
 }
 
 // requireNoSecret fails if any file of the store (objects, records, a
@@ -73,7 +67,7 @@ func TestRecordingRefusesADirectorySwappedForALink(t *testing.T) {
 			r, err := s.Start(Call{Job: "j", Turn: 1, Call: "c", Tool: "Write"}, ws)
 			require.NoError(t, err)
 			defer r.Close()
-			swapDir(t, ws, "dir", "denied")
+			swaptest.Dir(t, ws, "dir", "denied")
 			err = step(r)
 			require.ErrorIs(t, err, pathguard.ErrPathChanged)
 			requireNoSecret(t, s.Dir)
@@ -102,7 +96,7 @@ func TestUpperRecordingRefusesADirectorySwappedForALink(t *testing.T) {
 	r.startStage()
 	require.GreaterOrEqual(t, r.stageFd, 0, "the store stages")
 
-	swapDir(t, ws, "dir", "denied")
+	swaptest.Dir(t, ws, "dir", "denied")
 	err = r.upperDir(up, "dir/sub", true)
 	require.ErrorIs(t, err, pathguard.ErrPathChanged)
 	requireNoSecret(t, s.Dir)
@@ -134,7 +128,7 @@ func TestRewindWritesNothingThroughASwappedLink(t *testing.T) {
 			record(t, s, ws, "j", 1, "dir/pre-commit", "#!/bin/sh\necho job\n", true)
 
 			if tc.beforePlan {
-				swapDir(t, ws, "dir", tc.target)
+				swaptest.Dir(t, ws, "dir", tc.target)
 			}
 			p, err := s.PlanRewind("j", ws, 0)
 			require.NoError(t, err)
@@ -145,7 +139,7 @@ func TestRewindWritesNothingThroughASwappedLink(t *testing.T) {
 				force = true
 			} else {
 				require.Empty(t, p.Conflicts)
-				swapDir(t, ws, "dir", tc.target)
+				swaptest.Dir(t, ws, "dir", tc.target)
 			}
 			out, err := s.ApplyRewind(ws, p, force)
 			require.NoError(t, err)

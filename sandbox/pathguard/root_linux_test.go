@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/internal/swaptest"
 )
 
 const secretText = "TOPSECRET-do-not-show"
@@ -28,14 +30,6 @@ func swapWorkspace(t *testing.T) string {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
 	}
 	return ws
-}
-
-// swapDir replaces the directory ws/dir with a symbolic link to target (a
-// relative link: it stays inside the workspace, which os.Root follows).
-func swapDir(t *testing.T, ws, dir, target string) {
-	t.Helper()
-	require.NoError(t, os.Rename(filepath.Join(ws, dir), filepath.Join(ws, dir+".was")))
-	require.NoError(t, os.Symlink(target, filepath.Join(ws, dir)))
 }
 
 // bothWays runs f with openat2 and with the O_NOFOLLOW walk (the fallback
@@ -64,7 +58,7 @@ func TestRootRefusesADirectorySwappedForALink(t *testing.T) {
 		root, err := OpenRoot(ws)
 		require.NoError(t, err)
 		defer root.Close()
-		swapDir(t, ws, "a", "secret")
+		swaptest.Dir(t, ws, "a", "secret")
 
 		// Through os.Root the same name reads the secret: the hole.
 		osRoot, err := os.OpenRoot(ws)
@@ -127,7 +121,7 @@ func TestRootWritesNothingThroughASwappedLink(t *testing.T) {
 		require.NoError(t, err)
 		defer root.Close()
 		require.NoError(t, os.WriteFile(filepath.Join(ws, "tmp"), []byte("evil"), 0o644))
-		swapDir(t, ws, "a", ".git/hooks")
+		swaptest.Dir(t, ws, "a", ".git/hooks")
 
 		_, err = root.OpenFile("a/pre-commit", os.O_WRONLY|os.O_TRUNC, 0)
 		require.ErrorIs(t, err, ErrPathChanged)

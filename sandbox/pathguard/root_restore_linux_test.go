@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/custos-dev/custos/internal/swaptest"
 )
 
 // What a checkpoint's rewind does besides reading and writing files
@@ -38,7 +40,7 @@ func TestRootMkdirSymlinkReadlinkChmod(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, fs.FileMode(0o644), fi.Mode().Perm(), "the link's target untouched")
 
-		swapDir(t, ws, "a", "secret")
+		swaptest.Dir(t, ws, "a", "secret")
 		require.ErrorIs(t, root.Mkdir(filepath.Join("a", "new"), 0o755), ErrPathChanged)
 		require.ErrorIs(t, root.Symlink("x", filepath.Join("a", "newlink")), ErrPathChanged)
 		_, err = root.Readlink(filepath.Join("a", "l"))
